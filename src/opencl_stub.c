@@ -1,0 +1,18 @@
+/* opencl_stub.c: the OpenCL entry points of a build without the OpenCL backend. */
+#include <stdio.h>
+
+#include "exactref/exactref.h"
+
+er_status er_opencl_convert_u64(int from, int to, const uint64_t *src, uint64_t *dst, size_t n,
+                                int dir, unsigned opts, int device, char *msg, size_t msg_size)
+{
+    (void)from; (void)to; (void)src; (void)dst; (void)n; (void)dir; (void)opts; (void)device;
+    if (msg && msg_size) snprintf(msg, msg_size, "this build of exactref has no OpenCL backend");
+    return ER_EUNSUPPORTED;
+}
+
+er_status er_opencl_describe(char *buf, size_t size)
+{
+    if (buf && size) snprintf(buf, size, "OpenCL: not built in\n");
+    return ER_EUNSUPPORTED;
+}
