@@ -43,6 +43,12 @@ typedef int64_t er_i64;
 
 #else /* plain C99 */
 #include <stdint.h>
+#if defined(__GNUC__) || defined(__clang__)
+/* Force inlining so a loop over constant formats folds the table row into straight-line code. */
+#define ER_ALWAYS_INLINE_ __attribute__((always_inline))
+#else
+#define ER_ALWAYS_INLINE_
+#endif
 typedef uint8_t er_u8;
 typedef int8_t er_i8;
 typedef uint16_t er_u16;
@@ -51,7 +57,7 @@ typedef uint32_t er_u32;
 typedef int32_t er_i32;
 typedef uint64_t er_u64;
 typedef int64_t er_i64;
-#define ER_FN static inline
+#define ER_FN static inline ER_ALWAYS_INLINE_
 #if defined(__GNUC__) || defined(__clang__)
 #define ER_CLZ64(x) __builtin_clzll((unsigned long long)(x))
 #else
