@@ -6,19 +6,23 @@
 # Every line `#include "file"` is replaced by the text of that file, recursively: the file is looked
 # up next to the including file first, then in ER_INCLUDE_DIR (the project's include/ directory).  A
 # file is inlined once (the project's headers all have include guards, so a second copy would be empty
-# anyway).  `#include <...>` lines are left alone (the core only has them in branches that OpenCL C
-# does not take).  #line directives keep the compiler's messages pointing at the original files.
+# anyway).  `#include <...>` lines are left alone (the core has them only in branches that OpenCL C
+# does not take).  #line directives keep the OpenCL compiler's messages pointing at the original files.
 #
-# The output defines
-#   const char ER_SYMBOL[];          the flattened source, NUL-terminated
-#   const unsigned long ER_SYMBOL_size;  its length without the NUL
-# as a char array initialiser (no string literal, so no length limit and no escaping).
+# The generated C file defines
+#   const char ER_SYMBOL[];         the flattened source, NUL-terminated
+#   const size_t ER_SYMBOL_size;    its length without the NUL
+# as a char array initialiser: no string literal, so no length limit and no escaping.  The OpenCL
+# runtime gets the source from the library itself; no .cl file is read at run time.
+
+cmake_minimum_required(VERSION 3.20)
 
 foreach(v ER_INPUT ER_INCLUDE_DIR ER_OUTPUT ER_SYMBOL)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "embed_cl.cmake: -D${v}=... is required")
   endif()
 endforeach()
+get_filename_component(ER_INCLUDE_DIR "${ER_INCLUDE_DIR}" ABSOLUTE)
 
 set_property(GLOBAL PROPERTY ER_EMBED_SEEN "")
 
@@ -26,10 +30,10 @@ set_property(GLOBAL PROPERTY ER_EMBED_SEEN "")
 function(er_flatten file out)
   get_filename_component(file "${file}" ABSOLUTE)
   get_property(seen GLOBAL PROPERTY ER_EMBED_SEEN)
-  # The list holds paths only (no semicolons), so list() is safe here.
+  # This list holds paths only (no semicolons), so list() is safe on it.
   list(FIND seen "${file}" idx)
   if(NOT idx EQUAL -1)
-    set(${out} "/* (already inlined: ${file}) */\n" PARENT_SCOPE)
+    set(${out} "/* (already inlined above) */\n" PARENT_SCOPE)
     return()
   endif()
   list(APPEND seen "${file}")
@@ -45,12 +49,13 @@ function(er_flatten file out)
     get_filename_component(shown "${file}" NAME)
   endif()
 
-  # The text is handled as one string (never as a list: C is full of semicolons).  A leading newline
-  # lets the pattern require that a directive starts a line.
+  # The text is handled as one string, never as a list (C is full of semicolons).  A newline put in
+  # front lets the pattern require that a directive starts a line; `consumed` counts the newlines
+  # consumed so far in that string, so the line after a directive is consumed + 1.
   set(rest "\n${text}")
   set(result "")
-  set(line 1)
-  set(re "\n[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\"[^\n]*")
+  set(consumed 0)
+  set(re "\n[ \t]*#[ \t]*include[ \t]*\"([^\"\n]+)\"[^\n]*")
   while(TRUE)
     string(REGEX MATCH "${re}" m "${rest}")
     if(m STREQUAL "")
@@ -60,32 +65,30 @@ function(er_flatten file out)
     string(FIND "${rest}" "${m}" pos)
     string(SUBSTRING "${rest}" 0 ${pos} before)
     string(LENGTH "${m}" mlen)
-    math(EXPR after_pos "${pos} + ${mlen}")
-    string(SUBSTRING "${rest}" ${after_pos} -1 rest)
-
-    # Line number (in the original file) of the line after the directive.
+    math(EXPR after "${pos} + ${mlen}")
+    string(SUBSTRING "${rest}" ${after} -1 rest)
     string(REGEX MATCHALL "\n" nls "${before}")
     list(LENGTH nls nbefore)
-    math(EXPR line "${line} + ${nbefore}")
+    math(EXPR consumed "${consumed} + ${nbefore} + 1")
+    math(EXPR next_line "${consumed} + 1")
 
     if(EXISTS "${dir}/${inc}")
       set(path "${dir}/${inc}")
     elseif(EXISTS "${ER_INCLUDE_DIR}/${inc}")
       set(path "${ER_INCLUDE_DIR}/${inc}")
     else()
-      message(FATAL_ERROR "embed_cl.cmake: ${file}:${line}: #include \"${inc}\" not found next to the file nor in ${ER_INCLUDE_DIR}")
+      message(FATAL_ERROR "embed_cl.cmake: ${file}:${consumed}: #include \"${inc}\" found neither next to the file nor in ${ER_INCLUDE_DIR}")
     endif()
     er_flatten("${path}" body)
-    string(APPEND result "${before}\n/* #include \"${inc}\" */\n${body}\n#line ${line} \"${shown}\"")
-    # `rest` starts with the newline that ended the directive; the next line is line + 1.
-    math(EXPR line "${line} + 1")
-    set(line ${line})
-    math(EXPR line "${line} - 1")
+    # `rest` starts with the newline that ended the directive line.
+    string(APPEND result "${before}\n/* #include \"${inc}\" (inlined by embed_cl.cmake) */\n${body}#line ${next_line} \"${shown}\"")
   endwhile()
   string(APPEND result "${rest}")
-  # Drop the leading newline added above and say where the text comes from.
-  string(SUBSTRING "${result}" 1 -1 result)
-  set(${out} "#line 1 \"${shown}\"\n${result}\n" PARENT_SCOPE)
+  string(SUBSTRING "${result}" 1 -1 result) # the newline put in front
+  if(NOT result MATCHES "\n$")
+    string(APPEND result "\n")
+  endif()
+  set(${out} "#line 1 \"${shown}\"\n${result}" PARENT_SCOPE)
 endfunction()
 
 er_flatten("${ER_INPUT}" flat)
@@ -97,17 +100,20 @@ endif()
 string(LENGTH "${flat}" len)
 string(HEX "${flat}" hex)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
-string(REGEX REPLACE "((0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,)(0x..,))" "\\1\n" hex "${hex}")
+string(REPEAT "0x..," 16 row)
+string(REGEX REPLACE "(${row})" "\\1\n" hex "${hex}")
 get_filename_component(input_name "${ER_INPUT}" NAME)
 
-set(c "/* Generated by opencl/embed_cl.cmake from ${input_name}: do not edit. */\n")
-string(APPEND c "/* The flattened OpenCL C source (project headers inlined), ${len} bytes. */\n")
+set(c "/* Generated by opencl/embed_cl.cmake from ${input_name} with the project headers inlined:\n")
+string(APPEND c " * do not edit.  ${len} bytes of OpenCL C, NUL-terminated. */\n")
+string(APPEND c "#include <stddef.h>\n\n")
 string(APPEND c "extern const char ${ER_SYMBOL}[];\n")
-string(APPEND c "extern const unsigned long ${ER_SYMBOL}_size;\n")
-string(APPEND c "const char ${ER_SYMBOL}[] = {\n${hex}0x00};\n")
-string(APPEND c "const unsigned long ${ER_SYMBOL}_size = ${len}ul;\n")
+string(APPEND c "extern const size_t ${ER_SYMBOL}_size;\n\n")
+string(APPEND c "const char ${ER_SYMBOL}[] = {\n${hex}0x00};\n\n")
+string(APPEND c "const size_t ${ER_SYMBOL}_size = ${len}u;\n")
 
-# Write only when the text changes, so an unchanged kernel does not recompile the library.
+# Write only when the text changes, so that touching a header without changing it does not
+# recompile the library.
 set(old "")
 if(EXISTS "${ER_OUTPUT}")
   file(READ "${ER_OUTPUT}" old)

@@ -16,3 +16,11 @@ er_status er_opencl_describe(char *buf, size_t size)
     if (buf && size) snprintf(buf, size, "OpenCL: not built in\n");
     return ER_EUNSUPPORTED;
 }
+
+er_status er_opencl_convert_mixed(const uint32_t *spec, const uint64_t *src, uint64_t *dst,
+                                  uint32_t *flags, size_t n, int device, char *msg, size_t msg_size)
+{
+    (void)spec; (void)src; (void)dst; (void)flags; (void)n; (void)device;
+    if (msg && msg_size) snprintf(msg, msg_size, "this build of exactref has no OpenCL backend");
+    return ER_EUNSUPPORTED;
+}

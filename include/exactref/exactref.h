@@ -94,6 +94,10 @@ er_status er_convert_array(int from, int to, const void *src, void *dst, size_t 
  * first device, or EXACTREF_OPENCL_DEVICE).  ER_EUNSUPPORTED when built without OpenCL. */
 er_status er_opencl_convert_u64(int from, int to, const uint64_t *src, uint64_t *dst, size_t n,
                                 int dir, unsigned opts, int device, char *msg, size_t msg_size);
+/* The OpenCL backend on a mixed batch: job i converts src[i] with spec[i] = from | to << 8 |
+ * dir << 16 | opts << 24, writing dst[i] and flags[i].  One program build and launch for all. */
+er_status er_opencl_convert_mixed(const uint32_t *spec, const uint64_t *src, uint64_t *dst,
+                                  uint32_t *flags, size_t n, int device, char *msg, size_t msg_size);
 /* A description of the OpenCL platforms and devices, one per line, into buf. */
 er_status er_opencl_describe(char *buf, size_t size);
 

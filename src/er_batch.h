@@ -1,4 +1,4 @@
-/* er_batch.h: the cross-backend conversion batch: every format pair, direction and option set. */
+/* er_batch.h: the cross-backend conversion batch (internal; used by the demo and the tests): every format pair, direction and option set. */
 #ifndef ER_BATCH_H
 #define ER_BATCH_H
 
@@ -6,7 +6,6 @@
 #include <stdlib.h>
 
 #include "exactref/exactref.h"
-#include "er_test.h"
 
 /*
  * A job is packed into one 32-bit spec: from | to << 8 | dir << 16 | opts << 24.  The batch holds,
@@ -17,10 +16,19 @@
 #define ER_BATCH_SPEC(from, to, dir, opts) \
     ((uint32_t)(from) | (uint32_t)(to) << 8 | (uint32_t)(dir) << 16 | (uint32_t)(opts) << 24)
 
+/* splitmix64 */
+static inline uint64_t er_batch_rand(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
 static inline uint64_t er_batch_random_pattern(int fmt, uint64_t *st)
 {
     er_fmt d = er_fmt_get(fmt);
-    uint64_t x = er_test_rand(st);
+    uint64_t x = er_batch_rand(st);
     if (d.width < 64) x &= (UINT64_C(1) << d.width) - 1u;
     if (d.pad) x &= ~((UINT64_C(1) << d.pad) - 1u);
     return x;
