@@ -112,12 +112,4 @@ string(APPEND c "extern const size_t ${ER_SYMBOL}_size;\n\n")
 string(APPEND c "const char ${ER_SYMBOL}[] = {\n${hex}0x00};\n\n")
 string(APPEND c "const size_t ${ER_SYMBOL}_size = ${len}u;\n")
 
-# Write only when the text changes, so that touching a header without changing it does not
-# recompile the library.
-set(old "")
-if(EXISTS "${ER_OUTPUT}")
-  file(READ "${ER_OUTPUT}" old)
-endif()
-if(NOT old STREQUAL c)
-  file(WRITE "${ER_OUTPUT}" "${c}")
-endif()
+file(WRITE "${ER_OUTPUT}" "${c}")

@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "er_batch.h"
+#include "er_batch.h" /* src/: the cross-backend batch */
 #include "er_cuda.h"
+#include "er_test.h"
 
 /* Per wide source format and job: random patterns on top of the special ones. */
 #define ER_CUDA_TEST_PER_WIDE 256

@@ -23,7 +23,7 @@ END_TEST
 START_TEST(test_bad_arguments)
 {
     uint32_t spec[2] = {ER_BATCH_SPEC(ER_FMT_F32, ER_FMT_F16, ER_RND_NEAREST_EVEN, 0), 0};
-    uint64_t src[2] = {0x3f800000u, 0}, dst[2] = {0, 0};
+    uint64_t src[2] = {0x3f800000u, 0x3f800000u}, dst[2] = {0, 0};
     uint32_t flags[2] = {0, 0};
     char msg[256];
 
