@@ -7,6 +7,7 @@
 
 #include "exactref/config.h"
 #include "exactref/core/er_round.h"
+#include "exactref/mma.h"
 
 #ifdef __cplusplus
 extern "C" {

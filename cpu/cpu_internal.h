@@ -1,0 +1,14 @@
+/* cpu_internal.h: declarations shared by the CPU backend's files. */
+#ifndef ER_CPU_INTERNAL_H
+#define ER_CPU_INTERNAL_H
+
+#include <stdint.h>
+
+/* C = A B for rows [r0, r1) (binary64, row-major); 0 on success, -1 out of memory. */
+int er_cpu_gemm_rows(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc,
+                     int64_t r0, int64_t r1, int64_t n, int64_t k);
+
+/* Number of threads to use: requested > 0, else the online processors. */
+int er_cpu_threads(int requested);
+
+#endif

@@ -1,0 +1,81 @@
+/* mma.h: tensors and the exact engine: mma, block-scaled mma, mmai, and exact enclosures. */
+#ifndef EXACTREF_MMA_H
+#define EXACTREF_MMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A tensor of bit patterns: element (b, i, j) of a 3-D tensor, or (i, j) of a 2-D one, is the pattern
+ * of `format` stored in er_format_info.storage_bytes bytes (little-endian; fp6 and fp4 one per byte, in
+ * the low bits) at data + (b*strides[0] + i*strides[1] + j*strides[2]) * storage_bytes (2-D: the last
+ * two).  Strides are in elements and may be any non-negative values, so a transposed view needs no copy.
+ */
+typedef struct er_tensor {
+    int format;         /* ER_FMT_* */
+    int ndim;           /* 2, or 3 with a leading batch dimension */
+    int64_t shape[3];   /* the first ndim entries are used */
+    int64_t strides[3]; /* in elements; the first ndim entries are used */
+    void *data;
+} er_tensor;
+
+/* A contiguous row-major 2-D (batch == 0) or 3-D tensor view over data. */
+er_tensor er_tensor_2d(int format, int64_t rows, int64_t cols, void *data);
+er_tensor er_tensor_3d(int format, int64_t batch, int64_t rows, int64_t cols, void *data);
+/* The same tensor with its last two dimensions swapped (no copy). */
+er_tensor er_tensor_transpose(er_tensor t);
+
+/* Strategies of the engine (docs/exact-engine.md says which runs when and why each is exact). */
+#define ER_STRATEGY_AUTO 0  /* certified fp64 fast path where it applies, exact accumulator for the rest */
+#define ER_STRATEGY_EXACT 1 /* the long accumulator for every element */
+
+/* What one call did (all counts are elements of D). */
+typedef struct er_mma_stats {
+    int64_t elements;       /* elements computed */
+    int64_t fast_decided;   /* decided by the certified fp64 fast path */
+    int64_t exact_path;     /* computed by the long accumulator */
+    int64_t wrapped;        /* mmai: elements whose exact sum lies outside the i32 range (wrapped) */
+    int threads;            /* threads used */
+} er_mma_stats;
+
+/*
+ * The arguments of er_mma.  D = A B + C, exactly, rounded once.
+ *   a: m x k, b: k x n (2-D, or 3-D with the same batch; a 2-D operand is broadcast over the batch).
+ *   c: m x n or NULL.  d: m x n, the rounded result, or NULL when only enclosures are wanted.
+ * Float operands (any float format; a and b may differ; c any float format; d any float format):
+ * products exact, the whole sum exact, one rounding in direction `rounding` with `opts` (ER_OPT_*).
+ * Integer operands (i8 or u8, per side): mmai, c and d i32, the exact sum wrapped modulo 2^32.
+ * Block scaling: a_scale (m x ceil(k/block)) and b_scale (ceil(k/block) x n), both f8E8M0FNU or both
+ * f8E4M3FN: term p is (a[i][p] a_scale[i][p/block]) (b[p][j] b_scale[p/block][j]).
+ * lo, hi, odd: f64 tensors m x n (each may be NULL): lo <= exact <= hi, adjacent or equal binary64
+ * values, and odd the round-to-odd binary64 of the exact value.
+ */
+typedef struct er_mma_args {
+    const er_tensor *a, *b, *c;
+    const er_tensor *a_scale, *b_scale;
+    int block;
+    er_tensor *d;
+    int rounding;
+    unsigned opts;
+    er_tensor *lo, *hi, *odd;
+    int threads;  /* 0: all cores */
+    int strategy; /* ER_STRATEGY_* */
+    er_mma_stats *stats; /* may be NULL */
+    char *msg;           /* may be NULL: receives a sentence explaining an error */
+    size_t msg_size;
+} er_mma_args;
+
+/* Initialise args with defaults: everything NULL or 0, rounding nearest_even, strategy auto. */
+void er_mma_args_init(er_mma_args *args);
+
+/* Run the exact engine on the CPU (all cores).  Same bits whatever the thread count. */
+int er_mma(er_mma_args *args);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EXACTREF_MMA_H */
