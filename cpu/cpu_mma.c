@@ -631,11 +631,14 @@ int er_mma(er_mma_args *args)
         s = (double *)malloc(sizeof(double) * mn);
         decided = (unsigned char *)malloc(mn);
         if (!P.af || !P.bf || !P.a_s1 || !P.b_s1 || !s || !decided) {
-            st = fail(args, ER_ENOMEM,
-                      "out of memory for the fast path's binary64 copies (%lld x %lld x %lld needs about %.1f GB)",
-                      (long long)P.m, (long long)P.n, (long long)P.k, 8.0 * (double)(mk + kn + mn) / 1e9);
-            goto done;
+            /* Not enough memory for the binary64 copies: the exact path alone needs none. */
+            free(P.af); free(P.bf); free(P.a_s1); free(P.b_s1); free(s); free(decided);
+            P.af = P.bf = P.a_s1 = P.b_s1 = s = NULL;
+            decided = NULL;
+            P.fast = 0;
         }
+    }
+    if (P.fast) {
         P.a_mx = P.a_s1 + P.m;
         P.a_s2 = P.a_s1 + 2 * P.m;
         P.b_mx = P.b_s1 + P.n;

@@ -19,6 +19,7 @@ static const char *const help_main =
     "    format, every rounding direction, bit-exact on the CPU, OpenCL and CUDA paths.\n"
     "\n"
     "COMMANDS\n"
+    "    matmul    the exact product of .npy matrices, rounded once (mma, block-scaled, mmai)\n"
     "    convert   convert bit patterns between formats with one rounding (stdin to stdout)\n"
     "    decode    print the exact value and class of bit patterns\n"
     "    formats   list the formats and their properties\n"
@@ -114,6 +115,67 @@ static const char *const help_decode =
     "    0x1p-9 subnormal\n"
     "    nan nan\n";
 
+static const char *const help_matmul =
+    "NAME\n"
+    "    exactref matmul - the exact matrix product of .npy operands, rounded once\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    exactref matmul A.npy B.npy -o D.npy --out-format F [--acc C.npy] [--a-format F]\n"
+    "                    [--b-format F] [--acc-format F] [--rounding R] [--saturate] [--flush-to-zero]\n"
+    "                    [--a-scale SA.npy --b-scale SB.npy [--block V] [--scale-format F]]\n"
+    "                    [--enclosure LO.npy HI.npy] [--odd ODD.npy] [--backend auto|cpu|opencl|cuda]\n"
+    "                    [--threads N] [--strategy auto|exact] [--stats]\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    Computes D = A B + C with every product exact, the whole sum exact, and ONE rounding into\n"
+    "    the output format: the correctly rounded result, the same bits on every backend and for\n"
+    "    every thread count. A is m x k, B is k x n, C and D are m x n; 3-D arrays are batches (a\n"
+    "    2-D operand is used for every batch entry).\n"
+    "    Float operands may have any two float formats; i8/u8 operands give mmai: exact integer\n"
+    "    sums wrapped modulo 2^32 into i32 (--out-format i32; a note counts wrapped elements).\n"
+    "    With --a-scale and --b-scale, term p is (A[i][p] SA[i][p/V]) (B[p][j] SB[p/V][j]):\n"
+    "    MXFP8/MXFP6/MXFP4 (f8E8M0FNU scales, V = 32) or NVFP4 (f4E2M1FN, f8E4M3FN scales, V = 16);\n"
+    "    SA is m x ceil(k/V), SB is ceil(k/V) x n; a NaN scale makes its block NaN.\n"
+    "    Special values follow IEEE 754 for a sum of products; an exact zero is +0 unless every term\n"
+    "    is -0 (or -0 when rounding toward negative_inf). See docs/exact-engine.md.\n"
+    "\n"
+    "ARRAYS (.npy)\n"
+    "    float64, float32 and float16 arrays hold values, which must be exactly values of the\n"
+    "    declared format (else exit 2, naming the file, the first offending index and its value).\n"
+    "    uint8 or uint16 arrays with a declared non-native format hold raw bit patterns (fp6, fp4:\n"
+    "    one per byte, low bits); int8, uint8 and int32 arrays hold integers. Without a declared\n"
+    "    format the dtype decides (float64 f64, float32 f32, float16 f16, int8 i8, uint8 u8, int32\n"
+    "    i32). D has the format's numpy dtype where numpy has one, raw patterns (uint8/uint16)\n"
+    "    otherwise; every output file is written atomically (a temporary file, then a rename).\n"
+    "\n"
+    "OPTIONS\n"
+    "    -o, --output D.npy     the rounded result\n"
+    "    --out-format F         its format (required with -o)\n"
+    "    --acc C.npy            the accumulator input C (any float format; i32 for mmai)\n"
+    "    --a-format F, --b-format F, --acc-format F   declared formats of the operands\n"
+    "    --rounding R           nearest_even (default), nearest_away, zero, negative_inf,\n"
+    "                           positive_inf\n"
+    "    --saturate             overflow gives the largest finite value instead of inf or NaN\n"
+    "    --flush-to-zero        subnormal results become zero\n"
+    "    --a-scale SA.npy, --b-scale SB.npy   block scales (raw uint8 patterns)\n"
+    "    --block V              elements per scale (default 32 for f8E8M0FNU, 16 for f8E4M3FN)\n"
+    "    --scale-format F       f8E8M0FNU (default) or f8E4M3FN\n"
+    "    --enclosure LO.npy HI.npy   float64 bounds: LO <= exact <= HI, equal or adjacent doubles\n"
+    "    --odd ODD.npy          the round-to-odd binary64 of the exact value\n"
+    "    --backend B            auto (default) or cpu; opencl and cuda come with their issues\n"
+    "    --threads N            threads (default: all cores); the bits never depend on it\n"
+    "    --strategy S           auto (certified fast path plus exact accumulator) or exact (the\n"
+    "                           accumulator for every element); the bits are the same\n"
+    "    --stats                print on stderr how the elements were decided\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0 success; 2 bad usage or input (unreadable or malformed .npy, shapes that do not match,\n"
+    "    scales of the wrong shape, Fortran order or unsupported dtypes, values not in the format);\n"
+    "    3 internal or device failure (out of memory, a backend that is not available)\n"
+    "\n"
+    "EXAMPLE\n"
+    "    $ exactref matmul a.npy b.npy --a-format bf16 --b-format bf16 --out-format f32 -o d.npy\n";
+
 static const char *const help_formats =
     "NAME\n"
     "    exactref formats - list every format with its layout and special values\n"
@@ -160,6 +222,7 @@ int er_cli_help(FILE *out, const char *cmd)
     else if (!strcmp(cmd, "convert")) t = help_convert;
     else if (!strcmp(cmd, "decode")) t = help_decode;
     else if (!strcmp(cmd, "formats")) t = help_formats;
+    else if (!strcmp(cmd, "matmul")) t = help_matmul;
     else if (!strcmp(cmd, "demo")) t = help_demo;
     else if (!strcmp(cmd, "info")) t = help_info;
     else if (!strcmp(cmd, "help")) t = help_main;

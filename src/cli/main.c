@@ -30,7 +30,7 @@ static const struct {
     int (*fn)(int, char **);
 } commands[] = {
     {"convert", er_cmd_convert}, {"decode", er_cmd_decode}, {"formats", er_cmd_formats},
-    {"demo", er_cmd_demo},       {"info", er_cmd_info},
+    {"demo", er_cmd_demo},       {"info", er_cmd_info},       {"matmul", er_cmd_matmul},
 };
 
 int main(int argc, char **argv)
