@@ -108,9 +108,18 @@ typedef struct of_tally {
     int show;
 } of_tally;
 
+/* How many disagreements a test prints: EXACTREF_MPFR_SHOW from the environment, else 20. */
+int of_show(void);
+
 /* Convert with er_convert, compute the oracle's expectation, compare; returns 1 when they agree. */
 int of_run_one(of_tally *t, const of_fmt *S, uint64_t bits, const of_val *x, const of_fmt *T, int dir,
                unsigned opts, of_exp *e);
+
+/* Coverage statistics, gathered by of_expect when of_stats_on is set: exact ties met by the rounding
+ * of a finite value, and how often each rule applied.  of_stats_print prints them. */
+extern int of_stats_on;
+extern long of_stat_ties;
+void of_stats_print(const char *test);
 
 /* Underflow statistics over the gray zone (see of_exp.uf_gray), summed by of_run_one. */
 extern long of_uf_gray, of_uf_gray_core, of_uf_gray_after, of_uf_gray_core_vs_after;

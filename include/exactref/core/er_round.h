@@ -353,9 +353,21 @@ ER_FN er_res er_round(er_i32 to, er_u32 sign, er_u64 sig, er_i32 exp, er_u32 sti
     }
     if (mag > er_fmt_maxmag(d))
         return er_overflow_(d, to, sign, dir, opts);
-    if (er_fmt_has_subnormals(d) && mag < (ER_U64(1) << m)) {
-        if (inexact)
+    if (inexact && x < emin && er_fmt_has_subnormals(d)) {
+        /* Tininess after rounding (IEEE 754 7.5, as SoftFloat and x86 detect it): the value rounded to
+         * the full precision with an unbounded exponent range is still below 2^emin.  Only a value in
+         * the binade just below 2^emin can round up out of it. */
+        er_u32 tiny = 1u;
+        if (x == emin - 1 && dir != ER_RND_ODD) {
+            er_u32 g2, r2;
+            er_u64 n2 = er_split_(sig, x - m - exp, sticky, &g2, &r2);
+            n2 += er_round_up_(dir, sign, n2, g2, r2);
+            tiny = n2 < (ER_U64(1) << (m + 1));
+        }
+        if (tiny)
             flags |= ER_FLAG_UNDERFLOW;
+    }
+    if (er_fmt_has_subnormals(d) && mag < (ER_U64(1) << m)) {
         if (mag == 0u || (opts & ER_OPT_FTZ_OUT)) {
             er_res r = er_make_zero_(d, to, sign);
             r.flags |= flags | ER_FLAG_UNDERFLOW | ER_FLAG_INEXACT;
@@ -381,8 +393,8 @@ ER_FN er_res er_convert(er_i32 from, er_i32 to, er_u64 bits, er_i32 dir, er_u32 
     if (s.kind != ER_KIND_FLOAT && d.kind != ER_KIND_FLOAT && !(opts & ER_OPT_SATURATE)) {
         er_u64 w = v.sign ? ~v.sig + 1u : v.sig;
         er_u64 r = w & er_width_mask_(d.width);
-        er_res c = er_round_int_(d, v.sign, v.sig, 0, 0u, dir);
-        return er_res_(r, c.bits == r ? 0u : ER_FLAG_OVERFLOW);
+        er_res c = er_round_int_(d, v.sign, v.sig, 0, 0u, dir); /* INVALID iff out of range */
+        return er_res_(r, (c.flags & ER_FLAG_INVALID) ? ER_FLAG_OVERFLOW : 0u);
     }
     switch (v.cls) {
     case ER_CLASS_NAN: {
