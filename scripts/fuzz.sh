@@ -1,0 +1,51 @@
+#!/bin/sh
+# fuzz.sh: build the libFuzzer target tests/fuzz/fuzz_npy.c (the .npy reader) with clang, ASan and
+# UBSan, and run it for FUZZ_SECONDS seconds (default 60) from the seed corpus tests/npy/corpus.
+# Fails on any crash, leak, sanitizer report or abort.
+#
+#   scripts/fuzz.sh [BUILD_DIR]
+#
+# BUILD_DIR: a CMake build directory whose include/exactref/config.h is used; without it a minimal
+# config.h is written into a temporary directory.  Environment: FUZZ_SECONDS, CC (default clang),
+# FUZZ_WORK (where the binary, the grown corpus and any crash files go; default a temporary directory,
+# kept on failure).  Needs clang with the libFuzzer runtime: on Debian 12, the packages clang and
+# libclang-rt-14-dev.
+set -eu
+cd "$(dirname "$0")/.."
+root=$(pwd)
+cc=${CC:-clang}
+seconds=${FUZZ_SECONDS:-60}
+work=${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/exactref-fuzz.XXXXXX")}
+mkdir -p "$work/corpus" "$work/artifacts"
+
+if [ $# -ge 1 ] && [ -f "$1/include/exactref/config.h" ]; then
+    confdir=$1/include
+else
+    confdir=$work/include
+    mkdir -p "$confdir/exactref"
+    version=$(sed -n 's/^project(exactref VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+    sed -e "s/@PROJECT_VERSION@/${version:-0.0.0}/" -e 's/^#cmakedefine01 \(.*\)$/#define \1 0/' \
+        include/exactref/config.h.in > "$confdir/exactref/config.h"
+fi
+
+echo "fuzz: building $work/fuzz_npy with $cc"
+$cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -ffp-contract=off \
+    -Iinclude -I"$confdir" \
+    tests/fuzz/fuzz_npy.c src/npy.c src/formats.c src/scalar.c src/status.c \
+    -o "$work/fuzz_npy"
+
+# The seeds: the committed corpus (valid and malformed files), copied so the run can grow it.
+cp tests/npy/corpus/*.npy "$work/corpus/"
+
+echo "fuzz: running for $seconds s on $(ls "$work/corpus" | wc -l) seed files"
+status=0
+"$work/fuzz_npy" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+    -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$work/corpus" 2>"$work/fuzz.log" || status=$?
+grep -E '^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' "$work/fuzz.log" || true
+if [ "$status" -ne 0 ] || ls "$work/artifacts/" | grep -q .; then
+    tail -n 60 "$work/fuzz.log" >&2
+    echo "fuzz: FAILED (status $status); crash inputs and the log are in $work" >&2
+    exit 1
+fi
+echo "fuzz: no crash in $seconds s"
+[ -n "${FUZZ_WORK:-}" ] || rm -rf "$work"
