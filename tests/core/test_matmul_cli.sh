@@ -1,0 +1,75 @@
+#!/bin/sh
+# test_matmul_cli.sh: `exactref matmul` end to end: results, exit statuses, messages, no partial output.
+# Usage: test_matmul_cli.sh PATH/TO/exactref PATH/TO/tests/npy/corpus
+X="$1"
+CORPUS="$2"
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# mknpy FILE DESCR SHAPE DATA: a version 1.0 .npy file; DATA is a printf format of the raw bytes.
+mknpy() {
+    dict="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+    len=${#dict}
+    pad=$(( (64 - (10 + len + 1) % 64) % 64 ))
+    {
+        printf '\223NUMPY\001\000'
+        hl=$((len + pad + 1))
+        printf "\\$(printf '%03o' $((hl % 256)))\\$(printf '%03o' $((hl / 256)))"
+        printf '%s' "$dict"
+        printf "%${pad}s\n" ""
+        printf "$4"
+    } >"$1"
+}
+# bytes FILE: the data bytes after the 64-byte header, as hex
+bytes() { od -A n -t x1 -j "$2" "$1" | tr -d ' \n'; }
+
+# run NAME WANT_RC STDERR_SUBSTRING ARGS...
+run() {
+    name=$1; want=$2; msg=$3; shift 3
+    "$X" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" != "$want" ]; then bad "$name: exit $rc, want $want: $(cat "$tmp/err")"; return 1; fi
+    if [ -n "$msg" ] && ! grep -qF -- "$msg" "$tmp/err"; then bad "$name: stderr '$(cat "$tmp/err")' lacks '$msg'"; return 1; fi
+    ok
+}
+
+# bf16 patterns as uint16: A = [[1, 2], [3, 4]], B = [[1, 0], [0, 1]] -> D = A (f32, little-endian)
+mknpy "$tmp/a.npy" '<u2' '(2, 2)' '\200\077\000\100\100\100\200\100'
+mknpy "$tmp/b.npy" '<u2' '(2, 2)' '\200\077\000\000\000\000\200\077'
+run "bf16 product" 0 "" matmul "$tmp/a.npy" "$tmp/b.npy" --a-format bf16 --b-format bfloat16 --out-format f32 -o "$tmp/d.npy" &&
+    { [ "$(bytes "$tmp/d.npy" 128)" = "0000803f000000400000404000008040" ] && ok || bad "bf16 product bytes $(bytes "$tmp/d.npy" 128)"; }
+# the same, transposed roles: B A = A; and toward zero into bf16 output (raw uint16)
+run "bf16 out" 0 "" matmul "$tmp/b.npy" "$tmp/a.npy" --a-format bf16 --b-format bf16 --out-format bf16 --rounding zero -o "$tmp/e.npy" &&
+    { [ "$(bytes "$tmp/e.npy" 128)" = "803f004040408040" ] && ok || bad "bf16 out bytes $(bytes "$tmp/e.npy" 128)"; }
+# mmai: int8 [[127, 127]] x [[127], [127]] + C i32 [[2^31 - 32258 - 1 + 1]] wraps
+mknpy "$tmp/i.npy" '|i1' '(1, 2)' '\177\177'
+mknpy "$tmp/j.npy" '|i1' '(2, 1)' '\177\177'
+mknpy "$tmp/c.npy" '<i4' '(1, 1)' '\377\377\377\177'
+run "mmai wraps" 0 "wrapped modulo 2^32" matmul "$tmp/i.npy" "$tmp/j.npy" --acc "$tmp/c.npy" --out-format i32 -o "$tmp/k.npy" &&
+    { [ "$(bytes "$tmp/k.npy" 128)" = "017e0080" ] && ok || bad "mmai bytes $(bytes "$tmp/k.npy" 128)"; }
+# values that are not in the declared format: float16 0.1 declared bf16
+mknpy "$tmp/h.npy" '<f2' '(2, 2)' '\000\074\146\056\000\074\000\074'
+run "inexact value" 2 "element [0, 1]" matmul "$tmp/h.npy" "$tmp/b.npy" --a-format bf16 --b-format bf16 --out-format f32 -o "$tmp/x.npy"
+[ -e "$tmp/x.npy" ] && bad "inexact value: wrote an output" || ok
+# shapes, usage, backends
+mknpy "$tmp/r.npy" '<u2' '(3, 2)' '\200\077\000\100\100\100\200\100\000\000\000\000'
+run "inner dims" 2 "inner dimensions differ" matmul "$tmp/r.npy" "$tmp/r.npy" --a-format bf16 --b-format bf16 --out-format f32 -o "$tmp/x.npy"
+run "missing out format" 2 "--out-format FORMAT is required" matmul "$tmp/a.npy" "$tmp/b.npy" -o "$tmp/x.npy"
+run "missing file" 2 "nope.npy" matmul "$tmp/nope.npy" "$tmp/b.npy" --out-format f32 -o "$tmp/x.npy"
+run "undeclared uint16" 2 "declare" matmul "$tmp/a.npy" "$tmp/b.npy" --out-format f32 -o "$tmp/x.npy"
+run "opencl engine" 3 "not built yet" matmul "$tmp/a.npy" "$tmp/b.npy" --a-format bf16 --b-format bf16 --out-format f32 -o "$tmp/x.npy" --backend opencl
+run "one scale" 2 "both --a-scale and --b-scale" matmul "$tmp/a.npy" "$tmp/b.npy" --out-format f32 -o "$tmp/x.npy" --a-scale "$tmp/a.npy"
+[ -e "$tmp/x.npy" ] && bad "an error left an output file" || ok
+# every malformed corpus file: exit 2, its name in the message, no output
+for f in "$CORPUS"/bad_*.npy; do
+    run "corpus $(basename "$f")" 2 "$(basename "$f")" matmul "$f" "$tmp/b.npy" --b-format bf16 --out-format f32 -o "$tmp/y.npy"
+    [ -e "$tmp/y.npy" ] && { bad "corpus $(basename "$f") left an output"; rm -f "$tmp/y.npy"; }
+done
+ls "$tmp" | grep -q 'tmp-' && bad "a temporary file was left behind" || ok
+
+echo "matmul cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
