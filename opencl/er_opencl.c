@@ -414,7 +414,8 @@ static er_status er_cl_run_chunks_(er_cl_run_ *r, cl_uint first, const uint32_t 
     for (off = 0; off < n; off += chunk) {
         size_t m = n - off < chunk ? n - off : chunk;
         cl_ulong cm = (cl_ulong)m;
-        size_t global = m;
+        /* A multiple of 64 lets the runtime pick work-groups of 64; the kernel skips i >= n. */
+        size_t global = (m + 63u) / 64u * 64u;
         if (spec && (e = clEnqueueWriteBuffer(r->queue, r->buf[3], CL_TRUE, 0, m * 4, spec + off, 0, NULL,
                                               NULL)) != CL_SUCCESS)
             return er_cl_fail_(msg, msg_size, "clEnqueueWriteBuffer(spec)", e);

@@ -13,7 +13,7 @@ extern "C" {
 
 /*
  * Convert n patterns, each with its own job: spec[i] = from | to << 8 | dir << 16 | opts << 24 (as
- * ER_BATCH_SPEC in tests/er_batch.h), on OpenCL device `device` (an index over all devices of all
+ * ER_BATCH_SPEC in src/er_batch.h), on OpenCL device `device` (an index over all devices of all
  * platforms; -1: EXACTREF_OPENCL_DEVICE if set, else 0).  dst[i] and flags[i] receive what
  * er_convert(from, to, src[i], dir, opts) gives in C, bit for bit.  Patterns are not validated (bits
  * above the width are ignored, as er_convert does); the spec fields are (ER_EINVAL).
@@ -22,7 +22,9 @@ extern "C" {
  * ER_ENOMEM; ER_ENODEVICE (no OpenCL platform, or no device of that index); ER_EDEVICE (the program
  * did not build: msg holds the build log; or an OpenCL call failed: msg names it and its error code).
  * msg (may be NULL) receives a sentence on failure, truncated to msg_size, and "" on success.
- * Nothing is cached between calls: each call builds the program for its device.
+ * Nothing is cached between calls: each call builds the program for its device.  Launches are cut
+ * so that one launch's buffers fit in CL_DEVICE_MAX_MEM_ALLOC_SIZE (EXACTREF_OPENCL_MAX_CHUNK, a
+ * count of elements, lowers that for tests).  Also declared in exactref.h; this header is for tests.
  */
 er_status er_opencl_convert_mixed(const uint32_t *spec, const uint64_t *src, uint64_t *dst,
                                   uint32_t *flags, size_t n, int device, char *msg, size_t msg_size);

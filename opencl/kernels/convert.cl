@@ -25,7 +25,7 @@ __kernel void er_convert_uniform(int from, int to, int dir, uint opts, __global 
         flags[i] = r.flags;
 }
 
-/* Each element with its own job: spec[i] = from | to << 8 | dir << 16 | opts << 24 (tests/er_batch.h). */
+/* Each element with its own job: spec[i] = from | to << 8 | dir << 16 | opts << 24 (src/er_batch.h). */
 __kernel void er_convert_mixed(__global const uint *spec, __global const ulong *src, __global ulong *dst,
                                __global uint *flags, ulong n)
 {
