@@ -8,6 +8,21 @@
 int er_cpu_gemm_rows(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc,
                      int64_t r0, int64_t r1, int64_t n, int64_t k);
 
+/* Trailing zero bits of a nonzero 64-bit value. */
+static inline int er_ctz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    while (!(x & 1u)) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
 /* Number of threads to use: requested > 0, else the online processors. */
 int er_cpu_threads(int requested);
 

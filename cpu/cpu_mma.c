@@ -405,9 +405,14 @@ static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, er_acc 
                 er_acc_add_product(acc, a_val(P, b, i, p), b_val(P, b, p, j)); /* zeros, inf, NaN */
                 continue;
             }
+            /* Strip the trailing zeros: the significand's lowest set bit is a bit of the exact
+             * product, so its exponent is at least the window's lo (a 53-bit significand of a short
+             * product would otherwise reach below the window). */
+            uint64_t sig = e ? f | (UINT64_C(1) << 52) : f;
+            int32_t ex = e ? (int32_t)e - 1075 : -1074;
+            int tz = er_ctz64(sig);
             acc->nonzero = 1u;
-            if (e) er_acc_add_digits(acc, sign, 0u, f | (UINT64_C(1) << 52), (int32_t)e - 1075);
-            else er_acc_add_digits(acc, sign, 0u, f, -1074);
+            er_acc_add_digits(acc, sign, 0u, sig >> tz, ex + tz);
         }
     } else {
         for (int64_t p = 0; p < P->k; p++) er_acc_add_product(acc, a_val(P, b, i, p), b_val(P, b, p, j));

@@ -943,7 +943,14 @@ er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_t
     t->ndim = a->ndim;
     for (k = 0; k < a->ndim; k++) t->shape[k] = a->shape[k];
     t->strides[a->ndim - 1] = 1;
-    for (k = a->ndim - 2; k >= 0; k--) t->strides[k] = t->strides[k + 1] * a->shape[k + 1];
+    for (k = a->ndim - 2; k >= 0; k--) {
+        /* An empty array may have huge other dimensions: its strides are never used, and must not
+         * overflow.  A non-empty one has at most 2^40 elements, so its strides cannot. */
+        if (a->shape[k + 1] != 0 && t->strides[k + 1] > INT64_MAX / a->shape[k + 1])
+            t->strides[k] = 0;
+        else
+            t->strides[k] = t->strides[k + 1] * a->shape[k + 1];
+    }
     t->data = dst;
     *storage = dst;
     er_msg_ok_(msg, msg_size);

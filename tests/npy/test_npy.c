@@ -560,11 +560,39 @@ START_TEST(failed_writes_leave_nothing)
 }
 END_TEST
 
+
+/* An empty array whose other dimensions are huge (found by the fuzzer: the strides overflowed). */
+START_TEST(empty_with_huge_dims)
+{
+    static const char hdr[] = "{'descr': '|u1', 'fortran_order': False, 'shape': (0, 4294967296, 4294967296), }";
+    unsigned char buf[256];
+    size_t len = sizeof hdr - 1, total = 10 + len + 1, pad = (64 - total % 64) % 64;
+    er_npy a;
+    er_tensor t;
+    void *storage = NULL;
+    char msg[512];
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (unsigned char)((len + pad + 1) & 0xff);
+    buf[9] = (unsigned char)((len + pad + 1) >> 8);
+    memcpy(buf + 10, hdr, len);
+    memset(buf + 10 + len, ' ', pad);
+    buf[10 + len + pad] = '\n';
+    memset(&a, 0, sizeof a);
+    ck_assert_int_eq(er_npy_parse(buf, 10 + len + pad + 1, "empty.npy", &a, msg, sizeof msg), ER_OK);
+    ck_assert_int_eq(a.ndim, 3);
+    ck_assert_int_eq(er_npy_to_tensor(&a, "empty.npy", ER_FMT_F8E4M3FN, &t, &storage, msg, sizeof msg), ER_OK);
+    ck_assert_int_eq(t.shape[0], 0);
+    free(storage);
+    er_npy_free(&a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("npy");
     TCase *tc = tcase_create("npy");
     tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, empty_with_huge_dims);
     tcase_add_test(tc, round_trip_every_format);
     tcase_add_test(tc, round_trip_every_dtype);
     tcase_add_test(tc, strided_tensors);
