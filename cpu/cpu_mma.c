@@ -389,15 +389,16 @@ static inline er_val b_val(const problem *P, int64_t b, int64_t p, int64_t j)
 }
 
 /* Accumulate element (b, i, j) exactly. */
-static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, er_acc *acc)
+static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const double *bcol, er_acc *acc)
 {
     er_acc_init(acc, P->acc_lo, P->acc_nd);
     if (P->fast) {
         /* The binary64 copies hold the operands exactly and their products are exact (the fast path's
          * conditions): decode each product's pattern instead of both operands'. */
-        const double *ar = P->af + i * P->k, *bc = P->bf + j;
+        /* bcol: column j of the binary64 copy of B, gathered contiguously by the caller */
+        const double *ar = P->af + i * P->k;
         for (int64_t p = 0; p < P->k; p++) {
-            double x = ar[p] * bc[p * P->n];
+            double x = ar[p] * bcol[p];
             uint64_t bits = double_to_bits(x);
             uint32_t sign = (uint32_t)(bits >> 63), e = (uint32_t)(bits >> 52) & 0x7FFu;
             uint64_t f = bits & ((UINT64_C(1) << 52) - 1u);
@@ -420,10 +421,11 @@ static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, er_acc 
     if (P->has_c) er_acc_add_val(acc, er_decode(P->c.fmt, load(&P->c, b, i, j)));
 }
 
-static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, er_acc *acc, er_acc *tmp)
+static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, const double *bcol, er_acc *acc,
+                          er_acc *tmp)
 {
     er_mma_args *A = P->args;
-    exact_sum(P, b, i, j, acc);
+    exact_sum(P, b, i, j, bcol, acc);
     if (A->lo) {
         *tmp = *acc;
         store(A->lo, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits, 8);
@@ -456,6 +458,33 @@ static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, er_
  * [S - E, S + E], each moved one binary64 step outward, round to the same pattern: rounding is
  * monotone, so the exact value rounds to that pattern too.  Undecided elements return 0.
  */
+/* The binary64 neighbours of a finite x toward -inf and +inf (the next representable values). */
+static inline double step_down(double x)
+{
+    uint64_t u = double_to_bits(x);
+    if (x == 0) return -0x1p-1074;
+    return bits_to_double(x > 0 ? u - 1 : u + 1);
+}
+
+static inline double step_up(double x)
+{
+    uint64_t u = double_to_bits(x);
+    if (x == 0) return 0x1p-1074;
+    return bits_to_double(x > 0 ? u + 1 : u - 1);
+}
+
+/* er_convert from binary64, with the target as a constant for the common output formats so the
+ * compiler folds the format's row (the same core function either way). */
+static inline er_res convert_from_f64(int to, uint64_t x, int dir, unsigned opts)
+{
+    switch (to) {
+    case ER_FMT_F32: return er_convert(ER_FMT_F64, ER_FMT_F32, x, dir, opts);
+    case ER_FMT_BF16: return er_convert(ER_FMT_F64, ER_FMT_BF16, x, dir, opts);
+    case ER_FMT_F16: return er_convert(ER_FMT_F64, ER_FMT_F16, x, dir, opts);
+    default: return er_convert(ER_FMT_F64, to, x, dir, opts);
+    }
+}
+
 static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, unsigned char *decided)
 {
     er_mma_args *A = P->args;
@@ -467,7 +496,8 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
     /* inflation of the computed norms and products: relative errors of at most (4k+32) 2^-52 */
     double infl = 1.0 + (4.0 * (double)k + 64.0) * 0x1p-52;
     er_format_info fi;
-    int to = A->d->format;
+    int to = A->d->format, dir = A->rounding;
+    unsigned opts = A->opts;
     er_format_get_info(to, &fi);
     if (er_cpu_gemm_rows(P->af, k, P->bf, n, s, n, r0, r1, n, k) != 0) return -1;
     for (int64_t i = r0; i < r1; i++) {
@@ -481,16 +511,15 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
             }
             if (!isfinite(si)) continue;
             double t1 = P->a_s1[i] * P->b_mx[j], t2 = P->a_mx[i] * P->b_s1[j], t = t1 < t2 ? t1 : t2;
-            if (P->use_s2) {
-                double t3 = sqrt(P->a_s2[i] * P->b_s2[j]);
-                if (t3 < t) t = t3;
-            }
+            double t3 = sqrt(P->a_s2[i] * P->b_s2[j]);
+            if (t3 < t) t = t3;
             t = (t + fabs(cval)) * infl;
             double e = gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
-            double lo = nextafter(si - e, -INFINITY), hi = nextafter(si + e, INFINITY);
-            er_res rl = er_convert(ER_FMT_F64, to, double_to_bits(lo), A->rounding, A->opts);
-            er_res rh = er_convert(ER_FMT_F64, to, double_to_bits(hi), A->rounding, A->opts);
-            if (rl.bits == rh.bits && isfinite(lo) && isfinite(hi)) {
+            double lo = step_down(si - e), hi = step_up(si + e);
+            if (!isfinite(lo) || !isfinite(hi)) continue;
+            er_res rl = convert_from_f64(to, double_to_bits(lo), dir, opts);
+            er_res rh = convert_from_f64(to, double_to_bits(hi), dir, opts);
+            if (rl.bits == rh.bits) {
                 store(A->d, b, i, j, rl.bits, fi.storage_bytes);
                 decided[i * n + j] = 1;
             }
@@ -499,44 +528,56 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
     return 0;
 }
 
-/* Binary64 copies of batch b's operands (scales applied: exact) and their row and column norms. */
-static int fast_prepare(problem *P, int64_t b)
+/* The binary64 value of a decoded value (exact: every format's values are binary64 values). */
+static inline double val_to_double(er_val v)
 {
-    int64_t m = P->m, n = P->n, k = P->k;
-    for (int64_t i = 0; i < m; i++) {
+    if (v.cls == ER_CLASS_NAN) return NAN;
+    if (v.cls == ER_CLASS_INF) return v.sign ? -INFINITY : INFINITY;
+    if (v.cls == ER_CLASS_ZERO) return v.sign ? -0.0 : 0.0;
+    return ldexp(v.sign ? -(double)v.sig : (double)v.sig, v.exp);
+}
+
+/* Binary64 copies of batch b's operands (scales applied, exactly) and their norms, for rows
+ * [r0, r1) of A and rows [q0, q1) of B; the column norms of B are summed per thread into cs. */
+static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t q0, int64_t q1, double *cs)
+{
+    int64_t n = P->n, k = P->k;
+    int contiguous_a = !P->scaled && P->a.s1 == 1 && P->a.s0 == k;
+    int contiguous_b = !P->scaled && P->b.s1 == 1 && P->b.s0 == n;
+    for (int64_t i = r0; i < r1; i++) {
+        double *row = P->af + i * k;
         double s1 = 0, mx = 0, s2 = 0;
+        if (contiguous_a) {
+            er_convert_array(P->a.fmt, ER_FMT_F64, P->a.data + (size_t)(b * P->a.sb + i * k) * (size_t)P->a.bytes, row,
+                             (size_t)k, ER_RND_NEAREST_EVEN, 0u, NULL, NULL);
+        } else {
+            for (int64_t p = 0; p < k; p++) row[p] = val_to_double(a_val(P, b, i, p));
+        }
         for (int64_t p = 0; p < k; p++) {
-            er_val v = a_val(P, b, i, p);
-            double x;
-            if (v.cls == ER_CLASS_NAN) x = NAN;
-            else if (v.cls == ER_CLASS_INF) x = v.sign ? -INFINITY : INFINITY;
-            else if (v.cls == ER_CLASS_ZERO) x = v.sign ? -0.0 : 0.0;
-            else x = ldexp(v.sign ? -(double)v.sig : (double)v.sig, v.exp);
-            P->af[i * k + p] = x;
-            double ax = fabs(x);
+            double ax = fabs(row[p]);
             s1 += ax;
             s2 += ax * ax;
             if (ax > mx) mx = ax;
         }
         P->a_s1[i] = s1; P->a_mx[i] = mx; P->a_s2[i] = s2;
     }
-    for (int64_t j = 0; j < n; j++) { P->b_s1[j] = 0; P->b_mx[j] = 0; P->b_s2[j] = 0; }
-    for (int64_t p = 0; p < k; p++) {
+    double *c1 = cs, *cm = cs + n, *c2 = cs + 2 * n;
+    for (int64_t j = 0; j < n; j++) { c1[j] = 0; cm[j] = 0; c2[j] = 0; }
+    for (int64_t p = q0; p < q1; p++) {
+        double *row = P->bf + p * n;
+        if (contiguous_b) {
+            er_convert_array(P->b.fmt, ER_FMT_F64, P->b.data + (size_t)(b * P->b.sb + p * n) * (size_t)P->b.bytes, row,
+                             (size_t)n, ER_RND_NEAREST_EVEN, 0u, NULL, NULL);
+        } else {
+            for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(P, b, p, j));
+        }
         for (int64_t j = 0; j < n; j++) {
-            er_val v = b_val(P, b, p, j);
-            double x;
-            if (v.cls == ER_CLASS_NAN) x = NAN;
-            else if (v.cls == ER_CLASS_INF) x = v.sign ? -INFINITY : INFINITY;
-            else if (v.cls == ER_CLASS_ZERO) x = v.sign ? -0.0 : 0.0;
-            else x = ldexp(v.sign ? -(double)v.sig : (double)v.sig, v.exp);
-            P->bf[p * n + j] = x;
-            double ax = fabs(x);
-            P->b_s1[j] += ax;
-            P->b_s2[j] += ax * ax;
-            if (ax > P->b_mx[j]) P->b_mx[j] = ax;
+            double ax = fabs(row[j]);
+            c1[j] += ax;
+            c2[j] += ax * ax;
+            if (ax > cm[j]) cm[j] = ax;
         }
     }
-    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -563,18 +604,30 @@ static void mmai_element(problem *P, int64_t b, int64_t i, int64_t j, int64_t *w
 
 typedef struct {
     problem *P;
-    int64_t b, r0, r1;
-    double *s;
+    int phase; /* 0: prepare the fast path's copies, 1: compute */
+    int64_t b, r0, r1, q0, q1;
+    double *s, *cs;
     unsigned char *decided;
     int64_t fast_decided, exact_path, wrapped;
     int failed;
 } work;
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
 
 static void *worker(void *arg)
 {
     work *w = (work *)arg;
     problem *P = w->P;
     er_acc *acc = NULL, *tmp = NULL;
+    double *col = NULL;
+    if (w->phase == 0) {
+        fast_prepare_part(P, w->b, w->r0, w->r1, w->q0, w->q1, w->cs);
+        return NULL;
+    }
     if (P->kind) {
         for (int64_t i = w->r0; i < w->r1; i++)
             for (int64_t j = 0; j < P->n; j++) mmai_element(P, w->b, i, j, &w->wrapped);
@@ -582,40 +635,81 @@ static void *worker(void *arg)
     }
     acc = (er_acc *)malloc(sizeof *acc);
     tmp = (er_acc *)malloc(sizeof *tmp);
-    if (!acc || !tmp) {
+    if (P->fast) col = (double *)malloc(sizeof(double) * (size_t)(P->k ? P->k : 1));
+    if (!acc || !tmp || (P->fast && !col) ||
+        (P->fast && w->r1 > w->r0 && fast_rows(P, w->b, w->r0, w->r1, w->s, w->decided) != 0)) {
         w->failed = 1;
         free(acc);
         free(tmp);
+        free(col);
         return NULL;
     }
-    if (P->fast && w->r1 > w->r0) {
-        if (fast_rows(P, w->b, w->r0, w->r1, w->s, w->decided) != 0) {
-            w->failed = 1;
-            free(acc);
-            free(tmp);
-            return NULL;
-        }
-    }
-    for (int64_t i = w->r0; i < w->r1; i++) {
-        for (int64_t j = 0; j < P->n; j++) {
-            if (P->fast && w->decided[i * P->n + j]) {
-                w->fast_decided++;
-                continue;
+    if (!P->fast) {
+        for (int64_t i = w->r0; i < w->r1; i++)
+            for (int64_t j = 0; j < P->n; j++) {
+                exact_element(P, w->b, i, j, NULL, acc, tmp);
+                w->exact_path++;
             }
-            exact_element(P, w->b, i, j, acc, tmp);
+    } else {
+        /* The undecided elements (a row-major scan), sorted by column: column j of B is gathered
+         * once for all of them, so the accumulator reads both operands contiguously. */
+        int64_t cap = 0, cnt = 0;
+        int64_t *list = NULL;
+        for (int64_t i = w->r0; i < w->r1; i++)
+            for (int64_t j = 0; j < P->n; j++) {
+                if (w->decided[i * P->n + j]) continue;
+                if (cnt == cap) {
+                    int64_t *nl = (int64_t *)realloc(list, sizeof *list * (size_t)(cap = cap ? 2 * cap : 256));
+                    if (!nl) {
+                        w->failed = 1;
+                        free(list);
+                        free(acc);
+                        free(tmp);
+                        free(col);
+                        return NULL;
+                    }
+                    list = nl;
+                }
+                list[cnt++] = j * P->m + i; /* column-major key: sorting groups columns */
+            }
+        qsort(list, (size_t)cnt, sizeof *list, cmp_i64);
+        w->fast_decided += (w->r1 - w->r0) * P->n - cnt;
+        for (int64_t t = 0; t < cnt; t++) {
+            int64_t j = list[t] / P->m, i = list[t] % P->m;
+            if (t == 0 || list[t - 1] / P->m != j)
+                for (int64_t p = 0; p < P->k; p++) col[p] = P->bf[p * P->n + j];
+            exact_element(P, w->b, i, j, col, acc, tmp);
             w->exact_path++;
         }
+        free(list);
     }
     free(acc);
     free(tmp);
+    free(col);
     return NULL;
+}
+
+/* Run phase `phase` of batch b on T threads (thread 0 is the caller); a thread that cannot be
+ * started has its share run here: the same work, the same bits. */
+static void run_phase(work *ws, pthread_t *th, unsigned char *started, int T, int phase)
+{
+    for (int t = 0; t < T; t++) {
+        ws[t].phase = phase;
+        started[t] = 0;
+        if (t > 0 && pthread_create(&th[t], NULL, worker, &ws[t]) == 0) started[t] = 1;
+    }
+    for (int t = 1; t < T; t++)
+        if (!started[t]) worker(&ws[t]);
+    worker(&ws[0]);
+    for (int t = 1; t < T; t++)
+        if (started[t]) pthread_join(th[t], NULL);
 }
 
 int er_mma(er_mma_args *args)
 {
     problem P;
     int st;
-    double *s = NULL;
+    double *s = NULL, *cs = NULL;
     unsigned char *decided = NULL;
     work *ws = NULL;
     pthread_t *th = NULL;
@@ -655,28 +749,40 @@ int er_mma(er_mma_args *args)
     ws = (work *)calloc((size_t)T, sizeof *ws);
     th = (pthread_t *)calloc((size_t)T, sizeof *th);
     started = (unsigned char *)calloc((size_t)T, 1);
-    if (!ws || !th || !started) {
+    if (P.fast) cs = (double *)malloc(sizeof(double) * 3 * (size_t)P.n * (size_t)T);
+    if (!ws || !th || !started || (P.fast && !cs)) {
         st = fail(args, ER_ENOMEM, "out of memory for %d threads", T);
         goto done;
     }
     for (int64_t b = 0; b < P.batch; b++) {
-        if (P.fast) fast_prepare(&P, b);
-        /* rows split in T nearly equal ranges; thread 0 is this thread */
         for (int t = 0; t < T; t++) {
             ws[t].P = &P;
             ws[t].b = b;
             ws[t].r0 = P.m * t / T;
             ws[t].r1 = P.m * (t + 1) / T;
+            ws[t].q0 = P.k * t / T;
+            ws[t].q1 = P.k * (t + 1) / T;
             ws[t].s = s;
+            ws[t].cs = cs ? cs + (size_t)t * 3 * (size_t)P.n : NULL;
             ws[t].decided = decided;
-            started[t] = 0;
-            if (t > 0 && pthread_create(&th[t], NULL, worker, &ws[t]) == 0) started[t] = 1;
         }
-        for (int t = 1; t < T; t++)
-            if (!started[t]) worker(&ws[t]); /* no thread: the same rows here, the same bits */
-        worker(&ws[0]);
-        for (int t = 1; t < T; t++)
-            if (started[t]) pthread_join(th[t], NULL);
+        if (P.fast) {
+            run_phase(ws, th, started, T, 0);
+            /* column norms of B: the threads' partial sums and maxima (any order: see the proof) */
+            for (int64_t j = 0; j < P.n; j++) {
+                double s1 = 0, mx = 0, s2 = 0;
+                for (int t = 0; t < T; t++) {
+                    const double *c = ws[t].cs;
+                    s1 += c[j];
+                    if (c[P.n + j] > mx) mx = c[P.n + j];
+                    s2 += c[2 * P.n + j];
+                }
+                P.b_s1[j] = s1;
+                P.b_mx[j] = mx;
+                P.b_s2[j] = s2;
+            }
+        }
+        run_phase(ws, th, started, T, 1);
         for (int t = 0; t < T; t++) {
             P.fast_decided += ws[t].fast_decided;
             P.exact_path += ws[t].exact_path;
@@ -707,5 +813,6 @@ done:
     free(ws);
     free(th);
     free(started);
+    free(cs);
     return st;
 }
