@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu_engine.h"
 #include "cpu_internal.h"
 #include "exactref/core/er_acc.h"
 #include "exactref/exactref.h"
@@ -72,86 +73,8 @@ int er_cpu_threads(int requested)
     return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
-/* A view of one operand: format, storage size and the strides of its last two dims and batch. */
-typedef struct {
-    const unsigned char *data;
-    int fmt, bytes;
-    int64_t sb, s0, s1; /* batch stride (0: broadcast), row stride, column stride; in elements */
-} view;
-
-static view make_view(const er_tensor *t)
-{
-    view v;
-    er_format_info fi;
-    er_format_get_info(t->format, &fi);
-    v.data = (const unsigned char *)t->data;
-    v.fmt = t->format;
-    v.bytes = fi.storage_bytes;
-    v.sb = t->ndim == 3 ? t->strides[0] : 0;
-    v.s0 = t->strides[t->ndim - 2];
-    v.s1 = t->strides[t->ndim - 1];
-    return v;
-}
-
-static inline uint64_t load(const view *v, int64_t b, int64_t i, int64_t j)
-{
-    const unsigned char *p = v->data + (size_t)(b * v->sb + i * v->s0 + j * v->s1) * (size_t)v->bytes;
-    switch (v->bytes) {
-    case 1: return p[0];
-    case 2: { uint16_t x; memcpy(&x, p, 2); return x; }
-    case 4: { uint32_t x; memcpy(&x, p, 4); return x; }
-    default: { uint64_t x; memcpy(&x, p, 8); return x; }
-    }
-}
-
-static inline void store(er_tensor *t, int64_t b, int64_t i, int64_t j, uint64_t x, int bytes)
-{
-    int64_t sb = t->ndim == 3 ? t->strides[0] : 0;
-    unsigned char *p = (unsigned char *)t->data +
-                       (size_t)(b * sb + i * t->strides[t->ndim - 2] + j * t->strides[t->ndim - 1]) * (size_t)bytes;
-    switch (bytes) {
-    case 1: p[0] = (unsigned char)x; break;
-    case 2: { uint16_t y = (uint16_t)x; memcpy(p, &y, 2); break; }
-    case 4: { uint32_t y = (uint32_t)x; memcpy(p, &y, 4); break; }
-    default: memcpy(p, &x, 8); break;
-    }
-}
-
-static double bits_to_double(uint64_t b)
-{
-    double x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
-
-static uint64_t double_to_bits(double x)
-{
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
 /* ------------------------------------------------------------------------------------------------ */
 /* The problem, validated                                                                            */
-
-typedef struct {
-    er_mma_args *args;
-    int kind; /* 0 float mma, 1 mmai */
-    int scaled;
-    int64_t batch, m, n, k, nblocks;
-    view a, b, c, sa, sb;
-    int has_c;
-    int acc_lo, acc_nd;   /* the exact accumulator's window */
-    int fast;             /* the certified fast path applies */
-    int nthreads;
-    /* fast path buffers: per batch, A and B as binary64 values (scales applied), row/column norms */
-    double *af, *bf;
-    double *a_s1, *a_mx, *a_s2, *b_s1, *b_mx, *b_s2;
-    int use_s2;
-    /* results */
-    int64_t fast_decided, exact_path, wrapped;
-    int failed; /* out of memory in a worker */
-} problem;
 
 static int fail(er_mma_args *a, int st, const char *fmt, ...)
 {
@@ -184,10 +107,6 @@ static int check_tensor(er_mma_args *args, const er_tensor *t, const char *name)
     return ER_OK;
 }
 
-static int64_t tb(const er_tensor *t) { return t->ndim == 3 ? t->shape[0] : 1; }
-static int64_t tr(const er_tensor *t) { return t->shape[t->ndim - 2]; }
-static int64_t tc(const er_tensor *t) { return t->shape[t->ndim - 1]; }
-
 /* Exponent range of a format's values: least significant bit of the least value, and 2^top above all. */
 static void fmt_range(int f, int *lsb, int *top)
 {
@@ -207,7 +126,7 @@ static int is_elem_fmt(int f)
            f == ER_FMT_F4E2M1FN;
 }
 
-static int validate(problem *P)
+int er_engine_validate(problem *P)
 {
     er_mma_args *A = P->args;
     int st;
@@ -350,44 +269,6 @@ static int validate(problem *P)
 /* ------------------------------------------------------------------------------------------------ */
 /* The exact path: one element through the long accumulator                                          */
 
-/* The exact value of a scaled element: x * s (both decoded), as one decoded value. */
-static inline er_val scale_val(er_val x, er_val s)
-{
-    er_val r = x;
-    if (x.cls == ER_CLASS_NAN || s.cls == ER_CLASS_NAN || ((x.cls == ER_CLASS_INF) && s.cls == ER_CLASS_ZERO) ||
-        ((s.cls == ER_CLASS_INF) && x.cls == ER_CLASS_ZERO)) {
-        r.cls = ER_CLASS_NAN;
-        return r;
-    }
-    r.sign = x.sign ^ s.sign;
-    if (x.cls == ER_CLASS_INF || s.cls == ER_CLASS_INF) {
-        r.cls = ER_CLASS_INF;
-        return r;
-    }
-    if (x.cls == ER_CLASS_ZERO || s.cls == ER_CLASS_ZERO) {
-        r.cls = ER_CLASS_ZERO;
-        return r;
-    }
-    r.cls = ER_CLASS_NORMAL;
-    r.sig = x.sig * s.sig; /* elements and scales have at most 4 significant bits */
-    r.exp = x.exp + s.exp;
-    return r;
-}
-
-static inline er_val a_val(const problem *P, int64_t b, int64_t i, int64_t p)
-{
-    er_val v = er_decode(P->a.fmt, load(&P->a, b, i, p));
-    if (P->scaled) v = scale_val(v, er_decode(P->sa.fmt, load(&P->sa, b, i, p / P->args->block)));
-    return v;
-}
-
-static inline er_val b_val(const problem *P, int64_t b, int64_t p, int64_t j)
-{
-    er_val v = er_decode(P->b.fmt, load(&P->b, b, p, j));
-    if (P->scaled) v = scale_val(v, er_decode(P->sb.fmt, load(&P->sb, b, p / P->args->block, j)));
-    return v;
-}
-
 /* Accumulate element (b, i, j) exactly. */
 static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const double *bcol, er_acc *acc)
 {
@@ -458,21 +339,6 @@ static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, con
  * [S - E, S + E], each moved one binary64 step outward, round to the same pattern: rounding is
  * monotone, so the exact value rounds to that pattern too.  Undecided elements return 0.
  */
-/* The binary64 neighbours of a finite x toward -inf and +inf (the next representable values). */
-static inline double step_down(double x)
-{
-    uint64_t u = double_to_bits(x);
-    if (x == 0) return -0x1p-1074;
-    return bits_to_double(x > 0 ? u - 1 : u + 1);
-}
-
-static inline double step_up(double x)
-{
-    uint64_t u = double_to_bits(x);
-    if (x == 0) return 0x1p-1074;
-    return bits_to_double(x > 0 ? u + 1 : u - 1);
-}
-
 /* er_convert from binary64, with the target as a constant for the common output formats so the
  * compiler folds the format's row (the same core function either way). */
 static inline er_res convert_from_f64(int to, uint64_t x, int dir, unsigned opts)
@@ -526,15 +392,6 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
         }
     }
     return 0;
-}
-
-/* The binary64 value of a decoded value (exact: every format's values are binary64 values). */
-static inline double val_to_double(er_val v)
-{
-    if (v.cls == ER_CLASS_NAN) return NAN;
-    if (v.cls == ER_CLASS_INF) return v.sign ? -INFINITY : INFINITY;
-    if (v.cls == ER_CLASS_ZERO) return v.sign ? -0.0 : 0.0;
-    return ldexp(v.sign ? -(double)v.sig : (double)v.sig, v.exp);
 }
 
 /* Binary64 copies of batch b's operands (scales applied, exactly) and their norms, for rows
@@ -718,7 +575,7 @@ int er_mma(er_mma_args *args)
     if (args->msg && args->msg_size) args->msg[0] = 0;
     memset(&P, 0, sizeof P);
     P.args = args;
-    if ((st = validate(&P)) != ER_OK) return st;
+    if ((st = er_engine_validate(&P)) != ER_OK) return st;
     if (P.m == 0 || P.n == 0 || P.batch == 0) goto done;
 
     if (P.fast) {
