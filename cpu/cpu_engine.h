@@ -156,4 +156,16 @@ static inline double val_to_double(er_val v)
     return ldexp(v.sign ? -(double)v.sig : (double)v.sig, v.exp);
 }
 
+/* er_convert from binary64, with the target as a constant for the common output formats so the
+ * compiler folds the format's row (the same core function either way). */
+static inline er_res convert_from_f64(int to, uint64_t x, int dir, unsigned opts)
+{
+    switch (to) {
+    case ER_FMT_F32: return er_convert(ER_FMT_F64, ER_FMT_F32, x, dir, opts);
+    case ER_FMT_BF16: return er_convert(ER_FMT_F64, ER_FMT_BF16, x, dir, opts);
+    case ER_FMT_F16: return er_convert(ER_FMT_F64, ER_FMT_F16, x, dir, opts);
+    default: return er_convert(ER_FMT_F64, to, x, dir, opts);
+    }
+}
+
 #endif

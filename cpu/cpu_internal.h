@@ -20,10 +20,22 @@ static inline int er_ctz64(uint64_t x)
         n++;
     }
     return n;
+#include "exactref/exactref.h"
+/* Per-element bounds of a standard (cpu_bounds.c) and normal() emulated (cpu_bounds.c). */
+int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
+                  er_bounds *out);
+int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out);
+
 #endif
 }
 
 /* Number of threads to use: requested > 0, else the online processors. */
 int er_cpu_threads(int requested);
+
+#include "exactref/exactref.h"
+/* Per-element bounds of a standard (cpu_bounds.c) and normal() emulated (cpu_bounds.c). */
+int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
+                  er_bounds *out);
+int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out);
 
 #endif

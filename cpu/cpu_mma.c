@@ -339,18 +339,6 @@ static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, con
  * [S - E, S + E], each moved one binary64 step outward, round to the same pattern: rounding is
  * monotone, so the exact value rounds to that pattern too.  Undecided elements return 0.
  */
-/* er_convert from binary64, with the target as a constant for the common output formats so the
- * compiler folds the format's row (the same core function either way). */
-static inline er_res convert_from_f64(int to, uint64_t x, int dir, unsigned opts)
-{
-    switch (to) {
-    case ER_FMT_F32: return er_convert(ER_FMT_F64, ER_FMT_F32, x, dir, opts);
-    case ER_FMT_BF16: return er_convert(ER_FMT_F64, ER_FMT_BF16, x, dir, opts);
-    case ER_FMT_F16: return er_convert(ER_FMT_F64, ER_FMT_F16, x, dir, opts);
-    default: return er_convert(ER_FMT_F64, to, x, dir, opts);
-    }
-}
-
 static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, unsigned char *decided)
 {
     er_mma_args *A = P->args;

@@ -6,24 +6,14 @@
 #include <stdint.h>
 
 #include "exactref/config.h"
+#include "exactref/status.h"
 #include "exactref/core/er_round.h"
 #include "exactref/mma.h"
+#include "exactref/result.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- Status codes: every function returns one; the library never prints and never exits. ---- */
-typedef int er_status;
-#define ER_OK 0
-#define ER_EINVAL (-1)       /* an argument is invalid (unknown format id, null pointer, bad option) */
-#define ER_ENOMEM (-2)       /* out of memory */
-#define ER_EFORMAT (-3)      /* a format or rounding name is not known */
-#define ER_EPATTERN (-4)     /* a bit pattern is not one of its format's (bits beyond the width, padding) */
-#define ER_EINEXACT (-5)     /* a value is not exactly representable where it must be */
-#define ER_EUNSUPPORTED (-6) /* the operation is not available in this build or on this device */
-#define ER_ENODEVICE (-7)    /* no device of the requested backend */
-#define ER_EDEVICE (-8)      /* the device or its driver failed (build, launch, memory, lost device) */
 
 /* A short English sentence for a status code (never NULL). */
 const char *er_status_string(er_status s);

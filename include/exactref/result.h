@@ -1,0 +1,112 @@
+/* result.h: seed 002's Result: the rounded answer, its enclosures, and proven tolerances per standard. */
+#ifndef EXACTREF_RESULT_H
+#define EXACTREF_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exactref/mma.h"
+#include "exactref/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Standards: the implementations a tolerance covers (docs/proofs/). ---- */
+#define ER_STD_NORMAL 0    /* products rounded to compute, added in index order or 2/4 interleaved lanes */
+#define ER_STD_ANY_ORDER 1 /* any summation tree, with or without fused multiply-add, that does not overflow */
+#define ER_STD_ENGINE 2    /* a matrix engine (tensor core) model: block fused dot-add per instruction */
+
+typedef struct er_standard {
+    int kind;       /* ER_STD_* */
+    char name[48];  /* "normal", "any_order", "hopper", ... */
+    /* matrix-engine models (accumulation-models.md): */
+    int k;          /* products per instruction */
+    int F;          /* fractional bits kept when terms are aligned to the largest exponent */
+    int out_p;      /* fraction bits of the normalised accumulator (23: f32; 13: e8m13) */
+    int out_round;  /* normalisation: ER_RND_ZERO or ER_RND_NEAREST_EVEN */
+    int promote;    /* products between promotions into an f32 accumulator (0: never) */
+    int group;      /* products summed exactly before alignment (blackwell-mx fp4: 16), else 1 */
+    int floor_terms;/* terms rounded toward -inf when aligned (CDNA3), else toward zero */
+} er_standard;
+
+/*
+ * Parse a standard: "normal", "any_order", a model name (volta, turing, ampere, ampere-tf32, ada-fp8,
+ * hopper, hopper-tf32, hopper-fp8, deepgemm-fp8, blackwell, blackwell-f8f6f4, blackwell-mx, cdna3),
+ * or a user model "engine:k=16,F=25,p=23,round=zero,promote=0,group=1,floor=0" (any subset of keys
+ * after "engine:", defaults k=16 F=25 p=23 round=zero promote=0 group=1 floor=0).
+ */
+er_status er_standard_parse(const char *spec, er_standard *std, char *msg, size_t msg_size);
+/* The names er_standard_parse knows, space separated. */
+const char *er_standard_names(void);
+
+/* Options of tolerance(), finite_range(), may_be() and covers() (seed 002). */
+typedef struct er_tol_opts {
+    int compute;        /* the accumulation format; -1: f32 for inputs narrower than f32, else the
+                           wider input format (seed 002's default) */
+    double ulps;        /* library functions within ulps of compute: matmul calls none (no effect) */
+    int flush_to_zero;  /* subnormal values of compute may be read or produced as zero */
+    er_standard standard;
+} er_tol_opts;
+
+/* normal, default compute, no flush. */
+void er_tol_opts_init(er_tol_opts *o);
+
+/*
+ * Per element bounds, arrays of batch*m*n in row-major (b, i, j) order (owned by the result):
+ *   radius:     proven bound on |value before the final rounding - exact|: inf where none
+ *   tolerance:  seed 002's tolerance(): max |finite output - rounded| over the covered outputs,
+ *               rounded up; inf: no finite bound; NaN: the reference is not finite
+ *   low, high:  finite_range() as patterns of the output format, valid where has_range is 1
+ *   may_pinf, may_ninf, may_nan: may_be("+inf"), may_be("-inf"), may_be("nan")
+ */
+typedef struct er_bounds {
+    int64_t count;
+    double *radius;
+    double *tolerance;
+    uint64_t *low, *high;
+    unsigned char *has_range;
+    unsigned char *may_pinf, *may_ninf, *may_nan;
+} er_bounds;
+
+/* ---- The Result of one operation. ---- */
+typedef struct er_result er_result;
+
+/*
+ * Run the operation described by args (er_mma's arguments; args->d gives the output format and shape
+ * and receives the rounded answer: it must be given) and keep what the Result needs.  The operand
+ * tensors must stay valid while the result is used (they are not copied).
+ */
+er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, size_t msg_size);
+void er_result_free(er_result *r);
+
+const char *er_result_op(const er_result *r);        /* "matmul" */
+const char *er_result_guarantee(const er_result *r); /* "correctly_rounded", or "exact" for integers */
+const er_tensor *er_result_rounded(const er_result *r);
+const er_mma_stats *er_result_stats(const er_result *r);
+/* The accumulation format the default compute option resolves to for this result. */
+int er_result_default_compute(const er_result *r);
+
+/* The bounds for options o (computed once per distinct options and kept). */
+er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds **out, char *msg, size_t msg_size);
+
+/*
+ * covers(output): covered[e] = 1 where a correct implementation (under o) can produce output's
+ * element e: a finite value within finite_range, or an infinity or NaN that may_be allows.  output has
+ * the result's output format and shape (any strides).  *outside receives the number not covered.
+ */
+er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
+                           int64_t *outside, char *msg, size_t msg_size);
+
+/*
+ * normal(compute, flush_to_zero): the output of normal accumulation in index order, emulated to the
+ * bit (each product rounded to compute, added in index order after C, each sum rounded to compute to
+ * nearest even; a new partial sum where the next addition would overflow; then rounded to the output
+ * format as rounded is).  out: a tensor of the output format and shape.
+ */
+er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EXACTREF_RESULT_H */

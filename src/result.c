@@ -1,0 +1,325 @@
+/* result.c: seed 002's Result for the exact engine: standards, tolerances kept per options, covers. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cpu/cpu_internal.h"
+#include "exactref/exactref.h"
+
+/* The matrix-engine models of accumulation-models.md, one row each (docs/proofs/engines.md). */
+static const er_standard er_models_[] = {
+    /* kind, name, k, F, out_p, out_round, promote, group, floor */
+    {ER_STD_ENGINE, "volta", 4, 23, 23, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "turing", 8, 24, 23, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "ampere", 8, 24, 23, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "ampere-tf32", 4, 24, 23, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "ada-fp8", 16, 13, 13, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "hopper", 16, 25, 23, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "hopper-tf32", 8, 25, 23, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "hopper-fp8", 32, 13, 13, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "deepgemm-fp8", 32, 13, 13, ER_RND_ZERO, 128, 1, 0},
+    {ER_STD_ENGINE, "blackwell", 16, 25, 23, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "blackwell-f8f6f4", 32, 25, 23, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "blackwell-mx", 32, 25, 23, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "blackwell-mxf4", 64, 35, 23, ER_RND_ZERO, 0, 16, 0},
+    {ER_STD_ENGINE, "cdna3", 16, 24, 23, ER_RND_NEAREST_EVEN, 0, 1, 1},
+};
+
+const char *er_standard_names(void)
+{
+    return "normal any_order volta turing ampere ampere-tf32 ada-fp8 hopper hopper-tf32 hopper-fp8 "
+           "deepgemm-fp8 blackwell blackwell-f8f6f4 blackwell-mx blackwell-mxf4 cdna3 engine:k=..,F=..,p=..";
+}
+
+static er_status msgf(char *msg, size_t size, er_status st, const char *fmt, ...)
+{
+    if (msg && size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, size, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t msg_size)
+{
+    if (!spec || !s) return ER_EINVAL;
+    memset(s, 0, sizeof *s);
+    s->group = 1;
+    if (!strcmp(spec, "normal") || !strcmp(spec, "any_order")) {
+        s->kind = strcmp(spec, "normal") ? ER_STD_ANY_ORDER : ER_STD_NORMAL;
+        snprintf(s->name, sizeof s->name, "%s", spec);
+        return ER_OK;
+    }
+    for (size_t i = 0; i < sizeof er_models_ / sizeof er_models_[0]; i++)
+        if (!strcmp(spec, er_models_[i].name)) {
+            *s = er_models_[i];
+            return ER_OK;
+        }
+    if (!strncmp(spec, "engine:", 7) || !strcmp(spec, "engine")) {
+        const char *p = spec + (spec[6] == ':' ? 7 : 6);
+        *s = (er_standard){ER_STD_ENGINE, "", 16, 25, 23, ER_RND_ZERO, 0, 1, 0};
+        snprintf(s->name, sizeof s->name, "%.47s", spec);
+        while (*p) {
+            char key[16];
+            long v;
+            int used = 0;
+            if (sscanf(p, "%15[a-z_]=%ld%n", key, &v, &used) != 2) {
+                char word[16];
+                if (sscanf(p, "round=%15[a-z_]%n", word, &used) == 1) {
+                    if (!strcmp(word, "zero")) s->out_round = ER_RND_ZERO;
+                    else if (!strcmp(word, "nearest_even")) s->out_round = ER_RND_NEAREST_EVEN;
+                    else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': round is zero or nearest_even", spec);
+                    p += used;
+                    if (*p == ',') p++;
+                    continue;
+                }
+                return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected key=value at '%s'", spec, p);
+            }
+            if (v < 0 || v > 4096) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': %s=%ld out of range", spec, key, v);
+            if (!strcmp(key, "k") && v >= 1) s->k = (int)v;
+            else if (!strcmp(key, "F")) s->F = (int)v;
+            else if (!strcmp(key, "f")) s->F = (int)v;
+            else if (!strcmp(key, "p") && v >= 1 && v <= 52) s->out_p = (int)v;
+            else if (!strcmp(key, "promote")) s->promote = (int)v;
+            else if (!strcmp(key, "group") && v >= 1) s->group = (int)v;
+            else if (!strcmp(key, "floor")) s->floor_terms = v != 0;
+            else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': unknown or invalid key '%s'", spec, key);
+            p += used;
+            if (*p == ',') p++;
+        }
+        if (s->promote && s->promote % s->k)
+            return msgf(msg, msg_size, ER_EINVAL, "standard '%s': promote must be a multiple of k", spec);
+        return ER_OK;
+    }
+    return msgf(msg, msg_size, ER_EFORMAT, "unknown standard '%s' (known: %s)", spec, er_standard_names());
+}
+
+void er_tol_opts_init(er_tol_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->compute = -1;
+    o->standard.kind = ER_STD_NORMAL;
+    o->standard.group = 1;
+    snprintf(o->standard.name, sizeof o->standard.name, "normal");
+}
+
+#define ER_CACHE 8
+
+struct er_result {
+    er_mma_args args;
+    er_tensor d;
+    er_mma_stats stats;
+    int is_int;
+    int64_t count;
+    int ncache;
+    struct {
+        er_tol_opts o;
+        int compute;
+        er_bounds b;
+    } cache[ER_CACHE];
+};
+
+er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, size_t msg_size)
+{
+    er_result *r;
+    er_status st;
+    if (!args || !out || !args->d || !args->a || !args->b) return msgf(msg, msg_size, ER_EINVAL, "a, b and d are required");
+    r = (er_result *)calloc(1, sizeof *r);
+    if (!r) return ER_ENOMEM;
+    r->args = *args;
+    r->args.lo = r->args.hi = r->args.odd = NULL;
+    r->args.stats = &r->stats;
+    r->args.msg = msg;
+    r->args.msg_size = msg_size;
+    st = er_mma(&r->args);
+    if (st != ER_OK) {
+        free(r);
+        return st;
+    }
+    r->d = *args->d;
+    r->args.d = &r->d;
+    r->args.stats = NULL;
+    r->args.msg = NULL;
+    r->args.msg_size = 0;
+    r->is_int = er_fmt_get(args->a->format).kind != ER_KIND_FLOAT;
+    r->count = r->stats.elements;
+    *out = r;
+    return ER_OK;
+}
+
+static void free_bounds(er_bounds *b)
+{
+    free(b->radius);
+    free(b->tolerance);
+    free(b->low);
+    free(b->high);
+    free(b->has_range);
+    free(b->may_pinf);
+    free(b->may_ninf);
+    free(b->may_nan);
+    memset(b, 0, sizeof *b);
+}
+
+void er_result_free(er_result *r)
+{
+    if (!r) return;
+    for (int i = 0; i < r->ncache; i++) free_bounds(&r->cache[i].b);
+    free(r);
+}
+
+const char *er_result_op(const er_result *r) { return r ? "matmul" : NULL; }
+const char *er_result_guarantee(const er_result *r) { return r && r->is_int ? "exact" : "correctly_rounded"; }
+const er_tensor *er_result_rounded(const er_result *r) { return r ? &r->d : NULL; }
+const er_mma_stats *er_result_stats(const er_result *r) { return r ? &r->stats : NULL; }
+
+int er_result_default_compute(const er_result *r)
+{
+    er_fmt fa = er_fmt_get(r->args.a->format), fb = er_fmt_get(r->args.b->format);
+    int wa = r->args.a->format, wide = fa.mbits >= fb.mbits ? wa : r->args.b->format;
+    if (er_fmt_get(wide).mbits < 23) return ER_FMT_F32;
+    return wide;
+}
+
+static int same_opts(const er_tol_opts *x, int cx, const er_tol_opts *y, int cy)
+{
+    return cx == cy && x->flush_to_zero == y->flush_to_zero && x->ulps == y->ulps &&
+           !memcmp(&x->standard, &y->standard, sizeof x->standard);
+}
+
+er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds **out, char *msg, size_t msg_size)
+{
+    er_tol_opts def;
+    int compute;
+    er_bounds b;
+    er_status st;
+    if (!r || !out) return ER_EINVAL;
+    if (!o) {
+        er_tol_opts_init(&def);
+        o = &def;
+    }
+    compute = o->compute < 0 ? er_result_default_compute(r) : o->compute;
+    if (compute >= ER_FMT_COUNT || er_fmt_get(compute).kind != ER_KIND_FLOAT || compute == ER_FMT_TF32 ||
+        er_fmt_get(compute).mbits < 2)
+        return msgf(msg, msg_size, ER_EINVAL, "compute must be f64, f32, f16 or bf16");
+    for (int i = 0; i < r->ncache; i++)
+        if (same_opts(&r->cache[i].o, r->cache[i].compute, o, compute)) {
+            *out = &r->cache[i].b;
+            return ER_OK;
+        }
+    memset(&b, 0, sizeof b);
+    size_t n = (size_t)(r->count ? r->count : 1);
+    b.count = r->count;
+    b.radius = (double *)malloc(n * sizeof(double));
+    b.tolerance = (double *)malloc(n * sizeof(double));
+    b.low = (uint64_t *)malloc(n * sizeof(uint64_t));
+    b.high = (uint64_t *)malloc(n * sizeof(uint64_t));
+    b.has_range = (unsigned char *)malloc(n);
+    b.may_pinf = (unsigned char *)malloc(n);
+    b.may_ninf = (unsigned char *)malloc(n);
+    b.may_nan = (unsigned char *)malloc(n);
+    if (!b.radius || !b.tolerance || !b.low || !b.high || !b.has_range || !b.may_pinf || !b.may_ninf || !b.may_nan) {
+        free_bounds(&b);
+        return msgf(msg, msg_size, ER_ENOMEM, "out of memory for the bounds of %lld elements", (long long)r->count);
+    }
+    if (r->is_int) {
+        /* mmai is exact: the one correct output is rounded */
+        er_format_info fi;
+        er_format_get_info(r->d.format, &fi);
+        int64_t e = 0;
+        int64_t B = r->d.ndim == 3 ? r->d.shape[0] : 1, M = r->d.shape[r->d.ndim - 2], N = r->d.shape[r->d.ndim - 1];
+        for (int64_t bb = 0; bb < B; bb++)
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++, e++) {
+                    int64_t sb = r->d.ndim == 3 ? r->d.strides[0] : 0;
+                    const unsigned char *p = (const unsigned char *)r->d.data +
+                                             (size_t)(bb * sb + i * r->d.strides[r->d.ndim - 2] + j * r->d.strides[r->d.ndim - 1]) * 4;
+                    uint32_t v;
+                    memcpy(&v, p, 4);
+                    b.radius[e] = 0;
+                    b.tolerance[e] = 0;
+                    b.low[e] = b.high[e] = v;
+                    b.has_range[e] = 1;
+                    b.may_pinf[e] = b.may_ninf[e] = b.may_nan[e] = 0;
+                }
+    } else {
+        st = er_cpu_bounds(&r->args, &r->d, compute, o->flush_to_zero, &o->standard, &b);
+        if (st != ER_OK) {
+            free_bounds(&b);
+            return msgf(msg, msg_size, st, "computing the bounds failed: %s", er_status_string(st));
+        }
+    }
+    if (r->ncache == ER_CACHE) {
+        free_bounds(&r->cache[0].b);
+        memmove(&r->cache[0], &r->cache[1], sizeof r->cache[0] * (ER_CACHE - 1));
+        r->ncache--;
+    }
+    r->cache[r->ncache].o = *o;
+    r->cache[r->ncache].compute = compute;
+    r->cache[r->ncache].b = b;
+    *out = &r->cache[r->ncache].b;
+    r->ncache++;
+    return ER_OK;
+}
+
+er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
+                           int64_t *outside, char *msg, size_t msg_size)
+{
+    const er_bounds *b;
+    er_status st;
+    er_format_info fi;
+    if (!r || !output || !covered) return ER_EINVAL;
+    if (output->format != r->d.format || output->ndim != r->d.ndim)
+        return msgf(msg, msg_size, ER_EINVAL, "the output must have the result's format (%s) and shape",
+                    er_format_name(r->d.format));
+    for (int i = 0; i < output->ndim; i++)
+        if (output->shape[i] != r->d.shape[i])
+            return msgf(msg, msg_size, ER_EINVAL, "the output's shape differs from the result's in dimension %d", i);
+    if ((st = er_result_bounds(r, o, &b, msg, msg_size)) != ER_OK) return st;
+    er_format_get_info(output->format, &fi);
+    int64_t B = output->ndim == 3 ? output->shape[0] : 1, M = output->shape[output->ndim - 2],
+            N = output->shape[output->ndim - 1], e = 0, bad = 0;
+    int64_t sb = output->ndim == 3 ? output->strides[0] : 0;
+    for (int64_t bb = 0; bb < B; bb++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++, e++) {
+                const unsigned char *p = (const unsigned char *)output->data +
+                                         (size_t)(bb * sb + i * output->strides[output->ndim - 2] +
+                                                  j * output->strides[output->ndim - 1]) * (size_t)fi.storage_bytes;
+                uint64_t x = 0;
+                memcpy(&x, p, (size_t)fi.storage_bytes);
+                int ok;
+                if (r->is_int) {
+                    ok = (x & 0xFFFFFFFFu) == (b->low[e] & 0xFFFFFFFFu);
+                } else {
+                    er_val v = er_decode(output->format, x);
+                    if (v.cls == ER_CLASS_NAN) ok = b->may_nan[e];
+                    else if (v.cls == ER_CLASS_INF) ok = v.sign ? b->may_ninf[e] : b->may_pinf[e];
+                    else {
+                        double xv, lo, hi;
+                        er_from_bits(output->format, x, &xv);
+                        er_from_bits(output->format, b->low[e], &lo);
+                        er_from_bits(output->format, b->high[e], &hi);
+                        ok = b->has_range[e] && lo <= xv && xv <= hi;
+                    }
+                }
+                covered[e] = (unsigned char)ok;
+                bad += !ok;
+            }
+    if (outside) *outside = bad;
+    return ER_OK;
+}
+
+er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)
+{
+    if (!r || !out) return ER_EINVAL;
+    if (r->is_int) return msgf(msg, msg_size, ER_EINVAL, "mmai is exact: its normal() is rounded");
+    if (compute < 0) compute = er_result_default_compute(r);
+    if (out->format != r->d.format) return msgf(msg, msg_size, ER_EINVAL, "normal(): out must have the output format");
+    er_status st = er_cpu_normal(&r->args, &r->d, compute, flush_to_zero, out);
+    if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", er_status_string(st));
+    return ER_OK;
+}
