@@ -10,6 +10,7 @@
 #include "exactref/core/er_round.h"
 #include "exactref/mma.h"
 #include "exactref/result.h"
+#include "exactref/interval.h"
 
 #ifdef __cplusplus
 extern "C" {

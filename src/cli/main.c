@@ -31,6 +31,7 @@ static const struct {
 } commands[] = {
     {"convert", er_cmd_convert}, {"decode", er_cmd_decode}, {"formats", er_cmd_formats},
     {"demo", er_cmd_demo},       {"info", er_cmd_info},       {"matmul", er_cmd_matmul},
+    {"check", er_cmd_check},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,38 @@
+/* cli_mma.h: the operand flags shared by `exactref matmul` and `exactref check`. */
+#ifndef ER_CLI_MMA_H
+#define ER_CLI_MMA_H
+
+#include "cli.h"
+#include "exactref/npy.h"
+
+typedef struct {
+    const char *path;
+    er_npy npy;
+    er_tensor t;
+    void *storage;
+    int loaded;
+} er_cli_operand;
+
+typedef struct {
+    const char *cmd;
+    er_cli_operand A, B, C, SA, SB;
+    int afmt, bfmt, cfmt, ofmt, sfmt, dir, block, threads, strategy;
+    unsigned opts;
+    const char *backend;
+} er_cli_mma;
+
+void er_cli_mma_init(er_cli_mma *m, const char *cmd);
+/* Consume argv[*i] (and its values) if it is one of the shared flags: 1 consumed, 0 not ours, -1 a
+ * usage error (already reported; exit 2). */
+int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i);
+/* Check the backend and load A, B and the optional operands; an exit status (0: loaded). */
+int er_cli_mma_load(er_cli_mma *m);
+/* er_mma arguments over the loaded operands (d, outputs and stats left to the caller). */
+void er_cli_mma_args(er_cli_mma *m, er_mma_args *args);
+/* The product's batch, rows and columns, and whether it is batched. */
+void er_cli_mma_shape(const er_cli_mma *m, int64_t *batch, int64_t *rows, int64_t *cols, int *batched);
+void er_cli_mma_free(er_cli_mma *m);
+/* The help text of the shared flags. */
+extern const char *const er_cli_mma_flags_help;
+
+#endif
