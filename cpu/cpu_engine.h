@@ -77,13 +77,14 @@ typedef struct {
     int has_c;
     int acc_lo, acc_nd;   /* the exact accumulator's window */
     int fast;             /* the certified fast path applies */
+    int exact64;          /* integral inputs, small enough: binary64 accumulation is exact in any order */
     int nthreads;
     /* fast path buffers: per batch, A and B as binary64 values (scales applied), row/column norms */
     double *af, *bf;
     double *a_s1, *a_mx, *a_s2, *b_s1, *b_mx, *b_s2;
     int use_s2;
     /* results */
-    int64_t fast_decided, exact_path, wrapped;
+    int64_t fast_decided, exact_f64, exact_path, wrapped;
     int failed; /* out of memory in a worker */
 } problem;
 

@@ -364,6 +364,15 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
                 si = si + cval;
             }
             if (!isfinite(si)) continue;
+            if (P->exact64) {
+                /* every partial sum is an integer below 2^53: exact in any order (docs/interval.md);
+                 * a zero sum takes its sign from the terms, which only the accumulator tracks */
+                if (si != 0) {
+                    store(A->d, b, i, j, convert_from_f64(to, double_to_bits(si), dir, opts).bits, fi.storage_bytes);
+                    decided[i * n + j] = 1;
+                }
+                continue;
+            }
             double t1 = P->a_s1[i] * P->b_mx[j], t2 = P->a_mx[i] * P->b_s1[j], t = t1 < t2 ? t1 : t2;
             double t3 = sqrt(P->a_s2[i] * P->b_s2[j]);
             if (t3 < t) t = t3;
@@ -453,7 +462,7 @@ typedef struct {
     int64_t b, r0, r1, q0, q1;
     double *s, *cs;
     unsigned char *decided;
-    int64_t fast_decided, exact_path, wrapped;
+    int64_t fast_decided, exact_f64, exact_path, wrapped;
     int failed;
 } work;
 
@@ -518,7 +527,8 @@ static void *worker(void *arg)
                 list[cnt++] = j * P->m + i; /* column-major key: sorting groups columns */
             }
         qsort(list, (size_t)cnt, sizeof *list, cmp_i64);
-        w->fast_decided += (w->r1 - w->r0) * P->n - cnt;
+        if (P->exact64) w->exact_f64 += (w->r1 - w->r0) * P->n - cnt;
+        else w->fast_decided += (w->r1 - w->r0) * P->n - cnt;
         for (int64_t t = 0; t < cnt; t++) {
             int64_t j = list[t] / P->m, i = list[t] % P->m;
             if (t == 0 || list[t - 1] / P->m != j)
@@ -582,6 +592,24 @@ int er_mma(er_mma_args *args)
             P.fast = 0;
         }
     }
+    if (P.fast && !P.scaled) {
+        /* Whole-tensor summaries (issue 7): integral operands whose products and sums stay below
+         * 2^53 make binary64 accumulation exact in any order, with no bound needed. */
+        er_interval ia, ib, ic;
+        if (er_interval_of_tensor(args->a, &ia) == ER_OK && er_interval_of_tensor(args->b, &ib) == ER_OK &&
+            ia.integral && ib.integral && !er_interval_is_top(ia) && !er_interval_is_top(ib) && ia.lo <= ia.hi &&
+            ib.lo <= ib.hi) {
+            double ma = fmax(fabs(ia.lo), fabs(ia.hi)), mb = fmax(fabs(ib.lo), fabs(ib.hi)), mc = 0;
+            int cok = 1;
+            if (P.has_c) {
+                cok = er_interval_of_tensor(args->c, &ic) == ER_OK && ic.integral && !er_interval_is_top(ic) &&
+                      ic.lo <= ic.hi;
+                if (cok) mc = fmax(fabs(ic.lo), fabs(ic.hi));
+            }
+            /* (k ma mb + mc)(1 + 2^-40) < 2^53 bounds every partial sum, with room for its roundings */
+            if (cok && ((double)P.k * ma * mb + mc) * (1.0 + 0x1p-40) < 0x1p53) P.exact64 = 1;
+        }
+    }
     if (P.fast) {
         P.a_mx = P.a_s1 + P.m;
         P.a_s2 = P.a_s1 + 2 * P.m;
@@ -630,6 +658,8 @@ int er_mma(er_mma_args *args)
         run_phase(ws, th, started, T, 1);
         for (int t = 0; t < T; t++) {
             P.fast_decided += ws[t].fast_decided;
+            P.exact_f64 += ws[t].exact_f64;
+            ws[t].exact_f64 = 0;
             P.exact_path += ws[t].exact_path;
             P.wrapped += ws[t].wrapped;
             P.failed |= ws[t].failed;
@@ -645,6 +675,7 @@ done:
     if (args->stats) {
         args->stats->elements = P.batch * P.m * P.n;
         args->stats->fast_decided = P.fast_decided;
+        args->stats->exact_f64 = P.exact_f64;
         args->stats->exact_path = P.exact_path;
         args->stats->wrapped = P.wrapped;
         args->stats->threads = P.nthreads;

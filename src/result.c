@@ -20,17 +20,19 @@ static const er_standard er_models_[] = {
     {ER_STD_ENGINE, "hopper-tf32", 8, 25, 23, ER_RND_ZERO, 0, 1, 0},
     {ER_STD_ENGINE, "hopper-fp8", 32, 13, 13, ER_RND_ZERO, 0, 1, 0},
     {ER_STD_ENGINE, "deepgemm-fp8", 32, 13, 13, ER_RND_ZERO, 128, 1, 0},
+    {ER_STD_ENGINE, "hopper-fp8-deepgemm", 32, 13, 13, ER_RND_ZERO, 128, 1, 0},
     {ER_STD_ENGINE, "blackwell", 16, 25, 23, ER_RND_ZERO, 0, 1, 0},
     {ER_STD_ENGINE, "blackwell-f8f6f4", 32, 25, 23, ER_RND_ZERO, 0, 1, 0},
     {ER_STD_ENGINE, "blackwell-mx", 32, 25, 23, ER_RND_ZERO, 0, 1, 0},
+    {ER_STD_ENGINE, "blackwell-mxf8f6f4", 32, 25, 23, ER_RND_ZERO, 0, 1, 0},
     {ER_STD_ENGINE, "blackwell-mxf4", 64, 35, 23, ER_RND_ZERO, 0, 16, 0},
-    {ER_STD_ENGINE, "cdna3", 16, 24, 23, ER_RND_NEAREST_EVEN, 0, 1, 1},
+    {ER_STD_ENGINE, "cdna3", 8, 24, 23, ER_RND_NEAREST_EVEN, 0, 1, 1},
 };
 
 const char *er_standard_names(void)
 {
     return "normal any_order volta turing ampere ampere-tf32 ada-fp8 hopper hopper-tf32 hopper-fp8 "
-           "deepgemm-fp8 blackwell blackwell-f8f6f4 blackwell-mx blackwell-mxf4 cdna3 engine:k=..,F=..,p=..";
+           "deepgemm-fp8 hopper-fp8-deepgemm blackwell blackwell-f8f6f4 blackwell-mx blackwell-mxf8f6f4 blackwell-mxf4 cdna3 engine:k=..,F=..,p=..";
 }
 
 static er_status msgf(char *msg, size_t size, er_status st, const char *fmt, ...)

@@ -150,6 +150,10 @@ int er_interval_cmpeq_decides(er_interval a, er_interval b); /* a == b */
 er_status er_interval_to_sexp(er_interval t, char *buf, size_t size);
 er_status er_interval_of_sexp(const char *text, er_interval *out);
 
+/* The bounds summary of a whole tensor (2-D or 3-D, any format and strides): the join of its
+ * elements' point intervals; top if an element is NaN; empty for an empty tensor. */
+er_status er_interval_of_tensor(const er_tensor *t, er_interval *out);
+
 #ifdef __cplusplus
 }
 #endif

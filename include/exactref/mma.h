@@ -37,6 +37,7 @@ er_tensor er_tensor_transpose(er_tensor t);
 typedef struct er_mma_stats {
     int64_t elements;       /* elements computed */
     int64_t fast_decided;   /* decided by the certified fp64 fast path */
+    int64_t exact_f64;      /* computed exactly in binary64 (the tensors' summaries prove it exact) */
     int64_t exact_path;     /* computed by the long accumulator */
     int64_t wrapped;        /* mmai: elements whose exact sum lies outside the i32 range (wrapped) */
     int threads;            /* threads used */
