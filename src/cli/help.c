@@ -1,7 +1,7 @@
 /* help.c: the manual of the exactref command and of each subcommand. */
 #include <string.h>
 
-#include "cli.h"
+#include "cli_mma.h"
 
 static const char *const help_main =
     "NAME\n"
@@ -13,12 +13,14 @@ static const char *const help_main =
     "    exactref --version\n"
     "\n"
     "DESCRIPTION\n"
-    "    exactref computes the exact answer of low-precision arithmetic (bf16, f16, fp8, fp6, fp4,\n"
-    "    block-scaled and integer formats), rounded once into the output format, and bounds what a\n"
-    "    correct implementation may output. This build provides the number-format layer: every\n"
-    "    format, every rounding direction, bit-exact on the CPU, OpenCL and CUDA paths.\n"
+    "    exactref computes the exact answer of low-precision matrix products (bf16, f16, fp8, fp6,\n"
+    "    fp4, block-scaled MXFP8/MXFP4/NVFP4 and integer formats), rounded once into the output\n"
+    "    format, and proves per element what a correct implementation may output under a named\n"
+    "    accumulation standard (normal, any_order, or a tensor-core model), so that a check says\n"
+    "    which elements no correct implementation could produce.\n"
     "\n"
     "COMMANDS\n"
+    "    check     judge an implementation's output element by element against proven bounds\n"
     "    matmul    the exact product of .npy matrices, rounded once (mma, block-scaled, mmai)\n"
     "    convert   convert bit patterns between formats with one rounding (stdin to stdout)\n"
     "    decode    print the exact value and class of bit patterns\n"
@@ -176,6 +178,53 @@ static const char *const help_matmul =
     "EXAMPLE\n"
     "    $ exactref matmul a.npy b.npy --a-format bf16 --b-format bf16 --out-format f32 -o d.npy\n";
 
+static const char *const help_check =
+    "NAME\n"
+    "    exactref check - judge a matmul output element by element against proven bounds\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    exactref check A.npy B.npy OUT.npy [the matmul flags] [--standard S] [--compute F]\n"
+    "                   [--ulps U] [--flush-to-zero] [--json FILE] [--junit FILE]\n"
+    "                   [--save-failures DIR]\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    Computes the exact product of A and B (and C, scales: the matmul flags), rounded once into\n"
+    "    OUT's format, and for every element a proven range of the outputs a correct implementation\n"
+    "    may produce under the standard. Prints a report in the spirit of assert_close: elements\n"
+    "    checked and elements outside; the worst element (index, output, rounded, allowed range,\n"
+    "    and how many output ulps beyond it); a histogram of |output - rounded| / tolerance; and\n"
+    "    warnings when the check is vacuous (an operand all zero or subnormal; bounds that would\n"
+    "    accept an all-zero output). OUT's format is --out-format, or its dtype's.\n"
+    "\n"
+    "STANDARDS (docs/proofs/)\n"
+    "    normal       products rounded to compute, added in index order or 2 or 4 lanes (default)\n"
+    "    any_order    any summation tree, with or without fused multiply-add\n"
+    "    volta turing ampere ampere-tf32 ada-fp8 hopper hopper-tf32 hopper-fp8 deepgemm-fp8\n"
+    "    blackwell blackwell-f8f6f4 blackwell-mx blackwell-mxf4 cdna3\n"
+    "                 tensor-core models (accumulation-models.md)\n"
+    "    engine:k=16,F=25,p=23,round=zero,promote=0,group=1,floor=0\n"
+    "                 a model of your own: products per instruction, alignment bits, kept\n"
+    "                 fraction bits, normalisation rounding, products between f32 promotions\n"
+    "\n"
+    "OPTIONS\n"
+    "    --standard S           the implementations judged correct (default normal)\n"
+    "    --compute F            their accumulation format (default: f32 for inputs narrower than\n"
+    "                           f32, else the wider input format)\n"
+    "    --ulps U               library functions within U ulps (matmul calls none: no effect)\n"
+    "    --flush-to-zero        they may flush subnormal values of compute to zero\n"
+    "    --json FILE            the report as JSON (written atomically; never progress text)\n"
+    "    --junit FILE           a JUnit XML file with one test case\n"
+    "    --save-failures DIR    when elements are outside: the inputs, the output and repro.sh\n"
+    "    the matmul flags:\n"
+    "%s"
+    "\n"
+    "EXIT STATUS\n"
+    "    0 every element is covered; 1 some element is not; 2 bad usage or input; 3 internal or\n"
+    "    device error. A long check shows its progress on a terminal (stderr only).\n"
+    "\n"
+    "EXAMPLE\n"
+    "    $ exactref check a.npy b.npy out.npy --a-format bf16 --b-format bf16 --standard hopper\n";
+
 static const char *const help_formats =
     "NAME\n"
     "    exactref formats - list every format with its layout and special values\n"
@@ -196,10 +245,12 @@ static const char *const help_demo =
     "    exactref demo\n"
     "\n"
     "DESCRIPTION\n"
-    "    Shows the formats, rounds a few values into every format in every direction, shows the\n"
-    "    cases where rounding twice (as through float32) differs from rounding once, converts a\n"
-    "    batch covering every pair of formats and every direction on each backend built in, and\n"
-    "    checks that every backend gives the same bits as the portable C path.\n"
+    "    The main job on an embedded, seeded problem: a 256 x 256 x 4096 bf16 product and a\n"
+    "    256 x 256 x 1024 MXFP8 one; the exact reference; implementations (f32 index order, 4 lanes,\n"
+    "    simulated tensor cores, and one with a bug) judged against the proven bounds of their\n"
+    "    standard, beside PyTorch's assert_close. Then the formats: a value rounded into every\n"
+    "    format in every direction, the cases where rounding twice differs from rounding once, and\n"
+    "    a batch covering every pair of formats on each backend, compared bit for bit with C.\n"
     "\n"
     "EXIT STATUS\n"
     "    0 success; 3 a backend disagreed with the C path or failed\n";
@@ -223,6 +274,10 @@ int er_cli_help(FILE *out, const char *cmd)
     else if (!strcmp(cmd, "decode")) t = help_decode;
     else if (!strcmp(cmd, "formats")) t = help_formats;
     else if (!strcmp(cmd, "matmul")) t = help_matmul;
+    else if (!strcmp(cmd, "check")) {
+        fprintf(out, help_check, er_cli_mma_flags_help);
+        return 0;
+    }
     else if (!strcmp(cmd, "demo")) t = help_demo;
     else if (!strcmp(cmd, "info")) t = help_info;
     else if (!strcmp(cmd, "help")) t = help_main;

@@ -69,7 +69,7 @@ printf '3c00\nzz\n' >"$tmp/in.txt"
 expect_err "file line" 2 "in.txt:2: not a hexadecimal" '' decode --format f16 "$tmp/in.txt"
 
 # Help and version.
-for c in "" convert decode formats demo info; do
+for c in "" convert decode formats demo info matmul check; do
     if [ -z "$c" ]; then "$X" --help >"$tmp/out" 2>&1; else "$X" "$c" --help >"$tmp/out" 2>&1; fi
     if [ $? -eq 0 ] && grep -q "SYNOPSIS" "$tmp/out"; then ok; else bad "help for '$c'"; fi
 done

@@ -64,6 +64,20 @@ run "undeclared uint16" 2 "declare" matmul "$tmp/a.npy" "$tmp/b.npy" --out-forma
 run "opencl engine" 3 "not built yet" matmul "$tmp/a.npy" "$tmp/b.npy" --a-format bf16 --b-format bf16 --out-format f32 -o "$tmp/x.npy" --backend opencl
 run "one scale" 2 "both --a-scale and --b-scale" matmul "$tmp/a.npy" "$tmp/b.npy" --out-format f32 -o "$tmp/x.npy" --a-scale "$tmp/a.npy"
 [ -e "$tmp/x.npy" ] && bad "an error left an output file" || ok
+# exactref check: the exact output passes, a wrong one fails with a report, JSON, JUnit and a bundle
+run "check pass" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" --a-format bf16 --b-format bf16 --json "$tmp/r.json" --junit "$tmp/r.xml"
+grep -q '"outside": 0' "$tmp/r.json" && grep -q '"passed": true' "$tmp/r.json" && ok || bad "check pass json: $(cat "$tmp/r.json")"
+grep -q 'failures="0"' "$tmp/r.xml" && ok || bad "check pass junit"
+grep -q '^PASS' "$tmp/out" && ok || bad "check pass report: $(cat "$tmp/out")"
+# the same output claimed for [[1, 2], [3, 5]]: element [1, 1] is 4, far from 5's bounds
+mknpy "$tmp/w.npy" '<f4' '(2, 2)' '\000\000\200\077\000\000\000\100\000\000\100\100\000\000\240\100'
+run "check fail" 1 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" --a-format bf16 --b-format bf16 --standard any_order --json "$tmp/f.json" --save-failures "$tmp/bundle"
+grep -q 'elements outside   1' "$tmp/out" && grep -q 'worst element      \[1, 1\]' "$tmp/out" && grep -q '^FAIL' "$tmp/out" && ok || bad "check fail report: $(cat "$tmp/out")"
+grep -q '"outside": 1' "$tmp/f.json" && ok || bad "check fail json"
+[ -x "$tmp/bundle/repro.sh" ] && [ -f "$tmp/bundle/0-a.npy" ] && [ -f "$tmp/bundle/5-w.npy" ] && ok || bad "check bundle: $(ls "$tmp/bundle" 2>&1)"
+(cd "$tmp/bundle" && PATH="$(dirname "$X"):$PATH" sh repro.sh >/dev/null 2>&1; [ $? -eq 1 ]) && ok || bad "repro.sh does not reproduce the failure"
+run "check shape" 2 "the product is" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/k.npy" --a-format bf16 --b-format bf16
+run "check standard" 2 "unknown standard" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" --a-format bf16 --b-format bf16 --standard pascal
 # every malformed corpus file: exit 2, its name in the message, no output
 for f in "$CORPUS"/bad_*.npy; do
     run "corpus $(basename "$f")" 2 "$(basename "$f")" matmul "$f" "$tmp/b.npy" --b-format bf16 --out-format f32 -o "$tmp/y.npy"
