@@ -245,6 +245,12 @@ static void finish_element(const bctx *c, int64_t e, uint64_t rbits, double s64,
         else if (is_inf_pattern(of, inf_n.bits, &sgn)) o->may_ninf[e] = 1;
     }
     double flo = NAN, fhi = NAN;
+    if (!er_fmt_signed(er_fmt_get(of)) && lo_c <= 0) {
+        /* an unsigned output (f8E8M0FNU): every value <= 0 gives NaN and every positive value a
+         * positive pattern, so the monotone argument applies to the positive part only */
+        o->may_nan[e] = 1;
+        lo_c = 0x1p-1074;
+    }
     if (lo_c <= hi_c) {
         uint64_t lp = convert_from_f64(of, double_to_bits(lo_c), dir, opts).bits;
         uint64_t hp = convert_from_f64(of, double_to_bits(hi_c), dir, opts).bits;

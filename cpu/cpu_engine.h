@@ -119,16 +119,23 @@ static inline er_val scale_val(er_val x, er_val s)
     return r;
 }
 
+/* An operand element, its subnormals read as zero with ER_OPT_FTZ_IN (the flush of inputs). */
+static inline er_val in_val(const problem *P, er_val v)
+{
+    if ((P->args->opts & ER_OPT_FTZ_IN) && v.cls == ER_CLASS_SUBNORMAL) v.cls = ER_CLASS_ZERO;
+    return v;
+}
+
 static inline er_val a_val(const problem *P, int64_t b, int64_t i, int64_t p)
 {
-    er_val v = er_decode(P->a.fmt, load(&P->a, b, i, p));
+    er_val v = in_val(P, er_decode(P->a.fmt, load(&P->a, b, i, p)));
     if (P->scaled) v = scale_val(v, er_decode(P->sa.fmt, load(&P->sa, b, i, p / P->args->block)));
     return v;
 }
 
 static inline er_val b_val(const problem *P, int64_t b, int64_t p, int64_t j)
 {
-    er_val v = er_decode(P->b.fmt, load(&P->b, b, p, j));
+    er_val v = in_val(P, er_decode(P->b.fmt, load(&P->b, b, p, j)));
     if (P->scaled) v = scale_val(v, er_decode(P->sb.fmt, load(&P->sb, b, p / P->args->block, j)));
     return v;
 }

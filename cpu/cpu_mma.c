@@ -126,6 +126,36 @@ static int is_elem_fmt(int f)
            f == ER_FMT_F4E2M1FN;
 }
 
+/* Every element of t is a pattern of its format: nothing above the width, tf32's padding zero. */
+static int check_patterns(er_mma_args *A, const er_tensor *t, const char *name)
+{
+    er_fmt d = er_fmt_get(t->format);
+    er_format_info fi;
+    er_format_get_info(t->format, &fi);
+    if (d.width == 8 * fi.storage_bytes && d.pad == 0) return ER_OK; /* every stored value is a pattern */
+    int64_t B = t->ndim == 3 ? t->shape[0] : 1, M = t->shape[t->ndim - 2], N = t->shape[t->ndim - 1];
+    int64_t sb = t->ndim == 3 ? t->strides[0] : 0;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                uint64_t x = 0;
+                memcpy(&x, (const unsigned char *)t->data +
+                               (size_t)(b * sb + i * t->strides[t->ndim - 2] + j * t->strides[t->ndim - 1]) * (size_t)fi.storage_bytes,
+                       (size_t)fi.storage_bytes);
+                if (er_check_pattern(t->format, x) != ER_OK) {
+                    char idx[80];
+                    if (t->ndim == 3)
+                        snprintf(idx, sizeof idx, "[%lld, %lld, %lld]", (long long)b, (long long)i, (long long)j);
+                    else
+                        snprintf(idx, sizeof idx, "[%lld, %lld]", (long long)i, (long long)j);
+                    return fail(A, ER_EPATTERN, "%s: element %s = 0x%llx is not a %s pattern (%s)", name, idx,
+                                (unsigned long long)x, fi.name,
+                                d.pad ? "its low padding bits must be zero" : "bits set above its width");
+                }
+            }
+    return ER_OK;
+}
+
 int er_engine_validate(problem *P)
 {
     er_mma_args *A = P->args;
@@ -140,6 +170,8 @@ int er_engine_validate(problem *P)
     if (!A->d && !A->lo && !A->hi && !A->odd) return fail(A, ER_EINVAL, "no output: give d or an enclosure");
     if (A->rounding < 0 || A->rounding >= ER_RND_COUNT)
         return fail(A, ER_EINVAL, "unknown rounding direction %d", A->rounding);
+    if (A->opts & ~(unsigned)(ER_OPT_SATURATE | ER_OPT_FTZ))
+        return fail(A, ER_EINVAL, "unknown option bits 0x%x (ER_OPT_SATURATE, ER_OPT_FTZ_IN, ER_OPT_FTZ_OUT)", A->opts);
     if (A->strategy != ER_STRATEGY_AUTO && A->strategy != ER_STRATEGY_EXACT)
         return fail(A, ER_EINVAL, "unknown strategy %d", A->strategy);
 
@@ -231,6 +263,12 @@ int er_engine_validate(problem *P)
     P->b = make_view(A->b);
     P->has_c = A->c != NULL;
     if (P->has_c) P->c = make_view(A->c);
+    {
+        const er_tensor *ts[5] = {A->a, A->b, A->c, A->a_scale, A->b_scale};
+        const char *tn[5] = {"a", "b", "c", "a_scale", "b_scale"};
+        for (int t = 0; t < 5; t++)
+            if (ts[t] && (st = check_patterns(A, ts[t], tn[t])) != ER_OK) return st;
+    }
     P->nthreads = er_cpu_threads(A->threads);
 
     if (!P->kind) {
@@ -299,7 +337,7 @@ static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const d
     } else {
         for (int64_t p = 0; p < P->k; p++) er_acc_add_product(acc, a_val(P, b, i, p), b_val(P, b, p, j));
     }
-    if (P->has_c) er_acc_add_val(acc, er_decode(P->c.fmt, load(&P->c, b, i, j)));
+    if (P->has_c) er_acc_add_val(acc, in_val(P, er_decode(P->c.fmt, load(&P->c, b, i, j))));
 }
 
 static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, const double *bcol, er_acc *acc,
@@ -360,7 +398,8 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
             double cval = 0.0;
             decided[i * n + j] = 0;
             if (P->has_c) {
-                cval = bits_to_double(er_convert(P->c.fmt, ER_FMT_F64, load(&P->c, b, i, j), ER_RND_NEAREST_EVEN, 0u).bits);
+                cval = bits_to_double(er_convert(P->c.fmt, ER_FMT_F64, load(&P->c, b, i, j), ER_RND_NEAREST_EVEN,
+                                                 A->opts & ER_OPT_FTZ_IN).bits);
                 si = si + cval;
             }
             if (!isfinite(si)) continue;
@@ -382,7 +421,9 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
             if (!isfinite(lo) || !isfinite(hi)) continue;
             er_res rl = convert_from_f64(to, double_to_bits(lo), dir, opts);
             er_res rh = convert_from_f64(to, double_to_bits(hi), dir, opts);
-            if (rl.bits == rh.bits) {
+            /* NaN's preimage need not be an interval (FNUZ formats: both overflows; f8E8M0FNU: every
+             * negative value), so a NaN at both ends decides nothing */
+            if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
                 store(A->d, b, i, j, rl.bits, fi.storage_bytes);
                 decided[i * n + j] = 1;
             }
@@ -403,7 +444,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
         double s1 = 0, mx = 0, s2 = 0;
         if (contiguous_a) {
             er_convert_array(P->a.fmt, ER_FMT_F64, P->a.data + (size_t)(b * P->a.sb + i * k) * (size_t)P->a.bytes, row,
-                             (size_t)k, ER_RND_NEAREST_EVEN, 0u, NULL, NULL);
+                             (size_t)k, ER_RND_NEAREST_EVEN, P->args->opts & ER_OPT_FTZ_IN, NULL, NULL);
         } else {
             for (int64_t p = 0; p < k; p++) row[p] = val_to_double(a_val(P, b, i, p));
         }
@@ -421,7 +462,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
         double *row = P->bf + p * n;
         if (contiguous_b) {
             er_convert_array(P->b.fmt, ER_FMT_F64, P->b.data + (size_t)(b * P->b.sb + p * n) * (size_t)P->b.bytes, row,
-                             (size_t)n, ER_RND_NEAREST_EVEN, 0u, NULL, NULL);
+                             (size_t)n, ER_RND_NEAREST_EVEN, P->args->opts & ER_OPT_FTZ_IN, NULL, NULL);
         } else {
             for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(P, b, p, j));
         }
@@ -526,7 +567,7 @@ static void *worker(void *arg)
                 }
                 list[cnt++] = j * P->m + i; /* column-major key: sorting groups columns */
             }
-        qsort(list, (size_t)cnt, sizeof *list, cmp_i64);
+        if (cnt) qsort(list, (size_t)cnt, sizeof *list, cmp_i64);
         if (P->exact64) w->exact_f64 += (w->r1 - w->r0) * P->n - cnt;
         else w->fast_decided += (w->r1 - w->r0) * P->n - cnt;
         for (int64_t t = 0; t < cnt; t++) {

@@ -244,7 +244,7 @@ int er_cmd_check(int argc, char **argv)
     er_status st = er_result_create(&args, &res, msg, sizeof msg);
     if (st != ER_OK) {
         fprintf(stderr, "exactref check: %s\n", msg[0] ? msg : er_status_string(st));
-        rc = st == ER_EINVAL ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
+        rc = (st == ER_EINVAL || st == ER_EPATTERN) ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
         goto done;
     }
     double t_ref = now() - t0;
@@ -260,7 +260,7 @@ int er_cmd_check(int argc, char **argv)
     if ((st = er_result_bounds(res, &o, &bd, msg, sizeof msg)) != ER_OK ||
         (st = er_result_covers(res, &o, &O, cov, &outside, msg, sizeof msg)) != ER_OK) {
         fprintf(stderr, "exactref check: %s\n", msg);
-        rc = st == ER_EINVAL ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
+        rc = (st == ER_EINVAL || st == ER_EPATTERN) ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
         goto done;
     }
     if (tty) fprintf(stderr, "%*s\r", 78, "");

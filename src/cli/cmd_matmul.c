@@ -80,7 +80,7 @@ int er_cmd_matmul(int argc, char **argv)
         er_status st = er_mma(&args);
         if (st != ER_OK) {
             fprintf(stderr, "exactref matmul: %s\n", msg[0] ? msg : er_status_string(st));
-            rc = st == ER_EINVAL ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
+            rc = (st == ER_EINVAL || st == ER_EPATTERN) ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
             goto done;
         }
         if ((out && (st = er_npy_write_tensor(out, &D, msg, sizeof msg)) != ER_OK) ||
