@@ -26,6 +26,10 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
                   er_bounds *out);
 int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out);
 
+/* The exact engine on an OpenCL device (opencl/er_opencl_mma.c; ER_EUNSUPPORTED without OpenCL).
+ * args has been validated by er_mma. */
+int er_opencl_mma(er_mma_args *args);
+
 #endif
 }
 
@@ -37,5 +41,9 @@ int er_cpu_threads(int requested);
 int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
                   er_bounds *out);
 int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out);
+
+/* The exact engine on an OpenCL device (opencl/er_opencl_mma.c; ER_EUNSUPPORTED without OpenCL).
+ * args has been validated by er_mma. */
+int er_opencl_mma(er_mma_args *args);
 
 #endif

@@ -63,6 +63,8 @@ void er_mma_args_init(er_mma_args *args)
     memset(args, 0, sizeof *args);
     args->rounding = ER_RND_NEAREST_EVEN;
     args->strategy = ER_STRATEGY_AUTO;
+    args->backend = ER_BACKEND_AUTO;
+    args->device = -1;
 }
 
 int er_cpu_threads(int requested)
@@ -615,6 +617,10 @@ int er_mma(er_mma_args *args)
     memset(&P, 0, sizeof P);
     P.args = args;
     if ((st = er_engine_validate(&P)) != ER_OK) return st;
+    if (args->backend == ER_BACKEND_OPENCL) return er_opencl_mma(args);
+    if (args->backend == ER_BACKEND_CUDA)
+        return fail(args, ER_EUNSUPPORTED, "the CUDA backend of the exact engine is not built yet; use the CPU "
+                                           "or OpenCL backend (the same bits)");
     if (P.m == 0 || P.n == 0 || P.batch == 0) goto done;
 
     if (P.fast) {

@@ -24,3 +24,11 @@ er_status er_opencl_convert_mixed(const uint32_t *spec, const uint64_t *src, uin
     if (msg && msg_size) snprintf(msg, msg_size, "this build of exactref has no OpenCL backend");
     return ER_EUNSUPPORTED;
 }
+
+int er_opencl_mma(er_mma_args *args)
+{
+    if (args->msg && args->msg_size)
+        snprintf(args->msg, args->msg_size, "this build of exactref has no OpenCL backend (it needs the OpenCL "
+                                            "headers and ICD loader at build time)");
+    return ER_EUNSUPPORTED;
+}

@@ -29,6 +29,12 @@ er_tensor er_tensor_3d(int format, int64_t batch, int64_t rows, int64_t cols, vo
 /* The same tensor with its last two dimensions swapped (no copy). */
 er_tensor er_tensor_transpose(er_tensor t);
 
+/* Backends (er_mma_args.backend). */
+#define ER_BACKEND_AUTO 0   /* the best available: today the CPU (OpenCL and CUDA when asked for) */
+#define ER_BACKEND_CPU 1
+#define ER_BACKEND_OPENCL 2
+#define ER_BACKEND_CUDA 3
+
 /* Strategies of the engine (docs/exact-engine.md says which runs when and why each is exact). */
 #define ER_STRATEGY_AUTO 0  /* certified fp64 fast path where it applies, exact accumulator for the rest */
 #define ER_STRATEGY_EXACT 1 /* the long accumulator for every element */
@@ -65,12 +71,15 @@ typedef struct er_mma_args {
     er_tensor *lo, *hi, *odd;
     int threads;  /* 0: all cores */
     int strategy; /* ER_STRATEGY_* */
+    int backend;  /* ER_BACKEND_*; the bits are the same on every backend */
+    int device;   /* device index for OpenCL and CUDA (-1: EXACTREF_OPENCL_DEVICE, else the first) */
     er_mma_stats *stats; /* may be NULL */
     char *msg;           /* may be NULL: receives a sentence explaining an error */
     size_t msg_size;
 } er_mma_args;
 
-/* Initialise args with defaults: everything NULL or 0, rounding nearest_even, strategy auto. */
+/* Initialise args with defaults: everything NULL or 0, rounding nearest_even, strategy auto,
+ * backend auto, device -1. */
 void er_mma_args_init(er_mma_args *args);
 
 /* Run the exact engine on the CPU (all cores).  Same bits whatever the thread count. */

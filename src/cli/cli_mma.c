@@ -14,7 +14,8 @@ const char *const er_cli_mma_flags_help =
     "    --a-scale SA.npy, --b-scale SB.npy   block scales (raw uint8 patterns)\n"
     "    --block V              elements per scale (default 32 for f8E8M0FNU, 16 for f8E4M3FN)\n"
     "    --scale-format F       f8E8M0FNU (default) or f8E4M3FN\n"
-    "    --backend B            auto (default) or cpu; opencl and cuda come with their issues\n"
+    "    --backend B            auto (default), cpu, opencl or cuda: the same bits on each\n"
+    "    --device N             the OpenCL device (see exactref info; or EXACTREF_OPENCL_DEVICE)\n"
     "    --threads N            threads (default: all cores); the bits never depend on it\n"
     "    --strategy S           auto (certified fast path plus exact accumulator) or exact\n";
 
@@ -26,6 +27,7 @@ void er_cli_mma_init(er_cli_mma *m, const char *cmd)
     m->dir = ER_RND_NEAREST_EVEN;
     m->strategy = ER_STRATEGY_AUTO;
     m->backend = "auto";
+    m->device = -1;
 }
 
 int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i)
@@ -35,7 +37,7 @@ int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i)
     if (!strcmp(a, "--acc") || !strcmp(a, "--a-format") || !strcmp(a, "--b-format") || !strcmp(a, "--acc-format") ||
         !strcmp(a, "--out-format") || !strcmp(a, "--scale-format") || !strcmp(a, "--rounding") ||
         !strcmp(a, "--a-scale") || !strcmp(a, "--b-scale") || !strcmp(a, "--block") || !strcmp(a, "--backend") ||
-        !strcmp(a, "--threads") || !strcmp(a, "--strategy"))
+        !strcmp(a, "--threads") || !strcmp(a, "--strategy") || !strcmp(a, "--device"))
         need = 1;
     else if (!strcmp(a, "--saturate")) {
         m->opts |= ER_OPT_SATURATE;
@@ -63,6 +65,13 @@ int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i)
                                        "negative_inf, positive_inf)", v);
             return -1;
         }
+    } else if (!strcmp(a, "--device")) {
+        long x = strtol(v, &e, 10);
+        if (*e || x < 0 || x > 4096) {
+            er_cli_usage_error(m->cmd, "--device: '%s' is not a device index (see exactref info)", v);
+            return -1;
+        }
+        m->device = (int)x;
     } else if (!strcmp(a, "--block") || !strcmp(a, "--threads")) {
         long x = strtol(v, &e, 10);
         if (*e || x < (a[2] == 'b' ? 1 : 0) || x > 1 << 24) {
@@ -107,11 +116,6 @@ int er_cli_mma_load(er_cli_mma *m)
     int rc;
     if ((m->SA.path != NULL) != (m->SB.path != NULL))
         return er_cli_usage_error(m->cmd, "block scaling needs both --a-scale and --b-scale");
-    if (!strcmp(m->backend, "opencl") || !strcmp(m->backend, "cuda")) {
-        fprintf(stderr, "exactref %s: --backend %s: the %s backend of the exact engine is not built yet; use "
-                        "--backend cpu (the same bits)\n", m->cmd, m->backend, m->backend);
-        return ER_EXIT_INTERNAL;
-    }
     if ((rc = load_operand(m->cmd, "A", &m->A, m->afmt)) || (rc = load_operand(m->cmd, "B", &m->B, m->bfmt)))
         return rc;
     if (m->C.path && (rc = load_operand(m->cmd, "--acc", &m->C, m->cfmt))) return rc;
@@ -140,6 +144,11 @@ void er_cli_mma_args(er_cli_mma *m, er_mma_args *args)
     args->opts = m->opts;
     args->threads = m->threads;
     args->strategy = m->strategy;
+    args->backend = !strcmp(m->backend, "opencl") ? ER_BACKEND_OPENCL
+                    : !strcmp(m->backend, "cuda") ? ER_BACKEND_CUDA
+                    : !strcmp(m->backend, "cpu")  ? ER_BACKEND_CPU
+                                                  : ER_BACKEND_AUTO;
+    args->device = m->device;
 }
 
 void er_cli_mma_shape(const er_cli_mma *m, int64_t *batch, int64_t *rows, int64_t *cols, int *batched)

@@ -16,7 +16,7 @@ typedef struct {
 typedef struct {
     const char *cmd;
     er_cli_operand A, B, C, SA, SB;
-    int afmt, bfmt, cfmt, ofmt, sfmt, dir, block, threads, strategy;
+    int afmt, bfmt, cfmt, ofmt, sfmt, dir, block, threads, strategy, device;
     unsigned opts;
     const char *backend;
 } er_cli_mma;
