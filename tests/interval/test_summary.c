@@ -1,0 +1,138 @@
+/* test_summary.c: whole-tensor summaries, and the engine's strategy choice they steer (bits unchanged). */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "er_test.h"
+#include "exactref/exactref.h"
+
+static uint16_t bf16_of(float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return (uint16_t)(u >> 16); /* exact for the values used here */
+}
+
+/* The summary of a known tensor: its range, integrality and exactness, NaN giving top. */
+START_TEST(summary_of_tensors)
+{
+    uint16_t v[6] = {bf16_of(-3.0f), bf16_of(7.0f), bf16_of(0.0f), bf16_of(256.0f), bf16_of(-0.0f), bf16_of(1.0f)};
+    er_tensor t = er_tensor_2d(ER_FMT_BF16, 2, 3, v);
+    er_interval s;
+    ck_assert_int_eq(er_interval_of_tensor(&t, &s), ER_OK);
+    ck_assert(s.lo == -3.0 && s.hi == 256.0 && s.integral && s.exact);
+    v[5] = bf16_of(0.5f);
+    ck_assert_int_eq(er_interval_of_tensor(&t, &s), ER_OK);
+    ck_assert(s.lo == -3.0 && s.hi == 256.0 && !s.integral);
+    /* a strided view sees only its own elements: the first two elements of row 0, as a column */
+    er_tensor tt = er_tensor_transpose(er_tensor_2d(ER_FMT_BF16, 1, 2, v));
+    tt.strides[0] = 1;
+    tt.strides[1] = 3;
+    ck_assert_int_eq(er_interval_of_tensor(&tt, &s), ER_OK);
+    ck_assert(s.lo == -3.0 && s.hi == 7.0);
+    v[2] = 0x7fc0; /* NaN */
+    ck_assert_int_eq(er_interval_of_tensor(&t, &s), ER_OK);
+    ck_assert(er_interval_is_top(s));
+    int8_t iv[4] = {-128, 5, 127, 0};
+    er_tensor ti = er_tensor_2d(ER_FMT_I8, 2, 2, iv);
+    ck_assert_int_eq(er_interval_of_tensor(&ti, &s), ER_OK);
+    ck_assert(s.lo == -128 && s.hi == 127 && s.integral);
+}
+END_TEST
+
+/* Every element of the tensor lies inside its summary (random formats and patterns). */
+START_TEST(summary_is_sound)
+{
+    uint64_t st = er_test_seed("summary_is_sound");
+    static uint8_t buf[64 * 8];
+    for (int f = 0; f < ER_FMT_COUNT; f++) {
+        er_format_info fi;
+        er_format_get_info(f, &fi);
+        for (int rep = 0; rep < 50; rep++) {
+            for (int i = 0; i < 64; i++) {
+                uint64_t x = er_test_rand(&st);
+                if (fi.width < 64) x &= (UINT64_C(1) << fi.width) - 1u;
+                if (fi.padding_bits) x &= ~((UINT64_C(1) << fi.padding_bits) - 1u);
+                memcpy(buf + (size_t)i * (size_t)fi.storage_bytes, &x, (size_t)fi.storage_bytes);
+            }
+            er_tensor t = er_tensor_2d(f, 8, 8, buf);
+            er_interval s;
+            ck_assert_int_eq(er_interval_of_tensor(&t, &s), ER_OK);
+            if (er_interval_is_top(s)) continue;
+            for (int i = 0; i < 64; i++) {
+                uint64_t x = 0;
+                memcpy(&x, buf + (size_t)i * (size_t)fi.storage_bytes, (size_t)fi.storage_bytes);
+                er_val v = er_decode(f, x);
+                ck_assert(v.cls != ER_CLASS_NAN);
+                long double d = v.cls == ER_CLASS_INF ? (long double)INFINITY
+                                : v.cls == ER_CLASS_ZERO ? 0.0L : ldexpl((long double)v.sig, v.exp);
+                if (v.sign) d = -d;
+                ck_assert_msg((long double)s.lo <= d && d <= (long double)s.hi, "%s 0x%llx outside [%a, %a]", fi.name,
+                              (unsigned long long)x, s.lo, s.hi);
+                if (s.integral && v.cls != ER_CLASS_INF) ck_assert(floorl(d) == d);
+            }
+        }
+    }
+}
+END_TEST
+
+/* The strategy choice changes with the summaries; the bits do not. */
+START_TEST(strategy_changes_bits_do_not)
+{
+    uint64_t st = er_test_seed("strategy_changes_bits_do_not");
+    enum { M = 24, N = 20, K = 300 };
+    static uint16_t a[M * K], b[K * N];
+    static uint32_t d_auto[M * N], d_exact[M * N];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < M * K; i++) a[i] = bf16_of((float)((int)(er_test_rand(&st) % 256) - 128));
+        for (int i = 0; i < K * N; i++) b[i] = bf16_of((float)((int)(er_test_rand(&st) % 256) - 128));
+        if (round == 1) a[M * K / 2] = bf16_of(0.5f); /* one non-integer: the summary no longer proves it */
+        er_tensor A = er_tensor_2d(ER_FMT_BF16, M, K, a), B = er_tensor_2d(ER_FMT_BF16, K, N, b);
+        for (int out = 0; out < 2; out++) {
+            int of = out ? ER_FMT_BF16 : ER_FMT_F32;
+            er_tensor Da = er_tensor_2d(of, M, N, d_auto), De = er_tensor_2d(of, M, N, d_exact);
+            for (int dir = 0; dir < 5; dir++) {
+                er_mma_args g;
+                er_mma_stats s;
+                er_mma_args_init(&g);
+                g.a = &A;
+                g.b = &B;
+                g.d = &Da;
+                g.rounding = dir;
+                g.stats = &s;
+                ck_assert_int_eq(er_mma(&g), ER_OK);
+                if (round == 0) {
+                    ck_assert_msg(s.exact_f64 + s.exact_path == M * N && s.fast_decided == 0,
+                                  "integral inputs: exact_f64 %lld fast %lld", (long long)s.exact_f64, (long long)s.fast_decided);
+                    ck_assert(s.exact_f64 > M * N / 2);
+                } else {
+                    ck_assert_int_eq(s.exact_f64, 0);
+                }
+                g.d = &De;
+                g.strategy = ER_STRATEGY_EXACT;
+                ck_assert_int_eq(er_mma(&g), ER_OK);
+                for (int e = 0; e < M * N; e++)
+                    ck_assert_msg(memcmp(&d_auto[e], &d_exact[e], of == ER_FMT_F32 ? 4 : 2) == 0,
+                                  "round %d element %d: auto and exact differ", round, e);
+            }
+        }
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("summary");
+    TCase *tc = tcase_create("summary");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, summary_of_tensors);
+    tcase_add_test(tc, summary_is_sound);
+    tcase_add_test(tc, strategy_changes_bits_do_not);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
