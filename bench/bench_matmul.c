@@ -636,6 +636,34 @@ int main(int argc, char **argv)
         printf("| %s | %lld | %s | %s | %s | %s | %s |\n", r->data, (long long)r->n, r->engine, r->threads, g, q,
                r->notes);
     }
+    {
+        /* Issue 7's line: the one-pass bounds summary of an 8192 x 8192 tensor, as a fraction of the
+         * exact matmul's time on such inputs (that time extrapolated from the best exactref rate
+         * measured above: an 8192^3 product takes minutes on this machine). */
+        const int64_t S = 8192;
+        uint16_t *t = malloc(sizeof *t * (size_t)(S * S));
+        double best = -1;
+        for (int i = 0; i < nrows; i++)
+            if (!strncmp(rows[i].engine, "exactref", 8) && !strcmp(rows[i].data, "narrow") && rows[i].gmacs > best)
+                best = rows[i].gmacs;
+        if (t) {
+            for (int64_t i = 0; i < S * S; i++) t[i] = (uint16_t)((next() & 0x807f) | ((127 - 8 + next() % 17) << 7));
+            er_tensor T = er_tensor_2d(ER_FMT_BF16, S, S, t);
+            er_interval iv;
+            double t0 = now();
+            er_interval_of_tensor(&T, &iv);
+            double ts = now() - t0;
+            printf("\nwhole-tensor summary (issue 7): one pass over an 8192 x 8192 bf16 tensor: %.3f s (one thread)", ts);
+            if (best > 0) {
+                double tm = (double)S * S * S / (best * 1e9);
+                printf("; the exact 8192^3 product at %.2f GMAC/s (the best narrow rate above) takes about %.0f s:\n"
+                       "the summaries of both operands cost %.4f%% of it\n", best, tm, 200.0 * ts / tm);
+            } else {
+                printf("\n");
+            }
+            free(t);
+        }
+    }
     printf("\nGMAC/s: n^3 multiply-adds per second of wall time (Arb on a row subset: rows x n x n).  exactref,\n"
            "OpenBLAS and Arb use all cores (threads column); MPFR is one thread, timed on a sample of output\n"
            "elements (inputs converted outside the timed loop) and extrapolated.  Arb's precision is one at which\n"

@@ -10,45 +10,70 @@
  * 2-D or 3-D tensor of any float or integer format, any strides.  Sound: every element is one of the
  * joined points, and the join of points is their convex hull (docs/interval.md).
  */
+/* Fold n binary64 values into (lo, hi, integral); 1 if one is NaN. */
+static int fold_(const double *x, size_t n, double *lo, double *hi, int *integral)
+{
+    double l = *lo, h = *hi;
+    int in = *integral;
+    for (size_t i = 0; i < n; i++) {
+        double v = x[i];
+        if (v != v) return 1;
+        l = v < l ? v : l;
+        h = v > h ? v : h;
+        /* below 2^62 in magnitude the int64 cast is defined; every binary64 at or above 2^53 is an integer */
+        if (fabs(v) < 0x1p62) in &= (double)(int64_t)v == v;
+    }
+    *lo = l;
+    *hi = h;
+    *integral = in;
+    return 0;
+}
+
 er_status er_interval_of_tensor(const er_tensor *t, er_interval *out)
 {
     er_format_info fi;
+    double buf[1024];
     if (!t || !out || t->ndim < 2 || t->ndim > 3 || er_format_get_info(t->format, &fi) != ER_OK) return ER_EINVAL;
     int64_t B = t->ndim == 3 ? t->shape[0] : 1, M = t->shape[t->ndim - 2], N = t->shape[t->ndim - 1];
     int64_t sb = t->ndim == 3 ? t->strides[0] : 0, s0 = t->strides[t->ndim - 2], s1 = t->strides[t->ndim - 1];
     double lo = INFINITY, hi = -INFINITY;
-    int integral = 1, any = 0;
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t j = 0; j < N; j++) {
-                uint64_t x = 0;
-                memcpy(&x, (const unsigned char *)t->data + (size_t)(b * sb + i * s0 + j * s1) * (size_t)fi.storage_bytes,
-                       (size_t)fi.storage_bytes);
-                er_val v = er_decode(t->format, x);
-                double d;
-                if (v.cls == ER_CLASS_NAN) {
-                    *out = er_interval_top();
-                    return ER_OK;
-                }
-                if (v.cls == ER_CLASS_INF) d = v.sign ? -INFINITY : INFINITY;
-                else if (v.cls == ER_CLASS_ZERO) d = 0.0;
-                else {
-                    /* sig * 2^exp: an integer when exp >= 0 or the low -exp bits of sig are zero */
-                    if (v.exp < 0 && (v.exp <= -64 || (v.sig & ((UINT64_C(1) << -v.exp) - 1u)))) integral = 0;
-                    d = ldexp(v.sign ? -(double)v.sig : (double)v.sig, v.exp); /* exact below 2^53 bits */
-                    if (fi.kind != ER_KIND_FLOAT && v.sig >> 53) {
-                        /* a 64-bit integer that binary64 cannot hold: widen outward */
-                        d = v.sign ? -ldexp((double)(v.sig >> 11) + 1.0, 11) : ldexp((double)(v.sig >> 11) + 1.0, 11);
-                    }
-                }
-                any = 1;
-                if (d < lo) lo = d;
-                if (d > hi) hi = d;
-            }
-    if (!any) {
+    int integral = 1, wide_int = fi.kind != ER_KIND_FLOAT && fi.width == 64;
+    if (B * M * N == 0) {
         *out = er_interval_of_int_range(1, 0); /* empty */
         return ER_OK;
     }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < M; i++) {
+            const unsigned char *row = (const unsigned char *)t->data + (size_t)(b * sb + i * s0) * (size_t)fi.storage_bytes;
+            for (int64_t j0 = 0; j0 < N; j0 += 1024) {
+                size_t n = (size_t)(N - j0 < 1024 ? N - j0 : 1024);
+                if (s1 == 1 && !wide_int) {
+                    /* the core's array conversion: every value of every format except i64's is a binary64 */
+                    if (er_convert_array(t->format, ER_FMT_F64, row + (size_t)j0 * (size_t)fi.storage_bytes, buf, n,
+                                         ER_RND_NEAREST_EVEN, 0u, NULL, NULL) != ER_OK)
+                        return ER_EPATTERN;
+                } else {
+                    for (size_t j = 0; j < n; j++) {
+                        uint64_t x = 0;
+                        memcpy(&x, row + (size_t)((j0 + (int64_t)j) * s1) * (size_t)fi.storage_bytes, (size_t)fi.storage_bytes);
+                        if (wide_int) {
+                            er_val v = er_decode(t->format, x);
+                            /* outward to binary64: a 64-bit integer may not be one; the result stays integral */
+                            double d = (double)v.sig;
+                            if (d < 0x1p64 && (uint64_t)d < v.sig) d = nextafter(d, INFINITY);
+                            buf[j] = v.sign ? -d : d;
+                        } else {
+                            er_res r = er_convert(t->format, ER_FMT_F64, x, ER_RND_NEAREST_EVEN, 0u);
+                            memcpy(&buf[j], &r.bits, 8);
+                        }
+                    }
+                }
+                if (fold_(buf, n, &lo, &hi, &integral)) {
+                    *out = er_interval_top();
+                    return ER_OK;
+                }
+            }
+        }
     er_interval r = er_interval_join(er_interval_point(lo), er_interval_point(hi));
     r.integral = integral && isfinite(lo) && isfinite(hi);
     *out = r;
