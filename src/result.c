@@ -325,3 +325,52 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
     if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", er_status_string(st));
     return ER_OK;
 }
+
+er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *kind, int *answer, char *msg,
+                               size_t msg_size)
+{
+    er_interval ia, ib, ic;
+    er_tol_opts def;
+    if (!r || !kind || !answer) return ER_EINVAL;
+    if (strcmp(kind, "+inf") && strcmp(kind, "-inf") && strcmp(kind, "nan"))
+        return msgf(msg, msg_size, ER_EINVAL, "may_be: kind is \"+inf\", \"-inf\" or \"nan\", not \"%s\"", kind);
+    if (!o) {
+        er_tol_opts_init(&def);
+        o = &def;
+    }
+    *answer = -1;
+    if (r->is_int) {
+        *answer = 0; /* integers are exact and never infinite or NaN */
+        return ER_OK;
+    }
+    if (r->args.a_scale) return ER_OK; /* scales: not summarised here */
+    if (er_interval_of_tensor(r->args.a, &ia) != ER_OK || er_interval_of_tensor(r->args.b, &ib) != ER_OK) return ER_OK;
+    if (er_interval_is_top(ia) || er_interval_is_top(ib) || !(ia.lo <= ia.hi) || !(ib.lo <= ib.hi)) return ER_OK;
+    double ma = fmax(fabs(ia.lo), fabs(ia.hi)), mb = fmax(fabs(ib.lo), fabs(ib.hi)), mc = 0;
+    if (r->args.c) {
+        if (er_interval_of_tensor(r->args.c, &ic) != ER_OK || er_interval_is_top(ic) || !(ic.lo <= ic.hi)) return ER_OK;
+        mc = fmax(fabs(ic.lo), fabs(ic.hi));
+    }
+    if (!isfinite(ma) || !isfinite(mb) || !isfinite(mc)) return ER_OK;
+    /* Every partial sum of every admitted implementation is at most (1 + 1/2)(k ma mb + mc) in magnitude
+     * when the standards' bounds are below half of it (k u <= 1/4 for the compute format, or a
+     * matrix-engine model whose errors are relative to 2^-F and 2^-p with F, p >= 8): bounded with
+     * room by 2 (k ma mb + mc), computed with a margin for its own roundings. */
+    int compute = o->standard.kind == ER_STD_ENGINE ? ER_FMT_F32
+                  : o->compute < 0                  ? er_result_default_compute(r)
+                                                    : o->compute;
+    er_fmt cf = er_fmt_get(compute);
+    if ((double)r->args.a->shape[r->args.a->ndim - 1] * ldexp(1.0, -(cf.mbits + 1)) > 0.25) return ER_OK;
+    if (o->standard.kind == ER_STD_ENGINE && (o->standard.F < 8 || o->standard.out_p < 8)) return ER_OK;
+    double big = 2.0 * ((double)r->args.a->shape[r->args.a->ndim - 1] * ma * mb + mc) * (1.0 + 0x1p-40);
+    double maxc = 0, maxo = 0;
+    er_format_info fc, fo;
+    er_format_get_info(compute, &fc);
+    er_format_get_info(r->d.format, &fo);
+    er_from_bits(compute, fc.max_finite_bits, &maxc);
+    er_from_bits(r->d.format, fo.max_finite_bits, &maxo);
+    /* below both formats' largest values, rounding (any direction) cannot overflow to inf or NaN, and
+     * f8E8M0FNU (unsigned) outputs are excluded: negative values give NaN there */
+    if (big < maxc && big < maxo && er_fmt_signed(er_fmt_get(r->d.format))) *answer = 0;
+    return ER_OK;
+}

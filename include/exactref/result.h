@@ -91,6 +91,15 @@ int er_result_default_compute(const er_result *r);
 er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds **out, char *msg, size_t msg_size);
 
 /*
+ * may_be(kind) for the whole tensor at once, from the operands' bounds summaries (interval layer),
+ * without per-element bounds: *answer = 0 when the summaries prove that no element can be `kind`
+ * ("+inf", "-inf" or "nan") for any implementation under o, -1 when they do not decide (then use
+ * er_result_bounds' per-element may_* arrays).
+ */
+er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *kind, int *answer, char *msg,
+                               size_t msg_size);
+
+/*
  * covers(output): covered[e] = 1 where a correct implementation (under o) can produce output's
  * element e: a finite value within finite_range, or an infinity or NaN that may_be allows.  output has
  * the result's output format and shape (any strides).  *outside receives the number not covered.

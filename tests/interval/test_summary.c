@@ -121,6 +121,45 @@ START_TEST(strategy_changes_bits_do_not)
 }
 END_TEST
 
+/* may_be for a whole tensor from the summaries: decides "no" where it can, agrees with the elements. */
+START_TEST(may_be_whole_tensor)
+{
+    enum { M = 8, N = 8, K = 64 };
+    static uint16_t a[M * K], b[K * N];
+    static uint32_t d[M * N];
+    static const char *kinds[3] = {"+inf", "-inf", "nan"};
+    for (int i = 0; i < M * K; i++) a[i] = (uint16_t)(0x3f80 + i % 7);
+    for (int i = 0; i < K * N; i++) b[i] = (uint16_t)(0xbf80 + i % 5);
+    er_tensor A = er_tensor_2d(ER_FMT_BF16, M, K, a), B = er_tensor_2d(ER_FMT_BF16, K, N, b), D = er_tensor_2d(ER_FMT_F32, M, N, d);
+    for (int round = 0; round < 3; round++) {
+        if (round == 1) a[3] = 0x7f7f; /* bf16's largest value: products near f32's overflow */
+        if (round == 2) a[3] = 0x7fc0; /* a NaN */
+        er_mma_args g;
+        er_mma_args_init(&g);
+        g.a = &A;
+        g.b = &B;
+        g.d = &D;
+        er_result *r;
+        char msg[256];
+        ck_assert_int_eq(er_result_create(&g, &r, msg, sizeof msg), ER_OK);
+        const er_bounds *bd;
+        ck_assert_int_eq(er_result_bounds(r, NULL, &bd, msg, sizeof msg), ER_OK);
+        for (int q = 0; q < 3; q++) {
+            int ans = 7;
+            ck_assert_int_eq(er_result_may_be_any(r, NULL, kinds[q], &ans, msg, sizeof msg), ER_OK);
+            ck_assert_int_eq(ans, round == 0 ? 0 : -1);
+            const unsigned char *arr = q == 0 ? bd->may_pinf : q == 1 ? bd->may_ninf : bd->may_nan;
+            if (ans == 0)
+                for (int e = 0; e < M * N; e++) ck_assert_int_eq(arr[e], 0);
+        }
+        if (round == 2) ck_assert_int_eq(bd->may_nan[0], 1); /* row 0 holds the NaN */
+        er_result_free(r);
+    }
+    int ans;
+    ck_assert_int_eq(er_result_may_be_any(NULL, NULL, "nan", &ans, NULL, 0), ER_EINVAL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("summary");
@@ -129,6 +168,7 @@ int main(void)
     tcase_add_test(tc, summary_of_tensors);
     tcase_add_test(tc, summary_is_sound);
     tcase_add_test(tc, strategy_changes_bits_do_not);
+    tcase_add_test(tc, may_be_whole_tensor);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
