@@ -361,7 +361,13 @@ er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *k
                                                     : o->compute;
     er_fmt cf = er_fmt_get(compute);
     if ((double)r->args.a->shape[r->args.a->ndim - 1] * ldexp(1.0, -(cf.mbits + 1)) > 0.25) return ER_OK;
-    if (o->standard.kind == ER_STD_ENGINE && (o->standard.F < 8 || o->standard.out_p < 8)) return ER_OK;
+    if (o->standard.kind == ER_STD_ENGINE) {
+        /* per step the errors are below (k + 1) 2^-F and 2^-p relative to the step's largest
+         * magnitude, which is at most the bound itself: over K products they stay below a quarter of
+         * it when 2 K 2^-min(F, p) <= 1/4 */
+        int f = o->standard.F < o->standard.out_p ? o->standard.F : o->standard.out_p;
+        if (2.0 * (double)r->args.a->shape[r->args.a->ndim - 1] * ldexp(1.0, -f) > 0.25) return ER_OK;
+    }
     double big = 2.0 * ((double)r->args.a->shape[r->args.a->ndim - 1] * ma * mb + mc) * (1.0 + 0x1p-40);
     double maxc = 0, maxo = 0;
     er_format_info fc, fo;
