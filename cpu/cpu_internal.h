@@ -1,8 +1,10 @@
-/* cpu_internal.h: declarations shared by the CPU backend's files. */
+/* cpu_internal.h: declarations shared by the CPU backend's files (and the backends that reuse it). */
 #ifndef ER_CPU_INTERNAL_H
 #define ER_CPU_INTERNAL_H
 
 #include <stdint.h>
+
+#include "exactref/exactref.h"
 
 /* C = A B for rows [r0, r1) (binary64, row-major); 0 on success, -1 out of memory. */
 int er_cpu_gemm_rows(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc,
@@ -20,23 +22,12 @@ static inline int er_ctz64(uint64_t x)
         n++;
     }
     return n;
-#include "exactref/exactref.h"
-/* Per-element bounds of a standard (cpu_bounds.c) and normal() emulated (cpu_bounds.c). */
-int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
-                  er_bounds *out);
-int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out);
-
-/* The exact engine on an OpenCL device (opencl/er_opencl_mma.c; ER_EUNSUPPORTED without OpenCL).
- * args has been validated by er_mma. */
-int er_opencl_mma(er_mma_args *args);
-
 #endif
 }
 
 /* Number of threads to use: requested > 0, else the online processors. */
 int er_cpu_threads(int requested);
 
-#include "exactref/exactref.h"
 /* Per-element bounds of a standard (cpu_bounds.c) and normal() emulated (cpu_bounds.c). */
 int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
                   er_bounds *out);

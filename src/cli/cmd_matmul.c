@@ -92,10 +92,17 @@ int er_cmd_matmul(int argc, char **argv)
             goto done;
         }
         if (show_stats)
-            fprintf(stderr,
-                    "exactref matmul: %lld elements on %d threads (cpu): %lld decided by the certified fast "
-                    "path, %lld by the exact accumulator\n",
-                    (long long)stats.elements, stats.threads, (long long)stats.fast_decided, (long long)stats.exact_path);
+        {
+            if (args.backend == ER_BACKEND_OPENCL)
+                fprintf(stderr, "exactref matmul: %lld elements on the OpenCL device, every one by the exact accumulator\n",
+                        (long long)stats.elements);
+            else
+                fprintf(stderr,
+                        "exactref matmul: %lld elements on %d threads (cpu): %lld by the certified fast path, %lld in "
+                        "exact binary64 (integral inputs), %lld by the exact accumulator\n",
+                        (long long)stats.elements, stats.threads, (long long)stats.fast_decided,
+                        (long long)stats.exact_f64, (long long)stats.exact_path);
+        }
         if (stats.wrapped)
             fprintf(stderr, "exactref matmul: note: %lld elements wrapped modulo 2^32 (their exact sum is "
                             "outside the i32 range)\n", (long long)stats.wrapped);
