@@ -148,18 +148,20 @@ static double radius_engine(const bctx *c, int64_t i, int64_t j, double cval, do
         int emax = -100000;
         for (int64_t p = p0; p < p1; p++) {
             double x = ar[p] * c->bf[p * n + j];
-            int e = er_[p] + c->eb[p * n + j];
+            /* a zero product is a term of exponent -126 (the model's rule for zeros) */
+            int e = x == 0 ? -126 : er_[p] + c->eb[p * n + j];
             s += x;
             xs += fabs(x);
             if (e > emax) emax = e;
         }
         T += xs;
         xs = step_up(xs * infl);
+        /* C is an f32: its exponent is at least f32's minimum, -126, also when it is subnormal or 0 */
         int ec = -126;
         if (B > 0) {
             int ex;
             frexp(B, &ex);
-            ec = ex - 1;
+            if (ex - 1 > ec) ec = ex - 1;
         }
         int Es = (emax + gextra > ec ? emax + gextra : ec);
         double trunc = step_up(ldexp((double)(p1 - p0 + 1), Es - m->F));
@@ -167,8 +169,11 @@ static double radius_engine(const bctx *c, int64_t i, int64_t j, double cval, do
         int ed;
         frexp(dmax, &ed);
         double norm = ldexp(1.0, ed - 1 - m->out_p - (m->out_round == ER_RND_NEAREST_EVEN ? 1 : 0));
+        /* in f32's subnormal range the quantum is 2^-149, whatever the exponent of |D| */
+        if (norm < 0x1p-149) norm = 0x1p-149;
         E = step_up(step_up(E + trunc) + norm);
         B = step_up(dmax + norm);
+        if (B >= c->max_c || R >= c->max_c) return INFINITY; /* an intermediate overflow: no finite bound */
         if (m->promote && (p1 % m->promote == 0 || p1 == k)) {
             double rnew = step_up(R + B);
             double perr = step_up(rnew * 0x1p-24);
@@ -186,6 +191,13 @@ static double radius_engine(const bctx *c, int64_t i, int64_t j, double cval, do
     *s64 = s;
     *e64 = step_up((double)(k + 3) * 0x1p-53 * T * infl);
     if (P->has_c && c->c_rounds) E = step_up(E + step_up(fabs(cval) * 0x1p-24));
+    if (m->tf32_inputs) {
+        /* f32 operands truncated to tf32 first: each factor loses less than 2^-10 of itself, so a product
+         * less than (2^-10 + 2^-10 + 2^-20) of itself; the sum of those losses is below that times T */
+        int na = P->a.fmt == ER_FMT_F32, nb = P->b.fmt == ER_FMT_F32;
+        double rel = (na ? 0x1p-10 : 0) + (nb ? 0x1p-10 : 0) + (na && nb ? 0x1p-20 : 0);
+        if (rel > 0) E = step_up(E + step_up(step_up(T * infl) * rel));
+    }
     return E;
 }
 
@@ -216,7 +228,7 @@ static void finish_element(const bctx *c, int64_t e, uint64_t rbits, double s64,
     o->has_range[e] = 0;
     o->may_pinf[e] = o->may_ninf[e] = o->may_nan[e] = 0;
     o->low[e] = o->high[e] = rbits;
-    if (isnan(rv) || nonfinite_inputs) {
+    if (nonfinite_inputs) {
         /* a NaN or infinite exact value: every implementation meets the same special values (no
          * order turns +inf alone into NaN), so it outputs what rounded is */
         o->tolerance[e] = isfinite(rv) ? 0.0 : NAN;
@@ -227,6 +239,7 @@ static void finish_element(const bctx *c, int64_t e, uint64_t rbits, double s64,
         return;
     }
     double lo = -INFINITY, hi = INFINITY;
+    if (!isfinite(rad)) o->may_nan[e] = 1; /* unbounded: an intermediate overflow may meet its opposite */
     if (isfinite(rad)) {
         lo = step_down(step_down(s64 - e64) - rad);
         hi = step_up(step_up(s64 + e64) + rad);

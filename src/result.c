@@ -10,23 +10,23 @@
 
 /* The matrix-engine models of accumulation-models.md, one row each (docs/proofs/engines.md). */
 static const er_standard er_models_[] = {
-    /* kind, name, k, F, out_p, out_round, promote, group, floor */
-    {ER_STD_ENGINE, "volta", 4, 23, 23, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "turing", 8, 24, 23, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "ampere", 8, 24, 23, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "ampere-tf32", 4, 24, 23, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "ada-fp8", 16, 13, 13, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "hopper", 16, 25, 23, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "hopper-tf32", 8, 25, 23, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "hopper-fp8", 32, 13, 13, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "deepgemm-fp8", 32, 13, 13, ER_RND_ZERO, 128, 1, 0},
-    {ER_STD_ENGINE, "hopper-fp8-deepgemm", 32, 13, 13, ER_RND_ZERO, 128, 1, 0},
-    {ER_STD_ENGINE, "blackwell", 16, 25, 23, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "blackwell-f8f6f4", 32, 25, 23, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "blackwell-mx", 32, 25, 23, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "blackwell-mxf8f6f4", 32, 25, 23, ER_RND_ZERO, 0, 1, 0},
-    {ER_STD_ENGINE, "blackwell-mxf4", 64, 35, 23, ER_RND_ZERO, 0, 16, 0},
-    {ER_STD_ENGINE, "cdna3", 8, 24, 23, ER_RND_NEAREST_EVEN, 0, 1, 1},
+    /* kind, name, k, F, out_p, out_round, promote, group, floor, tf32 inputs */
+    {ER_STD_ENGINE, "volta", 4, 23, 23, ER_RND_ZERO, 0, 1, 0, 0},
+    {ER_STD_ENGINE, "turing", 8, 24, 23, ER_RND_ZERO, 0, 1, 0, 0},
+    {ER_STD_ENGINE, "ampere", 8, 24, 23, ER_RND_ZERO, 0, 1, 0, 0},
+    {ER_STD_ENGINE, "ampere-tf32", 4, 24, 23, ER_RND_ZERO, 0, 1, 0, 1},
+    {ER_STD_ENGINE, "ada-fp8", 16, 13, 13, ER_RND_ZERO, 0, 1, 0, 0},
+    {ER_STD_ENGINE, "hopper", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0},
+    {ER_STD_ENGINE, "hopper-tf32", 8, 25, 23, ER_RND_ZERO, 0, 1, 0, 1},
+    {ER_STD_ENGINE, "hopper-fp8", 32, 13, 13, ER_RND_ZERO, 0, 1, 0, 0},
+    {ER_STD_ENGINE, "deepgemm-fp8", 32, 13, 13, ER_RND_ZERO, 128, 1, 0, 0},
+    {ER_STD_ENGINE, "hopper-fp8-deepgemm", 32, 13, 13, ER_RND_ZERO, 128, 1, 0, 0},
+    {ER_STD_ENGINE, "blackwell", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0},
+    {ER_STD_ENGINE, "blackwell-f8f6f4", 32, 25, 23, ER_RND_ZERO, 0, 1, 0, 0},
+    {ER_STD_ENGINE, "blackwell-mx", 32, 25, 23, ER_RND_ZERO, 0, 1, 0, 0},
+    {ER_STD_ENGINE, "blackwell-mxf8f6f4", 32, 25, 23, ER_RND_ZERO, 0, 1, 0, 0},
+    {ER_STD_ENGINE, "blackwell-mxf4", 64, 35, 23, ER_RND_ZERO, 0, 16, 0, 0},
+    {ER_STD_ENGINE, "cdna3", 8, 24, 23, ER_RND_NEAREST_EVEN, 0, 1, 1, 0},
 };
 
 const char *er_standard_names(void)
@@ -63,7 +63,7 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
         }
     if (!strncmp(spec, "engine:", 7) || !strcmp(spec, "engine")) {
         const char *p = spec + (spec[6] == ':' ? 7 : 6);
-        *s = (er_standard){ER_STD_ENGINE, "", 16, 25, 23, ER_RND_ZERO, 0, 1, 0};
+        *s = (er_standard){ER_STD_ENGINE, "", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0};
         snprintf(s->name, sizeof s->name, "%.47s", spec);
         while (*p) {
             char key[16];
@@ -89,6 +89,7 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
             else if (!strcmp(key, "promote")) s->promote = (int)v;
             else if (!strcmp(key, "group") && v >= 1) s->group = (int)v;
             else if (!strcmp(key, "floor")) s->floor_terms = v != 0;
+            else if (!strcmp(key, "tf32")) s->tf32_inputs = v != 0;
             else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': unknown or invalid key '%s'", spec, key);
             p += used;
             if (*p == ',') p++;

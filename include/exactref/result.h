@@ -28,6 +28,7 @@ typedef struct er_standard {
     int promote;    /* products between promotions into an f32 accumulator (0: never) */
     int group;      /* products summed exactly before alignment (blackwell-mx fp4: 16), else 1 */
     int floor_terms;/* terms rounded toward -inf when aligned (CDNA3), else toward zero */
+    int tf32_inputs;/* f32 operands are truncated to tf32 before the products (the tf32 models) */
 } er_standard;
 
 /*
