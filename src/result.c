@@ -115,6 +115,9 @@ void er_tol_opts_init(er_tol_opts *o)
 struct er_result {
     er_mma_args args;
     er_tensor d;
+    er_tensor a_view, b_view; /* backward: the transposed operands the args point at */
+    void *owned;              /* backward: the output storage this result owns */
+    const char *output_name;
     er_mma_stats stats;
     int is_int;
     int64_t count;
@@ -150,7 +153,99 @@ er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, 
     r->args.msg_size = 0;
     r->is_int = er_fmt_get(args->a->format).kind != ER_KIND_FLOAT;
     r->count = r->stats.elements;
+    r->output_name = "out";
     *out = r;
+    return ER_OK;
+}
+
+const char *er_result_output_name(const er_result *r) { return r ? r->output_name : NULL; }
+
+int er_result_boundaries(const er_result *r, const er_boundary **list)
+{
+    static const er_boundary b[1] = {{"accumulate", "accumulate",
+                                      "the sum of each element's products (and C), rounded once into the output format",
+                                      "dot"}};
+    if (list) *list = r ? b : NULL;
+    return r ? 1 : 0;
+}
+
+/* One backward output: d = x y (x m x k, y k x n views), a result that owns d's storage. */
+static er_status backward_one(const er_result *r, const er_tensor *x, const er_tensor *y, int fmt, const char *name,
+                              er_result **out, char *msg, size_t msg_size)
+{
+    er_format_info fi;
+    int64_t rows = x->shape[x->ndim - 2], cols = y->shape[y->ndim - 1];
+    int batched = x->ndim == 3 || y->ndim == 3;
+    int64_t batch = x->ndim == 3 ? x->shape[0] : y->ndim == 3 ? y->shape[0] : 1;
+    er_format_get_info(fmt, &fi);
+    size_t n = (size_t)(batch * rows * cols);
+    void *buf = calloc(n ? n : 1, (size_t)fi.storage_bytes);
+    er_result *res;
+    er_mma_args args;
+    if (!buf) return msgf(msg, msg_size, ER_ENOMEM, "out of memory for %s", name);
+    res = (er_result *)calloc(1, sizeof *res);
+    if (!res) {
+        free(buf);
+        return ER_ENOMEM;
+    }
+    /* the operand views live in the result, so the args' pointers stay valid */
+    res->a_view = *x;
+    res->b_view = *y;
+    res->d = batched ? er_tensor_3d(fmt, batch, rows, cols, buf) : er_tensor_2d(fmt, rows, cols, buf);
+    er_mma_args_init(&args);
+    args.a = &res->a_view;
+    args.b = &res->b_view;
+    args.d = &res->d;
+    args.rounding = r->args.rounding;
+    args.opts = r->args.opts;
+    args.threads = r->args.threads;
+    args.backend = r->args.backend;
+    args.device = r->args.device;
+    res->args = args;
+    res->args.stats = &res->stats;
+    res->args.msg = msg;
+    res->args.msg_size = msg_size;
+    er_status st = er_mma(&res->args);
+    if (st != ER_OK) {
+        free(buf);
+        free(res);
+        return st;
+    }
+    res->args.stats = NULL;
+    res->args.msg = NULL;
+    res->args.msg_size = 0;
+    res->owned = buf;
+    res->output_name = name;
+    res->count = res->stats.elements;
+    *out = res;
+    return ER_OK;
+}
+
+er_status er_result_backward(er_result *r, const er_tensor *grad, int grad_a_format, int grad_b_format,
+                             er_result **grad_a, er_result **grad_b, char *msg, size_t msg_size)
+{
+    er_status st;
+    if (!r || !grad || !grad_a || !grad_b) return ER_EINVAL;
+    *grad_a = *grad_b = NULL;
+    if (r->is_int || r->args.a_scale)
+        return msgf(msg, msg_size, ER_EUNSUPPORTED, "backward is defined for float matmul, not for mmai or block-scaled products");
+    if (er_fmt_get(grad->format).kind != ER_KIND_FLOAT)
+        return msgf(msg, msg_size, ER_EINVAL, "grad must have a float format");
+    if (grad->ndim != r->d.ndim || grad->shape[grad->ndim - 2] != r->d.shape[r->d.ndim - 2] ||
+        grad->shape[grad->ndim - 1] != r->d.shape[r->d.ndim - 1])
+        return msgf(msg, msg_size, ER_EINVAL, "grad must have the output's shape");
+    int fa = grad_a_format < 0 ? r->args.a->format : grad_a_format;
+    int fb = grad_b_format < 0 ? r->args.b->format : grad_b_format;
+    if (fa >= ER_FMT_COUNT || fb >= ER_FMT_COUNT || er_fmt_get(fa).kind != ER_KIND_FLOAT ||
+        er_fmt_get(fb).kind != ER_KIND_FLOAT)
+        return msgf(msg, msg_size, ER_EINVAL, "the gradients' formats must be float formats");
+    er_tensor bt = er_tensor_transpose(*r->args.b), at = er_tensor_transpose(*r->args.a);
+    if ((st = backward_one(r, grad, &bt, fa, "grad_A", grad_a, msg, msg_size)) != ER_OK) return st;
+    if ((st = backward_one(r, &at, grad, fb, "grad_B", grad_b, msg, msg_size)) != ER_OK) {
+        er_result_free(*grad_a);
+        *grad_a = NULL;
+        return st;
+    }
     return ER_OK;
 }
 
@@ -171,6 +266,7 @@ void er_result_free(er_result *r)
 {
     if (!r) return;
     for (int i = 0; i < r->ncache; i++) free_bounds(&r->cache[i].b);
+    free(r->owned);
     free(r);
 }
 

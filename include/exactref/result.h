@@ -85,6 +85,26 @@ const char *er_result_op(const er_result *r);        /* "matmul" */
 const char *er_result_guarantee(const er_result *r); /* "correctly_rounded", or "exact" for integers */
 const er_tensor *er_result_rounded(const er_result *r);
 const er_mma_stats *er_result_stats(const er_result *r);
+/* seed 002's boundaries: the operation's required rounding steps.  For matmul one: "accumulate",
+ * of kind "accumulate", applying to "dot" (the sum of each element's products, rounded once). */
+typedef struct er_boundary {
+    const char *name, *kind, *description, *applies_to;
+} er_boundary;
+/* The boundaries of r: *list points at `count` entries (static storage). */
+int er_result_boundaries(const er_result *r, const er_boundary **list);
+
+/*
+ * backward(grad) for matmul: the two outputs by name, "grad_A" = grad B^T and "grad_B" = A^T grad, each
+ * a Result of its own (exact, rounded once, with its own tolerances), on the same inputs.  grad is
+ * m x n (a float format); the outputs take the formats grad_a_format and grad_b_format (-1: A's and
+ * B's formats) and r's rounding.  Not defined for mmai and block-scaled products (ER_EUNSUPPORTED).
+ * The new results own their outputs; free them with er_result_free (grad must outlive them).
+ */
+er_status er_result_backward(er_result *r, const er_tensor *grad, int grad_a_format, int grad_b_format,
+                             er_result **grad_a, er_result **grad_b, char *msg, size_t msg_size);
+/* The name of a result's output: "out" for an operation's result, "grad_A" or "grad_B" for backward's. */
+const char *er_result_output_name(const er_result *r);
+
 /* The accumulation format the default compute option resolves to for this result. */
 int er_result_default_compute(const er_result *r);
 
