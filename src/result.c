@@ -118,6 +118,8 @@ struct er_result {
     er_tensor a_view, b_view; /* backward: the transposed operands the args point at */
     void *owned;              /* backward: the output storage this result owns */
     const char *output_name;
+    er_result *base;          /* a view (reshape, transpose): the result it shows, and */
+    int64_t *map;             /* for each element of the view, its index in base's row-major order */
     er_mma_stats stats;
     int is_int;
     int64_t count;
@@ -227,6 +229,9 @@ er_status er_result_backward(er_result *r, const er_tensor *grad, int grad_a_for
     er_status st;
     if (!r || !grad || !grad_a || !grad_b) return ER_EINVAL;
     *grad_a = *grad_b = NULL;
+    if (r->base)
+        return msgf(msg, msg_size, ER_EUNSUPPORTED, "a view has no backward of its own: call backward on the result it "
+                                                    "views, with the gradient moved back");
     if (r->is_int || r->args.a_scale)
         return msgf(msg, msg_size, ER_EUNSUPPORTED, "backward is defined for float matmul, not for mmai or block-scaled products");
     if (er_fmt_get(grad->format).kind != ER_KIND_FLOAT)
@@ -267,6 +272,7 @@ void er_result_free(er_result *r)
     if (!r) return;
     for (int i = 0; i < r->ncache; i++) free_bounds(&r->cache[i].b);
     free(r->owned);
+    free(r->map);
     free(r);
 }
 
@@ -277,6 +283,7 @@ const er_mma_stats *er_result_stats(const er_result *r) { return r ? &r->stats :
 
 int er_result_default_compute(const er_result *r)
 {
+    if (r->base) return er_result_default_compute(r->base);
     er_fmt fa = er_fmt_get(r->args.a->format), fb = er_fmt_get(r->args.b->format);
     int wa = r->args.a->format, wide = fa.mbits >= fb.mbits ? wa : r->args.b->format;
     if (er_fmt_get(wide).mbits < 23) return ER_FMT_F32;
@@ -301,6 +308,43 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
         o = &def;
     }
     compute = o->compute < 0 ? er_result_default_compute(r) : o->compute;
+    if (r->base) {
+        /* a view: the base's bounds, moved (seed 002: moving elements rounds nothing) */
+        const er_bounds *bb;
+        if ((st = er_result_bounds(r->base, o, &bb, msg, msg_size)) != ER_OK) return st;
+        for (int i = 0; i < r->ncache; i++)
+            if (same_opts(&r->cache[i].o, r->cache[i].compute, o, compute)) {
+                *out = &r->cache[i].b;
+                return ER_OK;
+            }
+        size_t n = (size_t)(r->count ? r->count : 1);
+        memset(&b, 0, sizeof b);
+        b.count = r->count;
+        b.radius = malloc(n * sizeof(double));
+        b.tolerance = malloc(n * sizeof(double));
+        b.low = malloc(n * sizeof(uint64_t));
+        b.high = malloc(n * sizeof(uint64_t));
+        b.has_range = malloc(n);
+        b.may_pinf = malloc(n);
+        b.may_ninf = malloc(n);
+        b.may_nan = malloc(n);
+        if (!b.radius || !b.tolerance || !b.low || !b.high || !b.has_range || !b.may_pinf || !b.may_ninf || !b.may_nan) {
+            free_bounds(&b);
+            return ER_ENOMEM;
+        }
+        for (int64_t e = 0; e < r->count; e++) {
+            int64_t q = r->map[e];
+            b.radius[e] = bb->radius[q];
+            b.tolerance[e] = bb->tolerance[q];
+            b.low[e] = bb->low[q];
+            b.high[e] = bb->high[q];
+            b.has_range[e] = bb->has_range[q];
+            b.may_pinf[e] = bb->may_pinf[q];
+            b.may_ninf[e] = bb->may_ninf[q];
+            b.may_nan[e] = bb->may_nan[q];
+        }
+        goto keep;
+    }
     if (compute >= ER_FMT_COUNT || er_fmt_get(compute).kind != ER_KIND_FLOAT || compute == ER_FMT_TF32 ||
         er_fmt_get(compute).mbits < 2)
         return msgf(msg, msg_size, ER_EINVAL, "compute must be f64, f32, f16 or bf16");
@@ -351,6 +395,7 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
             return msgf(msg, msg_size, st, "computing the bounds failed: %s", er_status_string(st));
         }
     }
+keep:
     if (r->ncache == ER_CACHE) {
         free_bounds(&r->cache[0].b);
         memmove(&r->cache[0], &r->cache[1], sizeof r->cache[0] * (ER_CACHE - 1));
@@ -415,6 +460,30 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
 er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)
 {
     if (!r || !out) return ER_EINVAL;
+    if (r->base) {
+        /* the base's normal() into a scratch tensor, then moved into out by the view's map */
+        er_format_info fi;
+        er_format_get_info(r->d.format, &fi);
+        const er_tensor *bd = &r->base->d;
+        unsigned char *tmp = calloc((size_t)(r->count ? r->count : 1), (size_t)fi.storage_bytes);
+        if (!tmp) return ER_ENOMEM;
+        er_tensor t = bd->ndim == 3 ? er_tensor_3d(bd->format, bd->shape[0], bd->shape[1], bd->shape[2], tmp)
+                                    : er_tensor_2d(bd->format, bd->shape[0], bd->shape[1], tmp);
+        er_status st = er_result_normal(r->base, compute, flush_to_zero, &t, msg, msg_size);
+        if (st == ER_OK) {
+            int64_t B = out->ndim == 3 ? out->shape[0] : 1, M = out->shape[out->ndim - 2], N = out->shape[out->ndim - 1];
+            int64_t sb = out->ndim == 3 ? out->strides[0] : 0, e = 0;
+            for (int64_t bb = 0; bb < B; bb++)
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t j = 0; j < N; j++, e++)
+                        memcpy((unsigned char *)out->data +
+                                   (size_t)(bb * sb + i * out->strides[out->ndim - 2] + j * out->strides[out->ndim - 1]) *
+                                       (size_t)fi.storage_bytes,
+                               tmp + (size_t)r->map[e] * (size_t)fi.storage_bytes, (size_t)fi.storage_bytes);
+        }
+        free(tmp);
+        return st;
+    }
     if (r->is_int) return msgf(msg, msg_size, ER_EINVAL, "mmai is exact: its normal() is rounded");
     if (compute < 0) compute = er_result_default_compute(r);
     if (out->format != r->d.format) return msgf(msg, msg_size, ER_EINVAL, "normal(): out must have the output format");
@@ -476,4 +545,93 @@ er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *k
      * f8E8M0FNU (unsigned) outputs are excluded: negative values give NaN there */
     if (big < maxc && big < maxo && er_fmt_signed(er_fmt_get(r->d.format))) *answer = 0;
     return ER_OK;
+}
+
+/* A view of r whose element e is r's element map[e] (row-major orders), shown through tensor d. */
+static er_status make_view(er_result *r, const er_tensor *d, int64_t *map, er_result **out)
+{
+    er_result *v = (er_result *)calloc(1, sizeof *v);
+    if (!v) {
+        free(map);
+        return ER_ENOMEM;
+    }
+    v->args = r->args;
+    v->d = *d;
+    v->args.d = &v->d;
+    v->stats = r->stats;
+    v->is_int = r->is_int;
+    v->count = r->count;
+    v->output_name = r->output_name;
+    v->base = r;
+    v->map = map;
+    *out = v;
+    return ER_OK;
+}
+
+er_status er_result_transpose(er_result *r, int i, int j, er_result **out, char *msg, size_t msg_size)
+{
+    if (!r || !out) return ER_EINVAL;
+    int nd = r->d.ndim;
+    if (i < 0 || j < 0 || i >= nd || j >= nd)
+        return msgf(msg, msg_size, ER_EINVAL, "transpose(%d, %d): the result has %d dimensions", i, j, nd);
+    er_tensor d = r->d;
+    int64_t t = d.shape[i];
+    d.shape[i] = d.shape[j];
+    d.shape[j] = t;
+    t = d.strides[i];
+    d.strides[i] = d.strides[j];
+    d.strides[j] = t;
+    int64_t *map = (int64_t *)malloc(sizeof(int64_t) * (size_t)(r->count ? r->count : 1));
+    if (!map) return ER_ENOMEM;
+    /* base row-major strides; the view's index vector with i and j swapped is the base's */
+    int64_t bs[3], idx[3], e = 0;
+    bs[nd - 1] = 1;
+    for (int q = nd - 2; q >= 0; q--) bs[q] = bs[q + 1] * r->d.shape[q + 1];
+    int64_t B = nd == 3 ? d.shape[0] : 1, M = d.shape[nd - 2], N = d.shape[nd - 1];
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t x = 0; x < M; x++)
+            for (int64_t y = 0; y < N; y++, e++) {
+                if (nd == 3) {
+                    idx[0] = b;
+                    idx[1] = x;
+                    idx[2] = y;
+                } else {
+                    idx[0] = x;
+                    idx[1] = y;
+                }
+                int64_t s = idx[i];
+                idx[i] = idx[j];
+                idx[j] = s;
+                int64_t q = 0;
+                for (int k = 0; k < nd; k++) q += idx[k] * bs[k];
+                map[e] = q;
+            }
+    return make_view(r, &d, map, out);
+}
+
+er_status er_result_reshape(er_result *r, int ndim, const int64_t *shape, er_result **out, char *msg, size_t msg_size)
+{
+    if (!r || !out || !shape) return ER_EINVAL;
+    if (ndim != 2 && ndim != 3) return msgf(msg, msg_size, ER_EINVAL, "reshape: 2 or 3 dimensions");
+    int64_t n = 1;
+    for (int q = 0; q < ndim; q++) {
+        if (shape[q] < 0) return msgf(msg, msg_size, ER_EINVAL, "reshape: negative dimension");
+        n *= shape[q];
+    }
+    if (n != r->count)
+        return msgf(msg, msg_size, ER_EINVAL, "reshape: %lld elements cannot become %lld", (long long)r->count, (long long)n);
+    /* row-major order is kept: the rounded tensor must be contiguous to be shown in the new shape */
+    const er_tensor *d0 = &r->d;
+    int64_t want = 1;
+    for (int q = d0->ndim - 1; q >= 0; q--) {
+        if (d0->shape[q] > 1 && d0->strides[q] != want)
+            return msgf(msg, msg_size, ER_EUNSUPPORTED, "reshape: the rounded tensor is not contiguous");
+        want *= d0->shape[q];
+    }
+    er_tensor d = ndim == 3 ? er_tensor_3d(d0->format, shape[0], shape[1], shape[2], d0->data)
+                            : er_tensor_2d(d0->format, shape[0], shape[1], d0->data);
+    int64_t *map = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!map) return ER_ENOMEM;
+    for (int64_t e = 0; e < n; e++) map[e] = r->map ? r->map[e] : e;
+    return make_view(r->map ? r->base : r, &d, map, out);
 }

@@ -105,6 +105,15 @@ er_status er_result_backward(er_result *r, const er_tensor *grad, int grad_a_for
 /* The name of a result's output: "out" for an operation's result, "grad_A" or "grad_B" for backward's. */
 const char *er_result_output_name(const er_result *r);
 
+/*
+ * Views (seed 002): the same result with dimensions i and j swapped, or its elements in row-major
+ * order in a new 2-D or 3-D shape.  Moving elements rounds nothing: rounded, the bounds and normal()
+ * are the base result's, moved.  A view has no backward of its own.  The base must outlive the view;
+ * free views with er_result_free.  reshape needs a contiguous rounded tensor (ER_EUNSUPPORTED else).
+ */
+er_status er_result_transpose(er_result *r, int i, int j, er_result **out, char *msg, size_t msg_size);
+er_status er_result_reshape(er_result *r, int ndim, const int64_t *shape, er_result **out, char *msg, size_t msg_size);
+
 /* The accumulation format the default compute option resolves to for this result. */
 int er_result_default_compute(const er_result *r);
 

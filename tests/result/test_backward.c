@@ -76,11 +76,78 @@ START_TEST(backward_is_exact_and_named)
 }
 END_TEST
 
+START_TEST(views_move_elements)
+{
+    uint64_t st = er_test_seed("views_move_elements");
+    enum { M = 6, K = 40, N = 4 };
+    uint16_t a[M * K], b[K * N];
+    float d[M * N], nb[M * N], nv[M * N];
+    for (int i = 0; i < M * K; i++) a[i] = (uint16_t)((er_test_rand(&st) & 0x807f) | ((120 + er_test_rand(&st) % 15) << 7));
+    for (int i = 0; i < K * N; i++) b[i] = (uint16_t)((er_test_rand(&st) & 0x807f) | ((120 + er_test_rand(&st) % 15) << 7));
+    er_tensor A = er_tensor_2d(ER_FMT_BF16, M, K, a), B = er_tensor_2d(ER_FMT_BF16, K, N, b);
+    er_tensor D = er_tensor_2d(ER_FMT_F32, M, N, d);
+    er_mma_args args;
+    er_mma_args_init(&args);
+    args.a = &A;
+    args.b = &B;
+    args.d = &D;
+    er_result *r, *t, *rs;
+    char msg[256];
+    ck_assert_int_eq(er_result_create(&args, &r, msg, sizeof msg), ER_OK);
+    ck_assert_int_eq(er_result_transpose(r, 0, 1, &t, msg, sizeof msg), ER_OK);
+    const er_tensor *td = er_result_rounded(t);
+    ck_assert_int_eq(td->shape[0], N);
+    ck_assert_int_eq(td->shape[1], M);
+    const er_bounds *bb, *bt;
+    ck_assert_int_eq(er_result_bounds(r, NULL, &bb, msg, sizeof msg), ER_OK);
+    ck_assert_int_eq(er_result_bounds(t, NULL, &bt, msg, sizeof msg), ER_OK);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float x = f32v((const char *)td->data + 4 * (size_t)(j * td->strides[0] + i * td->strides[1]));
+            ck_assert(memcmp(&x, &d[i * N + j], 4) == 0);
+            ck_assert(bt->low[j * M + i] == bb->low[i * N + j] && bt->high[j * M + i] == bb->high[i * N + j]);
+            ck_assert(bt->tolerance[j * M + i] == bb->tolerance[i * N + j]);
+        }
+    /* normal() of the view is the base's normal(), moved */
+    er_tensor NB = er_tensor_2d(ER_FMT_F32, M, N, nb), NV = er_tensor_2d(ER_FMT_F32, N, M, nv);
+    ck_assert_int_eq(er_result_normal(r, -1, 0, &NB, msg, sizeof msg), ER_OK);
+    ck_assert_int_eq(er_result_normal(t, -1, 0, &NV, msg, sizeof msg), ER_OK);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) ck_assert(memcmp(&nv[j * M + i], &nb[i * N + j], 4) == 0);
+    /* covers through the view judges the moved output the same way */
+    unsigned char cb[M * N], cv[M * N];
+    int64_t ob, ov;
+    ck_assert_int_eq(er_result_covers(r, NULL, &NB, cb, &ob, msg, sizeof msg), ER_OK);
+    ck_assert_int_eq(er_result_covers(t, NULL, &NV, cv, &ov, msg, sizeof msg), ER_OK);
+    ck_assert_int_eq(ob, 0);
+    ck_assert_int_eq(ov, 0);
+    nv[5] = nv[5] * 2.0f + 1.0f; /* moved out of its range in the view */
+    ck_assert_int_eq(er_result_covers(t, NULL, &NV, cv, &ov, msg, sizeof msg), ER_OK);
+    ck_assert_int_eq(ov, 1);
+    ck_assert_int_eq(cv[5], 0);
+    /* reshape keeps row-major order */
+    int64_t shape[3] = {2, 3, 4};
+    ck_assert_int_eq(er_result_reshape(r, 3, shape, &rs, msg, sizeof msg), ER_OK);
+    const er_bounds *br;
+    ck_assert_int_eq(er_result_bounds(rs, NULL, &br, msg, sizeof msg), ER_OK);
+    for (int e = 0; e < M * N; e++) ck_assert(br->high[e] == bb->high[e]);
+    int64_t bad[2] = {5, 5};
+    er_result *x;
+    ck_assert_int_eq(er_result_reshape(r, 2, bad, &x, msg, sizeof msg), ER_EINVAL);
+    er_result *ga, *gb;
+    ck_assert_int_eq(er_result_backward(t, &NV, -1, -1, &ga, &gb, msg, sizeof msg), ER_EUNSUPPORTED);
+    er_result_free(rs);
+    er_result_free(t);
+    er_result_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("backward");
     TCase *tc = tcase_create("backward");
     tcase_add_test(tc, backward_is_exact_and_named);
+    tcase_add_test(tc, views_move_elements);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
