@@ -22,6 +22,10 @@ static inline int er_ctz64(uint64_t x)
         n++;
     }
     return n;
+/* The exact engine on a CUDA device, through the CUDA backend module loaded at run time
+ * (src/cuda_loader.c; ER_EUNSUPPORTED or ER_ENODEVICE with a message when it is absent). */
+int er_cuda_mma(er_mma_args *args);
+
 #endif
 }
 
@@ -36,5 +40,9 @@ int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int 
 /* The exact engine on an OpenCL device (opencl/er_opencl_mma.c; ER_EUNSUPPORTED without OpenCL).
  * args has been validated by er_mma. */
 int er_opencl_mma(er_mma_args *args);
+
+/* The exact engine on a CUDA device, through the CUDA backend module loaded at run time
+ * (src/cuda_loader.c; ER_EUNSUPPORTED or ER_ENODEVICE with a message when it is absent). */
+int er_cuda_mma(er_mma_args *args);
 
 #endif

@@ -618,9 +618,7 @@ int er_mma(er_mma_args *args)
     P.args = args;
     if ((st = er_engine_validate(&P)) != ER_OK) return st;
     if (args->backend == ER_BACKEND_OPENCL) return er_opencl_mma(args);
-    if (args->backend == ER_BACKEND_CUDA)
-        return fail(args, ER_EUNSUPPORTED, "the CUDA backend of the exact engine is not built yet; use the CPU "
-                                           "or OpenCL backend (the same bits)");
+    if (args->backend == ER_BACKEND_CUDA) return er_cuda_mma(args);
     if (P.m == 0 || P.n == 0 || P.batch == 0) goto done;
 
     if (P.fast) {
