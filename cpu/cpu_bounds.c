@@ -33,6 +33,9 @@ typedef struct {
     double u, eta, emin_c, max_c;
     int c_rounds;         /* C is rounded into compute first */
     int exact_products;   /* products are exact in binary64 */
+    const er_slack *slack;/* results as inputs: how far each stored operand may be from its value */
+    const double *da, *db;/* the slack of this batch's A (m x k) and B (k x n), or NULL */
+    const double *dc;     /* the slack of this batch's C (m x n), or NULL */
 } bctx;
 
 static double fmt_max(int f)
@@ -79,20 +82,32 @@ static double radius_sum(const bctx *c, int64_t i, int64_t j, double cval, doubl
     double s = 0, T = 0, W = 0, Tf = 0, thr = 0x1p-126;
     int any = c->std->kind == ER_STD_ANY_ORDER;
     thr = ldexp(1.0, (int)c->emin_c);
+    double pert = 0;
     for (int64_t p = 0; p < k; p++) {
         double a = ar[p], bb = c->bf[p * n + j], x = a * bb, ax = fabs(x);
         s += x;
+        if (c->da || c->db) {
+            /* results as inputs: the stored operands lie within da, db of these values, so every
+             * |term| an implementation meets is at most (|a| + da)(|b| + db), and the exact value it
+             * approximates is at most da|b| + |a|db + da db away (docs/proofs/foundations.md) */
+            double sa = c->da ? c->da[i * k + p] : 0, sbb = c->db ? c->db[p * n + j] : 0;
+            ax = step_up(step_up(fabs(a) + sa) * step_up(fabs(bb) + sbb));
+            pert += step_up(step_up(sa * fabs(bb)) + step_up(fabs(a) * sbb)) + step_up(sa * sbb);
+        }
         T += ax;
         if (!any) W += ax * c->rw[p];
         if (c->ftz && ((a != 0 && fabs(a) < thr) || (bb != 0 && fabs(bb) < thr))) Tf += ax;
     }
     s += cval;
-    T += fabs(cval);
-    if (!any) W += fabs(cval) * c->r_c;
-    if (!isfinite(s) || !isfinite(T)) {
+    double sc = c->dc ? c->dc[i * n + j] : 0;
+    T += fabs(cval) + sc;
+    if (!any) W += (fabs(cval) + sc) * c->r_c;
+    pert += sc;
+    if (!isfinite(s)) {
         *nonfinite = 1;
         return INFINITY;
     }
+    if (!isfinite(T) || !isfinite(pert)) return INFINITY; /* an unbounded input: no finite bound here */
     /* the binary64 sum itself: |s - exact| <= (k + 2) 2^-53 T (products exact or rounded once),
      * plus (k + 1) 2^-1074 for products of f64 inputs that underflow */
     double infl = 1.0 + (double)(k + 8) * 0x1p-51;
@@ -116,6 +131,7 @@ static double radius_sum(const bctx *c, int64_t i, int64_t j, double cval, doubl
          * less than 2^emin_c each, 2n + 1 operations, each carried by at most a factor 2 */
         rad = step_up(rad + step_up(Tf * infl) + step_up(2.0 * thr * (2.0 * nterms + 1.0)));
     }
+    if (pert > 0) rad = step_up(rad + step_up(pert * infl));
     return rad;
 }
 
@@ -141,7 +157,8 @@ static double radius_engine(const bctx *c, int64_t i, int64_t j, double cval, do
     int gextra = 0;
     while ((1 << gextra) < m->group) gextra++;
     /* the accumulators: B bounds |D| of the running tensor-core partial, R the promoted f32 one */
-    double B = P->has_c && !m->promote ? fabs(cval) : 0.0, R = P->has_c && m->promote ? fabs(cval) : 0.0;
+    double sc = c->dc ? c->dc[i * n + j] : 0, pert = sc;
+    double B = P->has_c && !m->promote ? fabs(cval) + sc : 0.0, R = P->has_c && m->promote ? fabs(cval) + sc : 0.0;
     for (int64_t p0 = 0; p0 < k; p0 += m->k) {
         int64_t p1 = p0 + m->k < k ? p0 + m->k : k;
         double xs = 0;
@@ -150,8 +167,25 @@ static double radius_engine(const bctx *c, int64_t i, int64_t j, double cval, do
             double x = ar[p] * c->bf[p * n + j];
             /* a zero product is a term of exponent -126 (the model's rule for zeros) */
             int e = x == 0 ? -126 : er_[p] + c->eb[p * n + j];
+            double ax = fabs(x);
             s += x;
-            xs += fabs(x);
+            if (c->da || c->db) {
+                /* results as inputs: the stored operands may be up to da, db away: larger terms, larger
+                 * exponents (floor(log2(|a| + da)) + 1 bounds the stored operand's exponent) */
+                double sa = c->da ? c->da[i * k + p] : 0, sbb = c->db ? c->db[p * n + j] : 0;
+                double A_ = step_up(fabs(ar[p]) + sa), B_ = step_up(fabs(c->bf[p * n + j]) + sbb);
+                ax = step_up(A_ * B_);
+                pert += step_up(step_up(sa * fabs(c->bf[p * n + j])) + step_up(fabs(ar[p]) * sbb)) + step_up(sa * sbb);
+                if (ax > 0) {
+                    int ea_, eb_;
+                    frexp(A_, &ea_);
+                    frexp(B_, &eb_);
+                    int e2 = ea_ + eb_;
+                    e = e2 > e ? e2 : e;
+                    if (x == 0) e = e2 > -126 ? e2 : -126;
+                }
+            }
+            xs += ax;
             if (e > emax) emax = e;
         }
         T += xs;
@@ -191,6 +225,8 @@ static double radius_engine(const bctx *c, int64_t i, int64_t j, double cval, do
     *s64 = s;
     *e64 = step_up((double)(k + 3) * 0x1p-53 * T * infl);
     if (P->has_c && c->c_rounds) E = step_up(E + step_up(fabs(cval) * 0x1p-24));
+    if (!isfinite(pert)) return INFINITY;
+    if (pert > 0) E = step_up(E + step_up(pert * infl));
     if (m->tf32_inputs) {
         /* f32 operands truncated to tf32 first: each factor loses less than 2^-10 of itself, so a product
          * less than (2^-10 + 2^-10 + 2^-20) of itself; the sum of those losses is below that times T */
@@ -217,7 +253,7 @@ static int is_inf_pattern(int f, uint64_t bits, int *sign)
 }
 
 static void finish_element(const bctx *c, int64_t e, uint64_t rbits, double s64, double e64, double rad,
-                           int nonfinite_inputs)
+                           int nonfinite_inputs, int uncertain)
 {
     er_bounds *o = c->out;
     const er_mma_args *A = c->P->args;
@@ -228,6 +264,17 @@ static void finish_element(const bctx *c, int64_t e, uint64_t rbits, double s64,
     o->has_range[e] = 0;
     o->may_pinf[e] = o->may_ninf[e] = o->may_nan[e] = 0;
     o->low[e] = o->high[e] = rbits;
+    if (nonfinite_inputs && uncertain) {
+        /* a stored operand may be NaN or infinite where the earlier result allowed it, or finite
+         * where its reference was not: no bound, every special possible */
+        o->tolerance[e] = isfinite(rv) ? INFINITY : NAN;
+        o->has_range[e] = 1;
+        o->may_pinf[e] = o->may_ninf[e] = o->may_nan[e] = 1;
+        er_bits_of(of, -maxo, &o->low[e]);
+        er_bits_of(of, maxo, &o->high[e]);
+        if (!er_fmt_signed(er_fmt_get(of))) o->low[e] = 0;
+        return;
+    }
     if (nonfinite_inputs) {
         /* a NaN or infinite exact value: every implementation meets the same special values (no
          * order turns +inf alone into NaN), so it outputs what rounded is */
@@ -321,7 +368,7 @@ static void bounds_rows(bctx *c)
                                        c->rounded->strides[c->rounded->ndim - 2],
                                        c->rounded->strides[c->rounded->ndim - 1]},
                                c->b, i, j);
-            finish_element(c, e, rb, s64, e64, rad, nonfinite);
+            finish_element(c, e, rb, s64, e64, rad, nonfinite, c->slack != NULL && !isfinite(rad));
         }
     }
 }
@@ -375,7 +422,7 @@ static void normal_weights(bctx *c, int64_t k, int has_c)
 }
 
 int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
-                  er_bounds *out)
+                  const er_slack *slack, er_bounds *out)
 {
     problem P;
     int st;
@@ -398,6 +445,7 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
     base.ftz = ftz;
     base.std = std;
     base.out = out;
+    base.slack = slack;
     {
         er_fmt cf = er_fmt_get(base.compute);
         base.u = ldexp(1.0, -(cf.mbits + 1));
@@ -444,6 +492,12 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
                     base.eb[p * P.n + j] = e;
                 }
             }
+        if (slack) {
+            /* the slack of this batch (a 2-D operand's slack serves every batch) */
+            base.da = slack->da ? slack->da + (args->a->ndim == 3 ? b * P.m * P.k : 0) : NULL;
+            base.db = slack->db ? slack->db + (args->b->ndim == 3 ? b * P.k * P.n : 0) : NULL;
+            base.dc = slack->dc ? slack->dc + (args->c && args->c->ndim == 3 ? b * P.m * P.n : 0) : NULL;
+        }
         for (int t = 0; t < T; t++) {
             ctx[t] = base;
             ctx[t].b = b;

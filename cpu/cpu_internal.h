@@ -32,9 +32,16 @@ int er_cuda_mma(er_mma_args *args);
 /* Number of threads to use: requested > 0, else the online processors. */
 int er_cpu_threads(int requested);
 
+/* Results as inputs: for each element of A, B and C (row-major, the operand's own shape), how far the
+ * value an implementation stored may be from the rounded value the later operation reads (inf: no
+ * bound, or an infinity or NaN allowed); NULL arrays: exact inputs. */
+typedef struct er_slack {
+    const double *da, *db, *dc;
+} er_slack;
+
 /* Per-element bounds of a standard (cpu_bounds.c) and normal() emulated (cpu_bounds.c). */
 int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
-                  er_bounds *out);
+                  const er_slack *slack, er_bounds *out);
 int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out);
 
 /* The exact engine on an OpenCL device (opencl/er_opencl_mma.c; ER_EUNSUPPORTED without OpenCL).

@@ -118,6 +118,9 @@ struct er_result {
     er_tensor a_view, b_view; /* backward: the transposed operands the args point at */
     void *owned;              /* backward: the output storage this result owns */
     const char *output_name;
+    er_result *from[3];       /* results passed as A, B, C (seed 002: results as inputs), or NULL */
+    er_tol_opts from_opts;    /* the options their bounds are taken with */
+    double *slack[3];         /* per element of A, B, C: how far a stored value may be (inf: unbounded) */
     er_result *base;          /* a view (reshape, transpose): the result it shows, and */
     int64_t *map;             /* for each element of the view, its index in base's row-major order */
     er_mma_stats stats;
@@ -273,6 +276,7 @@ void er_result_free(er_result *r)
     for (int i = 0; i < r->ncache; i++) free_bounds(&r->cache[i].b);
     free(r->owned);
     free(r->map);
+    for (int q = 0; q < 3; q++) free(r->slack[q]);
     free(r);
 }
 
@@ -389,7 +393,9 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
                     b.may_pinf[e] = b.may_ninf[e] = b.may_nan[e] = 0;
                 }
     } else {
-        st = er_cpu_bounds(&r->args, &r->d, compute, o->flush_to_zero, &o->standard, &b);
+        er_slack sl = {r->slack[0], r->slack[1], r->slack[2]};
+        st = er_cpu_bounds(&r->args, &r->d, compute, o->flush_to_zero, &o->standard,
+                           (sl.da || sl.db || sl.dc) ? &sl : NULL, &b);
         if (st != ER_OK) {
             free_bounds(&b);
             return msgf(msg, msg_size, st, "computing the bounds failed: %s", er_status_string(st));
@@ -486,6 +492,35 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
     }
     if (r->is_int) return msgf(msg, msg_size, ER_EINVAL, "mmai is exact: its normal() is rounded");
     if (compute < 0) compute = er_result_default_compute(r);
+    if (r->from[0] || r->from[1] || r->from[2]) {
+        /* seed 002: a later result's normal() works on the earlier results' normal() */
+        er_mma_args a2 = r->args;
+        er_tensor t[3];
+        void *buf[3] = {NULL, NULL, NULL};
+        const er_tensor **slot[3] = {&a2.a, &a2.b, &a2.c};
+        er_status st = ER_OK;
+        for (int q = 0; q < 3 && st == ER_OK; q++) {
+            if (!r->from[q]) continue;
+            const er_tensor *src = *slot[q];
+            er_format_info fi;
+            er_format_get_info(src->format, &fi);
+            int64_t cnt = 1;
+            for (int d = 0; d < src->ndim; d++) cnt *= src->shape[d];
+            buf[q] = calloc((size_t)(cnt ? cnt : 1), (size_t)fi.storage_bytes);
+            if (!buf[q]) {
+                st = ER_ENOMEM;
+                break;
+            }
+            t[q] = src->ndim == 3 ? er_tensor_3d(src->format, src->shape[0], src->shape[1], src->shape[2], buf[q])
+                                  : er_tensor_2d(src->format, src->shape[0], src->shape[1], buf[q]);
+            st = er_result_normal(r->from[q], -1, flush_to_zero, &t[q], msg, msg_size);
+            *slot[q] = &t[q];
+        }
+        if (st == ER_OK) st = er_cpu_normal(&a2, &r->d, compute, flush_to_zero, out);
+        for (int q = 0; q < 3; q++) free(buf[q]);
+        if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", er_status_string(st));
+        return ER_OK;
+    }
     if (out->format != r->d.format) return msgf(msg, msg_size, ER_EINVAL, "normal(): out must have the output format");
     er_status st = er_cpu_normal(&r->args, &r->d, compute, flush_to_zero, out);
     if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", er_status_string(st));
@@ -634,4 +669,52 @@ er_status er_result_reshape(er_result *r, int ndim, const int64_t *shape, er_res
     if (!map) return ER_ENOMEM;
     for (int64_t e = 0; e < n; e++) map[e] = r->map ? r->map[e] : e;
     return make_view(r->map ? r->base : r, &d, map, out);
+}
+
+er_status er_result_create_from(const er_mma_args *args, er_result *a_from, er_result *b_from, er_result *c_from,
+                                const er_tol_opts *from_opts, er_result **out, char *msg, size_t msg_size)
+{
+    er_result *from[3] = {a_from, b_from, c_from};
+    er_mma_args a2;
+    er_tol_opts def;
+    er_status st;
+    double *slack[3] = {NULL, NULL, NULL};
+    if (!args || !out) return ER_EINVAL;
+    if (!from_opts) {
+        er_tol_opts_init(&def);
+        from_opts = &def;
+    }
+    a2 = *args;
+    if (a2.a_scale || a2.b_scale)
+        return msgf(msg, msg_size, ER_EUNSUPPORTED, "results as inputs of block-scaled products are not supported");
+    const er_tensor **slot[3] = {&a2.a, &a2.b, &a2.c};
+    for (int q = 0; q < 3; q++) {
+        const er_bounds *bd;
+        if (!from[q]) continue;
+        /* the later operation reads the stored rounded values */
+        *slot[q] = er_result_rounded(from[q]);
+        if ((st = er_result_bounds(from[q], from_opts, &bd, msg, msg_size)) != ER_OK) goto fail;
+        slack[q] = (double *)malloc(sizeof(double) * (size_t)(bd->count ? bd->count : 1));
+        if (!slack[q]) {
+            st = ER_ENOMEM;
+            goto fail;
+        }
+        for (int64_t e = 0; e < bd->count; e++) {
+            /* within tolerance of rounded; an allowed infinity or NaN leaves no bound (seed 002) */
+            int special = bd->may_pinf[e] || bd->may_ninf[e] || bd->may_nan[e] || !bd->has_range[e];
+            double t = bd->tolerance[e];
+            slack[q][e] = special || !(t >= 0) ? INFINITY : t;
+        }
+    }
+    if ((st = er_result_create(&a2, out, msg, msg_size)) != ER_OK) goto fail;
+    for (int q = 0; q < 3; q++) {
+        (*out)->from[q] = from[q];
+        (*out)->slack[q] = slack[q];
+    }
+    (*out)->from_opts = *from_opts;
+    /* the args must point at the rounded tensors for later uses (bounds, normal) */
+    return ER_OK;
+fail:
+    for (int q = 0; q < 3; q++) free(slack[q]);
+    return st;
 }

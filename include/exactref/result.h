@@ -81,6 +81,18 @@ typedef struct er_result er_result;
 er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, size_t msg_size);
 void er_result_free(er_result *r);
 
+/*
+ * Results as inputs (seed 002): like er_result_create, with earlier results passed in place of A, B
+ * and/or C (NULL: args' tensor).  The new result reads their rounded values (its rounded and exact
+ * are the exact answer on those, rounded once) and its bounds cover every value the earlier bounds
+ * allow under from_opts (NULL: normal): a stored value within tolerance of rounded; where the earlier
+ * result allows an infinity or NaN, or has no finite bound, the new bounds leave no bound there.  Its
+ * normal() works on the earlier results' normal().  The earlier results must outlive the new one.
+ * Block-scaled products: ER_EUNSUPPORTED.
+ */
+er_status er_result_create_from(const er_mma_args *args, er_result *a_from, er_result *b_from, er_result *c_from,
+                                const er_tol_opts *from_opts, er_result **out, char *msg, size_t msg_size);
+
 const char *er_result_op(const er_result *r);        /* "matmul" */
 const char *er_result_guarantee(const er_result *r); /* "correctly_rounded", or "exact" for integers */
 const er_tensor *er_result_rounded(const er_result *r);

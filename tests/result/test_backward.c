@@ -142,12 +142,91 @@ START_TEST(views_move_elements)
 }
 END_TEST
 
+/* Results as inputs: a two-step chain of real implementations is covered by the later result's
+ * bounds, whose normal() works on the earlier normal(). */
+START_TEST(results_as_inputs)
+{
+    uint64_t st = er_test_seed("results_as_inputs");
+    enum { M = 4, K = 300, N = 5, P = 200 };
+    static uint16_t a[M * K], b[K * N], c[N * P];
+    static float r1[M * N], r2[M * P], i1[M * N], i2[M * P], n2[M * P];
+    for (int rep = 0; rep < 20; rep++) {
+        int span = rep % 2 ? 20 : 3;
+        for (int i = 0; i < M * K; i++) a[i] = (uint16_t)((er_test_rand(&st) & 0x807f) | ((127 - span + er_test_rand(&st) % (2 * span + 1)) << 7));
+        for (int i = 0; i < K * N; i++) b[i] = (uint16_t)((er_test_rand(&st) & 0x807f) | ((127 - span + er_test_rand(&st) % (2 * span + 1)) << 7));
+        for (int i = 0; i < N * P; i++) c[i] = (uint16_t)((er_test_rand(&st) & 0x807f) | ((127 - 3 + er_test_rand(&st) % 7) << 7));
+        er_tensor A = er_tensor_2d(ER_FMT_BF16, M, K, a), B = er_tensor_2d(ER_FMT_BF16, K, N, b), C = er_tensor_2d(ER_FMT_BF16, N, P, c);
+        er_tensor R1 = er_tensor_2d(ER_FMT_F32, M, N, r1), R2 = er_tensor_2d(ER_FMT_F32, M, P, r2);
+        er_mma_args g1, g2;
+        er_mma_args_init(&g1);
+        g1.a = &A;
+        g1.b = &B;
+        g1.d = &R1;
+        er_result *x1, *x2;
+        char msg[256];
+        ck_assert_int_eq(er_result_create(&g1, &x1, msg, sizeof msg), ER_OK);
+        er_mma_args_init(&g2);
+        g2.b = &C;
+        g2.d = &R2;
+        ck_assert_int_eq(er_result_create_from(&g2, x1, NULL, NULL, NULL, &x2, msg, sizeof msg), ER_OK);
+        /* the implementation: step 1 in 4 lanes, step 2 in index order, each in f32 on its own values */
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                float l[4] = {0, 0, 0, 0};
+                for (int p = 0; p < K; p++) {
+                    uint32_t ua = (uint32_t)a[i * K + p] << 16, ub = (uint32_t)b[p * N + j] << 16;
+                    l[p & 3] = l[p & 3] + f32v(&ua) * f32v(&ub);
+                }
+                i1[i * N + j] = (l[0] + l[1]) + (l[2] + l[3]);
+            }
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < P; j++) {
+                float s = 0;
+                for (int p = 0; p < N; p++) {
+                    uint32_t uc = (uint32_t)c[p * P + j] << 16;
+                    s = s + i1[i * N + p] * f32v(&uc);
+                }
+                i2[i * P + j] = s;
+            }
+        unsigned char cov[M * P];
+        int64_t outside;
+        er_tensor I1 = er_tensor_2d(ER_FMT_F32, M, N, i1), I2 = er_tensor_2d(ER_FMT_F32, M, P, i2);
+        ck_assert_int_eq(er_result_covers(x1, NULL, &I1, cov, &outside, msg, sizeof msg), ER_OK);
+        ck_assert_int_eq(outside, 0);
+        ck_assert_int_eq(er_result_covers(x2, NULL, &I2, cov, &outside, msg, sizeof msg), ER_OK);
+        ck_assert_msg(outside == 0, "rep %d: %lld chain outputs not covered", rep, (long long)outside);
+        /* normal() of the later result works on the earlier normal(), and is covered */
+        er_tensor N2 = er_tensor_2d(ER_FMT_F32, M, P, n2);
+        ck_assert_int_eq(er_result_normal(x2, -1, 0, &N2, msg, sizeof msg), ER_OK);
+        ck_assert_int_eq(er_result_covers(x2, NULL, &N2, cov, &outside, msg, sizeof msg), ER_OK);
+        ck_assert_int_eq(outside, 0);
+        /* the bounds of the chain are wider than those of the same product on exact inputs */
+        static float r3[M * P];
+        er_tensor R3 = er_tensor_2d(ER_FMT_F32, M, P, r3);
+        er_mma_args g3 = g2;
+        g3.a = &R1;
+        g3.d = &R3;
+        er_result *x3;
+        const er_bounds *b2, *b3;
+        ck_assert_int_eq(er_result_create(&g3, &x3, msg, sizeof msg), ER_OK);
+        ck_assert_int_eq(er_result_bounds(x2, NULL, &b2, msg, sizeof msg), ER_OK);
+        ck_assert_int_eq(er_result_bounds(x3, NULL, &b3, msg, sizeof msg), ER_OK);
+        for (int e = 0; e < M * P; e++) ck_assert(b2->radius[e] >= b3->radius[e]);
+        ck_assert(memcmp(r3, r2, sizeof r2) == 0); /* the same rounded: the exact answer on R1's values */
+        er_result_free(x3);
+        er_result_free(x2);
+        er_result_free(x1);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("backward");
     TCase *tc = tcase_create("backward");
     tcase_add_test(tc, backward_is_exact_and_named);
     tcase_add_test(tc, views_move_elements);
+    tcase_add_test(tc, results_as_inputs);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
