@@ -718,3 +718,19 @@ fail:
     for (int q = 0; q < 3; q++) free(slack[q]);
     return st;
 }
+
+er_status er_result_exact(er_result *r, er_tensor *lo, er_tensor *hi, er_tensor *odd, char *msg, size_t msg_size)
+{
+    if (!r || (!lo && !hi && !odd)) return ER_EINVAL;
+    if (r->base)
+        return msgf(msg, msg_size, ER_EUNSUPPORTED, "the enclosures of a view: ask the result it views");
+    er_mma_args a = r->args;
+    a.d = NULL;
+    a.lo = lo;
+    a.hi = hi;
+    a.odd = odd;
+    a.stats = NULL;
+    a.msg = msg;
+    a.msg_size = msg_size;
+    return er_mma(&a);
+}

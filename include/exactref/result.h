@@ -96,6 +96,9 @@ er_status er_result_create_from(const er_mma_args *args, er_result *a_from, er_r
 const char *er_result_op(const er_result *r);        /* "matmul" */
 const char *er_result_guarantee(const er_result *r); /* "correctly_rounded", or "exact" for integers */
 const er_tensor *er_result_rounded(const er_result *r);
+/* exact: certified binary64 enclosures of the exact values (lo <= exact <= hi, equal or adjacent; odd:
+ * the round-to-odd binary64), written into f64 tensors of the output's shape (each may be NULL). */
+er_status er_result_exact(er_result *r, er_tensor *lo, er_tensor *hi, er_tensor *odd, char *msg, size_t msg_size);
 const er_mma_stats *er_result_stats(const er_result *r);
 /* seed 002's boundaries: the operation's required rounding steps.  For matmul one: "accumulate",
  * of kind "accumulate", applying to "dot" (the sum of each element's products, rounded once). */

@@ -68,6 +68,16 @@ START_TEST(backward_is_exact_and_named)
     for (int e = 0; e < M * K; e++) ck_assert(bd->has_range[e] && bd->tolerance[e] >= 0);
     er_result_free(ga);
     er_result_free(gb);
+    /* exact: enclosures of the exact values (small integers: lo = hi = the value) */
+    double lo[M * N], hi[M * N];
+    er_tensor LO = er_tensor_2d(ER_FMT_F64, M, N, lo), HI = er_tensor_2d(ER_FMT_F64, M, N, hi);
+    ck_assert_int_eq(er_result_exact(r, &LO, &HI, NULL, msg, sizeof msg), ER_OK);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            long want = 0;
+            for (int p = 0; p < K; p++) want += (long)ia[i * K + p] * ib[p * N + j];
+            ck_assert(lo[i * N + j] == (double)want && hi[i * N + j] == (double)want);
+        }
     /* bad gradients */
     er_tensor Gbad = er_tensor_2d(ER_FMT_F32, N, M, g);
     ck_assert_int_eq(er_result_backward(r, &Gbad, -1, -1, &ga, &gb, msg, sizeof msg), ER_EINVAL);
