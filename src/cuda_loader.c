@@ -1,12 +1,210 @@
-/* cuda_loader.c: the CUDA backend of the exact engine, loaded at run time (placeholder). */
+/* cuda_loader.c: the CUDA backend of the exact engine, loaded at run time.
+ *
+ * libexactref never links CUDA.  The kernel and its host side live in a loadable module,
+ * libexactref_cuda.so (cuda/er_cuda_mma.cu, built when CUDA is), which links the static CUDA runtime.
+ * er_cuda_mma looks for the module, in this order:
+ *   1. EXACTREF_CUDA_MODULE, when set and not empty: that file and nothing else;
+ *   2. next to libexactref (dladdr of this code: the shared library, or the executable it is linked in);
+ *   3. next to the executable (/proc/self/exe);
+ *   4. the install libdir (ER_CUDA_INSTALL_LIBDIR, compiled in when the module is built);
+ *   5. the plain file name through the dynamic loader's search path (LD_LIBRARY_PATH, ld.so.cache).
+ * then looks up the entry points of cuda/er_cuda_backend.h and checks their ABI.  It never prints,
+ * exits or crashes for want of CUDA: ER_EUNSUPPORTED when this build has no CUDA backend or the module
+ * is not found (args->msg says where it looked and why), ER_ENODEVICE from the module when the machine
+ * has no driver or no device.  The module, once loaded, stays loaded (RTLD_NODELETE): the CUDA runtime
+ * must not be unloaded under its own exit handlers.
+ */
+#if !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* dladdr */
+#endif
+
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../cpu/cpu_engine.h"
 #include "../cpu/cpu_internal.h"
+#include "../cuda/er_cuda_backend.h"
+#include "exactref/config.h"
 
-int er_cuda_mma(er_mma_args *args)
+#if ER_HAVE_CUDA
+#include <dlfcn.h>
+#include <unistd.h>
+#endif
+
+static int loader_fail(er_mma_args *a, int st, const char *fmt, ...)
 {
-    if (args->msg && args->msg_size)
-        snprintf(args->msg, args->msg_size, "the CUDA backend of the exact engine is not built yet; use the CPU "
-                                            "or OpenCL backend (the same bits)");
-    return ER_EUNSUPPORTED;
+    if (a->msg && a->msg_size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(a->msg, a->msg_size, fmt, ap);
+        va_end(ap);
+    }
+    return st;
 }
+
+#if ER_HAVE_CUDA
+
+#define ER_CL_PATH 4096
+#define ER_CL_CANDIDATES 5
+
+typedef struct {
+    void *handle;
+    er_cuda_backend_mma_fn mma, host_mma;
+} module;
+
+/* The directory part of path (with its trailing '/') into dir; 0 if path has none. */
+static int dir_of(const char *path, char *dir, size_t size)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    size_t n;
+    if (!slash) return 0;
+    n = (size_t)(slash - path) + 1;
+    if (n + 1 > size) return 0;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return 1;
+}
+
+/* Append "; " and a sentence to the report of the places looked at (truncating quietly). */
+static void note(char *report, size_t size, const char *fmt, ...)
+{
+    size_t used = strlen(report);
+    va_list ap;
+    if (used + 1 >= size) return;
+    va_start(ap, fmt);
+    vsnprintf(report + used, size - used, fmt, ap);
+    va_end(ap);
+}
+
+/* Try one candidate: 1 loaded (m filled), 0 not (why appended to the report). */
+static int try_open(const char *path, module *m, char *report, size_t size)
+{
+    void *h;
+    er_cuda_backend_abi_fn abi;
+    const char *err;
+    dlerror();
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (!h) {
+        err = dlerror();
+        note(report, size, "%s%s", report[0] ? "; " : "", err ? err : path);
+        return 0;
+    }
+    abi = (er_cuda_backend_abi_fn)(uintptr_t)dlsym(h, "er_cuda_backend_abi");
+    m->mma = (er_cuda_backend_mma_fn)(uintptr_t)dlsym(h, "er_cuda_backend_mma");
+    m->host_mma = (er_cuda_backend_mma_fn)(uintptr_t)dlsym(h, "er_cuda_backend_host_mma");
+    if (!abi || !m->mma || !m->host_mma) {
+        note(report, size, "%s%s: not an exactref CUDA backend module (entry points missing)", report[0] ? "; " : "",
+             path);
+        dlclose(h);
+        return 0;
+    }
+    if (abi() != ER_CUDA_BACKEND_ABI) {
+        note(report, size, "%s%s: built for backend ABI %d, this libexactref needs %d", report[0] ? "; " : "", path,
+             abi(), ER_CUDA_BACKEND_ABI);
+        dlclose(h);
+        return 0;
+    }
+    m->handle = h;
+    return 1;
+}
+
+/* Find and load the module; ER_OK, or ER_EUNSUPPORTED with the places looked at in args->msg. */
+static int load_module(er_mma_args *args, module *m)
+{
+    char cand[ER_CL_CANDIDATES][ER_CL_PATH + 64], report[2048], dir[ER_CL_PATH];
+    int n = 0;
+    const char *env = getenv("EXACTREF_CUDA_MODULE");
+    memset(m, 0, sizeof *m);
+    report[0] = '\0';
+    if (env && *env) {
+        if (try_open(env, m, report, sizeof report)) return ER_OK;
+        return loader_fail(args, ER_EUNSUPPORTED, "%s not found: EXACTREF_CUDA_MODULE=%s does not load: %s",
+                           ER_CUDA_MODULE_NAME, env, report);
+    }
+    {
+        Dl_info info;
+        memset(&info, 0, sizeof info);
+        if (dladdr((void *)(uintptr_t)&er_cuda_mma, &info) && dir_of(info.dli_fname, dir, sizeof dir))
+            snprintf(cand[n++], sizeof cand[0], "%s%s", dir, ER_CUDA_MODULE_NAME);
+    }
+    {
+        char exe[ER_CL_PATH];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (len > 0) {
+            exe[len] = '\0';
+            if (dir_of(exe, dir, sizeof dir)) snprintf(cand[n++], sizeof cand[0], "%s%s", dir, ER_CUDA_MODULE_NAME);
+        }
+    }
+#ifdef ER_CUDA_INSTALL_LIBDIR
+    snprintf(cand[n++], sizeof cand[0], "%s/%s", ER_CUDA_INSTALL_LIBDIR, ER_CUDA_MODULE_NAME);
+#endif
+    snprintf(cand[n++], sizeof cand[0], "%s", ER_CUDA_MODULE_NAME);
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= strcmp(cand[i], cand[j]) == 0;
+        if (seen) continue;
+        /* an absolute or relative path that does not exist: say so briefly, without dlopen */
+        if (strchr(cand[i], '/') && access(cand[i], F_OK) != 0) {
+            note(report, sizeof report, "%s%s: no such file", report[0] ? "; " : "", cand[i]);
+            continue;
+        }
+        if (try_open(cand[i], m, report, sizeof report)) return ER_OK;
+    }
+    return loader_fail(args, ER_EUNSUPPORTED,
+                       "%s not found: %s (set EXACTREF_CUDA_MODULE to its path, or use the CPU or OpenCL backend: "
+                       "the same bits)",
+                       ER_CUDA_MODULE_NAME, report);
+}
+
+static int call_module(er_mma_args *args, int host)
+{
+    problem P;
+    er_cuda_job job;
+    module m;
+    int st;
+    if (!args) return ER_EINVAL;
+    if (args->msg && args->msg_size) args->msg[0] = '\0';
+    memset(&P, 0, sizeof P);
+    P.args = args;
+    /* The problem as the CPU engine sees it (shapes, the accumulator's window). */
+    if ((st = er_engine_validate(&P)) != ER_OK) return st;
+    memset(&job, 0, sizeof job);
+    job.abi = ER_CUDA_BACKEND_ABI;
+    job.size = (int)sizeof job;
+    job.kind = P.kind;
+    job.scaled = P.scaled;
+    job.has_c = P.has_c;
+    job.acc_lo = P.acc_lo;
+    job.acc_nd = P.acc_nd;
+    job.batch = P.batch;
+    job.m = P.m;
+    job.n = P.n;
+    job.k = P.k;
+    job.nblocks = P.nblocks;
+    if ((st = load_module(args, &m)) != ER_OK) return st;
+    st = (host ? m.host_mma : m.mma)(args, &job);
+    dlclose(m.handle); /* RTLD_NODELETE: balances this call's reference, never unloads */
+    return st;
+}
+
+int er_cuda_mma(er_mma_args *args) { return call_module(args, 0); }
+
+int er_cuda_mma_host(er_mma_args *args) { return call_module(args, 1); }
+
+#else /* !ER_HAVE_CUDA */
+
+static int no_cuda(er_mma_args *args)
+{
+    if (!args) return ER_EINVAL;
+    return loader_fail(args, ER_EUNSUPPORTED,
+                       "this build has no CUDA backend module (configured without CUDA: ER_ENABLE_CUDA=OFF or no "
+                       "nvcc); use the CPU or OpenCL backend (the same bits)");
+}
+
+int er_cuda_mma(er_mma_args *args) { return no_cuda(args); }
+
+int er_cuda_mma_host(er_mma_args *args) { return no_cuda(args); }
+
+#endif

@@ -1,0 +1,962 @@
+/* test_cuda_mma.c: the exact engine on CUDA (er_mma with ER_BACKEND_CUDA) gives the CPU engine's bits:
+ * D, the enclosures lo/hi/odd and mmai's count of wrapped elements.  Modelled on (transcribed from)
+ * tests/opencl/test_opencl_mma.c.
+ *
+ * Every problem is run three times: on the CPU with strategy EXACT (the long accumulator for every
+ * element), on the CPU with strategy AUTO (the certified binary64 fast path where it decides), and on
+ * the CUDA backend; the output tensors (filled with the same junk beforehand) must be byte-identical.
+ * The random problems are small (m, n <= 8, k <= 200) but cover every input float format, every output
+ * format family, every direction, saturation and flush-to-zero, C or not, block scaling with both scale
+ * formats, mmai with wrapping, batches with broadcast operands, transposed and padded views, special
+ * values, and the tiling of large problems (EXACTREF_CUDA_MAX_CHUNK).  The random tests print their
+ * seed (EXACTREF_SEED).
+ *
+ * Built twice (tests/cuda/CMakeLists.txt):
+ *   test_cuda_mma       the kernel on a GPU, through the module the loader finds (EXACTREF_CUDA_MODULE
+ *                       in ctest).  Without a driver or a device it exits 77 (skipped) unless
+ *                       EXACTREF_REQUIRE_CUDA=1, which makes it fail instead.  EXACTREF_CUDA_DEVICE picks
+ *                       the device.
+ *   test_cuda_mma_host  (ER_CUDA_HOST_PASS) the same problems through er_cuda_mma_host: the module's
+ *                       host code with the kernel's per-element function compiled by nvcc for the host
+ *                       in place of the launch.  Runs everywhere: it proves that nvcc's compilation of the
+ *                       kernel body and the shared core agrees with gcc's (the CPU engine's), and that the
+ *                       tiling, packing and scattering put every element in its place.
+ */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, clock_gettime */
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "er_test.h"
+#include "exactref/exactref.h"
+#include "er_cuda_backend.h" /* er_cuda_mma_host */
+
+#ifdef ER_CUDA_HOST_PASS
+#define ER_SEED_PREFIX "cuda_mma_host"
+#define ER_CUDA_PATH "CUDA host pass"
+#else
+#define ER_SEED_PREFIX "cuda_mma"
+#define ER_CUDA_PATH "CUDA"
+#endif
+
+/* er_mma, or for the CUDA backend in the host-pass build, er_cuda_mma_host. */
+static int run_mma_(er_mma_args *x)
+{
+#ifdef ER_CUDA_HOST_PASS
+    if (x->backend == ER_BACKEND_CUDA) return er_cuda_mma_host(x);
+#endif
+    return er_mma(x);
+}
+
+#define ER_MSG 8192
+#define NFLOAT 13 /* the float formats are the ids 0 .. 12 */
+
+static double now_(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static uint64_t below(uint64_t *rng, uint64_t n) { return er_test_rand(rng) % n; }
+
+static uint64_t mask_(int w) { return w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1u; }
+
+static int sbytes(int f)
+{
+    er_format_info fi;
+    er_format_get_info(f, &fi);
+    return fi.storage_bytes;
+}
+
+/* ---- Patterns ---------------------------------------------------------------------------------- */
+
+enum { GEN_UNIFORM, GEN_BAND, GEN_FEWBITS, GEN_COUNT };
+
+/* A special pattern of float format f: zeros, infinities, NaNs, extremes (either sign). */
+static uint64_t special_pattern(int f, uint64_t *rng)
+{
+    er_format_info fi;
+    uint64_t sign, x;
+    er_format_get_info(f, &fi);
+    sign = fi.is_signed ? UINT64_C(1) << (fi.width - 1) : 0u;
+    switch (below(rng, 6)) {
+    case 0: x = er_convert(ER_FMT_F64, f, 0, ER_RND_NEAREST_EVEN, 0).bits; break;               /* +0 */
+    case 1: x = er_convert(ER_FMT_F64, f, UINT64_C(1) << 63, ER_RND_NEAREST_EVEN, 0).bits; break; /* -0 */
+    case 2: x = er_convert(ER_FMT_F64, f, UINT64_C(0x7FF0000000000000), ER_RND_NEAREST_EVEN, 0).bits; break;
+    case 3: /* a NaN, any payload where the format has several */
+        x = er_convert(ER_FMT_F64, f, UINT64_C(0x7FF0000000000000) | (er_test_rand(rng) & mask_(52)) | 1u,
+                       ER_RND_NEAREST_EVEN, 0).bits;
+        break;
+    case 4: x = fi.max_finite_bits; break;
+    default: x = fi.min_subnormal_bits; break;
+    }
+    if (below(rng, 2) && fi.is_signed && (f != ER_FMT_F8E4M3FNUZ && f != ER_FMT_F8E5M2FNUZ)) x ^= sign;
+    return x & mask_(fi.width);
+}
+
+/*
+ * A random pattern of format f.  Integers: any.  Floats: GEN_UNIFORM any pattern; GEN_BAND exponents
+ * within 3 binades of 1 (sums that cancel and land near rounding boundaries); GEN_FEWBITS values near 1
+ * with at most two fraction bits (exact cancellations, exact zeros, ties).  `spec` percent specials.
+ */
+static uint64_t gen_pattern(int f, uint64_t *rng, int mode, int spec)
+{
+    er_fmt d = er_fmt_get(f);
+    uint64_t r = er_test_rand(rng), frac, sign = 0;
+    int64_t ef;
+    if (d.kind != ER_KIND_FLOAT) return r & mask_(d.width);
+    if (spec && (int)below(rng, 100) < spec) return special_pattern(f, rng);
+    if (mode == GEN_UNIFORM) return r & mask_(d.width) & ~mask_(d.pad);
+    if (er_fmt_signed(d)) sign = below(rng, 2);
+    if (mode == GEN_BAND) {
+        ef = d.bias + (int64_t)below(rng, 7) - 3;
+        frac = er_test_rand(rng) & mask_(d.mbits);
+    } else {
+        ef = d.bias + (int64_t)below(rng, 3) - 1;
+        frac = d.mbits >= 2 ? (below(rng, 4) << (d.mbits - 2)) : er_test_rand(rng) & mask_(d.mbits);
+    }
+    if (ef < 0) ef = 0;
+    if (ef > (int64_t)mask_(d.ebits)) ef = (int64_t)mask_(d.ebits);
+    return ((sign << (d.width - 1)) | ((((uint64_t)ef << d.mbits) | frac) << d.pad)) & mask_(d.width);
+}
+
+static void put_(unsigned char *p, int bytes, uint64_t x)
+{
+    for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(x >> (8 * i)); /* little-endian */
+}
+
+/* ---- Problems ---------------------------------------------------------------------------------- */
+
+/*
+ * A tensor of logical shape [batch] x rows x cols (batch 0: 2-D), stored either row-major with `pad`
+ * extra elements per row, or (trans) as the transpose of a row-major cols x rows array (a transposed
+ * view), each element a random pattern of its format.
+ */
+typedef struct {
+    er_tensor t;
+    unsigned char *mem;
+    size_t bytes;
+} tens;
+
+static void tens_make(tens *T, int f, int64_t batch, int64_t rows, int64_t cols, int trans, int64_t pad, uint64_t *rng,
+                      int mode, int spec)
+{
+    int64_t pr = trans ? cols : rows, pc = (trans ? rows : cols) + pad, nb = batch ? batch : 1;
+    size_t n = (size_t)(nb * pr * pc), eb = (size_t)sbytes(f);
+    memset(T, 0, sizeof *T);
+    T->bytes = n * eb;
+    T->mem = (unsigned char *)malloc(T->bytes ? T->bytes : 1);
+    ck_assert(T->mem != NULL);
+    for (size_t i = 0; i < n; i++) put_(T->mem + i * eb, (int)eb, gen_pattern(f, rng, mode, spec));
+    T->t.format = f;
+    T->t.ndim = batch ? 3 : 2;
+    T->t.data = T->mem;
+    {
+        int o = batch ? 1 : 0;
+        if (batch) {
+            T->t.shape[0] = batch;
+            T->t.strides[0] = pr * pc;
+        }
+        T->t.shape[o] = pr;
+        T->t.shape[o + 1] = pc - pad;
+        T->t.strides[o] = pc;
+        T->t.strides[o + 1] = 1;
+    }
+    if (trans) T->t = er_tensor_transpose(T->t);
+}
+
+static void tens_free(tens *T)
+{
+    free(T->mem);
+    T->mem = NULL;
+}
+
+typedef struct {
+    int fa, fb, fc, fs; /* fc, fs: -1 for none */
+    int block;
+    int64_t batch, m, n, k; /* batch 0: 2-D */
+    int a2d, b2d, c2d;      /* with a batch: that operand 2-D (broadcast) */
+    int at, bt;             /* transposed views */
+    int64_t pad;
+    tens A, B, C, SA, SB;
+} prob;
+
+static int64_t nblocks_(const prob *P) { return P->fs < 0 ? 0 : (P->k + P->block - 1) / P->block; }
+
+/* A scale pattern: mostly moderate, and 2^-127, 2^127, NaN; for f8E4M3FN also negative and zero. */
+static uint64_t gen_scale(int sf, uint64_t *rng)
+{
+    uint64_t r = below(rng, 100);
+    if (sf == ER_FMT_F8E8M0FNU) {
+        if (r < 3) return 0x00;
+        if (r < 6) return 0xFE;
+        if (r < 8) return 0xFF;
+        return (uint64_t)(127 + (int)below(rng, 25) - 12);
+    }
+    if (r < 4) return 0x80 | below(rng, 0x7F);
+    if (r < 8) return r < 6 ? 0x00 : 0x80;
+    if (r < 10) return r < 9 ? 0x7F : 0xFF;
+    return below(rng, 0x7F);
+}
+
+static void prob_make(prob *P, uint64_t *rng, int mode, int spec)
+{
+    int64_t bA = P->batch && !P->a2d ? P->batch : 0, bB = P->batch && !P->b2d ? P->batch : 0;
+    tens_make(&P->A, P->fa, bA, P->m, P->k, P->at, P->pad, rng, mode, spec);
+    tens_make(&P->B, P->fb, bB, P->k, P->n, P->bt, P->pad, rng, mode, spec);
+    if (P->fc >= 0)
+        tens_make(&P->C, P->fc, P->batch && !P->c2d ? P->batch : 0, P->m, P->n, 0, P->pad, rng,
+                  mode == GEN_UNIFORM ? GEN_UNIFORM : GEN_BAND, spec);
+    if (P->fs >= 0) {
+        int64_t nb = nblocks_(P);
+        tens_make(&P->SA, P->fs, bA, P->m, nb, 0, 0, rng, GEN_UNIFORM, 0);
+        tens_make(&P->SB, P->fs, bB, nb, P->n, 0, 0, rng, GEN_UNIFORM, 0);
+        for (size_t i = 0; i < P->SA.bytes; i++) P->SA.mem[i] = (unsigned char)gen_scale(P->fs, rng);
+        for (size_t i = 0; i < P->SB.bytes; i++) P->SB.mem[i] = (unsigned char)gen_scale(P->fs, rng);
+    }
+}
+
+static void prob_free(prob *P)
+{
+    tens_free(&P->A);
+    tens_free(&P->B);
+    tens_free(&P->C);
+    tens_free(&P->SA);
+    tens_free(&P->SB);
+}
+
+/* ---- Running one configuration on the three paths --------------------------------------------- */
+
+typedef struct {
+    int dfmt, dir;
+    unsigned opts;
+    int encl;  /* also lo, hi, odd */
+    int dtrans; /* d as a transposed view */
+} cfg;
+
+/* The outputs of one run (each filled with 0xA5 first: nothing left unwritten can pass). */
+typedef struct {
+    tens d, lo, hi, odd;
+    er_mma_stats stats;
+    int st;
+    char msg[ER_MSG];
+} outs;
+
+static void out_alloc(tens *T, int f, int64_t batch, int64_t m, int64_t n, int trans)
+{
+    int64_t nb = batch ? batch : 1;
+    memset(T, 0, sizeof *T);
+    T->bytes = (size_t)(nb * m * n) * (size_t)sbytes(f);
+    T->mem = (unsigned char *)malloc(T->bytes ? T->bytes : 1);
+    ck_assert(T->mem != NULL);
+    memset(T->mem, 0xA5, T->bytes);
+    if (trans) {
+        T->t = batch ? er_tensor_3d(f, batch, n, m, T->mem) : er_tensor_2d(f, n, m, T->mem);
+        T->t = er_tensor_transpose(T->t);
+    } else {
+        T->t = batch ? er_tensor_3d(f, batch, m, n, T->mem) : er_tensor_2d(f, m, n, T->mem);
+    }
+}
+
+static long g_calls; /* CUDA engine calls */
+static double g_cu_time;
+
+static void run_one(const prob *P, const cfg *c, int backend, int strategy, outs *o)
+{
+    er_mma_args x;
+    int mmai = er_fmt_get(P->fa).kind != ER_KIND_FLOAT;
+    int dfmt = mmai ? ER_FMT_I32 : c->dfmt;
+    double t = now_();
+    memset(o, 0, sizeof *o);
+    out_alloc(&o->d, dfmt, P->batch, P->m, P->n, c->dtrans);
+    if (c->encl) {
+        out_alloc(&o->lo, ER_FMT_F64, P->batch, P->m, P->n, 0);
+        out_alloc(&o->hi, ER_FMT_F64, P->batch, P->m, P->n, 0);
+        out_alloc(&o->odd, ER_FMT_F64, P->batch, P->m, P->n, 0);
+    }
+    er_mma_args_init(&x);
+    x.a = &P->A.t;
+    x.b = &P->B.t;
+    x.c = P->fc >= 0 ? &P->C.t : NULL;
+    if (P->fs >= 0) {
+        x.a_scale = &P->SA.t;
+        x.b_scale = &P->SB.t;
+        x.block = P->block;
+    }
+    x.d = &o->d.t;
+    x.rounding = c->dir;
+    x.opts = c->opts;
+    if (c->encl) {
+        x.lo = &o->lo.t;
+        x.hi = &o->hi.t;
+        x.odd = &o->odd.t;
+    }
+    x.threads = 1;
+    x.strategy = strategy;
+    x.backend = backend;
+    x.stats = &o->stats;
+    x.msg = o->msg;
+    x.msg_size = sizeof o->msg;
+    o->st = run_mma_(&x);
+    if (backend == ER_BACKEND_CUDA) {
+        g_calls++;
+        g_cu_time += now_() - t;
+    }
+}
+
+static void outs_free(outs *o)
+{
+    tens_free(&o->d);
+    tens_free(&o->lo);
+    tens_free(&o->hi);
+    tens_free(&o->odd);
+}
+
+static void describe(const prob *P, const cfg *c, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "a %s%s, b %s%s, c %s, scales %s (block %d), batch %lld (a2d %d b2d %d c2d %d), m %lld n %lld k %lld, "
+             "pad %lld; d %s%s, %s, opts 0x%x, enclosures %d",
+             er_format_name(P->fa), P->at ? "^T" : "", er_format_name(P->fb), P->bt ? "^T" : "",
+             P->fc >= 0 ? er_format_name(P->fc) : "none", P->fs >= 0 ? er_format_name(P->fs) : "none", P->block,
+             (long long)P->batch, P->a2d, P->b2d, P->c2d, (long long)P->m, (long long)P->n, (long long)P->k,
+             (long long)P->pad, er_format_name(c->dfmt), c->dtrans ? "^T" : "", er_rounding_name(c->dir), c->opts,
+             c->encl);
+}
+
+/* The first differing element of two output buffers, or -1. */
+static long first_diff(const tens *x, const tens *y, int f)
+{
+    int eb = sbytes(f);
+    for (size_t i = 0; i < x->bytes; i += (size_t)eb)
+        if (memcmp(x->mem + i, y->mem + i, (size_t)eb)) return (long)(i / (size_t)eb);
+    return -1;
+}
+
+static uint64_t get_(const tens *x, int f, long i)
+{
+    int eb = sbytes(f);
+    uint64_t v = 0;
+    for (int b = 0; b < eb; b++) v |= (uint64_t)x->mem[(size_t)i * (size_t)eb + (size_t)b] << (8 * b);
+    return v;
+}
+
+static void same_or_abort(const char *ctx, const char *what, const char *path, const tens *ref, const tens *got, int f,
+                          const prob *P, const cfg *c)
+{
+    long i = first_diff(ref, got, f);
+    if (i >= 0) {
+        char d[1024];
+        describe(P, c, d, sizeof d);
+        ck_abort_msg("%s: %s differs on %s at storage element %ld: CPU exact 0x%llx, %s 0x%llx [%s]", ctx, what, path,
+                     i, (unsigned long long)get_(ref, f, i), path, (unsigned long long)get_(got, f, i), d);
+    }
+}
+
+/* Run P under c on the CPU (EXACT and AUTO) and on CUDA; abort on any difference. */
+static void check3(const char *ctx, const prob *P, const cfg *c, er_mma_stats *cl_stats)
+{
+    outs ex, au, cl;
+    char d[1024];
+    int mmai = er_fmt_get(P->fa).kind != ER_KIND_FLOAT;
+    int dfmt = mmai ? ER_FMT_I32 : c->dfmt;
+    run_one(P, c, ER_BACKEND_CPU, ER_STRATEGY_EXACT, &ex);
+    run_one(P, c, ER_BACKEND_CPU, ER_STRATEGY_AUTO, &au);
+    run_one(P, c, ER_BACKEND_CUDA, ER_STRATEGY_AUTO, &cl);
+    describe(P, c, d, sizeof d);
+    ck_assert_msg(ex.st == ER_OK, "%s: CPU exact: %s: %s [%s]", ctx, er_status_string(ex.st), ex.msg, d);
+    ck_assert_msg(au.st == ER_OK, "%s: CPU auto: %s: %s [%s]", ctx, er_status_string(au.st), au.msg, d);
+    ck_assert_msg(cl.st == ER_OK, "%s: " ER_CUDA_PATH ": %s: %s [%s]", ctx, er_status_string(cl.st), cl.msg, d);
+    same_or_abort(ctx, "d", "CPU auto", &ex.d, &au.d, dfmt, P, c);
+    same_or_abort(ctx, "d", ER_CUDA_PATH, &ex.d, &cl.d, dfmt, P, c);
+    if (c->encl) {
+        same_or_abort(ctx, "lo", ER_CUDA_PATH, &ex.lo, &cl.lo, ER_FMT_F64, P, c);
+        same_or_abort(ctx, "hi", ER_CUDA_PATH, &ex.hi, &cl.hi, ER_FMT_F64, P, c);
+        same_or_abort(ctx, "odd", ER_CUDA_PATH, &ex.odd, &cl.odd, ER_FMT_F64, P, c);
+    }
+    ck_assert_msg(cl.stats.elements == ex.stats.elements, "%s: stats.elements %lld, CPU %lld [%s]", ctx,
+                  (long long)cl.stats.elements, (long long)ex.stats.elements, d);
+    ck_assert_msg(cl.stats.wrapped == ex.stats.wrapped && au.stats.wrapped == ex.stats.wrapped,
+                  "%s: stats.wrapped: CUDA %lld, CPU exact %lld, CPU auto %lld [%s]", ctx,
+                  (long long)cl.stats.wrapped, (long long)ex.stats.wrapped, (long long)au.stats.wrapped, d);
+    ck_assert_msg(cl.stats.exact_path == (mmai ? 0 : cl.stats.elements) && cl.stats.threads == 0 &&
+                      cl.stats.fast_decided == 0 && cl.stats.exact_f64 == 0,
+                  "%s: CUDA stats: exact_path %lld of %lld, threads %d [%s]", ctx, (long long)cl.stats.exact_path,
+                  (long long)cl.stats.elements, cl.stats.threads, d);
+    ck_assert_str_eq(cl.msg, "");
+    if (cl_stats) *cl_stats = cl.stats;
+    outs_free(&ex);
+    outs_free(&au);
+    outs_free(&cl);
+}
+
+/* ---- Tests ------------------------------------------------------------------------------------- */
+
+static const unsigned opt_sets[6] = {0u, ER_OPT_SATURATE, ER_OPT_FTZ_IN, ER_OPT_FTZ_OUT, ER_OPT_FTZ,
+                                     ER_OPT_SATURATE | ER_OPT_FTZ};
+/* The output families the brief names, then any float format. */
+static const int out_fmts[7] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, ER_FMT_F64, -1};
+
+static int64_t pick_k(uint64_t *rng)
+{
+    uint64_t r = below(rng, 12);
+    return r == 0 ? 0 : r == 1 ? 1 : r == 2 ? 100 + (int64_t)below(rng, 101) : 2 + (int64_t)below(rng, 40);
+}
+
+/*
+ * Every float format as a, with a random float b, and every float format as b, with a random a; C in a
+ * random float format or absent.  Each problem is rounded three ways; over the test every output
+ * family meets every direction (configuration t: family t % 7, direction (t / 7) % 6), and one
+ * configuration in three asks for the enclosures too.
+ */
+START_TEST(test_random_pairs)
+{
+    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/random_pairs");
+    long t = 0, probs = 0;
+    double t0 = now_();
+    for (int side = 0; side < 2; side++)
+        for (int f = 0; f < NFLOAT; f++) {
+            prob P;
+            int mode = (int)below(&rng, GEN_COUNT);
+            memset(&P, 0, sizeof P);
+            P.fa = side ? (int)below(&rng, NFLOAT) : f;
+            P.fb = side ? f : (int)below(&rng, NFLOAT);
+            P.fc = below(&rng, 3) ? (int)below(&rng, NFLOAT) : -1;
+            P.fs = -1;
+            P.m = 1 + (int64_t)below(&rng, 6);
+            P.n = 1 + (int64_t)below(&rng, 6);
+            P.k = pick_k(&rng);
+            prob_make(&P, &rng, mode, below(&rng, 4) == 0 ? 8 : 0);
+            for (int r = 0; r < 3; r++, t++) {
+                cfg c;
+                memset(&c, 0, sizeof c);
+                c.dfmt = out_fmts[t % 7] >= 0 ? out_fmts[t % 7] : (int)below(&rng, NFLOAT);
+                c.dir = (int)((t / 7) % ER_RND_COUNT);
+                c.opts = opt_sets[below(&rng, 6)];
+                c.encl = r == 0;
+                check3("random_pairs", &P, &c, NULL);
+            }
+            prob_free(&P);
+            probs++;
+        }
+    printf("random_pairs: %ld problems, %ld configurations, %.2f s\n", probs, t, now_() - t0);
+}
+END_TEST
+
+/* The pairs the kernel compiles a specialised loop for (kernels/mma.cl), each once more, with specials. */
+START_TEST(test_specialised_pairs)
+{
+    static const int pairs[][2] = {{ER_FMT_BF16, ER_FMT_BF16},         {ER_FMT_F16, ER_FMT_F16},
+                                   {ER_FMT_F32, ER_FMT_F32},           {ER_FMT_TF32, ER_FMT_TF32},
+                                   {ER_FMT_F64, ER_FMT_F64},           {ER_FMT_F8E4M3FN, ER_FMT_F8E4M3FN},
+                                   {ER_FMT_F8E5M2, ER_FMT_F8E5M2},     {ER_FMT_F8E4M3FN, ER_FMT_F8E5M2},
+                                   {ER_FMT_F8E5M2, ER_FMT_F8E4M3FN}};
+    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/specialised_pairs");
+    for (int p = 0; p < (int)(sizeof pairs / sizeof pairs[0]); p++) {
+        prob P;
+        cfg c;
+        memset(&P, 0, sizeof P);
+        memset(&c, 0, sizeof c);
+        P.fa = pairs[p][0];
+        P.fb = pairs[p][1];
+        P.fc = p % 2 ? ER_FMT_F32 : -1;
+        P.fs = -1;
+        P.m = 1 + (int64_t)below(&rng, 6);
+        P.n = 1 + (int64_t)below(&rng, 6);
+        P.k = pick_k(&rng);
+        prob_make(&P, &rng, p % GEN_COUNT, 3);
+        c.dfmt = out_fmts[p % 6];
+        c.dir = p % ER_RND_COUNT;
+        c.opts = opt_sets[p % 6];
+        c.encl = p % 3 == 0;
+        check3("specialised_pairs", &P, &c, NULL);
+        prob_free(&P);
+    }
+}
+END_TEST
+
+/* Block-scaled: every pair of element formats with each scale format (once), random block sizes
+ * (partial last blocks), scales with 2^-127, 2^127, NaN, and for f8E4M3FN negative and zero ones. */
+START_TEST(test_random_scaled)
+{
+    static const int elems[5] = {ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, ER_FMT_F6E2M3FN, ER_FMT_F6E3M2FN, ER_FMT_F4E2M1FN};
+    static const int blocks[6] = {1, 2, 3, 4, 16, 32};
+    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/random_scaled");
+    long probs = 0;
+    double t0 = now_();
+    for (int ia = 0; ia < 5; ia++)
+        for (int ib = 0; ib < 5; ib++) {
+            prob P;
+            cfg c;
+            memset(&P, 0, sizeof P);
+            memset(&c, 0, sizeof c);
+            P.fa = elems[ia];
+            P.fb = elems[ib];
+            P.fs = (ia + ib) % 2 ? ER_FMT_F8E4M3FN : ER_FMT_F8E8M0FNU;
+            P.fc = below(&rng, 2) ? (int)below(&rng, NFLOAT) : -1;
+            P.block = blocks[below(&rng, 6)];
+            P.m = 1 + (int64_t)below(&rng, 5);
+            P.n = 1 + (int64_t)below(&rng, 5);
+            P.k = pick_k(&rng);
+            prob_make(&P, &rng, below(&rng, 2) ? GEN_UNIFORM : GEN_FEWBITS, below(&rng, 3) == 0 ? 8 : 0);
+            c.dfmt = out_fmts[probs % 7] >= 0 ? out_fmts[probs % 7] : (int)below(&rng, NFLOAT);
+            c.dir = (int)(probs % ER_RND_COUNT);
+            c.opts = opt_sets[below(&rng, 6)];
+            c.encl = probs % 3 == 0;
+            check3("random_scaled", &P, &c, NULL);
+            prob_free(&P);
+            probs++;
+        }
+    /* the two common MX configurations once more, with k across several blocks of 32 */
+    for (int s = 0; s < 2; s++) {
+        prob P;
+        cfg c = {ER_FMT_BF16, ER_RND_NEAREST_EVEN, 0u, 1, 0};
+        memset(&P, 0, sizeof P);
+        P.fa = P.fb = s ? ER_FMT_F4E2M1FN : ER_FMT_F8E4M3FN;
+        P.fs = s ? ER_FMT_F8E4M3FN : ER_FMT_F8E8M0FNU;
+        P.fc = ER_FMT_F32;
+        P.block = s ? 16 : 32;
+        P.m = 4;
+        P.n = 5;
+        P.k = 160;
+        prob_make(&P, &rng, GEN_UNIFORM, 2);
+        check3("random_scaled/mx", &P, &c, NULL);
+        prob_free(&P);
+        probs++;
+    }
+    printf("random_scaled: %ld problems, %.2f s\n", probs, now_() - t0);
+}
+END_TEST
+
+/* mmai: every pair of i8/u8, with and without C; large values and C near the i32 limits so that some
+ * sums wrap; the wrapped counts must agree too. */
+START_TEST(test_mmai)
+{
+    static const int ints[2] = {ER_FMT_I8, ER_FMT_U8};
+    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/mmai");
+    int64_t wrapped = 0;
+    for (int ia = 0; ia < 2; ia++)
+        for (int ib = 0; ib < 2; ib++)
+            for (int wc = 0; wc < 2; wc++) {
+                prob P;
+                cfg c;
+                er_mma_stats st;
+                memset(&P, 0, sizeof P);
+                memset(&c, 0, sizeof c);
+                P.fa = ints[ia];
+                P.fb = ints[ib];
+                P.fc = wc ? ER_FMT_I32 : -1;
+                P.fs = -1;
+                P.m = 1 + (int64_t)below(&rng, 7);
+                P.n = 1 + (int64_t)below(&rng, 7);
+                P.k = wc ? 1 + (int64_t)below(&rng, 60) : (int64_t)below(&rng, 200);
+                P.batch = below(&rng, 2) ? 2 : 0;
+                P.b2d = P.batch && below(&rng, 2);
+                prob_make(&P, &rng, GEN_UNIFORM, 0);
+                if (wc) {
+                    /* C close to INT32_MAX or INT32_MIN: the sums cross them one way or the other */
+                    for (size_t i = 0; i + 4 <= P.C.bytes; i += 4) {
+                        uint32_t v = below(&rng, 2) ? 0x7FFFF000u + (uint32_t)below(&rng, 0x1000)
+                                                    : 0x80000000u + (uint32_t)below(&rng, 0x1000);
+                        put_(P.C.mem + i, 4, v);
+                    }
+                }
+                check3("mmai", &P, &c, &st);
+                wrapped += st.wrapped;
+                prob_free(&P);
+            }
+    ck_assert_msg(wrapped > 0, "mmai: no element wrapped: the test does not test the count");
+    printf("mmai: %lld wrapped elements, counted alike\n", (long long)wrapped);
+}
+END_TEST
+
+/* Batches with each operand broadcast, transposed and padded views, d transposed, enclosures. */
+START_TEST(test_layout)
+{
+    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/layout");
+    static const int fmts[][2] = {{ER_FMT_BF16, ER_FMT_BF16}, {ER_FMT_F16, ER_FMT_F8E4M3FN}, {ER_FMT_F32, ER_FMT_F32},
+                                  {ER_FMT_F64, ER_FMT_TF32},   {ER_FMT_F8E5M2, ER_FMT_F4E2M1FN}};
+    for (int v = 0; v < 10; v++) {
+        prob P;
+        cfg c;
+        memset(&P, 0, sizeof P);
+        memset(&c, 0, sizeof c);
+        P.fa = fmts[v % 5][0];
+        P.fb = fmts[v % 5][1];
+        P.fc = v % 2 ? ER_FMT_F32 : -1;
+        P.fs = -1;
+        P.batch = v % 4 == 3 ? 0 : 1 + (int64_t)below(&rng, 3);
+        P.a2d = P.batch && v % 3 == 1;
+        P.b2d = P.batch && v % 3 == 2;
+        P.c2d = P.batch && v % 2;
+        P.at = (v / 2) % 2;
+        P.bt = v % 3 == 0;
+        P.pad = v % 4;
+        P.m = 1 + (int64_t)below(&rng, 7);
+        P.n = 1 + (int64_t)below(&rng, 7);
+        P.k = 1 + (int64_t)below(&rng, 50);
+        prob_make(&P, &rng, GEN_BAND, 2);
+        c.dfmt = out_fmts[v % 6];
+        c.dir = v % ER_RND_COUNT;
+        c.opts = opt_sets[v % 6];
+        c.encl = v % 2 == 0;
+        c.dtrans = v % 3 == 1;
+        check3("layout", &P, &c, NULL);
+        prob_free(&P);
+    }
+    /* a batched block-scaled problem with one side's operands and scales broadcast */
+    {
+        prob P;
+        cfg c = {ER_FMT_F32, ER_RND_ZERO, ER_OPT_SATURATE, 1, 0};
+        memset(&P, 0, sizeof P);
+        P.fa = ER_FMT_F8E4M3FN;
+        P.fb = ER_FMT_F6E2M3FN;
+        P.fs = ER_FMT_F8E8M0FNU;
+        P.fc = ER_FMT_BF16;
+        P.block = 8;
+        P.batch = 3;
+        P.b2d = 1;
+        P.m = 3;
+        P.n = 4;
+        P.k = 37;
+        prob_make(&P, &rng, GEN_UNIFORM, 3);
+        check3("layout/scaled batch", &P, &c, NULL);
+        prob_free(&P);
+    }
+}
+END_TEST
+
+/* Special values: zero signs of products and sums in every direction, empty sums, 0 x inf, inf - inf,
+ * NaN operands, overflow with and without saturation; a few values are also checked against what
+ * IEEE 754 says, not only against the CPU. */
+static uint64_t f32_of(const tens *d, int64_t i) { return get_(d, ER_FMT_F32, (long)i); }
+
+START_TEST(test_specials)
+{
+    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/specials");
+    /* dense specials in every float format, all directions, with C */
+    for (int f = 0; f < NFLOAT; f++) {
+        prob P;
+        cfg c;
+        memset(&P, 0, sizeof P);
+        memset(&c, 0, sizeof c);
+        P.fa = f;
+        P.fb = (f + 5) % NFLOAT;
+        P.fc = (f + 2) % NFLOAT;
+        P.fs = -1;
+        P.m = 4;
+        P.n = 4;
+        P.k = 1 + (int64_t)below(&rng, 3);
+        prob_make(&P, &rng, GEN_FEWBITS, 60);
+        c.dfmt = out_fmts[f % 7] >= 0 ? out_fmts[f % 7] : f;
+        c.dir = f % ER_RND_COUNT;
+        c.opts = opt_sets[f % 6];
+        c.encl = 1;
+        check3("specials", &P, &c, NULL);
+        prob_free(&P);
+    }
+    /* handmade f32 elements: a is 1 x 2, b is 2 x 1 (one element each) */
+    {
+        static const struct {
+            uint32_t a0, a1, b0, b1;
+            int dir;
+            uint32_t want; /* f32 pattern IEEE 754 gives */
+        } cases[] = {
+            {0x80000000u, 0x80000000u, 0x00000000u, 0x00000000u, ER_RND_NEAREST_EVEN, 0x80000000u}, /* -0 + -0 */
+            {0x80000000u, 0x00000000u, 0x00000000u, 0x00000000u, ER_RND_NEAREST_EVEN, 0x00000000u}, /* -0 + +0 */
+            {0x80000000u, 0x00000000u, 0x00000000u, 0x00000000u, ER_RND_NEGATIVE_INF, 0x80000000u}, /* -0 + +0, rd */
+            {0x3f800000u, 0xbf800000u, 0x3f800000u, 0x3f800000u, ER_RND_NEAREST_EVEN, 0x00000000u}, /* 1 - 1 */
+            {0x3f800000u, 0xbf800000u, 0x3f800000u, 0x3f800000u, ER_RND_NEGATIVE_INF, 0x80000000u}, /* 1 - 1, rd */
+            {0x7f800000u, 0x3f800000u, 0x00000000u, 0x3f800000u, ER_RND_NEAREST_EVEN, 0x7fc00000u}, /* inf x 0 */
+            {0x7f800000u, 0xff800000u, 0x3f800000u, 0x3f800000u, ER_RND_NEAREST_EVEN, 0x7fc00000u}, /* inf - inf */
+            {0x7f800000u, 0x3f800000u, 0x3f800000u, 0x3f800000u, ER_RND_ZERO, 0x7f800000u},         /* inf + 1 */
+            {0x7f7fffffu, 0x7f7fffffu, 0x3f800000u, 0x3f800000u, ER_RND_NEAREST_EVEN, 0x7f800000u}, /* overflow */
+            {0x7f7fffffu, 0x7f7fffffu, 0x3f800000u, 0x3f800000u, ER_RND_ZERO, 0x7f7fffffu},         /* overflow, rz */
+            {0xffc00001u, 0x3f800000u, 0x3f800000u, 0x3f800000u, ER_RND_NEAREST_EVEN, 0x7fc00000u}, /* -NaN */
+            {0x00000001u, 0x00000001u, 0x3f000000u, 0x3e800000u, ER_RND_NEAREST_EVEN, 0x00000001u}, /* 3/4 ulp */
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            uint32_t a[2] = {cases[i].a0, cases[i].a1}, b[2] = {cases[i].b0, cases[i].b1}, d = 0xA5A5A5A5u;
+            er_tensor ta = er_tensor_2d(ER_FMT_F32, 1, 2, a), tb = er_tensor_2d(ER_FMT_F32, 2, 1, b);
+            er_tensor td = er_tensor_2d(ER_FMT_F32, 1, 1, &d);
+            er_mma_args x;
+            char msg[ER_MSG];
+            int st;
+            er_mma_args_init(&x);
+            x.a = &ta;
+            x.b = &tb;
+            x.d = &td;
+            x.rounding = cases[i].dir;
+            x.backend = ER_BACKEND_CUDA;
+            x.msg = msg;
+            x.msg_size = sizeof msg;
+            st = run_mma_(&x);
+            ck_assert_msg(st == ER_OK, "case %lu: %s: %s", (unsigned long)i, er_status_string(st), msg);
+            ck_assert_msg(d == cases[i].want, "case %lu: CUDA gives 0x%08x, IEEE 754 0x%08x", (unsigned long)i,
+                          (unsigned)d, (unsigned)cases[i].want);
+            g_calls++;
+        }
+    }
+    /* k = 0: the empty sum is +0 in every direction; with C = -0 it is -0 */
+    {
+        prob P;
+        cfg c;
+        outs o;
+        memset(&P, 0, sizeof P);
+        memset(&c, 0, sizeof c);
+        P.fa = ER_FMT_BF16;
+        P.fb = ER_FMT_F16;
+        P.fc = -1;
+        P.fs = -1;
+        P.m = 2;
+        P.n = 3;
+        P.k = 0;
+        prob_make(&P, &rng, GEN_UNIFORM, 0);
+        c.dfmt = ER_FMT_F32;
+        c.dir = ER_RND_NEGATIVE_INF;
+        c.encl = 1;
+        check3("specials/empty", &P, &c, NULL);
+        run_one(&P, &c, ER_BACKEND_CUDA, ER_STRATEGY_AUTO, &o);
+        ck_assert_int_eq(o.st, ER_OK);
+        for (int64_t i = 0; i < P.m * P.n; i++) ck_assert_uint_eq(f32_of(&o.d, i), 0u);
+        outs_free(&o);
+        P.fc = ER_FMT_F16;
+        tens_make(&P.C, ER_FMT_F16, 0, P.m, P.n, 0, 0, &rng, GEN_UNIFORM, 0);
+        for (size_t i = 0; i < P.C.bytes; i += 2) put_(P.C.mem + i, 2, 0x8000u);
+        run_one(&P, &c, ER_BACKEND_CUDA, ER_STRATEGY_AUTO, &o);
+        ck_assert_int_eq(o.st, ER_OK);
+        for (int64_t i = 0; i < P.m * P.n; i++) ck_assert_uint_eq(f32_of(&o.d, i), 0x80000000u);
+        outs_free(&o);
+        prob_free(&P);
+    }
+}
+END_TEST
+
+/* Tiles: EXACTREF_CUDA_MAX_CHUNK cuts the output into pieces of rows and columns (and of several
+ * batches when a whole batch fits); every piece lands in its place. */
+START_TEST(test_tiles)
+{
+    static const char *caps[5] = {"1", "5", "13", "70", "160"};
+    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/tiles");
+    prob P;
+    memset(&P, 0, sizeof P);
+    P.fa = ER_FMT_BF16;
+    P.fb = ER_FMT_F8E5M2;
+    P.fc = ER_FMT_F16;
+    P.fs = -1;
+    P.batch = 5;
+    P.b2d = 1;
+    P.at = 1;
+    P.m = 5;
+    P.n = 7;
+    P.k = 23;
+    prob_make(&P, &rng, GEN_BAND, 1);
+    for (int i = 0; i < 5; i++) {
+        cfg c = {ER_FMT_F32, i % ER_RND_COUNT, 0u, i % 2, i % 2};
+        char ctx[64];
+        snprintf(ctx, sizeof ctx, "tiles (EXACTREF_CUDA_MAX_CHUNK=%s)", caps[i]);
+        setenv("EXACTREF_CUDA_MAX_CHUNK", caps[i], 1);
+        check3(ctx, &P, &c, NULL);
+    }
+    unsetenv("EXACTREF_CUDA_MAX_CHUNK");
+    prob_free(&P);
+    /* mmai in tiles too (the wrap is done per tile on the host) */
+    memset(&P, 0, sizeof P);
+    P.fa = ER_FMT_I8;
+    P.fb = ER_FMT_U8;
+    P.fc = ER_FMT_I32;
+    P.fs = -1;
+    P.m = 6;
+    P.n = 5;
+    P.k = 11;
+    prob_make(&P, &rng, GEN_UNIFORM, 0);
+    {
+        cfg c = {ER_FMT_I32, 0, 0u, 0, 0};
+        setenv("EXACTREF_CUDA_MAX_CHUNK", "4", 1);
+        check3("tiles/mmai", &P, &c, NULL);
+        unsetenv("EXACTREF_CUDA_MAX_CHUNK");
+    }
+    prob_free(&P);
+}
+END_TEST
+
+/* A larger problem (bf16, 32 x 32 x 200, C f32, d bf16), timed. */
+START_TEST(test_larger)
+{
+    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/larger");
+    prob P;
+    cfg c = {ER_FMT_BF16, ER_RND_NEAREST_EVEN, 0u, 0, 0};
+    outs o;
+    double t;
+    memset(&P, 0, sizeof P);
+    P.fa = P.fb = ER_FMT_BF16;
+    P.fc = ER_FMT_F32;
+    P.fs = -1;
+    P.m = 32;
+    P.n = 32;
+    P.k = 200;
+    prob_make(&P, &rng, GEN_BAND, 0);
+    check3("larger", &P, &c, NULL);
+    t = now_();
+    run_one(&P, &c, ER_BACKEND_CUDA, ER_STRATEGY_AUTO, &o);
+    printf("larger: bf16 32 x 32 x 200 on CUDA in %.3f s \n", now_() - t);
+    ck_assert_int_eq(o.st, ER_OK);
+    outs_free(&o);
+    prob_free(&P);
+}
+END_TEST
+
+/* Errors come back with a sentence; nothing is computed for an empty product; stats are filled. */
+START_TEST(test_errors)
+{
+    uint16_t a[4] = {0x3f80, 0x3f80, 0x3f80, 0x3f80}, b[4] = {0x3f80, 0x3f80, 0x3f80, 0x3f80};
+    float d[4] = {-1, -1, -1, -1};
+    er_tensor ta = er_tensor_2d(ER_FMT_BF16, 2, 2, a), tb = er_tensor_2d(ER_FMT_BF16, 2, 2, b);
+    er_tensor td = er_tensor_2d(ER_FMT_F32, 2, 2, d);
+    er_mma_args x;
+    er_mma_stats st;
+    char msg[ER_MSG];
+    int s;
+    er_mma_args_init(&x);
+    x.a = &ta;
+    x.b = &tb;
+    x.d = &td;
+    x.backend = ER_BACKEND_CUDA;
+    x.msg = msg;
+    x.msg_size = sizeof msg;
+    x.stats = &st;
+
+#ifndef ER_CUDA_HOST_PASS
+    /* device indices (the host pass has no device) */
+    x.device = 100000;
+    s = run_mma_(&x);
+    ck_assert_msg(s == ER_ENODEVICE && strstr(msg, "no CUDA device 100000"), "device 100000: %s (%s)",
+                  er_status_string(s), msg);
+    x.device = -2;
+    s = run_mma_(&x);
+    ck_assert_msg(s == ER_EINVAL && msg[0], "device -2: %s (%s)", er_status_string(s), msg);
+    x.device = -1;
+    setenv("EXACTREF_CUDA_DEVICE", "first", 1);
+    s = run_mma_(&x);
+    ck_assert_msg(s == ER_EINVAL && strstr(msg, "EXACTREF_CUDA_DEVICE"), "EXACTREF_CUDA_DEVICE=first: %s (%s)",
+                  er_status_string(s), msg);
+    unsetenv("EXACTREF_CUDA_DEVICE");
+    /* no message buffer: still the status */
+    x.msg = NULL;
+    x.msg_size = 0;
+    x.device = 100000;
+    ck_assert_int_eq(run_mma_(&x), ER_ENODEVICE);
+    x.msg = msg;
+    x.msg_size = sizeof msg;
+    x.device = -1;
+#endif
+
+    /* it works, and the stats say what ran */
+    memset(&st, 0xff, sizeof st);
+    s = run_mma_(&x);
+    ck_assert_msg(s == ER_OK, "%s: %s", er_status_string(s), msg);
+    ck_assert_str_eq(msg, "");
+    for (int i = 0; i < 4; i++) ck_assert(d[i] == 2.0f);
+    ck_assert_int_eq(st.elements, 4);
+    ck_assert_int_eq(st.exact_path, 4);
+    ck_assert_int_eq(st.fast_decided, 0);
+    ck_assert_int_eq(st.exact_f64, 0);
+    ck_assert_int_eq(st.wrapped, 0);
+    ck_assert_int_eq(st.threads, 0);
+
+    /* an empty product: nothing to do, no device needed */
+    ta.shape[0] = 0;
+    td.shape[0] = 0;
+    x.device = 100000;
+    s = run_mma_(&x);
+    ck_assert_msg(s == ER_OK, "empty: %s (%s)", er_status_string(s), msg);
+    ck_assert_int_eq(st.elements, 0);
+    /* a bad argument is refused by the validation, before the device */
+    ta.shape[0] = 2;
+    td.shape[0] = 2;
+    x.device = -1;
+    x.rounding = ER_RND_COUNT;
+    ck_assert_int_eq(run_mma_(&x), ER_EINVAL);
+    ck_assert_int_eq(er_mma(&x), ER_EINVAL);
+}
+END_TEST
+
+static Suite *suite_(void)
+{
+    Suite *s = suite_create(ER_SEED_PREFIX);
+    TCase *tc = tcase_create("engine");
+    tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_specials);
+    tcase_add_test(tc, test_random_pairs);
+    tcase_add_test(tc, test_specialised_pairs);
+    tcase_add_test(tc, test_random_scaled);
+    tcase_add_test(tc, test_mmai);
+    tcase_add_test(tc, test_layout);
+    tcase_add_test(tc, test_tiles);
+    tcase_add_test(tc, test_larger);
+    tcase_set_timeout(tc, 600);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* 0: the backend works; 77: no module, no driver or no device (skip); 1: EXACTREF_REQUIRE_CUDA=1 and
+ * none.  The host pass needs only the module. */
+static int probe_(void)
+{
+    const char *req = getenv("EXACTREF_REQUIRE_CUDA");
+    int required = req && strcmp(req, "1") == 0;
+    uint16_t a = 0x3f80, b = 0x3f80;
+    float d = 0;
+    er_tensor ta = er_tensor_2d(ER_FMT_BF16, 1, 1, &a), tb = er_tensor_2d(ER_FMT_BF16, 1, 1, &b);
+    er_tensor td = er_tensor_2d(ER_FMT_F32, 1, 1, &d);
+    er_mma_args x;
+    char msg[ER_MSG] = "";
+    double t = now_();
+    er_status st;
+    er_mma_args_init(&x);
+    x.a = &ta;
+    x.b = &tb;
+    x.d = &td;
+    x.backend = ER_BACKEND_CUDA;
+    x.msg = msg;
+    x.msg_size = sizeof msg;
+    st = (er_status)run_mma_(&x);
+    printf("probe: first " ER_CUDA_PATH " engine call in %.3f s: %s%s%s\n", now_() - t, er_status_string(st),
+           msg[0] ? ": " : "", msg);
+#ifdef ER_CUDA_HOST_PASS
+    if (st != ER_OK) {
+        printf("FAIL: the host pass needs the CUDA backend module (EXACTREF_CUDA_MODULE): %s\n", msg);
+        return 1;
+    }
+    (void)required;
+    return 0;
+#else
+    if (st != ER_ENODEVICE && st != ER_EUNSUPPORTED) return 0; /* working, or failing in a way the tests report */
+    if (required) {
+        printf("FAIL: no CUDA device, and EXACTREF_REQUIRE_CUDA=1 (%s)\n", msg);
+        return 1;
+    }
+    printf("SKIP: no CUDA device (%s); set EXACTREF_REQUIRE_CUDA=1 to make this a failure\n", msg);
+    return 77;
+#endif
+}
+
+int main(void)
+{
+    SRunner *sr;
+    int failed, probe = probe_();
+    double t = now_();
+    if (probe) return probe;
+    sr = srunner_create(suite_());
+    /* Never fork: the CUDA runtime (its threads, its driver state) does not survive fork(). */
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_VERBOSE);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    printf("%ld " ER_CUDA_PATH " engine calls in %.2f s of %.2f s in all\n", g_calls, g_cu_time, now_() - t);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
