@@ -601,6 +601,9 @@ int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int 
                     r = add_rn(compute, s, acc);
                 }
                 if (!have) r = 0.0;
+                /* a NaN result is the output format's canonical NaN: the sign and payload of an
+                 * intermediate NaN depend on the machine's floating-point unit (x86: negative) */
+                if (r != r) r = bits_to_double(UINT64_C(0x7FF8000000000000));
                 store(out, b, i, j, er_convert(ER_FMT_F64, out->format, double_to_bits(r), args->rounding, args->opts).bits,
                       fo.storage_bytes);
             }

@@ -302,6 +302,7 @@ er_status er_opencl_describe(char *buf, size_t size)
         cl_device_type type = 0;
         cl_uint cu = 0;
         cl_ulong gmem = 0, amax = 0;
+        cl_device_fp_config fp64 = 0;
         char *name, *ver, *cver;
         if (devs[k].platform != last) {
             char *pn = er_cl_plat_str_(devs[k].platform, CL_PLATFORM_NAME);
@@ -318,14 +319,37 @@ er_status er_opencl_describe(char *buf, size_t size)
         clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
         clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL);
         clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof amax, &amax, NULL);
+        /* fp64: CL_DEVICE_DOUBLE_FP_CONFIG is 0 without cl_khr_fp64 (the kernels need none: integers only) */
+        if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL) != CL_SUCCESS) fp64 = 0;
         er_append_(buf, size, &len,
-                   "  device %lu: %s [%s] %s, %s, %u compute units, %llu MiB global memory, %llu MiB max allocation\n",
+                   "  device %lu: %s [%s] %s, %s, %u compute units, %llu MiB global memory, %llu MiB max allocation, "
+                   "fp64 %s\n",
                    (unsigned long)k, name ? name : "?", er_cl_type_name_(type), ver ? ver : "?", cver ? cver : "?",
-                   (unsigned)cu, (unsigned long long)(gmem >> 20), (unsigned long long)(amax >> 20));
+                   (unsigned)cu, (unsigned long long)(gmem >> 20), (unsigned long long)(amax >> 20),
+                   fp64 ? "yes" : "no (not needed: the kernels use integers only)");
         free(name);
         free(ver);
         free(cver);
     }
     free(devs);
+    {
+        /* the device a call with device -1 uses: EXACTREF_OPENCL_DEVICE, else 0 */
+        er_cl_dev_ pick;
+        const char *env = getenv("EXACTREF_OPENCL_DEVICE");
+        st = er_cl_pick_(-1, &pick, err, sizeof err);
+        if (st == ER_OK) {
+            size_t idx = 0;
+            er_cl_dev_ *all;
+            if (er_cl_enumerate_(&all, &nd, &np, NULL, 0) == ER_OK) {
+                for (k = 0; k < nd; k++)
+                    if (all[k].device == pick.device) idx = k;
+                free(all);
+            }
+            er_append_(buf, size, &len, "default device: %lu (%s)\n", (unsigned long)idx,
+                       env && *env ? "EXACTREF_OPENCL_DEVICE" : "the first; set EXACTREF_OPENCL_DEVICE or --device N");
+        } else {
+            er_append_(buf, size, &len, "default device: none (%s)\n", err);
+        }
+    }
     return ER_OK;
 }

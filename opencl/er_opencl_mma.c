@@ -65,6 +65,8 @@ typedef struct {
     int a3, b3, c3, sa3, sb3; /* operands with their own batch dimension (else broadcast) */
     int ea, eb, ec;           /* storage bytes */
     int want;                 /* ER_MW_*: the outputs, 64 bits each per element on the device */
+    int normal;               /* normal() (kernel er_mma_normal) rather than the exact engine */
+    int compute, ftz;         /* normal(): the compute format and flush_to_zero */
 } shape;
 
 static int fail(er_mma_args *a, int st, const char *fmt, ...)
@@ -198,8 +200,8 @@ static void clm_release(clm *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Device, context, queue, program and kernel. */
-static int clm_setup(clm *r, er_mma_args *args)
+/* Device, context, queue, program and kernel (er_mma_exact, or er_mma_normal for normal()). */
+static int clm_setup(clm *r, er_mma_args *args, const char *kernel)
 {
     cl_int e;
     er_status st;
@@ -222,8 +224,12 @@ static int clm_setup(clm *r, er_mma_args *args)
     st = er_cl_build_(r->ctx, r->dev.device, er_opencl_mma_cl, er_opencl_mma_cl_size, ER_CLM_BUILD_OPTIONS, &r->prog,
                       msg, ms);
     if (st != ER_OK) return st;
-    r->kernel = clCreateKernel(r->prog, "er_mma_exact", &e);
-    if (!r->kernel || e != CL_SUCCESS) return er_cl_fail_(msg, ms, "clCreateKernel(er_mma_exact)", e);
+    r->kernel = clCreateKernel(r->prog, kernel, &e);
+    if (!r->kernel || e != CL_SUCCESS) {
+        char call[64];
+        snprintf(call, sizeof call, "clCreateKernel(%s)", kernel);
+        return er_cl_fail_(msg, ms, call, e);
+    }
     e = clGetKernelWorkGroupInfo(r->kernel, r->dev.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof r->local, &r->local,
                                  NULL);
     if (e != CL_SUCCESS) return er_cl_fail_(msg, ms, "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)", e);
@@ -280,6 +286,8 @@ static int run_tile(clm *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64
     prm[ER_MP_SA_BS] = S->sa3 ? nr * P->nblocks : 0;
     prm[ER_MP_SB_BS] = S->sb3 ? P->nblocks * nc : 0;
     prm[ER_MP_C_BS] = S->c3 ? nr * nc : 0;
+    prm[ER_MP_COMPUTE] = S->compute;
+    prm[ER_MP_FTZ] = S->ftz;
     memcpy(r->host[B_PRM], prm, sizeof prm);
 
     pack(r->host[B_A], &P->a, S->a3 ? b0 : 0, S->a3 ? nbt : 1, i0, nr, 0, P->k);
@@ -299,7 +307,9 @@ static int run_tile(clm *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64
          * itself PoCL makes groups of thousands, whose private accumulators overflow its stacks. */
         size_t local = r->local, global = ((size_t)el + local - 1u) / local * local;
         if ((e = clEnqueueNDRangeKernel(r->queue, r->kernel, 1, NULL, &global, &local, 0, NULL, NULL)) != CL_SUCCESS)
-            return er_cl_fail_(msg, ms, "clEnqueueNDRangeKernel(er_mma_exact)", e);
+            return er_cl_fail_(msg, ms,
+                               S->normal ? "clEnqueueNDRangeKernel(er_mma_normal)" : "clEnqueueNDRangeKernel(er_mma_exact)",
+                               e);
     }
     for (int i = B_D; i <= B_ODD; i++)
         if (sz[i] && (e = clEnqueueReadBuffer(r->queue, r->buf[i], CL_FALSE, 0, (size_t)sz[i], r->host[i], 0, NULL,
@@ -331,7 +341,8 @@ static int run_tile(clm *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64
     return ER_OK;
 }
 
-int er_opencl_mma(er_mma_args *args)
+/* The exact engine (normal == 0) or normal() (normal == 1: d receives normal()'s output). */
+static int run_(er_mma_args *args, int normal, int compute, int ftz)
 {
     shape S;
     clm r;
@@ -351,12 +362,15 @@ int er_opencl_mma(er_mma_args *args)
     S.ea = storage_bytes(args->a->format);
     S.eb = storage_bytes(args->b->format);
     S.ec = args->c ? storage_bytes(args->c->format) : 1;
-    S.want = P->kind ? ER_MW_D
+    S.normal = normal;
+    S.compute = compute;
+    S.ftz = ftz;
+    S.want = P->kind || normal ? ER_MW_D
                      : (args->d ? ER_MW_D : 0) | (args->lo ? ER_MW_LO : 0) | (args->hi ? ER_MW_HI : 0) |
                            (args->odd ? ER_MW_ODD : 0);
     if (P->m == 0 || P->n == 0 || P->batch == 0) goto done; /* nothing to compute: no device needed */
 
-    if ((st = clm_setup(&r, args)) != ER_OK) goto done;
+    if ((st = clm_setup(&r, args, normal ? "er_mma_normal" : "er_mma_exact")) != ER_OK) goto done;
     {
         uint64_t limit = r.max_alloc, cap = env_cap(), sz[NBUF];
         if (r.global_mem / 2 < limit) limit = r.global_mem / 2;
@@ -415,4 +429,29 @@ done:
         args->stats->threads = 0;
     }
     return st;
+}
+
+int er_opencl_mma(er_mma_args *args) { return run_(args, 0, 0, 0); }
+
+/*
+ * normal() on the device: er_cpu_normal's bits (cpu/cpu_bounds.c) from the integer core alone, so a
+ * device without fp64 runs it too.  args are the result's (args->d is not written: out receives the
+ * output, of d's format and shape); compute is a float format (resolved by the caller).
+ */
+int er_opencl_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
+                     size_t msg_size)
+{
+    er_mma_args a = *args;
+    er_format_info fi;
+    if (msg && msg_size) msg[0] = '\0';
+    if (!out) return ER_EINVAL;
+    if (er_format_get_info(compute, &fi) != ER_OK || fi.kind != ER_KIND_FLOAT)
+        return fail(&a, ER_EINVAL, "normal(): the compute format must be a float format");
+    a.d = out;
+    a.lo = a.hi = a.odd = NULL;
+    a.a_scale = args->a_scale;
+    a.stats = NULL;
+    a.msg = msg;
+    a.msg_size = msg_size;
+    return run_(&a, 1, compute, flush_to_zero ? 1 : 0);
 }

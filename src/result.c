@@ -463,6 +463,20 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
     return ER_OK;
 }
 
+/* normal() on the result's backend: OpenCL for results made with ER_BACKEND_OPENCL (the same bits,
+ * from the integer core on the device: opencl/er_opencl_mma.c), else the CPU. */
+#if ER_HAVE_OPENCL
+int er_opencl_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
+                     size_t msg_size);
+#endif
+static int normal_on_backend_(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out)
+{
+#if ER_HAVE_OPENCL
+    if (args->backend == ER_BACKEND_OPENCL) return er_opencl_normal(args, compute, ftz, out, NULL, 0);
+#endif
+    return er_cpu_normal(args, rounded, compute, ftz, out);
+}
+
 er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)
 {
     if (!r || !out) return ER_EINVAL;
@@ -516,13 +530,13 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
             st = er_result_normal(r->from[q], -1, flush_to_zero, &t[q], msg, msg_size);
             *slot[q] = &t[q];
         }
-        if (st == ER_OK) st = er_cpu_normal(&a2, &r->d, compute, flush_to_zero, out);
+        if (st == ER_OK) st = normal_on_backend_(&a2, &r->d, compute, flush_to_zero, out);
         for (int q = 0; q < 3; q++) free(buf[q]);
         if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", er_status_string(st));
         return ER_OK;
     }
     if (out->format != r->d.format) return msgf(msg, msg_size, ER_EINVAL, "normal(): out must have the output format");
-    er_status st = er_cpu_normal(&r->args, &r->d, compute, flush_to_zero, out);
+    er_status st = normal_on_backend_(&r->args, &r->d, compute, flush_to_zero, out);
     if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", er_status_string(st));
     return ER_OK;
 }

@@ -26,7 +26,9 @@
 #define ER_MP_SA_BS 19
 #define ER_MP_SB_BS 20
 #define ER_MP_C_BS 21
-#define ER_MP_COUNT 22
+#define ER_MP_COMPUTE 22 /* normal() (kernel er_mma_normal): the compute format */
+#define ER_MP_FTZ 23     /* normal(): flush_to_zero */
+#define ER_MP_COUNT 24
 
 /* ER_MP_WANT bits */
 #define ER_MW_D 1

@@ -71,5 +71,10 @@ int er_cmd_info(int argc, char **argv)
         printf("cuda: compiled for the test suite (the CUDA backend of the engine comes with the matmul)\n");
     else
         printf("cuda: not built in (nvcc not found at build time)\n");
+    /* --backend auto: docs/building.md says why */
+    printf("auto: cpu (its certified binary64 fast path decides most elements; the OpenCL and CUDA backends\n"
+           "      run the exact long accumulator for every element, the same bits but slower today: ask for\n"
+           "      them with --backend opencl or cuda, and pick the OpenCL device with --device N or\n"
+           "      EXACTREF_OPENCL_DEVICE)\n");
     return ER_EXIT_OK;
 }

@@ -164,7 +164,7 @@ static const char *const help_matmul =
     "    --scale-format F       f8E8M0FNU (default) or f8E4M3FN\n"
     "    --enclosure LO.npy HI.npy   float64 bounds: LO <= exact <= HI, equal or adjacent doubles\n"
     "    --odd ODD.npy          the round-to-odd binary64 of the exact value\n"
-    "    --backend B            auto (default) or cpu; opencl and cuda come with their issues\n"
+    "    --backend B            auto (default: the CPU), cpu, opencl or cuda: the same bits on each\n"
     "    --threads N            threads (default: all cores); the bits never depend on it\n"
     "    --strategy S           auto (certified fast path plus exact accumulator) or exact (the\n"
     "                           accumulator for every element); the bits are the same\n"

@@ -1,0 +1,419 @@
+/* test_opencl_normal.c: normal() on OpenCL (er_result_normal of a result made with ER_BACKEND_OPENCL,
+ * computed on the device with the core's integer functions: kernel er_mma_normal) gives the CPU's bits
+ * (er_cpu_normal, binary64 with TwoSum and round to odd).
+ *
+ * Each problem is made into a Result twice, on the CPU and on OpenCL, and normal() of both (output
+ * tensors filled with the same junk first) must be byte-identical:
+ *   random     every float input format, output format and direction, C or not, saturation and
+ *              flush options, compute f64/f32/tf32/f16/bf16/f8 formats or the default, flush_to_zero
+ *              on and off, 12% special values, batches with broadcast operands and transposed views
+ *   scaled     block-scaled operands (both scale formats)
+ *   overflow   partial sums restarted where the next addition would overflow (f16, bf16, f32, f64)
+ *   nans       the host's NaN rules (0 x inf and inf - inf give the default NaN; a NaN operand
+ *              propagates, the first of two), k = 0, and subnormal sums with flush_to_zero
+ * The random tests print their seed (EXACTREF_SEED).  Without an OpenCL platform the program exits 77
+ * (skipped) unless EXACTREF_REQUIRE_OPENCL=1.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "er_test.h"
+#include "exactref/exactref.h"
+
+#define NFLOAT 13
+#define MSG 8192
+
+static uint64_t below(uint64_t *r, uint64_t n) { return er_test_rand(r) % n; }
+static uint64_t mask_(int w) { return w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1u; }
+static int sbytes(int f)
+{
+    er_format_info fi;
+    er_format_get_info(f, &fi);
+    return fi.storage_bytes;
+}
+
+static uint64_t special_pattern(int f, uint64_t *st)
+{
+    er_format_info fi;
+    uint64_t x;
+    er_format_get_info(f, &fi);
+    switch (below(st, 6)) {
+    case 0: x = 0; break;
+    case 1: x = er_convert(ER_FMT_F64, f, UINT64_C(1) << 63, ER_RND_NEAREST_EVEN, 0).bits; break;
+    case 2: x = er_convert(ER_FMT_F64, f, UINT64_C(0x7FF0000000000000), ER_RND_NEAREST_EVEN, 0).bits; break;
+    case 3: x = er_convert(ER_FMT_F64, f, UINT64_C(0x7FF8000000000001), ER_RND_NEAREST_EVEN, 0).bits; break;
+    case 4: x = fi.max_finite_bits; break;
+    default: x = fi.min_subnormal_bits; break;
+    }
+    if (below(st, 2) && fi.is_signed && f != ER_FMT_F8E4M3FNUZ && f != ER_FMT_F8E5M2FNUZ)
+        x ^= UINT64_C(1) << (fi.width - 1);
+    return x & mask_(fi.width);
+}
+
+/* mode 0: any pattern; 1: within 3 binades of 1; 2: near the top of the range; 3: in [1/4, 1);
+ * spec: percent specials */
+static uint64_t gen(int f, uint64_t *st, int mode, int spec)
+{
+    er_fmt d = er_fmt_get(f);
+    uint64_t r = er_test_rand(st), sign = 0, frac;
+    int64_t ef;
+    if (spec && (int)below(st, 100) < spec) return special_pattern(f, st);
+    if (mode == 0) return r & mask_(d.width) & ~mask_(d.pad);
+    if (er_fmt_signed(d)) sign = below(st, 2);
+    ef = mode == 1   ? d.bias + (int64_t)below(st, 7) - 3
+         : mode == 3 ? d.bias - 1 - (int64_t)below(st, 2)
+                     : (int64_t)mask_(d.ebits) - 1 - (int64_t)below(st, 2);
+    frac = er_test_rand(st) & mask_(d.mbits);
+    if (ef < 0) ef = 0;
+    if (ef > (int64_t)mask_(d.ebits)) ef = (int64_t)mask_(d.ebits);
+    return ((sign << (d.width - 1)) | ((((uint64_t)ef << d.mbits) | frac) << d.pad)) & mask_(d.width);
+}
+
+static void put_(unsigned char *p, int bytes, uint64_t x)
+{
+    for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(x >> (8 * i));
+}
+
+typedef struct {
+    er_tensor t;
+    unsigned char *mem;
+    size_t bytes;
+} tens;
+
+static void tens_make(tens *T, int f, int64_t batch, int64_t rows, int64_t cols, int trans, uint64_t *st, int mode,
+                      int spec)
+{
+    int64_t pr = trans ? cols : rows, pc = trans ? rows : cols, nb = batch ? batch : 1;
+    size_t n = (size_t)(nb * pr * pc), eb = (size_t)sbytes(f);
+    memset(T, 0, sizeof *T);
+    T->bytes = n * eb;
+    T->mem = (unsigned char *)calloc(T->bytes ? T->bytes : 1, 1);
+    ck_assert(T->mem != NULL);
+    for (size_t i = 0; i < n; i++) put_(T->mem + i * eb, (int)eb, gen(f, st, mode, spec));
+    T->t = batch ? er_tensor_3d(f, batch, pr, pc, T->mem) : er_tensor_2d(f, pr, pc, T->mem);
+    if (trans) T->t = er_tensor_transpose(T->t);
+}
+
+static void tens_free(tens *T)
+{
+    free(T->mem);
+    T->mem = NULL;
+}
+
+typedef struct {
+    int fa, fb, fc, fd, fs, block, dir;
+    unsigned opts;
+    int64_t batch, m, n, k;
+    int a2d, b2d, at, bt;
+    int mode, spec;
+    tens A, B, C, SA, SB;
+} prob;
+
+static void prob_make(prob *P, uint64_t *st)
+{
+    int64_t bA = P->batch && !P->a2d ? P->batch : 0, bB = P->batch && !P->b2d ? P->batch : 0;
+    tens_make(&P->A, P->fa, bA, P->m, P->k, P->at, st, P->mode, P->spec);
+    tens_make(&P->B, P->fb, bB, P->k, P->n, P->bt, st, P->mode == 2 ? 3 : P->mode, P->spec);
+    memset(&P->C, 0, sizeof P->C);
+    memset(&P->SA, 0, sizeof P->SA);
+    memset(&P->SB, 0, sizeof P->SB);
+    if (P->fc >= 0) tens_make(&P->C, P->fc, P->batch, P->m, P->n, 0, st, P->mode, P->spec);
+    if (P->fs >= 0) {
+        int64_t nb = (P->k + P->block - 1) / P->block;
+        tens_make(&P->SA, P->fs, bA, P->m, nb, 0, st, 0, 0);
+        tens_make(&P->SB, P->fs, bB, nb, P->n, 0, st, 0, 0);
+        if (P->fs == ER_FMT_F8E8M0FNU) { /* moderate scales, some extremes and NaN */
+            for (size_t i = 0; i < P->SA.bytes; i++) P->SA.mem[i] = (unsigned char)(i % 11 ? 120 + below(st, 14) : 0xFF - below(st, 2));
+            for (size_t i = 0; i < P->SB.bytes; i++) P->SB.mem[i] = (unsigned char)(i % 13 ? 120 + below(st, 14) : below(st, 2));
+        }
+    }
+}
+
+static void prob_free(prob *P)
+{
+    tens_free(&P->A);
+    tens_free(&P->B);
+    tens_free(&P->C);
+    tens_free(&P->SA);
+    tens_free(&P->SB);
+}
+
+static long g_compared, g_elements;
+
+/* normal(compute, ftz) of P on the CPU and on OpenCL: the same bytes.  Returns the number of
+ * (compute, ftz) pairs compared. */
+static void check_prob(prob *P, const int *computes, int ncomp, const char *what)
+{
+    er_result *r[2] = {NULL, NULL};
+    unsigned char *d[2], *out[2];
+    er_tensor D[2], O[2];
+    size_t nb = (size_t)((P->batch ? P->batch : 1) * P->m * P->n) * (size_t)sbytes(P->fd);
+    char msg[MSG];
+    for (int be = 0; be < 2; be++) {
+        er_mma_args a;
+        er_status st;
+        d[be] = (unsigned char *)malloc(nb ? nb : 1);
+        out[be] = (unsigned char *)malloc(nb ? nb : 1);
+        ck_assert(d[be] && out[be]);
+        memset(d[be], 0xA5, nb);
+        D[be] = P->batch ? er_tensor_3d(P->fd, P->batch, P->m, P->n, d[be]) : er_tensor_2d(P->fd, P->m, P->n, d[be]);
+        O[be] = D[be];
+        O[be].data = out[be];
+        er_mma_args_init(&a);
+        a.a = &P->A.t;
+        a.b = &P->B.t;
+        a.c = P->fc >= 0 ? &P->C.t : NULL;
+        if (P->fs >= 0) {
+            a.a_scale = &P->SA.t;
+            a.b_scale = &P->SB.t;
+            a.block = P->block;
+        }
+        a.d = &D[be];
+        a.rounding = P->dir;
+        a.opts = P->opts;
+        a.backend = be ? ER_BACKEND_OPENCL : ER_BACKEND_CPU;
+        st = er_result_create(&a, &r[be], msg, sizeof msg);
+        ck_assert_msg(st == ER_OK, "%s: er_result_create (%s): %s", what, be ? "opencl" : "cpu", msg);
+    }
+    ck_assert_msg(!memcmp(d[0], d[1], nb), "%s: rounded differs", what);
+    for (int q = 0; q < ncomp; q++)
+        for (int ftz = 0; ftz < 2; ftz++) {
+            for (int be = 0; be < 2; be++) {
+                er_status st;
+                memset(out[be], 0x5A, nb);
+                st = er_result_normal(r[be], computes[q], ftz, &O[be], msg, sizeof msg);
+                ck_assert_msg(st == ER_OK, "%s: normal (%s, compute %d): %s", what, be ? "opencl" : "cpu", computes[q],
+                              msg);
+            }
+            if (memcmp(out[0], out[1], nb)) {
+                int eb = sbytes(P->fd);
+                for (size_t e = 0; e * (size_t)eb < nb; e++)
+                    if (memcmp(out[0] + e * (size_t)eb, out[1] + e * (size_t)eb, (size_t)eb)) {
+                        uint64_t x = 0, y = 0;
+                        memcpy(&x, out[0] + e * (size_t)eb, (size_t)eb);
+                        memcpy(&y, out[1] + e * (size_t)eb, (size_t)eb);
+                        ck_abort_msg("%s: normal(compute %s, ftz %d) element %zu: cpu 0x%llx, opencl 0x%llx (%s x %s -> %s, "
+                                     "c %d, k %lld, dir %d, opts %u)",
+                                     what, computes[q] < 0 ? "default" : er_format_name(computes[q]), ftz, e,
+                                     (unsigned long long)x, (unsigned long long)y, er_format_name(P->fa),
+                                     er_format_name(P->fb), er_format_name(P->fd), P->fc, (long long)P->k, P->dir, P->opts);
+                    }
+            }
+            g_compared++;
+            g_elements += (long)(nb / (size_t)sbytes(P->fd));
+        }
+    for (int be = 0; be < 2; be++) {
+        er_result_free(r[be]);
+        free(d[be]);
+        free(out[be]);
+    }
+}
+
+static const unsigned opt_set[4] = {0u, ER_OPT_SATURATE, ER_OPT_FTZ, ER_OPT_SATURATE | ER_OPT_FTZ};
+
+START_TEST(test_random)
+{
+    static const int comps[] = {-1, ER_FMT_F64, ER_FMT_F32, ER_FMT_TF32, ER_FMT_F16, ER_FMT_BF16, ER_FMT_F8E4M3FN,
+                                ER_FMT_F8E5M2, ER_FMT_F8E4M3FNUZ};
+    uint64_t rng = er_test_seed("opencl_normal/random");
+    for (int it = 0; it < 90; it++) {
+        prob P;
+        int cs[2];
+        char what[64];
+        memset(&P, 0, sizeof P);
+        P.fa = (int)below(&rng, NFLOAT);
+        P.fb = (int)below(&rng, NFLOAT);
+        P.fd = (int)below(&rng, NFLOAT);
+        P.fc = below(&rng, 2) ? (int)below(&rng, NFLOAT) : -1;
+        P.fs = -1;
+        P.block = 1;
+        P.dir = (int)below(&rng, ER_RND_COUNT);
+        P.opts = opt_set[below(&rng, 4)];
+        P.m = 1 + (int64_t)below(&rng, 4);
+        P.n = 1 + (int64_t)below(&rng, 4);
+        P.k = (int64_t)below(&rng, 40);
+        if (below(&rng, 4) == 0) {
+            P.batch = 2;
+            P.a2d = below(&rng, 3) == 0;
+            P.b2d = !P.a2d && below(&rng, 3) == 0;
+        }
+        P.at = below(&rng, 3) == 0;
+        P.bt = below(&rng, 3) == 0;
+        P.mode = (int)below(&rng, 3);
+        P.spec = below(&rng, 2) ? 12 : 0;
+        cs[0] = comps[below(&rng, sizeof comps / sizeof comps[0])];
+        cs[1] = comps[below(&rng, sizeof comps / sizeof comps[0])];
+        prob_make(&P, &rng);
+        snprintf(what, sizeof what, "random %d", it);
+        check_prob(&P, cs, 2, what);
+        prob_free(&P);
+    }
+}
+END_TEST
+
+START_TEST(test_scaled)
+{
+    static const int elems[5] = {ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, ER_FMT_F6E2M3FN, ER_FMT_F6E3M2FN, ER_FMT_F4E2M1FN};
+    static const int comps[3] = {-1, ER_FMT_F16, ER_FMT_F64};
+    uint64_t rng = er_test_seed("opencl_normal/scaled");
+    for (int it = 0; it < 16; it++) {
+        prob P;
+        char what[64];
+        memset(&P, 0, sizeof P);
+        P.fa = elems[below(&rng, 5)];
+        P.fb = elems[below(&rng, 5)];
+        P.fs = it % 2 ? ER_FMT_F8E4M3FN : ER_FMT_F8E8M0FNU;
+        P.block = (int)(1 + below(&rng, 8));
+        P.fd = (int)below(&rng, NFLOAT);
+        P.fc = below(&rng, 2) ? ER_FMT_F32 : -1;
+        P.dir = (int)below(&rng, ER_RND_COUNT);
+        P.opts = opt_set[below(&rng, 4)];
+        P.m = 1 + (int64_t)below(&rng, 3);
+        P.n = 1 + (int64_t)below(&rng, 3);
+        P.k = 1 + (int64_t)below(&rng, 30);
+        P.mode = (int)below(&rng, 2);
+        P.spec = 5;
+        prob_make(&P, &rng);
+        snprintf(what, sizeof what, "scaled %d", it);
+        check_prob(&P, comps, 3, what);
+        prob_free(&P);
+    }
+}
+END_TEST
+
+/* Partial sums: rows of large values of both signs, so that sums overflow and restart. */
+START_TEST(test_overflow)
+{
+    static const int fm[4] = {ER_FMT_F16, ER_FMT_BF16, ER_FMT_F32, ER_FMT_F64};
+    uint64_t rng = er_test_seed("opencl_normal/overflow");
+    for (int it = 0; it < 8; it++) {
+        prob P;
+        char what[64];
+        int comp[2];
+        memset(&P, 0, sizeof P);
+        P.fa = P.fb = P.fd = fm[it % 4];
+        P.fc = it >= 4 ? fm[it % 4] : -1;
+        P.fs = -1;
+        P.block = 1;
+        P.dir = it % ER_RND_COUNT;
+        P.m = 3;
+        P.n = 3;
+        P.k = 24;
+        P.mode = 2; /* A near the top of the range, B in [1/4, 1): finite products, sums that overflow */
+        comp[0] = fm[it % 4];
+        comp[1] = -1;
+        prob_make(&P, &rng);
+        snprintf(what, sizeof what, "overflow %s", er_format_name(fm[it % 4]));
+        check_prob(&P, comp, 2, what);
+        prob_free(&P);
+    }
+}
+END_TEST
+
+/* NaN rules, k = 0 and small sums, with explicit f32 operands. */
+START_TEST(test_nans)
+{
+    static const float inf = __builtin_inff();
+    const float nan = __builtin_nanf("");
+    static const int comps[4] = {ER_FMT_F32, ER_FMT_F64, ER_FMT_F16, ER_FMT_BF16};
+    const float rows[][4] = {{0, nan, 0, 0}, {nan, 0, 0, 0}, {inf, -inf, 0, 0}, {0, 1, 0, 0}, {-nan, 1, 0, 0},
+                             {inf, nan, 1, 0}, {1e-40f, 1e-40f, -1e-45f, 0}, {3e38f, 3e38f, -3e38f, 1}};
+    const float cols[][4] = {{inf, 1, 1, 1}, {1, inf, 1, 1}, {1, 1, 1, 1}, {inf, 1, 1, 1}, {1, 1, 1, 1},
+                             {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}};
+    for (size_t q = 0; q < sizeof rows / sizeof rows[0]; q++)
+        for (int withc = 0; withc < 2; withc++) {
+            prob P;
+            char what[64];
+            memset(&P, 0, sizeof P);
+            P.fa = P.fb = P.fd = ER_FMT_F32;
+            P.fc = withc ? ER_FMT_F32 : -1;
+            P.fs = -1;
+            P.block = 1;
+            P.m = 1;
+            P.n = 1;
+            P.k = 4;
+            {
+                uint64_t st = 1;
+                prob_make(&P, &st);
+            }
+            memcpy(P.A.mem, rows[q], sizeof rows[q]);
+            memcpy(P.B.mem, cols[q], sizeof cols[q]);
+            if (withc) {
+                float c = q % 2 ? -nan : -0.0f;
+                memcpy(P.C.mem, &c, 4);
+            }
+            snprintf(what, sizeof what, "nans %zu c %d", q, withc);
+            check_prob(&P, comps, 4, what);
+            prob_free(&P);
+        }
+    {
+        /* k = 0: C alone, or +0 */
+        prob P;
+        uint64_t st = 7;
+        memset(&P, 0, sizeof P);
+        P.fa = P.fb = ER_FMT_BF16;
+        P.fd = ER_FMT_F16;
+        P.fc = -1;
+        P.fs = -1;
+        P.block = 1;
+        P.m = 2;
+        P.n = 2;
+        P.k = 0;
+        P.dir = ER_RND_NEGATIVE_INF;
+        prob_make(&P, &st);
+        check_prob(&P, comps, 4, "k = 0");
+        prob_free(&P);
+    }
+}
+END_TEST
+
+static int probe_(void)
+{
+    const char *req = getenv("EXACTREF_REQUIRE_OPENCL");
+    int required = req && *req && strcmp(req, "0");
+    char msg[MSG];
+    er_status st = er_opencl_describe(msg, sizeof msg);
+    if (st == ER_OK && strstr(msg, "device 0")) {
+        printf("%s", msg);
+        return 0;
+    }
+    if (required) {
+        printf("FAIL: no OpenCL platform or device, and EXACTREF_REQUIRE_OPENCL=1 (%s)\n", msg);
+        return 1;
+    }
+    printf("SKIP: no OpenCL platform or device; set EXACTREF_REQUIRE_OPENCL=1 to make this a failure\n");
+    return 77;
+}
+
+int main(void)
+{
+    struct timespec t0, t1;
+    Suite *s;
+    TCase *tc;
+    SRunner *sr;
+    int failed, probe = probe_();
+    if (probe) return probe;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    s = suite_create("opencl_normal");
+    tc = tcase_create("normal");
+    tcase_add_test(tc, test_nans);
+    tcase_add_test(tc, test_overflow);
+    tcase_add_test(tc, test_scaled);
+    tcase_add_test(tc, test_random);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_VERBOSE);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("%ld normal() comparisons, %ld elements, in %.2f s\n", g_compared, g_elements,
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
