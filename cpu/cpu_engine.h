@@ -95,48 +95,21 @@ static inline int64_t tb(const er_tensor *t) { return t->ndim == 3 ? t->shape[0]
 static inline int64_t tr(const er_tensor *t) { return t->shape[t->ndim - 2]; }
 static inline int64_t tc(const er_tensor *t) { return t->shape[t->ndim - 1]; }
 
-/* The exact value of a scaled element: x * s (both decoded), as one decoded value. */
-static inline er_val scale_val(er_val x, er_val s)
-{
-    er_val r = x;
-    if (x.cls == ER_CLASS_NAN || s.cls == ER_CLASS_NAN || ((x.cls == ER_CLASS_INF) && s.cls == ER_CLASS_ZERO) ||
-        ((s.cls == ER_CLASS_INF) && x.cls == ER_CLASS_ZERO)) {
-        r.cls = ER_CLASS_NAN;
-        return r;
-    }
-    r.sign = x.sign ^ s.sign;
-    if (x.cls == ER_CLASS_INF || s.cls == ER_CLASS_INF) {
-        r.cls = ER_CLASS_INF;
-        return r;
-    }
-    if (x.cls == ER_CLASS_ZERO || s.cls == ER_CLASS_ZERO) {
-        r.cls = ER_CLASS_ZERO;
-        return r;
-    }
-    r.cls = ER_CLASS_NORMAL;
-    r.sig = x.sig * s.sig; /* elements and scales have at most 4 significant bits */
-    r.exp = x.exp + s.exp;
-    return r;
-}
 
 /* An operand element, its subnormals read as zero with ER_OPT_FTZ_IN (the flush of inputs). */
-static inline er_val in_val(const problem *P, er_val v)
-{
-    if ((P->args->opts & ER_OPT_FTZ_IN) && v.cls == ER_CLASS_SUBNORMAL) v.cls = ER_CLASS_ZERO;
-    return v;
-}
+static inline er_val in_val(const problem *P, er_val v) { return er_val_flush_in(v, P->args->opts); }
 
 static inline er_val a_val(const problem *P, int64_t b, int64_t i, int64_t p)
 {
     er_val v = in_val(P, er_decode(P->a.fmt, load(&P->a, b, i, p)));
-    if (P->scaled) v = scale_val(v, er_decode(P->sa.fmt, load(&P->sa, b, i, p / P->args->block)));
+    if (P->scaled) v = er_val_scaled(v, er_decode(P->sa.fmt, load(&P->sa, b, i, p / P->args->block)));
     return v;
 }
 
 static inline er_val b_val(const problem *P, int64_t b, int64_t p, int64_t j)
 {
     er_val v = in_val(P, er_decode(P->b.fmt, load(&P->b, b, p, j)));
-    if (P->scaled) v = scale_val(v, er_decode(P->sb.fmt, load(&P->sb, b, p / P->args->block, j)));
+    if (P->scaled) v = er_val_scaled(v, er_decode(P->sb.fmt, load(&P->sb, b, p / P->args->block, j)));
     return v;
 }
 

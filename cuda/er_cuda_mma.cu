@@ -85,50 +85,7 @@ ER_KFN er_u64 er_ld_(const unsigned char *p, int f, er_i64 idx)
 #endif
 }
 
-/* An operand element, its subnormals read as zero with ER_OPT_FTZ_IN (cpu_engine.h: in_val). */
-ER_KFN er_val er_in_val_(er_val v, er_u32 opts)
-{
-    if ((opts & ER_OPT_FTZ_IN) && v.cls == ER_CLASS_SUBNORMAL) v.cls = ER_CLASS_ZERO;
-    return v;
-}
-
-/* The exact value of a scaled element x * s, as one decoded value (cpu_engine.h: scale_val). */
-ER_KFN er_val er_scale_val_(er_val x, er_val s)
-{
-    er_val r = x;
-    if (x.cls == ER_CLASS_NAN || s.cls == ER_CLASS_NAN || (x.cls == ER_CLASS_INF && s.cls == ER_CLASS_ZERO) ||
-        (s.cls == ER_CLASS_INF && x.cls == ER_CLASS_ZERO)) {
-        r.cls = ER_CLASS_NAN;
-        return r;
-    }
-    r.sign = x.sign ^ s.sign;
-    if (x.cls == ER_CLASS_INF || s.cls == ER_CLASS_INF) {
-        r.cls = ER_CLASS_INF;
-        return r;
-    }
-    if (x.cls == ER_CLASS_ZERO || s.cls == ER_CLASS_ZERO) {
-        r.cls = ER_CLASS_ZERO;
-        return r;
-    }
-    r.cls = ER_CLASS_NORMAL;
-    r.sig = x.sig * s.sig; /* elements and scales have at most 4 significant bits */
-    r.exp = x.exp + s.exp;
-    return r;
-}
-
-/* A copy of the accumulator's digits in use and its flags (er_acc_round consumes its argument). */
-ER_KFN void er_acc_copy_(er_acc *dst, const er_acc *src)
-{
-    for (er_i32 i = 0; i < src->nd; i++) dst->d[i] = src->d[i];
-    dst->lo = src->lo;
-    dst->nd = src->nd;
-    dst->nan = src->nan;
-    dst->pinf = src->pinf;
-    dst->ninf = src->ninf;
-    dst->nonzero = src->nonzero;
-    dst->zpos = src->zpos;
-    dst->zneg = src->zneg;
-}
+/* Operand flushing, scaling and accumulator copies are the shared core's (er_acc.h). */
 
 /* The signed value of an integer pattern (mmai: i8, u8, i32). */
 ER_KFN er_i64 er_int_val_(int f, er_u64 bits)
@@ -142,8 +99,8 @@ ER_KFN void er_sum_(er_acc *acc, int fa, int fb, const unsigned char *a, er_i64 
                     er_i64 bbase, er_i64 nc, er_i64 k, er_u32 opts)
 {
     for (er_i64 p = 0; p < k; p++) {
-        er_val x = er_in_val_(er_decode(fa, er_ld_(a, fa, abase + p)), opts);
-        er_val y = er_in_val_(er_decode(fb, er_ld_(b, fb, bbase + p * nc)), opts);
+        er_val x = er_val_flush_in(er_decode(fa, er_ld_(a, fa, abase + p)), opts);
+        er_val y = er_val_flush_in(er_decode(fb, er_ld_(b, fb, bbase + p * nc)), opts);
         er_acc_add_product(acc, x, y);
     }
 }
@@ -157,13 +114,13 @@ ER_KFN void er_sum_scaled_(er_acc *acc, int fa, int fb, int fs, const unsigned c
     er_i64 q = 0, r = 0;
     er_val xs = er_decode(fs, 0u), ys = xs; /* set at p = 0 */
     for (er_i64 p = 0; p < k; p++) {
-        er_val x = er_in_val_(er_decode(fa, er_ld_(a, fa, abase + p)), opts);
-        er_val y = er_in_val_(er_decode(fb, er_ld_(b, fb, bbase + p * nc)), opts);
+        er_val x = er_val_flush_in(er_decode(fa, er_ld_(a, fa, abase + p)), opts);
+        er_val y = er_val_flush_in(er_decode(fb, er_ld_(b, fb, bbase + p * nc)), opts);
         if (r == 0) { /* a new block: its two scales (never flushed, as in the CPU engine) */
             xs = er_decode(fs, (er_u64)sa[sabase + q]);
             ys = er_decode(fs, (er_u64)sb[sbbase + q * nc]);
         }
-        er_acc_add_product(acc, er_scale_val_(x, xs), er_scale_val_(y, ys));
+        er_acc_add_product(acc, er_val_scaled(x, xs), er_val_scaled(y, ys));
         if (++r == block) {
             r = 0;
             q++;
@@ -245,19 +202,19 @@ ER_KFN void er_cu_element(const er_cu_prm &prm, const er_cu_bufs &buf, er_i64 e)
                                 opts);
 #undef ER_SUM_
         }
-        if (fc >= 0) er_acc_add_val(&acc, er_in_val_(er_decode(fc, er_ld_(c, fc, cidx)), opts));
+        if (fc >= 0) er_acc_add_val(&acc, er_val_flush_in(er_decode(fc, er_ld_(c, fc, cidx)), opts));
         if (want & (ER_MW_LO | ER_MW_HI | ER_MW_ODD)) {
             er_acc tmp;
             if (want & ER_MW_LO) {
-                er_acc_copy_(&tmp, &acc);
+                er_acc_copy(&tmp, &acc);
                 buf.lo[e] = er_acc_round(&tmp, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits;
             }
             if (want & ER_MW_HI) {
-                er_acc_copy_(&tmp, &acc);
+                er_acc_copy(&tmp, &acc);
                 buf.hi[e] = er_acc_round(&tmp, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits;
             }
             if (want & ER_MW_ODD) {
-                er_acc_copy_(&tmp, &acc);
+                er_acc_copy(&tmp, &acc);
                 buf.odd[e] = er_acc_round(&tmp, ER_FMT_F64, ER_RND_ODD, 0u).bits;
             }
         }

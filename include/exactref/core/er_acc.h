@@ -107,6 +107,53 @@ ER_FN void er_acc_add_val(er_acc *a, er_val v)
     }
 }
 
+/* An operand's decoded value with ER_OPT_FTZ_IN applied: a subnormal read as the zero of its sign. */
+ER_FN er_val er_val_flush_in(er_val v, er_u32 opts)
+{
+    if ((opts & ER_OPT_FTZ_IN) && v.cls == ER_CLASS_SUBNORMAL) v.cls = ER_CLASS_ZERO;
+    return v;
+}
+
+/* The exact value x * s of a block-scaled element (elements and scales have at most 4 significant
+ * bits, so the significands' product is exact), with IEEE 754's special cases. */
+ER_FN er_val er_val_scaled(er_val x, er_val s)
+{
+    er_val r = x;
+    if (x.cls == ER_CLASS_NAN || s.cls == ER_CLASS_NAN || (x.cls == ER_CLASS_INF && s.cls == ER_CLASS_ZERO) ||
+        (s.cls == ER_CLASS_INF && x.cls == ER_CLASS_ZERO)) {
+        r.cls = ER_CLASS_NAN;
+        return r;
+    }
+    r.sign = x.sign ^ s.sign;
+    if (x.cls == ER_CLASS_INF || s.cls == ER_CLASS_INF) {
+        r.cls = ER_CLASS_INF;
+        return r;
+    }
+    if (x.cls == ER_CLASS_ZERO || s.cls == ER_CLASS_ZERO) {
+        r.cls = ER_CLASS_ZERO;
+        return r;
+    }
+    r.cls = ER_CLASS_NORMAL;
+    r.sig = x.sig * s.sig;
+    r.exp = x.exp + s.exp;
+    return r;
+}
+
+/* A copy of an accumulator's digits in use and its flags (er_acc_round consumes its argument). */
+ER_FN void er_acc_copy(er_acc *dst, const er_acc *src)
+{
+    er_i32 i;
+    for (i = 0; i < src->nd; i++) dst->d[i] = src->d[i];
+    dst->lo = src->lo;
+    dst->nd = src->nd;
+    dst->nan = src->nan;
+    dst->pinf = src->pinf;
+    dst->ninf = src->ninf;
+    dst->nonzero = src->nonzero;
+    dst->zpos = src->zpos;
+    dst->zneg = src->zneg;
+}
+
 /* Add the exact product of two decoded values, with IEEE 754's special cases. */
 ER_FN void er_acc_add_product(er_acc *a, er_val x, er_val y)
 {
