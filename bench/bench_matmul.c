@@ -126,13 +126,15 @@ static int nsizes;
 static int use_set[SET_COUNT] = {1, 1, 1};
 static int reps = 3, samples = 64, hard = 256;
 static int64_t arb_rows = 0; /* 0: all rows */
-static int no_blas, no_arb, no_mpfr;
+static int no_blas, no_arb, no_mpfr, no_opencl;
+static int64_t ocl_rows = 8;
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_matmul [--sizes N[,N...]] [--quick] [--sets narrow,wide,fp8] [--reps R]\n"
-            "                    [--samples S] [--hard H] [--arb-rows R] [--no-blas] [--no-arb] [--no-mpfr]\n"
+            "                    [--samples S] [--hard H] [--arb-rows R] [--opencl-rows R] [--no-blas]\n"
+            "                    [--no-arb] [--no-mpfr] [--no-opencl]\n"
             "  --sizes      n of the n x n x n products (default 1024,2048)\n"
             "  --quick      n = 256 only, a smoke check\n"
             "  --sets       data sets (default all three)\n"
@@ -142,7 +144,9 @@ static void usage(FILE *f)
             "               boundary: those the fast path most likely left to the exact path (default 256;\n"
             "               needs OpenBLAS)\n"
             "  --arb-rows   time Arb on the first R rows of A only (R x n x n), for large n\n"
-            "  --no-blas, --no-arb, --no-mpfr   skip a peer\n");
+            "  --opencl-rows  time the OpenCL backend on the first R rows of A (default 8): it runs the exact\n"
+            "               accumulator for every element, on PoCL a CPU-speed check of the kernels\n"
+            "  --no-blas, --no-arb, --no-mpfr, --no-opencl   skip a peer or the OpenCL backend\n");
 }
 
 static void parse(int argc, char **argv)
@@ -201,6 +205,11 @@ static void parse(int argc, char **argv)
             no_arb = 1;
         } else if (!strcmp(a, "--no-mpfr")) {
             no_mpfr = 1;
+        } else if (!strcmp(a, "--no-opencl")) {
+            no_opencl = 1;
+        } else if (!strcmp(a, "--opencl-rows") && i + 1 < argc) {
+            ocl_rows = strtoll(argv[++i], NULL, 10);
+            if (ocl_rows < 1) ocl_rows = 1;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             exit(0);
@@ -332,6 +341,44 @@ static void run_case(int set, int64_t n)
     r->gmacs = er_g;
     snprintf(r->notes, sizeof r->notes, "exact, rounded once to f32; fast path decided %.4f%% of elements",
              100.0 * fast_share);
+
+    /* the OpenCL backend on the same inputs: the exact accumulator for every element (no device fast
+     * path yet), timed on a subset of rows (ocl_rows x n x n) and checked bit for bit against the CPU */
+    r = add_row(set_name[set], n, "exactref OpenCL (exact kernel)");
+    if (no_opencl) {
+        snprintf(r->threads, sizeof r->threads, "-");
+        snprintf(r->notes, sizeof r->notes, "skipped (--no-opencl)");
+    } else {
+        int64_t rows_ = ocl_rows < n ? ocl_rows : n;
+        uint32_t *dsub = malloc((size_t)(rows_ * n) * 4);
+        er_tensor sa_ = er_tensor_2d(fmt, rows_, n, ap), sd_ = er_tensor_2d(ER_FMT_F32, rows_, n, dsub);
+        er_mma_args args;
+        char msg[512];
+        er_mma_args_init(&args);
+        args.a = &sa_;
+        args.b = &tb;
+        args.d = &sd_;
+        args.backend = ER_BACKEND_OPENCL;
+        args.msg = msg;
+        args.msg_size = sizeof msg;
+        double t0 = now();
+        int rc = dsub ? er_mma(&args) : ER_ENOMEM;
+        double t = now() - t0;
+        snprintf(r->threads, sizeof r->threads, "device");
+        if (rc == ER_OK) {
+            int64_t diff = 0;
+            for (int64_t e = 0; e < rows_ * n; e++) diff += dsub[e] != d[e];
+            r->gmacs = (double)rows_ * (double)n * (double)n / t / 1e9;
+            r->ratio = er_g / r->gmacs;
+            snprintf(r->notes, sizeof r->notes, "%lld rows x n x n (program build included); %s the CPU's bits",
+                     (long long)rows_, diff ? "DIFFERS from" : "identical to");
+            printf("  opencl        %9.5f GMAC/s  (%lld rows, %.3f s)%s\n", r->gmacs, (long long)rows_, t,
+                   diff ? "  BITS DIFFER" : "");
+        } else {
+            snprintf(r->notes, sizeof r->notes, "unavailable: %.200s", msg);
+        }
+        free(dsub);
+    }
 
     /* OpenBLAS DGEMM on the same values as binary64 */
     r = add_row(set_name[set], n, "OpenBLAS cblas_dgemm");
