@@ -36,6 +36,7 @@ typedef struct {
     const er_slack *slack;/* results as inputs: how far each stored operand may be from its value */
     const double *da, *db;/* the slack of this batch's A (m x k) and B (k x n), or NULL */
     const double *dc;     /* the slack of this batch's C (m x n), or NULL */
+    const double *babs;   /* gemm path: |B'| (k x n) of this batch, or NULL */
 } bctx;
 
 static double fmt_max(int f)
@@ -74,6 +75,9 @@ static double gamma_factor(double u, double rmax)
  *              normal_weights; where an intermediate overflow could restart a partial sum the
  *              structure changes and the any_order weights are used instead (any tree: r_t <= n).
  */
+static double radius_from_sums(const bctx *c, int64_t i, int64_t j, double s, double T, double W, double Tf,
+                               double pert, double cval, double *s64, double *e64, int *nonfinite);
+
 static double radius_sum(const bctx *c, int64_t i, int64_t j, double cval, double *s64, double *e64, int *nonfinite)
 {
     const problem *P = c->P;
@@ -98,6 +102,19 @@ static double radius_sum(const bctx *c, int64_t i, int64_t j, double cval, doubl
         if (!any) W += ax * c->rw[p];
         if (c->ftz && ((a != 0 && fabs(a) < thr) || (bb != 0 && fabs(bb) < thr))) Tf += ax;
     }
+    return radius_from_sums(c, i, j, s, T, W, Tf, pert, cval, s64, e64, nonfinite);
+}
+
+/* The radius of normal or any_order from the sums over the products of element (i, j): s (their
+ * binary64 sum), T (of their magnitudes), W (of their magnitudes times their path lengths), Tf (of the
+ * flushable ones) and pert (results as inputs); C is added here. */
+static double radius_from_sums(const bctx *c, int64_t i, int64_t j, double s, double T, double W, double Tf,
+                               double pert, double cval, double *s64, double *e64, int *nonfinite)
+{
+    const problem *P = c->P;
+    int64_t k = P->k, n = P->n;
+    int any = c->std->kind == ER_STD_ANY_ORDER;
+    double thr = ldexp(1.0, (int)c->emin_c);
     s += cval;
     double sc = c->dc ? c->dc[i * n + j] : 0;
     T += fabs(cval) + sc;
@@ -349,9 +366,39 @@ static void finish_element(const bctx *c, int64_t e, uint64_t rbits, double s64,
 static void bounds_rows(bctx *c)
 {
     const problem *P = c->P;
-    int64_t n = P->n;
+    int64_t n = P->n, k = P->k, rows = c->r1 - c->r0;
     er_format_info fo;
     er_format_get_info(c->out_fmt, &fo);
+    /* normal and any_order need three sums per element over its products: s, T = sum |a||b| and
+     * W = sum |a| r_p |b|.  With exact products and nothing else per product (no flush, no slack), they
+     * are three matrix products, computed by the fast path's kernel in any order: the radius's
+     * inflation factor covers any order of a sum of non-negative terms, and e64 the sum s. */
+    double *S = NULL, *TT = NULL, *WW = NULL, *aa = NULL, *aw = NULL;
+    if (c->babs && rows > 0) {
+        S = malloc(sizeof(double) * (size_t)(rows * n));
+        TT = malloc(sizeof(double) * (size_t)(rows * n));
+        WW = malloc(sizeof(double) * (size_t)(rows * n));
+        aa = malloc(sizeof(double) * (size_t)(rows * (k ? k : 1)));
+        aw = malloc(sizeof(double) * (size_t)(rows * (k ? k : 1)));
+        int ok = S && TT && WW && aa && aw;
+        if (ok) {
+            for (int64_t i = 0; i < rows; i++)
+                for (int64_t p = 0; p < k; p++) {
+                    double v = fabs(c->af[(c->r0 + i) * k + p]);
+                    aa[i * k + p] = v;
+                    aw[i * k + p] = v * c->rw[p]; /* exact: at most 24 + 26 bits */
+                }
+            ok = er_cpu_gemm_rows(c->af + c->r0 * k, k, c->bf, n, S, n, 0, rows, n, k) == 0 &&
+                 er_cpu_gemm_rows(aa, k, c->babs, n, TT, n, 0, rows, n, k) == 0 &&
+                 er_cpu_gemm_rows(aw, k, c->babs, n, WW, n, 0, rows, n, k) == 0;
+        }
+        if (!ok) { /* no memory: the per-element loop below needs none */
+            free(S); free(TT); free(WW);
+            S = TT = WW = NULL;
+        }
+        free(aa);
+        free(aw);
+    }
     for (int64_t i = c->r0; i < c->r1; i++) {
         for (int64_t j = 0; j < n; j++) {
             int64_t e = (c->b * P->m + i) * n + j;
@@ -361,7 +408,13 @@ static void bounds_rows(bctx *c)
             if (!isfinite(cval)) nonfinite = 1;
             if (c->std->kind == ER_STD_ENGINE)
                 rad = radius_engine(c, i, j, cval, &s64, &e64, &nonfinite);
-            else
+            else if (S) {
+                int64_t q = (i - c->r0) * n + j;
+                if (!isfinite(S[q]) || !isfinite(TT[q])) /* an infinite or NaN operand: the exact loop */
+                    rad = radius_sum(c, i, j, cval, &s64, &e64, &nonfinite);
+                else
+                    rad = radius_from_sums(c, i, j, S[q], TT[q], WW[q], 0.0, 0.0, cval, &s64, &e64, &nonfinite);
+            } else
                 rad = radius_sum(c, i, j, cval, &s64, &e64, &nonfinite);
             uint64_t rb = load(&(view){(const unsigned char *)c->rounded->data, c->out_fmt, fo.storage_bytes,
                                        c->rounded->ndim == 3 ? c->rounded->strides[0] : 0,
@@ -371,6 +424,9 @@ static void bounds_rows(bctx *c)
             finish_element(c, e, rb, s64, e64, rad, nonfinite, c->slack != NULL && !isfinite(rad));
         }
     }
+    free(S);
+    free(TT);
+    free(WW);
 }
 
 static void *bounds_thread(void *arg)
@@ -437,6 +493,7 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
     if (T > P.m) T = (int)(P.m ? P.m : 1);
     int64_t mk = P.m * P.k, kn = P.k * P.n;
     bctx base;
+    double *babs = NULL;
     memset(&base, 0, sizeof base);
     base.P = &P;
     base.rounded = rounded;
@@ -472,6 +529,9 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
         goto done;
     }
     normal_weights(&base, P.k, P.has_c);
+    /* the matrix-product path of normal and any_order (bounds_rows): exact products, no flush, no slack */
+    if (std->kind != ER_STD_ENGINE && !ftz && !slack && base.exact_products && P.k > 0)
+        babs = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1)); /* NULL: the per-element path */
     for (int64_t b = 0; b < P.batch; b++) {
         for (int64_t i = 0; i < P.m; i++)
             for (int64_t p = 0; p < P.k; p++) {
@@ -492,6 +552,10 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
                     base.eb[p * P.n + j] = e;
                 }
             }
+        if (babs) {
+            for (int64_t q = 0; q < P.k * P.n; q++) babs[q] = fabs(base.bf[q]);
+            base.babs = babs;
+        }
         if (slack) {
             /* the slack of this batch (a 2-D operand's slack serves every batch) */
             base.da = slack->da ? slack->da + (args->a->ndim == 3 ? b * P.m * P.k : 0) : NULL;
@@ -517,6 +581,7 @@ done:
     free(base.rw);
     free(base.ea);
     free(base.eb);
+    free(babs);
     free(ctx);
     free(th);
     free(started);
