@@ -1,4 +1,5 @@
 /* cpu_gemm.c: a blocked binary64 matrix product for the engine's certified fast path. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,10 +8,13 @@
 
 /*
  * C[i][j] = sum_p A[i][p] B[p][j] for rows [r0, r1) of row-major A (lda), B (ldb), C (ldc).
- * The order of the additions and the use of fused multiply-add vary with the machine: the fast path
- * certifies its results with a bound valid for every order and for FMA (docs/exact-engine.md), and
- * only certified results ever leave the engine, so this kernel is free to be fast.  Two versions: a
- * portable one, and an AVX2+FMA one chosen at run time where the processor has it.
+ * Every element is one fused chain in index order: c <- 0, then c <- fma(A[i][p], B[p][j], c) for
+ * p = 0, 1, ..., k - 1 (the accumulators live through all of k: a block of k reloads them from C).
+ * The fast path does not need that (it certifies its results with a bound valid for every order), but
+ * the bounds do: their canonical sums are these chains (include/exactref/core/er_bounds.h), which the
+ * OpenCL and CUDA kernels form one element at a time, so the same bits come out everywhere.  Two
+ * versions: a portable one (fma() of <math.h>), and an AVX2+FMA one chosen at run time where the
+ * processor has it; both compute the same chains.
  *
  * Blocking (Goto's): a KB x NB panel of B is packed into NR-wide strips, an MR x KB block of A into
  * MR-tall strips, and an MR x NR micro-kernel keeps its accumulators in registers.
@@ -43,20 +47,28 @@ static void pack_a(const double *a, int64_t lda, int64_t i, int h, int64_t p0, i
         for (int ii = 0; ii < MR; ii++) ap[p * MR + ii] = ii < h ? a[(i + ii) * lda + p0 + p] : 0.0;
 }
 
-/* Add the MR x NR block acc (row-major) into C, h rows and w columns of it. */
-static void add_block(const double *acc, double *c, int64_t ldc, int h, int w)
+/* The MR x NR block acc (row-major) from C and back, h rows and w columns of it (zero padded). */
+static void get_block(double *acc, const double *c, int64_t ldc, int h, int w)
 {
-    for (int ii = 0; ii < h; ii++)
-        for (int jj = 0; jj < w; jj++) c[ii * ldc + jj] += acc[ii * NR + jj];
+    for (int ii = 0; ii < MR; ii++)
+        for (int jj = 0; jj < NR; jj++) acc[ii * NR + jj] = ii < h && jj < w ? c[ii * ldc + jj] : 0.0;
 }
 
+static void put_block(const double *acc, double *c, int64_t ldc, int h, int w)
+{
+    for (int ii = 0; ii < h; ii++)
+        for (int jj = 0; jj < w; jj++) c[ii * ldc + jj] = acc[ii * NR + jj];
+}
+
+/* acc <- the chains continued over kb more terms. */
 static void kernel_plain(int64_t kb, const double *ap, const double *bp, double *acc)
 {
-    double t[MR * NR] = {0};
+    double t[MR * NR];
+    memcpy(t, acc, sizeof t);
     for (int64_t p = 0; p < kb; p++)
         for (int ii = 0; ii < MR; ii++) {
             double av = ap[p * MR + ii];
-            for (int jj = 0; jj < NR; jj++) t[ii * NR + jj] = t[ii * NR + jj] + av * bp[p * NR + jj];
+            for (int jj = 0; jj < NR; jj++) t[ii * NR + jj] = fma(av, bp[p * NR + jj], t[ii * NR + jj]);
         }
     memcpy(acc, t, sizeof t);
 }
@@ -67,9 +79,9 @@ static void kernel_plain(int64_t kb, const double *ap, const double *bp, double 
 __attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kb, const double *ap, const double *bp,
                                                              double *acc)
 {
-    __m256d c00 = _mm256_setzero_pd(), c01 = _mm256_setzero_pd(), c10 = _mm256_setzero_pd(),
-            c11 = _mm256_setzero_pd(), c20 = _mm256_setzero_pd(), c21 = _mm256_setzero_pd(),
-            c30 = _mm256_setzero_pd(), c31 = _mm256_setzero_pd();
+    __m256d c00 = _mm256_loadu_pd(acc), c01 = _mm256_loadu_pd(acc + 4), c10 = _mm256_loadu_pd(acc + 8),
+            c11 = _mm256_loadu_pd(acc + 12), c20 = _mm256_loadu_pd(acc + 16), c21 = _mm256_loadu_pd(acc + 20),
+            c30 = _mm256_loadu_pd(acc + 24), c31 = _mm256_loadu_pd(acc + 28);
     for (int64_t p = 0; p < kb; p++) {
         __m256d b0 = _mm256_loadu_pd(bp + p * NR), b1 = _mm256_loadu_pd(bp + p * NR + 4);
         __m256d a0 = _mm256_broadcast_sd(ap + p * MR), a1 = _mm256_broadcast_sd(ap + p * MR + 1);
@@ -125,8 +137,9 @@ int er_cpu_gemm_rows(const double *a, int64_t lda, const double *b, int64_t ldb,
                 pack_a(a, lda, i, h, p0, kb, ap);
                 for (int64_t js = 0; js < nb; js += NR) {
                     int w = nb - js < NR ? (int)(nb - js) : NR;
+                    get_block(acc, c + i * ldc + j0 + js, ldc, h, w);
                     kern(kb, ap, bp + js * kb, acc);
-                    add_block(acc, c + i * ldc + j0 + js, ldc, h, w);
+                    put_block(acc, c + i * ldc + j0 + js, ldc, h, w);
                 }
             }
         }

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "exactref/core/er_bounds.h"
 #include "exactref/exactref.h"
 
 /* C = A B for rows [r0, r1) (binary64, row-major); 0 on success, -1 out of memory. */
@@ -39,10 +40,33 @@ typedef struct er_slack {
     const double *da, *db, *dc;
 } er_slack;
 
-/* Per-element bounds of a standard (cpu_bounds.c) and normal() emulated (cpu_bounds.c). */
+/* One batch of a bounds computation, prepared on the host for every backend (cpu/cpu_bounds.c): the
+ * problem's constants and the arrays er_bound_element reads (include/exactref/core/er_bounds.h). */
+typedef struct er_bjob {
+    er_bpar par;            /* par.k terms; par.ldb = n */
+    int64_t m, n;
+    const double *af, *bf;  /* A' (m x k) and B' (k x n) as binary64, row-major: scales applied, flushed */
+    const int16_t *ea, *eb; /* engines: the elements' exponent bounds (same shapes), else NULL */
+    const double *rw;       /* normal's roundings per term (k) */
+    const double *da, *db, *dc; /* results as inputs: slack of A (m x k), B (k x n), C (m x n), or NULL */
+    const double *cv;       /* C's values (m x n), NULL without C */
+    const uint64_t *rb;     /* the exactly rounded result's patterns (m x n) */
+    const double *babs;     /* CPU only: |B'| for the matrix-product sums, or NULL */
+} er_bjob;
+
+/* Element (i, col) of a batch on the host (pre: the canonical sums, or NULL). */
+void er_bjob_element(const er_bjob *job, int64_t i, int64_t col, const double *pre, er_bel *o);
+
+/* Per-element bounds of a standard, on the result's backend (args->backend: OpenCL and CUDA run the
+ * shared per-element code on the device; a device without fp64 leaves it to the CPU, *on_cpu = 1),
+ * and normal() emulated (cpu/cpu_bounds.c). */
 int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
-                  const er_slack *slack, er_bounds *out);
+                  const er_slack *slack, er_bounds *out, char *msg, size_t msg_size, int *on_cpu);
 int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out);
+
+/* A batch of bounds on a CUDA device through the backend module (src/cuda_loader.c): ER_EUNSUPPORTED
+ * when the module cannot (then the CPU computes them). */
+int er_cuda_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int device, char *msg, size_t msg_size);
 
 /* The exact engine on an OpenCL device (opencl/er_opencl_mma.c; ER_EUNSUPPORTED without OpenCL).
  * args has been validated by er_mma. */

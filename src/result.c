@@ -394,10 +394,12 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
                 }
     } else {
         er_slack sl = {r->slack[0], r->slack[1], r->slack[2]};
+        char dmsg[512] = "";
         st = er_cpu_bounds(&r->args, &r->d, compute, o->flush_to_zero, &o->standard,
-                           (sl.da || sl.db || sl.dc) ? &sl : NULL, &b);
+                           (sl.da || sl.db || sl.dc) ? &sl : NULL, &b, dmsg, sizeof dmsg, NULL);
         if (st != ER_OK) {
             free_bounds(&b);
+            if (dmsg[0]) return msgf(msg, msg_size, st, "computing the bounds failed: %s", dmsg);
             return msgf(msg, msg_size, st, "computing the bounds failed: %s", er_status_string(st));
         }
     }

@@ -1,0 +1,523 @@
+/* er_bounds.h: the per-element bounds of every standard, in binary64 (shared core, needs fp64). */
+#ifndef ER_BOUNDS_H
+#define ER_BOUNDS_H
+
+#include "er_round.h"
+
+/*
+ * One function, er_bound_element, computes the radius, tolerance, finite range and the specials an
+ * element may take under a standard (include/exactref/result.h: er_bounds), from the binary64 values of
+ * its row of A' and column of B' (scales applied, inputs flushed as the engine reads them), C, and the
+ * pattern the exact result rounded to.  It is the same source for the CPU (cpu/cpu_bounds.c), the OpenCL
+ * kernel (opencl/kernels/bounds.cl) and the CUDA kernel (cuda/er_cuda_bounds.cu), so the three give the
+ * same bits: binary64 operations are IEEE 754 correctly rounded on each (contraction off everywhere,
+ * fma only where written), and every loop runs in index order.  The proofs are docs/proofs/.
+ *
+ * The canonical sums.  Where the products are exact in binary64 and nothing else depends on a single
+ * product (no flush to zero, no slack), normal's and any_order's sums are defined as fused chains in
+ * index order:   s <- fma(a_p, b_p, s),  T <- fma(|a_p|, |b_p|, T),  W <- fma(|a_p| r_p, |b_p|, W),
+ * which is what a matrix-product kernel that keeps one accumulator per element through all of k
+ * computes (cpu/cpu_gemm.c): the CPU passes those sums in (`pre`), the devices form them here.  Where
+ * one is not finite (an infinite or NaN operand, an overflow) the general loop runs instead, on every
+ * backend alike.
+ *
+ * Bound arithmetic is binary64 rounded to nearest then moved outward by one ulp (er_b_up, er_b_down)
+ * or inflated by a factor covering every rounding; the rounding mode is never changed.
+ *
+ * OpenCL: include after `#pragma OPENCL EXTENSION cl_khr_fp64 : enable`; pointers are __global
+ * (ER_GLOBAL).  The host decides whether the device has fp64 (opencl/er_opencl_bounds.c).
+ */
+
+#if defined(__OPENCL_VERSION__)
+#define ER_GLOBAL __global
+#else
+#define ER_GLOBAL
+#if !defined(__CUDACC__) || !defined(__CUDA_ARCH__)
+#include <math.h>
+#include <string.h>
+#endif
+#endif
+
+/* ---- binary64 bits ---- */
+ER_FN er_u64 er_b_bits(double x)
+{
+#if defined(__OPENCL_VERSION__)
+    return as_ulong(x);
+#elif defined(__CUDA_ARCH__)
+    return (er_u64)__double_as_longlong(x);
+#else
+    er_u64 u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+#endif
+}
+
+ER_FN double er_b_dbl(er_u64 u)
+{
+#if defined(__OPENCL_VERSION__)
+    return as_double(u);
+#elif defined(__CUDA_ARCH__)
+    return __longlong_as_double((long long)u);
+#else
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+#endif
+}
+
+#define ER_B_INF er_b_dbl(ER_U64(0x7FF0000000000000))
+#define ER_B_NAN er_b_dbl(ER_U64(0x7FF8000000000000))
+
+ER_FN int er_b_finite(double x) { return (er_b_bits(x) & ER_U64(0x7FF0000000000000)) != ER_U64(0x7FF0000000000000); }
+ER_FN int er_b_isnan(double x) { return (er_b_bits(x) & ER_U64(0x7FFFFFFFFFFFFFFF)) > ER_U64(0x7FF0000000000000); }
+ER_FN int er_b_isinf(double x) { return (er_b_bits(x) & ER_U64(0x7FFFFFFFFFFFFFFF)) == ER_U64(0x7FF0000000000000); }
+
+/* The next binary64 value above / below x (x itself when not finite). */
+ER_FN double er_b_up(double x)
+{
+    er_u64 u = er_b_bits(x);
+    if (!er_b_finite(x)) return x;
+    if (x == 0) return er_b_dbl(ER_U64(1)); /* 2^-1074 */
+    return er_b_dbl(x > 0 ? u + 1u : u - 1u);
+}
+
+ER_FN double er_b_down(double x)
+{
+    er_u64 u = er_b_bits(x);
+    if (!er_b_finite(x)) return x;
+    if (x == 0) return -er_b_dbl(ER_U64(1));
+    return er_b_dbl(x > 0 ? u - 1u : u + 1u);
+}
+
+/* The binary64 value of a pattern of format f (exact; NaN keeps a payload: only tested with isnan). */
+ER_FN double er_b_value(int f, er_u64 bits)
+{
+    return er_b_dbl(er_convert(f, ER_FMT_F64, bits, ER_RND_NEAREST_EVEN, 0u).bits);
+}
+
+/* 2^e for e in binary64's normal range. */
+ER_FN double er_b_pow2(int e) { return er_b_dbl((er_u64)(er_i64)(e + 1023) << 52); }
+
+/* floor(log2|x|) + 1 for a finite nonzero x (frexp's exponent), by bits. */
+ER_FN int er_b_frexp_e(double x)
+{
+    er_u64 u = er_b_bits(x) & ER_U64(0x7FFFFFFFFFFFFFFF);
+    int be = (int)(u >> 52);
+    if (be == 0) return -1074 + (64 - ER_CLZ64(u)); /* subnormal: the top bit of the fraction */
+    return be - 1022;
+}
+
+/* ---- The problem's constants (the same for every element) ---- */
+enum { ER_BK_NORMAL = 0, ER_BK_ANY = 1, ER_BK_ENGINE = 2 };
+
+typedef struct er_bpar {
+    er_i64 k, ldb;      /* terms per element; the step between consecutive p of B' (its row length) */
+    int kind;           /* ER_BK_* */
+    int out_fmt, dir;   /* the output format and the result's rounding */
+    er_u32 opts;        /* the result's conversion options (ER_OPT_*) */
+    int ftz;            /* flush-to-zero model */
+    int has_c, c_rounds;/* C given; C is rounded into compute first */
+    int gemm_form;      /* the canonical fused sums apply (see the top of this file) */
+    int slack_a, slack_b, slack_c; /* results as inputs: slack arrays given */
+    int emin_c;         /* compute's least normal exponent */
+    double u, eta, max_c, r_c, r_max, maxo;
+    /* engines (accumulation-models.md) */
+    int mk, F, out_p, out_round, gextra, promote, tf32_inputs, a_f32, b_f32;
+} er_bpar;
+
+/* The parameter block: an array of 64-bit integers (binary64 values by their bits), the same layout
+ * for every backend. */
+enum {
+    ER_BP_K, ER_BP_LDB, ER_BP_KIND, ER_BP_OUT_FMT, ER_BP_DIR, ER_BP_OPTS, ER_BP_FTZ, ER_BP_HAS_C,
+    ER_BP_C_ROUNDS, ER_BP_GEMM_FORM, ER_BP_SLACK_A, ER_BP_SLACK_B, ER_BP_SLACK_C, ER_BP_EMIN_C, ER_BP_U,
+    ER_BP_ETA, ER_BP_MAX_C, ER_BP_R_C, ER_BP_R_MAX, ER_BP_MAXO, ER_BP_MK, ER_BP_F, ER_BP_OUT_P,
+    ER_BP_OUT_ROUND, ER_BP_GEXTRA, ER_BP_PROMOTE, ER_BP_TF32, ER_BP_A_F32, ER_BP_B_F32, ER_BP_COUNT
+};
+
+ER_FN void er_bpar_to(const er_bpar *c, er_i64 *q)
+{
+    q[ER_BP_K] = c->k;
+    q[ER_BP_LDB] = c->ldb;
+    q[ER_BP_KIND] = c->kind;
+    q[ER_BP_OUT_FMT] = c->out_fmt;
+    q[ER_BP_DIR] = c->dir;
+    q[ER_BP_OPTS] = (er_i64)c->opts;
+    q[ER_BP_FTZ] = c->ftz;
+    q[ER_BP_HAS_C] = c->has_c;
+    q[ER_BP_C_ROUNDS] = c->c_rounds;
+    q[ER_BP_GEMM_FORM] = c->gemm_form;
+    q[ER_BP_SLACK_A] = c->slack_a;
+    q[ER_BP_SLACK_B] = c->slack_b;
+    q[ER_BP_SLACK_C] = c->slack_c;
+    q[ER_BP_EMIN_C] = c->emin_c;
+    q[ER_BP_U] = (er_i64)er_b_bits(c->u);
+    q[ER_BP_ETA] = (er_i64)er_b_bits(c->eta);
+    q[ER_BP_MAX_C] = (er_i64)er_b_bits(c->max_c);
+    q[ER_BP_R_C] = (er_i64)er_b_bits(c->r_c);
+    q[ER_BP_R_MAX] = (er_i64)er_b_bits(c->r_max);
+    q[ER_BP_MAXO] = (er_i64)er_b_bits(c->maxo);
+    q[ER_BP_MK] = c->mk;
+    q[ER_BP_F] = c->F;
+    q[ER_BP_OUT_P] = c->out_p;
+    q[ER_BP_OUT_ROUND] = c->out_round;
+    q[ER_BP_GEXTRA] = c->gextra;
+    q[ER_BP_PROMOTE] = c->promote;
+    q[ER_BP_TF32] = c->tf32_inputs;
+    q[ER_BP_A_F32] = c->a_f32;
+    q[ER_BP_B_F32] = c->b_f32;
+}
+
+ER_FN void er_bpar_from(er_bpar *c, const er_i64 *q)
+{
+    c->k = q[ER_BP_K];
+    c->ldb = q[ER_BP_LDB];
+    c->kind = (int)q[ER_BP_KIND];
+    c->out_fmt = (int)q[ER_BP_OUT_FMT];
+    c->dir = (int)q[ER_BP_DIR];
+    c->opts = (er_u32)q[ER_BP_OPTS];
+    c->ftz = (int)q[ER_BP_FTZ];
+    c->has_c = (int)q[ER_BP_HAS_C];
+    c->c_rounds = (int)q[ER_BP_C_ROUNDS];
+    c->gemm_form = (int)q[ER_BP_GEMM_FORM];
+    c->slack_a = (int)q[ER_BP_SLACK_A];
+    c->slack_b = (int)q[ER_BP_SLACK_B];
+    c->slack_c = (int)q[ER_BP_SLACK_C];
+    c->emin_c = (int)q[ER_BP_EMIN_C];
+    c->u = er_b_dbl((er_u64)q[ER_BP_U]);
+    c->eta = er_b_dbl((er_u64)q[ER_BP_ETA]);
+    c->max_c = er_b_dbl((er_u64)q[ER_BP_MAX_C]);
+    c->r_c = er_b_dbl((er_u64)q[ER_BP_R_C]);
+    c->r_max = er_b_dbl((er_u64)q[ER_BP_R_MAX]);
+    c->maxo = er_b_dbl((er_u64)q[ER_BP_MAXO]);
+    c->mk = (int)q[ER_BP_MK];
+    c->F = (int)q[ER_BP_F];
+    c->out_p = (int)q[ER_BP_OUT_P];
+    c->out_round = (int)q[ER_BP_OUT_ROUND];
+    c->gextra = (int)q[ER_BP_GEXTRA];
+    c->promote = (int)q[ER_BP_PROMOTE];
+    c->tf32_inputs = (int)q[ER_BP_TF32];
+    c->a_f32 = (int)q[ER_BP_A_F32];
+    c->b_f32 = (int)q[ER_BP_B_F32];
+}
+
+/* One element's operands.  ar: A' row (k values, step 1); bc: B' column (step ldb); ea, eb: the engines'
+ * exponent bounds (same layout; engines only); da, db: the slack of A and B (same layout; when
+ * slack_a / slack_b); rw: normal's roundings per term (k values); cval: C's value, dc its slack. */
+typedef struct er_bel {
+    double radius, tolerance;
+    er_u64 low, high;
+    er_u32 flags; /* ER_BF_* */
+} er_bel;
+
+#define ER_BF_RANGE 1u
+#define ER_BF_PINF 2u
+#define ER_BF_NINF 4u
+#define ER_BF_NAN 8u
+
+/* u r / (1 - r_max u) rounded up for r = rmax; inf when r_max u >= 1/2 (no useful bound). */
+ER_FN double er_b_gamma(double u, double rmax)
+{
+    double x = rmax * u; /* exact: u is a power of two and rmax an integer below 2^26 */
+    if (x >= 0.5) return ER_B_INF;
+    return er_b_up(u / er_b_down(1.0 - x));
+}
+
+/* normal and any_order (docs/proofs/normal.md, any-order.md): the radius from the sums s (binary64, of
+ * the products), T (of their magnitudes), W (of magnitudes times path lengths), Tf (flushable) and pert
+ * (results as inputs); C is added here.  s64 and e64: an enclosure s64 +- e64 of the exact sum. */
+ER_FN double er_b_radius_from_sums(const er_bpar *c, double s, double T, double W, double Tf, double pert,
+                                   double cval, double sc, double *s64, double *e64, int *nonfinite)
+{
+    int any = c->kind == ER_BK_ANY;
+    double thr = er_b_pow2(c->emin_c);
+    double infl, Tup, nterms, rad;
+    s = s + cval;
+    T = T + (fabs(cval) + sc);
+    if (!any) W = W + (fabs(cval) + sc) * c->r_c;
+    pert = pert + sc;
+    if (!er_b_finite(s)) {
+        *nonfinite = 1;
+        return ER_B_INF;
+    }
+    if (!er_b_finite(T) || !er_b_finite(pert)) return ER_B_INF; /* an unbounded input: no finite bound */
+    /* the binary64 sum itself: |s - exact| <= (k + 2) 2^-53 T (products exact or rounded once), plus
+     * (k + 1) 2^-1074 for products of f64 inputs that underflow */
+    infl = 1.0 + (double)(c->k + 8) * 0x1p-51;
+    *s64 = s;
+    *e64 = er_b_up(er_b_up((double)(c->k + 3) * 0x1p-53 * T * infl) + (double)(c->k + 1) * 0x1p-1074);
+    Tup = er_b_up(T * infl);
+    nterms = (double)c->k + (c->has_c ? 1 : 0);
+    if (any || er_b_up(Tup * (1 + 0x1p-20)) >= c->max_c) {
+        /* any tree (also normal's restarted partial sums): r_t <= n */
+        double g = er_b_gamma(c->u, nterms + c->c_rounds);
+        rad = er_b_up(g * Tup * (nterms + c->c_rounds));
+    } else {
+        double g = er_b_gamma(c->u, c->r_max);
+        rad = er_b_up(g * er_b_up(W * infl));
+    }
+    /* underflow of each rounded product: absolute eta, at most doubled on its way */
+    rad = er_b_up(rad + er_b_up(2.0 * c->eta * (double)c->k));
+    if (c->ftz) {
+        /* flushed inputs (their products lost entirely) and every subnormal product or sum flushed: less
+         * than 2^emin_c each, 2n + 1 operations, each carried by at most a factor 2 */
+        rad = er_b_up(rad + er_b_up(Tf * infl) + er_b_up(2.0 * thr * (2.0 * nterms + 1.0)));
+    }
+    if (pert > 0) rad = er_b_up(rad + er_b_up(pert * infl));
+    return rad;
+}
+
+/* normal and any_order, the general loop: products one by one (flush, slack). */
+ER_FN double er_b_radius_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
+                             ER_GLOBAL const double *rw, ER_GLOBAL const double *da, ER_GLOBAL const double *db,
+                             double cval, double sc, double *s64, double *e64, int *nonfinite)
+{
+    er_i64 p, k = c->k, ldb = c->ldb;
+    double s = 0, T = 0, W = 0, Tf = 0, pert = 0;
+    double thr = er_b_pow2(c->emin_c);
+    int any = c->kind == ER_BK_ANY;
+    for (p = 0; p < k; p++) {
+        double a = ar[p], bb = bc[p * ldb], x = a * bb, ax = fabs(x);
+        s = s + x;
+        if (c->slack_a || c->slack_b) {
+            /* results as inputs: the stored operands lie within da, db of these values, so every |term|
+             * an implementation meets is at most (|a| + da)(|b| + db), and the exact value it
+             * approximates is at most da|b| + |a|db + da db away (docs/proofs/foundations.md) */
+            double sa = c->slack_a ? da[p] : 0, sbb = c->slack_b ? db[p * ldb] : 0;
+            ax = er_b_up(er_b_up(fabs(a) + sa) * er_b_up(fabs(bb) + sbb));
+            pert = pert + (er_b_up(er_b_up(sa * fabs(bb)) + er_b_up(fabs(a) * sbb)) + er_b_up(sa * sbb));
+        }
+        T = T + ax;
+        if (!any) W = W + ax * rw[p];
+        if (c->ftz && ((a != 0 && fabs(a) < thr) || (bb != 0 && fabs(bb) < thr))) Tf = Tf + ax;
+    }
+    return er_b_radius_from_sums(c, s, T, W, Tf, pert, cval, sc, s64, e64, nonfinite);
+}
+
+/*
+ * Matrix engines (accumulation-models.md; docs/proofs/engines.md).  Per instruction of k products and
+ * the accumulator C: every term is truncated at weight 2^(E - F), E the largest term exponent, an error
+ * below 2^(E - F) per term, so below (k + 1) 2^(E - F) in all; the normalisation to out_p fraction bits
+ * (toward zero; to nearest: half of it) errs by less than 2^(floor(log2|D|) - out_p).  E is bounded
+ * from the elements' hardware exponents (ea, eb) and from the bound B on |C|.  B grows by each step's
+ * sum of |products| and its error.  Promotion every `promote` products adds the partial into an f32
+ * accumulator: one more f32 rounding of at most 2^-24 of the new value.
+ */
+ER_FN double er_b_radius_engine(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
+                                ER_GLOBAL const er_i16 *ea, ER_GLOBAL const er_i16 *eb, ER_GLOBAL const double *da,
+                                ER_GLOBAL const double *db, double cval, double sc, double *s64, double *e64,
+                                int *nonfinite)
+{
+    er_i64 k = c->k, ldb = c->ldb, p0, p;
+    double s = 0, T = 0, E = 0, infl = 1.0 + (double)(k + 8) * 0x1p-51;
+    double pert = sc;
+    double B = c->has_c && !c->promote ? fabs(cval) + sc : 0.0, R = c->has_c && c->promote ? fabs(cval) + sc : 0.0;
+    int bad = 0;
+    for (p0 = 0; p0 < k; p0 += c->mk) {
+        er_i64 p1 = p0 + c->mk < k ? p0 + c->mk : k;
+        double xs = 0;
+        int emax = -100000, ec, Es, ed;
+        double trunc, dmax, norm;
+        for (p = p0; p < p1; p++) {
+            double av = ar[p], bv = bc[p * ldb];
+            double x = av * bv;
+            /* a zero product is a term of exponent -126 (the model's rule for zeros) */
+            int e = x == 0 ? -126 : ea[p] + eb[p * ldb];
+            double ax = fabs(x);
+            s = s + x;
+            if (c->slack_a || c->slack_b) {
+                /* results as inputs: the stored operands may be up to da, db away: larger terms, larger
+                 * exponents (floor(log2(|a| + da)) + 1 bounds the stored operand's exponent) */
+                double sa = c->slack_a ? da[p] : 0, sbb = c->slack_b ? db[p * ldb] : 0;
+                double A_ = er_b_up(fabs(av) + sa), B_ = er_b_up(fabs(bv) + sbb);
+                ax = er_b_up(A_ * B_);
+                pert = pert + (er_b_up(er_b_up(sa * fabs(bv)) + er_b_up(fabs(av) * sbb)) + er_b_up(sa * sbb));
+                if (ax > 0 && er_b_finite(A_) && er_b_finite(B_)) {
+                    int e2 = er_b_frexp_e(A_) + er_b_frexp_e(B_);
+                    e = e2 > e ? e2 : e;
+                    if (x == 0) e = e2 > -126 ? e2 : -126;
+                }
+            }
+            xs = xs + ax;
+            if (e > emax) emax = e;
+        }
+        T = T + xs;
+        xs = er_b_up(xs * infl);
+        /* C is an f32: its exponent is at least f32's minimum, -126, also when it is subnormal or 0 */
+        ec = -126;
+        if (B > 0 && er_b_finite(B)) {
+            int ex = er_b_frexp_e(B);
+            if (ex - 1 > ec) ec = ex - 1;
+        }
+        Es = emax + c->gextra > ec ? emax + c->gextra : ec;
+        trunc = er_b_up((double)(p1 - p0 + 1) * er_b_pow2(Es - c->F));
+        dmax = er_b_up(er_b_up(B + xs) + trunc);
+        if (bad || !er_b_finite(dmax)) {
+            /* an infinite or NaN term: the sums s and T go on (they decide below whether the exact
+             * value is infinite or NaN); no finite bound otherwise */
+            bad = 1;
+            continue;
+        }
+        ed = er_b_frexp_e(dmax);
+        norm = ed - 1 - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0) < -149
+                   ? 0x1p-149 /* in f32's subnormal range the quantum is 2^-149, whatever |D|'s exponent */
+                   : er_b_pow2(ed - 1 - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0));
+        E = er_b_up(er_b_up(E + trunc) + norm);
+        B = er_b_up(dmax + norm);
+        if (B >= c->max_c || R >= c->max_c) return ER_B_INF; /* an intermediate overflow: no finite bound */
+        if (c->promote && (p1 % c->promote == 0 || p1 == k)) {
+            double rnew = er_b_up(R + B);
+            double perr = er_b_up(rnew * 0x1p-24);
+            E = er_b_up(E + perr);
+            R = er_b_up(rnew + perr);
+            B = 0;
+        }
+    }
+    s = s + cval;
+    T = T + fabs(cval);
+    if (!er_b_finite(s) || !er_b_finite(T)) {
+        *nonfinite = 1;
+        return ER_B_INF;
+    }
+    if (bad) return ER_B_INF;
+    *s64 = s;
+    *e64 = er_b_up((double)(k + 3) * 0x1p-53 * T * infl);
+    if (c->has_c && c->c_rounds) E = er_b_up(E + er_b_up(fabs(cval) * 0x1p-24));
+    if (!er_b_finite(pert)) return ER_B_INF;
+    if (pert > 0) E = er_b_up(E + er_b_up(pert * infl));
+    if (c->tf32_inputs) {
+        /* f32 operands truncated to tf32 first: each factor loses less than 2^-10 of itself, so a product
+         * less than (2^-10 + 2^-10 + 2^-20) of itself; the sum of those losses is below that times T */
+        double rel = (c->a_f32 ? 0x1p-10 : 0) + (c->b_f32 ? 0x1p-10 : 0) + (c->a_f32 && c->b_f32 ? 0x1p-20 : 0);
+        if (rel > 0) E = er_b_up(E + er_b_up(er_b_up(T * infl) * rel));
+    }
+    return E;
+}
+
+ER_FN int er_b_nan_pattern(int f, er_u64 bits) { return er_decode(f, bits).cls == ER_CLASS_NAN; }
+ER_FN int er_b_inf_pattern(int f, er_u64 bits) { return er_decode(f, bits).cls == ER_CLASS_INF; }
+
+/* From the radius to tolerance, finite_range and may_be (docs/proofs/foundations.md). */
+ER_FN void er_b_finish(const er_bpar *c, er_u64 rbits, double s64, double e64, double rad, int nonfinite,
+                       int uncertain, er_bel *o)
+{
+    int of = c->out_fmt, dir = c->dir;
+    er_u32 opts = c->opts;
+    double rv = er_b_value(of, rbits), maxo = c->maxo;
+    double lo = -ER_B_INF, hi = ER_B_INF, lo_c, hi_c, flo = ER_B_NAN, fhi = ER_B_NAN;
+    int sgn = er_fmt_signed(er_fmt_get(of));
+    o->radius = rad;
+    o->flags = 0u;
+    o->low = o->high = rbits;
+    if (nonfinite && uncertain) {
+        /* a stored operand may be NaN or infinite where the earlier result allowed it, or finite where
+         * its reference was not: no bound, every special possible */
+        o->tolerance = er_b_finite(rv) ? ER_B_INF : ER_B_NAN;
+        o->flags = ER_BF_RANGE | ER_BF_PINF | ER_BF_NINF | ER_BF_NAN;
+        o->low = sgn ? er_convert(ER_FMT_F64, of, er_b_bits(-maxo), ER_RND_NEAREST_EVEN, 0u).bits : 0u;
+        o->high = er_convert(ER_FMT_F64, of, er_b_bits(maxo), ER_RND_NEAREST_EVEN, 0u).bits;
+        return;
+    }
+    if (nonfinite) {
+        /* a NaN or infinite exact value: every implementation meets the same special values (no order
+         * turns +inf alone into NaN), so it outputs what rounded is */
+        o->tolerance = er_b_finite(rv) ? 0.0 : ER_B_NAN;
+        if (er_b_finite(rv)) o->flags |= ER_BF_RANGE;
+        else if (er_b_isnan(rv)) o->flags |= ER_BF_NAN;
+        else if (rv > 0) o->flags |= ER_BF_PINF;
+        else o->flags |= ER_BF_NINF;
+        return;
+    }
+    if (!er_b_finite(rad)) o->flags |= ER_BF_NAN; /* unbounded: an intermediate overflow may meet its opposite */
+    if (er_b_finite(rad)) {
+        lo = er_b_down(er_b_down(s64 - e64) - rad);
+        hi = er_b_up(er_b_up(s64 + e64) + rad);
+    }
+    /* values beyond compute's range: the compute result is an infinity (no order avoids it then) */
+    lo_c = lo < -c->max_c ? -c->max_c : lo;
+    hi_c = hi > c->max_c ? c->max_c : hi;
+    if (hi > c->max_c) {
+        er_u64 ip = er_convert(ER_FMT_F64, of, ER_U64(0x7FF0000000000000), dir, opts).bits;
+        if (er_b_nan_pattern(of, ip)) o->flags |= ER_BF_NAN;
+        else if (er_b_inf_pattern(of, ip)) o->flags |= ER_BF_PINF;
+    }
+    if (lo < -c->max_c) {
+        er_u64 in = er_convert(ER_FMT_F64, of, ER_U64(0xFFF0000000000000), dir, opts).bits;
+        if (er_b_nan_pattern(of, in)) o->flags |= ER_BF_NAN;
+        else if (er_b_inf_pattern(of, in)) o->flags |= ER_BF_NINF;
+    }
+    if (!sgn && lo_c <= 0) {
+        /* an unsigned output (f8E8M0FNU): every value <= 0 gives NaN and every positive value a positive
+         * pattern, so the monotone argument applies to the positive part only */
+        o->flags |= ER_BF_NAN;
+        lo_c = 0x1p-1074;
+    }
+    if (lo_c <= hi_c) {
+        er_u64 lp = er_convert(ER_FMT_F64, of, er_b_bits(lo_c), dir, opts).bits;
+        er_u64 hp = er_convert(ER_FMT_F64, of, er_b_bits(hi_c), dir, opts).bits;
+        double lv = er_b_value(of, lp), hv = er_b_value(of, hp);
+        if (er_b_isnan(lv) || er_b_isnan(hv)) o->flags |= ER_BF_NAN;
+        if (er_b_isinf(lv) && lv < 0) o->flags |= ER_BF_NINF;
+        if (er_b_isinf(hv) && hv > 0) o->flags |= ER_BF_PINF;
+        /* the finite outputs: rounding is monotone and the interval connected */
+        flo = er_b_finite(lv) ? lv : (lo_c < 0 ? -maxo : ER_B_NAN);
+        fhi = er_b_finite(hv) ? hv : (hi_c > 0 ? maxo : ER_B_NAN);
+        if (er_b_finite(flo) && er_b_finite(fhi) && flo <= fhi) {
+            o->flags |= ER_BF_RANGE;
+            /* -max and max (in place of an infinity): values of the format */
+            o->low = er_b_finite(lv) ? lp : er_convert(ER_FMT_F64, of, er_b_bits(flo), ER_RND_NEAREST_EVEN, 0u).bits;
+            o->high = er_b_finite(hv) ? hp : er_convert(ER_FMT_F64, of, er_b_bits(fhi), ER_RND_NEAREST_EVEN, 0u).bits;
+        }
+    }
+    if (!er_b_finite(rv)) {
+        o->tolerance = ER_B_NAN;
+    } else if (!er_b_finite(rad)) {
+        o->tolerance = ER_B_INF;
+    } else if (o->flags & ER_BF_RANGE) {
+        double d1 = er_b_up(rv - flo), d2 = er_b_up(fhi - rv);
+        o->tolerance = d1 > d2 ? d1 : d2;
+        if (o->tolerance < 0) o->tolerance = 0;
+    } else {
+        o->tolerance = ER_B_INF;
+    }
+}
+
+/*
+ * One element.  pre: the CPU's canonical sums (S, TT, WW) from its matrix-product kernel, or NULL (the
+ * devices): then they are formed here, the same fused chains in the same order.
+ */
+ER_FN void er_bound_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
+                            ER_GLOBAL const er_i16 *ea, ER_GLOBAL const er_i16 *eb, ER_GLOBAL const double *rw,
+                            ER_GLOBAL const double *da, ER_GLOBAL const double *db, double cval, double sc,
+                            er_u64 rbits, const double *pre, er_bel *o)
+{
+    double s64 = 0, e64 = 0, rad;
+    int nonfinite = !er_b_finite(cval);
+    if (c->kind == ER_BK_ENGINE) {
+        rad = er_b_radius_engine(c, ar, bc, ea, eb, da, db, cval, sc, &s64, &e64, &nonfinite);
+    } else {
+        double S = 0, TT = 0, WW = 0;
+        int have = 0;
+        if (c->gemm_form && pre) {
+            S = pre[0];
+            TT = pre[1];
+            WW = pre[2];
+            have = 1;
+        } else if (c->gemm_form) {
+            er_i64 p;
+            for (p = 0; p < c->k; p++) {
+                double a = ar[p], b = bc[p * c->ldb], aa = fabs(a), ab = fabs(b);
+                S = fma(a, b, S);
+                TT = fma(aa, ab, TT);
+                WW = fma(aa * rw[p], ab, WW); /* |a| r_p exact: at most 24 + 26 bits */
+            }
+            have = 1;
+        }
+        if (have && er_b_finite(S) && er_b_finite(TT))
+            rad = er_b_radius_from_sums(c, S, TT, WW, 0.0, 0.0, cval, sc, &s64, &e64, &nonfinite);
+        else /* an infinite or NaN operand, or no canonical sums: the general loop */
+            rad = er_b_radius_sum(c, ar, bc, rw, da, db, cval, sc, &s64, &e64, &nonfinite);
+    }
+    er_b_finish(c, rbits, s64, e64, rad, nonfinite, (c->slack_a || c->slack_b || c->slack_c) && !er_b_finite(rad), o);
+}
+
+#endif /* ER_BOUNDS_H */
