@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "exactref/core/er_bounds.h"
+#include "er_bjob.h"
 #include "exactref/exactref.h"
 
 /* C = A B for rows [r0, r1) (binary64, row-major); 0 on success, -1 out of memory. */
@@ -39,20 +39,6 @@ int er_cpu_threads(int requested);
 typedef struct er_slack {
     const double *da, *db, *dc;
 } er_slack;
-
-/* One batch of a bounds computation, prepared on the host for every backend (cpu/cpu_bounds.c): the
- * problem's constants and the arrays er_bound_element reads (include/exactref/core/er_bounds.h). */
-typedef struct er_bjob {
-    er_bpar par;            /* par.k terms; par.ldb = n */
-    int64_t m, n;
-    const double *af, *bf;  /* A' (m x k) and B' (k x n) as binary64, row-major: scales applied, flushed */
-    const int16_t *ea, *eb; /* engines: the elements' exponent bounds (same shapes), else NULL */
-    const double *rw;       /* normal's roundings per term (k) */
-    const double *da, *db, *dc; /* results as inputs: slack of A (m x k), B (k x n), C (m x n), or NULL */
-    const double *cv;       /* C's values (m x n), NULL without C */
-    const uint64_t *rb;     /* the exactly rounded result's patterns (m x n) */
-    const double *babs;     /* CPU only: |B'| for the matrix-product sums, or NULL */
-} er_bjob;
 
 /* Element (i, col) of a batch on the host (pre: the canonical sums, or NULL). */
 void er_bjob_element(const er_bjob *job, int64_t i, int64_t col, const double *pre, er_bel *o);

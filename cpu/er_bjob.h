@@ -1,0 +1,24 @@
+/* er_bjob.h: one batch of a bounds computation, as every backend receives it (plain C, no libexactref
+ * symbols: the CUDA backend module includes it too). */
+#ifndef ER_BJOB_H
+#define ER_BJOB_H
+
+#include <stdint.h>
+
+#include "exactref/core/er_bounds.h"
+
+/* One batch of a bounds computation, prepared on the host for every backend (cpu/cpu_bounds.c): the
+ * problem's constants and the arrays er_bound_element reads (include/exactref/core/er_bounds.h). */
+typedef struct er_bjob {
+    er_bpar par;            /* par.k terms; par.ldb = n */
+    int64_t m, n;
+    const double *af, *bf;  /* A' (m x k) and B' (k x n) as binary64, row-major: scales applied, flushed */
+    const int16_t *ea, *eb; /* engines: the elements' exponent bounds (same shapes), else NULL */
+    const double *rw;       /* normal's roundings per term (k) */
+    const double *da, *db, *dc; /* results as inputs: slack of A (m x k), B (k x n), C (m x n), or NULL */
+    const double *cv;       /* C's values (m x n), NULL without C */
+    const uint64_t *rb;     /* the exactly rounded result's patterns (m x n) */
+    const double *babs;     /* CPU only: |B'| for the matrix-product sums, or NULL */
+} er_bjob;
+
+#endif /* ER_BJOB_H */
