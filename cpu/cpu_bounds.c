@@ -198,16 +198,23 @@ static void normal_weights(double *rw, int64_t k, int has_c, int c_rounds, doubl
 int er_opencl_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int device, char *msg, size_t msg_size);
 #endif
 
-static int bounds_batch(const er_mma_args *args, const er_bjob *job, er_bounds *out, int64_t e0, char *msg,
-                        size_t msg_size, int *on_cpu)
+static int bounds_batch(const er_mma_args *args, int64_t macs, const er_bjob *job, er_bounds *out, int64_t e0,
+                        char *msg, size_t msg_size, int *on_cpu)
 {
-    int st = ER_EUNSUPPORTED;
+    int st = ER_EUNSUPPORTED, be = args->backend, device = args->device;
+    if (be == ER_BACKEND_AUTO) {
+        be = er_backend_auto(macs, device, NULL, 0);
+        if (be == ER_BACKEND_OPENCL && device < 0) device = er_backend_auto_opencl_device_();
+    }
 #if ER_HAVE_OPENCL
-    if (args->backend == ER_BACKEND_OPENCL) st = er_opencl_bounds_batch(job, out, e0, args->device, msg, msg_size);
+    if (be == ER_BACKEND_OPENCL) st = er_opencl_bounds_batch(job, out, e0, device, msg, msg_size);
 #endif
-    if (args->backend == ER_BACKEND_CUDA) st = er_cuda_bounds_batch(job, out, e0, args->device, msg, msg_size);
+    if (be == ER_BACKEND_CUDA) st = er_cuda_bounds_batch(job, out, e0, device, msg, msg_size);
+    /* AUTO: a device that fails leaves the work to the CPU, as er_mma does */
+    if (st != ER_OK && args->backend == ER_BACKEND_AUTO) st = ER_EUNSUPPORTED;
     if (st != ER_EUNSUPPORTED) return st;
     *on_cpu = 1; /* the CPU backend, or a device that cannot (no fp64): the same bits here */
+    if (msg && msg_size) msg[0] = '\0';
     return bounds_cpu(job, out, e0, args->threads);
 }
 
@@ -332,7 +339,7 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
             job.db = slack->db ? slack->db + (args->b->ndim == 3 ? b * P.k * P.n : 0) : NULL;
             job.dc = slack->dc ? slack->dc + (args->c && args->c->ndim == 3 ? b * P.m * P.n : 0) : NULL;
         }
-        st = bounds_batch(args, &job, out, b * mn, msg, msg_size, on_cpu);
+        st = bounds_batch(args, P.batch * P.m * P.n * P.k, &job, out, b * mn, msg, msg_size, on_cpu);
     }
 done:
     free(af);

@@ -86,6 +86,7 @@ typedef struct {
     /* results */
     int64_t fast_decided, exact_f64, exact_path, wrapped;
     int failed; /* out of memory in a worker */
+    char note[256]; /* ER_BACKEND_AUTO: why the device was not used (er_mma_stats.note) */
 } problem;
 
 /* Validate args into P (shapes, formats, the accumulator window, whether the fast path applies). */

@@ -30,6 +30,9 @@ int er_cuda_mma(er_mma_args *args);
 #endif
 }
 
+/* The OpenCL device ER_BACKEND_AUTO uses (src/backend_auto.c; -1: the backend's default). */
+int er_backend_auto_opencl_device_(void);
+
 /* Number of threads to use: requested > 0, else the online processors. */
 int er_cpu_threads(int requested);
 

@@ -617,8 +617,42 @@ int er_mma(er_mma_args *args)
     memset(&P, 0, sizeof P);
     P.args = args;
     if ((st = er_engine_validate(&P)) != ER_OK) return st;
-    if (args->backend == ER_BACKEND_OPENCL) return er_opencl_mma(args);
-    if (args->backend == ER_BACKEND_CUDA) return er_cuda_mma(args);
+    if (args->backend == ER_BACKEND_OPENCL || args->backend == ER_BACKEND_CUDA) {
+        st = args->backend == ER_BACKEND_OPENCL ? er_opencl_mma(args) : er_cuda_mma(args);
+        if (st == ER_OK && args->stats) {
+            args->stats->backend = args->backend;
+            args->stats->note[0] = '\0';
+        }
+        return st;
+    }
+    if (args->backend == ER_BACKEND_AUTO) {
+        /* a device where er_backend_auto says so; if it fails, the CPU below (the same bits) */
+        char why[256], dmsg[512];
+        int be = er_backend_auto(P.batch * P.m * P.n * P.k, args->device, why, sizeof why);
+        if (be != ER_BACKEND_CPU) {
+            er_mma_args a2 = *args;
+            a2.backend = be;
+            a2.msg = dmsg;
+            a2.msg_size = sizeof dmsg;
+            dmsg[0] = '\0';
+            if (be == ER_BACKEND_OPENCL && a2.device < 0) a2.device = er_backend_auto_opencl_device_();
+            st = be == ER_BACKEND_OPENCL ? er_opencl_mma(&a2) : er_cuda_mma(&a2);
+            if (st == ER_OK) {
+                if (args->stats) {
+                    args->stats->backend = be;
+                    args->stats->note[0] = '\0';
+                }
+                return ER_OK;
+            }
+            if (st == ER_EINVAL) { /* the caller's mistake (a device index): said as such */
+                if (args->msg && args->msg_size) snprintf(args->msg, args->msg_size, "%s", dmsg);
+                return st;
+            }
+            snprintf(P.note, sizeof P.note, "the %s backend failed (%s); computed on the CPU instead (the same bits)",
+                     be == ER_BACKEND_OPENCL ? "OpenCL" : "CUDA", dmsg[0] ? dmsg : er_status_string(st));
+            st = ER_OK;
+        }
+    }
     if (P.m == 0 || P.n == 0 || P.batch == 0) goto done;
 
     if (P.fast) {
@@ -724,6 +758,8 @@ done:
         args->stats->exact_path = P.exact_path;
         args->stats->wrapped = P.wrapped;
         args->stats->threads = P.nthreads;
+        args->stats->backend = ER_BACKEND_CPU;
+        snprintf(args->stats->note, sizeof args->stats->note, "%s", P.note);
     }
     free(P.af);
     free(P.bf);

@@ -215,3 +215,28 @@ int er_cuda_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int dev
     (void)job; (void)out; (void)e0; (void)device; (void)msg; (void)msg_size;
     return ER_EUNSUPPORTED;
 }
+
+/* CUDA devices this process can use through the module (0 without the module, a driver or a device;
+ * why: the reason when 0).  For er_backend_auto (src/backend_auto.c). */
+int er_cuda_device_count_(char *why, size_t why_size)
+{
+#if ER_HAVE_CUDA
+    er_mma_args a;
+    module m;
+    int n = 0;
+    memset(&a, 0, sizeof a);
+    a.msg = why;
+    a.msg_size = why_size;
+    if (why && why_size) why[0] = '\0';
+    if (load_module(&a, &m) != ER_OK) return 0;
+    er_cuda_backend_device_count_fn count =
+        (er_cuda_backend_device_count_fn)(uintptr_t)dlsym(m.handle, "er_cuda_backend_device_count");
+    if (count) n = count();
+    if (n <= 0 && why && why_size) snprintf(why, why_size, "the CUDA driver reports none, or there is no driver");
+    dlclose(m.handle);
+    return n > 0 ? n : 0;
+#else
+    if (why && why_size) snprintf(why, why_size, "this build has no CUDA backend");
+    return 0;
+#endif
+}

@@ -92,6 +92,8 @@ er_status er_opencl_convert_mixed(const uint32_t *spec, const uint64_t *src, uin
                                   uint32_t *flags, size_t n, int device, char *msg, size_t msg_size);
 /* A description of the OpenCL platforms and devices, one per line, into buf. */
 er_status er_opencl_describe(char *buf, size_t size);
+/* CUDA devices the CUDA backend can use (0: none, and why into why: no module, no driver, no device). */
+int er_cuda_devices(char *why, size_t why_size);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,7 @@ er_tensor er_tensor_3d(int format, int64_t batch, int64_t rows, int64_t cols, vo
 er_tensor er_tensor_transpose(er_tensor t);
 
 /* Backends (er_mma_args.backend). */
-#define ER_BACKEND_AUTO 0   /* the best available: today the CPU (OpenCL and CUDA when asked for) */
+#define ER_BACKEND_AUTO 0   /* er_backend_auto's choice; a device that fails leaves the work to the CPU */
 #define ER_BACKEND_CPU 1
 #define ER_BACKEND_OPENCL 2
 #define ER_BACKEND_CUDA 3
@@ -47,6 +47,8 @@ typedef struct er_mma_stats {
     int64_t exact_path;     /* computed by the long accumulator */
     int64_t wrapped;        /* mmai: elements whose exact sum lies outside the i32 range (wrapped) */
     int threads;            /* threads used */
+    int backend;            /* the backend that computed D (ER_BACKEND_CPU, _OPENCL or _CUDA) */
+    char note[256];         /* ER_BACKEND_AUTO: why a device was not used after all (empty otherwise) */
 } er_mma_stats;
 
 /*
@@ -82,8 +84,22 @@ typedef struct er_mma_args {
  * backend auto, device -1. */
 void er_mma_args_init(er_mma_args *args);
 
-/* Run the exact engine on the CPU (all cores).  Same bits whatever the thread count. */
+/* Run the exact engine on args->backend.  Same bits whatever the backend and the thread count. */
 int er_mma(er_mma_args *args);
+
+/*
+ * The backend ER_BACKEND_AUTO runs for a problem of `macs` multiply-adds (batch x m x n x k) on device
+ * `device` (-1: the environment's choice), and why, in one sentence, into why (may be NULL):
+ *   - EXACTREF_BACKEND=cpu|opencl|cuda in the environment: that backend;
+ *   - below ER_AUTO_DEVICE_MACS multiply-adds: the CPU (a device's start-up costs more than the work);
+ *   - a CUDA device (the CUDA backend module loads and the driver reports one): cuda;
+ *   - an OpenCL device of type GPU or accelerator: opencl;
+ *   - else the CPU (OpenCL devices that are CPUs, such as PoCL's, are slower than its fast path).
+ * The devices are probed once per process.  If the chosen device then fails, er_mma computes on the
+ * CPU instead and says why in er_mma_stats.note.
+ */
+#define ER_AUTO_DEVICE_MACS ((int64_t)1 << 30)
+int er_backend_auto(int64_t macs, int device, char *why, size_t why_size);
 
 #ifdef __cplusplus
 }

@@ -247,6 +247,7 @@ int er_cmd_check(int argc, char **argv)
         rc = (st == ER_EINVAL || st == ER_EPATTERN) ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
         goto done;
     }
+    if (er_result_stats(res)->note[0]) fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
     double t_ref = now() - t0;
     er_tol_opts o;
     er_tol_opts_init(&o);
@@ -376,8 +377,13 @@ int er_cmd_check(int argc, char **argv)
         warns[nwarn++] = "the bounds would accept an all-zero output: the inputs cannot tell a correct kernel from one that writes zeros";
     for (int w = 0; w < nwarn; w++) printf("  warning: %s\n", warns[w]);
     const er_mma_stats *sst = er_result_stats(res);
-    printf("  time               %.3f s (exact reference %.3f s on %d threads: %lld elements by the fast path, %lld by the exact accumulator)\n",
-           t_all, t_ref, sst->threads, (long long)sst->fast_decided, (long long)sst->exact_path);
+    if (sst->backend == ER_BACKEND_OPENCL || sst->backend == ER_BACKEND_CUDA)
+        printf("  time               %.3f s (exact reference %.3f s on the %s device: %lld elements in exact binary64, %lld by the exact accumulator)\n",
+               t_all, t_ref, sst->backend == ER_BACKEND_CUDA ? "CUDA" : "OpenCL", (long long)sst->exact_f64,
+               (long long)sst->exact_path);
+    else
+        printf("  time               %.3f s (exact reference %.3f s on %d threads: %lld elements by the fast path, %lld by the exact accumulator)\n",
+               t_all, t_ref, sst->threads, (long long)sst->fast_decided, (long long)sst->exact_path);
     printf("%s\n", outside ? "FAIL" : "PASS");
     rc = outside ? ER_EXIT_FAIL : ER_EXIT_OK;
 

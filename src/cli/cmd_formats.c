@@ -67,14 +67,24 @@ int er_cmd_info(int argc, char **argv)
         fputs(buf, stdout);
     else
         printf("opencl: %s", ER_HAVE_OPENCL ? buf : "not built in (no OpenCL headers/ICD loader at build time)\n");
-    if (ER_HAVE_CUDA)
-        printf("cuda: compiled for the test suite (the CUDA backend of the engine comes with the matmul)\n");
-    else
+    if (ER_HAVE_CUDA) {
+        char why[512];
+        int nd = er_cuda_devices(why, sizeof why);
+        if (nd > 0) printf("cuda: %d device(s) (the backend module libexactref_cuda.so loads)\n", nd);
+        else printf("cuda: built in, no device usable: %s\n", why);
+    } else {
         printf("cuda: not built in (nvcc not found at build time)\n");
-    /* --backend auto: docs/building.md says why */
-    printf("auto: cpu (its certified binary64 fast path decides most elements; the OpenCL and CUDA backends\n"
-           "      run the exact long accumulator for every element, the same bits but slower today: ask for\n"
-           "      them with --backend opencl or cuda, and pick the OpenCL device with --device N or\n"
-           "      EXACTREF_OPENCL_DEVICE)\n");
+    }
+    /* --backend auto: er_backend_auto (include/exactref/mma.h) */
+    {
+        char why[768];
+        int be = er_backend_auto(ER_AUTO_DEVICE_MACS, -1, why, sizeof why);
+        printf("auto: %s for a problem of 2^30 multiply-adds or more (the CPU below that, unless EXACTREF_BACKEND is set)\n"
+               "      why: %s\n"
+               "      A device that fails leaves the work to the CPU, with a one-line note. Ask for a backend\n"
+               "      with --backend, a device with --device N (or EXACTREF_OPENCL_DEVICE, EXACTREF_CUDA_DEVICE),\n"
+               "      and set auto's choice with EXACTREF_BACKEND=cpu|opencl|cuda.\n",
+               be == ER_BACKEND_CUDA ? "cuda" : be == ER_BACKEND_OPENCL ? "opencl" : "cpu", why);
+    }
     return ER_EXIT_OK;
 }

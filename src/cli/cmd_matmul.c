@@ -44,6 +44,7 @@ int er_cmd_matmul(int argc, char **argv)
         er_format_info fi;
         er_mma_args args;
         er_mma_stats stats;
+        memset(&stats, 0, sizeof stats);
         char msg[1024];
         er_cli_mma_shape(&m, &batch, &rows, &cols, &batched);
         size_t elems = (size_t)(batch * rows * cols);
@@ -91,11 +92,13 @@ int er_cmd_matmul(int argc, char **argv)
             rc = ER_EXIT_USAGE;
             goto done;
         }
+        if (stats.note[0]) fprintf(stderr, "exactref matmul: note: %s\n", stats.note);
         if (show_stats)
         {
-            if (args.backend == ER_BACKEND_OPENCL)
-                fprintf(stderr, "exactref matmul: %lld elements on the OpenCL device, every one by the exact accumulator\n",
-                        (long long)stats.elements);
+            if (stats.backend == ER_BACKEND_OPENCL || stats.backend == ER_BACKEND_CUDA)
+                fprintf(stderr, "exactref matmul: %lld elements on the %s device: %lld in exact binary64, %lld by the exact accumulator\n",
+                        (long long)stats.elements, stats.backend == ER_BACKEND_CUDA ? "CUDA" : "OpenCL",
+                        (long long)stats.exact_f64, (long long)stats.exact_path);
             else
                 fprintf(stderr,
                         "exactref matmul: %lld elements on %d threads (cpu): %lld by the certified fast path, %lld in "

@@ -84,6 +84,28 @@ grep -q '"outside": 1' "$tmp/f.json" && ok || bad "check fail json"
 (cd "$tmp/bundle" && PATH="$(dirname "$X"):$PATH" sh repro.sh >/dev/null 2>&1; [ $? -eq 1 ]) && ok || bad "repro.sh does not reproduce the failure"
 run "check shape" 2 "the product is" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/k.npy" --a-format bf16 --b-format bf16
 run "check standard" 2 "unknown standard" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" --a-format bf16 --b-format bf16 --standard pascal
+# check on the OpenCL backend: the same report and JSON as on the CPU, but for the time line
+if "$X" info 2>/dev/null | grep -q "device 0:"; then
+    for std in normal any_order hopper blackwell-mx cdna3; do
+        for be in cpu opencl; do
+            "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" --a-format bf16 --b-format bf16 --standard $std \
+                --backend $be --json "$tmp/c-$be.json" 2>"$tmp/err" | grep -v '^  time ' >"$tmp/c-$be.txt"
+        done
+        cmp -s "$tmp/c-cpu.txt" "$tmp/c-opencl.txt" && ok || bad "check --backend opencl ($std): report differs: $(diff "$tmp/c-cpu.txt" "$tmp/c-opencl.txt")"
+        grep -v "\"seconds\"" "$tmp/c-cpu.json" >"$tmp/j1"; grep -v "\"seconds\"" "$tmp/c-opencl.json" >"$tmp/j2"
+        cmp -s "$tmp/j1" "$tmp/j2" && ok || bad "check --backend opencl ($std): JSON differs: $(diff "$tmp/j1" "$tmp/j2")"
+    done
+fi
+# auto: a device that fails leaves the work to the CPU with a one-line note and the same bits
+if "$X" info 2>/dev/null | grep -qE "^cuda: (built in, no device|not built in)"; then
+    EXACTREF_BACKEND=cuda "$X" matmul "$tmp/a.npy" "$tmp/b.npy" --a-format bf16 --b-format bf16 --out-format f32 -o "$tmp/au.npy" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 0 ] && [ "$(bytes "$tmp/au.npy" 128)" = "$(bytes "$tmp/d.npy" 128)" ] && ok || bad "auto fallback: exit $rc: $(cat "$tmp/err")"
+    grep -q "note: the CUDA backend failed" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ] && ok || bad "auto fallback note: $(cat "$tmp/err")"
+    # asked for explicitly, the same failure is an error (exit 3), with no output file
+    run "cuda explicit" 3 "CUDA" matmul "$tmp/a.npy" "$tmp/b.npy" --a-format bf16 --b-format bf16 --out-format f32 -o "$tmp/cx.npy" --backend cuda
+    [ -e "$tmp/cx.npy" ] && bad "cuda explicit: wrote an output" || ok
+fi
 # every malformed corpus file: exit 2, its name in the message, no output
 for f in "$CORPUS"/bad_*.npy; do
     run "corpus $(basename "$f")" 2 "$(basename "$f")" matmul "$f" "$tmp/b.npy" --b-format bf16 --out-format f32 -o "$tmp/y.npy"
