@@ -14,8 +14,11 @@ const char *const er_cli_mma_flags_help =
     "    --a-scale SA.npy, --b-scale SB.npy   block scales (raw uint8 patterns)\n"
     "    --block V              elements per scale (default 32 for f8E8M0FNU, 16 for f8E4M3FN)\n"
     "    --scale-format F       f8E8M0FNU (default) or f8E4M3FN\n"
-    "    --backend B            auto (default), cpu, opencl or cuda: the same bits on each\n"
-    "    --device N             the OpenCL device (see exactref info; or EXACTREF_OPENCL_DEVICE)\n"
+    "    --backend B            auto (default), cpu, opencl or cuda: the same bits on each; auto\n"
+    "                           uses a device for 2^30 multiply-adds or more where one exists, and\n"
+    "                           the CPU if it fails (a one-line note); by name, a failure is exit 3\n"
+    "    --device N             the OpenCL or CUDA device (see exactref info; or\n"
+    "                           EXACTREF_OPENCL_DEVICE, EXACTREF_CUDA_DEVICE)\n"
     "    --threads N            threads (default: all cores); the bits never depend on it\n"
     "    --strategy S           auto (certified fast path plus exact accumulator) or exact\n";
 

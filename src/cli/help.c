@@ -45,6 +45,9 @@ static const char *const help_main =
     "\n"
     "ENVIRONMENT\n"
     "    EXACTREF_OPENCL_DEVICE  index of the OpenCL device to use (see exactref info)\n"
+    "    EXACTREF_CUDA_DEVICE    index of the CUDA device to use\n"
+    "    EXACTREF_BACKEND        cpu, opencl or cuda: what --backend auto uses, at every size\n"
+    "    EXACTREF_CUDA_MODULE    the path of libexactref_cuda.so (the CUDA backend module)\n"
     "\n"
     "SEE ALSO\n"
     "    docs/formats.md (the format table and the conversion rules), docs/core.md (how rounding\n"
@@ -126,7 +129,7 @@ static const char *const help_matmul =
     "                    [--b-format F] [--acc-format F] [--rounding R] [--saturate] [--flush-to-zero]\n"
     "                    [--a-scale SA.npy --b-scale SB.npy [--block V] [--scale-format F]]\n"
     "                    [--enclosure LO.npy HI.npy] [--odd ODD.npy] [--backend auto|cpu|opencl|cuda]\n"
-    "                    [--threads N] [--strategy auto|exact] [--stats]\n"
+    "                    [--device N] [--threads N] [--strategy auto|exact] [--stats]\n"
     "\n"
     "DESCRIPTION\n"
     "    Computes D = A B + C with every product exact, the whole sum exact, and ONE rounding into\n"
@@ -164,7 +167,12 @@ static const char *const help_matmul =
     "    --scale-format F       f8E8M0FNU (default) or f8E4M3FN\n"
     "    --enclosure LO.npy HI.npy   float64 bounds: LO <= exact <= HI, equal or adjacent doubles\n"
     "    --odd ODD.npy          the round-to-odd binary64 of the exact value\n"
-    "    --backend B            auto (default: the CPU), cpu, opencl or cuda: the same bits on each\n"
+    "    --backend B            auto (default), cpu, opencl or cuda: the same bits on each. auto\n"
+    "                           uses a device for 2^30 multiply-adds or more where one exists (a\n"
+    "                           CUDA device, else an OpenCL GPU or accelerator), the CPU otherwise;\n"
+    "                           a device that fails leaves the work to the CPU, with a one-line note.\n"
+    "                           A backend asked for by name that fails is an error (exit 3)\n"
+    "    --device N             the OpenCL or CUDA device (see exactref info)\n"
     "    --threads N            threads (default: all cores); the bits never depend on it\n"
     "    --strategy S           auto (certified fast path plus exact accumulator) or exact (the\n"
     "                           accumulator for every element); the bits are the same\n"
@@ -264,7 +272,9 @@ static const char *const help_info =
     "\n"
     "DESCRIPTION\n"
     "    Prints the version, which backends were compiled in (CPU always; OpenCL and CUDA when\n"
-    "    their toolkits were found at build time), and the OpenCL platforms and devices found now.\n";
+    "    their toolkits were found at build time), the OpenCL platforms and devices found now (memory,\n"
+    "    fp64 support: the bounds kernels need it, a device without it leaves them to the CPU), the\n"
+    "    CUDA devices, and which backend --backend auto picks and why.\n";
 
 int er_cli_help(FILE *out, const char *cmd)
 {
