@@ -342,6 +342,52 @@ static void run_case(int set, int64_t n)
     snprintf(r->notes, sizeof r->notes, "exact, rounded once to f32; fast path decided %.4f%% of elements",
              100.0 * fast_share);
 
+    /* the whole check of an output (here the exact one): the reference (er_result_create), the
+     * tolerance and finite range of a standard (er_result_bounds), and covers, per standard */
+    {
+        static const char *stds[] = {"normal", "hopper"};
+        unsigned char *cov = malloc((size_t)nn);
+        for (int q = 0; q < 2; q++) {
+            char eng[40];
+            snprintf(eng, sizeof eng, "exactref check: %s", stds[q]);
+            r = add_row(set_name[set], n, eng);
+            snprintf(r->threads, sizeof r->threads, "%d", st.threads);
+            er_mma_args args;
+            er_result *res = NULL;
+            er_tol_opts o;
+            const er_bounds *bd;
+            char msg[512] = "";
+            int64_t outside = -1;
+            er_mma_args_init(&args);
+            args.a = &ta;
+            args.b = &tb;
+            args.d = &td;
+            er_tol_opts_init(&o);
+            double t0 = now();
+            int rc = cov ? er_result_create(&args, &res, msg, sizeof msg) : ER_ENOMEM;
+            double t1 = now();
+            if (rc == ER_OK && (rc = er_standard_parse(stds[q], &o.standard, msg, sizeof msg)) == ER_OK)
+                rc = er_result_bounds(res, &o, &bd, msg, sizeof msg);
+            double t2 = now();
+            if (rc == ER_OK) rc = er_result_covers(res, &o, &td, cov, &outside, msg, sizeof msg);
+            double t3 = now();
+            if (rc == ER_OK) {
+                r->gmacs = macs / (t3 - t0) / 1e9;
+                r->ratio = er_g / r->gmacs;
+                snprintf(r->notes, sizeof r->notes,
+                         "reference %.3f s + tolerance %.3f s + covers %.3f s; %lld outside (want 0)", t1 - t0,
+                         t2 - t1, t3 - t2, (long long)outside);
+                printf("  check %-7s %9.3f GMAC/s  (reference %.3f s, tolerance %.3f s, covers %.3f s)\n", stds[q],
+                       r->gmacs, t1 - t0, t2 - t1, t3 - t2);
+            } else {
+                snprintf(r->notes, sizeof r->notes, "failed: %.200s", msg[0] ? msg : er_status_string(rc));
+            }
+            er_result_free(res);
+        }
+        free(cov);
+        fflush(stdout);
+    }
+
     /* the OpenCL backend on the same inputs: the exact accumulator for every element (no device fast
      * path yet), timed on a subset of rows (ocl_rows x n x n) and checked bit for bit against the CPU */
     r = add_row(set_name[set], n, "exactref OpenCL (exact kernel)");

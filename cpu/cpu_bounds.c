@@ -49,9 +49,18 @@ static void put_bel(er_bounds *o, int64_t e, const er_bel *b)
 
 void er_bjob_element(const er_bjob *j, int64_t i, int64_t col, const double *pre, er_bel *o)
 {
-    const er_bpar *c = &j->par;
-    int64_t k = c->k, n = j->n;
-    er_bound_element(c, j->af + i * k, j->bf + col, j->ea ? j->ea + i * k : NULL, j->eb ? j->eb + col : NULL,
+    int64_t k = j->par.k, n = j->n;
+    if (j->bft) {
+        /* B' by columns (the CPU's copy): the same values in the same order, read with step 1 */
+        er_bpar c = j->par;
+        c.ldb = 1;
+        er_bound_element(&c, j->af + i * k, j->bft + col * k, j->ea ? j->ea + i * k : NULL,
+                         j->ebt ? j->ebt + col * k : NULL, j->rw, j->da ? j->da + i * k : NULL,
+                         j->dbt ? j->dbt + col * k : NULL, j->cv ? j->cv[i * n + col] : 0.0,
+                         j->dc ? j->dc[i * n + col] : 0.0, j->rb[i * n + col], pre, o);
+        return;
+    }
+    er_bound_element(&j->par, j->af + i * k, j->bf + col, j->ea ? j->ea + i * k : NULL, j->eb ? j->eb + col : NULL,
                      j->rw, j->da ? j->da + i * k : NULL, j->db ? j->db + col : NULL,
                      j->cv ? j->cv[i * n + col] : 0.0, j->dc ? j->dc[i * n + col] : 0.0, j->rb[i * n + col], pre, o);
 }
@@ -236,8 +245,8 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
     int64_t mk = P.m * P.k, kn = P.k * P.n, mn = P.m * P.n;
     er_bjob job;
     er_bpar *c = &job.par;
-    double *af = NULL, *bf = NULL, *rw = NULL, *cv = NULL, *babs = NULL;
-    int16_t *ea = NULL, *eb = NULL;
+    double *af = NULL, *bf = NULL, *rw = NULL, *cv = NULL, *babs = NULL, *bft = NULL, *dbt = NULL;
+    int16_t *ea = NULL, *eb = NULL, *ebt = NULL;
     uint64_t *rb = NULL;
     er_format_info fo;
     memset(&job, 0, sizeof job);
@@ -288,6 +297,15 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
         eb = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
     }
     if (c->gemm_form) babs = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1)); /* NULL: no GEMM */
+    /* B' (and the engines' exponents, and B's slack) by columns for the per-element loops: the same
+     * values in the same order, read with step 1 (NULL: read by rows, slower, the same bits) */
+    bft = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+    if (bft && eb) ebt = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
+    if (bft && slack && slack->db) dbt = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+    if (bft && ((eb && !ebt) || (slack && slack->db && !dbt))) {
+        free(bft);
+        bft = NULL;
+    }
     if (!af || !bf || !rw || !rb || (P.has_c && !cv) || (std->kind == ER_STD_ENGINE && (!ea || !eb))) {
         st = ER_ENOMEM;
         goto done;
@@ -339,6 +357,17 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
             job.db = slack->db ? slack->db + (args->b->ndim == 3 ? b * P.k * P.n : 0) : NULL;
             job.dc = slack->dc ? slack->dc + (args->c && args->c->ndim == 3 ? b * P.m * P.n : 0) : NULL;
         }
+        if (bft) {
+            for (int64_t p = 0; p < P.k; p++)
+                for (int64_t j = 0; j < P.n; j++) {
+                    bft[j * P.k + p] = bf[p * P.n + j];
+                    if (ebt) ebt[j * P.k + p] = eb[p * P.n + j];
+                    if (dbt) dbt[j * P.k + p] = job.db[p * P.n + j];
+                }
+        }
+        job.bft = bft;
+        job.ebt = ebt;
+        job.dbt = dbt;
         st = bounds_batch(args, P.batch * P.m * P.n * P.k, &job, out, b * mn, msg, msg_size, on_cpu);
     }
 done:
@@ -350,6 +379,9 @@ done:
     free(ea);
     free(eb);
     free(babs);
+    free(bft);
+    free(ebt);
+    free(dbt);
     return st;
 }
 

@@ -19,6 +19,9 @@ typedef struct er_bjob {
     const double *cv;       /* C's values (m x n), NULL without C */
     const uint64_t *rb;     /* the exactly rounded result's patterns (m x n) */
     const double *babs;     /* CPU only: |B'| for the matrix-product sums, or NULL */
+    const double *bft;      /* CPU only: B' by columns (n x k), or NULL; with it ebt and dbt (or NULL) */
+    const int16_t *ebt;
+    const double *dbt;
 } er_bjob;
 
 #endif /* ER_BJOB_H */
