@@ -281,6 +281,8 @@ static int pick_hard(const double *c, int64_t nn, int h, int64_t *idx)
 /* ---- one case: a data set at one size ---- */
 static void run_case(int set, int64_t n)
 {
+    static double *cpu_tol[2];    /* the CPU's tolerance and low/high of the first rows, per standard */
+    static uint64_t *cpu_lh[2];
     int fmt = set_format(set);
     int bytes = fmt == ER_FMT_BF16 ? 2 : 1;
     int64_t nn = n * n;
@@ -347,6 +349,7 @@ static void run_case(int set, int64_t n)
     {
         static const char *stds[] = {"normal", "hopper"};
         unsigned char *cov = malloc((size_t)nn);
+        int64_t keep = ocl_rows < n ? ocl_rows * n : nn;
         for (int q = 0; q < 2; q++) {
             char eng[40];
             snprintf(eng, sizeof eng, "exactref check: %s", stds[q]);
@@ -369,6 +372,18 @@ static void run_case(int set, int64_t n)
             if (rc == ER_OK && (rc = er_standard_parse(stds[q], &o.standard, msg, sizeof msg)) == ER_OK)
                 rc = er_result_bounds(res, &o, &bd, msg, sizeof msg);
             double t2 = now();
+            if (rc == ER_OK) {
+                /* the first rows' tolerance and range, for the OpenCL backend's comparison below */
+                free(cpu_tol[q]);
+                free(cpu_lh[q]);
+                cpu_tol[q] = malloc(sizeof(double) * (size_t)keep);
+                cpu_lh[q] = malloc(sizeof(uint64_t) * 2 * (size_t)keep);
+                if (cpu_tol[q] && cpu_lh[q]) {
+                    memcpy(cpu_tol[q], bd->tolerance, sizeof(double) * (size_t)keep);
+                    memcpy(cpu_lh[q], bd->low, sizeof(uint64_t) * (size_t)keep);
+                    memcpy(cpu_lh[q] + keep, bd->high, sizeof(uint64_t) * (size_t)keep);
+                }
+            }
             if (rc == ER_OK) rc = er_result_covers(res, &o, &td, cov, &outside, msg, sizeof msg);
             double t3 = now();
             if (rc == ER_OK) {
@@ -420,6 +435,36 @@ static void run_case(int set, int64_t n)
                      (long long)rows_, diff ? "DIFFERS from" : "identical to");
             printf("  opencl        %9.5f GMAC/s  (%lld rows, %.3f s)%s\n", r->gmacs, (long long)rows_, t,
                    diff ? "  BITS DIFFER" : "");
+            /* the bounds of the same rows on the device, against the CPU's */
+            static const char *stds[] = {"normal", "hopper"};
+            for (int q = 0; q < 2; q++) {
+                char eng[48];
+                snprintf(eng, sizeof eng, "OpenCL tolerance: %s", stds[q]);
+                row *rb = add_row(set_name[set], n, eng);
+                snprintf(rb->threads, sizeof rb->threads, "device");
+                er_result *res = NULL;
+                er_tol_opts o;
+                const er_bounds *bd;
+                er_tol_opts_init(&o);
+                er_standard_parse(stds[q], &o.standard, msg, sizeof msg);
+                int rc2 = er_result_create(&args, &res, msg, sizeof msg);
+                double t0b = now();
+                if (rc2 == ER_OK) rc2 = er_result_bounds(res, &o, &bd, msg, sizeof msg);
+                double tb_ = now() - t0b;
+                if (rc2 == ER_OK && cpu_tol[q] && cpu_lh[q]) {
+                    int64_t cnt = rows_ * n, bad = 0;
+                    bad += memcmp(bd->tolerance, cpu_tol[q], sizeof(double) * (size_t)cnt) != 0;
+                    bad += memcmp(bd->low, cpu_lh[q], sizeof(uint64_t) * (size_t)cnt) != 0;
+                    bad += memcmp(bd->high, cpu_lh[q] + cnt, sizeof(uint64_t) * (size_t)cnt) != 0;
+                    rb->gmacs = (double)rows_ * (double)n * (double)n / tb_ / 1e9;
+                    snprintf(rb->notes, sizeof rb->notes, "%lld rows x n x n: %.3f s (program build included); %s the CPU's bits",
+                             (long long)rows_, tb_, bad ? "DIFFERS from" : "identical to");
+                    printf("  opencl tol %-7s %9.5f GMAC/s  (%.3f s)%s\n", stds[q], rb->gmacs, tb_, bad ? "  BITS DIFFER" : "");
+                } else {
+                    snprintf(rb->notes, sizeof rb->notes, "unavailable: %.200s", msg);
+                }
+                er_result_free(res);
+            }
         } else {
             snprintf(r->notes, sizeof r->notes, "unavailable: %.200s", msg);
         }
