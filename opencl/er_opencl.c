@@ -11,6 +11,8 @@
  *   EXACTREF_OPENCL_DEVICE     the device index used when a call passes -1 (default 0).
  *   EXACTREF_OPENCL_MAX_CHUNK  at most this many elements per launch (for tests of the chunking;
  *                              the default is what CL_DEVICE_MAX_MEM_ALLOC_SIZE allows).
+ *   EXACTREF_OPENCL_FAULT      build | nomem | lost | nofp64: a testing hook that makes one stage fail
+ *                              as the real error would (er_opencl_common.h).
  */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
@@ -65,30 +67,6 @@ static void er_cl_release_(er_cl_run_ *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The build log, into msg after a failed build. */
-static er_status er_cl_build_failed_(er_cl_run_ *r, cl_int e, char *msg, size_t msg_size)
-{
-    size_t sz = 0, len = 0;
-    char *log = NULL;
-    char *name = er_cl_dev_str_(r->dev.device, CL_DEVICE_NAME);
-    if (clGetProgramBuildInfo(r->prog, r->dev.device, CL_PROGRAM_BUILD_LOG, 0, NULL, &sz) == CL_SUCCESS &&
-        sz > 0 && (log = (char *)malloc(sz + 1)) != NULL) {
-        if (clGetProgramBuildInfo(r->prog, r->dev.device, CL_PROGRAM_BUILD_LOG, sz, log, NULL) == CL_SUCCESS)
-            log[sz] = '\0';
-        else
-            log[0] = '\0';
-    }
-    if (msg && msg_size) {
-        msg[0] = '\0';
-        er_append_(msg, msg_size, &len, "OpenCL: clBuildProgram failed: %s (%d) on %s with \"%s\"; build log:\n%s",
-                   er_cl_error_name_(e), (int)e, name ? name : "(unnamed device)", ER_CL_BUILD_OPTIONS,
-                   log && log[0] ? log : "(empty)");
-    }
-    free(log);
-    free(name);
-    return ER_EDEVICE;
-}
-
 /* Device, context, queue, program and the kernel `kname`. */
 static er_status er_cl_setup_(er_cl_run_ *r, int device, const char *kname, char *msg, size_t msg_size)
 {
@@ -111,10 +89,9 @@ static er_status er_cl_setup_(er_cl_run_ *r, int device, const char *kname, char
     if (!r->ctx || e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clCreateContext", e);
     r->queue = clCreateCommandQueue(r->ctx, r->dev.device, 0, &e);
     if (!r->queue || e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clCreateCommandQueue", e);
-    r->prog = clCreateProgramWithSource(r->ctx, 1, &src, &len, &e);
-    if (!r->prog || e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clCreateProgramWithSource", e);
-    e = clBuildProgram(r->prog, 1, &r->dev.device, ER_CL_BUILD_OPTIONS, NULL, NULL);
-    if (e != CL_SUCCESS) return er_cl_build_failed_(r, e, msg, msg_size);
+    /* the build log in msg on failure (er_opencl_common.c) */
+    st = er_cl_build_(r->ctx, r->dev.device, src, len, ER_CL_BUILD_OPTIONS, &r->prog, msg, msg_size);
+    if (st != ER_OK) return st;
     r->kernel = clCreateKernel(r->prog, kname, &e);
     if (!r->kernel || e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clCreateKernel", e);
     return ER_OK;
@@ -143,7 +120,7 @@ static size_t er_cl_chunk_(const er_cl_run_ *r, size_t n, size_t elem_bytes)
 static er_status er_cl_buffer_(er_cl_run_ *r, int i, cl_mem_flags fl, size_t bytes, char *msg, size_t msg_size)
 {
     cl_int e;
-    r->buf[i] = clCreateBuffer(r->ctx, fl, bytes, NULL, &e);
+    r->buf[i] = er_cl_create_buffer_(r->ctx, fl, bytes, NULL, &e);
     if (!r->buf[i] || e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clCreateBuffer", e);
     return ER_OK;
 }
@@ -187,8 +164,7 @@ static er_status er_cl_run_chunks_(er_cl_run_ *r, cl_uint first, const uint32_t 
             return er_cl_fail_(msg, msg_size, "clEnqueueWriteBuffer(src)", e);
         if ((e = clSetKernelArg(r->kernel, a, sizeof cm, &cm)) != CL_SUCCESS)
             return er_cl_fail_(msg, msg_size, "clSetKernelArg(n)", e);
-        if ((e = clEnqueueNDRangeKernel(r->queue, r->kernel, 1, NULL, &global, NULL, 0, NULL, NULL)) !=
-            CL_SUCCESS)
+        if ((e = er_cl_enqueue_kernel_(r->queue, r->kernel, global, 0)) != CL_SUCCESS)
             return er_cl_fail_(msg, msg_size, "clEnqueueNDRangeKernel", e);
         if ((e = clEnqueueReadBuffer(r->queue, r->buf[1], CL_TRUE, 0, m * 8, dst + off, 0, NULL, NULL)) !=
             CL_SUCCESS)
@@ -319,14 +295,15 @@ er_status er_opencl_describe(char *buf, size_t size)
         clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
         clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL);
         clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof amax, &amax, NULL);
-        /* fp64: CL_DEVICE_DOUBLE_FP_CONFIG is 0 without cl_khr_fp64 (the kernels need none: integers only) */
+        /* fp64: CL_DEVICE_DOUBLE_FP_CONFIG is 0 without cl_khr_fp64 (the conversion and exact-engine kernels
+         * need none: integers only; the bounds kernel does, and leaves the work to the CPU without it) */
         if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL) != CL_SUCCESS) fp64 = 0;
         er_append_(buf, size, &len,
                    "  device %lu: %s [%s] %s, %s, %u compute units, %llu MiB global memory, %llu MiB max allocation, "
                    "fp64 %s\n",
                    (unsigned long)k, name ? name : "?", er_cl_type_name_(type), ver ? ver : "?", cver ? cver : "?",
                    (unsigned)cu, (unsigned long long)(gmem >> 20), (unsigned long long)(amax >> 20),
-                   fp64 ? "yes" : "no (not needed: the kernels use integers only)");
+                   fp64 ? "yes" : "no (the engine needs none; the bounds run on the CPU)");
         free(name);
         free(ver);
         free(cver);

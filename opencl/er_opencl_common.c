@@ -1,6 +1,7 @@
 /* er_opencl_common.c: what the OpenCL backend's host files share (er_opencl.c: conversions,
- * er_opencl_mma.c: the exact engine): messages, OpenCL error names, the device index over all
- * platforms, device strings, and building a program with its log on failure.  No global state.
+ * er_opencl_mma.c: the exact engine and normal(), er_opencl_bounds.c: the bounds): messages, OpenCL
+ * error names, the device index over all platforms, device strings, building a program with its log on
+ * failure, and the fault-injection hook (EXACTREF_OPENCL_FAULT).  No global state.
  */
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
@@ -110,11 +111,47 @@ const char *er_cl_error_name_(cl_int e)
     }
 }
 
-/* "clFoo failed: CL_BAR (-n)", and ER_EDEVICE. */
+/* What an error code usually means, for the errors a working program meets at run time ("" else). */
+static const char *er_cl_error_hint_(cl_int e)
+{
+    switch (e) {
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return ": out of device memory";
+    case CL_OUT_OF_RESOURCES: return ": out of device resources (memory), or the device was lost";
+    case CL_OUT_OF_HOST_MEMORY: return ": out of host memory";
+    case CL_DEVICE_NOT_AVAILABLE: return ": the device is not available (lost, reset or taken)";
+    case CL_INVALID_BUFFER_SIZE: return ": a buffer larger than the device allows";
+    default: return "";
+    }
+}
+
+/* "clFoo failed: CL_BAR (-n)[: what it means]", and ER_EDEVICE. */
 er_status er_cl_fail_(char *msg, size_t size, const char *call, cl_int e)
 {
-    er_msg_(msg, size, "OpenCL: %s failed: %s (%d)", call, er_cl_error_name_(e), (int)e);
+    er_msg_(msg, size, "OpenCL: %s failed: %s (%d)%s", call, er_cl_error_name_(e), (int)e, er_cl_error_hint_(e));
     return ER_EDEVICE;
+}
+
+/* ---- Fault injection (a testing hook): EXACTREF_OPENCL_FAULT=build|nomem|lost. ---- */
+
+int er_cl_fault_(const char *stage)
+{
+    const char *f = getenv("EXACTREF_OPENCL_FAULT");
+    return f && stage && !strcmp(f, stage);
+}
+
+cl_mem er_cl_create_buffer_(cl_context ctx, cl_mem_flags flags, size_t size, void *host, cl_int *e)
+{
+    if (er_cl_fault_("nomem")) {
+        *e = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+        return NULL;
+    }
+    return clCreateBuffer(ctx, flags, size, host, e);
+}
+
+cl_int er_cl_enqueue_kernel_(cl_command_queue q, cl_kernel k, size_t global, size_t local)
+{
+    if (er_cl_fault_("lost")) return CL_DEVICE_NOT_AVAILABLE;
+    return clEnqueueNDRangeKernel(q, k, 1, NULL, &global, local ? &local : NULL, 0, NULL, NULL);
 }
 
 /* ---- Devices: one index over all devices of all platforms, in platform order. ---- */
@@ -256,13 +293,18 @@ er_status er_cl_build_(cl_context ctx, cl_device_id dev, const char *src, size_t
         *prog = NULL;
         return er_cl_fail_(msg, msg_size, "clCreateProgramWithSource", e);
     }
-    e = clBuildProgram(*prog, 1, &dev, options, NULL, NULL);
+    /* EXACTREF_OPENCL_FAULT=build: fail as clBuildProgram does, with a log of one line */
+    e = er_cl_fault_("build") ? CL_BUILD_PROGRAM_FAILURE : clBuildProgram(*prog, 1, &dev, options, NULL, NULL);
     if (e != CL_SUCCESS) {
+        static const char fake_log[] = "<kernel>:1:1: error: build failure injected by EXACTREF_OPENCL_FAULT=build\n";
         size_t sz = 0, len2 = 0;
         char *log = NULL;
         char *name = er_cl_dev_str_(dev, CL_DEVICE_NAME);
-        if (clGetProgramBuildInfo(*prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &sz) == CL_SUCCESS && sz > 0 &&
-            (log = (char *)malloc(sz + 1)) != NULL) {
+        if (er_cl_fault_("build")) {
+            log = (char *)malloc(sizeof fake_log);
+            if (log) memcpy(log, fake_log, sizeof fake_log);
+        } else if (clGetProgramBuildInfo(*prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &sz) == CL_SUCCESS && sz > 0 &&
+                   (log = (char *)malloc(sz + 1)) != NULL) {
             if (clGetProgramBuildInfo(*prog, dev, CL_PROGRAM_BUILD_LOG, sz, log, NULL) == CL_SUCCESS)
                 log[sz] = '\0';
             else

@@ -1,4 +1,5 @@
-/* er_opencl_common.h: host helpers shared by the OpenCL backend's files (er_opencl.c, er_opencl_mma.c).
+/* er_opencl_common.h: host helpers shared by the OpenCL backend's files (er_opencl.c, er_opencl_mma.c,
+ * er_opencl_bounds.c).
  * Internal: not installed, not part of the API. */
 #ifndef ER_OPENCL_COMMON_H
 #define ER_OPENCL_COMMON_H
@@ -44,5 +45,20 @@ char *er_cl_plat_str_(cl_platform_id p, cl_platform_info what);
  * caller releases it) and msg holds the error, with the build log after a failed build (ER_EDEVICE). */
 er_status er_cl_build_(cl_context ctx, cl_device_id dev, const char *src, size_t len, const char *options,
                        cl_program *prog, char *msg, size_t msg_size);
+
+/*
+ * Fault injection, a testing hook: EXACTREF_OPENCL_FAULT=build|nomem|lost|nofp64 makes one stage of every
+ * OpenCL call fail as the real error would, so the error paths can be tested on a working device:
+ *   build  er_cl_build_ fails as clBuildProgram does (CL_BUILD_PROGRAM_FAILURE) with a one-line log;
+ *   nomem  er_cl_create_buffer_ fails with CL_MEM_OBJECT_ALLOCATION_FAILURE;
+ *   lost   er_cl_enqueue_kernel_ fails with CL_DEVICE_NOT_AVAILABLE;
+ *   nofp64 the bounds host sees a device without fp64 (er_opencl_bounds.c: the CPU computes them).
+ * Any other value (or none) injects nothing.  er_cl_fault_ says whether `stage` is the one asked for.
+ */
+int er_cl_fault_(const char *stage);
+/* clCreateBuffer, or the injected nomem fault. */
+cl_mem er_cl_create_buffer_(cl_context ctx, cl_mem_flags flags, size_t size, void *host, cl_int *e);
+/* A 1-D clEnqueueNDRangeKernel (local 0: the runtime's choice), or the injected lost fault. */
+cl_int er_cl_enqueue_kernel_(cl_command_queue q, cl_kernel k, size_t global, size_t local);
 
 #endif /* ER_OPENCL_COMMON_H */

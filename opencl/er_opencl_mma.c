@@ -306,7 +306,7 @@ static int run_tile(clm *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64
         /* Work-groups of r->local work-items (the kernel skips e >= el).  An explicit size: left to
          * itself PoCL makes groups of thousands, whose private accumulators overflow its stacks. */
         size_t local = r->local, global = ((size_t)el + local - 1u) / local * local;
-        if ((e = clEnqueueNDRangeKernel(r->queue, r->kernel, 1, NULL, &global, &local, 0, NULL, NULL)) != CL_SUCCESS)
+        if ((e = er_cl_enqueue_kernel_(r->queue, r->kernel, global, local)) != CL_SUCCESS)
             return er_cl_fail_(msg, ms,
                                S->normal ? "clEnqueueNDRangeKernel(er_mma_normal)" : "clEnqueueNDRangeKernel(er_mma_exact)",
                                e);
@@ -394,8 +394,8 @@ static int run_(er_mma_args *args, int normal, int compute, int ftz)
                           (unsigned long long)r.cap[i]);
                 goto done;
             }
-            r.buf[i] = clCreateBuffer(r.ctx, i >= B_D ? CL_MEM_WRITE_ONLY : CL_MEM_READ_ONLY, (size_t)r.cap[i], NULL,
-                                      &e);
+            r.buf[i] = er_cl_create_buffer_(r.ctx, i >= B_D ? CL_MEM_WRITE_ONLY : CL_MEM_READ_ONLY, (size_t)r.cap[i],
+                                            NULL, &e);
             if (!r.buf[i] || e != CL_SUCCESS) {
                 st = er_cl_fail_(args->msg, args->msg_size, "clCreateBuffer", e);
                 goto done;
@@ -454,11 +454,4 @@ int er_opencl_normal(const er_mma_args *args, int compute, int flush_to_zero, er
     a.msg = msg;
     a.msg_size = msg_size;
     return run_(&a, 1, compute, flush_to_zero ? 1 : 0);
-}
-
-/* TEMPORARY: the OpenCL bounds arrive with kernels/bounds.cl */
-int er_opencl_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int device, char *msg, size_t msg_size)
-{
-    (void)job; (void)out; (void)e0; (void)device; (void)msg; (void)msg_size;
-    return ER_EUNSUPPORTED;
 }

@@ -15,6 +15,10 @@
  *   enclosures     lo, hi and odd (with and without d) for every input format
  *   normal         er_result_normal: index-order emulation, compute f32/f16/bf16/f64/default, with
  *                  and without flush, special values, partial sums restarted on overflow
+ *   bounds         er_result_bounds: tolerance, low, high and the flags (has_range, may_pinf, may_ninf,
+ *                  may_nan) under normal, any_order (compute formats, flush to zero) and every engine
+ *                  model, over the float input formats, block-scaled operands and a batch; on OpenCL
+ *                  they come from the bounds kernel (kernels/bounds.cl)
  * Each part is computed on the CPU (ER_BACKEND_CPU) and, where an OpenCL platform exists, on OpenCL
  * (ER_BACKEND_OPENCL, er_opencl_convert_mixed); both must equal tests/golden/hashes.txt, one line per
  * part: "name hex-digest".  A mismatch names the part and the backend.
@@ -574,6 +578,128 @@ static void part_normal(ctx *c, er_sha256 *h)
     }
 }
 
+/* The bounds: a Result on the context's backend, then er_result_bounds under several options; each
+ * element's tolerance (its binary64 bits), low, high and flags are hashed. */
+static void bounds_prob(ctx *c, er_sha256 *h, const prob *P, const char *const *stds, int nstd, int q0)
+{
+    static const int comps[5] = {-1, ER_FMT_F32, ER_FMT_F16, ER_FMT_BF16, ER_FMT_F64};
+    inst I;
+    er_result *r = NULL;
+    char msg[MSG] = "";
+    er_status st;
+    inst_make(&I, P, c->backend);
+    st = er_result_create(&I.args, &r, msg, sizeof msg);
+    c->calls++;
+    hash_u32(h, (uint32_t)st);
+    if (st != ER_OK) {
+        c->errors++;
+        fprintf(stderr, "  er_result_create (%s x %s): status %d: %s\n", er_format_name(P->fa), er_format_name(P->fb),
+                st, msg);
+        inst_free(&I);
+        return;
+    }
+    for (int q = 0; q < nstd; q++) {
+        er_tol_opts o;
+        const er_bounds *b;
+        er_tol_opts_init(&o);
+        if (er_standard_parse(stds[q], &o.standard, msg, sizeof msg) != ER_OK) {
+            fprintf(stderr, "  standard %s: %s\n", stds[q], msg);
+            c->errors++;
+            continue;
+        }
+        /* normal and any_order: a compute format and flush to zero cycling with the problem */
+        if (o.standard.kind != ER_STD_ENGINE) o.compute = comps[(q0 + q) % 5];
+        o.flush_to_zero = (q0 + q) % 3 == 2;
+        st = er_result_bounds(r, &o, &b, msg, sizeof msg);
+        c->calls++;
+        hash_u32(h, (uint32_t)st);
+        if (st != ER_OK) {
+            c->errors++;
+            fprintf(stderr, "  er_result_bounds (%s x %s, %s): status %d: %s\n", er_format_name(P->fa),
+                    er_format_name(P->fb), stds[q], st, msg);
+            continue;
+        }
+        hash_u64(h, (uint64_t)b->count);
+        for (int64_t e = 0; e < b->count; e++) {
+            uint64_t tb;
+            memcpy(&tb, &b->tolerance[e], 8);
+            hash_u64(h, tb);
+            hash_u64(h, b->low[e]);
+            hash_u64(h, b->high[e]);
+            hash_u32(h, (uint32_t)(b->has_range[e] | b->may_pinf[e] << 1 | b->may_ninf[e] << 2 | b->may_nan[e] << 3));
+        }
+    }
+    er_result_free(r);
+    inst_free(&I);
+}
+
+static void part_bounds(ctx *c, er_sha256 *h)
+{
+    static const char *const sums[] = {"normal", "any_order", "normal"};
+    static const char *const engines[] = {"volta", "turing", "ampere", "ampere-tf32", "ada-fp8", "hopper",
+                                          "hopper-tf32", "hopper-fp8", "deepgemm-fp8", "blackwell",
+                                          "blackwell-f8f6f4", "blackwell-mx", "blackwell-mxf4", "cdna3",
+                                          "engine:k=8,f=20,p=13,round=nearest_even,promote=16,group=2"};
+    static const int ins[7] = {ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32, ER_FMT_TF32, ER_FMT_F8E4M3FN, ER_FMT_F8E5M2,
+                               ER_FMT_F64};
+    static const int outs[4] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F8E4M3FN};
+    int ne = (int)(sizeof engines / sizeof engines[0]);
+    /* the input formats, each with every engine model (a third of them per problem) and the sums */
+    for (int q = 0; q < 7 * 3; q++) {
+        int fi = q / 3, w = q % 3;
+        const char *stds[3 + 5];
+        int nstd = 0;
+        prob P = base_prob(UINT64_C(0x8000) + (uint64_t)q);
+        P.fa = ins[fi];
+        P.fb = w == 2 ? ins[(fi + 1) % 7] : ins[fi];
+        P.fd = outs[q % 4];
+        P.fc = q % 2 ? ER_FMT_F32 : -1;
+        P.dir = q % ER_RND_COUNT;
+        P.opts = opt_cycle[q % 4];
+        P.m = 3;
+        P.n = 4;
+        P.k = w == 1 ? 150 : 3 + q % 29;
+        P.mode = w == 1 ? 1 : q % 2;
+        P.spec = w == 2 ? 10 : 0;
+        for (int i = 0; i < 3; i++) stds[nstd++] = sums[i];
+        for (int e = w; e < ne; e += 3) stds[nstd++] = engines[e];
+        bounds_prob(c, h, &P, stds, nstd, q);
+    }
+    /* block-scaled: MXFP8, MXFP4 (e8m0 scales, block 32) and f4 with f8E4M3FN scales (block 16) */
+    {
+        static const int el[3][3] = {{ER_FMT_F8E4M3FN, ER_FMT_F8E8M0FNU, 32},
+                                     {ER_FMT_F4E2M1FN, ER_FMT_F8E8M0FNU, 32},
+                                     {ER_FMT_F4E2M1FN, ER_FMT_F8E4M3FN, 16}};
+        static const char *const stds[] = {"normal", "any_order", "blackwell-mx", "blackwell-mxf4", "deepgemm-fp8"};
+        for (int q = 0; q < 3; q++) {
+            prob P = base_prob(UINT64_C(0x8100) + (uint64_t)q);
+            P.fa = P.fb = el[q][0];
+            P.fs = el[q][1];
+            P.block = el[q][2];
+            P.fd = ER_FMT_F32;
+            P.fc = q == 1 ? ER_FMT_F32 : -1;
+            P.k = 3 * el[q][2] - q;
+            P.dir = q;
+            bounds_prob(c, h, &P, stds, 5, q);
+        }
+    }
+    /* a batch with a broadcast operand and transposed views */
+    {
+        static const char *const stds[] = {"normal", "any_order", "hopper", "cdna3"};
+        prob P = base_prob(UINT64_C(0x8200));
+        P.fa = ER_FMT_BF16;
+        P.fb = ER_FMT_F16;
+        P.fd = ER_FMT_BF16;
+        P.fc = ER_FMT_F32;
+        P.batch = 3;
+        P.b2d = 1;
+        P.at = 1;
+        P.k = 40;
+        P.dir = ER_RND_NEGATIVE_INF;
+        bounds_prob(c, h, &P, stds, 4, 1);
+    }
+}
+
 /* ---- Parts, the golden file, main --------------------------------------------------------------- */
 
 #define MAXPART 16
@@ -608,6 +734,7 @@ static void list_parts(void)
     add_part("scaled", part_scaled, -1);
     add_part("enclosures", part_enclosures, -1);
     add_part("normal", part_normal, -1);
+    add_part("bounds", part_bounds, -1);
 }
 
 /* Every part's digest on one backend; returns the number of calls that failed. */
