@@ -25,6 +25,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "exactref/core/er_acc.h"
+#include "exactref/core/er_d64.h"
 #include "mma_params.h"
 
 /* Inline the summation loops at their call sites, so that a constant format folds its table row. */
@@ -204,123 +205,10 @@ __kernel void er_mma_exact(__constant long *prm, __global const uchar *a, __glob
 
 /* ---- normal(): index-order accumulation emulated to the bit (er_result_normal) ----------------------
  *
- * cpu/cpu_bounds.c (er_cpu_normal) computes normal() in binary64 on the host: each operand's value as
- * a double, the product a*b in binary64, rounded to `compute` (nearest even), added in index order
- * after C, each sum rounded to compute (for compute narrower than f64: TwoSum and round to odd in
- * binary64, then to compute: one rounding), a new partial sum where the next addition would
- * overflow, the partial sums then added in order, and the result converted to the output format with
- * the result's rounding and options.  Here every one of those binary64 values is carried as its bit
- * pattern and every operation is done with the core's integer functions (er_round, er_convert,
- * er_acc): no floating point, so a device without fp64 gives the same bits.  The binary64 operations
- * follow IEEE 754 with the x86-64 (SSE2) rules for NaNs, as the host computes them: an invalid
- * operation (0 x inf, inf - inf) gives the default NaN 0xFFF8000000000000, and an operation with a NaN
- * operand returns its first NaN operand, quieted.
+ * The binary64 emulation with integers only and the per-element steps are the shared core's
+ * (include/exactref/core/er_d64.h: er_d_*, er_dnorm_*), the same source as the CUDA kernel's; this
+ * kernel reads the operands from global memory and hands their values in.
  */
-#define ER_D_QNAN_DEFAULT ((ulong)0xFFF8000000000000UL)
-#define ER_D_QUIET ((ulong)0x0008000000000000UL)
-#define ER_D_SIGN ((ulong)0x8000000000000000UL)
-#define ER_D_INF ((ulong)0x7FF0000000000000UL)
-
-ER_KINLINE int er_d_isnan_(ulong x) { return (x & ~ER_D_SIGN) > ER_D_INF; }
-ER_KINLINE int er_d_isinf_(ulong x) { return (x & ~ER_D_SIGN) == ER_D_INF; }
-ER_KINLINE int er_d_isfinite_(ulong x) { return (x & ER_D_INF) != ER_D_INF; }
-
-/* The binary64 pattern of a decoded value (cpu_engine.h: val_to_double; NaN: the quiet NaN NAN). */
-ER_KINLINE ulong er_d_of_val_(er_val v)
-{
-    if (v.cls == ER_CLASS_NAN) return (ulong)0x7FF8000000000000UL;
-    if (v.cls == ER_CLASS_INF) return v.sign ? (ER_D_SIGN | ER_D_INF) : ER_D_INF;
-    if (v.cls == ER_CLASS_ZERO) return v.sign ? ER_D_SIGN : 0UL;
-    return er_round(ER_FMT_F64, v.sign, v.sig, v.exp, 0u, ER_RND_NEAREST_EVEN, 0u).bits; /* exact */
-}
-
-/* er_flush_subnormal(cf, x): x (binary64) below cf's least normal in magnitude becomes the zero of its sign. */
-ER_KINLINE ulong er_d_flush_(int cf, ulong x)
-{
-    er_val v = er_decode(ER_FMT_F64, x);
-    if (v.cls == ER_CLASS_SUBNORMAL || v.cls == ER_CLASS_NORMAL) {
-        er_fmt d = er_fmt_get(cf);
-        int top = 63 - (int)ER_CLZ64(v.sig);
-        if (d.kind == ER_KIND_FLOAT && er_fmt_has_subnormals(d) && (long)v.exp + top < (long)er_fmt_emin(d))
-            return v.sign ? ER_D_SIGN : 0UL;
-    }
-    return x;
-}
-
-/* round_c: x (binary64) rounded to cf to nearest even, back as binary64, flushed with ftz. */
-ER_KINLINE ulong er_d_round_c_(int cf, ulong x, int ftz)
-{
-    ulong r = er_convert(cf, ER_FMT_F64, er_convert(ER_FMT_F64, cf, x, ER_RND_NEAREST_EVEN, 0u).bits,
-                         ER_RND_NEAREST_EVEN, 0u).bits;
-    return ftz ? er_d_flush_(cf, r) : r;
-}
-
-/* x * y in binary64, to nearest even (x86-64 NaN rules). */
-ER_KINLINE ulong er_d_mul_(ulong x, ulong y)
-{
-    er_val a, b;
-    ulong hi, lo;
-    uint sign;
-    if (er_d_isnan_(x)) return x | ER_D_QUIET;
-    if (er_d_isnan_(y)) return y | ER_D_QUIET;
-    a = er_decode(ER_FMT_F64, x);
-    b = er_decode(ER_FMT_F64, y);
-    sign = a.sign ^ b.sign;
-    if ((a.cls == ER_CLASS_INF && b.cls == ER_CLASS_ZERO) || (a.cls == ER_CLASS_ZERO && b.cls == ER_CLASS_INF))
-        return ER_D_QNAN_DEFAULT;
-    if (a.cls == ER_CLASS_INF || b.cls == ER_CLASS_INF) return sign ? (ER_D_SIGN | ER_D_INF) : ER_D_INF;
-    if (a.cls == ER_CLASS_ZERO || b.cls == ER_CLASS_ZERO) return sign ? ER_D_SIGN : 0UL;
-    er_mul64x64(a.sig, b.sig, &hi, &lo);
-    if (hi == 0UL) return er_round(ER_FMT_F64, sign, lo, a.exp + b.exp, 0u, ER_RND_NEAREST_EVEN, 0u).bits;
-    {
-        int z = (int)ER_CLZ64(hi); /* 11 or more: the significands have at most 53 bits */
-        ulong top = (hi << z) | (lo >> (64 - z));
-        uint sticky = (lo << z) != 0UL;
-        return er_round(ER_FMT_F64, sign, top, a.exp + b.exp + 64 - z, sticky, ER_RND_NEAREST_EVEN, 0u).bits;
-    }
-}
-
-/* x + y in binary64 rounded in direction dir (nearest even, or odd for the TwoSum step), x86-64 NaN
- * rules; the exact sum is formed in the long accumulator (two terms) and rounded once. */
-ER_KINLINE ulong er_d_add_(er_acc *acc, ulong x, ulong y, int dir)
-{
-    er_val a, b;
-    er_i32 lo, nd, top;
-    if (er_d_isnan_(x)) return x | ER_D_QUIET;
-    if (er_d_isnan_(y)) return y | ER_D_QUIET;
-    if (er_d_isinf_(x) && er_d_isinf_(y)) return x == y ? x : ER_D_QNAN_DEFAULT;
-    if (er_d_isinf_(x)) return x;
-    if (er_d_isinf_(y)) return y;
-    a = er_decode(ER_FMT_F64, x);
-    b = er_decode(ER_FMT_F64, y);
-    lo = a.exp < b.exp ? a.exp : b.exp;
-    top = (a.exp > b.exp ? a.exp : b.exp) + 54;
-    er_acc_window(lo, top, 2, &lo, &nd);
-    er_acc_init(acc, lo, nd);
-    er_acc_add_val(acc, a);
-    er_acc_add_val(acc, b);
-    return er_acc_round(acc, ER_FMT_F64, dir, 0u).bits;
-}
-
-/* add_rn: x + y (values of cf) rounded to cf to nearest even, as binary64 (cpu_bounds.c: add_rn). */
-ER_KINLINE ulong er_d_add_rn_(er_acc *acc, int cf, ulong x, ulong y)
-{
-    ulong s;
-    if (cf == ER_FMT_F64) return er_d_add_(acc, x, y, ER_RND_NEAREST_EVEN);
-    /* round to odd in binary64 where the sum is finite (TwoSum's correction), then to cf */
-    s = er_d_add_(acc, x, y, ER_RND_ODD);
-    return er_convert(cf, ER_FMT_F64, er_convert(ER_FMT_F64, cf, s, ER_RND_NEAREST_EVEN, 0u).bits,
-                      ER_RND_NEAREST_EVEN, 0u).bits;
-}
-
-/* The operand values of the normal kernel: element p of a's row and b's column, scaled, as binary64. */
-ER_KINLINE ulong er_n_operand_(int f, __global const uchar *x, long idx, int fs, __global const uchar *s,
-                               long sidx, uint opts)
-{
-    er_val v = er_val_flush_in(er_decode(f, er_ld_(x, f, idx)), opts);
-    if (fs >= 0) v = er_val_scaled(v, er_decode(fs, (ulong)s[sidx]));
-    return er_d_of_val_(v);
-}
 
 /* One work-item per element of the output; the parameter block and buffers are er_mma_exact's
  * (ER_MP_COMPUTE and ER_MP_FTZ added; the output pattern goes to out_d). */
@@ -331,10 +219,9 @@ __kernel void er_mma_normal(__constant long *prm, __global const uchar *a, __glo
 {
     long e = (long)get_global_id(0);
     long nc, nr, k, j, i, bb, t, abase, bbase, sabase = 0, sbbase = 0, block = 1, p;
-    int fa, fb, fc, fs, cf, ftz, have = 0, np = 0;
+    int fa, fb, fc, fs;
     uint opts;
-    ulong acc = 0UL, parts = 0UL, r;
-    er_acc tmp;
+    er_dnorm st;
     if (e >= prm[ER_MP_TOTAL]) return;
     nc = prm[ER_MP_NC];
     nr = prm[ER_MP_NR];
@@ -347,8 +234,6 @@ __kernel void er_mma_normal(__constant long *prm, __global const uchar *a, __glo
     fb = (int)prm[ER_MP_FB];
     fc = (int)prm[ER_MP_FC];
     fs = (int)prm[ER_MP_FS];
-    cf = (int)prm[ER_MP_COMPUTE];
-    ftz = (int)prm[ER_MP_FTZ];
     opts = (uint)prm[ER_MP_OPTS];
     abase = bb * prm[ER_MP_A_BS] + i * k;
     bbase = bb * prm[ER_MP_B_BS] + j;
@@ -358,41 +243,13 @@ __kernel void er_mma_normal(__constant long *prm, __global const uchar *a, __glo
         sabase = bb * prm[ER_MP_SA_BS] + i * nblk;
         sbbase = bb * prm[ER_MP_SB_BS] + j;
     }
-    if (fc >= 0) {
-        /* C as stored (not flushed by ER_OPT_FTZ_IN: er_cpu_normal reads it with er_decode alone) */
-        acc = er_d_round_c_(cf, er_d_of_val_(er_decode(fc, er_ld_(c, fc, bb * prm[ER_MP_C_BS] + i * nc + j))), ftz);
-        have = 1;
-    }
+    er_dnorm_init(&st, (int)prm[ER_MP_COMPUTE], (int)prm[ER_MP_FTZ]);
+    if (fc >= 0) er_dnorm_c(&st, fc, er_ld_(c, fc, bb * prm[ER_MP_C_BS] + i * nc + j));
     for (p = 0; p < k; p++) {
-        ulong x = er_n_operand_(fa, a, abase + p, fs, sa, sabase + p / block, opts);
-        ulong y = er_n_operand_(fb, b, bbase + p * nc, fs, sb, sbbase + (p / block) * nc, opts);
-        ulong s;
-        if (ftz) {
-            x = er_d_flush_(cf, x);
-            y = er_d_flush_(cf, y);
-        }
-        x = er_d_round_c_(cf, er_d_mul_(x, y), ftz);
-        if (!have) {
-            acc = x;
-            have = 1;
-            continue;
-        }
-        s = er_d_add_rn_(&tmp, cf, acc, x);
-        if (ftz) s = er_d_flush_(cf, s);
-        if (er_d_isinf_(s) && er_d_isfinite_(acc) && er_d_isfinite_(x)) {
-            /* the next addition would overflow: a new partial sum; the finished ones are added up in
-             * order as they come (the same operations as adding them all at the end) */
-            parts = np ? er_d_add_rn_(&tmp, cf, parts, acc) : acc;
-            np++;
-            acc = x;
-        } else {
-            acc = s;
-        }
+        ulong xs = fs >= 0 ? (ulong)sa[sabase + p / block] : 0UL;
+        ulong ys = fs >= 0 ? (ulong)sb[sbbase + (p / block) * nc] : 0UL;
+        er_dnorm_term(&st, er_d_operand(fa, er_ld_(a, fa, abase + p), fs, xs, opts),
+                      er_d_operand(fb, er_ld_(b, fb, bbase + p * nc), fs, ys, opts));
     }
-    r = np ? er_d_add_rn_(&tmp, cf, parts, acc) : acc;
-    if (!have) r = 0UL;
-    /* a NaN result is the output format's canonical NaN on every backend (the sign and payload of an
-     * intermediate NaN depend on the host's floating-point unit) */
-    if (er_d_isnan_(r)) r = 0x7FF8000000000000UL;
-    out_d[e] = er_convert(ER_FMT_F64, (er_i32)prm[ER_MP_FD], r, (er_i32)prm[ER_MP_DIR], opts).bits;
+    out_d[e] = er_dnorm_result(&st, (er_i32)prm[ER_MP_FD], (er_i32)prm[ER_MP_DIR], opts);
 }
