@@ -57,6 +57,11 @@ int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int 
  * when the module cannot (then the CPU computes them). */
 int er_cuda_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int device, char *msg, size_t msg_size);
 
+/* normal() of a result made with ER_BACKEND_CUDA, on the device through the backend module
+ * (src/cuda_loader.c): out receives it; ER_EUNSUPPORTED or ER_ENODEVICE with a message without one. */
+int er_cuda_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
+                   size_t msg_size);
+
 /* The exact engine on an OpenCL device (opencl/er_opencl_mma.c; ER_EUNSUPPORTED without OpenCL).
  * args has been validated by er_mma. */
 int er_opencl_mma(er_mma_args *args);

@@ -1,16 +1,28 @@
-/* er_cuda_mma.cu: the exact engine as a CUDA kernel (mma, block-scaled mma, mmai, the enclosures
- * lo/hi/odd), and its host side: the CUDA backend module libexactref_cuda.so.
+/* er_cuda_mma.cu: the exact engine as CUDA kernels (mma, block-scaled mma, mmai, the enclosures
+ * lo/hi/odd, the exact binary64 path) and normal(), with their host side: the CUDA backend module
+ * libexactref_cuda.so (with er_cuda_bounds.cu).
  *
- * The kernel is opencl/kernels/mma.cl, transcribed: one thread per element of D, each with its own long
- * accumulator (er_acc, the shared core of include/exactref/core/er_acc.h) in private (local) memory; it
- * adds every exact product of its row of A and column of B, and C, then rounds once: the same integer
- * code, in the same order, as the CPU engine's exact path (cpu/cpu_mma.c), hence the same bits.  Nothing
- * is shared between threads: no atomics, no shared memory, no barriers; every output element is written
- * by exactly one thread.  The parameter block has the OpenCL kernel's layout (kernels/mma_params.h).
- * There is no floating point in the kernel; nvcc runs with --fmad=false all the same.
+ * The exact kernel is opencl/kernels/mma.cl, transcribed: one thread per element of D, each with its own
+ * long accumulator (er_acc, the shared core of include/exactref/core/er_acc.h) in private (local)
+ * memory; it adds every exact product of its row of A and column of B, and C, then rounds once: the same
+ * integer code, in the same order, as the CPU engine's exact path (cpu/cpu_mma.c), hence the same bits.
+ * Nothing is shared between threads: no atomics, no shared memory, no barriers; every output element is
+ * written by exactly one thread.  The parameter block has the OpenCL kernel's layout
+ * (kernels/mma_params.h).  There is no floating point in it; nvcc runs with --fmad=false all the same.
  *
- * The per-element function is __host__ __device__: er_cuda_backend_host_mma runs the very same function,
- * compiled by nvcc for the host, in place of the launch (the tests' host pass, which needs no GPU).
+ * The exact binary64 path (job->exact64: strategy AUTO, D only): per tile, when the operands' values
+ * span few enough bits that binary64 accumulation is exact in any order (the proof is above
+ * er_fx_decode_one), the tiled kernel of er_cuda_chains.cuh forms each element's sum S in binary64 and
+ * it is rounded once; the exact kernel then runs only for the elements it leaves (zero or non-finite
+ * sums).  Each element's value is the unique correctly rounded one either way: the bits cannot change.
+ *
+ * normal() (kernel er_cuda_normal_kernel_): one thread per element running the shared core's
+ * index-order emulation (include/exactref/core/er_d64.h, the OpenCL kernel's er_mma_normal), integers
+ * only: er_cpu_normal's bits.
+ *
+ * The per-element functions are __host__ __device__: the host-pass entry points run the very same
+ * functions (and the tiled kernel block by block), compiled by nvcc for the host, in place of the
+ * launches (the tests' host pass, which needs no GPU).
  *
  * Host side (as opencl/er_opencl_mma.c): the loader (src/cuda_loader.c) has validated the problem with
  * er_engine_validate and passes what it found (er_cuda_job: the accumulator's window, the shapes); the
@@ -32,15 +44,13 @@
 #include <cuda_runtime.h>
 
 #include "er_cuda_backend.h"
+#include "er_cuda_chains.cuh"
+#include "er_cuda_module.cuh"
 #include "exactref/core/er_acc.h"
+#include "exactref/core/er_d64.h"
 #include "exactref/exactref.h"
 #include "mma_params.h" /* opencl/kernels/: the parameter block's layout, shared with the OpenCL kernel */
 
-#if !defined(__CUDACC__)
-#error "er_cuda_mma.cu is compiled by nvcc"
-#endif
-
-#define ER_CUM_EXPORT extern "C" __attribute__((visibility("default")))
 #define ER_CUM_THREADS 128                        /* threads per block */
 #define ER_CUM_HOST_LIMIT ((uint64_t)1 << 30)     /* at most this much staged on the host per tile */
 
@@ -53,13 +63,13 @@ typedef struct {
     long long v[ER_MP_COUNT];
 } er_cu_prm;
 
-/* The packed buffers of a tile (NULL where unused). */
+/* The packed buffers of a tile (NULL where unused); skip: elements already computed (the exact
+ * binary64 path), which the exact kernel leaves alone. */
 typedef struct {
     const unsigned char *a, *b, *sa, *sb, *c;
     er_u64 *d, *lo, *hi, *odd;
+    const unsigned char *skip;
 } er_cu_bufs;
-
-#define ER_KFN __host__ __device__ __forceinline__
 
 /* Storage bytes of a pattern of format f (as er_format_info.storage_bytes: 1, 2, 4 or 8). */
 ER_KFN er_i64 er_bytes_(int f)
@@ -228,14 +238,167 @@ __global__ void __launch_bounds__(ER_CUM_THREADS) er_cuda_mma_kernel_(er_cu_prm 
     er_i64 total = prm.v[ER_MP_TOTAL];
     er_i64 stride = (er_i64)gridDim.x * blockDim.x;
     for (er_i64 e = (er_i64)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride)
-        er_cu_element(prm, buf, e);
+        if (!buf.skip || !buf.skip[e]) er_cu_element(prm, buf, e);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* normal(): index-order accumulation emulated to the bit (opencl/kernels/mma.cl: er_mma_normal)      */
+
+/* Element e of a tile: the shared core's er_dnorm_* (include/exactref/core/er_d64.h), integers only. */
+ER_KFN void er_cu_normal_element(const er_cu_prm &prm, const er_cu_bufs &buf, er_i64 e)
+{
+    const long long *P = prm.v;
+    er_i64 nc = P[ER_MP_NC], nr = P[ER_MP_NR], k = P[ER_MP_K];
+    er_i64 j = e % nc, t = e / nc, i = t % nr, bb = t / nr;
+    int fa = (int)P[ER_MP_FA], fb = (int)P[ER_MP_FB], fc = (int)P[ER_MP_FC], fs = (int)P[ER_MP_FS];
+    er_u32 opts = (er_u32)P[ER_MP_OPTS];
+    er_i64 abase = bb * P[ER_MP_A_BS] + i * k, bbase = bb * P[ER_MP_B_BS] + j, sabase = 0, sbbase = 0, block = 1;
+    er_dnorm st;
+    if (fs >= 0) {
+        er_i64 nblk = P[ER_MP_NBLK];
+        block = P[ER_MP_BLOCK];
+        sabase = bb * P[ER_MP_SA_BS] + i * nblk;
+        sbbase = bb * P[ER_MP_SB_BS] + j;
+    }
+    er_dnorm_init(&st, (int)P[ER_MP_COMPUTE], (int)P[ER_MP_FTZ]);
+    if (fc >= 0) er_dnorm_c(&st, fc, er_ld_(buf.c, fc, bb * P[ER_MP_C_BS] + i * nc + j));
+    for (er_i64 p = 0; p < k; p++) {
+        er_u64 xs = fs >= 0 ? (er_u64)buf.sa[sabase + p / block] : 0u;
+        er_u64 ys = fs >= 0 ? (er_u64)buf.sb[sbbase + (p / block) * nc] : 0u;
+        er_dnorm_term(&st, er_d_operand(fa, er_ld_(buf.a, fa, abase + p), fs, xs, opts),
+                      er_d_operand(fb, er_ld_(buf.b, fb, bbase + p * nc), fs, ys, opts));
+    }
+    buf.d[e] = er_dnorm_result(&st, (int)P[ER_MP_FD], (int)P[ER_MP_DIR], opts);
+}
+
+__global__ void __launch_bounds__(ER_CUM_THREADS) er_cuda_normal_kernel_(er_cu_prm prm, er_cu_bufs buf)
+{
+    er_i64 total = prm.v[ER_MP_TOTAL];
+    er_i64 stride = (er_i64)gridDim.x * blockDim.x;
+    for (er_i64 e = (er_i64)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride)
+        er_cu_normal_element(prm, buf, e);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The exact binary64 path (er_cuda_job.exact64)                                                      */
+/*
+ * For a tile, the decode kernel turns the packed operands into binary64 values A' and B' (flushed with
+ * ER_OPT_FTZ_IN, scales applied: exactly the values the long accumulator adds) and finds, over the
+ * tile's finite nonzero values of A', B' and C, the least exponent of a least significant bit (lsb) and
+ * the least t with |x| < 2^t (top).  With L = min(lsb_A + lsb_B, lsb_C), Tp = max(top_A + top_B, top_C)
+ * and g = ceil(log2(k + [C])), the tile is EXACT when Tp + g - L <= 53, L >= -1022 and Tp + g <= 1023:
+ *   every term (a product, or C) is an integer multiple of 2^L of magnitude below 2^Tp, so every partial
+ *   sum of any subset of the terms is a multiple of 2^L below 2^(Tp + g) <= 2^(L + 53) in magnitude: a
+ *   normal binary64 value (or zero).  Each product is such a value too, so fma(a, b, S) = a b + S with
+ *   no rounding, and S + c likewise: the chain S of er_cuda_chains.cuh (in any order, in fact) is the
+ *   exact sum.  (The data-dependent form of docs/interval.md's exact64, whose integral inputs are the
+ *   case L >= 0.)
+ * Then D = er_convert(f64 -> d, S, direction, options): the exact value rounded once, as er_acc_round
+ * rounds it (both are er_round of the same real number; S is normal, so ER_OPT_FTZ_IN cannot touch it).
+ * An element whose S is zero (its sign comes from the terms: IEEE 754 6.3) or not finite (a NaN or an
+ * infinite operand: S cannot become finite again) is left to the exact kernel, which skips the others.
+ */
+
+#define ER_FX_THREADS 256
+enum { ER_FX_LSB_A, ER_FX_TOP_A, ER_FX_LSB_B, ER_FX_TOP_B, ER_FX_LSB_C, ER_FX_TOP_C, ER_FX_WIN };
+
+ER_KFN int er_fx_ctz64(er_u64 x)
+{
+#if defined(__CUDA_ARCH__)
+    return __ffsll((long long)x) - 1;
+#else
+    return __builtin_ctzll(x);
+#endif
+}
+
+/* One packed operand of a tile: side 0 (A: [batch][row][p]), 1 (B: [batch][p][col]) or 2 (C:
+ * [batch][row][col]); rows x cols per batch, nb batches out; the packed elements' batch stride xbs and
+ * the scales' sbs (0: broadcast; either may be, the values then differ per batch through the other);
+ * scales (A, B) with nblk blocks of `block`. */
+typedef struct {
+    const unsigned char *x, *s;
+    int f, fs, side;
+    er_i64 nb, rows, cols, nblk, block, xbs, sbs;
+    er_u32 opts;
+    double *out; /* the binary64 values, nb x rows x cols (NULL: C, window only) */
+} er_fx_op;
+
+/* Element e: its value into out[e], its window into lo/hi (finite nonzero values only). */
+ER_KFN void er_fx_decode_one(const er_fx_op &O, er_i64 e, int *lo, int *hi)
+{
+    er_i64 per = O.rows * O.cols, bb = e / per, q = e % per, r = q / O.cols, c = q % O.cols;
+    er_val v = er_val_flush_in(er_decode(O.f, er_ld_(O.x, O.f, bb * O.xbs + q)), O.opts);
+    if (O.fs >= 0 && O.side != 2) {
+        er_i64 sidx = O.side == 0 ? bb * O.sbs + r * O.nblk + c / O.block : bb * O.sbs + (r / O.block) * O.cols + c;
+        v = er_val_scaled(v, er_decode(O.fs, (er_u64)O.s[sidx]));
+    }
+    if (O.out) O.out[e] = er_b_dbl(er_d_of_val(v));
+    if ((v.cls == ER_CLASS_NORMAL || v.cls == ER_CLASS_SUBNORMAL) && v.sig) {
+        int l = v.exp + er_fx_ctz64(v.sig), t = v.exp + 64 - (int)ER_CLZ64(v.sig);
+        if (l < *lo) *lo = l;
+        if (t > *hi) *hi = t;
+    }
+}
+
+__global__ void __launch_bounds__(ER_FX_THREADS) er_fx_decode_kernel(er_fx_op O, int *win)
+{
+    __shared__ int slo[ER_FX_THREADS], shi[ER_FX_THREADS];
+    er_i64 total = O.nb * O.rows * O.cols, stride = (er_i64)gridDim.x * blockDim.x;
+    int lo = 0x7FFFFFFF, hi = -0x7FFFFFFF, t = (int)threadIdx.x;
+    for (er_i64 e = (er_i64)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) er_fx_decode_one(O, e, &lo, &hi);
+    slo[t] = lo;
+    shi[t] = hi;
+    __syncthreads();
+    for (int h = ER_FX_THREADS / 2; h > 0; h /= 2) {
+        if (t < h) {
+            if (slo[t + h] < slo[t]) slo[t] = slo[t + h];
+            if (shi[t + h] > shi[t]) shi[t] = shi[t + h];
+        }
+        __syncthreads();
+    }
+    if (t == 0) { /* min and max: the same whatever the order of the blocks */
+        atomicMin(&win[2 * O.side], slo[0]);
+        atomicMax(&win[2 * O.side + 1], shi[0]);
+    }
+}
+
+/* Element e of the tile after the chain: S + C, rounded once where it is finite and nonzero. */
+ER_KFN void er_fx_finish_one(const er_cu_prm &prm, const er_cu_bufs &buf, const double *S, unsigned char *done,
+                             er_i64 e)
+{
+    const long long *P = prm.v;
+    er_i64 nc = P[ER_MP_NC], nr = P[ER_MP_NR], j = e % nc, t = e / nc, i = t % nr, bb = t / nr;
+    int fc = (int)P[ER_MP_FC];
+    er_u32 opts = (er_u32)P[ER_MP_OPTS];
+    double s = S[e];
+    if (fc >= 0) {
+        er_val c = er_val_flush_in(er_decode(fc, er_ld_(buf.c, fc, bb * P[ER_MP_C_BS] + i * nc + j)), opts);
+        s = s + er_b_dbl(er_d_of_val(c)); /* exact (see above) */
+    }
+    if (er_b_finite(s) && s != 0.0) {
+        buf.d[e] = er_convert(ER_FMT_F64, (er_i32)P[ER_MP_FD], er_b_bits(s), (er_i32)P[ER_MP_DIR], opts).bits;
+        done[e] = 1;
+    } else {
+        done[e] = 0;
+    }
+}
+
+__global__ void __launch_bounds__(ER_CUM_THREADS) er_fx_finish_kernel(er_cu_prm prm, er_cu_bufs buf, const double *S,
+                                                                      unsigned char *done)
+{
+    er_i64 total = prm.v[ER_MP_TOTAL];
+    er_i64 stride = (er_i64)gridDim.x * blockDim.x;
+    for (er_i64 e = (er_i64)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride)
+        er_fx_finish_one(prm, buf, S, done, e);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Host side (opencl/er_opencl_mma.c, with CUDA's calls)                                              */
 
-/* Buffers of a tile. */
-enum { B_A, B_B, B_SA, B_SB, B_C, B_D, B_LO, B_HI, B_ODD, NBUF };
+/* Buffers of a tile: the packed operands and outputs (staged on the host), then the exact binary64
+ * path's, which live on the device only (F_DONE is read back to count the elements it computed). */
+enum { B_A, B_B, B_SA, B_SB, B_C, B_D, B_LO, B_HI, B_ODD, F_AF, F_BF, F_S, F_DONE, F_WIN, NBUF };
+#define NSTAGED (B_ODD + 1)
 
 /* A view of one operand (cpu_engine.h's view, without libexactref's er_format_get_info). */
 typedef struct {
@@ -300,6 +463,7 @@ typedef struct {
     view a, b, c, sa, sb;
     int a3, b3, c3, sa3, sb3; /* operands with their own batch dimension (else broadcast) */
     int want;                 /* ER_MW_*: the outputs, 64 bits each per element */
+    int fx;                   /* the exact binary64 path may run (job.exact64, float mma, D only) */
 } shape;
 
 /* Bytes of each buffer of a tile of nbt batches, nr rows and nc columns (0 for a buffer not used). */
@@ -318,50 +482,52 @@ void tile_sizes(const shape *S, uint64_t nbt, uint64_t nr, uint64_t nc, uint64_t
     sz[B_LO] = S->want & ER_MW_LO ? el * 8 : 0;
     sz[B_HI] = S->want & ER_MW_HI ? el * 8 : 0;
     sz[B_ODD] = S->want & ER_MW_ODD ? el * 8 : 0;
+    if (S->fx) {
+        sz[F_AF] = (S->a3 || S->sa3 ? nbt : 1) * nr * k * 8; /* A' differs per batch if A or its scales do */
+        sz[F_BF] = (S->b3 || S->sb3 ? nbt : 1) * k * nc * 8;
+        sz[F_S] = el * 8;
+        sz[F_DONE] = el;
+        sz[F_WIN] = ER_FX_WIN * sizeof(int);
+    }
 }
 
-uint64_t tile_total(const shape *S, uint64_t nbt, uint64_t nr, uint64_t nc)
+/* The memory of a tile: on the host (staged: i < hi_end) or on the device (everything). */
+uint64_t tile_total(const shape *S, uint64_t nbt, uint64_t nr, uint64_t nc, int staged)
 {
     uint64_t sz[NBUF], t = 0;
     tile_sizes(S, nbt, nr, nc, sz);
-    for (int i = 0; i < NBUF; i++) t += sz[i];
+    for (int i = 0; i < (staged ? NSTAGED : NBUF); i++) t += sz[i];
+    if (staged) t += sz[F_DONE];
     return t;
 }
 
-/* The tile (as the OpenCL backend): as many whole batches as fit (limit bytes, cap elements), else one
+int tile_fits(const shape *S, uint64_t nbt, uint64_t nr, uint64_t nc, uint64_t host_limit, uint64_t dev_limit)
+{
+    return tile_total(S, nbt, nr, nc, 1) <= host_limit && tile_total(S, nbt, nr, nc, 0) <= dev_limit;
+}
+
+/* The tile (as the OpenCL backend): as many whole batches as fit (the limits, cap elements), else one
  * batch's rows nr and columns nc: the columns halved until one row fits, then as many rows as fit.
  * 0 if not even one element fits. */
-int plan_tiles(const shape *S, uint64_t limit, uint64_t cap, int64_t *nbt, int64_t *nr, int64_t *nc)
+int plan_tiles(const shape *S, uint64_t hl, uint64_t dl, uint64_t cap, int64_t *nbt, int64_t *nr, int64_t *nc)
 {
     uint64_t m = (uint64_t)S->job.m, n = (uint64_t)S->job.n, B = (uint64_t)S->job.batch;
-    if (m * n <= cap && tile_total(S, 1, m, n) <= limit) {
+    if (m * n <= cap && tile_fits(S, 1, m, n, hl, dl)) {
         uint64_t lo = 1, hi = B;
         if (hi > cap / (m * n)) hi = cap / (m * n);
         while (lo < hi) {
             uint64_t mid = lo + (hi - lo + 1) / 2;
-            if (tile_total(S, mid, m, n) <= limit) lo = mid; else hi = mid - 1;
+            if (tile_fits(S, mid, m, n, hl, dl)) lo = mid; else hi = mid - 1;
         }
         *nbt = (int64_t)lo;
         *nr = (int64_t)m;
         *nc = (int64_t)n;
         return 1;
     }
-    uint64_t c = n < cap ? n : cap, r;
-    while (c > 1 && tile_total(S, 1, 1, c) > limit) c = (c + 1) / 2;
-    if (tile_total(S, 1, 1, c) > limit) return 0;
-    {
-        uint64_t lo = 1, hi = m < cap / c ? m : cap / c;
-        if (hi < 1) hi = 1;
-        while (lo < hi) {
-            uint64_t mid = lo + (hi - lo + 1) / 2;
-            if (tile_total(S, 1, mid, c) <= limit) lo = mid; else hi = mid - 1;
-        }
-        r = lo;
-    }
     *nbt = 1;
-    *nr = (int64_t)r;
-    *nc = (int64_t)c;
-    return 1;
+    return er_cum_plan2d(m, n, 0, cap,
+                         [&](uint64_t r, uint64_t c) { return tile_fits(S, 1, r, c, hl, dl) ? (uint64_t)0 : UINT64_MAX; },
+                         nr, nc);
 }
 
 int fail(er_mma_args *a, int st, const char *fmt, ...)
@@ -375,62 +541,151 @@ int fail(er_mma_args *a, int st, const char *fmt, ...)
     return st;
 }
 
-/* Errors that mean "no usable CUDA here" rather than "the device failed". */
-bool is_nodevice(cudaError_t e)
-{
-    return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorStubLibrary ||
-           e == cudaErrorDevicesUnavailable || e == cudaErrorCallRequiresNewerDriver ||
-           e == cudaErrorSystemDriverMismatch || e == cudaErrorCompatNotSupportedOnDevice;
-}
-
-int cuda_fail(er_mma_args *a, cudaError_t e, const char *what)
-{
-    int st = fail(a, is_nodevice(e) ? ER_ENODEVICE : ER_EDEVICE, "CUDA %s: %s: %s", what, cudaGetErrorName(e),
-                  cudaGetErrorString(e));
-    (void)cudaGetLastError(); /* clear a non-sticky error; a sticky one stays with the context */
-    return st;
-}
-
-/* EXACTREF_CUDA_MAX_CHUNK: at most this many elements of D per tile (0: no cap). */
-uint64_t env_cap(void)
-{
-    const char *env = getenv("EXACTREF_CUDA_MAX_CHUNK");
-    if (env && *env) {
-        char *end;
-        unsigned long long v = strtoull(env, &end, 10);
-        if (end != env && !*end && v > 0) return (uint64_t)v;
-    }
-    return 0;
-}
-
-/* One run: the host staging, and on the device its buffers (device == 0: the host pass). */
+/* One run: the host staging, and the buffers where the kernels read them (device memory, or host memory
+ * in the host pass). */
 typedef struct {
-    int device;
+    er_cum_dev dev;
     unsigned char *host[NBUF];
-    unsigned char *dev[NBUF];
+    unsigned char *buf[NBUF];
 } runner;
 
 void runner_release(runner *r)
 {
     for (int i = 0; i < NBUF; i++) {
         free(r->host[i]);
-        if (r->dev[i]) cudaFree(r->dev[i]);
+        er_cum_free(&r->dev, r->buf[i]);
+        r->host[i] = r->buf[i] = NULL;
     }
-    memset(r, 0, sizeof *r);
 }
 
-/* One tile: pack, (upload, launch, download | the host loop), scatter. */
-int run_tile(runner *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64_t nr, int64_t j0, int64_t nc,
-             int64_t *wrapped)
+/* The smallest g with 2^g >= x (x >= 1). */
+int ceil_log2(int64_t x)
+{
+    int g = 0;
+    while (g < 62 && ((int64_t)1 << g) < x) g++;
+    return g;
+}
+
+/* The exact binary64 path on a tile (see above): *fits = 0 when its window is too wide (nothing
+ * written), else D of every element it could compute and F_DONE marking them. */
+int run_fx(runner *r, shape *S, const er_cu_prm &prm, const er_cu_bufs &buf, int64_t nbt, int64_t nr, int64_t nc,
+           int *fits)
 {
     er_mma_args *A = S->args;
     const er_cuda_job *J = &S->job;
+    const er_cum_dev *d = &r->dev;
+    char *msg = A->msg;
+    size_t ms = A->msg_size;
+    int win[ER_FX_WIN] = {0x7FFFFFFF, -0x7FFFFFFF, 0x7FFFFFFF, -0x7FFFFFFF, 0x7FFFFFFF, -0x7FFFFFFF};
+    int *dwin = (int *)r->buf[F_WIN];
+    int64_t el = nbt * nr * nc, k = J->k;
+    int st;
+    er_fx_op ops[3];
+    int nops = J->has_c ? 3 : 2;
+    *fits = 0;
+    for (int q = 0; q < 3; q++) memset(&ops[q], 0, sizeof ops[q]);
+    ops[0].x = buf.a;
+    ops[0].s = buf.sa;
+    ops[0].f = A->a->format;
+    ops[0].side = 0;
+    ops[0].nb = S->a3 || S->sa3 ? nbt : 1;
+    ops[0].rows = nr;
+    ops[0].cols = k;
+    ops[0].xbs = S->a3 ? nr * k : 0;
+    ops[0].sbs = S->sa3 ? nr * J->nblocks : 0;
+    ops[0].out = (double *)r->buf[F_AF];
+    ops[1].x = buf.b;
+    ops[1].s = buf.sb;
+    ops[1].f = A->b->format;
+    ops[1].side = 1;
+    ops[1].nb = S->b3 || S->sb3 ? nbt : 1;
+    ops[1].rows = k;
+    ops[1].cols = nc;
+    ops[1].xbs = S->b3 ? k * nc : 0;
+    ops[1].sbs = S->sb3 ? J->nblocks * nc : 0;
+    ops[1].out = (double *)r->buf[F_BF];
+    if (J->has_c) {
+        ops[2].x = buf.c;
+        ops[2].f = A->c->format;
+        ops[2].side = 2;
+        ops[2].nb = S->c3 ? nbt : 1;
+        ops[2].rows = nr;
+        ops[2].cols = nc;
+        ops[2].xbs = nr * nc;
+    }
+    for (int q = 0; q < 3; q++) {
+        ops[q].fs = q < 2 && J->scaled ? A->a_scale->format : -1;
+        ops[q].nblk = J->nblocks;
+        ops[q].block = J->scaled ? A->block : 1;
+        ops[q].opts = A->opts;
+    }
+    if ((st = er_cum_copy(d, 1, dwin, win, sizeof win, msg, ms)) != ER_OK) return st;
+    for (int q = 0; q < nops; q++) {
+        uint64_t cnt = (uint64_t)(ops[q].nb * ops[q].rows * ops[q].cols);
+        if (!cnt) continue;
+        if (d->device >= 0) {
+            er_fx_decode_kernel<<<er_cum_blocks(cnt, ER_FX_THREADS), ER_FX_THREADS>>>(ops[q], dwin);
+            if ((st = er_cum_sync(d, "er_fx_decode_kernel", msg, ms)) != ER_OK) return st;
+        } else {
+            for (uint64_t e = 0; e < cnt; e++)
+                er_fx_decode_one(ops[q], (er_i64)e, &dwin[2 * ops[q].side], &dwin[2 * ops[q].side + 1]);
+        }
+    }
+    if ((st = er_cum_copy(d, 0, dwin, win, sizeof win, msg, ms)) != ER_OK) return st;
+    {
+        /* the window of every term: L, Tp, and g for k terms (+ C) */
+        int64_t L, Tp, g = ceil_log2(k + (J->has_c ? 1 : 0));
+        if (win[ER_FX_LSB_A] > win[ER_FX_TOP_A] || win[ER_FX_LSB_B] > win[ER_FX_TOP_B] || k == 0)
+            return ER_OK; /* no finite nonzero product: every sum is zero or not finite */
+        L = (int64_t)win[ER_FX_LSB_A] + win[ER_FX_LSB_B];
+        Tp = (int64_t)win[ER_FX_TOP_A] + win[ER_FX_TOP_B];
+        if (win[ER_FX_LSB_C] <= win[ER_FX_TOP_C]) {
+            if (win[ER_FX_LSB_C] < L) L = win[ER_FX_LSB_C];
+            if (win[ER_FX_TOP_C] > Tp) Tp = win[ER_FX_TOP_C];
+        }
+        if (Tp + g - L > 53 || L < -1022 || Tp + g > 1023) return ER_OK;
+    }
+    {
+        er_ch_args C;
+        memset(&C, 0, sizeof C);
+        C.a = (const double *)r->buf[F_AF];
+        C.lda = k;
+        C.a_bs = ops[0].nb > 1 ? nr * k : 0;
+        C.b = (const double *)r->buf[F_BF];
+        C.ldb = nc;
+        C.b_bs = ops[1].nb > 1 ? k * nc : 0;
+        C.s = (double *)r->buf[F_S];
+        C.ldo = nc;
+        C.o_bs = nr * nc;
+        C.m = nr;
+        C.n = nc;
+        C.k = k;
+        if ((st = er_ch_run<1>(d, C, nbt, msg, ms)) != ER_OK) return st;
+    }
+    if (d->device >= 0) {
+        er_fx_finish_kernel<<<er_cum_blocks((uint64_t)el, ER_CUM_THREADS), ER_CUM_THREADS>>>(
+            prm, buf, (const double *)r->buf[F_S], r->buf[F_DONE]);
+        if ((st = er_cum_sync(d, "er_fx_finish_kernel", msg, ms)) != ER_OK) return st;
+    } else {
+        for (int64_t e = 0; e < el; e++) er_fx_finish_one(prm, buf, (const double *)r->buf[F_S], r->buf[F_DONE], e);
+    }
+    *fits = 1;
+    return ER_OK;
+}
+
+/* One tile: pack, upload, (the exact binary64 path,) launch (or the host loop), download, scatter. */
+int run_tile(runner *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64_t nr, int64_t j0, int64_t nc,
+             int64_t *wrapped, int64_t *fx_done)
+{
+    er_mma_args *A = S->args;
+    const er_cuda_job *J = &S->job;
+    const er_cum_dev *dv = &r->dev;
     uint64_t sz[NBUF];
     er_cu_prm prm;
     er_cu_bufs buf;
     int64_t el = nbt * nr * nc;
     long long *p = prm.v;
-    cudaError_t e;
+    int st, fits = 0;
     tile_sizes(S, (uint64_t)nbt, (uint64_t)nr, (uint64_t)nc, sz);
 
     memset(&prm, 0, sizeof prm);
@@ -456,6 +711,8 @@ int run_tile(runner *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64_t n
     p[ER_MP_SA_BS] = S->sa3 ? nr * J->nblocks : 0;
     p[ER_MP_SB_BS] = S->sb3 ? J->nblocks * nc : 0;
     p[ER_MP_C_BS] = S->c3 ? nr * nc : 0;
+    p[ER_MP_COMPUTE] = J->compute;
+    p[ER_MP_FTZ] = J->ftz;
 
     pack(r->host[B_A], &S->a, S->a3 ? b0 : 0, S->a3 ? nbt : 1, i0, nr, 0, J->k);
     pack(r->host[B_B], &S->b, S->b3 ? b0 : 0, S->b3 ? nbt : 1, 0, J->k, j0, nc);
@@ -464,43 +721,43 @@ int run_tile(runner *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64_t n
         pack(r->host[B_SB], &S->sb, S->sb3 ? b0 : 0, S->sb3 ? nbt : 1, 0, J->nblocks, j0, nc);
     }
     if (J->has_c) pack(r->host[B_C], &S->c, S->c3 ? b0 : 0, S->c3 ? nbt : 1, i0, nr, j0, nc);
+    for (int i = B_A; i <= B_C; i++)
+        if ((st = er_cum_copy(dv, 1, r->buf[i], r->host[i], (size_t)sz[i], A->msg, A->msg_size)) != ER_OK) return st;
 
-    if (r->device < 0) {
-        /* The host pass: the kernel's per-element function, compiled for the host, element by element. */
-        buf.a = r->host[B_A];
-        buf.b = r->host[B_B];
-        buf.sa = r->host[B_SA];
-        buf.sb = r->host[B_SB];
-        buf.c = r->host[B_C];
-        buf.d = (er_u64 *)r->host[B_D];
-        buf.lo = (er_u64 *)r->host[B_LO];
-        buf.hi = (er_u64 *)r->host[B_HI];
-        buf.odd = (er_u64 *)r->host[B_ODD];
-        for (int64_t x = 0; x < el; x++) er_cu_element(prm, buf, x);
-    } else {
-        for (int i = B_A; i <= B_C; i++)
-            if (sz[i] && (e = cudaMemcpy(r->dev[i], r->host[i], (size_t)sz[i], cudaMemcpyHostToDevice)) != cudaSuccess)
-                return cuda_fail(A, e, "cudaMemcpy (to the device)");
-        buf.a = r->dev[B_A];
-        buf.b = r->dev[B_B];
-        buf.sa = r->dev[B_SA];
-        buf.sb = r->dev[B_SB];
-        buf.c = r->dev[B_C];
-        buf.d = (er_u64 *)r->dev[B_D];
-        buf.lo = (er_u64 *)r->dev[B_LO];
-        buf.hi = (er_u64 *)r->dev[B_HI];
-        buf.odd = (er_u64 *)r->dev[B_ODD];
-        {
-            uint64_t want = ((uint64_t)el + ER_CUM_THREADS - 1) / ER_CUM_THREADS;
-            unsigned blocks = want > ((uint64_t)1 << 30) ? 1u << 30 : (unsigned)want;
-            er_cuda_mma_kernel_<<<blocks, ER_CUM_THREADS>>>(prm, buf);
-        }
-        if ((e = cudaGetLastError()) != cudaSuccess) return cuda_fail(A, e, "kernel launch (er_cuda_mma_kernel_)");
-        if ((e = cudaDeviceSynchronize()) != cudaSuccess) return cuda_fail(A, e, "kernel execution (er_cuda_mma_kernel_)");
-        for (int i = B_D; i <= B_ODD; i++)
-            if (sz[i] && (e = cudaMemcpy(r->host[i], r->dev[i], (size_t)sz[i], cudaMemcpyDeviceToHost)) != cudaSuccess)
-                return cuda_fail(A, e, "cudaMemcpy (from the device)");
+    buf.a = r->buf[B_A];
+    buf.b = r->buf[B_B];
+    buf.sa = r->buf[B_SA];
+    buf.sb = r->buf[B_SB];
+    buf.c = r->buf[B_C];
+    buf.d = (er_u64 *)r->buf[B_D];
+    buf.lo = (er_u64 *)r->buf[B_LO];
+    buf.hi = (er_u64 *)r->buf[B_HI];
+    buf.odd = (er_u64 *)r->buf[B_ODD];
+    buf.skip = NULL;
+    if (S->fx && (st = run_fx(r, S, prm, buf, nbt, nr, nc, &fits)) != ER_OK) return st;
+    if (fits) {
+        buf.skip = r->buf[F_DONE];
+        if ((st = er_cum_copy(dv, 0, r->buf[F_DONE], r->host[F_DONE], (size_t)el, A->msg, A->msg_size)) != ER_OK)
+            return st;
+        for (int64_t x = 0; x < el; x++) *fx_done += r->host[F_DONE][x];
     }
+
+    if (dv->device < 0) {
+        /* The host pass: the kernel's per-element function, compiled for the host, element by element. */
+        for (int64_t x = 0; x < el; x++) {
+            if (J->normal) er_cu_normal_element(prm, buf, x);
+            else if (!buf.skip || !buf.skip[x]) er_cu_element(prm, buf, x);
+        }
+    } else {
+        unsigned blocks = er_cum_blocks((uint64_t)el, ER_CUM_THREADS);
+        if (J->normal) er_cuda_normal_kernel_<<<blocks, ER_CUM_THREADS>>>(prm, buf);
+        else er_cuda_mma_kernel_<<<blocks, ER_CUM_THREADS>>>(prm, buf);
+        if ((st = er_cum_sync(dv, J->normal ? "er_cuda_normal_kernel_" : "er_cuda_mma_kernel_", A->msg, A->msg_size)) !=
+            ER_OK)
+            return st;
+    }
+    for (int i = B_D; i <= B_ODD; i++)
+        if ((st = er_cum_copy(dv, 0, r->buf[i], r->host[i], (size_t)sz[i], A->msg, A->msg_size)) != ER_OK) return st;
 
     /* Scatter through the output tensors' strides. */
     {
@@ -526,38 +783,17 @@ int run_tile(runner *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64_t n
     return ER_OK;
 }
 
-/* The device index: args->device, or -1: EXACTREF_CUDA_DEVICE, else 0.  -1 on a bad index (msg set). */
-int pick_index(er_mma_args *args)
-{
-    if (args->device >= 0) return args->device;
-    if (args->device < -1) {
-        fail(args, ER_EINVAL, "device index %d: expected -1 or an index >= 0", args->device);
-        return -1;
-    }
-    const char *env = getenv("EXACTREF_CUDA_DEVICE");
-    if (env && *env) {
-        char *end = NULL;
-        long v = strtol(env, &end, 10);
-        if (*end != '\0' || v < 0 || v > 1 << 20) {
-            fail(args, ER_EINVAL, "EXACTREF_CUDA_DEVICE=\"%s\" is not a device index", env);
-            return -1;
-        }
-        return (int)v;
-    }
-    return 0;
-}
-
-/* The engine, on the device (host == 0) or through the host pass (host == 1). */
+/* The engine or normal() (job->normal), on the device (host == 0) or through the host pass (host == 1). */
 int run(er_mma_args *args, const er_cuda_job *job, int host)
 {
     shape S;
     runner r;
-    int st = ER_OK, prev = -1;
-    int64_t wrapped = 0, nbt = 1, nr = 1, nc = 1;
-    cudaError_t e;
+    int st = ER_OK, planned;
+    int64_t wrapped = 0, fx_done = 0, nbt = 1, nr = 1, nc = 1;
+    uint64_t host_limit = ER_CUM_HOST_LIMIT, dev_limit = UINT64_MAX, cap;
     memset(&S, 0, sizeof S);
     memset(&r, 0, sizeof r);
-    r.device = -1;
+    r.dev.device = r.dev.prev = -1;
     if (!args) return ER_EINVAL;
     if (args->msg && args->msg_size) args->msg[0] = '\0';
     if (!job || job->abi != ER_CUDA_BACKEND_ABI || job->size != (int)sizeof(er_cuda_job))
@@ -577,46 +813,26 @@ int run(er_mma_args *args, const er_cuda_job *job, int host)
     S.c3 = args->c && args->c->ndim == 3;
     S.sa3 = args->a_scale && args->a_scale->ndim == 3;
     S.sb3 = args->b_scale && args->b_scale->ndim == 3;
-    S.want = job->kind ? ER_MW_D
-                       : (args->d ? ER_MW_D : 0) | (args->lo ? ER_MW_LO : 0) | (args->hi ? ER_MW_HI : 0) |
-                             (args->odd ? ER_MW_ODD : 0);
+    S.want = job->kind || job->normal ? ER_MW_D
+                                      : (args->d ? ER_MW_D : 0) | (args->lo ? ER_MW_LO : 0) |
+                                            (args->hi ? ER_MW_HI : 0) | (args->odd ? ER_MW_ODD : 0);
+    S.fx = job->exact64 && !job->kind && !job->normal && S.want == ER_MW_D;
 
-    uint64_t limit = ER_CUM_HOST_LIMIT, cap = env_cap();
     if (job->m == 0 || job->n == 0 || job->batch == 0) goto done; /* nothing to compute: no device needed */
-    if (!host) {
-        int index = pick_index(args), count = 0;
-        size_t free_b = 0, total_b = 0;
-        if (index < 0) return ER_EINVAL;
-        if ((e = cudaGetDeviceCount(&count)) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return fail(args, ER_ENODEVICE, "no CUDA device: %s (cudaGetDeviceCount: %s)", cudaGetErrorString(e),
-                        cudaGetErrorName(e));
-        }
-        if (count <= 0) return fail(args, ER_ENODEVICE, "no CUDA device: the CUDA runtime found none");
-        if (index >= count)
-            return fail(args, ER_ENODEVICE, "no CUDA device %d (%d device%s)", index, count, count == 1 ? "" : "s");
-        if ((e = cudaGetDevice(&prev)) != cudaSuccess) {
-            prev = -1;
-            st = cuda_fail(args, e, "cudaGetDevice");
-            goto done;
-        }
-        if ((e = cudaSetDevice(index)) != cudaSuccess) {
-            st = cuda_fail(args, e, "cudaSetDevice");
-            goto done;
-        }
-        if ((e = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess) {
-            st = cuda_fail(args, e, "cudaMemGetInfo");
-            goto done;
-        }
-        if (free_b / 2 < limit) limit = free_b / 2;
-        r.device = index;
-    }
+    if ((st = er_cum_open(&r.dev, args->device, host, &dev_limit, args->msg, args->msg_size)) != ER_OK) goto done;
+    if (r.dev.device < 0) dev_limit = ER_CUM_HOST_LIMIT; /* the host pass's "device" buffers are host memory */
+    cap = er_cum_env_cap();
     if (!cap) cap = UINT64_MAX;
-    if (!plan_tiles(&S, limit, cap, &nbt, &nr, &nc)) {
+    planned = plan_tiles(&S, host_limit, dev_limit, cap, &nbt, &nr, &nc);
+    if (!planned && S.fx) {
+        S.fx = 0; /* the exact binary64 path's buffers do not fit: the long accumulator alone */
+        planned = plan_tiles(&S, host_limit, dev_limit, cap, &nbt, &nr, &nc);
+    }
+    if (!planned) {
         st = fail(args, ER_EDEVICE,
                   "CUDA: one element's operands (k = %lld) do not fit the limit of %llu bytes per tile; use the CPU "
                   "backend",
-                  (long long)job->k, (unsigned long long)limit);
+                  (long long)job->k, (unsigned long long)(host_limit < dev_limit ? host_limit : dev_limit));
         goto done;
     }
     {
@@ -624,17 +840,15 @@ int run(er_mma_args *args, const er_cuda_job *job, int host)
         tile_sizes(&S, (uint64_t)nbt, (uint64_t)nr, (uint64_t)nc, sz);
         for (int i = 0; i < NBUF; i++) {
             if (!sz[i]) continue; /* unused (or empty: k = 0): the kernel gets a NULL pointer */
-            r.host[i] = (unsigned char *)malloc((size_t)sz[i]);
-            if (!r.host[i]) {
-                st = fail(args, ER_ENOMEM, "CUDA: out of host memory for a tile of %llu bytes",
-                          (unsigned long long)sz[i]);
-                goto done;
+            if (i < NSTAGED || i == F_DONE) {
+                r.host[i] = (unsigned char *)malloc((size_t)sz[i]);
+                if (!r.host[i]) {
+                    st = fail(args, ER_ENOMEM, "CUDA: out of host memory for a tile of %llu bytes",
+                              (unsigned long long)sz[i]);
+                    goto done;
+                }
             }
-            if (r.device >= 0 && (e = cudaMalloc((void **)&r.dev[i], (size_t)sz[i])) != cudaSuccess) {
-                r.dev[i] = NULL;
-                st = cuda_fail(args, e, "cudaMalloc");
-                goto done;
-            }
+            if ((st = er_cum_alloc(&r.dev, (void **)&r.buf[i], sz[i], args->msg, args->msg_size)) != ER_OK) goto done;
         }
     }
     for (int64_t b0 = 0; b0 < job->batch; b0 += nbt) {
@@ -642,17 +856,18 @@ int run(er_mma_args *args, const er_cuda_job *job, int host)
         for (int64_t i0 = 0; i0 < job->m; i0 += nr)
             for (int64_t j0 = 0; j0 < job->n; j0 += nc) {
                 int64_t tr_ = job->m - i0 < nr ? job->m - i0 : nr, tc_ = job->n - j0 < nc ? job->n - j0 : nc;
-                if ((st = run_tile(&r, &S, b0, tb, i0, tr_, j0, tc_, &wrapped)) != ER_OK) goto done;
+                if ((st = run_tile(&r, &S, b0, tb, i0, tr_, j0, tc_, &wrapped, &fx_done)) != ER_OK) goto done;
             }
     }
 done:
     runner_release(&r);
-    if (prev >= 0) cudaSetDevice(prev);
+    er_cum_close(&r.dev);
     if (args->stats) {
         int64_t el = st == ER_OK ? job->batch * job->m * job->n : 0;
         memset(args->stats, 0, sizeof *args->stats);
         args->stats->elements = el;
-        args->stats->exact_path = job->kind ? 0 : el; /* mmai sums in 64-bit integers, as on the CPU */
+        args->stats->exact_f64 = st == ER_OK ? fx_done : 0;
+        args->stats->exact_path = job->kind ? 0 : el - args->stats->exact_f64; /* mmai: 64-bit integer sums */
         args->stats->wrapped = wrapped;
         args->stats->threads = 0;
     }
@@ -674,6 +889,34 @@ ER_CUM_EXPORT int er_cuda_backend_device_count(void)
     return count > 0 ? count : 0;
 }
 
-ER_CUM_EXPORT int er_cuda_backend_mma(er_mma_args *args, const er_cuda_job *job) { return run(args, job, 0); }
+static int check_op(er_mma_args *args, const er_cuda_job *job, int normal)
+{
+    if (job && job->abi == ER_CUDA_BACKEND_ABI && job->size == (int)sizeof(er_cuda_job) && job->normal != normal)
+        return args ? fail(args, ER_EINVAL, "CUDA backend: the job is not a%s (internal)", normal ? " normal()" : "n mma")
+                    : ER_EINVAL;
+    return ER_OK;
+}
 
-ER_CUM_EXPORT int er_cuda_backend_host_mma(er_mma_args *args, const er_cuda_job *job) { return run(args, job, 1); }
+ER_CUM_EXPORT int er_cuda_backend_mma(er_mma_args *args, const er_cuda_job *job)
+{
+    int st = check_op(args, job, 0);
+    return st ? st : run(args, job, 0);
+}
+
+ER_CUM_EXPORT int er_cuda_backend_host_mma(er_mma_args *args, const er_cuda_job *job)
+{
+    int st = check_op(args, job, 0);
+    return st ? st : run(args, job, 1);
+}
+
+ER_CUM_EXPORT int er_cuda_backend_normal(er_mma_args *args, const er_cuda_job *job)
+{
+    int st = check_op(args, job, 1);
+    return st ? st : run(args, job, 0);
+}
+
+ER_CUM_EXPORT int er_cuda_backend_host_normal(er_mma_args *args, const er_cuda_job *job)
+{
+    int st = check_op(args, job, 1);
+    return st ? st : run(args, job, 1);
+}

@@ -13,6 +13,10 @@
  * is not found (args->msg says where it looked and why), ER_ENODEVICE from the module when the machine
  * has no driver or no device.  The module, once loaded, stays loaded (RTLD_NODELETE): the CUDA runtime
  * must not be unloaded under its own exit handlers.
+ *
+ * Three calls reach the module: the exact engine (er_cuda_mma), normal() of a CUDA result
+ * (er_cuda_normal, from src/result.c) and the bounds of one batch (er_cuda_bounds_batch, from
+ * cpu/cpu_bounds.c).  er_cuda_set_host_pass routes all three to the module's host pass (the tests).
  */
 #if !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* dladdr */
@@ -33,15 +37,25 @@
 #include <unistd.h>
 #endif
 
-static int loader_fail(er_mma_args *a, int st, const char *fmt, ...)
+static int msg_fail(char *msg, size_t msg_size, int st, const char *fmt, ...)
 {
-    if (a->msg && a->msg_size) {
+    if (msg && msg_size) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(a->msg, a->msg_size, fmt, ap);
+        vsnprintf(msg, msg_size, fmt, ap);
         va_end(ap);
     }
     return st;
+}
+
+/* er_cuda_set_host_pass: every call of this process through the module's host pass (the tests). */
+static int g_host_pass = 0;
+
+int er_cuda_set_host_pass(int on)
+{
+    int prev = g_host_pass;
+    g_host_pass = on != 0;
+    return prev;
 }
 
 #if ER_HAVE_CUDA
@@ -51,7 +65,8 @@ static int loader_fail(er_mma_args *a, int st, const char *fmt, ...)
 
 typedef struct {
     void *handle;
-    er_cuda_backend_mma_fn mma, host_mma;
+    er_cuda_backend_mma_fn mma, host_mma, normal, host_normal;
+    er_cuda_backend_bounds_fn bounds, host_bounds;
 } module;
 
 /* The directory part of path (with its trailing '/') into dir; 0 if path has none. */
@@ -94,15 +109,19 @@ static int try_open(const char *path, module *m, char *report, size_t size)
     abi = (er_cuda_backend_abi_fn)(uintptr_t)dlsym(h, "er_cuda_backend_abi");
     m->mma = (er_cuda_backend_mma_fn)(uintptr_t)dlsym(h, "er_cuda_backend_mma");
     m->host_mma = (er_cuda_backend_mma_fn)(uintptr_t)dlsym(h, "er_cuda_backend_host_mma");
-    if (!abi || !m->mma || !m->host_mma) {
-        note(report, size, "%s%s: not an exactref CUDA backend module (entry points missing)", report[0] ? "; " : "",
-             path);
+    m->normal = (er_cuda_backend_mma_fn)(uintptr_t)dlsym(h, "er_cuda_backend_normal");
+    m->host_normal = (er_cuda_backend_mma_fn)(uintptr_t)dlsym(h, "er_cuda_backend_host_normal");
+    m->bounds = (er_cuda_backend_bounds_fn)(uintptr_t)dlsym(h, "er_cuda_backend_bounds");
+    m->host_bounds = (er_cuda_backend_bounds_fn)(uintptr_t)dlsym(h, "er_cuda_backend_host_bounds");
+    if (abi && abi() != ER_CUDA_BACKEND_ABI) {
+        note(report, size, "%s%s: built for backend ABI %d, this libexactref needs %d", report[0] ? "; " : "", path,
+             abi(), ER_CUDA_BACKEND_ABI);
         dlclose(h);
         return 0;
     }
-    if (abi() != ER_CUDA_BACKEND_ABI) {
-        note(report, size, "%s%s: built for backend ABI %d, this libexactref needs %d", report[0] ? "; " : "", path,
-             abi(), ER_CUDA_BACKEND_ABI);
+    if (!abi || !m->mma || !m->host_mma || !m->normal || !m->host_normal || !m->bounds || !m->host_bounds) {
+        note(report, size, "%s%s: not an exactref CUDA backend module (entry points missing)", report[0] ? "; " : "",
+             path);
         dlclose(h);
         return 0;
     }
@@ -110,8 +129,8 @@ static int try_open(const char *path, module *m, char *report, size_t size)
     return 1;
 }
 
-/* Find and load the module; ER_OK, or ER_EUNSUPPORTED with the places looked at in args->msg. */
-static int load_module(er_mma_args *args, module *m)
+/* Find and load the module; ER_OK, or ER_EUNSUPPORTED with the places looked at in msg. */
+static int load_module(char *msg, size_t msg_size, module *m)
 {
     char cand[ER_CL_CANDIDATES][ER_CL_PATH + 64], report[2048], dir[ER_CL_PATH];
     int n = 0;
@@ -120,8 +139,8 @@ static int load_module(er_mma_args *args, module *m)
     report[0] = '\0';
     if (env && *env) {
         if (try_open(env, m, report, sizeof report)) return ER_OK;
-        return loader_fail(args, ER_EUNSUPPORTED, "%s not found: EXACTREF_CUDA_MODULE=%s does not load: %s",
-                           ER_CUDA_MODULE_NAME, env, report);
+        return msg_fail(msg, msg_size, ER_EUNSUPPORTED, "%s not found: EXACTREF_CUDA_MODULE=%s does not load: %s",
+                        ER_CUDA_MODULE_NAME, env, report);
     }
     {
         Dl_info info;
@@ -152,10 +171,32 @@ static int load_module(er_mma_args *args, module *m)
         }
         if (try_open(cand[i], m, report, sizeof report)) return ER_OK;
     }
-    return loader_fail(args, ER_EUNSUPPORTED,
-                       "%s not found: %s (set EXACTREF_CUDA_MODULE to its path, or use the CPU or OpenCL backend: "
-                       "the same bits)",
-                       ER_CUDA_MODULE_NAME, report);
+    return msg_fail(msg, msg_size, ER_EUNSUPPORTED,
+                    "%s not found: %s (set EXACTREF_CUDA_MODULE to its path, or use the CPU or OpenCL backend: "
+                    "the same bits)",
+                    ER_CUDA_MODULE_NAME, report);
+}
+
+/* The job of a validated problem (the accumulator's window, the shapes) for the module. */
+static void make_job(const problem *P, er_cuda_job *job)
+{
+    const er_mma_args *A = P->args;
+    memset(job, 0, sizeof *job);
+    job->abi = ER_CUDA_BACKEND_ABI;
+    job->size = (int)sizeof *job;
+    job->kind = P->kind;
+    job->scaled = P->scaled;
+    job->has_c = P->has_c;
+    job->acc_lo = P->acc_lo;
+    job->acc_nd = P->acc_nd;
+    job->batch = P->batch;
+    job->m = P->m;
+    job->n = P->n;
+    job->k = P->k;
+    job->nblocks = P->nblocks;
+    /* the module's exact binary64 path: where the CPU engine may take its fast path (strategy AUTO, D
+     * only); the module decides per tile from the operands' values whether binary64 sums are exact */
+    job->exact64 = !P->kind && A->strategy == ER_STRATEGY_AUTO && A->d && !A->lo && !A->hi && !A->odd;
 }
 
 static int call_module(er_mma_args *args, int host)
@@ -170,21 +211,9 @@ static int call_module(er_mma_args *args, int host)
     P.args = args;
     /* The problem as the CPU engine sees it (shapes, the accumulator's window). */
     if ((st = er_engine_validate(&P)) != ER_OK) return st;
-    memset(&job, 0, sizeof job);
-    job.abi = ER_CUDA_BACKEND_ABI;
-    job.size = (int)sizeof job;
-    job.kind = P.kind;
-    job.scaled = P.scaled;
-    job.has_c = P.has_c;
-    job.acc_lo = P.acc_lo;
-    job.acc_nd = P.acc_nd;
-    job.batch = P.batch;
-    job.m = P.m;
-    job.n = P.n;
-    job.k = P.k;
-    job.nblocks = P.nblocks;
-    if ((st = load_module(args, &m)) != ER_OK) return st;
-    st = (host ? m.host_mma : m.mma)(args, &job);
+    make_job(&P, &job);
+    if ((st = load_module(args->msg, args->msg_size, &m)) != ER_OK) return st;
+    st = (host || g_host_pass ? m.host_mma : m.mma)(args, &job);
     dlclose(m.handle); /* RTLD_NODELETE: balances this call's reference, never unloads */
     return st;
 }
@@ -193,42 +222,94 @@ int er_cuda_mma(er_mma_args *args) { return call_module(args, 0); }
 
 int er_cuda_mma_host(er_mma_args *args) { return call_module(args, 1); }
 
-#else /* !ER_HAVE_CUDA */
-
-static int no_cuda(er_mma_args *args)
+int er_cuda_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
+                   size_t msg_size)
 {
-    if (!args) return ER_EINVAL;
-    return loader_fail(args, ER_EUNSUPPORTED,
-                       "this build has no CUDA backend module (configured without CUDA: ER_ENABLE_CUDA=OFF or no "
-                       "nvcc); use the CPU or OpenCL backend (the same bits)");
+    problem P;
+    er_cuda_job job;
+    module m;
+    er_mma_args a;
+    int st;
+    if (msg && msg_size) msg[0] = '\0';
+    if (!args || !out) return ER_EINVAL;
+    if (compute < 0 || compute >= ER_FMT_COUNT || er_fmt_get(compute).kind != ER_KIND_FLOAT)
+        return msg_fail(msg, msg_size, ER_EINVAL, "normal(): the compute format must be a float format");
+    a = *args;
+    a.d = out;
+    a.lo = a.hi = a.odd = NULL;
+    a.stats = NULL;
+    a.msg = msg;
+    a.msg_size = msg_size;
+    memset(&P, 0, sizeof P);
+    P.args = &a;
+    if ((st = er_engine_validate(&P)) != ER_OK) return st;
+    make_job(&P, &job);
+    job.normal = 1;
+    job.compute = compute;
+    job.ftz = flush_to_zero ? 1 : 0;
+    job.exact64 = 0;
+    if ((st = load_module(msg, msg_size, &m)) != ER_OK) return st;
+    st = (g_host_pass ? m.host_normal : m.normal)(&a, &job);
+    dlclose(m.handle);
+    return st;
 }
 
-int er_cuda_mma(er_mma_args *args) { return no_cuda(args); }
-
-int er_cuda_mma_host(er_mma_args *args) { return no_cuda(args); }
-
-#endif
-
-/* TEMPORARY: the CUDA bounds arrive with the module's bounds kernel */
 int er_cuda_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int device, char *msg, size_t msg_size)
 {
-    (void)job; (void)out; (void)e0; (void)device; (void)msg; (void)msg_size;
-    return ER_EUNSUPPORTED;
+    module m;
+    int st;
+    if (!job || !out) return ER_EINVAL;
+    /* no module: ER_EUNSUPPORTED, and the CPU computes the same bits (cpu/cpu_bounds.c) */
+    if ((st = load_module(msg, msg_size, &m)) != ER_OK) return st;
+    st = (g_host_pass ? m.host_bounds : m.bounds)(job, out, e0, device, msg, msg_size);
+    dlclose(m.handle);
+    return st;
 }
+
+#else /* !ER_HAVE_CUDA */
+
+#define ER_NO_CUDA_MSG                                                                                             \
+    "this build has no CUDA backend module (configured without CUDA: ER_ENABLE_CUDA=OFF or no nvcc); use the CPU " \
+    "or OpenCL backend (the same bits)"
+
+int er_cuda_mma(er_mma_args *args)
+{
+    if (!args) return ER_EINVAL;
+    return msg_fail(args->msg, args->msg_size, ER_EUNSUPPORTED, ER_NO_CUDA_MSG);
+}
+
+int er_cuda_mma_host(er_mma_args *args) { return er_cuda_mma(args); }
+
+int er_cuda_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
+                   size_t msg_size)
+{
+    (void)compute;
+    (void)flush_to_zero;
+    if (!args || !out) return ER_EINVAL;
+    return msg_fail(msg, msg_size, ER_EUNSUPPORTED, ER_NO_CUDA_MSG);
+}
+
+/* The CPU computes the same bits (cpu/cpu_bounds.c). */
+int er_cuda_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int device, char *msg, size_t msg_size)
+{
+    (void)job;
+    (void)out;
+    (void)e0;
+    (void)device;
+    return msg_fail(msg, msg_size, ER_EUNSUPPORTED, ER_NO_CUDA_MSG);
+}
+
+#endif
 
 /* CUDA devices this process can use through the module (0 without the module, a driver or a device;
  * why: the reason when 0).  For er_backend_auto (src/backend_auto.c). */
 int er_cuda_device_count_(char *why, size_t why_size)
 {
 #if ER_HAVE_CUDA
-    er_mma_args a;
     module m;
     int n = 0;
-    memset(&a, 0, sizeof a);
-    a.msg = why;
-    a.msg_size = why_size;
     if (why && why_size) why[0] = '\0';
-    if (load_module(&a, &m) != ER_OK) return 0;
+    if (load_module(why, why_size, &m) != ER_OK) return 0;
     er_cuda_backend_device_count_fn count =
         (er_cuda_backend_device_count_fn)(uintptr_t)dlsym(m.handle, "er_cuda_backend_device_count");
     if (count) n = count();

@@ -69,7 +69,7 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
             char key[16];
             long v;
             int used = 0;
-            if (sscanf(p, "%15[a-z_]=%ld%n", key, &v, &used) != 2) {
+            if (sscanf(p, "%15[a-zA-Z0-9_]=%ld%n", key, &v, &used) != 2) {
                 char word[16];
                 if (sscanf(p, "round=%15[a-z_]%n", word, &used) == 1) {
                     if (!strcmp(word, "zero")) s->out_round = ER_RND_ZERO;
@@ -465,8 +465,9 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
     return ER_OK;
 }
 
-/* normal() on the result's backend: OpenCL for results made with ER_BACKEND_OPENCL (the same bits,
- * from the integer core on the device: opencl/er_opencl_mma.c), else the CPU. */
+/* normal() on the result's backend: OpenCL or CUDA for results made with ER_BACKEND_OPENCL or
+ * ER_BACKEND_CUDA (the same bits, from the integer core on the device: opencl/er_opencl_mma.c,
+ * cuda/er_cuda_mma.cu through src/cuda_loader.c), else the CPU. */
 #if ER_HAVE_OPENCL
 int er_opencl_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
                      size_t msg_size);
@@ -476,6 +477,7 @@ static int normal_on_backend_(er_mma_args *args, const er_tensor *rounded, int c
 #if ER_HAVE_OPENCL
     if (args->backend == ER_BACKEND_OPENCL) return er_opencl_normal(args, compute, ftz, out, NULL, 0);
 #endif
+    if (args->backend == ER_BACKEND_CUDA) return er_cuda_normal(args, compute, ftz, out, NULL, 0);
     return er_cpu_normal(args, rounded, compute, ftz, out);
 }
 

@@ -1,5 +1,6 @@
 /* test_cuda_convert.c: the CUDA kernel agrees with the C path on the whole cross-backend batch, bit
- * for bit (patterns and flags).  Skipped (exit 77) where there is no driver or no GPU. */
+ * for bit (patterns and flags).  Skipped (exit 77) where there is no driver or no GPU, unless
+ * EXACTREF_REQUIRE_CUDA=1 (then it fails). */
 #include <string.h>
 
 #include "er_cuda_test.h"
@@ -50,7 +51,13 @@ int main(void)
     Suite *s;
     TCase *tc;
     if (count == 0) {
-        printf("SKIP: no CUDA device (no driver or no GPU): the CUDA test needs one\n");
+        const char *req = getenv("EXACTREF_REQUIRE_CUDA");
+        if (req && strcmp(req, "1") == 0) {
+            printf("FAIL: no CUDA device (no driver or no GPU), and EXACTREF_REQUIRE_CUDA=1\n");
+            return 1;
+        }
+        printf("SKIP: no CUDA device (no driver or no GPU): the CUDA test needs one; set EXACTREF_REQUIRE_CUDA=1 to "
+               "make this a failure\n");
         return 77;
     }
     printf("test_cuda_convert: %d CUDA device(s)\n", count);

@@ -25,6 +25,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, clock_gettime */
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,7 @@ static void out_alloc(tens *T, int f, int64_t batch, int64_t m, int64_t n, int t
 }
 
 static long g_calls; /* CUDA engine calls */
+static long long g_fx; /* elements the CUDA backend computed by the exact binary64 path */
 static double g_cu_time;
 
 static void run_one(const prob *P, const cfg *c, int backend, int strategy, outs *o)
@@ -383,10 +385,14 @@ static void check3(const char *ctx, const prob *P, const cfg *c, er_mma_stats *c
     ck_assert_msg(cl.stats.wrapped == ex.stats.wrapped && au.stats.wrapped == ex.stats.wrapped,
                   "%s: stats.wrapped: CUDA %lld, CPU exact %lld, CPU auto %lld [%s]", ctx,
                   (long long)cl.stats.wrapped, (long long)ex.stats.wrapped, (long long)au.stats.wrapped, d);
-    ck_assert_msg(cl.stats.exact_path == (mmai ? 0 : cl.stats.elements) && cl.stats.threads == 0 &&
-                      cl.stats.fast_decided == 0 && cl.stats.exact_f64 == 0,
-                  "%s: CUDA stats: exact_path %lld of %lld, threads %d [%s]", ctx, (long long)cl.stats.exact_path,
-                  (long long)cl.stats.elements, cl.stats.threads, d);
+    /* every element by the long accumulator or by the exact binary64 path (strategy AUTO, D only) */
+    ck_assert_msg(cl.stats.exact_path + cl.stats.exact_f64 == (mmai ? 0 : cl.stats.elements) &&
+                      cl.stats.threads == 0 && cl.stats.fast_decided == 0 && cl.stats.exact_f64 >= 0 &&
+                      (cl.stats.exact_f64 == 0 || (!mmai && !c->encl)),
+                  "%s: CUDA stats: exact_path %lld, exact_f64 %lld of %lld, threads %d [%s]", ctx,
+                  (long long)cl.stats.exact_path, (long long)cl.stats.exact_f64, (long long)cl.stats.elements,
+                  cl.stats.threads, d);
+    g_fx += cl.stats.exact_f64;
     ck_assert_str_eq(cl.msg, "");
     if (cl_stats) *cl_stats = cl.stats;
     outs_free(&ex);
@@ -736,6 +742,152 @@ START_TEST(test_specials)
 }
 END_TEST
 
+/*
+ * The exact binary64 path: operands whose values span few bits (few-bit values near 1, integers, the
+ * f8 formats over their whole range, with C on the same grid or not, zero sums, NaN and infinite
+ * operands, batches, tiles), where each tile's sums are exact in binary64 and rounded once; and wide
+ * ones, where the tile is left to the long accumulator.  The bits are the CPU engine's either way; the
+ * path must have computed elements (stats.exact_f64).
+ */
+START_TEST(test_exact64)
+{
+    static const int fm[][3] = {{ER_FMT_F8E4M3FN, ER_FMT_F8E4M3FN, -1},  {ER_FMT_F8E5M2, ER_FMT_F8E4M3FN, -1},
+                                {ER_FMT_BF16, ER_FMT_BF16, ER_FMT_BF16}, {ER_FMT_F16, ER_FMT_F16, ER_FMT_F32},
+                                {ER_FMT_F32, ER_FMT_BF16, -1},           {ER_FMT_F8E4M3FN, ER_FMT_F8E4M3FN, ER_FMT_F32},
+                                {ER_FMT_F64, ER_FMT_F64, ER_FMT_F64},    {ER_FMT_F4E2M1FN, ER_FMT_F6E2M3FN, -1}};
+    static const char *caps[3] = {"", "7", "40"};
+    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/exact64");
+    long long before = g_fx;
+    for (int v = 0; v < 48; v++) {
+        prob P;
+        cfg c;
+        int f = v % 8, mode = v % 3 == 0 ? GEN_UNIFORM : GEN_FEWBITS;
+        memset(&P, 0, sizeof P);
+        memset(&c, 0, sizeof c);
+        P.fa = fm[f][0];
+        P.fb = fm[f][1];
+        P.fc = fm[f][2];
+        P.fs = -1;
+        if (v % 8 == 7) { /* block-scaled, f8E4M3FN scales: a narrow window too */
+            P.fs = ER_FMT_F8E4M3FN;
+            P.block = 16;
+        }
+        P.batch = v % 5 == 1 ? 2 : 0;
+        P.b2d = P.batch && v % 2;
+        P.at = v % 4 == 2;
+        P.m = 1 + (int64_t)below(&rng, 9);
+        P.n = 1 + (int64_t)below(&rng, 9);
+        P.k = v % 6 == 5 ? 300 + (int64_t)below(&rng, 200) : 1 + (int64_t)below(&rng, 60);
+        /* the f8 formats are narrow over their whole range: uniform patterns (NaN included) */
+        if (P.fa == ER_FMT_F8E4M3FN || P.fa == ER_FMT_F8E5M2) mode = v % 2 ? GEN_UNIFORM : GEN_FEWBITS;
+        prob_make(&P, &rng, mode, v % 4 == 3 ? 6 : 0);
+        c.dfmt = out_fmts[v % 6];
+        c.dir = v % ER_RND_COUNT;
+        c.opts = opt_sets[v % 6];
+        c.encl = 0;
+        c.dtrans = v % 5 == 3;
+        if (caps[v % 3][0]) setenv("EXACTREF_CUDA_MAX_CHUNK", caps[v % 3], 1);
+        check3("exact64", &P, &c, NULL);
+        unsetenv("EXACTREF_CUDA_MAX_CHUNK");
+        prob_free(&P);
+    }
+    /* exact cancellation: rows of x and -x, every direction (zero sums go to the accumulator) */
+    for (int dir = 0; dir < ER_RND_COUNT; dir++) {
+        uint16_t a[8], b[8];
+        float dd[4];
+        er_tensor ta = er_tensor_2d(ER_FMT_BF16, 2, 4, a), tb = er_tensor_2d(ER_FMT_BF16, 4, 2, b);
+        er_tensor td = er_tensor_2d(ER_FMT_F32, 2, 2, dd);
+        er_mma_args x;
+        er_mma_stats st;
+        char msg[ER_MSG];
+        for (int i = 0; i < 8; i++) {
+            a[i] = (uint16_t)(i % 2 ? 0xbfc0 : 0x3fc0); /* 1.5, -1.5 */
+            b[i] = 0x4000;                             /* 2 */
+        }
+        b[1] = 0xc000; /* column 1: -2 at p = 0: a nonzero sum there */
+        er_mma_args_init(&x);
+        x.a = &ta;
+        x.b = &tb;
+        x.d = &td;
+        x.rounding = dir;
+        x.backend = ER_BACKEND_CUDA;
+        x.stats = &st;
+        x.msg = msg;
+        x.msg_size = sizeof msg;
+        ck_assert_msg(run_mma_(&x) == ER_OK, "%s", msg);
+        ck_assert(dd[0] == 0.0f && dd[2] == 0.0f);
+        ck_assert_msg(!!signbit(dd[0]) == (dir == ER_RND_NEGATIVE_INF), "zero sum in %s: %g", er_rounding_name(dir),
+                      (double)dd[0]);
+        ck_assert(dd[1] == -6.0f && dd[3] == -6.0f);
+        ck_assert_int_eq(st.exact_f64, 2);
+        ck_assert_int_eq(st.exact_path, 2);
+        g_calls++;
+    }
+    /* wider than one 64 x 64 block of the tiled kernel, k not a multiple of its stage, one row with a
+     * NaN (left to the accumulator), whole and in tiles */
+    {
+        prob P;
+        cfg c = {ER_FMT_F32, ER_RND_NEAREST_EVEN, 0u, 0, 0};
+        er_mma_stats st;
+        memset(&P, 0, sizeof P);
+        P.fa = P.fb = ER_FMT_F8E4M3FN;
+        P.fc = -1;
+        P.fs = -1;
+        P.m = 70;
+        P.n = 130;
+        P.k = 300;
+        prob_make(&P, &rng, GEN_BAND, 0);
+        P.A.mem[5 * 300 + 17] = 0x7f; /* a NaN in row 5 */
+        check3("exact64/large", &P, &c, &st);
+        /* every element but row 5's (and an exact zero sum, if any) */
+        ck_assert_msg(st.exact_f64 <= P.m * P.n - P.n && st.exact_f64 > (P.m * P.n - P.n) * 9 / 10,
+                      "exact64/large: %lld by the exact binary64 path",
+                      (long long)st.exact_f64);
+        setenv("EXACTREF_CUDA_MAX_CHUNK", "3000", 1);
+        c.dir = ER_RND_ZERO;
+        check3("exact64/large tiles", &P, &c, &st);
+        unsetenv("EXACTREF_CUDA_MAX_CHUNK");
+        ck_assert_msg(st.exact_f64 <= P.m * P.n - P.n && st.exact_f64 > (P.m * P.n - P.n) * 9 / 10,
+                      "exact64/large tiles: %lld by the exact binary64 path",
+                      (long long)st.exact_f64);
+        prob_free(&P);
+    }
+    /* block-scaled with f8E4M3FN scales (a narrow window), batched, each side's elements and scales
+     * broadcast differently: A 3-D with a 2-D a_scale, B 2-D with a 3-D b_scale */
+    for (int v = 0; v < 2; v++) {
+        prob P;
+        cfg c = {ER_FMT_BF16, ER_RND_POSITIVE_INF, 0u, 0, 0};
+        er_mma_stats st;
+        int64_t nb;
+        memset(&P, 0, sizeof P);
+        P.fa = ER_FMT_F4E2M1FN;
+        P.fb = v ? ER_FMT_F6E2M3FN : ER_FMT_F4E2M1FN;
+        P.fs = ER_FMT_F8E4M3FN;
+        P.fc = v ? ER_FMT_F32 : -1;
+        P.block = 16;
+        P.batch = 3;
+        P.b2d = 1;
+        P.m = 4;
+        P.n = 5;
+        P.k = 40;
+        prob_make(&P, &rng, GEN_UNIFORM, 0);
+        nb = nblocks_(&P);
+        tens_free(&P.SA);
+        tens_free(&P.SB);
+        tens_make(&P.SA, P.fs, 0, P.m, nb, 0, 0, &rng, GEN_UNIFORM, 0);
+        tens_make(&P.SB, P.fs, P.batch, nb, P.n, 0, 0, &rng, GEN_UNIFORM, 0);
+        for (size_t i = 0; i < P.SA.bytes; i++) P.SA.mem[i] = (unsigned char)gen_scale(P.fs, &rng);
+        for (size_t i = 0; i < P.SB.bytes; i++) P.SB.mem[i] = (unsigned char)gen_scale(P.fs, &rng);
+        check3("exact64/scales broadcast", &P, &c, &st);
+        printf("exact64/scales broadcast %d: %lld of %lld elements by the exact binary64 path\n", v,
+               (long long)st.exact_f64, (long long)st.elements);
+        prob_free(&P);
+    }
+    printf("exact64: %lld elements by the exact binary64 path\n", g_fx - before);
+    ck_assert_msg(g_fx > before, "the exact binary64 path never ran: the test does not test it");
+}
+END_TEST
+
 /* Tiles: EXACTREF_CUDA_MAX_CHUNK cuts the output into pieces of rows and columns (and of several
  * batches when a whole batch fits); every piece lands in its place. */
 START_TEST(test_tiles)
@@ -862,9 +1014,17 @@ START_TEST(test_errors)
     ck_assert_str_eq(msg, "");
     for (int i = 0; i < 4; i++) ck_assert(d[i] == 2.0f);
     ck_assert_int_eq(st.elements, 4);
-    ck_assert_int_eq(st.exact_path, 4);
+    ck_assert_int_eq(st.exact_path, 0); /* ones: the exact binary64 path computes every element */
     ck_assert_int_eq(st.fast_decided, 0);
+    ck_assert_int_eq(st.exact_f64, 4);
+    /* strategy EXACT: the long accumulator for every element */
+    x.strategy = ER_STRATEGY_EXACT;
+    s = run_mma_(&x);
+    ck_assert_msg(s == ER_OK, "%s: %s", er_status_string(s), msg);
+    for (int i = 0; i < 4; i++) ck_assert(d[i] == 2.0f);
+    ck_assert_int_eq(st.exact_path, 4);
     ck_assert_int_eq(st.exact_f64, 0);
+    x.strategy = ER_STRATEGY_AUTO;
     ck_assert_int_eq(st.wrapped, 0);
     ck_assert_int_eq(st.threads, 0);
 
@@ -896,6 +1056,7 @@ static Suite *suite_(void)
     tcase_add_test(tc, test_random_scaled);
     tcase_add_test(tc, test_mmai);
     tcase_add_test(tc, test_layout);
+    tcase_add_test(tc, test_exact64);
     tcase_add_test(tc, test_tiles);
     tcase_add_test(tc, test_larger);
     tcase_set_timeout(tc, 600);
@@ -957,6 +1118,7 @@ int main(void)
     srunner_run_all(sr, CK_VERBOSE);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    printf("%ld " ER_CUDA_PATH " engine calls in %.2f s of %.2f s in all\n", g_calls, g_cu_time, now_() - t);
+    printf("%ld " ER_CUDA_PATH " engine calls in %.2f s of %.2f s in all; %lld elements by the exact binary64 path\n",
+           g_calls, g_cu_time, now_() - t, g_fx);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -852,6 +852,22 @@ START_TEST(table)
                           s.group == (m->groups ? m->groups : 1),
                       "standard %s differs from sim model %s", pairs[t][0], pairs[t][1]);
     }
+    /* engine: specs, with the keys as documented (F and tf32 included) */
+    {
+        er_standard s;
+        char msg[200];
+        REQUIRE(er_standard_parse("engine:k=8,F=25,p=24,round=zero,promote=32,group=2,floor=1,tf32=1", &s, msg,
+                                  sizeof msg) == ER_OK, "%s", msg);
+        REQUIRE(s.kind == ER_STD_ENGINE && s.k == 8 && s.F == 25 && s.out_p == 24 && s.out_round == ER_RND_ZERO &&
+                    s.promote == 32 && s.group == 2 && s.floor_terms == 1 && s.tf32_inputs == 1,
+                "engine spec parsed to k %d F %d p %d promote %d group %d floor %d tf32 %d", s.k, s.F, s.out_p,
+                s.promote, s.group, s.floor_terms, s.tf32_inputs);
+        REQUIRE(er_standard_parse("engine:k=8,f=20", &s, msg, sizeof msg) == ER_OK && s.F == 20, "f= : %s", msg);
+        REQUIRE(er_standard_parse("engine:k=8,Q=3", &s, msg, sizeof msg) == ER_EINVAL && strstr(msg, "'Q'"),
+                "an unknown key is named: %s", msg);
+        REQUIRE(er_standard_parse("engine:k=8,promote=12", &s, msg, sizeof msg) == ER_EINVAL,
+                "promote not a multiple of k is refused");
+    }
 }
 END_TEST
 
