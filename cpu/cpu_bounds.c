@@ -227,6 +227,99 @@ static int bounds_batch(const er_mma_args *args, int64_t macs, const er_bjob *jo
     return bounds_cpu(job, out, e0, args->threads);
 }
 
+/* The preparation of one batch, on the CPU's threads: phase 0 the rows of A', 1 the rows of B', 2 the
+ * output's patterns and C, 3 B' by columns; each phase split over ranges of its rows. */
+typedef struct {
+    problem *P;
+    er_mma_args *args;
+    const view *rv;
+    int64_t b;
+    const er_bjob *job;
+    double *af, *bf, *babs, *bft, *cv;
+    int16_t *ea, *eb, *ebt;
+    double *dbt;
+    uint64_t *rb;
+    int phase;
+} prep;
+
+static void prep_range(prep *q, int64_t r0, int64_t r1)
+{
+    problem *P = q->P;
+    int64_t b = q->b, k = P->k, n = P->n;
+    int block = q->args->block;
+    if (q->phase == 0) {
+        for (int64_t i = r0; i < r1; i++)
+            for (int64_t p = 0; p < k; p++) {
+                q->af[i * k + p] = val_to_double(a_val(P, b, i, p));
+                if (q->ea) {
+                    int16_t e = hw_exp(er_decode(P->a.fmt, load(&P->a, b, i, p)), P->a.fmt);
+                    if (P->scaled) e = (int16_t)(e + hw_exp(er_decode(P->sa.fmt, load(&P->sa, b, i, p / block)), P->sa.fmt));
+                    q->ea[i * k + p] = e;
+                }
+            }
+    } else if (q->phase == 1) {
+        for (int64_t p = r0; p < r1; p++)
+            for (int64_t j = 0; j < n; j++) {
+                double v = val_to_double(b_val(P, b, p, j));
+                q->bf[p * n + j] = v;
+                if (q->babs) q->babs[p * n + j] = fabs(v);
+                if (q->eb) {
+                    int16_t e = hw_exp(er_decode(P->b.fmt, load(&P->b, b, p, j)), P->b.fmt);
+                    if (P->scaled) e = (int16_t)(e + hw_exp(er_decode(P->sb.fmt, load(&P->sb, b, p / block, j)), P->sb.fmt));
+                    q->eb[p * n + j] = e;
+                }
+            }
+    } else if (q->phase == 2) {
+        for (int64_t i = r0; i < r1; i++)
+            for (int64_t j = 0; j < n; j++) {
+                q->rb[i * n + j] = load(q->rv, b, i, j);
+                if (q->cv) q->cv[i * n + j] = val_to_double(er_decode(P->c.fmt, load(&P->c, b, i, j)));
+            }
+    } else if (q->bft) {
+        for (int64_t j = r0; j < r1; j++)
+            for (int64_t p = 0; p < k; p++) {
+                q->bft[j * k + p] = q->bf[p * n + j];
+                if (q->ebt) q->ebt[j * k + p] = q->eb[p * n + j];
+                if (q->dbt) q->dbt[j * k + p] = q->job->db[p * n + j];
+            }
+    }
+}
+
+typedef struct {
+    prep *q;
+    int64_t r0, r1;
+} prep_part;
+
+static void *prep_thread(void *arg)
+{
+    prep_part *w = (prep_part *)arg;
+    prep_range(w->q, w->r0, w->r1);
+    return NULL;
+}
+
+/* One phase over all its rows, split over the threads (every range written by one thread). */
+static void par_for(int threads, prep *q)
+{
+    int64_t rows = q->phase == 0 || q->phase == 2 ? q->P->m : q->phase == 1 ? q->P->k : q->P->n;
+    int T = er_cpu_threads(threads);
+    if (T > 64) T = 64;
+    if ((int64_t)T > rows / 64) T = (int)(rows / 64 > 0 ? rows / 64 : 1);
+    pthread_t th[64];
+    prep_part w[64];
+    int started[64];
+    for (int t = 0; t < T; t++) {
+        w[t].q = q;
+        w[t].r0 = rows * t / T;
+        w[t].r1 = rows * (t + 1) / T;
+        started[t] = t > 0 && pthread_create(&th[t], NULL, prep_thread, &w[t]) == 0;
+    }
+    for (int t = 1; t < T; t++)
+        if (!started[t]) prep_range(q, w[t].r0, w[t].r1);
+    prep_range(q, w[0].r0, w[0].r1);
+    for (int t = 1; t < T; t++)
+        if (started[t]) pthread_join(th[t], NULL);
+}
+
 int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
                   const er_slack *slack, er_bounds *out, char *msg, size_t msg_size, int *on_cpu)
 {
@@ -296,10 +389,16 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
         ea = (int16_t *)malloc(sizeof(int16_t) * (size_t)(mk ? mk : 1));
         eb = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
     }
-    if (c->gemm_form) babs = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1)); /* NULL: no GEMM */
+    /* where the elements will run: the CPU's extra copies only where they serve (a device that then
+     * declines leaves the elements to the CPU, which computes the same bits without them) */
+    int target = args->backend;
+    if (target == ER_BACKEND_AUTO) target = er_backend_auto(P.batch * P.m * P.n * P.k, args->device, NULL, 0);
+    if (c->gemm_form && target == ER_BACKEND_CPU)
+        babs = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1)); /* NULL: no GEMM */
     /* B' (and the engines' exponents, and B's slack) by columns for the per-element loops: the same
-     * values in the same order, read with step 1 (NULL: read by rows, slower, the same bits) */
-    bft = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+     * values in the same order, read with step 1 (NULL: read by rows, slower, the same bits); OpenCL
+     * on a CPU device reads them too, CUDA does not */
+    if (target != ER_BACKEND_CUDA) bft = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
     if (bft && eb) ebt = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
     if (bft && slack && slack->db) dbt = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
     if (bft && ((eb && !ebt) || (slack && slack->db && !dbt))) {
@@ -325,46 +424,14 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
                rounded->ndim == 3 ? rounded->strides[0] : 0, rounded->strides[rounded->ndim - 2],
                rounded->strides[rounded->ndim - 1]};
     for (int64_t b = 0; b < P.batch && st == ER_OK; b++) {
-        for (int64_t i = 0; i < P.m; i++)
-            for (int64_t p = 0; p < P.k; p++) {
-                er_val v = a_val(&P, b, i, p);
-                af[i * P.k + p] = val_to_double(v);
-                if (ea) {
-                    int16_t e = hw_exp(er_decode(P.a.fmt, load(&P.a, b, i, p)), P.a.fmt);
-                    if (P.scaled) e = (int16_t)(e + hw_exp(er_decode(P.sa.fmt, load(&P.sa, b, i, p / args->block)), P.sa.fmt));
-                    ea[i * P.k + p] = e;
-                }
-            }
-        for (int64_t p = 0; p < P.k; p++)
-            for (int64_t j = 0; j < P.n; j++) {
-                bf[p * P.n + j] = val_to_double(b_val(&P, b, p, j));
-                if (eb) {
-                    int16_t e = hw_exp(er_decode(P.b.fmt, load(&P.b, b, p, j)), P.b.fmt);
-                    if (P.scaled) e = (int16_t)(e + hw_exp(er_decode(P.sb.fmt, load(&P.sb, b, p / args->block, j)), P.sb.fmt));
-                    eb[p * P.n + j] = e;
-                }
-            }
-        if (babs)
-            for (int64_t q = 0; q < kn; q++) babs[q] = fabs(bf[q]);
-        for (int64_t i = 0; i < P.m; i++)
-            for (int64_t j = 0; j < P.n; j++) {
-                rb[i * P.n + j] = load(&rv, b, i, j);
-                if (cv) cv[i * P.n + j] = val_to_double(er_decode(P.c.fmt, load(&P.c, b, i, j)));
-            }
         if (slack) {
             /* the slack of this batch (a 2-D operand's slack serves every batch) */
             job.da = slack->da ? slack->da + (args->a->ndim == 3 ? b * P.m * P.k : 0) : NULL;
             job.db = slack->db ? slack->db + (args->b->ndim == 3 ? b * P.k * P.n : 0) : NULL;
             job.dc = slack->dc ? slack->dc + (args->c && args->c->ndim == 3 ? b * P.m * P.n : 0) : NULL;
         }
-        if (bft) {
-            for (int64_t p = 0; p < P.k; p++)
-                for (int64_t j = 0; j < P.n; j++) {
-                    bft[j * P.k + p] = bf[p * P.n + j];
-                    if (ebt) ebt[j * P.k + p] = eb[p * P.n + j];
-                    if (dbt) dbt[j * P.k + p] = job.db[p * P.n + j];
-                }
-        }
+        prep pr = {&P, args, &rv, b, &job, af, bf, babs, bft, cv, ea, eb, ebt, dbt, rb, 0};
+        for (pr.phase = 0; pr.phase < 4; pr.phase++) par_for(args->threads, &pr);
         job.bft = bft;
         job.ebt = ebt;
         job.dbt = dbt;
