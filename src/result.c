@@ -472,13 +472,28 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
 int er_opencl_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
                      size_t msg_size);
 #endif
-static int normal_on_backend_(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out)
+static int normal_on_backend_(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out,
+                              char *dmsg, size_t dmsg_size)
 {
+    er_mma_args a2 = *args;
+    int st = ER_EUNSUPPORTED;
+    dmsg[0] = '\0';
+    if (a2.backend == ER_BACKEND_AUTO) {
+        /* the choice er_mma makes for this size; a device that fails leaves the work to the CPU */
+        int64_t B = rounded->ndim == 3 ? rounded->shape[0] : 1, M = rounded->shape[rounded->ndim - 2],
+                N = rounded->shape[rounded->ndim - 1], K = args->a->shape[args->a->ndim - 1];
+        a2.backend = er_backend_auto(B * M * N * K, args->device, NULL, 0);
+        if (a2.backend == ER_BACKEND_OPENCL && a2.device < 0) a2.device = er_backend_auto_opencl_device_();
+    }
 #if ER_HAVE_OPENCL
-    if (args->backend == ER_BACKEND_OPENCL) return er_opencl_normal(args, compute, ftz, out, NULL, 0);
+    if (a2.backend == ER_BACKEND_OPENCL) st = er_opencl_normal(&a2, compute, ftz, out, dmsg, dmsg_size);
 #endif
-    if (args->backend == ER_BACKEND_CUDA) return er_cuda_normal(args, compute, ftz, out, NULL, 0);
-    return er_cpu_normal(args, rounded, compute, ftz, out);
+    if (a2.backend == ER_BACKEND_CUDA) st = er_cuda_normal(&a2, compute, ftz, out, dmsg, dmsg_size);
+    if (a2.backend == ER_BACKEND_CPU || (st != ER_OK && args->backend == ER_BACKEND_AUTO)) {
+        dmsg[0] = '\0';
+        st = er_cpu_normal(args, rounded, compute, ftz, out);
+    }
+    return st;
 }
 
 er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)
@@ -534,14 +549,16 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
             st = er_result_normal(r->from[q], -1, flush_to_zero, &t[q], msg, msg_size);
             *slot[q] = &t[q];
         }
-        if (st == ER_OK) st = normal_on_backend_(&a2, &r->d, compute, flush_to_zero, out);
+        char dmsg[512] = "";
+        if (st == ER_OK) st = normal_on_backend_(&a2, &r->d, compute, flush_to_zero, out, dmsg, sizeof dmsg);
         for (int q = 0; q < 3; q++) free(buf[q]);
-        if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", er_status_string(st));
+        if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", dmsg[0] ? dmsg : er_status_string(st));
         return ER_OK;
     }
     if (out->format != r->d.format) return msgf(msg, msg_size, ER_EINVAL, "normal(): out must have the output format");
-    er_status st = normal_on_backend_(&r->args, &r->d, compute, flush_to_zero, out);
-    if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", er_status_string(st));
+    char dmsg[512] = "";
+    er_status st = normal_on_backend_(&r->args, &r->d, compute, flush_to_zero, out, dmsg, sizeof dmsg);
+    if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", dmsg[0] ? dmsg : er_status_string(st));
     return ER_OK;
 }
 

@@ -678,11 +678,14 @@ START_TEST(test_faults)
         make_opts(&o, &(topt){f == 2 ? "hopper" : "normal", -1, 0});
         setenv("EXACTREF_OPENCL_FAULT", fault[f], 1);
         {
-            /* normal() on the device fails the same way (its message is the result layer's) */
+            /* normal() on the device fails the same way, with the device's message */
             unsigned char nd[4 * 4 * 4];
             er_tensor ND = er_tensor_2d(P.fd, P.m, P.n, nd);
+            msg[0] = 0;
             st = er_result_normal(r, ER_FMT_F32, 0, &ND, msg, sizeof msg);
             ck_assert_msg(st == ER_EDEVICE, "fault %s: normal(): status %d", fault[f], st);
+            ck_assert_msg(strstr(msg, "OpenCL") != NULL, "fault %s: normal()'s message '%s' does not name OpenCL",
+                          fault[f], msg);
         }
         msg[0] = 0;
         st = er_result_bounds(r, &o, &b, msg, sizeof msg);
