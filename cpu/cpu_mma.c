@@ -628,7 +628,11 @@ int er_mma(er_mma_args *args)
     if (args->backend == ER_BACKEND_AUTO) {
         /* a device where er_backend_auto says so; if it fails, the CPU below (the same bits) */
         char why[256], dmsg[512];
-        int be = er_backend_auto(P.batch * P.m * P.n * P.k, args->device, why, sizeof why);
+        int64_t macs = P.batch * P.m * P.n * P.k;
+        int be = er_backend_auto(macs, args->device, why, sizeof why);
+        if (be == ER_BACKEND_CPU && ER_HAVE_CUDA && macs >= ER_AUTO_DEVICE_MACS && !getenv("EXACTREF_BACKEND"))
+            /* a build with the CUDA backend on a machine without a usable device: say so, once per call */
+            snprintf(P.note, sizeof P.note, "no device used: %.230s", why);
         if (be != ER_BACKEND_CPU) {
             er_mma_args a2 = *args;
             a2.backend = be;

@@ -1,4 +1,5 @@
 /* test_api.c: the public API around the core: names, pattern checks, arrays, text, seed helpers. */
+#define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -231,6 +232,58 @@ START_TEST(seed_helpers)
 }
 END_TEST
 
+
+/* --backend auto: er_backend_auto's rules, and what er_mma says when it does not use a device. */
+START_TEST(backend_auto)
+{
+    char why[512];
+    unsetenv("EXACTREF_BACKEND");
+    ck_assert_int_eq(er_backend_auto(1000, -1, why, sizeof why), ER_BACKEND_CPU);
+    ck_assert_msg(strstr(why, "below 2^30") != NULL, "why: %s", why);
+    setenv("EXACTREF_BACKEND", "cpu", 1);
+    ck_assert_int_eq(er_backend_auto((int64_t)1 << 40, -1, why, sizeof why), ER_BACKEND_CPU);
+    ck_assert_msg(strstr(why, "EXACTREF_BACKEND=cpu") != NULL, "why: %s", why);
+    setenv("EXACTREF_BACKEND", "opencl", 1);
+    ck_assert_int_eq(er_backend_auto(10, -1, why, sizeof why), ER_BACKEND_OPENCL);
+    setenv("EXACTREF_BACKEND", "gpu", 1);
+    ck_assert_int_eq(er_backend_auto(10, -1, why, sizeof why), ER_BACKEND_CPU);
+    ck_assert_msg(strstr(why, "\"gpu\" is not") != NULL, "why: %s", why);
+    unsetenv("EXACTREF_BACKEND");
+
+    /* a big problem (2^30 multiply-adds): where no device is usable, the CPU, and with a CUDA build a
+     * note saying why; where a device exists this machine is not the one to test the note on */
+    int be = er_backend_auto(ER_AUTO_DEVICE_MACS, -1, why, sizeof why);
+    if (be == ER_BACKEND_CPU) {
+        const int64_t n = 1024;
+        uint16_t *a = calloc((size_t)(n * n), 2), *b = calloc((size_t)(n * n), 2);
+        uint32_t *d = calloc((size_t)(n * n), 4);
+        ck_assert(a && b && d);
+        for (int64_t q = 0; q < n * n; q++) {
+            a[q] = (uint16_t)(0x3F80 + (q % 7)); /* bf16 values near 1 */
+            b[q] = (uint16_t)(0xBF80 + (q % 5));
+        }
+        er_tensor ta = er_tensor_2d(ER_FMT_BF16, n, n, a), tb = er_tensor_2d(ER_FMT_BF16, n, n, b),
+                  td = er_tensor_2d(ER_FMT_F32, n, n, d);
+        er_mma_args args;
+        er_mma_stats st;
+        er_mma_args_init(&args);
+        args.a = &ta;
+        args.b = &tb;
+        args.d = &td;
+        args.stats = &st;
+        ck_assert_int_eq(er_mma(&args), ER_OK);
+        ck_assert_int_eq(st.backend, ER_BACKEND_CPU);
+        if (ER_HAVE_CUDA)
+            ck_assert_msg(strstr(st.note, "no device used") != NULL, "note: '%s'", st.note);
+        else
+            ck_assert_msg(st.note[0] == 0, "note: '%s'", st.note);
+        free(a);
+        free(b);
+        free(d);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("api");
@@ -243,6 +296,7 @@ int main(void)
     tcase_add_test(tc, arrays_match_scalar);
     tcase_add_test(tc, hex_text_round_trips);
     tcase_add_test(tc, seed_helpers);
+    tcase_add_test(tc, backend_auto);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
