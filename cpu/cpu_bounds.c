@@ -67,6 +67,110 @@ void er_bjob_element(const er_bjob *j, int64_t i, int64_t col, const double *pre
 
 /* ---- Threads over rows. ---- */
 
+/*
+ * An engine's elements a row at a time (no slack of A or B): the terms of each instruction are summed
+ * for all the row's elements together, reading B' by rows (independent sums: the loop over columns
+ * pipelines and vectorises), then each element's instruction recurrence runs (er_b_eng_block).  Every
+ * element sees the same operations in the same order as er_b_eng_run's, hence the same bits.  0: no
+ * memory (the caller takes the element-at-a-time path).
+ */
+/* One term of every element of a row: er_b_eng_term's operations, column by column (the exponents
+ * are small integers, exact as binary64, so the maximum may be taken in binary64). */
+static void terms_row_plain(int64_t n, double av, const double *brow, int eav, const int16_t *erow, double *sv,
+                            double *xs, double *em)
+{
+    for (int64_t col = 0; col < n; col++) {
+        double x = av * brow[col];
+        double e = x == 0 ? -126.0 : (double)(eav + erow[col]);
+        sv[col] = sv[col] + x;
+        xs[col] = xs[col] + fabs(x);
+        em[col] = e > em[col] ? e : em[col];
+    }
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ER_HAVE_AVX2_TERMS 1
+/* The same four columns at a time: IEEE multiplication and addition lane by lane, the same bits. */
+__attribute__((target("avx2"))) static void terms_row_avx2(int64_t n, double av, const double *brow, int eav,
+                                                            const int16_t *erow, double *sv, double *xs, double *em)
+{
+    const __m256d va = _mm256_set1_pd(av), zero = _mm256_setzero_pd(), m126 = _mm256_set1_pd(-126.0);
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
+    const __m128i vea = _mm_set1_epi32(eav);
+    int64_t col = 0;
+    for (; col + 4 <= n; col += 4) {
+        __m256d x = _mm256_mul_pd(va, _mm256_loadu_pd(brow + col));
+        __m128i e16 = _mm_loadl_epi64((const __m128i *)(erow + col));
+        __m256d e = _mm256_cvtepi32_pd(_mm_add_epi32(_mm_cvtepi16_epi32(e16), vea));
+        e = _mm256_blendv_pd(e, m126, _mm256_cmp_pd(x, zero, _CMP_EQ_OQ));
+        _mm256_storeu_pd(sv + col, _mm256_add_pd(_mm256_loadu_pd(sv + col), x));
+        _mm256_storeu_pd(xs + col, _mm256_add_pd(_mm256_loadu_pd(xs + col), _mm256_and_pd(x, absmask)));
+        __m256d m = _mm256_loadu_pd(em + col);
+        _mm256_storeu_pd(em + col, _mm256_blendv_pd(m, e, _mm256_cmp_pd(e, m, _CMP_GT_OQ)));
+    }
+    if (col < n) terms_row_plain(n - col, av, brow + col, eav, erow + col, sv + col, xs + col, em + col);
+}
+#endif
+
+static void terms_row(int64_t n, double av, const double *brow, int eav, const int16_t *erow, double *sv, double *xs,
+                      double *em)
+{
+#ifdef ER_HAVE_AVX2_TERMS
+    static int have = -1;
+    if (have < 0) have = __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (have) {
+        terms_row_avx2(n, av, brow, eav, erow, sv, xs, em);
+        return;
+    }
+#endif
+    terms_row_plain(n, av, brow, eav, erow, sv, xs, em);
+}
+
+static int engine_rows(bctx *c)
+{
+    const er_bjob *j = c->job;
+    const er_bpar *par = &j->par;
+    int64_t n = j->n, k = par->k;
+    er_b_eng *g = malloc(sizeof *g * (size_t)(n ? n : 1));
+    double *sv = malloc(sizeof(double) * (size_t)(n ? n : 1)), *xs = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    double *em = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!g || !sv || !xs || !em) {
+        free(g); free(sv); free(xs); free(em);
+        return 0;
+    }
+    for (int64_t i = c->r0; i < c->r1; i++) {
+        const double *ar = j->af + i * k;
+        const int16_t *ea = j->ea + i * k;
+        for (int64_t col = 0; col < n; col++) {
+            er_b_eng_init(par, &g[col], j->cv ? j->cv[i * n + col] : 0.0, j->dc ? j->dc[i * n + col] : 0.0);
+            sv[col] = 0;
+        }
+        for (int64_t p0 = 0; p0 < k; p0 += par->mk) {
+            int64_t p1 = p0 + par->mk < k ? p0 + par->mk : k;
+            for (int64_t col = 0; col < n; col++) {
+                xs[col] = 0;
+                em[col] = -100000.0;
+            }
+            for (int64_t p = p0; p < p1; p++) {
+                const double av = ar[p], *brow = j->bf + p * n;
+                const int eav = ea[p];
+                const int16_t *erow = j->eb + p * n;
+                terms_row(n, av, brow, eav, erow, sv, xs, em);
+            }
+            for (int64_t col = 0; col < n; col++) er_b_eng_block(par, &g[col], xs[col], (int)em[col], p1 - p0, p1);
+        }
+        for (int64_t col = 0; col < n; col++) {
+            er_bel b;
+            g[col].s = sv[col];
+            er_b_eng_element(par, &g[col], j->cv ? j->cv[i * n + col] : 0.0, j->rb[i * n + col], &b);
+            put_bel(c->out, c->e0 + i * n + col, &b);
+        }
+    }
+    free(g); free(sv); free(xs); free(em);
+    return 1;
+}
+
 static void bounds_rows(bctx *c)
 {
     const er_bjob *j = c->job;
@@ -75,6 +179,7 @@ static void bounds_rows(bctx *c)
      * matrix products, on the fast path's kernel (the same chains as er_bound_element's) */
     double *S = NULL, *TT = NULL, *WW = NULL, *aa = NULL, *aw = NULL;
     const double *babs = NULL;
+    if (j->par.kind == ER_BK_ENGINE && !j->par.slack_a && !j->par.slack_b && engine_rows(c)) return;
     if (j->par.gemm_form && rows > 0 && k > 0) {
         S = malloc(sizeof(double) * (size_t)(rows * n));
         TT = malloc(sizeof(double) * (size_t)(rows * n));

@@ -302,88 +302,88 @@ ER_FN double er_b_radius_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GL
  * sum of |products| and its error.  Promotion every `promote` products adds the partial into an f32
  * accumulator: one more f32 rounding of at most 2^-24 of the new value.
  */
-ER_FN double er_b_radius_engine(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
-                                ER_GLOBAL const er_i16 *ea, ER_GLOBAL const er_i16 *eb, ER_GLOBAL const double *da,
-                                ER_GLOBAL const double *db, double cval, double sc, double *s64, double *e64,
-                                int *nonfinite)
+/* The running state of one element's engine bound: the recurrence over the instructions (blocks of
+ * c->mk terms) is er_b_eng_block, the same source for every backend; the terms of a block are summed
+ * by the caller, in index order (er_b_eng_run below, or the CPU's row-at-a-time loop). */
+typedef struct er_b_eng {
+    double s, T, E, B, R, pert; /* sum of products; sum of |products|; error bound; |partial| bounds; slack */
+    int bad;                    /* an infinite or NaN term: no finite bound */
+    int done;                   /* an intermediate overflow: no finite bound, nothing more to do */
+} er_b_eng;
+
+ER_FN void er_b_eng_init(const er_bpar *c, er_b_eng *g, double cval, double sc)
 {
-    er_i64 k = c->k, ldb = c->ldb, p0, p;
-    double s = 0, T = 0, E = 0, infl = 1.0 + (double)(k + 8) * 0x1p-51;
-    double pert = sc;
-    double B = c->has_c && !c->promote ? fabs(cval) + sc : 0.0, R = c->has_c && c->promote ? fabs(cval) + sc : 0.0;
-    int bad = 0;
-    for (p0 = 0; p0 < k; p0 += c->mk) {
-        er_i64 p1 = p0 + c->mk < k ? p0 + c->mk : k;
-        double xs = 0;
-        int emax = -100000, ec, Es, ed;
-        double trunc, dmax, norm;
-        for (p = p0; p < p1; p++) {
-            double av = ar[p], bv = bc[p * ldb];
-            double x = av * bv;
-            /* a zero product is a term of exponent -126 (the model's rule for zeros) */
-            int e = x == 0 ? -126 : ea[p] + eb[p * ldb];
-            double ax = fabs(x);
-            s = s + x;
-            if (c->slack_a || c->slack_b) {
-                /* results as inputs: the stored operands may be up to da, db away: larger terms, larger
-                 * exponents (floor(log2(|a| + da)) + 1 bounds the stored operand's exponent) */
-                double sa = c->slack_a ? da[p] : 0, sbb = c->slack_b ? db[p * ldb] : 0;
-                double A_ = er_b_up(fabs(av) + sa), B_ = er_b_up(fabs(bv) + sbb);
-                ax = er_b_up(A_ * B_);
-                pert = pert + (er_b_up(er_b_up(sa * fabs(bv)) + er_b_up(fabs(av) * sbb)) + er_b_up(sa * sbb));
-                if (ax > 0 && er_b_finite(A_) && er_b_finite(B_)) {
-                    int e2 = er_b_frexp_e(A_) + er_b_frexp_e(B_);
-                    e = e2 > e ? e2 : e;
-                    if (x == 0) e = e2 > -126 ? e2 : -126;
-                }
-            }
-            xs = xs + ax;
-            if (e > emax) emax = e;
-        }
-        T = T + xs;
-        xs = er_b_up(xs * infl);
-        /* C is an f32: its exponent is at least f32's minimum, -126, also when it is subnormal or 0 */
-        ec = -126;
-        if (B > 0 && er_b_finite(B)) {
-            int ex = er_b_frexp_e(B);
-            if (ex - 1 > ec) ec = ex - 1;
-        }
-        Es = emax + c->gextra > ec ? emax + c->gextra : ec;
-        trunc = er_b_up((double)(p1 - p0 + 1) * er_b_pow2(Es - c->F));
-        dmax = er_b_up(er_b_up(B + xs) + trunc);
-        if (bad || !er_b_finite(dmax)) {
-            /* an infinite or NaN term: the sums s and T go on (they decide below whether the exact
-             * value is infinite or NaN); no finite bound otherwise */
-            bad = 1;
-            continue;
-        }
-        ed = er_b_frexp_e(dmax);
-        norm = ed - 1 - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0) < -149
-                   ? 0x1p-149 /* in f32's subnormal range the quantum is 2^-149, whatever |D|'s exponent */
-                   : er_b_pow2(ed - 1 - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0));
-        E = er_b_up(er_b_up(E + trunc) + norm);
-        B = er_b_up(dmax + norm);
-        if (B >= c->max_c || R >= c->max_c) return ER_B_INF; /* an intermediate overflow: no finite bound */
-        if (c->promote && (p1 % c->promote == 0 || p1 == k)) {
-            double rnew = er_b_up(R + B);
-            double perr = er_b_up(rnew * 0x1p-24);
-            E = er_b_up(E + perr);
-            R = er_b_up(rnew + perr);
-            B = 0;
-        }
+    g->s = 0;
+    g->T = 0;
+    g->E = 0;
+    g->pert = sc;
+    g->B = c->has_c && !c->promote ? fabs(cval) + sc : 0.0;
+    g->R = c->has_c && c->promote ? fabs(cval) + sc : 0.0;
+    g->bad = 0;
+    g->done = 0;
+}
+
+/* One instruction: terms [p1 - nt, p1), whose magnitudes sum to xs (from 0, in index order) and whose
+ * largest hardware exponent is emax. */
+ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er_i64 nt, er_i64 p1)
+{
+    double infl = 1.0 + (double)(c->k + 8) * 0x1p-51, trunc, dmax, norm;
+    int ec, Es, ed, sh;
+    if (g->done) return;
+    g->T = g->T + xs;
+    xs = er_b_up(xs * infl);
+    /* C is an f32: its exponent is at least f32's minimum, -126, also when it is subnormal or 0 */
+    ec = -126;
+    if (g->B > 0 && er_b_finite(g->B)) {
+        int ex = er_b_frexp_e(g->B);
+        if (ex - 1 > ec) ec = ex - 1;
     }
-    s = s + cval;
-    T = T + fabs(cval);
+    Es = emax + c->gextra > ec ? emax + c->gextra : ec;
+    trunc = er_b_up((double)(nt + 1) * er_b_pow2(Es - c->F));
+    dmax = er_b_up(er_b_up(g->B + xs) + trunc);
+    if (g->bad || !er_b_finite(dmax)) {
+        /* an infinite or NaN term: the sums s and T go on (they decide at the end whether the exact
+         * value is infinite or NaN); no finite bound otherwise */
+        g->bad = 1;
+        return;
+    }
+    ed = er_b_frexp_e(dmax);
+    sh = ed - 1 - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0);
+    /* in f32's subnormal range the quantum is 2^-149, whatever |D|'s exponent */
+    norm = sh < -149 ? 0x1p-149 : er_b_pow2(sh);
+    g->E = er_b_up(er_b_up(g->E + trunc) + norm);
+    g->B = er_b_up(dmax + norm);
+    if (g->B >= c->max_c || g->R >= c->max_c) {
+        g->done = 1; /* an intermediate overflow: no finite bound */
+        return;
+    }
+    if (c->promote && (p1 % c->promote == 0 || p1 == c->k)) {
+        double rnew = er_b_up(g->R + g->B);
+        double perr = er_b_up(rnew * 0x1p-24);
+        g->E = er_b_up(g->E + perr);
+        g->R = er_b_up(rnew + perr);
+        g->B = 0;
+    }
+}
+
+/* After the last instruction: the radius, and the enclosure s64 +- e64 of the exact sum. */
+ER_FN double er_b_eng_final(const er_bpar *c, const er_b_eng *g, double cval, double *s64, double *e64,
+                            int *nonfinite)
+{
+    double infl = 1.0 + (double)(c->k + 8) * 0x1p-51, s, T, E = g->E;
+    if (g->done) return ER_B_INF;
+    s = g->s + cval;
+    T = g->T + fabs(cval);
     if (!er_b_finite(s) || !er_b_finite(T)) {
         *nonfinite = 1;
         return ER_B_INF;
     }
-    if (bad) return ER_B_INF;
+    if (g->bad) return ER_B_INF;
     *s64 = s;
-    *e64 = er_b_up((double)(k + 3) * 0x1p-53 * T * infl);
+    *e64 = er_b_up((double)(c->k + 3) * 0x1p-53 * T * infl);
     if (c->has_c && c->c_rounds) E = er_b_up(E + er_b_up(fabs(cval) * 0x1p-24));
-    if (!er_b_finite(pert)) return ER_B_INF;
-    if (pert > 0) E = er_b_up(E + er_b_up(pert * infl));
+    if (!er_b_finite(g->pert)) return ER_B_INF;
+    if (g->pert > 0) E = er_b_up(E + er_b_up(g->pert * infl));
     if (c->tf32_inputs) {
         /* f32 operands truncated to tf32 first: each factor loses less than 2^-10 of itself, so a product
          * less than (2^-10 + 2^-10 + 2^-20) of itself; the sum of those losses is below that times T */
@@ -391,6 +391,56 @@ ER_FN double er_b_radius_engine(const er_bpar *c, ER_GLOBAL const double *ar, ER
         if (rel > 0) E = er_b_up(E + er_b_up(er_b_up(T * infl) * rel));
     }
     return E;
+}
+
+/* A term of an engine's instruction: x = a b, its hardware exponent (a zero product is a term of
+ * exponent -126, the model's rule for zeros), added to the running sums in index order. */
+ER_FN void er_b_eng_term(double av, double bv, int eab, double *s, double *xs, int *emax)
+{
+    double x = av * bv;
+    int e = x == 0 ? -126 : eab;
+    *s = *s + x;
+    *xs = *xs + fabs(x);
+    if (e > *emax) *emax = e;
+}
+
+/* Every instruction of one element, its terms one by one (slack included). */
+ER_FN void er_b_eng_run(const er_bpar *c, er_b_eng *gp, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
+                        ER_GLOBAL const er_i16 *ea, ER_GLOBAL const er_i16 *eb, ER_GLOBAL const double *da,
+                        ER_GLOBAL const double *db)
+{
+    er_i64 k = c->k, ldb = c->ldb, p0, p;
+    er_b_eng g = *gp;
+    for (p0 = 0; p0 < k; p0 += c->mk) {
+        er_i64 p1 = p0 + c->mk < k ? p0 + c->mk : k;
+        double xs = 0;
+        int emax = -100000;
+        for (p = p0; p < p1; p++) {
+            double av = ar[p], bv = bc[p * ldb];
+            if (c->slack_a || c->slack_b) {
+                /* results as inputs: the stored operands may be up to da, db away: larger terms, larger
+                 * exponents (floor(log2(|a| + da)) + 1 bounds the stored operand's exponent) */
+                double x = av * bv, ax;
+                int e = x == 0 ? -126 : ea[p] + eb[p * ldb];
+                double sa = c->slack_a ? da[p] : 0, sbb = c->slack_b ? db[p * ldb] : 0;
+                double A_ = er_b_up(fabs(av) + sa), B_ = er_b_up(fabs(bv) + sbb);
+                g.s = g.s + x;
+                ax = er_b_up(A_ * B_);
+                g.pert = g.pert + (er_b_up(er_b_up(sa * fabs(bv)) + er_b_up(fabs(av) * sbb)) + er_b_up(sa * sbb));
+                if (ax > 0 && er_b_finite(A_) && er_b_finite(B_)) {
+                    int e2 = er_b_frexp_e(A_) + er_b_frexp_e(B_);
+                    e = e2 > e ? e2 : e;
+                    if (x == 0) e = e2 > -126 ? e2 : -126;
+                }
+                xs = xs + ax;
+                if (e > emax) emax = e;
+            } else {
+                er_b_eng_term(av, bv, ea[p] + eb[p * ldb], &g.s, &xs, &emax);
+            }
+        }
+        er_b_eng_block(c, &g, xs, emax, p1 - p0, p1);
+    }
+    *gp = g;
 }
 
 ER_FN int er_b_nan_pattern(int f, er_u64 bits) { return er_decode(f, bits).cls == ER_CLASS_NAN; }
@@ -481,6 +531,15 @@ ER_FN void er_b_finish(const er_bpar *c, er_u64 rbits, double s64, double e64, d
     }
 }
 
+/* An engine's element from its finished state. */
+ER_FN void er_b_eng_element(const er_bpar *c, const er_b_eng *g, double cval, er_u64 rbits, er_bel *o)
+{
+    double s64 = 0, e64 = 0, rad;
+    int nonfinite = !er_b_finite(cval);
+    rad = er_b_eng_final(c, g, cval, &s64, &e64, &nonfinite);
+    er_b_finish(c, rbits, s64, e64, rad, nonfinite, (c->slack_a || c->slack_b || c->slack_c) && !er_b_finite(rad), o);
+}
+
 /*
  * One element.  pre: the CPU's canonical sums (S, TT, WW) from its matrix-product kernel, or NULL (the
  * devices): then they are formed here, the same fused chains in the same order.
@@ -493,7 +552,11 @@ ER_FN void er_bound_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLO
     double s64 = 0, e64 = 0, rad;
     int nonfinite = !er_b_finite(cval);
     if (c->kind == ER_BK_ENGINE) {
-        rad = er_b_radius_engine(c, ar, bc, ea, eb, da, db, cval, sc, &s64, &e64, &nonfinite);
+        er_b_eng g;
+        er_b_eng_init(c, &g, cval, sc);
+        er_b_eng_run(c, &g, ar, bc, ea, eb, da, db);
+        er_b_eng_element(c, &g, cval, rbits, o);
+        return;
     } else {
         double S = 0, TT = 0, WW = 0;
         int have = 0;
