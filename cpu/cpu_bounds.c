@@ -113,18 +113,128 @@ __attribute__((target("avx2"))) static void terms_row_avx2(int64_t n, double av,
 }
 #endif
 
-static void terms_row(int64_t n, double av, const double *brow, int eav, const int16_t *erow, double *sv, double *xs,
-                      double *em)
+/* The vector paths: where the processor has AVX2, unless EXACTREF_NO_SIMD is set (the tests compare
+ * both paths' bits).  Read once per call of engine_rows. */
+static int simd_wanted(void)
 {
 #ifdef ER_HAVE_AVX2_TERMS
-    static int have = -1;
-    if (have < 0) have = __builtin_cpu_supports("avx2") ? 1 : 0;
-    if (have) {
+    return __builtin_cpu_supports("avx2") && !getenv("EXACTREF_NO_SIMD");
+#else
+    return 0;
+#endif
+}
+
+static void terms_row(int simd, int64_t n, double av, const double *brow, int eav, const int16_t *erow, double *sv,
+                      double *xs, double *em)
+{
+#ifdef ER_HAVE_AVX2_TERMS
+    if (simd) {
         terms_row_avx2(n, av, brow, eav, erow, sv, xs, em);
         return;
     }
 #endif
+    (void)simd;
     terms_row_plain(n, av, brow, eav, erow, sv, xs, em);
+}
+
+#ifdef ER_HAVE_AVX2_TERMS
+/*
+ * er_b_eng_block for four elements at once, where every value is finite and not negative (then
+ * er_b_up(x) is the next pattern, bits + 1, also for +0, and frexp and 2^e are exponent-field
+ * arithmetic on normal values).  Returns 0, touching nothing, when a lane does not meet those
+ * conditions before or after (done, bad, a negative or subnormal accumulator, an infinity or NaN on
+ * the way): the caller then runs er_b_eng_block lane by lane.  Otherwise the same operations, lane by
+ * lane, in the same order: the same bits.
+ */
+__attribute__((target("avx2"))) static int block4_avx2(const er_bpar *c, er_b_eng *g, const double *xsp,
+                                                        const double *emp, int64_t nt, int64_t p1)
+{
+    for (int l = 0; l < 4; l++) {
+        double B = g[l].B, E = g[l].E, R = g[l].R, x = xsp[l];
+        if (g[l].done || g[l].bad) return 0;
+        if (!(B >= 0 && E >= 0 && R >= 0 && x >= 0) || signbit(B) || signbit(E) || signbit(R) || signbit(x)) return 0;
+        if (!er_b_finite(B) || !er_b_finite(E) || !er_b_finite(R) || !er_b_finite(x)) return 0;
+        if (B != 0 && B < 0x1p-1022) return 0;
+    }
+    const __m256i one = _mm256_set1_epi64x(1), expmask = _mm256_set1_epi64x(0x7FF0000000000000LL);
+#define ER_UP4(v) _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), one))
+#define ER_POW2_4(e) _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64((e), _mm256_set1_epi64x(1023)), 52))
+    __m256d T = _mm256_set_pd(g[3].T, g[2].T, g[1].T, g[0].T), B = _mm256_set_pd(g[3].B, g[2].B, g[1].B, g[0].B);
+    __m256d E = _mm256_set_pd(g[3].E, g[2].E, g[1].E, g[0].E), R = _mm256_set_pd(g[3].R, g[2].R, g[1].R, g[0].R);
+    __m256d xs = _mm256_loadu_pd(xsp), zero = _mm256_setzero_pd();
+    __m256d infl = _mm256_set1_pd(1.0 + (double)(c->k + 8) * 0x1p-51);
+    T = _mm256_add_pd(T, xs);
+    __m256d xs2 = ER_UP4(_mm256_mul_pd(xs, infl));
+    /* ec = max(-126, frexp_e(B) - 1) where B > 0, else -126 */
+    __m256i m126 = _mm256_set1_epi64x(-126);
+    __m256i exb = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(B), 52), _mm256_set1_epi64x(1023));
+    __m256i ec = _mm256_blendv_epi8(m126, exb, _mm256_cmpgt_epi64(exb, m126));
+    ec = _mm256_blendv_epi8(m126, ec, _mm256_castpd_si256(_mm256_cmp_pd(B, zero, _CMP_GT_OQ)));
+    /* Es = max(emax + gextra, ec) */
+    __m256i em = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(_mm256_loadu_pd(emp))),
+                                  _mm256_set1_epi64x(c->gextra));
+    __m256i Es = _mm256_blendv_epi8(ec, em, _mm256_cmpgt_epi64(em, ec));
+    __m256d trunc = ER_UP4(_mm256_mul_pd(_mm256_set1_pd((double)(nt + 1)),
+                                         ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F)))));
+    __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B, xs2)), trunc));
+    /* sh = frexp_e(dmax) - 1 - out_p - rne; norm = 2^-149 below -149 */
+    __m256i sh = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(dmax), 52),
+                                  _mm256_set1_epi64x(1023 + c->out_p + (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0)));
+    __m256d norm = _mm256_blendv_pd(ER_POW2_4(sh), _mm256_set1_pd(0x1p-149),
+                                    _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(-149), sh)));
+    E = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(E, trunc)), norm));
+    B = ER_UP4(_mm256_add_pd(dmax, norm));
+    __m256d maxc = _mm256_set1_pd(c->max_c);
+    __m256d done = _mm256_or_pd(_mm256_cmp_pd(B, maxc, _CMP_GE_OQ), _mm256_cmp_pd(R, maxc, _CMP_GE_OQ));
+    __m256d E2 = E, R2 = R, B2 = B;
+    if (c->promote && (p1 % c->promote == 0 || p1 == c->k)) {
+        __m256d rnew = ER_UP4(_mm256_add_pd(R, B));
+        __m256d perr = ER_UP4(_mm256_mul_pd(rnew, _mm256_set1_pd(0x1p-24)));
+        E2 = ER_UP4(_mm256_add_pd(E, perr));
+        R2 = ER_UP4(_mm256_add_pd(rnew, perr));
+        B2 = zero;
+    }
+    /* every value finite (a pattern past the largest finite one would not be er_b_up's): else decline */
+    __m256i bad = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(xs2), expmask), expmask);
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(trunc), expmask), expmask));
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(dmax), expmask), expmask));
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(E2), expmask), expmask));
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(R2), expmask), expmask));
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(B), expmask), expmask));
+    if (!_mm256_testz_si256(bad, bad)) return 0;
+    double t[4], e[4], r[4], b[4], d[4];
+    _mm256_storeu_pd(t, T);
+    /* a lane that overflowed keeps the values of the overflow step (its state is never read again) */
+    _mm256_storeu_pd(e, _mm256_blendv_pd(E2, E, done));
+    _mm256_storeu_pd(r, _mm256_blendv_pd(R2, R, done));
+    _mm256_storeu_pd(b, _mm256_blendv_pd(B2, B, done));
+    _mm256_storeu_pd(d, done);
+    for (int l = 0; l < 4; l++) {
+        g[l].T = t[l];
+        g[l].E = e[l];
+        g[l].R = r[l];
+        g[l].B = b[l];
+        g[l].done = d[l] != 0;
+    }
+#undef ER_UP4
+#undef ER_POW2_4
+    return 1;
+}
+#endif
+
+/* er_b_eng_block for the n elements of a row. */
+static void blocks_row(int simd, const er_bpar *par, er_b_eng *g, const double *xs, const double *em, int64_t n,
+                       int64_t nt, int64_t p1)
+{
+    int64_t col = 0;
+#ifdef ER_HAVE_AVX2_TERMS
+    if (simd)
+        for (; col + 4 <= n; col += 4)
+            if (!block4_avx2(par, g + col, xs + col, em + col, nt, p1))
+                for (int l = 0; l < 4; l++) er_b_eng_block(par, &g[col + l], xs[col + l], (int)em[col + l], nt, p1);
+#endif
+    (void)simd;
+    for (; col < n; col++) er_b_eng_block(par, &g[col], xs[col], (int)em[col], nt, p1);
 }
 
 static int engine_rows(bctx *c)
@@ -135,6 +245,7 @@ static int engine_rows(bctx *c)
     er_b_eng *g = malloc(sizeof *g * (size_t)(n ? n : 1));
     double *sv = malloc(sizeof(double) * (size_t)(n ? n : 1)), *xs = malloc(sizeof(double) * (size_t)(n ? n : 1));
     double *em = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    int simd = simd_wanted();
     if (!g || !sv || !xs || !em) {
         free(g); free(sv); free(xs); free(em);
         return 0;
@@ -156,9 +267,9 @@ static int engine_rows(bctx *c)
                 const double av = ar[p], *brow = j->bf + p * n;
                 const int eav = ea[p];
                 const int16_t *erow = j->eb + p * n;
-                terms_row(n, av, brow, eav, erow, sv, xs, em);
+                terms_row(simd, n, av, brow, eav, erow, sv, xs, em);
             }
-            for (int64_t col = 0; col < n; col++) er_b_eng_block(par, &g[col], xs[col], (int)em[col], p1 - p0, p1);
+            blocks_row(simd, par, g, xs, em, n, p1 - p0, p1);
         }
         for (int64_t col = 0; col < n; col++) {
             er_bel b;

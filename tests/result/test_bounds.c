@@ -46,6 +46,7 @@
  * 0.5 under ASan); EXACTREF_CASE_SEED reruns the one case printed with an UNSOUND line (every engine of
  * sound_engines takes it); EXACTREF_FULL=1 prints the data of UNSOUND cases with k > 128 too.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -871,6 +872,65 @@ START_TEST(table)
 }
 END_TEST
 
+
+/* ---- The CPU's vector paths of the engine bounds give the scalar path's bits. ---- */
+START_TEST(simd_same_bits)
+{
+    uint64_t rng = er_test_seed("test_bounds/simd_same_bits");
+    static const char *stds[] = {"hopper", "volta", "cdna3", "ampere", "engine:k=8,F=20,p=13,promote=32,group=2"};
+    static const int fmts[] = {ER_FMT_BF16, ER_FMT_F16, ER_FMT_F8E4M3FN, ER_FMT_F32};
+    long compared = 0;
+    for (int cs = 0; cs < 40; cs++) {
+        int f = fmts[cs % 4], fc = cs % 3 == 0 ? -1 : ER_FMT_F32;
+        int m = rint_(&rng, 1, 3), n = rint_(&rng, 4, 41), k = rint_(&rng, 0, 300);
+        prob P;
+        int lo, hi;
+        prob_init(&P, m, n, k, f, f, fc, ER_FMT_F32, rint_(&rng, 0, ER_RND_COUNT - 1), -1, 1);
+        mid_range(f, &lo, &hi);
+        if (cs % 5 == 4) lo = hi - 2; /* large values: overflowing accumulators */
+        for (int q = 0; q < m * k; q++) P.A[q] = R(&rng) % 11 == 0 ? 0.0 : rval(f, &rng, lo, hi, 0);
+        for (int q = 0; q < k * n; q++) P.B[q] = R(&rng) % 13 == 0 ? 0.0 : rval(f, &rng, lo, hi, 0);
+        for (int q = 0; q < m * n; q++) P.C[q] = rval(ER_FMT_F32, &rng, -20, 20, 0);
+        if (cs % 7 == 6 && k > 0 && f != ER_FMT_F8E4M3FN) P.A[0] = cs % 2 ? INFINITY : NAN; /* a special in one row */
+        if (cs % 6 == 5) P.C[0] = INFINITY;
+        prob_create(&P);
+        for (size_t t = 0; t < sizeof stds / sizeof stds[0]; t++) {
+            er_tol_opts o;
+            const er_bounds *b1, *b2;
+            char msg[256];
+            er_result *r2 = NULL;
+            er_mma_args args;
+            er_tensor d2;
+            unsigned char *pd2 = xcalloc((size_t)m * n, 4);
+            er_tol_opts_init(&o);
+            REQUIRE(er_standard_parse(stds[t], &o.standard, msg, sizeof msg) == ER_OK, "%s", msg);
+            unsetenv("EXACTREF_NO_SIMD");
+            REQUIRE(er_result_bounds(P.r, &o, &b1, msg, sizeof msg) == ER_OK, "bounds: %s", msg);
+            /* the same problem in a second result (no cache), bounds by the scalar path */
+            d2 = er_tensor_2d(ER_FMT_F32, m, n, pd2);
+            prob_args(&P, &args, &d2);
+            REQUIRE(er_result_create(&args, &r2, msg, sizeof msg) == ER_OK, "%s", msg);
+            setenv("EXACTREF_NO_SIMD", "1", 1);
+            REQUIRE(er_result_bounds(r2, &o, &b2, msg, sizeof msg) == ER_OK, "bounds (scalar): %s", msg);
+            unsetenv("EXACTREF_NO_SIMD");
+            size_t e = (size_t)m * n;
+            int same = !memcmp(b1->radius, b2->radius, e * sizeof(double)) &&
+                       !memcmp(b1->tolerance, b2->tolerance, e * sizeof(double)) &&
+                       !memcmp(b1->low, b2->low, e * sizeof(uint64_t)) && !memcmp(b1->high, b2->high, e * sizeof(uint64_t)) &&
+                       !memcmp(b1->has_range, b2->has_range, e) && !memcmp(b1->may_pinf, b2->may_pinf, e) &&
+                       !memcmp(b1->may_ninf, b2->may_ninf, e) && !memcmp(b1->may_nan, b2->may_nan, e);
+            REQUIRE(same, "case %d (%s, m %d n %d k %d, C %s), %s: the vector path's bounds differ from the scalar path's",
+                    cs, fname(f), m, n, k, fname(fc), stds[t]);
+            compared += (long)e;
+            er_result_free(r2);
+            free(pd2);
+        }
+        prob_free(&P);
+    }
+    printf("test_bounds/simd_same_bits: %ld elements compared\n", compared);
+}
+END_TEST
+
 /* ---- Soundness: normal and any_order. ---- */
 static void sound_sum(const char *test, const char *stdname, int ncases)
 {
@@ -1593,6 +1653,7 @@ int main(void)
     int nf;
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, table);
+    tcase_add_test(tc, simd_same_bits);
     tcase_add_test(tc, detection);
     tcase_add_test(tc, specials);
     tcase_add_test(tc, sound_normal);
