@@ -83,7 +83,7 @@ static void terms_row_plain(int64_t n, double av, const double *brow, int eav, c
         double x = av * brow[col];
         double e = x == 0 ? -126.0 : (double)(eav + erow[col]);
         sv[col] = sv[col] + x;
-        xs[col] = xs[col] + fabs(x);
+        if (er_b_finite(x)) xs[col] = xs[col] + fabs(x);
         em[col] = e > em[col] ? e : em[col];
     }
 }
@@ -105,7 +105,11 @@ __attribute__((target("avx2"))) static void terms_row_avx2(int64_t n, double av,
         __m256d e = _mm256_cvtepi32_pd(_mm_add_epi32(_mm_cvtepi16_epi32(e16), vea));
         e = _mm256_blendv_pd(e, m126, _mm256_cmp_pd(x, zero, _CMP_EQ_OQ));
         _mm256_storeu_pd(sv + col, _mm256_add_pd(_mm256_loadu_pd(sv + col), x));
-        _mm256_storeu_pd(xs + col, _mm256_add_pd(_mm256_loadu_pd(xs + col), _mm256_and_pd(x, absmask)));
+        /* the finite terms only: an infinite or NaN x leaves xs as it is (x + 0 where it is finite is x) */
+        __m256d ax = _mm256_and_pd(x, absmask);
+        __m256d fin = _mm256_cmp_pd(ax, _mm256_set1_pd(0x1.fffffffffffffp+1023), _CMP_LE_OQ);
+        __m256d xo = _mm256_loadu_pd(xs + col);
+        _mm256_storeu_pd(xs + col, _mm256_blendv_pd(xo, _mm256_add_pd(xo, ax), fin));
         __m256d m = _mm256_loadu_pd(em + col);
         _mm256_storeu_pd(em + col, _mm256_blendv_pd(m, e, _mm256_cmp_pd(e, m, _CMP_GT_OQ)));
     }
@@ -151,7 +155,7 @@ __attribute__((target("avx2"))) static int block4_avx2(const er_bpar *c, er_b_en
 {
     for (int l = 0; l < 4; l++) {
         double B = g[l].B, E = g[l].E, R = g[l].R, x = xsp[l];
-        if (g[l].done || g[l].bad) return 0;
+        if (g[l].done) return 0;
         if (!(B >= 0 && E >= 0 && R >= 0 && x >= 0) || signbit(B) || signbit(E) || signbit(R) || signbit(x)) return 0;
         if (!er_b_finite(B) || !er_b_finite(E) || !er_b_finite(R) || !er_b_finite(x)) return 0;
         if (B != 0 && B < 0x1p-1022) return 0;
@@ -174,6 +178,13 @@ __attribute__((target("avx2"))) static int block4_avx2(const er_bpar *c, er_b_en
     __m256i em = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(_mm256_loadu_pd(emp))),
                                   _mm256_set1_epi64x(c->gextra));
     __m256i Es = _mm256_blendv_epi8(ec, em, _mm256_cmpgt_epi64(em, ec));
+    {
+        /* 2^(Es - F) a normal binary64 value (else er_b_eng_block's ldexp, lane by lane) */
+        __m256i ef = _mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F));
+        __m256i out = _mm256_or_si256(_mm256_cmpgt_epi64(_mm256_set1_epi64x(-1022), ef),
+                                      _mm256_cmpgt_epi64(ef, _mm256_set1_epi64x(1023)));
+        if (!_mm256_testz_si256(out, out)) return 0;
+    }
     __m256d trunc = ER_UP4(_mm256_mul_pd(_mm256_set1_pd((double)(nt + 1)),
                                          ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F)))));
     __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B, xs2)), trunc));

@@ -931,6 +931,76 @@ START_TEST(simd_same_bits)
 }
 END_TEST
 
+
+/* Review findings (2026-11-30): an infinite term with finite terms that can overflow a partial allows
+ * NaN (+inf meets the overflow's -inf), in either order, with and without promotion; and a model
+ * whose truncation weight 2^(E - F) is below binary64's normal range still gives a finite, positive
+ * radius that covers the rounded result. */
+START_TEST(engine_special_terms)
+{
+    float A[4] = {INFINITY, 1.0f, 3e38f, 3e38f}, B[4] = {1.0f, 1.0f, -3e38f, -3e38f}, D[1];
+    static const float A2[4] = {3e38f, 3e38f, INFINITY, 1.0f}, B2[4] = {-3e38f, -3e38f, 1.0f, 1.0f};
+    static const char *specs[] = {"engine:k=2,promote=2", "engine:k=2", "engine:k=4", "hopper", "normal", "any_order"};
+    er_tensor ta = er_tensor_2d(ER_FMT_F32, 1, 4, A), tb = er_tensor_2d(ER_FMT_F32, 4, 1, B),
+              td = er_tensor_2d(ER_FMT_F32, 1, 1, D);
+    for (int order = 0; order < 2; order++) {
+        er_mma_args a;
+        er_result *r;
+        char msg[256];
+        if (order) {
+            memcpy(A, A2, sizeof A);
+            memcpy(B, B2, sizeof B);
+        }
+        er_mma_args_init(&a);
+        a.a = &ta;
+        a.b = &tb;
+        a.d = &td;
+        REQUIRE(er_result_create(&a, &r, msg, sizeof msg) == ER_OK, "%s", msg);
+        REQUIRE(isinf(D[0]) && D[0] > 0, "the exact sum is +inf, rounded %g", D[0]);
+        for (size_t q = 0; q < sizeof specs / sizeof specs[0]; q++) {
+            er_tol_opts o;
+            const er_bounds *b;
+            er_tol_opts_init(&o);
+            REQUIRE(er_standard_parse(specs[q], &o.standard, msg, sizeof msg) == ER_OK, "%s", msg);
+            REQUIRE(er_result_bounds(r, &o, &b, msg, sizeof msg) == ER_OK, "%s", msg);
+            REQUIRE(b->may_pinf[0], "%s (order %d): +inf, the exact sum, must be allowed", specs[q], order);
+            /* the finite terms sum to -1.8e77 per instruction: an f32 partial overflows to -inf in
+             * every model here, and meets +inf */
+            REQUIRE(b->may_nan[0], "%s (order %d): NaN (+inf meeting an overflowed partial) must be allowed",
+                    specs[q], order);
+        }
+        er_result_free(r);
+    }
+    {
+        /* F = 1100: weights 2^(E - 1100) below 2^-1022 (the old 2^e by bits wrapped to a negative radius) */
+        uint16_t ab[2] = {0x3F80, 0x4000}, bb[2] = {0x3F80, 0x3F80}; /* bf16 1, 2 and 1, 1 */
+        float d;
+        er_tensor xa = er_tensor_2d(ER_FMT_BF16, 1, 2, ab), xb = er_tensor_2d(ER_FMT_BF16, 2, 1, bb),
+                  xd = er_tensor_2d(ER_FMT_F32, 1, 1, &d);
+        er_mma_args a;
+        er_result *r;
+        er_tol_opts o;
+        const er_bounds *b;
+        unsigned char cov;
+        int64_t out;
+        char msg[256];
+        er_mma_args_init(&a);
+        a.a = &xa;
+        a.b = &xb;
+        a.d = &xd;
+        REQUIRE(er_result_create(&a, &r, msg, sizeof msg) == ER_OK, "%s", msg);
+        er_tol_opts_init(&o);
+        REQUIRE(er_standard_parse("engine:k=2,F=1100", &o.standard, msg, sizeof msg) == ER_OK, "%s", msg);
+        REQUIRE(er_result_bounds(r, &o, &b, msg, sizeof msg) == ER_OK, "%s", msg);
+        REQUIRE(b->radius[0] > 0 && isfinite(b->radius[0]) && b->has_range[0] && isfinite(b->tolerance[0]),
+                "F = 1100: radius %a tolerance %g range %d", b->radius[0], b->tolerance[0], b->has_range[0]);
+        REQUIRE(er_result_covers(r, &o, &xd, &cov, &out, msg, sizeof msg) == ER_OK && cov == 1 && out == 0,
+                "F = 1100: the rounded result %g is not covered", d);
+        er_result_free(r);
+    }
+}
+END_TEST
+
 /* ---- Soundness: normal and any_order. ---- */
 static void sound_sum(const char *test, const char *stdname, int ncases)
 {
@@ -1654,6 +1724,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, table);
     tcase_add_test(tc, simd_same_bits);
+    tcase_add_test(tc, engine_special_terms);
     tcase_add_test(tc, detection);
     tcase_add_test(tc, specials);
     tcase_add_test(tc, sound_normal);

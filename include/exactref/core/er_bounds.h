@@ -231,18 +231,23 @@ ER_FN double er_b_radius_from_sums(const er_bpar *c, double s, double T, double 
     int any = c->kind == ER_BK_ANY;
     double thr = er_b_pow2(c->emin_c);
     double infl, Tup, nterms, rad;
+    double cm = er_b_finite(cval) ? fabs(cval) : 0.0; /* T, W: the finite terms only */
+    infl = 1.0 + (double)(c->k + 8) * 0x1p-51;
     s = s + cval;
-    T = T + (fabs(cval) + sc);
-    if (!any) W = W + (fabs(cval) + sc) * c->r_c;
+    T = T + (cm + sc);
+    if (!any) W = W + (cm + sc) * c->r_c;
     pert = pert + sc;
     if (!er_b_finite(s)) {
+        /* infinite or NaN terms: every order meets them, and the output is what the exact sum rounds
+         * to, unless the finite terms can overflow a partial (then NaN or either infinity may come, so
+         * nothing is excluded: an infinite radius, not `nonfinite`) */
+        if (!er_b_finite(T) || er_b_up(er_b_up(T * infl) * (1 + 0x1p-20)) >= c->max_c) return ER_B_INF;
         *nonfinite = 1;
         return ER_B_INF;
     }
     if (!er_b_finite(T) || !er_b_finite(pert)) return ER_B_INF; /* an unbounded input: no finite bound */
     /* the binary64 sum itself: |s - exact| <= (k + 2) 2^-53 T (products exact or rounded once), plus
      * (k + 1) 2^-1074 for products of f64 inputs that underflow */
-    infl = 1.0 + (double)(c->k + 8) * 0x1p-51;
     *s64 = s;
     *e64 = er_b_up(er_b_up((double)(c->k + 3) * 0x1p-53 * T * infl) + (double)(c->k + 1) * 0x1p-1074);
     Tup = er_b_up(T * infl);
@@ -286,9 +291,13 @@ ER_FN double er_b_radius_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GL
             ax = er_b_up(er_b_up(fabs(a) + sa) * er_b_up(fabs(bb) + sbb));
             pert = pert + (er_b_up(er_b_up(sa * fabs(bb)) + er_b_up(fabs(a) * sbb)) + er_b_up(sa * sbb));
         }
-        T = T + ax;
-        if (!any) W = W + ax * rw[p];
-        if (c->ftz && ((a != 0 && fabs(a) < thr) || (bb != 0 && fabs(bb) < thr))) Tf = Tf + ax;
+        if (er_b_finite(ax)) {
+            T = T + ax;
+            if (!any) W = W + ax * rw[p];
+            if (c->ftz && ((a != 0 && fabs(a) < thr) || (bb != 0 && fabs(bb) < thr))) Tf = Tf + ax;
+        } else if (er_b_finite(a) && er_b_finite(bb)) {
+            T = ER_B_INF; /* finite operands whose product (or bound) is beyond binary64: no bound */
+        }
     }
     return er_b_radius_from_sums(c, s, T, W, Tf, pert, cval, sc, s64, e64, nonfinite);
 }
@@ -306,25 +315,34 @@ ER_FN double er_b_radius_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GL
  * c->mk terms) is er_b_eng_block, the same source for every backend; the terms of a block are summed
  * by the caller, in index order (er_b_eng_run below, or the CPU's row-at-a-time loop). */
 typedef struct er_b_eng {
-    double s, T, E, B, R, pert; /* sum of products; sum of |products|; error bound; |partial| bounds; slack */
-    int bad;                    /* an infinite or NaN term: no finite bound */
-    int done;                   /* an intermediate overflow: no finite bound, nothing more to do */
+    double s;       /* the sum of the products, in index order (infinite or NaN terms included) */
+    double T;       /* the sum of the finite terms' magnitudes */
+    double E, B, R; /* the error bound; bounds on |the tensor-core partial| and |the promoted partial| */
+    double pert;    /* results as inputs: how far the stored operands may move the sum */
+    int done;       /* the finite terms may overflow a partial: no bound at all, nothing more to do */
 } er_b_eng;
+
+/*
+ * Infinite and NaN terms (and C) are left out of the recurrence: it bounds what the finite terms can
+ * do.  If they cannot overflow a partial, every implementation meets the same special terms and
+ * outputs what the exact sum (infinite or NaN) rounds to; if they can, an overflow may meet an
+ * infinity of the other sign (NaN), so nothing is excluded (er_b_eng_final: done).
+ */
 
 ER_FN void er_b_eng_init(const er_bpar *c, er_b_eng *g, double cval, double sc)
 {
     g->s = 0;
     g->T = 0;
     g->E = 0;
+    double cm = er_b_finite(cval) ? fabs(cval) : 0.0; /* an infinite or NaN C: a special term */
     g->pert = sc;
-    g->B = c->has_c && !c->promote ? fabs(cval) + sc : 0.0;
-    g->R = c->has_c && c->promote ? fabs(cval) + sc : 0.0;
-    g->bad = 0;
+    g->B = c->has_c && !c->promote ? cm + sc : 0.0;
+    g->R = c->has_c && c->promote ? cm + sc : 0.0;
     g->done = 0;
 }
 
-/* One instruction: terms [p1 - nt, p1), whose magnitudes sum to xs (from 0, in index order) and whose
- * largest hardware exponent is emax. */
+/* One instruction: terms [p1 - nt, p1), whose finite magnitudes sum to xs (from 0, in index order) and
+ * whose largest hardware exponent is emax. */
 ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er_i64 nt, er_i64 p1)
 {
     double infl = 1.0 + (double)(c->k + 8) * 0x1p-51, trunc, dmax, norm;
@@ -339,12 +357,10 @@ ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er
         if (ex - 1 > ec) ec = ex - 1;
     }
     Es = emax + c->gextra > ec ? emax + c->gextra : ec;
-    trunc = er_b_up((double)(nt + 1) * er_b_pow2(Es - c->F));
+    trunc = er_b_up(ldexp((double)(nt + 1), Es - c->F)); /* ldexp: exact, or rounded once below 2^-1022 */
     dmax = er_b_up(er_b_up(g->B + xs) + trunc);
-    if (g->bad || !er_b_finite(dmax)) {
-        /* an infinite or NaN term: the sums s and T go on (they decide at the end whether the exact
-         * value is infinite or NaN); no finite bound otherwise */
-        g->bad = 1;
+    if (!er_b_finite(dmax)) {
+        g->done = 1; /* beyond binary64: no bound */
         return;
     }
     ed = er_b_frexp_e(dmax);
@@ -371,14 +387,13 @@ ER_FN double er_b_eng_final(const er_bpar *c, const er_b_eng *g, double cval, do
                             int *nonfinite)
 {
     double infl = 1.0 + (double)(c->k + 8) * 0x1p-51, s, T, E = g->E;
-    if (g->done) return ER_B_INF;
+    if (g->done) return ER_B_INF; /* no bound: every special possible too */
     s = g->s + cval;
     T = g->T + fabs(cval);
     if (!er_b_finite(s) || !er_b_finite(T)) {
         *nonfinite = 1;
         return ER_B_INF;
     }
-    if (g->bad) return ER_B_INF;
     *s64 = s;
     *e64 = er_b_up((double)(c->k + 3) * 0x1p-53 * T * infl);
     if (c->has_c && c->c_rounds) E = er_b_up(E + er_b_up(fabs(cval) * 0x1p-24));
@@ -394,13 +409,14 @@ ER_FN double er_b_eng_final(const er_bpar *c, const er_b_eng *g, double cval, do
 }
 
 /* A term of an engine's instruction: x = a b, its hardware exponent (a zero product is a term of
- * exponent -126, the model's rule for zeros), added to the running sums in index order. */
+ * exponent -126, the model's rule for zeros), added to the running sums in index order (to xs only
+ * when finite). */
 ER_FN void er_b_eng_term(double av, double bv, int eab, double *s, double *xs, int *emax)
 {
     double x = av * bv;
     int e = x == 0 ? -126 : eab;
     *s = *s + x;
-    *xs = *xs + fabs(x);
+    if (er_b_finite(x)) *xs = *xs + fabs(x);
     if (e > *emax) *emax = e;
 }
 
@@ -432,7 +448,7 @@ ER_FN void er_b_eng_run(const er_bpar *c, er_b_eng *gp, ER_GLOBAL const double *
                     e = e2 > e ? e2 : e;
                     if (x == 0) e = e2 > -126 ? e2 : -126;
                 }
-                xs = xs + ax;
+                if (er_b_finite(ax)) xs = xs + ax;
                 if (e > emax) emax = e;
             } else {
                 er_b_eng_term(av, bv, ea[p] + eb[p * ldb], &g.s, &xs, &emax);
@@ -535,7 +551,7 @@ ER_FN void er_b_finish(const er_bpar *c, er_u64 rbits, double s64, double e64, d
 ER_FN void er_b_eng_element(const er_bpar *c, const er_b_eng *g, double cval, er_u64 rbits, er_bel *o)
 {
     double s64 = 0, e64 = 0, rad;
-    int nonfinite = !er_b_finite(cval);
+    int nonfinite = 0; /* set by the radius: the exact sum is infinite or NaN and decides the output */
     rad = er_b_eng_final(c, g, cval, &s64, &e64, &nonfinite);
     er_b_finish(c, rbits, s64, e64, rad, nonfinite, (c->slack_a || c->slack_b || c->slack_c) && !er_b_finite(rad), o);
 }
@@ -550,7 +566,7 @@ ER_FN void er_bound_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLO
                             er_u64 rbits, const double *pre, er_bel *o)
 {
     double s64 = 0, e64 = 0, rad;
-    int nonfinite = !er_b_finite(cval);
+    int nonfinite = 0; /* set by the radius: the exact sum is infinite or NaN and decides the output */
     if (c->kind == ER_BK_ENGINE) {
         er_b_eng g;
         er_b_eng_init(c, &g, cval, sc);
