@@ -451,6 +451,40 @@ static int bounds_batch(const er_mma_args *args, int64_t macs, const er_bjob *jo
     if (st != ER_EUNSUPPORTED) return st;
     *on_cpu = 1; /* the CPU backend, or a device that cannot (no fp64): the same bits here */
     if (msg && msg_size) msg[0] = '\0';
+    if ((job->par.gemm_form && !job->babs) || !job->bft) {
+        /* prepared for a device that declined: the CPU's own copies (|B'|, B' by columns), without
+         * which the same bits come more slowly */
+        er_bjob j2 = *job;
+        int64_t kn = job->par.k * job->n, k = job->par.k, n = job->n;
+        double *babs = NULL, *bft = NULL, *dbt = NULL;
+        int16_t *ebt = NULL;
+        if (job->par.gemm_form && !job->babs && (babs = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1)))) {
+            for (int64_t q = 0; q < kn; q++) babs[q] = fabs(job->bf[q]);
+            j2.babs = babs;
+        }
+        if (!job->bft) {
+            bft = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+            if (job->eb) ebt = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
+            if (job->db) dbt = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+            if (bft && (!job->eb || ebt) && (!job->db || dbt)) {
+                for (int64_t p = 0; p < k; p++)
+                    for (int64_t jj = 0; jj < n; jj++) {
+                        bft[jj * k + p] = job->bf[p * n + jj];
+                        if (ebt) ebt[jj * k + p] = job->eb[p * n + jj];
+                        if (dbt) dbt[jj * k + p] = job->db[p * n + jj];
+                    }
+                j2.bft = bft;
+                j2.ebt = ebt;
+                j2.dbt = dbt;
+            }
+        }
+        st = bounds_cpu(&j2, out, e0, args->threads);
+        free(babs);
+        free(bft);
+        free(ebt);
+        free(dbt);
+        return st;
+    }
     return bounds_cpu(job, out, e0, args->threads);
 }
 

@@ -152,9 +152,10 @@ int bounds_run(const er_bjob *job, er_bounds *out, int64_t e0, int device, int h
     if (!cap) cap = UINT64_MAX;
     if (!er_cum_plan2d((uint64_t)m, (uint64_t)n, limit, cap,
                        [&](uint64_t r, uint64_t c) { return btotal(&P, r, c); }, &nr, &nc)) {
-        st = er_cum_fail(msg, msg_size, ER_EDEVICE,
-                         "CUDA bounds: one element's operands (k = %lld) do not fit the limit of %llu bytes; use the "
-                         "CPU backend",
+        /* as OpenCL: ER_EUNSUPPORTED, and the CPU computes the same bits */
+        st = er_cum_fail(msg, msg_size, ER_EUNSUPPORTED,
+                         "CUDA bounds: one element's operands (k = %lld) do not fit the limit of %llu bytes; the CPU "
+                         "computes them",
                          (long long)k, (unsigned long long)limit);
         goto done;
     }
