@@ -72,25 +72,14 @@ static er_status er_cl_setup_(er_cl_run_ *r, int device, const char *kname, char
 {
     cl_int e;
     er_status st;
-    cl_context_properties props[3];
     const char *src = er_opencl_convert_cl;
     size_t len = er_opencl_convert_cl_size;
     memset(r, 0, sizeof *r);
     st = er_cl_pick_(device, &r->dev, msg, msg_size);
     if (st != ER_OK) return st;
-    e = clGetDeviceInfo(r->dev.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof r->max_alloc, &r->max_alloc, NULL);
-    if (e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clGetDeviceInfo(CL_DEVICE_MAX_MEM_ALLOC_SIZE)", e);
-    e = clGetDeviceInfo(r->dev.device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof r->global_mem, &r->global_mem, NULL);
-    if (e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clGetDeviceInfo(CL_DEVICE_GLOBAL_MEM_SIZE)", e);
-    props[0] = (cl_context_properties)CL_CONTEXT_PLATFORM;
-    props[1] = (cl_context_properties)r->dev.platform;
-    props[2] = 0;
-    r->ctx = clCreateContext(props, 1, &r->dev.device, NULL, NULL, &e);
-    if (!r->ctx || e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clCreateContext", e);
-    r->queue = clCreateCommandQueue(r->ctx, r->dev.device, 0, &e);
-    if (!r->queue || e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clCreateCommandQueue", e);
     /* the build log in msg on failure (er_opencl_common.c) */
-    st = er_cl_build_(r->ctx, r->dev.device, src, len, ER_CL_BUILD_OPTIONS, &r->prog, msg, msg_size);
+    st = er_cl_open_(&r->dev, src, len, ER_CL_BUILD_OPTIONS, &r->max_alloc, &r->global_mem, &r->ctx, &r->queue,
+                     &r->prog, msg, msg_size);
     if (st != ER_OK) return st;
     r->kernel = clCreateKernel(r->prog, kname, &e);
     if (!r->kernel || e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clCreateKernel", e);

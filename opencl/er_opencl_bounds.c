@@ -154,7 +154,6 @@ static int clb_setup(clb *r, int device, char *msg, size_t ms)
 {
     cl_int e;
     er_status st;
-    cl_context_properties props[3];
     cl_device_fp_config fp64 = 0;
     const cl_device_fp_config need = CL_FP_FMA | CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST;
     st = er_cl_pick_(device, &r->dev, msg, ms);
@@ -169,19 +168,8 @@ static int clb_setup(clb *r, int device, char *msg, size_t ms)
         free(name);
         return ER_EUNSUPPORTED;
     }
-    e = clGetDeviceInfo(r->dev.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof r->max_alloc, &r->max_alloc, NULL);
-    if (e != CL_SUCCESS) return er_cl_fail_(msg, ms, "clGetDeviceInfo(CL_DEVICE_MAX_MEM_ALLOC_SIZE)", e);
-    e = clGetDeviceInfo(r->dev.device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof r->global_mem, &r->global_mem, NULL);
-    if (e != CL_SUCCESS) return er_cl_fail_(msg, ms, "clGetDeviceInfo(CL_DEVICE_GLOBAL_MEM_SIZE)", e);
-    props[0] = (cl_context_properties)CL_CONTEXT_PLATFORM;
-    props[1] = (cl_context_properties)r->dev.platform;
-    props[2] = 0;
-    r->ctx = clCreateContext(props, 1, &r->dev.device, NULL, NULL, &e);
-    if (!r->ctx || e != CL_SUCCESS) return er_cl_fail_(msg, ms, "clCreateContext", e);
-    r->queue = clCreateCommandQueue(r->ctx, r->dev.device, 0, &e);
-    if (!r->queue || e != CL_SUCCESS) return er_cl_fail_(msg, ms, "clCreateCommandQueue", e);
-    st = er_cl_build_(r->ctx, r->dev.device, er_opencl_bounds_cl, er_opencl_bounds_cl_size, ER_CLB_BUILD_OPTIONS,
-                      &r->prog, msg, ms);
+    st = er_cl_open_(&r->dev, er_opencl_bounds_cl, er_opencl_bounds_cl_size, ER_CLB_BUILD_OPTIONS, &r->max_alloc, &r->global_mem, &r->ctx,
+                     &r->queue, &r->prog, msg, ms);
     if (st != ER_OK) return st;
     r->kernel = clCreateKernel(r->prog, ER_CLB_KERNEL, &e);
     if (!r->kernel || e != CL_SUCCESS) return er_cl_fail_(msg, ms, "clCreateKernel(" ER_CLB_KERNEL ")", e);

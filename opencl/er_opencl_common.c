@@ -323,3 +323,23 @@ er_status er_cl_build_(cl_context ctx, cl_device_id dev, const char *src, size_t
     }
     return ER_OK;
 }
+
+er_status er_cl_open_(const er_cl_dev_ *dev, const char *src, size_t len, const char *options, cl_ulong *max_alloc,
+                      cl_ulong *global_mem, cl_context *ctx, cl_command_queue *queue, cl_program *prog, char *msg,
+                      size_t msg_size)
+{
+    cl_int e;
+    cl_context_properties props[3];
+    e = clGetDeviceInfo(dev->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof *max_alloc, max_alloc, NULL);
+    if (e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clGetDeviceInfo(CL_DEVICE_MAX_MEM_ALLOC_SIZE)", e);
+    e = clGetDeviceInfo(dev->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof *global_mem, global_mem, NULL);
+    if (e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clGetDeviceInfo(CL_DEVICE_GLOBAL_MEM_SIZE)", e);
+    props[0] = (cl_context_properties)CL_CONTEXT_PLATFORM;
+    props[1] = (cl_context_properties)dev->platform;
+    props[2] = 0;
+    *ctx = clCreateContext(props, 1, &dev->device, NULL, NULL, &e);
+    if (!*ctx || e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clCreateContext", e);
+    *queue = clCreateCommandQueue(*ctx, dev->device, 0, &e);
+    if (!*queue || e != CL_SUCCESS) return er_cl_fail_(msg, msg_size, "clCreateCommandQueue", e);
+    return er_cl_build_(*ctx, dev->device, src, len, options, prog, msg, msg_size);
+}

@@ -41,6 +41,13 @@ er_status er_cl_pick_(int device, er_cl_dev_ *picked, char *msg, size_t msg_size
 char *er_cl_dev_str_(cl_device_id d, cl_device_info what);
 char *er_cl_plat_str_(cl_platform_id p, cl_platform_info what);
 
+/* For a picked device: its largest allocation and global memory, a context, a queue, and the program
+ * built from src (er_cl_build_).  On failure what was created is left in *ctx, *queue, *prog for the
+ * caller to release, and msg says what failed (ER_EDEVICE; the build log after a failed build). */
+er_status er_cl_open_(const er_cl_dev_ *dev, const char *src, size_t len, const char *options, cl_ulong *max_alloc,
+                      cl_ulong *global_mem, cl_context *ctx, cl_command_queue *queue, cl_program *prog, char *msg,
+                      size_t msg_size);
+
 /* Create and build a program from source for one device.  On failure *prog may still be set (the
  * caller releases it) and msg holds the error, with the build log after a failed build (ER_EDEVICE). */
 er_status er_cl_build_(cl_context ctx, cl_device_id dev, const char *src, size_t len, const char *options,
