@@ -70,10 +70,19 @@ START_TEST(table)
 {
     const char *names[] = {"volta", "turing", "ampere", "ampere-tf32", "ada-fp8", "hopper", "hopper-tf32",
                            "hopper-fp8", "blackwell", "blackwell-f8f6f4", "blackwell-mxf8f6f4",
-                           "blackwell-mxf4", "cdna3", "hopper-fp8-deepgemm"};
+                           "blackwell-mxf4", "cdna3", "hopper-fp8-deepgemm", "cdna3-fp8", "cdna3-xf32",
+                           "blackwell-tf32", "ada-f16", "volta-f16", "turing-f16", "ampere-f16", "ada-fp8-f16",
+                           "hopper-f16", "hopper-fp8-f16", "blackwell-f16", "blackwell-f8f6f4-f16"};
     int i;
-    ck_assert_int_eq(sim_model_count, 14);
-    for (i = 0; i < 14; i++) ck_assert_str_eq(sim_models[i].name, names[i]);
+    ck_assert_int_eq(sim_model_count, 26);
+    for (i = 0; i < 26; i++) ck_assert_str_eq(sim_models[i].name, names[i]);
+    for (i = 0; i < 26; i++) /* the f16 accumulators round to nearest even with 10 fraction bits */
+        ck_assert_int_eq(sim_models[i].acc_fmt == ER_FMT_F16,
+                         sim_models[i].out_p == 10 && sim_models[i].out_round == ER_RND_NEAREST_EVEN);
+    ck_assert_int_eq(M("cdna3-fp8")->k, 16);
+    ck_assert_int_eq(M("cdna3-fp8")->two_stage, 1);
+    ck_assert_int_eq(M("cdna3")->two_stage, 0);
+    ck_assert_int_eq(M("cdna3")->F2, 31);
     ck_assert_ptr_eq(sim_model_find("blackwell-mx"), sim_model_find("blackwell-mxf4"));
     ck_assert_ptr_eq(sim_model_find("nope"), NULL);
     ck_assert_int_eq(M("volta")->k, 4);
@@ -275,12 +284,18 @@ START_TEST(k1_product)
             lo = -14;
             hi = 15;
         }
+        if (m->acc_fmt == ER_FMT_F16) { /* products within f16's range */
+            lo = lo < -9 ? -9 : lo;
+            hi = hi > 6 ? 6 : hi;
+        }
         for (rep = 0; rep < 100; rep++) {
-            double a = rand_val(in, &rng, lo, hi), b = rand_val(in, &rng, lo, hi);
+            double a = rand_val(in, &rng, lo, hi), b = rand_val(in, &rng, lo, hi), want;
             if (a == 0.0) a = 1.0;
             if (b == 0.0) b = -1.0;
-            EQ(sim_engine(m, 1, &a, &b, 0.0, in, in, ER_FMT_F32, ER_RND_NEAREST_EVEN), a * b);
-            EQ(sim_engine(m, 1, &a, &b, 0.0, in, in, ER_FMT_F64, ER_RND_ZERO), a * b);
+            /* an f16 accumulator rounds the exact product once, to nearest even */
+            want = m->acc_fmt == ER_FMT_F16 ? rnd(ER_FMT_F16, a * b, ER_RND_NEAREST_EVEN) : a * b;
+            EQ(sim_engine(m, 1, &a, &b, 0.0, in, in, ER_FMT_F32, ER_RND_NEAREST_EVEN), want);
+            EQ(sim_engine(m, 1, &a, &b, 0.0, in, in, ER_FMT_F64, ER_RND_ZERO), want);
         }
     }
 }
@@ -290,7 +305,7 @@ END_TEST
 START_TEST(huge_F)
 {
     uint64_t rng = er_test_seed("test_sim/huge_F");
-    sim_model big = {"big", 64, 3000, 52, ER_RND_ZERO, 0, 0, 0, ER_FMT_F64, 0};
+    sim_model big = {"big", 64, 3000, 52, ER_RND_ZERO, 0, 0, 0, ER_FMT_F64, 0, 0, 0, 0};
     double a[64], b[64];
     mpfr_t s, t;
     int rep, p;
@@ -386,12 +401,28 @@ START_TEST(engine_truncation)
         EQ(sim_engine(&w, 2, a, b, 0x1p-190, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F64, ER_RND_NEAREST_EVEN),
            0x1p-190 + 0x1.8p-200);
     }
-    /* CDNA3 floors: 1 - 2^-30 becomes 1 - 2^-24 (rounded to nearest even f32: exact); truncation gives 1. */
+    /* CDNA3 truncates the products toward zero (1 - 2^-30 gives 1) but floors C: with C = -2^-30 the sum
+     * 1 - 2^-30 becomes 1 - 2^-24 (rounded to nearest even f32: exact); an NVIDIA model gives 1. */
     {
-        double a[] = {1, -0x1p-15}, b[] = {1, 0x1p-15};
-        EQ(sim_engine(M("cdna3"), 2, a, b, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32, ER_RND_NEAREST_EVEN),
-           1.0 - 0x1p-24);
-        EQ(sim_engine(M("turing"), 2, a, b, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32, ER_RND_NEAREST_EVEN), 1.0);
+        double a[] = {1, -0x1p-15}, b[] = {1, 0x1p-15}, one = 1.0;
+        EQ(sim_engine(M("cdna3"), 2, a, b, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32, ER_RND_NEAREST_EVEN), 1.0);
+        EQ(sim_engine(M("cdna3"), 1, &one, &one, -0x1p-30, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32,
+                      ER_RND_NEAREST_EVEN), 1.0 - 0x1p-24);
+        EQ(sim_engine(M("turing"), 1, &one, &one, -0x1p-30, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32,
+                      ER_RND_NEAREST_EVEN), 1.0);
+    }
+    /* The product sum is floored at F2 = 31 fraction bits of E = max(Ep, C's exponent): products 1 and
+     * -2^-24 (kept by F = 24 at Ep = 0) with C = 2^7 (E = 7) give 1 - 2^-24 floored at 2^-24: 1 - 2^-24,
+     * and C = 2^8 (E = 8): floored at 2^-23, 1 - 2^-23; f64 accumulators show it. */
+    {
+        double a[] = {1, -0x1p-12}, b[] = {1, 0x1p-12};
+        sim_model w = *M("cdna3");
+        w.acc_fmt = ER_FMT_F64;
+        w.out_p = 52;
+        EQ(sim_engine(&w, 2, a, b, 0x1p7, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F64, ER_RND_NEAREST_EVEN),
+           0x1p7 + 1.0 - 0x1p-24);
+        EQ(sim_engine(&w, 2, a, b, 0x1p8, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F64, ER_RND_NEAREST_EVEN),
+           0x1p8 + 1.0 - 0x1p-23);
     }
     /* CDNA3 rounds to nearest even: 1 + 3*2^-24 (a tie) -> 1 + 2^-22; toward zero: 1 + 2^-23. */
     {
