@@ -47,7 +47,7 @@ static const er_standard_info er_models_[] = {
      ER_NV("blackwell-mxf8f6f4", 32, 25, 23, 0, 1, 0)},
     {"blackwell-mxf4", "Blackwell kind::mxf4/mxf4nvf4 k64, exact groups of 16 -> f32", "blackwell-nvf4",
      ER_NV("blackwell-mxf4", 64, 35, 23, 0, 16, 0)},
-    {"cdna3", "CDNA3 MFMA f16/bf16 -> f32 (8 per step; fp8 operands: cdna3-fp8)", "", ER_AMD("cdna3", 8, 0, 0)},
+    {"cdna3", "CDNA3 MFMA f16/bf16 -> f32, 8 per step (fp8: cdna3-fp8)", "", ER_AMD("cdna3", 8, 0, 0)},
     {"cdna3-fp8", "CDNA3 MFMA fp8/bf8 -> f32 (16 per step, even/odd stages)", "cdna3-bf8", ER_AMD("cdna3-fp8", 16, 0, 1)},
     {"cdna3-xf32", "CDNA3 MFMA xf32 -> f32 (4 per step)", "", ER_AMD("cdna3-xf32", 4, 1, 0)},
 };
@@ -100,16 +100,20 @@ size_t er_standard_table(char *buf, size_t size)
     if (buf && size) buf[0] = '\0';
     ER_PUT("%-21s %-62s %3s %3s %3s %-8s %-7s %s\n", "standard", "family (instructions)", "k", "F", "p", "rounding",
            "promote", "aliases");
-    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %-7s %s\n", "normal", "products rounded to compute, index order or 2/4 lanes",
-           "-", "-", "-", "nearest", "-", "");
-    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %-7s %s\n", "any_order", "any summation tree, with or without fma", "-", "-", "-",
-           "nearest", "-", "");
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "normal", "products rounded to compute, index order or 2/4 lanes", "-",
+           "-", "-", "nearest", "-");
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "any_order", "any summation tree, with or without fma", "-", "-", "-",
+           "nearest", "-");
     for (int i = 0; i < ER_NMODELS; i++) {
         const er_standard *m = &er_models_[i].std;
         char pr[16];
         snprintf(pr, sizeof pr, "%d", m->promote);
-        ER_PUT("%-21s %-62s %3d %3d %3d %-8s %-7s %s\n", er_models_[i].name, er_models_[i].family, m->k, m->F, m->out_p,
-               m->out_round == ER_RND_ZERO ? "zero" : "nearest", m->promote ? pr : "-", er_models_[i].aliases);
+        if (er_models_[i].aliases[0])
+            ER_PUT("%-21s %-62s %3d %3d %3d %-8s %-7s %s\n", er_models_[i].name, er_models_[i].family, m->k, m->F,
+                   m->out_p, m->out_round == ER_RND_ZERO ? "zero" : "nearest", m->promote ? pr : "-", er_models_[i].aliases);
+        else
+            ER_PUT("%-21s %-62s %3d %3d %3d %-8s %s\n", er_models_[i].name, er_models_[i].family, m->k, m->F, m->out_p,
+                   m->out_round == ER_RND_ZERO ? "zero" : "nearest", m->promote ? pr : "-");
     }
 #undef ER_PUT
     return n;
