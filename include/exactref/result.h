@@ -20,7 +20,7 @@ extern "C" {
 typedef struct er_standard {
     int kind;       /* ER_STD_* */
     char name[48];  /* "normal", "any_order", "hopper", ... */
-    /* matrix-engine models (accumulation-models.md): */
+    /* matrix-engine models (docs/accumulation-models.md): */
     int k;          /* products per instruction */
     int F;          /* fractional bits kept when terms are aligned to the largest exponent */
     int out_p;      /* fraction bits of the normalised accumulator (23: f32; 13: e8m13) */
