@@ -928,7 +928,8 @@ END_TEST
 START_TEST(simd_same_bits)
 {
     uint64_t rng = er_test_seed("test_bounds/simd_same_bits");
-    static const char *stds[] = {"hopper", "volta", "cdna3", "ampere", "engine:k=8,F=20,p=13,promote=32,group=2"};
+    static const char *stds[] = {"hopper", "volta", "cdna3", "ampere", "engine:k=8,F=20,p=13,promote=32,group=2",
+                                 "cdna3-fp8", "hopper-f16", "ada-fp8", "cdna3-xf32", "engine:k=16,group=16,d=f16"};
     static const int fmts[] = {ER_FMT_BF16, ER_FMT_F16, ER_FMT_F8E4M3FN, ER_FMT_F32};
     long compared = 0;
     for (int cs = 0; cs < 40; cs++) {
