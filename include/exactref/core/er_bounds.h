@@ -315,9 +315,9 @@ ER_FN double er_b_radius_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GL
  * and the accumulator C: every term is truncated at weight 2^(E - F), E the largest term exponent, an
  * error below 2^(E - F) per term, so below (k + 1) 2^(E - F) in all (CDNA3, F2 > 0: the products
  * aligned at their own largest exponent Ep, (k + xterms) 2^(Ep - F) + 2^(E - F) + 2^(E - F2)); the
- * normalisation to out_p fraction bits of the accumulator D (f32
- * or f16; toward zero, or to nearest: half of it) errs by less than 2^(floor(log2|D|) - out_p), and by
- * less than D's subnormal quantum 2^(emin_D - out_p) below 2^emin_D.  E is bounded from the elements'
+ * normalisation to out_p fraction bits of the accumulator D (f32 or f16; toward zero, or to nearest:
+ * half of it) errs by less than 2^(floor(log2|D|) - out_p), and by less than D's subnormal quantum
+ * 2^(emin_D - out_p) below 2^emin_D.  E is bounded from the elements'
  * hardware exponents (ea, eb: a zero factor included, with the exponent the model gives a zero; block
  * scales added) and from the bound B on |C|: a zero C has exponent -126, a nonzero one at least D's
  * minimum exponent.  B grows by each step's sum of |products| and its error.  Promotion every `promote`
