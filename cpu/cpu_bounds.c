@@ -201,7 +201,7 @@ __attribute__((target("avx2"))) static int block4_avx2(const er_bpar *c, er_b_en
     }
     __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B, xs2)), trunc));
     /* sh = frexp_e(dmax) - 1 - out_p - rne; norm = 2^qe below qe (D's subnormal quantum, halved to nearest) */
-    const int rne = c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0, qe = c->emin_c - c->out_p - rne;
+    const int rne = c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0, qe = er_b_eng_qe(c);
     __m256i sh = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(dmax), 52),
                                   _mm256_set1_epi64x(1023 + c->out_p + rne));
     __m256d norm = _mm256_blendv_pd(ER_POW2_4(sh), _mm256_set1_pd(ldexp(1.0, qe)),

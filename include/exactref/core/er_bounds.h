@@ -358,6 +358,20 @@ ER_FN void er_b_eng_init(const er_bpar *c, er_b_eng *g, double cval, double sc)
     g->done = 0;
 }
 
+/*
+ * The least exponent of the normalisation's error term: in D's subnormal range the quantum is
+ * 2^(emin_D - out_p), whatever |D|'s exponent (f32: 2^-149; e8m13: 2^-139; f16: 2^-24), half of it to
+ * nearest.  Where the aligned terms are already multiples of that quantum (E >= -126, so when
+ * -126 - max(F, F2) >= emin_D - out_p: e8m13 with F = 13, f32 with F = 23) the normalisation is exact
+ * there, and 2^-149 only keeps the term positive (as before the f16 accumulators).
+ */
+ER_FN int er_b_eng_qe(const er_bpar *c)
+{
+    int fe = c->F2 > c->F ? c->F2 : c->F;
+    if (-126 - fe >= c->emin_c - c->out_p) return -149;
+    return c->emin_c - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0);
+}
+
 /* One instruction: terms [p1 - nt, p1), whose finite magnitudes sum to xs (from 0, in index order) and
  * whose largest hardware exponent is emax. */
 ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er_i64 nt, er_i64 p1)
@@ -393,12 +407,7 @@ ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er
     }
     ed = er_b_frexp_e(dmax);
     sh = ed - 1 - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0);
-    /* in D's subnormal range the quantum is 2^(emin_D - out_p), whatever |D|'s exponent (f32: 2^-149;
-     * e8m13: 2^-139; f16: 2^-24), half of it to nearest */
-    {
-        int qe = c->emin_c - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0);
-        norm = er_b_pow2(sh < qe ? qe : sh);
-    }
+    norm = er_b_pow2(sh < er_b_eng_qe(c) ? er_b_eng_qe(c) : sh);
     g->E = er_b_up(er_b_up(g->E + trunc) + norm);
     g->B = er_b_up(dmax + norm);
     if (g->B >= c->max_c || g->R >= c->max_c) {
