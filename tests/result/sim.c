@@ -19,7 +19,7 @@
 
 #include "sim.h"
 
-/* ---- The model table: accumulation-models.md's table, as data. ---- */
+/* ---- The model table: docs/accumulation-models.md's table, as data. ---- */
 const sim_model sim_models[] = {
     /* name                  k   F  out_p out_round            promote floor groups acc_fmt  tf32 F2 stages */
     {"volta",                4, 23, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* Volta fp16 */

@@ -28,6 +28,13 @@
  *                    5548157), kept as regressions; the comment above each says what was wrong.  The
  *                    random tests hit the same classes and tag such UNSOUND lines with "[class: ...]"
  *                    (anything else is tagged NEW).
+ *  - unsound_zero_factor_exponent, unsound_zero_block_scale, unsound_cdna3_fp8: issue 11's three cases
+ *                    (a zero factor's exponent sets E; zero blocks with large scales and mxf4 groups of
+ *                    zeros; CDNA3's 16-product two-stage fp8 step), each asserting the model's output and
+ *                    that it is covered; they fail on the bounds before the fix.
+ *  - sound_zero_padding: every engine case on K padded with zeros over huge B, zero blocks of A with
+ *                    huge scales, and cancelling pairs of large products, under both readings of a zero
+ *                    factor's exponent.
  *  - tightness:      REPORTED, not asserted beyond ratio <= 1: per standard, the median and the largest
  *                    |implementation - rounded| / tolerance on adversarial data and on random data.
  *
@@ -138,7 +145,7 @@ static uint64_t get(const unsigned char *buf, int sb, size_t idx)
     return b;
 }
 
-/* The exponent a matrix engine gives a nonzero value of f (accumulation-models.md). */
+/* The exponent a matrix engine gives a nonzero value of f (docs/accumulation-models.md). */
 static int hwexp(int f, double x)
 {
     int e = ilogb(x), emin = finfo(f).emin;
@@ -1477,7 +1484,7 @@ static long probe_engine(const char *test, const char *stdname, const char *simn
 
 /*
  * Was UNSOUND: radius_engine let the alignment exponent E and the accumulator's exponent go
- * below -126, but the model (sim.h, accumulation-models.md) never goes below -126: a zero term counts as
+ * below -126, but the model (sim.h, docs/accumulation-models.md) never goes below -126: a zero term counts as
  * -126 and a subnormal f32 accumulator keeps exponent -126, so terms are truncated at 2^(-126 - F) and
  * a subnormal step result is normalised at 2^(-126 - out_p).  Outputs below 2^-126 escape the range.
  */

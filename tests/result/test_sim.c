@@ -9,7 +9,8 @@
  *    on its own input format gives the exact product.
  *  - huge_F: an engine model with F = 3000 and out_p 52 (f64 accumulator) equals the exact sum (MPFR)
  *    rounded toward zero / to nearest even; with small k on integer data, the exact sum.
- *  - hand cases: truncation at F (terms dropped), the subnormal factor's exponent, floor (CDNA3), e8m13,
+ *  - hand cases: truncation at F (terms dropped), the subnormal factor's exponent, a zero factor's
+ *    exponent, CDNA3 (products truncated, C and the product sum floored at F2, two fp8 stages), e8m13,
  *    RZ vs RNE normalisation, f16 output, accumulator feedback, exact groups (mxf4), scales, tf32
  *    truncation, promotion (DeepGEMM), NaN and infinities, flush to zero, index vs reversed order.
  *  Seeded (EXACTREF_SEED); everything runs in well under a second.
@@ -400,6 +401,45 @@ START_TEST(engine_truncation)
         EQ(sim_engine(&w, 2, a, b, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F64, ER_RND_NEAREST_EVEN), 0.0);
         EQ(sim_engine(&w, 2, a, b, 0x1p-190, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F64, ER_RND_NEAREST_EVEN),
            0x1p-190 + 0x1.8p-200);
+    }
+    /* A zero factor has an exponent (-126; zero_fmt_emin: its format's minimum), so a zero product is a
+     * term of exponent e_a + e_b: 0 x 2^101 (bf16) has exponent -25 and truncates 1.5 2^-60 at 2^-50 to
+     * nothing; with 0 x 1 the product is kept.  f16: 0 x 2^15 is -111 (nothing lost) or, under the
+     * format-minimum reading, 1 (1.5 2^-28 lost at 2^-24). */
+    {
+        double a[] = {0.0, 1.5 * 0x1p-30}, b[] = {0x1p101, 0x1p-30}, b1[] = {1.0, 0x1p-30};
+        double h[] = {0.0, 1.5 * 0x1p-14}, hb[] = {0x1p15, 0x1p-14};
+        sim_model z = *M("hopper");
+        EQ(sim_engine(&z, 2, a, b, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32, ER_RND_NEAREST_EVEN), 0.0);
+        EQ(sim_engine(&z, 2, a, b1, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32, ER_RND_NEAREST_EVEN), 1.5 * 0x1p-60);
+        EQ(sim_engine(&z, 2, h, hb, 0.0, H, H, ER_FMT_F32, ER_RND_NEAREST_EVEN), 1.5 * 0x1p-28);
+        z.zero_fmt_emin = 1;
+        EQ(sim_engine(&z, 2, h, hb, 0.0, H, H, ER_FMT_F32, ER_RND_NEAREST_EVEN), 0.0);
+    }
+    /* An exact group (mxf4) has exponent e_sa + e_sb whatever its elements: 16 zeros with scale 2^40 set
+     * E = 40, and the next group, 16 x 1.5 with scale 2^-10 (0.0234375), falls below 2^(40 - 35). */
+    {
+        double a[32], b[32], sa[2] = {0x1p40, 0x1p-10}, sb[2] = {1.0, 1.0};
+        for (int p = 0; p < 32; p++) a[p] = p < 16 ? 0.0 : 1.5, b[p] = 1.0;
+        EQ(sim_engine_scaled(M("blackwell-mxf4"), 32, a, b, sa, sb, 16, 0.0, ER_FMT_F4E2M1FN, ER_FMT_F4E2M1FN,
+                             ER_FMT_F32, ER_RND_NEAREST_EVEN), 0.0);
+        sa[0] = 0x1p-10;
+        EQ(sim_engine_scaled(M("blackwell-mxf4"), 32, a, b, sa, sb, 16, 0.0, ER_FMT_F4E2M1FN, ER_FMT_F4E2M1FN,
+                             ER_FMT_F32, ER_RND_NEAREST_EVEN), 0.0234375);
+    }
+    /* CDNA3 fp8: two stages.  The even products hold 224 x 224 and 224 x -224 (exponent 7 + 7 = 14): the
+     * even stage's small products (1.96875 2^-11) fall below its 2^(14 - 24) and vanish; the odd stage
+     * sums its 8 small products exactly (15.75 2^-11), then is floored at 2^(14 - 24): 7 2^-10.  One
+     * stage of 16 (the f16 rules) loses every small product. */
+    {
+        const int E4 = ER_FMT_F8E4M3FNUZ;
+        double a[16], b[16], want = 7 * 0x1p-10;
+        for (int p = 0; p < 16; p++) a[p] = 1.75 * 0x1p-6, b[p] = 1.125 * 0x1p-5;
+        a[0] = 224.0, b[0] = 224.0, a[2] = 224.0, b[2] = -224.0;
+        EQ(sim_engine(M("cdna3-fp8"), 16, a, b, 0.0, E4, E4, ER_FMT_F32, ER_RND_NEAREST_EVEN), want);
+        sim_model one = *M("cdna3-fp8");
+        one.two_stage = 0;
+        EQ(sim_engine(&one, 16, a, b, 0.0, E4, E4, ER_FMT_F32, ER_RND_NEAREST_EVEN), 0.0);
     }
     /* CDNA3 truncates the products toward zero (1 - 2^-30 gives 1) but floors C: with C = -2^-30 the sum
      * 1 - 2^-30 becomes 1 - 2^-24 (rounded to nearest even f32: exact); an NVIDIA model gives 1. */
