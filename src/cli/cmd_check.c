@@ -185,6 +185,15 @@ int er_cmd_check(int argc, char **argv)
             if (!strcmp(a, "--compute")) {
                 if (er_cli_parse_format("check", a, v, &compute)) return ER_EXIT_USAGE;
             } else if (!strcmp(a, "--standard")) {
+                if (!strcmp(v, "list")) { /* the standards' table (name, family, k, F, p, rounding, promotion, aliases) */
+                    size_t n = er_standard_table(NULL, 0);
+                    char *t = (char *)malloc(n + 1);
+                    if (!t) return ER_EXIT_INTERNAL;
+                    er_standard_table(t, n + 1);
+                    fputs(t, stdout);
+                    free(t);
+                    return fflush(stdout) == 0 ? ER_EXIT_OK : ER_EXIT_INTERNAL;
+                }
                 if (er_standard_parse(v, &std, msg, sizeof msg) != ER_OK) return er_cli_usage_error("check", "%s", msg);
             } else if (!strcmp(a, "--ulps")) {
                 char *e;
