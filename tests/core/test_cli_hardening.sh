@@ -179,6 +179,21 @@ run "D11 1 for NaN" 1 "" check "$tmp/inf.npy" "$tmp/zero.npy" "$tmp/one.npy"
 has "D11 message" "$tmp/out" "a finite value where only NaN is allowed"
 hasnt "D11 not an infinity" "$tmp/out" "an infinity or NaN that no correct"
 
+# ---- issue 11: a reference that overflows to +inf (6 terms of 1.5 2^127, two of them negated) ----
+M='\000\000\100\177'; P='\000\000\200\077'; N='\000\000\200\277'
+mknpy "$tmp/am.npy" '<f4' '(1, 6)' "$M$M$M$M$M$M"
+mknpy "$tmp/bm.npy" '<f4' '(6, 1)' "$P$P$P$P$N$N"
+mknpy "$tmp/ninf.npy" '<f4' '(1, 1)' '\000\000\200\377'
+mknpy "$tmp/fmax.npy" '<f4' '(1, 1)' '\377\377\177\177'
+for o in ninf fmax; do
+    run "issue 11 $o under hopper" 0 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/$o.npy" --standard hopper
+    grep -qE '^ +inf/NaN allowed +1$' "$tmp/out" && ok || bad "issue 11 $o: not in the inf/NaN allowed bin: $(cat "$tmp/out")"
+    hasnt "issue 11 $o no ratio" "$tmp/out" "of its tolerance used"
+    hasnt "issue 11 $o no nan tolerance" "$tmp/out" "tolerance nan"
+done
+run "issue 11 -inf under normal" 1 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/ninf.npy"
+has "issue 11 -inf names what is allowed" "$tmp/out" "(allowed: +inf)"
+
 # ---- D12: conflicting or meaningless flags ----
 run "D12 repeated flag" 2 "--a-format is given twice" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --a-format f16
 run "D12 repeated -o" 2 "given twice" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" -o "$tmp/y.npy"
