@@ -106,6 +106,15 @@ run "D10 uncreatable --save-failures" 2 "--save-failures" check "$tmp/a.npy" "$t
 rc=$?
 [ "$rc" = 3 ] && ok || bad "D10: check with standard output closed exits $rc, want 3: $(cat "$tmp/err")"
 
+# a write that fails after the work (here: the file size limit, EFBIG) is exit 3, not a usage error
+cols16=$(printf '\\000\\000\\200\\077%.0s' $(seq 16))
+mknpy "$tmp/c16.npy" '<f4' '(16, 1)' "$cols16"
+mknpy "$tmp/r16.npy" '<f4' '(1, 16)' "$cols16"
+(ulimit -f 1; trap '' XFSZ; exec "$X" matmul "$tmp/c16.npy" "$tmp/r16.npy" --out-format f32 -o "$tmp/efbig.npy") >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 3 ] && ok || bad "D10: a write that fails after the work exits $rc, want 3: $(cat "$tmp/err")"
+[ -e "$tmp/efbig.npy" ] && bad "D10: a failed write left $tmp/efbig.npy" || ok
+
 # ---- D2: repro.sh with hostile names: fixed names inside, everything quoted, no report files ----
 evil="$tmp/it's \$(touch pwned)\`touch pwned2\`
 x.npy"
