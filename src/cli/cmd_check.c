@@ -143,6 +143,22 @@ int er_cmd_check(int argc, char **argv)
         f.dir2 = bounds_dir;
         f.dir2_what = "--save-bounds";
         if ((rc = er_cli_files_check("check", &f)) != 0) return rc;
+        /* the bundle's fixed names must not replace files of the user's in an existing directory,
+         * unless it holds an earlier bundle (a repro.sh) */
+        if (save) {
+            static const char *const names[6] = {"a.npy", "b.npy", "acc.npy", "a_scale.npy", "b_scale.npy", "out.npy"};
+            const char *src[6] = {pos[0], pos[1], m.C.path, m.SA.path, m.SB.path, pos[2]};
+            char p[4096];
+            snprintf(p, sizeof p, "%s/repro.sh", save);
+            if (access(p, F_OK) != 0)
+                for (int k = 0; k < 6; k++) {
+                    snprintf(p, sizeof p, "%s/%s", save, names[k]);
+                    if (access(p, F_OK) == 0 && !(src[k] && er_cli_same_file(p, src[k])))
+                        return er_cli_usage_error("check", "--save-failures %s: %s exists and is not from an earlier "
+                                                  "bundle (no repro.sh there): choose an empty or new directory",
+                                                  save, p);
+                }
+        }
     }
     double t0 = now();
     if ((rc = er_cli_mma_load(&m)) != ER_EXIT_OK) goto done;

@@ -132,6 +132,13 @@ has "D2 repro output" "$tmp/repro.out" "elements outside   1"
 EXACTREF=/nonexistent/exactref sh "$tmp/bundle/repro.sh" >"$tmp/repro.out" 2>"$tmp/repro.err"
 [ $? != 1 ] && grep -q nonexistent "$tmp/repro.err" && ok || bad "D2: EXACTREF does not override: $(cat "$tmp/repro.err")"
 
+# the bundle's fixed names never replace a user's file
+mkdir "$tmp/mine"
+cp "$tmp/d.npy" "$tmp/mine/out.npy"
+run "bundle keeps a user's file" 2 "is not from an earlier bundle" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures "$tmp/mine"
+cmp -s "$tmp/mine/out.npy" "$tmp/d.npy" && ok || bad "the bundle replaced a user's out.npy"
+run "bundle reused" 1 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures "$tmp/bundle"
+
 # ---- D7: JSON and JUnit stay valid for a name with a control byte and a Latin-1 byte ----
 odd="$tmp/o$(printf '\001\351')ut.npy"
 cp "$tmp/w.npy" "$odd"
