@@ -259,6 +259,19 @@ for attempt in 1 2 3; do
 done
 [ $caught = 1 ] && ok || echo "note: D9: the write was never caught in progress (inconclusive, not a failure)"
 
+# ---- D16: a backend asked for by name runs the bounds there, or the command says where they ran ----
+"$X" info >"$tmp/info" 2>&1
+if grep -q "device 0:.*fp64 no" "$tmp/info"; then
+    run "D16 opencl without fp64" 0 "the bounds ran on the CPU" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --backend opencl --device 0
+elif grep -q "device 0:.*fp64 yes" "$tmp/info"; then
+    run "D16 opencl with fp64" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --backend opencl --device 0
+    hasnt "D16 no false note" "$tmp/err" "ran on the CPU"
+    # the same device with its fp64 hidden (the OpenCL backend's testing hook)
+    EXACTREF_OPENCL_FAULT=nofp64 "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --backend opencl --device 0 >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 0 ] && grep -q "the bounds ran on the CPU" "$tmp/err" && ok || bad "D16: no fp64: exit $rc, stderr: $(cat "$tmp/err")"
+fi
+
 # ---- The user's path ----
 # ml_dtypes: np.save writes '<V2' for bfloat16: read with --a-format, the same bits as uint16
 mknpy "$tmp/av.npy" '<V2' '(2, 2)' '\200\077\000\100\100\100\200\100'
