@@ -314,6 +314,11 @@ has "json outside indices" "$tmp/j.json" '"outside_indices": [[1, 1]]'
 # progress: nothing on stderr when it is not a terminal
 [ -s "$tmp/err" ] && bad "progress text on a non-terminal stderr: $(cat "$tmp/err")" || ok
 run "--no-progress" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --no-progress
+# '-' is standard output for a text report
+run "--json -" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json -
+has "--json - on stdout" "$tmp/out" '"passed": true'
+[ -e ./- ] || [ -e "$tmp/-" ] && bad "--json - wrote a file named '-'" || ok
+run "two reports on stdout" 2 "both write to standard output" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json - --junit -
 # the picture: well-formed SVG with a bar for the outside element and one map cell
 if command -v python3 >"$tmp/which" 2>&1; then
     python3 - "$tmp/p.svg" >"$tmp/py.out" 2>&1 <<'EOF' && ok || bad "--plot: $(cat "$tmp/py.out")"
