@@ -202,7 +202,7 @@ def asarray(data, dtype=None):
             raise TypeError(f"dtype {data.dtype} is not a format exactref models; name one with dtype=")
         return data
     info = _BY_ID[fmt]
-    if data.dtype == _DTYPE[fmt]:
+    if _DTYPE[fmt] is not None and data.dtype == _DTYPE[fmt]:
         return data
     if data.dtype.kind == "u" and data.dtype.itemsize == info["storage_bytes"] and info["kind"] == "float":
         # raw bit patterns with a declared format: a view
