@@ -31,7 +31,7 @@ class _Operand:
 def _out_shape(a, b):
     sa, sb = a.arr.shape, b.arr.shape
     if sa[-1] != sb[-2]:
-        raise ValueError(f"A is {sa[-2]} x {sa[-1]} and B is {sb[-2]} x {sb[-1]}: A's columns must equal B's rows")
+        raise ValueError(f"A is {sa[-2]} x {sa[-1]} and B is {sb[-2]} x {sb[-1]}: the inner dimensions differ")
     if len(sa) == 3 and len(sb) == 3 and sa[0] != sb[0]:
         raise ValueError(f"A has batch {sa[0]} and B has batch {sb[0]}")
     batch = sa[0] if len(sa) == 3 else sb[0] if len(sb) == 3 else None
