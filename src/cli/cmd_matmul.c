@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli_mma.h"
+#include "cli_out.h"
 
 int er_cmd_matmul(int argc, char **argv)
 {
@@ -19,14 +20,19 @@ int er_cmd_matmul(int argc, char **argv)
         if (r > 0) continue;
         if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--odd")) {
             if (i + 1 >= argc) return er_cli_usage_error("matmul", "%s needs a value", a);
+            if (er_cli_mma_once(&m, a)) return ER_EXIT_USAGE;
             if (!strcmp(a, "--odd")) odd_path = argv[++i];
             else out = argv[++i];
         } else if (!strcmp(a, "--enclosure")) {
             if (i + 2 >= argc) return er_cli_usage_error("matmul", "--enclosure needs two values (LO.npy HI.npy)");
+            if (er_cli_mma_once(&m, a)) return ER_EXIT_USAGE;
             lo_path = argv[++i];
             hi_path = argv[++i];
-        } else if (!strcmp(a, "--flush-to-zero")) m.opts |= ER_OPT_FTZ;
-        else if (!strcmp(a, "--stats")) show_stats = 1;
+        } else if (!strcmp(a, "--flush-to-zero") || !strcmp(a, "--stats") || !strcmp(a, "--no-progress")) {
+            if (er_cli_mma_once(&m, a)) return ER_EXIT_USAGE;
+            if (a[2] == 'f') m.opts |= ER_OPT_FTZ, m.ftz = 1;
+            else if (a[2] == 's') show_stats = 1;
+        }
         else if (a[0] == '-' && a[1]) return er_cli_usage_error("matmul", "unknown option '%s'", a);
         else if (npos < 2) pos[npos++] = a;
         else return er_cli_usage_error("matmul", "unexpected argument '%s' (operands: A.npy B.npy)", a);
@@ -34,9 +40,25 @@ int er_cmd_matmul(int argc, char **argv)
     if (npos < 2) return er_cli_usage_error("matmul", "two operands are required: A.npy B.npy");
     if (!out && !lo_path && !odd_path) return er_cli_usage_error("matmul", "-o D.npy is required");
     if (out && m.ofmt < 0) return er_cli_usage_error("matmul", "--out-format FORMAT is required");
+    if (!out && m.ofmt >= 0) return er_cli_usage_error("matmul", "--out-format has no effect without -o D.npy");
     m.A.path = pos[0];
     m.B.path = pos[1];
+    {
+        er_cli_files f;
+        memset(&f, 0, sizeof f);
+        er_cli_files_in(&f, pos[0], "A");
+        er_cli_files_in(&f, pos[1], "B");
+        er_cli_files_in(&f, m.C.path, "--acc");
+        er_cli_files_in(&f, m.SA.path, "--a-scale");
+        er_cli_files_in(&f, m.SB.path, "--b-scale");
+        er_cli_files_out(&f, out, "-o", 0);
+        er_cli_files_out(&f, lo_path, "--enclosure LO", 0);
+        er_cli_files_out(&f, hi_path, "--enclosure HI", 0);
+        er_cli_files_out(&f, odd_path, "--odd", 0);
+        if ((rc = er_cli_files_check("matmul", &f)) != 0) return rc;
+    }
     if ((rc = er_cli_mma_load(&m)) != ER_EXIT_OK) goto done;
+    if ((rc = er_cli_mma_validate(&m, out ? m.ofmt : -1, "--out-format")) != ER_EXIT_OK) goto done;
     {
         int64_t batch, rows, cols;
         int batched;
@@ -81,15 +103,16 @@ int er_cmd_matmul(int argc, char **argv)
         er_status st = er_mma(&args);
         if (st != ER_OK) {
             fprintf(stderr, "exactref matmul: %s\n", msg[0] ? msg : er_status_string(st));
-            rc = (st == ER_EINVAL || st == ER_EPATTERN) ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
+            rc = er_cli_exit_for(st);
             goto done;
         }
         if ((out && (st = er_npy_write_tensor(out, &D, msg, sizeof msg)) != ER_OK) ||
             (lo_path && (st = er_npy_write_tensor(lo_path, &LO, msg, sizeof msg)) != ER_OK) ||
             (lo_path && (st = er_npy_write_tensor(hi_path, &HI, msg, sizeof msg)) != ER_OK) ||
             (odd_path && (st = er_npy_write_tensor(odd_path, &ODD, msg, sizeof msg)) != ER_OK)) {
+            /* every path was checked before the work: a failure now is the system's (memory, disk) */
             fprintf(stderr, "exactref matmul: %s\n", msg);
-            rc = ER_EXIT_USAGE;
+            rc = ER_EXIT_INTERNAL;
             goto done;
         }
         if (stats.note[0]) fprintf(stderr, "exactref matmul: note: %s\n", stats.note);
