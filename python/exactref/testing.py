@@ -9,22 +9,49 @@ from . import _core
 __all__ = ["assert_matmul_valid", "report"]
 
 
-def _ordinal(fmt, bits):
-    """A signed ordinal of a float pattern: consecutive values have consecutive ordinals."""
-    info = A._BY_ID[fmt]
-    bits = int(bits)
-    pad = info["padding_bits"]
-    width = info["width"]
-    mag_bits = width - pad - (1 if info["is_signed"] else 0)
-    mag = (bits >> pad) & ((1 << mag_bits) - 1)
-    neg = info["is_signed"] and (bits >> (width - 1)) & 1
-    return -mag if neg else mag
-
-
 def _hex(fmt, bits):
     v = A._convert(np.array([bits], A._UINT[A._BY_ID[fmt]["storage_bytes"]]), fmt, A.FMT_F64)
     x = float(np.asarray(v)[0])
     return x.hex() if np.isfinite(x) else repr(x)
+
+
+def _ordinals(fmt, bits):
+    """Signed ordinals of float patterns: consecutive values of the format have consecutive ordinals."""
+    info = A._BY_ID[fmt]
+    b = bits.astype(np.uint64)
+    mag_bits = info["width"] - info["padding_bits"] - (1 if info["is_signed"] else 0)
+    mag = ((b >> np.uint64(info["padding_bits"])) & np.uint64((1 << mag_bits) - 1)).astype(np.int64)
+    if info["is_signed"]:
+        neg = ((b >> np.uint64(info["width"] - 1)) & np.uint64(1)).astype(bool)
+        mag = np.where(neg, -mag, mag)
+    return mag
+
+
+def _most_ulps(result, key, bits, rep):
+    """Where every outside element is a finite value beyond its range, the one the most output ulps beyond
+    (the first of them in row-major order).  The library's report ranks these by a score in which large
+    counts of ulps are not told apart, so the ranking is redone here, in integers."""
+    fmt = result._core_for(key).format
+    b = result._bounds_of(None if key[0] < 0 else key[0], ulps=key[1], flush_to_zero=bool(key[2]),
+                          standard=key[3])
+    flat = np.ascontiguousarray(bits).reshape(-1)
+    o, lo, hi = _ordinals(fmt, flat), _ordinals(fmt, b.low.reshape(-1)), _ordinals(fmt, b.high.reshape(-1))
+    covered = b.has_range.reshape(-1) & (o >= lo) & (o <= hi)
+    beyond = np.where(o > hi, o - hi, lo - o)
+    beyond = np.where(covered | ~b.has_range.reshape(-1), -1, beyond)
+    e = int(np.argmax(beyond))
+    if beyond[e] <= rep["ulps_beyond"]:
+        return
+    rep["worst"] = e
+    idx = np.unravel_index(e, result._core_for(key).shape)
+    rep["worst_index"] = tuple(int(i) for i in idx)
+    rep["ulps_beyond"] = int(beyond[e])
+    rb, _ = A._bits_of(result.rounded)
+    rep["output"], rep["rounded"] = int(flat[e]), int(np.ascontiguousarray(rb).reshape(-1)[e])
+    rep["low"], rep["high"] = int(b.low.reshape(-1)[e]), int(b.high.reshape(-1)[e])
+    for name in ("output", "rounded", "low", "high"):
+        rep[name + "_value"] = _value(fmt, rep[name])
+    rep["tolerance"] = float(b.tolerance.reshape(-1)[e])
 
 
 def _value(fmt, bits):
@@ -33,67 +60,60 @@ def _value(fmt, bits):
 
 
 def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, standard="normal"):
-    """The judgment of output against result, as a dict: checked, outside, worst (index, output, rounded,
-    low, high, tolerance, ulps_beyond), message (the assertion message, or None when every element is
-    covered)."""
-    result._one("report")
-    covered, outside = result._covers(output, compute, ulps, flush_to_zero, standard)
-    fmt = result._core.format
-    info = A._BY_ID[fmt]
-    n = covered.size
-    rep = {"checked": n, "outside": int(outside), "worst": None, "message": None, "standard": standard}
-    if outside == 0:
-        return rep
-    from ._result import _output_array
+    """The judgment of output against result by the library's report function (the one `exactref check`
+    prints), as a dict: elements, outside, hist (with hist_labels), worst_index, output_value,
+    rounded_value, low_value, high_value, tolerance, ulps_beyond, worst_why, the vacuity flags, and
+    message: the assertion message, or None when every element is covered."""
+    from ._result import _opts_key, _output_array
 
-    out_bits, _ = A._bits_of(_output_array(output, fmt, result._core.shape))
-    b = result._bounds_of(compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
-    rnd_bits, _ = A._bits_of(result.rounded)
-    bad = np.argwhere(~covered)
-    worst, worst_beyond = None, -1
-    for idx in map(tuple, bad):
-        ob = int(out_bits[idx])
-        if info["kind"] != "float":
-            beyond = abs(int(np.int64(np.int32(np.uint32(ob)))) - int(np.int64(np.int32(np.uint32(int(rnd_bits[idx]))))))
-        else:
-            ov = _value(fmt, ob)
-            if np.isfinite(ov) and b.has_range[idx]:
-                hi = int(b.high[idx])
-                lo = int(b.low[idx])
-                beyond = (_ordinal(fmt, ob) - _ordinal(fmt, hi)) if ov > _value(fmt, hi) else \
-                    (_ordinal(fmt, lo) - _ordinal(fmt, ob))
-            else:
-                beyond = float("inf")
-        if beyond > worst_beyond:
-            worst, worst_beyond = idx, beyond
-        if len(bad) > 100000 and worst_beyond == float("inf"):
-            break
-    idx = worst
-    ob, rb = int(out_bits[idx]), int(rnd_bits[idx])
-    w = {"index": tuple(int(i) for i in idx), "output": _value(fmt, ob), "rounded": _value(fmt, rb),
-         "low": _value(fmt, int(b.low[idx])) if b.has_range[idx] else None,
-         "high": _value(fmt, int(b.high[idx])) if b.has_range[idx] else None,
-         "tolerance": float(b.tolerance[idx]), "ulps_beyond": worst_beyond}
-    rep["worst"] = w
-    cname = A.format_name(result._core.default_compute if compute is None else A.format_id(compute))
+    result._one("report")
+    key = _opts_key(result, compute, ulps, flush_to_zero, standard)
+    core = result._core_for(key)
+    fmt = core.format
+    out = _output_array(output, fmt, core.shape)
+    bits, _ = A._bits_of(out)
+    rep = core.report(bits, *key)
+    rep["standard"] = key[3]
+    rep["compute"] = A.format_name(core.default_compute if key[0] < 0 else key[0])
+    rep["worst_index"] = tuple(int(i) for i in rep["worst_index"])
+    rep["message"] = None
+    if rep["outside"] == 0:
+        return rep
+    if rep["worst_why"] == "ulps" and rep["outside"] > 1:
+        _most_ulps(result, key, bits, rep)
+    n, outside = rep["elements"], rep["outside"]
+    idx = rep["worst_index"]
     lines = [
         f"{result.op}: the output is not one a correct implementation can produce!",
         "",
         f"Elements outside the bound: {outside} / {n} ({100.0 * outside / n:.1f}%)",
-        f"Worst element at index {w['index']}: output {w['output']!r} ({_hex(fmt, ob)}), "
-        f"rounded {w['rounded']!r} ({_hex(fmt, rb)}),",
+        f"Worst element at index {idx}: output {rep['output_value']!r} ({_hex(fmt, rep['output'])}), "
+        f"rounded {rep['rounded_value']!r} ({_hex(fmt, rep['rounded'])}),",
     ]
-    if w["low"] is not None:
-        lines.append(f"allowed [{w['low']!r}, {w['high']!r}] ([{_hex(fmt, int(b.low[idx]))}, "
-                     f"{_hex(fmt, int(b.high[idx]))}]), tolerance {w['tolerance']:.3g}")
+    if rep["has_range"]:
+        lines.append(f"allowed [{rep['low_value']!r}, {rep['high_value']!r}] ([{_hex(fmt, rep['low'])}, "
+                     f"{_hex(fmt, rep['high'])}]), tolerance {rep['tolerance']:.3g}")
     else:
         lines.append("no finite output is allowed there")
-    if worst_beyond == float("inf"):
+    why = rep["worst_why"]
+    if why == "ulps":
+        lines.append(f"{rep['ulps_beyond']} output ulps beyond the bound")
+    elif why == "int":
+        lines.append(f"{rep['ulps_beyond']} away from the exact integer")
+    elif why == "special":
         lines.append("an infinity or NaN that no correct implementation produces there")
+    elif why == "not_finite":
+        lines.append("a finite output where no correct implementation produces one")
+    if A.is_float(fmt):
+        lines.append(f"(standard {key[3]!r}, compute {rep['compute']}{', flush to zero' if key[2] else ''}, "
+                     f"output {A.format_name(fmt)})")
     else:
-        lines.append(f"{worst_beyond} output ulps beyond the bound")
-    lines.append(f"(standard {standard!r}, compute {cname}{', flush to zero' if flush_to_zero else ''}, "
-                 f"output {A.format_name(fmt)})")
+        lines.append(f"(exact integer product, output {A.format_name(fmt)})")
+    if rep["narrower_format"] >= 0:
+        lines.append(f"hint: every output value is a {A.format_name(rep['narrower_format'])} value: "
+                     f"was the output saved widened from a narrower dtype?")
+    if rep["operand_vacuous"]:
+        lines.append("warning: an operand is all zero or subnormal: the check is vacuous")
     rep["message"] = "\n".join(lines)
     return rep
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "exactref/exactref.h"
+#include "exactref/report.h"
 
 /*
  * The Python layer (python/exactref) prepares every array: an unsigned-integer view of the bit
@@ -452,6 +453,62 @@ static PyObject *CResult_covers(CResult *self, PyObject *args)
     return PyLong_FromLongLong((long long)outside);
 }
 
+/* report(output, compute, ulps, ftz, standard): the check's scoring (the command's report function),
+ * as a dict. */
+static PyObject *CResult_report(CResult *self, PyObject *args)
+{
+    PyObject *oo;
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "Oidis", &oo, &compute, &ulps, &ftz, &std)) return NULL;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    operand out;
+    if (operand_get(oo, er_result_rounded(self->r)->format, "output", 0, &out) != 0) return NULL;
+    er_check_report rep;
+    char msg[1024] = "";
+    er_status st;
+    const er_tensor *ta = self->ops[0].held ? &self->ops[0].t : NULL, *tb = self->ops[1].held ? &self->ops[1].t : NULL;
+    ER_PY_CALL(st = er_check_report_compute(self->r, &o, &out.t, ta, tb, NULL, 0, &rep, msg, sizeof msg));
+    operand_release(&out);
+    if (st != ER_OK) return raise_status(st, msg);
+    PyObject *hist = PyList_New(ER_REPORT_BINS), *labels = PyList_New(ER_REPORT_BINS);
+    if (!hist || !labels) {
+        Py_XDECREF(hist);
+        Py_XDECREF(labels);
+        return NULL;
+    }
+    for (int q = 0; q < ER_REPORT_BINS; q++) {
+        PyList_SET_ITEM(hist, q, PyLong_FromLongLong((long long)rep.hist[q]));
+        PyList_SET_ITEM(labels, q, PyUnicode_FromString(er_check_report_bin_name(q)));
+    }
+    static const char *const why[5] = {"none", "ulps", "special", "not_finite", "int"};
+    PyObject *idx = rep.ndim == 3 ? Py_BuildValue("(LLL)", (long long)rep.worst_index[0], (long long)rep.worst_index[1],
+                                                  (long long)rep.worst_index[2])
+                                  : Py_BuildValue("(LL)", (long long)rep.worst_index[1], (long long)rep.worst_index[2]);
+    if (!idx) {
+        Py_DECREF(hist);
+        Py_DECREF(labels);
+        return NULL;
+    }
+    return Py_BuildValue("{s:L,s:L,s:N,s:N,s:L,s:N,s:i,s:s,s:L,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:d,s:i,s:i,s:d,s:d,s:i,s:i,s:i,"
+                         "s:i,s:i,s:i}",
+                         "elements", (long long)rep.elements, "outside", (long long)rep.outside, "hist", hist,
+                         "hist_labels", labels, "worst", (long long)rep.worst, "worst_index", idx, "worst_covered",
+                         rep.worst_covered, "worst_why",
+                         (rep.worst_why >= 0 && rep.worst_why < 5) ? why[rep.worst_why] : "?", "ulps_beyond",
+                         (long long)rep.ulps_beyond, "output", (unsigned long long)rep.output, "rounded",
+                         (unsigned long long)rep.rounded, "low", (unsigned long long)rep.low, "high",
+                         (unsigned long long)rep.high, "output_value", rep.output_value, "rounded_value",
+                         rep.rounded_value, "low_value", rep.low_value, "high_value", rep.high_value, "has_range",
+                         rep.has_range, "single_value", rep.single_value, "tolerance", rep.tolerance, "ratio", rep.ratio,
+                         "operand_vacuous", rep.operand_vacuous, "zero_accepted", rep.zero_accepted,
+                         "narrower_format", rep.narrower_format, "may_pinf", rep.may_pinf, "may_ninf", rep.may_ninf,
+                         "may_nan", rep.may_nan);
+}
+
 /* may_be_any(kind, compute, ulps, ftz, standard): 0 (proven never), or -1 (undecided). */
 static PyObject *CResult_may_be_any(CResult *self, PyObject *args)
 {
@@ -702,6 +759,7 @@ static PyObject *CResult_get_stats(CResult *self, void *c)
 static PyMethodDef CResult_methods[] = {
     {"bounds", (PyCFunction)CResult_bounds, METH_VARARGS, "Fill the bounds arrays for the options."},
     {"covers", (PyCFunction)CResult_covers, METH_VARARGS, "Judge an output; returns the count outside."},
+    {"report", (PyCFunction)CResult_report, METH_VARARGS, "The check's report (the command's scoring)."},
     {"may_be_any", (PyCFunction)CResult_may_be_any, METH_VARARGS, "Whole-tensor may_be: 0 never, -1 undecided."},
     {"normal", (PyCFunction)CResult_normal, METH_VARARGS, "normal() into a buffer."},
     {"exact", (PyCFunction)CResult_exact, METH_VARARGS, "The binary64 enclosures into buffers."},

@@ -47,7 +47,8 @@ def test_message_names_the_worst_element(problem):
     assert f"rounded {float(r.rounded[3, 5])!r}" in msg
     assert f"output {float(out[3, 5])!r}" in msg
     rep = er.testing.report(r, out)
-    assert rep["outside"] == 2 and rep["worst"]["index"] == (3, 5) and rep["worst"]["ulps_beyond"] == 7
+    assert rep["outside"] == 2 and rep["worst_index"] == (3, 5) and rep["ulps_beyond"] == 7
+    assert rep["hist"][-1] == 2 and sum(rep["hist"]) == 128 and rep["hist_labels"][-1] == "outside"
     with pytest.raises(AssertionError, match=r"^my kernel\n\n"):
         er.testing.assert_matmul_valid(a, b, out, msg="my kernel")
 
