@@ -227,6 +227,10 @@ class Result:
             if self._view is not None:
                 base, _, move = self._view
                 self._exact = move(base.exact)
+            elif self.guarantee == "exact":
+                # integer products are exact: the enclosure is the value itself
+                v = np.asarray(self.rounded, dtype=np.float64)
+                self._exact = ExactArray(v, v.copy(), v.copy())
             else:
                 shape = self._core.shape
                 lo, hi, odd = (np.empty(shape, np.float64) for _ in range(3))
@@ -352,6 +356,8 @@ class Result:
         """The output of normal accumulation in index order on these inputs, emulated exactly (kept)."""
         if self._outputs is not None:
             return self._map(lambda r: r.normal(compute, flush_to_zero=flush_to_zero))
+        if self.guarantee == "exact":
+            return self.rounded  # integer products are exact: every order gives rounded
         key = (-1 if compute is None else A.format_id(compute), int(bool(flush_to_zero)))
         arr = self._normal.get(key)
         if arr is None:

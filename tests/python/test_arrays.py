@@ -111,6 +111,8 @@ def test_integer_routes():
     r = er.mmai(a, er.asarray([[100], [100], [-100]], "int8"))
     assert r.rounded.dtype == np.int32 and r.rounded.tolist() == [[-400]]
     assert r.guarantee == "exact"
+    assert r.normal().tolist() == [[-400]] and r.exact.lo.tolist() == [[-400.0]] and r.exact.hi.tolist() == [[-400.0]]
+    assert r.tolerance().tolist() == [[0.0]]
     u = er.mmai(np.full((1, 4), 255, np.uint8), np.full((4, 1), 255, np.uint8), er.asarray([[7]], "int32"))
     assert u.rounded.tolist() == [[4 * 255 * 255 + 7]]
     assert u.covers(np.array([[4 * 255 * 255 + 7]], np.int32)).all()
