@@ -169,7 +169,8 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
             if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
             {
                 int64_t i = (e / n) % m, j = e % n;
-                rep->map[(int)(i * ER_REPORT_MAP / m)][(int)(j * ER_REPORT_MAP / n)]++;
+                int64_t mr = m < ER_REPORT_MAP ? m : ER_REPORT_MAP, mc = n < ER_REPORT_MAP ? n : ER_REPORT_MAP;
+                rep->map[(int)(i * mr / m)][(int)(j * mc / n)]++;
             }
             if (score > worst_score) {
                 worst_score = score;

@@ -37,8 +37,9 @@ const char *er_check_report_bin_name(int bin);
 /* The finer histogram for pictures: log2 of the ratio, bin k holds ratios in (2^-(k+1), 2^-k] for k <
  * ER_REPORT_LOG_BINS - 1, and the last bin everything smaller (but not zero). */
 #define ER_REPORT_LOG_BINS 40
-/* Where the outside elements are: counts over a grid of ER_REPORT_MAP x ER_REPORT_MAP cells of the
- * (row, column) plane, summed over the batch (cell (r, c) covers rows [r*m/MAP, (r+1)*m/MAP)). */
+/* Where the outside elements are: counts over a grid of R x C cells of the (row, column) plane, summed
+ * over the batch, with R = min(m, ER_REPORT_MAP) and C = min(n, ER_REPORT_MAP): row i is in cell row
+ * i*R/m, column j in cell column j*C/n (the other cells stay 0). */
 #define ER_REPORT_MAP 32
 
 /* Why the worst element is where it is. */

@@ -512,7 +512,7 @@ int er_cli_save_failures(const char *dir, int argc, char **argv, const er_cli_ch
         comment_text(&cmd, argv[i]);
     }
     er_sb_printf(&cmd, "\n# EXACTREF names the exactref to run (default: the one that made this bundle).\n");
-    er_sb_printf(&cmd, "cd \"$(dirname \"$0\")\" || exit 3\nif [ -z \"${EXACTREF:-}\" ]; then EXACTREF=");
+    er_sb_printf(&cmd, "case $0 in */*) cd \"${0%%/*}\" || exit 3 ;; esac\nif [ -z \"${EXACTREF:-}\" ]; then EXACTREF=");
     sh_quote(&cmd, self);
     er_sb_printf(&cmd, "; fi\nexec \"$EXACTREF\"");
     for (int i = 0; i < argc; i++) {

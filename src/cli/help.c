@@ -35,7 +35,8 @@ static const char *const help_main =
     "    (float32, bfloat16, float8_e4m3fn, float4_e2m1fn, int8, ...) are accepted as aliases.\n"
     "\n"
     "ROUNDING DIRECTIONS\n"
-    "    nearest_even (default), nearest_away, zero, negative_inf, positive_inf, odd\n"
+    "    nearest_even (default), nearest_away, zero, negative_inf, positive_inf, and\n"
+    "    odd (convert only: check and matmul round in the first five)\n"
     "\n"
     "EXIT STATUS\n"
     "    0  success\n"
@@ -129,7 +130,8 @@ static const char *const help_matmul =
     "                    [--b-format F] [--acc-format F] [--rounding R] [--saturate] [--flush-to-zero]\n"
     "                    [--a-scale SA.npy --b-scale SB.npy [--block V] [--scale-format F]]\n"
     "                    [--enclosure LO.npy HI.npy] [--odd ODD.npy] [--backend auto|cpu|opencl|cuda]\n"
-    "                    [--device N] [--threads N] [--strategy auto|exact] [--stats]\n"
+    "                    [--device N] [--threads N] [--strategy auto|exact] [--b-transposed]\n"
+    "                    [--stats] [--no-progress]\n"
     "\n"
     "DESCRIPTION\n"
     "    Computes D = A B + C with every product exact, the whole sum exact, and ONE rounding into\n"
@@ -147,11 +149,26 @@ static const char *const help_matmul =
     "ARRAYS (.npy)\n"
     "    float64, float32 and float16 arrays hold values, which must be exactly values of the\n"
     "    declared format (else exit 2, naming the file, the first offending index and its value).\n"
-    "    uint8 or uint16 arrays with a declared non-native format hold raw bit patterns (fp6, fp4:\n"
-    "    one per byte, low bits); int8, uint8 and int32 arrays hold integers. Without a declared\n"
-    "    format the dtype decides (float64 f64, float32 f32, float16 f16, int8 i8, uint8 u8, int32\n"
-    "    i32). D has the format's numpy dtype where numpy has one, raw patterns (uint8/uint16)\n"
-    "    otherwise; every output file is written atomically (a temporary file, then a rename).\n"
+    "    Raw bit patterns, when the declared float format has the array's element size:\n"
+    "      uint8, int8 and '|V1' for the 8-, 6- and 4-bit formats (fp6, fp4: the low bits);\n"
+    "      uint16, int16 and '<V2' for bf16 and f16; uint32 for f32 and tf32.\n"
+    "    The three ways to save a bf16 or fp8 tensor: numpy arr.view(np.uint16) (uint8 for fp8);\n"
+    "    ml_dtypes' np.save of a bfloat16 or float8 array ('<V2', '|V1': void arrays, which need\n"
+    "    --X-format); torch t.view(torch.int16).numpy() (torch.uint8 or int8 for fp8).\n"
+    "    Otherwise integer arrays hold integers: int8, uint8, int16, int32 and int64 as i8, u8,\n"
+    "    i16, i32, i64, and as values when declared a wider float format (int32 declared f32).\n"
+    "    Without a declared format the dtype decides (float64 f64, float32 f32, float16 f16,\n"
+    "    int8 i8, uint8 u8, int16 i16, int32 i32); i8/u8 operands make an integer product.\n"
+    "    D has the format's numpy dtype where numpy has one, raw patterns (uint8/uint16)\n"
+    "    otherwise.\n"
+    "\n"
+    "OUTPUT FILES\n"
+    "    Every output path is checked before any work (exit 2): an output may not be an input\n"
+    "    (the same file, links included) or another output, nor a read-only file, nor in a\n"
+    "    directory that does not exist. A regular file is replaced atomically (a temporary file\n"
+    "    in its directory, fsync, rename; its mode kept); a symbolic link's target is replaced;\n"
+    "    a FIFO or a device is written in place, never replaced. An interrupt (SIGINT, SIGTERM)\n"
+    "    during a write leaves no temporary file. A write that fails after the work is exit 3.\n"
     "\n"
     "OPTIONS\n"
     "    -o, --output D.npy     the rounded result\n"
@@ -176,7 +193,12 @@ static const char *const help_matmul =
     "    --threads N            threads (default: all cores); the bits never depend on it\n"
     "    --strategy S           auto (certified fast path plus exact accumulator) or exact (the\n"
     "                           accumulator for every element); the bits are the same\n"
+    "    --b-transposed         B.npy holds B transposed, n x k (torch.nn.Linear's weight W, for\n"
+    "                           y = x W^T), read through strides without a copy\n"
     "    --stats                print on stderr how the elements were decided\n"
+    "    --no-progress          accepted for symmetry with check (matmul prints no progress)\n"
+    "    Each flag may be given once (exit 2 otherwise). A 3-D operand with a batch of 1 is\n"
+    "    broadcast over the other's batch, as numpy.matmul does.\n"
     "\n"
     "EXIT STATUS\n"
     "    0 success; 2 bad usage or input (unreadable or malformed .npy, shapes that do not match,\n"
@@ -193,7 +215,7 @@ static const char *const help_check =
     "SYNOPSIS\n"
     "    exactref check A.npy B.npy OUT.npy [the matmul flags] [--standard S] [--compute F]\n"
     "                   [--ulps U] [--flush-to-zero] [--json FILE] [--junit FILE]\n"
-    "                   [--save-failures DIR]\n"
+    "                   [--plot FILE.svg] [--save-failures DIR] [--save-bounds DIR] [--no-progress]\n"
     "\n"
     "DESCRIPTION\n"
     "    Computes the exact product of A and B (and C, scales: the matmul flags), rounded once into\n"
@@ -207,9 +229,8 @@ static const char *const help_check =
     "STANDARDS (docs/proofs/)\n"
     "    normal       products rounded to compute, added in index order or 2 or 4 lanes (default)\n"
     "    any_order    any summation tree, with or without fused multiply-add\n"
-    "    volta turing ampere ampere-tf32 ada-fp8 hopper hopper-tf32 hopper-fp8 deepgemm-fp8\n"
-    "    blackwell blackwell-f8f6f4 blackwell-mx blackwell-mxf4 cdna3\n"
-    "                 tensor-core models (accumulation-models.md)\n"
+    "    every standard this build accepts (the tensor-core models: accumulation-models.md):\n"
+    "%s"
     "    engine:k=16,F=25,p=23,round=zero,promote=0,group=1,floor=0\n"
     "                 a model of your own: products per instruction, alignment bits, kept\n"
     "                 fraction bits, normalisation rounding, products between f32 promotions\n"
@@ -220,15 +241,42 @@ static const char *const help_check =
     "                           f32, else the wider input format)\n"
     "    --ulps U               library functions within U ulps (matmul calls none: no effect)\n"
     "    --flush-to-zero        they may flush subnormal values of compute to zero\n"
-    "    --json FILE            the report as JSON (written atomically; never progress text)\n"
+    "    --json FILE            the report as JSON ('-': standard output): the output's and the\n"
+    "                           inputs' names, formats and dtypes, the standard, compute, counts,\n"
+    "                           the histogram, the worst element (index, output, rounded, allowed\n"
+    "                           range, tolerance, ulps beyond, reason, bit patterns), warnings, and\n"
+    "                           the indices of the outside elements: all of them up to 1000, with\n"
+    "                           \"outside_indices_complete\" false beyond (\"outside\" is the count)\n"
     "    --junit FILE           a JUnit XML file with one test case\n"
-    "    --save-failures DIR    when elements are outside: the inputs, the output and repro.sh\n"
+    "    --plot FILE.svg        a picture (SVG, for a browser): the distribution of |output -\n"
+    "                           rounded| / tolerance on a log scale, and a map of where the outside\n"
+    "                           elements lie in the output matrix (32 x 32 cells, batch summed)\n"
+    "    --save-failures DIR    when elements are outside: a.npy, b.npy (acc.npy, a_scale.npy,\n"
+    "                           b_scale.npy), out.npy and repro.sh, which runs the same check on\n"
+    "                           them with the exactref that made it (or $EXACTREF); no report files\n"
+    "    --save-bounds DIR      tolerance.npy (float64), range_low.npy and range_high.npy (the\n"
+    "                           output format: finite_range), has_range.npy (uint8: 0 where no\n"
+    "                           finite output is correct and the range files hold 0)\n"
+    "    --no-progress          no progress text (it is shown only when stderr is a terminal)\n"
     "    the matmul flags:\n"
     "%s"
     "\n"
+    "REPORT\n"
+    "    The histogram's bins: 0 (exact); (0, 1/64] ... (1/2, 1] of the tolerance; inf/NaN\n"
+    "    allowed (an infinity or NaN the standard allows, or a value beside a reference that is\n"
+    "    not finite: no ratio is meaningful there); outside. A single allowed value prints as\n"
+    "    \"allowed exactly V\" with tolerance 0. When elements are outside and every output value\n"
+    "    is a value of a narrower format that the exact answer needs more than, a warning asks\n"
+    "    whether the output was saved widened (did you mean --out-format bf16?). For an integer\n"
+    "    product (mmai) the one correct output is the exact one: no --standard, --compute, --ulps,\n"
+    "    --rounding, --saturate or --flush-to-zero. --compute applies to normal and any_order;\n"
+    "    a matrix-engine model fixes its own accumulator (exit 2 with --compute).\n"
+    "\n"
     "EXIT STATUS\n"
-    "    0 every element is covered; 1 some element is not; 2 bad usage or input; 3 internal or\n"
-    "    device error. A long check shows its progress on a terminal (stderr only).\n"
+    "    0 every element is covered; 1 some element is not; 2 bad usage or input (every output\n"
+    "    path is checked first, as in exactref matmul --help, OUTPUT FILES); 3 internal or device\n"
+    "    error, or a report that cannot be written (standard output included). A long check\n"
+    "    shows what it is doing on a terminal (stderr only; --no-progress silences it).\n"
     "\n"
     "EXAMPLE\n"
     "    $ exactref check a.npy b.npy out.npy --a-format bf16 --b-format bf16 --standard hopper\n";
@@ -285,7 +333,22 @@ int er_cli_help(FILE *out, const char *cmd)
     else if (!strcmp(cmd, "formats")) t = help_formats;
     else if (!strcmp(cmd, "matmul")) t = help_matmul;
     else if (!strcmp(cmd, "check")) {
-        fprintf(out, help_check, er_cli_mma_flags_help);
+        /* the names the parser accepts, wrapped: the list cannot drift from the code */
+        char names[2048];
+        size_t n = 0, col = 0;
+        const char *w = er_standard_names();
+        while (*w && n + 64 < sizeof names) {
+            size_t len = strcspn(w, " ");
+            if (col == 0) n += (size_t)snprintf(names + n, sizeof names - n, "    "), col = 4;
+            else if (col + 1 + len > 92) n += (size_t)snprintf(names + n, sizeof names - n, "\n    "), col = 4;
+            else names[n++] = ' ', col++;
+            n += (size_t)snprintf(names + n, sizeof names - n, "%.*s", (int)len, w);
+            col += len;
+            w += len;
+            while (*w == ' ') w++;
+        }
+        snprintf(names + n, sizeof names - n, "\n");
+        fprintf(out, help_check, names, er_cli_mma_flags_help);
         return 0;
     }
     else if (!strcmp(cmd, "demo")) t = help_demo;
