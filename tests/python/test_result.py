@@ -178,3 +178,35 @@ def test_overflow_and_specials():
     assert np.isnan(rn.tolerance()).all()
     with pytest.raises(ValueError, match="kind must be"):
         r.may_be("inf")
+
+
+def test_threads_share_results(bf16_problem):
+    # the GIL is released inside the library: threads asking one result (and its views) for bounds
+    # under several standards at once get the same arrays as one thread does
+    import threading
+
+    a, b = bf16_problem
+    stds = ["normal", "any_order", "hopper", "cdna3", "blackwell", "ampere"]
+    serial = er.matmul(a, b, dtype="float32")
+    want = {s: serial.tolerance(standard=s) for s in stds}
+    r = er.matmul(a, b, dtype="float32")
+    t = r.transpose(0, 1)
+    got, errors = {}, []
+
+    def work(s):
+        try:
+            got[s] = (np.array(r.tolerance(standard=s)), np.array(t.tolerance(standard=s)),
+                      bool(r.covers(serial.rounded, standard=s).all()))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in stds for _ in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    for s in stds:
+        np.testing.assert_array_equal(got[s][0], want[s])
+        np.testing.assert_array_equal(got[s][1], want[s].T)
+        assert got[s][2]
