@@ -393,9 +393,8 @@ static PyObject *CResult_bounds(CResult *self, PyObject *args)
     const er_bounds *b = NULL;
     er_status st;
     char msg[1024] = "";
-    int64_t count = 0;
     const er_tensor *d = er_result_rounded(self->r);
-    count = 1;
+    int64_t count = 1;
     for (int q = 0; q < d->ndim; q++) count *= d->shape[q];
     Py_buffer v[7];
     int got[7] = {0};
