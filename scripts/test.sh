@@ -17,7 +17,7 @@ cmake --build build -j "$jobs"
 echo "== the Python package: pip install . into a virtual environment in the build tree, then pytest"
 python3 -m venv build/venv
 build/venv/bin/python -m pip install -q numpy ml_dtypes pytest scikit-build-core
-CMAKE_BUILD_PARALLEL_LEVEL="$jobs" build/venv/bin/python -m pip install -q --no-build-isolation .
+CMAKE_BUILD_PARALLEL_LEVEL="$jobs" build/venv/bin/python -m pip install -q --no-build-isolation --no-deps --force-reinstall .
 # no cache or bytecode written into the source tree; exit 5 (no tests collected) fails the run too
 rc=0
 PYTHONDONTWRITEBYTECODE=1 build/venv/bin/python -m pytest -q -p no:cacheprovider tests/python || rc=$?
