@@ -1,6 +1,8 @@
 """testing.py: er.testing.assert_matmul_valid, one line that checks a kernel's output in a test."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _arrays as A
@@ -149,6 +151,12 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
     else:
         r = matmul(aa, bb, dtype=dtype, rounding=rounding)
     rep = report(r, out, compute=compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
+    if rep["message"] is None and (rep["operand_vacuous"] or (rep["zero_accepted"] and rep["elements"])):
+        # the check passed but proves little: say so, as `exactref check` does
+        why = ("an operand is all zero or subnormal: the check is vacuous" if rep["operand_vacuous"] else
+               "the bounds would accept an all-zero output: these inputs cannot tell a correct kernel from one "
+               "that writes zeros")
+        warnings.warn(f"assert_matmul_valid: {why}", UserWarning, stacklevel=2)
     if rep["message"] is not None:
         text = rep["message"]
         if msg is not None:

@@ -79,3 +79,15 @@ def test_mma_mmai_and_scaled_routes(rng):
     er.testing.assert_matmul_valid(fa, fb, ref.rounded, scales=(one, oneb))
     c = np.ones((4, 3), np.float32)
     er.testing.assert_matmul_valid(fa, fb, er.mma(fa, fb, c).rounded, c=c)
+
+
+def test_vacuous_checks_warn(rng):
+    a = np.zeros((4, 8), np.float32)
+    b = rng.standard_normal((8, 3)).astype(np.float32)
+    with pytest.warns(UserWarning, match="all zero or subnormal: the check is vacuous"):
+        er.testing.assert_matmul_valid(a, b, np.zeros((4, 3), np.float32))
+    # a cancelling sum whose bounds contain zero everywhere
+    c = np.array([[1.0, -1.0]], np.float32)
+    d = np.array([[1.0], [1.0]], np.float32)
+    with pytest.warns(UserWarning, match="would accept an all-zero output"):
+        er.testing.assert_matmul_valid(c, d, np.zeros((1, 1), np.float32))
