@@ -91,8 +91,7 @@ def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None):
                                 scratch, dfmt, dir_, _core.BACKEND_AUTO, 0,
                                 *[None if f is None else f._core_for(key) for f in froms], *key)
     r = Result(op, core, rounded, recreate=recreate)
-    if backward is not None:
-        r._backward = lambda grad, **options: backward(r, grad, **options)
+    r._backward = backward  # called as backward(r, grad, **options): no reference cycle through r
     return r
 
 

@@ -288,6 +288,9 @@ class Result:
         """This result with other bounds: recreate(opts key) gives the C result that holds them."""
         r = Result(self._op, self._core, self._rounded_arr, recreate=recreate, backward=self._backward,
                    boundaries=self._boundaries)
+        for name in ("_inputs", "_dir"):
+            if hasattr(self, name):
+                setattr(r, name, getattr(self, name))
         return r
 
     def tolerance(self, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = 'normal'):
@@ -410,7 +413,7 @@ class Result:
                              "with the gradient moved back")
         if self._backward is None:
             raise NotImplementedError(f"{self._op} has no backward")
-        return self._backward(grad, **options)
+        return self._backward(self, grad, **options)
 
     def __repr__(self):
         if self._outputs is not None:

@@ -56,3 +56,24 @@ def test_errors_do_not_leak():
         except ValueError:
             pass
     assert sys.getrefcount(a) == refs
+
+
+def test_results_are_freed_without_the_cycle_collector():
+    # a big result must go when its last reference does, not at some later garbage collection
+    import weakref
+
+    a = np.ones((8, 8), np.float32)
+    gc.collect()
+    gc.disable()
+    try:
+        r = er.matmul(a, a)
+        r.tolerance()
+        v = r.transpose(0, 1)
+        r2 = er.matmul(v, a)
+        r2.tolerance(standard="any_order")
+        g = r.backward(a)
+        refs = [weakref.ref(x) for x in (r, v, r2, g, g["grad_A"])]
+        del r, v, r2, g
+        assert [w() for w in refs] == [None] * len(refs)
+    finally:
+        gc.enable()
