@@ -197,6 +197,8 @@ def asarray(data, dtype=None):
             data = np.asarray(data)
     if data.dtype == object:
         raise TypeError("an array of Python objects cannot be read as numbers")
+    if data.dtype.byteorder == (">" if np.little_endian else "<"):
+        data = data.astype(data.dtype.newbyteorder("="))  # the library reads native byte order: one copy
     if fmt is None:
         if data.dtype not in _FMT_OF_DTYPE:
             raise TypeError(f"dtype {data.dtype} is not a format exactref models; name one with dtype=")

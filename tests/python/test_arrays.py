@@ -193,3 +193,11 @@ def test_rounding_directions():
     assert er.matmul(a, b, rounding="zero").rounded.tolist() == [[1.0]]
     with pytest.raises(ValueError, match="unknown rounding"):
         er.matmul(a, b, rounding="sideways")
+
+
+def test_big_endian_arrays_are_read_by_value():
+    a = np.array([[1.5, -2.0]], dtype=">f4")
+    b = np.array([[2.0], [1.0]], dtype=">f4")
+    x = er.asarray(a)
+    assert x.dtype == np.float32 and x.tolist() == [[1.5, -2.0]]
+    assert er.matmul(a, b).rounded.tolist() == [[1.0]]
