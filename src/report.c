@@ -113,6 +113,7 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
     unsigned char *cov;
     int64_t outside = 0;
     double worst_score = -1;
+    int worst_rank = -1; /* 3 special, 2 no finite allowed, 1 ulps beyond, 0 covered: then the score */
     if (!r || !o || !output || !rep) return fail(msg, msg_size, ER_EINVAL, "er_check_report_compute: null argument");
     memset(rep, 0, sizeof *rep);
     rep->worst = -1;
@@ -146,24 +147,28 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
         if (bd->has_range[e] && lo <= 0 && 0 <= hi) zero_ok++;
         if (!cov[e]) {
             int64_t beyond;
-            int why;
+            int why, rank;
             if (!isfloat) {
                 why = ER_REPORT_WHY_INT;
                 beyond = (int64_t)llabs((long long)((int64_t)ov - (int64_t)rv));
-                score = 1e200 + (double)beyond;
+                rank = 1;
+                score = (double)beyond;
             } else if (!isfinite(ov)) {
                 why = ER_REPORT_WHY_SPECIAL;
                 beyond = 0;
-                score = 1e300;
+                rank = 3;
+                score = 0;
             } else if (!bd->has_range[e]) {
                 why = ER_REPORT_WHY_NOT_FINITE;
                 beyond = 0;
-                score = 1e299;
+                rank = 2;
+                score = 0;
             } else {
                 why = ER_REPORT_WHY_ULPS;
                 beyond = ov > hi ? ordinal(output->format, ob) - ordinal(output->format, bd->high[e])
                                  : ordinal(output->format, bd->low[e]) - ordinal(output->format, ob);
-                score = 1e200 + (double)beyond;
+                rank = 1;
+                score = (double)beyond;
             }
             rep->hist[ER_REPORT_OUTSIDE]++;
             if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
@@ -172,7 +177,8 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
                 int64_t mr = m < ER_REPORT_MAP ? m : ER_REPORT_MAP, mc = n < ER_REPORT_MAP ? n : ER_REPORT_MAP;
                 rep->map[(int)(i * mr / m)][(int)(j * mc / n)]++;
             }
-            if (score > worst_score) {
+            if (rank > worst_rank || (rank == worst_rank && score > worst_score)) {
+                worst_rank = rank;
                 worst_score = score;
                 rep->worst = e;
                 rep->worst_why = why;
@@ -207,7 +213,8 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
                 rep->log_hist[k]++;
             }
         }
-        if (score > worst_score) {
+        if (worst_rank < 0 || (worst_rank == 0 && score > worst_score)) {
+            worst_rank = 0;
             worst_score = score;
             rep->worst = e;
             rep->worst_why = ER_REPORT_WHY_NONE;

@@ -395,8 +395,14 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
     } else {
         er_slack sl = {r->slack[0], r->slack[1], r->slack[2]};
         char dmsg[512] = "";
+        int on_cpu = 0;
         st = er_cpu_bounds(&r->args, &r->d, compute, o->flush_to_zero, &o->standard,
-                           (sl.da || sl.db || sl.dc) ? &sl : NULL, &b, dmsg, sizeof dmsg, NULL);
+                           (sl.da || sl.db || sl.dc) ? &sl : NULL, &b, dmsg, sizeof dmsg, &on_cpu);
+        /* a backend asked for by name says where the bounds ran when it could not run them itself */
+        if (st == ER_OK && on_cpu && (r->args.backend == ER_BACKEND_OPENCL || r->args.backend == ER_BACKEND_CUDA) &&
+            !r->stats.note[0])
+            snprintf(r->stats.note, sizeof r->stats.note, "the bounds ran on the CPU (the same bits): the %s device "
+                     "cannot compute them (OpenCL: no fp64)", r->args.backend == ER_BACKEND_CUDA ? "CUDA" : "OpenCL");
         if (st != ER_OK) {
             free_bounds(&b);
             if (dmsg[0]) return msgf(msg, msg_size, st, "computing the bounds failed: %s", dmsg);

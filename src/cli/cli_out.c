@@ -27,7 +27,7 @@ void er_cli_files_out(er_cli_files *f, const char *path, const char *what, int t
     }
 }
 
-static int same_file(const char *p, const char *q)
+int er_cli_same_file(const char *p, const char *q)
 {
     struct stat a, b;
     if (!strcmp(p, q)) return 1;
@@ -78,17 +78,17 @@ int er_cli_files_check(const char *cmd, const er_cli_files *f)
             continue;
         }
         for (int i = 0; i < f->nin; i++)
-            if (same_file(p, f->in[i]))
+            if (er_cli_same_file(p, f->in[i]))
                 return er_cli_usage_error(cmd, "%s %s is the input %s (%s): refusing to overwrite an input",
                                           f->out_what[o], p, f->in_what[i], f->in[i]);
         for (int q = 0; q < o; q++)
-            if (same_file(p, f->out[q]))
+            if (er_cli_same_file(p, f->out[q]))
                 return er_cli_usage_error(cmd, "%s and %s name the same file (%s)", f->out_what[q], f->out_what[o], p);
         if (er_npy_output_check(p, msg, sizeof msg) != ER_OK)
             return er_cli_usage_error(cmd, "%s: %s", f->out_what[o], msg);
     }
     if (check_dir(cmd, f->dir, f->dir_what) || check_dir(cmd, f->dir2, f->dir2_what)) return ER_EXIT_USAGE;
-    if (f->dir && f->dir2 && same_file(f->dir, f->dir2))
+    if (f->dir && f->dir2 && er_cli_same_file(f->dir, f->dir2))
         return er_cli_usage_error(cmd, "%s and %s name the same directory (%s)", f->dir_what, f->dir2_what, f->dir);
     return 0;
 }

@@ -26,6 +26,9 @@ void er_cli_files_out(er_cli_files *f, const char *path, const char *what, int t
  */
 int er_cli_files_check(const char *cmd, const er_cli_files *f);
 
+/* Whether two paths name the same file (the same string, or the same device and inode). */
+int er_cli_same_file(const char *p, const char *q);
+
 /* Create a directory checked by er_cli_files_check (it may exist); 0, or -1 with errno. */
 int er_cli_make_dir(const char *dir);
 

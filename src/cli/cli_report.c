@@ -218,8 +218,12 @@ void er_cli_report_text(FILE *f, const er_cli_check *c)
         fprintf(f, "  worst element      %s: output %s (%s), rounded %s (%s)\n", idx, ov, oh, rv, rh);
         if (r->single_value)
             fprintf(f, "                     allowed exactly %s (%s): a single value, tolerance 0\n", lv, lh);
-        else if (r->has_range)
+        else if (r->has_range && isfinite(r->tolerance))
             fprintf(f, "                     allowed [%s, %s] ([%s, %s]), tolerance %.3g\n", lv, hv, lh, hh, r->tolerance);
+        else if (r->has_range)
+            fprintf(f, "                     allowed [%s, %s] ([%s, %s]), %s\n", lv, hv, lh, hh,
+                    isnan(r->tolerance) ? "no tolerance: the rounded reference is not finite"
+                                        : "no finite tolerance");
         else
             fprintf(f, "                     no finite output allowed here (allowed: %s)\n", sp);
         reason_text(r, why, sizeof why);

@@ -10,6 +10,7 @@
 #include "cli_mma.h"
 #include "cli_out.h"
 #include "cli_report.h"
+#include "cli_progress.h"
 #include "exactref/report.h"
 
 static double now(void)
@@ -142,8 +143,23 @@ int er_cmd_check(int argc, char **argv)
         f.dir2 = bounds_dir;
         f.dir2_what = "--save-bounds";
         if ((rc = er_cli_files_check("check", &f)) != 0) return rc;
+        /* the bundle's fixed names must not replace files of the user's in an existing directory,
+         * unless it holds an earlier bundle (a repro.sh) */
+        if (save) {
+            static const char *const names[6] = {"a.npy", "b.npy", "acc.npy", "a_scale.npy", "b_scale.npy", "out.npy"};
+            const char *src[6] = {pos[0], pos[1], m.C.path, m.SA.path, m.SB.path, pos[2]};
+            char p[4096];
+            snprintf(p, sizeof p, "%s/repro.sh", save);
+            if (access(p, F_OK) != 0)
+                for (int k = 0; k < 6; k++) {
+                    snprintf(p, sizeof p, "%s/%s", save, names[k]);
+                    if (access(p, F_OK) == 0 && !(src[k] && er_cli_same_file(p, src[k])))
+                        return er_cli_usage_error("check", "--save-failures %s: %s exists and is not from an earlier "
+                                                  "bundle (no repro.sh there): choose an empty or new directory",
+                                                  save, p);
+                }
+        }
     }
-    int tty = progress && isatty(2);
     double t0 = now();
     if ((rc = er_cli_mma_load(&m)) != ER_EXIT_OK) goto done;
     /* the output under test: its format is --out-format, or its dtype's */
@@ -199,16 +215,17 @@ int er_cmd_check(int argc, char **argv)
     er_mma_args args;
     er_cli_mma_args(&m, &args);
     args.d = &D;
-    if (tty) fprintf(stderr, "exactref check: computing the exact reference (%zu elements)...\r", elems);
+    er_cli_progress *pr = er_cli_progress_start("check", "computing the exact reference", progress);
     er_status st = er_result_create(&args, &res, msg, sizeof msg);
     if (st != ER_OK) {
-        if (tty) fprintf(stderr, "%*s\r", 78, "");
+        er_cli_progress_stop(pr);
         fprintf(stderr, "exactref check: %s\n", msg[0] ? msg : er_status_string(st));
         rc = er_cli_exit_for(st);
         goto done;
     }
-    if (tty) fprintf(stderr, "%*s\r", 78, "");
-    if (er_result_stats(res)->note[0]) fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
+    char note0[256];
+    snprintf(note0, sizeof note0, "%s", er_result_stats(res)->note);
+    if (note0[0]) fprintf(stderr, "exactref check: note: %s\n", note0);
     double t_ref = now() - t0;
     er_tol_opts o;
     er_tol_opts_init(&o);
@@ -217,9 +234,11 @@ int er_cmd_check(int argc, char **argv)
     o.ulps = ulps;
     o.standard = std;
     er_check_report rep;
-    if (tty) fprintf(stderr, "exactref check: bounding every element under '%s'...\r", std.name);
+    er_cli_progress_set(pr, "bounding every element", -1);
     st = er_check_report_compute(res, &o, &O, &m.A.t, &m.B.t, outside_idx, ER_CLI_OUTSIDE_CAP, &rep, msg, sizeof msg);
-    if (tty) fprintf(stderr, "%*s\r", 78, "");
+    er_cli_progress_stop(pr);
+    /* a note that the bounds added (where they ran) */
+    if (strcmp(note0, er_result_stats(res)->note)) fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
     if (st != ER_OK) {
         fprintf(stderr, "exactref check: %s\n", msg);
         rc = er_cli_exit_for(st);

@@ -4,12 +4,63 @@
 
 #include "cli_mma.h"
 #include "cli_out.h"
+#include "cli_progress.h"
+
+/* Rows [r0, r1) of a 2-D or 3-D tensor (every batch entry's), as a view. */
+static er_tensor rows_view(const er_tensor *t, int64_t r0, int64_t r1)
+{
+    er_tensor v = *t;
+    er_format_info fi;
+    int rd = t->ndim - 2;
+    er_format_get_info(t->format, &fi);
+    v.shape[rd] = r1 - r0;
+    v.data = (unsigned char *)t->data + (size_t)(r0 * t->strides[rd]) * (size_t)fi.storage_bytes;
+    return v;
+}
+
+/* er_mma in blocks of rows, with the percentage on a terminal: the same bits (every element is its own
+ * exact sum, rounded once), used only where the work stays on the CPU. */
+static er_status mma_in_rows(er_mma_args *args, int64_t rows, er_cli_progress *pr)
+{
+    er_mma_args a = *args;
+    er_mma_stats total, one;
+    er_tensor A, C, D, LO, HI, ODD, SA;
+    er_status st = ER_OK;
+    int nchunks = rows < 100 ? (int)rows : 100;
+    memset(&total, 0, sizeof total);
+    a.backend = ER_BACKEND_CPU;
+    a.stats = &one;
+    for (int c = 0; c < nchunks && st == ER_OK; c++) {
+        int64_t r0 = rows * c / nchunks, r1 = rows * (c + 1) / nchunks;
+        if (r1 == r0) continue;
+        A = rows_view(args->a, r0, r1);
+        a.a = &A;
+        if (args->c) C = rows_view(args->c, r0, r1), a.c = &C;
+        if (args->d) D = rows_view(args->d, r0, r1), a.d = &D;
+        if (args->lo) LO = rows_view(args->lo, r0, r1), a.lo = &LO;
+        if (args->hi) HI = rows_view(args->hi, r0, r1), a.hi = &HI;
+        if (args->odd) ODD = rows_view(args->odd, r0, r1), a.odd = &ODD;
+        if (args->a_scale) SA = rows_view(args->a_scale, r0, r1), a.a_scale = &SA;
+        memset(&one, 0, sizeof one);
+        st = er_mma(&a);
+        total.elements += one.elements;
+        total.fast_decided += one.fast_decided;
+        total.exact_f64 += one.exact_f64;
+        total.exact_path += one.exact_path;
+        total.wrapped += one.wrapped;
+        total.threads = one.threads;
+        total.backend = one.backend;
+        er_cli_progress_set(pr, "computing the exact product", (double)r1 / (double)rows);
+    }
+    if (args->stats) *args->stats = total;
+    return st;
+}
 
 int er_cmd_matmul(int argc, char **argv)
 {
     const char *pos[2] = {NULL, NULL};
     const char *out = NULL, *lo_path = NULL, *hi_path = NULL, *odd_path = NULL;
-    int npos = 0, show_stats = 0, rc = ER_EXIT_OK;
+    int npos = 0, show_stats = 0, rc = ER_EXIT_OK, progress = 1;
     er_cli_mma m;
     void *dbuf = NULL, *lobuf = NULL, *hibuf = NULL, *oddbuf = NULL;
     er_cli_mma_init(&m, "matmul");
@@ -32,6 +83,7 @@ int er_cmd_matmul(int argc, char **argv)
             if (er_cli_mma_once(&m, a)) return ER_EXIT_USAGE;
             if (a[2] == 'f') m.opts |= ER_OPT_FTZ, m.ftz = 1;
             else if (a[2] == 's') show_stats = 1;
+            else progress = 0;
         }
         else if (a[0] == '-' && a[1]) return er_cli_usage_error("matmul", "unknown option '%s'", a);
         else if (npos < 2) pos[npos++] = a;
@@ -100,7 +152,13 @@ int er_cmd_matmul(int argc, char **argv)
             rc = ER_EXIT_INTERNAL;
             goto done;
         }
-        er_status st = er_mma(&args);
+        er_status st;
+        int64_t macs = batch * rows * cols * (m.A.t.shape[m.A.t.ndim - 1]);
+        int be = args.backend == ER_BACKEND_AUTO ? er_backend_auto(macs, args.device, NULL, 0) : args.backend;
+        er_cli_progress *pr = er_cli_progress_start("matmul", "computing the exact product", progress);
+        if (pr && be == ER_BACKEND_CPU && rows >= 2) st = mma_in_rows(&args, rows, pr);
+        else st = er_mma(&args);
+        er_cli_progress_stop(pr);
         if (st != ER_OK) {
             fprintf(stderr, "exactref matmul: %s\n", msg[0] ? msg : er_status_string(st));
             rc = er_cli_exit_for(st);

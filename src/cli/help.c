@@ -49,6 +49,8 @@ static const char *const help_main =
     "    EXACTREF_CUDA_DEVICE    index of the CUDA device to use\n"
     "    EXACTREF_BACKEND        cpu, opencl or cuda: what --backend auto uses, at every size\n"
     "    EXACTREF_CUDA_MODULE    the path of libexactref_cuda.so (the CUDA backend module)\n"
+    "    EXACTREF                the exactref that a failure bundle's repro.sh runs (default: the\n"
+    "                            one that wrote the bundle)\n"
     "\n"
     "SEE ALSO\n"
     "    docs/formats.md (the format table and the conversion rules), docs/core.md (how rounding\n"
@@ -196,7 +198,9 @@ static const char *const help_matmul =
     "    --b-transposed         B.npy holds B transposed, n x k (torch.nn.Linear's weight W, for\n"
     "                           y = x W^T), read through strides without a copy\n"
     "    --stats                print on stderr how the elements were decided\n"
-    "    --no-progress          accepted for symmetry with check (matmul prints no progress)\n"
+    "    --no-progress          no progress line: on a terminal (stderr) a long product shows its\n"
+    "                           percentage and the time left; nothing is written when stderr is\n"
+    "                           not a terminal\n"
     "    Each flag may be given once (exit 2 otherwise). A 3-D operand with a batch of 1 is\n"
     "    broadcast over the other's batch, as numpy.matmul does.\n"
     "\n"
@@ -278,8 +282,16 @@ static const char *const help_check =
     "    error, or a report that cannot be written (standard output included). A long check\n"
     "    shows what it is doing on a terminal (stderr only; --no-progress silences it).\n"
     "\n"
-    "EXAMPLE\n"
-    "    $ exactref check a.npy b.npy out.npy --a-format bf16 --b-format bf16 --standard hopper\n";
+    "ARRAYS\n"
+    "    A, B, OUT and the other arrays are read as exactref matmul --help (ARRAYS) says: values\n"
+    "    from float arrays; raw patterns from uint8/int8/'|V1' (8-bit and narrower formats) and\n"
+    "    uint16/int16/'<V2' (bf16, f16) arrays when their format is declared; see docs/cli.md.\n"
+    "\n"
+    "EXAMPLES\n"
+    "    $ exactref check a.npy b.npy out.npy --a-format bf16 --b-format bf16 --standard hopper\n"
+    "    $ exactref check x.npy w.npy y.npy --a-format bf16 --b-format bf16 --b-transposed \\\n"
+    "          --out-format bf16 --json report.json --plot report.svg --save-failures bundle\n"
+    "      (torch: x, w = linear.weight and y saved with .view(torch.int16).numpy())\n";
 
 static const char *const help_formats =
     "NAME\n"
