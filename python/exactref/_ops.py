@@ -68,29 +68,25 @@ def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None):
     froms = (a.result, b.result, c.result if c is not None else None)
     cfmt = c.fmt if c is not None else 0
 
-    def create(key):
+    def create(key, out):
         fc, fu, ff, fs = key
         return _core.create(a.bits, a.fmt, b.bits, b.fmt, None if c is None else c.bits, cfmt,
                             None if sa is None else sa.bits, None if sb is None else sb.bits, sfmt, block,
-                            d_bits, dfmt, dir_, _core.BACKEND_AUTO, 0,
+                            out, dfmt, dir_, _core.BACKEND_AUTO, 0,
                             *[None if f is None else f._core_for(key) for f in froms], fc, fu, ff, fs)
 
     from ._result import _DEFAULT_KEY
 
-    core = create(_DEFAULT_KEY)
+    core = create(_DEFAULT_KEY, d_bits)
     d_bits.flags.writeable = False
     rounded = A._wrap_bits(d_bits, dfmt)
-    recreate = None
-    if any(f is not None for f in froms):
+
+    def fresh(key):
         # results as inputs: other options take the earlier bounds with the same options; the rounded
         # answer is the same, so each new C result writes into its own scratch copy
-        def recreate(key):
-            scratch = np.empty(shape, A._UINT[info["storage_bytes"]])
-            return _core.create(a.bits, a.fmt, b.bits, b.fmt, None if c is None else c.bits, cfmt,
-                                None if sa is None else sa.bits, None if sb is None else sb.bits, sfmt, block,
-                                scratch, dfmt, dir_, _core.BACKEND_AUTO, 0,
-                                *[None if f is None else f._core_for(key) for f in froms], *key)
-    r = Result(op, core, rounded, recreate=recreate)
+        return create(key, np.empty(shape, A._UINT[info["storage_bytes"]]))
+
+    r = Result(op, core, rounded, recreate=fresh if any(f is not None for f in froms) else None)
     r._backward = backward  # called as backward(r, grad, **options): no reference cycle through r
     return r
 
