@@ -210,3 +210,17 @@ def test_threads_share_results(bf16_problem):
         np.testing.assert_array_equal(got[s][0], want[s])
         np.testing.assert_array_equal(got[s][1], want[s].T)
         assert got[s][2]
+
+
+def test_normal_matches_an_independent_float32_loop(bf16_problem):
+    # bf16 products are exact in f32; numpy's float32 additions round to nearest even, one at a time
+    a, b = bf16_problem
+    r = er.matmul(a, b, dtype="float32")
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    want = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for p in range(a.shape[1]):
+        want = (want + np.outer(a32[:, p], b32[p, :]).astype(np.float32)).astype(np.float32)
+    np.testing.assert_array_equal(r.normal().view(np.uint32), want.view(np.uint32))
+    # and in bf16 output: the same sum, rounded once more
+    rb = er.matmul(a, b, dtype="bfloat16")
+    np.testing.assert_array_equal(rb.normal().view(np.uint16), want.astype(ml_dtypes.bfloat16).view(np.uint16))
