@@ -31,7 +31,7 @@ fi
 echo "fuzz: building $work/fuzz_npy with $cc"
 $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -ffp-contract=off \
     -Iinclude -I"$confdir" \
-    tests/fuzz/fuzz_npy.c src/npy.c src/formats.c src/scalar.c src/status.c \
+    tests/fuzz/fuzz_npy.c src/npy.c src/npy_tensor.c src/formats.c src/scalar.c src/status.c \
     -o "$work/fuzz_npy"
 
 # The seeds: the committed corpus (valid and malformed files), copied so the run can grow it.

@@ -755,6 +755,16 @@ static er_status er_output_plan_(const char *path, char **target, int *in_place,
     return ER_OK;
 }
 
+int _er_npy_output_kind(const char *path, char *msg, size_t msg_size)
+{
+    char *t = NULL;
+    int in_place, exists;
+    mode_t mode;
+    er_status st = er_output_plan_(path, &t, &in_place, &mode, &exists, msg, msg_size);
+    free(t);
+    return st != ER_OK ? -1 : in_place ? 1 : 0;
+}
+
 er_status er_npy_output_check(const char *path, char *msg, size_t msg_size)
 {
     char *t = NULL;

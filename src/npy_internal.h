@@ -31,6 +31,9 @@ void _er_npy_store_le(unsigned char *p, int size, uint64_t v);
 er_status _er_npy_shape_bytes(const char *name, int ndim, const int64_t *shape, size_t itemsize, size_t *nbytes,
                               char *msg, size_t msg_size);
 size_t _er_npy_make_header(char *buf, size_t size, const char *descr, int ndim, const int64_t *shape);
+/* How the output rules treat path (nothing is opened or written): 0 replaced atomically (new, regular,
+ * or a link's target), 1 written in place (a FIFO, a device), -1 refused (with the reason in msg). */
+int _er_npy_output_kind(const char *path, char *msg, size_t msg_size);
 er_status _er_npy_write_file(const char *path, const char *header, size_t hsize, const void *data, size_t nbytes,
                              char *msg, size_t msg_size);
 

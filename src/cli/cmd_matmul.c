@@ -1,6 +1,7 @@
 /* cmd_matmul.c: `exactref matmul`: the exact product of .npy operands, rounded once, to .npy. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_mma.h"
 #include "cli_out.h"
@@ -93,6 +94,11 @@ int er_cmd_matmul(int argc, char **argv)
     if (!out && !lo_path && !odd_path) return er_cli_usage_error("matmul", "-o D.npy is required");
     if (out && m.ofmt < 0) return er_cli_usage_error("matmul", "--out-format FORMAT is required");
     if (!out && m.ofmt >= 0) return er_cli_usage_error("matmul", "--out-format has no effect without -o D.npy");
+    if (out && !strcmp(out, "-")) {
+        /* standard output: written in place (a pipe) or, redirected to a file, that file replaced */
+        if (isatty(1)) return er_cli_usage_error("matmul", "-o -: standard output is a terminal; redirect it to a file or a pipe");
+        out = "/dev/stdout";
+    }
     m.A.path = pos[0];
     m.B.path = pos[1];
     {

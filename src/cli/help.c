@@ -173,7 +173,7 @@ static const char *const help_matmul =
     "    during a write leaves no temporary file. A write that fails after the work is exit 3.\n"
     "\n"
     "OPTIONS\n"
-    "    -o, --output D.npy     the rounded result\n"
+    "    -o, --output D.npy     the rounded result ('-': standard output, a pipe or a file)\n"
     "    --out-format F         its format (required with -o)\n"
     "    --acc C.npy            the accumulator input C (any float format; i32 for mmai)\n"
     "    --a-format F, --b-format F, --acc-format F   declared formats of the operands\n"

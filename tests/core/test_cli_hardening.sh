@@ -78,6 +78,12 @@ run "D1 through a link" 0 "" matmul "$tmp/b.npy" "$tmp/b.npy" $BF --out-format f
 [ "$(data "$tmp/target.npy")" = "0000803f00000000000000000000803f" ] && ok || bad "D1: the link's target was not written: $(data "$tmp/target.npy")"
 [ "$(stat -c %a "$tmp/target.npy")" = 640 ] && ok || bad "D1: the replaced file lost its mode: $(stat -c %a "$tmp/target.npy")"
 
+# '-o -': the .npy on standard output, redirected to a file or into a pipe
+"$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o - >"$tmp/so.npy" 2>"$tmp/err"
+cmp -s "$tmp/so.npy" "$tmp/d.npy" && ok || bad "-o - into a file: $(cat "$tmp/err")"
+"$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o - 2>"$tmp/err" | cat >"$tmp/sp.npy"
+cmp -s "$tmp/sp.npy" "$tmp/d.npy" && ok || bad "-o - into a pipe: $(cat "$tmp/err")"
+
 # ---- D13: a read-only file is refused, before any work, and kept ----
 cp "$tmp/w.npy" "$tmp/ro.npy"
 chmod 444 "$tmp/ro.npy"

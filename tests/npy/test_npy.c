@@ -15,6 +15,7 @@
 #include "er_test.h"
 #include "exactref/exactref.h"
 #include "exactref/npy.h"
+#include "npy_internal.h"
 
 static char tmpdir[256];
 
@@ -540,6 +541,18 @@ START_TEST(output_rules)
         ck_assert_int_eq(lstat(path, &st), 0);
         ck_assert_msg(S_ISFIFO(st.st_mode), "the FIFO was replaced by a file of mode %o", (unsigned)st.st_mode);
         ck_assert_int_eq(remove(path), 0);
+    }
+    /* The classification alone (nothing opened or written): a character device such as /dev/null is
+     * written in place, never replaced; a directory is refused; a new file is created. */
+    {
+        struct stat dn;
+        if (stat("/dev/null", &dn) == 0 && S_ISCHR(dn.st_mode))
+            ck_assert_int_eq(_er_npy_output_kind("/dev/null", msg, sizeof msg), 1);
+        ck_assert_int_eq(_er_npy_output_kind(tmpdir, msg, sizeof msg), -1);
+        ck_assert_msg(strstr(msg, "is a directory"), "%s", msg);
+        tpath(path, sizeof path, "fresh.npy");
+        ck_assert_int_eq(_er_npy_output_kind(path, msg, sizeof msg), 0);
+        ck_assert_int_eq(access(path, F_OK), -1);
     }
     /* A read-only file is refused (even for root) and stays as it was. */
     tpath(path, sizeof path, "ro.npy");
