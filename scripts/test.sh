@@ -1,7 +1,8 @@
 #!/bin/sh
 # test.sh: build exactref and run the whole test suite, then again under ASan and UBSan.
 # Environment: EXACTREF_SEED (random tests' seed), JOBS (parallel jobs, default: all cores),
-# FUZZ_SECONDS (how long the .npy reader is fuzzed, default 60).
+# FUZZ_SECONDS (how long the .npy reader is fuzzed, default 60).  The Python package is tested in
+# build/venv (numpy, ml_dtypes, pytest and scikit-build-core from PyPI).
 set -eu
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
@@ -12,6 +13,16 @@ echo "== build (RelWithDebInfo) and test"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs")
+
+echo "== the Python package: pip install . into a virtual environment in the build tree, then pytest"
+python3 -m venv build/venv
+build/venv/bin/python -m pip install -q numpy ml_dtypes pytest scikit-build-core
+CMAKE_BUILD_PARALLEL_LEVEL="$jobs" build/venv/bin/python -m pip install -q --no-build-isolation --no-deps --force-reinstall .
+# no cache or bytecode written into the source tree; exit 5 (no tests collected) fails the run too
+rc=0
+PYTHONDONTWRITEBYTECODE=1 build/venv/bin/python -m pytest -q -p no:cacheprovider tests/python || rc=$?
+if [ "$rc" -eq 5 ]; then echo "test.sh: pytest collected no tests"; exit 1; fi
+if [ "$rc" -ne 0 ]; then echo "test.sh: pytest failed (exit $rc)"; exit 1; fi
 
 echo "== build with AddressSanitizer and UndefinedBehaviorSanitizer, and test again"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DER_SANITIZE=ON -DER_BUILD_BENCH=OFF -DER_ENABLE_CUDA=OFF

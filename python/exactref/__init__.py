@@ -1,0 +1,24 @@
+"""exactref: exact low-precision matmul references and proven tolerances (seed 002's Result API).
+
+    import exactref as er
+    r = er.matmul(er.asarray(a, "bfloat16"), er.asarray(b, "bfloat16"), dtype="float32")
+    assert r.covers(kernel_output).all()
+"""
+from . import _core
+from ._arrays import BitArray, asarray, dtype_of, format_info, formats
+from ._ops import matmul, mma, mma_scaled, mmai
+from ._result import Boundary, ExactArray, Outputs, Result
+from . import testing
+
+__version__ = _core.version()
+
+
+def standards():
+    """The standards tolerance(), covers() and friends accept (besides user models "engine:...")."""
+    return _core.standard_names().split()
+
+
+__all__ = [
+    "asarray", "matmul", "mma", "mma_scaled", "mmai", "Result", "ExactArray", "Boundary", "Outputs", "BitArray",
+    "formats", "format_info", "dtype_of", "standards", "testing",
+]

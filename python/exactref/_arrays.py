@@ -1,0 +1,245 @@
+"""_arrays.py: formats, dtypes and er.asarray: every array route into the C library."""
+from __future__ import annotations
+
+import warnings
+
+import ml_dtypes
+import numpy as np
+
+from . import _core
+
+# The format table of the C library, by id.
+_TABLE = _core.format_table()
+_BY_ID = {f["id"]: f for f in _TABLE}
+FMT_F64 = _core.format_id("f64")
+FMT_F32 = _core.format_id("f32")
+
+# Unsigned integer dtypes that hold bit patterns of each storage size.
+_UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
+def _numpy_dtype_of(fmt):
+    """The numpy or ml_dtypes dtype of a format, or None (tf32 has none)."""
+    alias = _BY_ID[fmt]["alias"]
+    if hasattr(np, alias) and alias not in ("float128",):
+        return np.dtype(getattr(np, alias))
+    if hasattr(ml_dtypes, alias):
+        return np.dtype(getattr(ml_dtypes, alias))
+    return None
+
+
+_DTYPE = {f["id"]: _numpy_dtype_of(f["id"]) for f in _TABLE}
+_FMT_OF_DTYPE = {dt: fid for fid, dt in _DTYPE.items() if dt is not None}
+
+
+def formats():
+    """The formats exactref models: a list of dicts (name, alias, kind, width, storage_bytes, ...)."""
+    return [dict(f) for f in _TABLE]
+
+
+def format_info(fmt):
+    """The table row of a format given by name, dtype or id."""
+    return dict(_BY_ID[format_id(fmt)])
+
+
+def format_id(spec):
+    """A format id from a name (MLIR or ml_dtypes spelling, any case), a numpy/ml_dtypes dtype or type."""
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        if int(spec) in _BY_ID:
+            return int(spec)
+        raise ValueError(f"unknown format id {spec}")
+    if isinstance(spec, str):
+        return _core.format_id(spec)
+    try:
+        dt = np.dtype(spec)
+    except TypeError:
+        raise TypeError(f"a dtype must be a format name or a numpy/ml_dtypes dtype, not {spec!r}") from None
+    if dt in _FMT_OF_DTYPE:
+        return _FMT_OF_DTYPE[dt]
+    return _core.format_id(dt.name)
+
+
+def dtype_of(fmt):
+    """The numpy/ml_dtypes dtype that holds values of a format, or None (then arrays hold bit patterns)."""
+    return _DTYPE[format_id(fmt)]
+
+
+def format_name(fmt):
+    return _BY_ID[fmt]["alias"]
+
+
+def is_float(fmt):
+    return _BY_ID[fmt]["kind"] == "float"
+
+
+class BitArray:
+    """Bit patterns of a format that numpy has no dtype for (tf32): bits is an unsigned integer array."""
+
+    def __init__(self, bits, fmt):
+        fid = format_id(fmt)
+        bits = np.asarray(bits)
+        want = _UINT[_BY_ID[fid]["storage_bytes"]]
+        if bits.dtype != want:
+            raise TypeError(f"{format_name(fid)} patterns are held in {want.name}, not {bits.dtype}")
+        self.bits = bits
+        self.format = format_name(fid)
+        self._fmt = fid
+
+    shape = property(lambda self: self.bits.shape)
+    ndim = property(lambda self: self.bits.ndim)
+    dtype = property(lambda self: self.format)
+
+    @property
+    def T(self):
+        return BitArray(self.bits.T, self._fmt)
+
+    def transpose(self, *axes):
+        return BitArray(self.bits.transpose(*axes), self._fmt)
+
+    def astype(self, dtype):
+        """The values converted into another format (correctly rounded, to nearest even)."""
+        return _convert(self.bits, self._fmt, format_id(dtype))
+
+    def tolist(self):
+        return self.astype("float64").tolist()
+
+    def __repr__(self):
+        return f"BitArray({self.bits!r}, {self.format!r})"
+
+    def __len__(self):
+        return len(self.bits)
+
+
+def _convert(bits, src, dst, rounding=0):
+    """Convert an array of bit patterns of src into a new array of dst (values correctly rounded)."""
+    bits = np.ascontiguousarray(bits)
+    dst_bits = np.empty(bits.shape, _UINT[_BY_ID[dst]["storage_bytes"]])
+    if bits.size:
+        _core.convert(bits.reshape(-1), src, dst_bits.reshape(-1), dst, rounding, bits.size)
+    return _wrap_bits(dst_bits, dst)
+
+
+def _wrap_bits(bits, fmt):
+    """Bit patterns as the format's array (a view, no copy)."""
+    dt = _DTYPE[fmt]
+    if dt is None:
+        return BitArray(bits, fmt)
+    return bits.view(dt)
+
+
+def _from_dlpack(data):
+    """A host numpy array from an object with __dlpack__ (numpy, torch, CuPy, JAX)."""
+    mod = type(data).__module__ or ""
+    if mod.startswith("torch"):
+        t = data.detach()
+        if t.device.type != "cpu":
+            warnings.warn(
+                "exactref: a torch tensor on %s is copied to the host once to be checked" % t.device,
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            t = t.cpu()
+        name = str(t.dtype).replace("torch.", "")
+        tmap = {"float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2", "float8_e4m3fnuz": "float8_e4m3fnuz",
+                "float8_e5m2fnuz": "float8_e5m2fnuz", "float8_e8m0fnu": "float8_e8m0fnu", "bfloat16": "bfloat16"}
+        if name in tmap:
+            import torch
+
+            width = t.element_size()
+            view = t.view({1: torch.uint8, 2: torch.int16}[width])
+            host = np.from_dlpack(view) if hasattr(np, "from_dlpack") else view.numpy()
+            return host.view(_UINT[width]).view(_DTYPE[format_id(tmap[name])])
+        return np.from_dlpack(t)
+    try:
+        return np.from_dlpack(data)
+    except (BufferError, RuntimeError, TypeError, ValueError) as e:
+        if hasattr(data, "get"):  # CuPy: a copy to the host
+            warnings.warn("exactref: a device array is copied to the host once to be checked", RuntimeWarning,
+                          stacklevel=3)
+            return np.asarray(data.get())
+        if hasattr(data, "__array__"):
+            return np.asarray(data)
+        raise TypeError(f"cannot read {type(data).__name__} through DLPack: {e}") from None
+
+
+def asarray(data, dtype=None):
+    """data as an array of the format dtype: a numpy/ml_dtypes array (a view where data already is one).
+
+    data: a numpy or ml_dtypes array, a Python list or scalar, any object with __dlpack__ (torch,
+    CuPy, JAX), or an unsigned integer array of raw bit patterns whose item size is the format's
+    storage size (with dtype naming the format).  Values are converted into dtype correctly rounded
+    (to nearest, ties to even).  A Result with one output gives its rounded array.
+    """
+    from ._result import Result
+
+    if isinstance(data, Result):
+        data = data._single()
+        if dtype is None:
+            return data
+    if isinstance(data, BitArray):
+        if dtype is None or format_id(dtype) == data._fmt:
+            return data
+        return data.astype(dtype)
+    fmt = None if dtype is None else format_id(dtype)
+    if not isinstance(data, np.ndarray):
+        if hasattr(data, "__dlpack__") and not isinstance(data, (list, tuple)):
+            data = _from_dlpack(data)
+        elif fmt is not None and not isinstance(data, np.generic):
+            if hasattr(data, "__array__") or hasattr(data, "__array_interface__"):
+                data = np.asarray(data)
+            elif is_float(fmt):
+                data = np.asarray(data, dtype=np.float64)
+            else:
+                data = np.asarray(data)
+                if data.dtype.kind not in "iub":
+                    raise TypeError(f"{format_name(fmt)} takes integers, not {data.dtype}")
+        else:
+            data = np.asarray(data)
+    if data.dtype == object:
+        raise TypeError("an array of Python objects cannot be read as numbers")
+    if data.dtype.byteorder == (">" if np.little_endian else "<"):
+        data = data.astype(data.dtype.newbyteorder("="))  # the library reads native byte order: one copy
+    if fmt is None:
+        if data.dtype not in _FMT_OF_DTYPE:
+            raise TypeError(f"dtype {data.dtype} is not a format exactref models; name one with dtype=")
+        return data
+    info = _BY_ID[fmt]
+    if _DTYPE[fmt] is not None and data.dtype == _DTYPE[fmt]:
+        return data
+    if data.dtype.kind == "u" and data.dtype.itemsize == info["storage_bytes"] and info["kind"] == "float":
+        # raw bit patterns with a declared format: a view
+        bits = data.view(_UINT[info["storage_bytes"]])
+        wrapped = _wrap_bits(bits, fmt)
+        return wrapped
+    if info["kind"] != "float":
+        if data.dtype.kind not in "iub":
+            raise TypeError(f"{info['alias']} takes integers, not {data.dtype}")
+        lo, hi = (np.iinfo(_DTYPE[fmt]).min, np.iinfo(_DTYPE[fmt]).max)
+        if data.size and (data.min() < lo or data.max() > hi):
+            bad = np.flatnonzero((data.reshape(-1) < lo) | (data.reshape(-1) > hi))[0]
+            raise ValueError(f"element {np.unravel_index(bad, data.shape)} = {data.reshape(-1)[bad]} is outside "
+                             f"the range of {info['alias']}")
+        return data.astype(_DTYPE[fmt])
+    # values into a float format, correctly rounded by the library
+    if data.dtype in _FMT_OF_DTYPE and is_float(_FMT_OF_DTYPE[data.dtype]):
+        src = _FMT_OF_DTYPE[data.dtype]
+    else:
+        if data.dtype.kind == "c":
+            raise TypeError("complex values are not supported")
+        data = data.astype(np.float64)
+        src = FMT_F64
+    sinfo = _BY_ID[src]
+    return _convert(np.ascontiguousarray(data).view(_UINT[sinfo["storage_bytes"]]), src, fmt)
+
+
+def _bits_of(x):
+    """(uint view of the patterns ready for the C layer, format id) of an array asarray returned."""
+    if isinstance(x, BitArray):
+        bits, fmt = x.bits, x._fmt
+    else:
+        fmt = _FMT_OF_DTYPE[x.dtype]
+        bits = x.view(_UINT[x.dtype.itemsize]) if x.ndim else x.reshape(1).view(_UINT[x.dtype.itemsize])
+    isz = bits.dtype.itemsize
+    if any(s < 0 or s % isz for s in bits.strides):
+        bits = np.ascontiguousarray(bits)
+    return bits, fmt

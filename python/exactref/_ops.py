@@ -1,0 +1,181 @@
+"""_ops.py: the operations: matmul, mma, mma_scaled and mmai, each returning a Result."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _arrays as A
+from . import _core
+from ._result import Result
+
+
+class _Operand:
+    """One operand ready for the C layer: the array, its bit-pattern view, its format, and the earlier
+    result it came from (results as inputs)."""
+
+    __slots__ = ("arr", "bits", "fmt", "result")
+
+    def __init__(self, x, name, dtype=None):
+        self.result = None
+        if isinstance(x, Result):
+            x._single()
+            self.result = x
+            self.arr = x.rounded
+        else:
+            self.arr = A.asarray(x, dtype)
+        if self.arr.ndim not in (2, 3):
+            raise ValueError(f"{name} must be 2-D or 3-D (a leading batch dimension), not {self.arr.ndim}-D "
+                             f"(shape {tuple(self.arr.shape)})")
+        self.bits, self.fmt = A._bits_of(self.arr)
+
+
+def _out_shape(a, b):
+    sa, sb = a.arr.shape, b.arr.shape
+    if sa[-1] != sb[-2]:
+        raise ValueError(f"A is {sa[-2]} x {sa[-1]} and B is {sb[-2]} x {sb[-1]}: the inner dimensions differ")
+    if len(sa) == 3 and len(sb) == 3 and sa[0] != sb[0]:
+        raise ValueError(f"A has batch {sa[0]} and B has batch {sb[0]}")
+    batch = sa[0] if len(sa) == 3 else sb[0] if len(sb) == 3 else None
+    return (sa[-2], sb[-1]) if batch is None else (batch, sa[-2], sb[-1])
+
+
+def _default_dtype(a, b):
+    """dtype=None: int32 for integer operands; the operands' format where both share a float format of
+    16 bits or more; else the wider of them, at least float32."""
+    ia, ib = A._BY_ID[a.fmt], A._BY_ID[b.fmt]
+    if ia["kind"] != "float" or ib["kind"] != "float":
+        return _core.format_id("i32")
+    if a.fmt == b.fmt and ia["width"] >= 16:
+        return a.fmt
+    wide = a.fmt if ia["significand_bits"] >= ib["significand_bits"] else b.fmt
+    return wide if A._BY_ID[wide]["significand_bits"] >= 23 else A.FMT_F32
+
+
+def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None):
+    shape = _out_shape(a, b)
+    if c is not None and tuple(c.arr.shape)[-2:] != tuple(shape)[-2:]:
+        raise ValueError(f"C has shape {tuple(c.arr.shape)}; the product has shape {tuple(shape)}")
+    info = A._BY_ID[dfmt]
+    d_bits = np.empty(shape, A._UINT[info["storage_bytes"]])
+    dir_ = _core.rounding_id(rounding) if isinstance(rounding, str) else int(rounding)
+    sa = sb = None
+    sfmt = 0
+    if scales is not None:
+        sa, sb = scales
+        sfmt = sa.fmt
+        if sb.fmt != sfmt:
+            raise ValueError(f"a_scale is {A.format_name(sa.fmt)} and b_scale is {A.format_name(sb.fmt)}: "
+                             f"both scales must have one format")
+    froms = (a.result, b.result, c.result if c is not None else None)
+    cfmt = c.fmt if c is not None else 0
+
+    def create(key, out):
+        fc, fu, ff, fs = key
+        return _core.create(a.bits, a.fmt, b.bits, b.fmt, None if c is None else c.bits, cfmt,
+                            None if sa is None else sa.bits, None if sb is None else sb.bits, sfmt, block,
+                            out, dfmt, dir_, _core.BACKEND_AUTO, 0,
+                            *[None if f is None else f._core_for(key) for f in froms], fc, fu, ff, fs)
+
+    from ._result import _DEFAULT_KEY
+
+    core = create(_DEFAULT_KEY, d_bits)
+    d_bits.flags.writeable = False
+    rounded = A._wrap_bits(d_bits, dfmt)
+
+    def fresh(key):
+        # results as inputs: other options take the earlier bounds with the same options; the rounded
+        # answer is the same, so each new C result writes into its own scratch copy
+        return create(key, np.empty(shape, A._UINT[info["storage_bytes"]]))
+
+    r = Result(op, core, rounded, recreate=fresh if any(f is not None for f in froms) else None)
+    r._backward = backward  # called as backward(r, grad, **options): no reference cycle through r
+    return r
+
+
+def _matmul_backward(r, grad, *, dtype=None, rounding=None, **unknown):
+    """matmul's backward on r's inputs: grad_A = grad B^T, grad_B = A^T grad, each exact, rounded once."""
+    if unknown:
+        raise TypeError(f"backward() got unexpected options: {', '.join(sorted(unknown))}")
+    a, b = r._inputs
+    g = _Operand(grad, "grad", None if (isinstance(grad, (np.ndarray, Result)) or hasattr(grad, "__dlpack__"))
+                 else r._core.format)
+    if not A.is_float(g.fmt):
+        raise TypeError("grad must have a float dtype")
+    fa = fb = -1
+    if dtype is not None:
+        fa = fb = A.format_id(dtype)
+    if rounding is None or (_core.rounding_id(rounding) if isinstance(rounding, str) else int(rounding)) == r._dir:
+        ca, cb = r._core.backward(g.bits, g.fmt, fa, fb)
+        ra = Result("matmul.backward", ca, None)
+        rb = Result("matmul.backward", cb, None)
+    else:
+        # another rounding than the forward's: the same products through matmul
+        at = _transposed(a)
+        bt = _transposed(b)
+        ra = matmul(g.arr, bt, dtype=a.fmt if fa < 0 else fa, rounding=rounding)
+        rb = matmul(at, g.arr, dtype=b.fmt if fb < 0 else fb, rounding=rounding)
+        ra._op = rb._op = "matmul.backward"
+    return Result("matmul.backward", outputs={"grad_A": ra, "grad_B": rb})
+
+
+def _transposed(x):
+    arr = x.arr
+    if isinstance(arr, A.BitArray):
+        return arr.transpose(*range(arr.ndim - 2), arr.ndim - 1, arr.ndim - 2)
+    return np.swapaxes(arr, -1, -2)
+
+
+def matmul(A_, B, *, dtype=None, rounding="nearest_even"):
+    """The exact product A B, rounded once into dtype in direction rounding, as a Result."""
+    a = _Operand(A_, "A")
+    b = _Operand(B, "B")
+    if not A.is_float(a.fmt) or not A.is_float(b.fmt):
+        raise TypeError("matmul takes float operands; er.mmai multiplies integers")
+    dfmt = _default_dtype(a, b) if dtype is None else A.format_id(dtype)
+    if not A.is_float(dfmt):
+        raise TypeError(f"matmul's dtype must be a float format, not {A.format_name(dfmt)}")
+    r = _run("matmul", a, b, None, dfmt, rounding, backward=_matmul_backward)
+    r._inputs = (a, b)
+    r._dir = _core.rounding_id(rounding) if isinstance(rounding, str) else int(rounding)
+    return r
+
+
+def mma(A_, B, C, *, dtype=None, rounding="nearest_even"):
+    """D = A B + C exactly, rounded once into dtype (default: C's dtype), as a Result."""
+    a = _Operand(A_, "A")
+    b = _Operand(B, "B")
+    c = _Operand(C, "C")
+    if not (A.is_float(a.fmt) and A.is_float(b.fmt) and A.is_float(c.fmt)):
+        raise TypeError("mma takes float operands; er.mmai multiplies integers")
+    dfmt = c.fmt if dtype is None else A.format_id(dtype)
+    r = _run("mma", a, b, c, dfmt, rounding)
+    return r
+
+
+def mma_scaled(A_, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", rounding="nearest_even",
+               scale_dtype=None):
+    """Block-scaled D = (A a_scale)(B b_scale) + C exactly, rounded once into dtype, as a Result.
+
+    a_scale is m x ceil(k/block) and b_scale ceil(k/block) x n, both float8_e8m0fnu (MX, block 32 by
+    default) or both float8_e4m3fn (NVFP4, block 16 by default); term p of element (i, j) is
+    (A[i, p] a_scale[i, p // block]) (B[p, j] b_scale[p // block, j])."""
+    a = _Operand(A_, "A")
+    b = _Operand(B, "B")
+    sa = _Operand(a_scale, "a_scale", scale_dtype)
+    sb = _Operand(b_scale, "b_scale", scale_dtype)
+    c = None if C is None else _Operand(C, "C")
+    if block is None:
+        block = 16 if sa.fmt == _core.format_id("f8E4M3FN") else 32
+    if int(block) <= 0:
+        raise ValueError(f"block must be positive, not {block}")
+    dfmt = A.format_id(dtype)
+    return _run("mma_scaled", a, b, c, dfmt, rounding, scales=(sa, sb), block=int(block))
+
+
+def mmai(A_, B, C=None):
+    """The integer product A B (+ C) of int8/uint8 operands, exact, in int32 (wrapped modulo 2^32)."""
+    a = _Operand(A_, "A")
+    b = _Operand(B, "B")
+    c = None if C is None else _Operand(C, "C", "int32")
+    if A.is_float(a.fmt) or A.is_float(b.fmt):
+        raise TypeError("mmai takes int8 or uint8 operands")
+    return _run("mmai", a, b, c, _core.format_id("i32"), "nearest_even")

@@ -1,0 +1,826 @@
+/* _core.c: the CPython extension exactref._core: the C Result API over buffers, the GIL released around long calls. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+#include <string.h>
+
+#include "exactref/exactref.h"
+#include "exactref/report.h"
+
+/*
+ * The Python layer (python/exactref) prepares every array: an unsigned-integer view of the bit
+ * patterns (item size = the format's storage bytes), 2-D or 3-D, strides non-negative multiples of
+ * the item size.  This module only checks that and hands the buffers to the library; it never copies
+ * an operand.  One lock serialises the library's Result calls (a Result keeps a cache of bounds that
+ * views and later results also read); it is taken with the GIL released.
+ */
+
+static PyThread_type_lock er_py_lock;
+
+#define ER_PY_CALL(...)                                   \
+    do {                                                  \
+        Py_BEGIN_ALLOW_THREADS                            \
+        PyThread_acquire_lock(er_py_lock, WAIT_LOCK);     \
+        __VA_ARGS__;                                      \
+        PyThread_release_lock(er_py_lock);                \
+        Py_END_ALLOW_THREADS                              \
+    } while (0)
+
+/* Raise the Python exception for a status, with the library's message. */
+static PyObject *raise_status(er_status st, const char *msg)
+{
+    const char *m = (msg && msg[0]) ? msg : er_status_string(st);
+    PyObject *type = PyExc_ValueError;
+    if (st == ER_ENOMEM) type = PyExc_MemoryError;
+    else if (st == ER_EUNSUPPORTED) type = PyExc_NotImplementedError;
+    else if (st == ER_ENODEVICE || st == ER_EDEVICE) type = PyExc_RuntimeError;
+    PyErr_SetString(type, m);
+    return NULL;
+}
+
+/* An operand: its buffer (held while the tensor is used) and the tensor over it. */
+typedef struct {
+    Py_buffer view;
+    int held;
+    er_tensor t;
+} operand;
+
+static void operand_release(operand *o)
+{
+    if (o->held) PyBuffer_Release(&o->view);
+    o->held = 0;
+}
+
+/* Fill o from obj (a buffer of bit patterns of format fmt); what names it in messages. */
+static int operand_get(PyObject *obj, int fmt, const char *what, int writable, operand *o)
+{
+    er_format_info fi;
+    memset(o, 0, sizeof *o);
+    if (er_format_get_info(fmt, &fi) != ER_OK) {
+        PyErr_Format(PyExc_ValueError, "%s: unknown format id %d", what, fmt);
+        return -1;
+    }
+    if (PyObject_GetBuffer(obj, &o->view, writable ? PyBUF_RECORDS : PyBUF_RECORDS_RO) != 0) return -1;
+    o->held = 1;
+    Py_buffer *v = &o->view;
+    if (v->ndim != 2 && v->ndim != 3) {
+        PyErr_Format(PyExc_ValueError, "%s must be 2-D or 3-D (a leading batch dimension), not %d-D", what, v->ndim);
+        goto fail;
+    }
+    if (v->itemsize != fi.storage_bytes) {
+        PyErr_Format(PyExc_TypeError, "%s: elements of %zd bytes, but %s is stored in %d", what, v->itemsize, fi.name,
+                     fi.storage_bytes);
+        goto fail;
+    }
+    o->t.format = fmt;
+    o->t.ndim = v->ndim;
+    o->t.data = v->buf;
+    for (int d = 0; d < v->ndim; d++) {
+        Py_ssize_t s = v->strides ? v->strides[d] : 0;
+        if (!v->strides) {
+            s = v->itemsize;
+            for (int q = d + 1; q < v->ndim; q++) s *= v->shape[q];
+        }
+        if (s < 0 || s % v->itemsize) {
+            PyErr_Format(PyExc_ValueError, "%s: stride %zd bytes in dimension %d is not a non-negative multiple of %zd",
+                         what, s, d, v->itemsize);
+            goto fail;
+        }
+        o->t.shape[d] = v->shape[d];
+        o->t.strides[d] = s / v->itemsize;
+    }
+    return 0;
+fail:
+    operand_release(o);
+    return -1;
+}
+
+/* A contiguous output buffer of exactly n items of itemsize bytes. */
+static int out_get(PyObject *obj, Py_ssize_t n, Py_ssize_t itemsize, const char *what, Py_buffer *v)
+{
+    if (PyObject_GetBuffer(obj, v, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) return -1;
+    if (v->len != n * itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes given, %zd needed", what, v->len, n * itemsize);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* CResult: one er_result and everything its tensors point at. */
+
+typedef struct {
+    PyObject_HEAD
+    er_result *r;
+    operand ops[6]; /* a, b, c, a_scale, b_scale, d (or the gradient of a backward result) */
+    er_tensor grad; /* backward: the gradient tensor the result points at */
+    PyObject *deps; /* a tuple of objects that must outlive r (earlier results, the base of a view) */
+} CResult;
+
+static PyTypeObject CResult_Type;
+
+static void CResult_dealloc(CResult *self)
+{
+    if (self->r) er_result_free(self->r);
+    self->r = NULL;
+    for (int q = 0; q < 6; q++) operand_release(&self->ops[q]);
+    Py_XDECREF(self->deps);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static CResult *CResult_new_empty(void)
+{
+    CResult *c = PyObject_New(CResult, &CResult_Type);
+    if (!c) return NULL;
+    c->r = NULL;
+    memset(c->ops, 0, sizeof c->ops);
+    memset(&c->grad, 0, sizeof c->grad);
+    c->deps = NULL;
+    return c;
+}
+
+static int check_result(PyObject *o, const char *what)
+{
+    if (o != Py_None && !PyObject_TypeCheck(o, &CResult_Type)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a result", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parse tolerance options: compute (-1: default), ulps, flush_to_zero, standard name. */
+static int tol_opts(int compute, double ulps, int ftz, const char *standard, er_tol_opts *o)
+{
+    char msg[512] = "";
+    er_tol_opts_init(o);
+    o->compute = compute;
+    o->ulps = ulps;
+    o->flush_to_zero = ftz;
+    er_status st = er_standard_parse(standard, &o->standard, msg, sizeof msg);
+    if (st != ER_OK) {
+        raise_status(st, msg);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * create(a, afmt, b, bfmt, c, cfmt, a_scale, b_scale, sfmt, block, d, dfmt, rounding, backend, threads,
+ *        a_from, b_from, c_from, from_compute, from_ulps, from_ftz, from_standard)
+ * a, b, c, the scales: bit-pattern buffers (c and the scales may be None); d: the writable output.
+ * a_from, b_from, c_from: earlier results read in place of a, b, c (or None).
+ */
+static PyObject *py_create(PyObject *mod, PyObject *args)
+{
+    PyObject *oa, *ob, *oc, *osa, *osb, *od, *fa, *fb, *fc;
+    int afmt, bfmt, cfmt, sfmt, block, dfmt, rounding, backend, threads, fcomp, fftz;
+    double fulps;
+    const char *fstd;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OiOiOiOOiiOiiiiOOOidis", &oa, &afmt, &ob, &bfmt, &oc, &cfmt, &osa, &osb, &sfmt,
+                          &block, &od, &dfmt, &rounding, &backend, &threads, &fa, &fb, &fc, &fcomp, &fulps, &fftz,
+                          &fstd))
+        return NULL;
+    if (check_result(fa, "A") || check_result(fb, "B") || check_result(fc, "C")) return NULL;
+    CResult *self = CResult_new_empty();
+    if (!self) return NULL;
+    PyObject *objs[6] = {oa, ob, oc, osa, osb, od};
+    int fmts[6] = {afmt, bfmt, cfmt, sfmt, sfmt, dfmt};
+    static const char *const names[6] = {"A", "B", "C", "a_scale", "b_scale", "the output"};
+    for (int q = 0; q < 6; q++) {
+        if (objs[q] == Py_None) continue;
+        if (operand_get(objs[q], fmts[q], names[q], q == 5, &self->ops[q]) != 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    if (!self->ops[0].held || !self->ops[1].held || !self->ops[5].held) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_ValueError, "A, B and the output are required");
+        return NULL;
+    }
+    if (self->ops[3].held != self->ops[4].held) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_ValueError, "block scaling needs both a_scale and b_scale");
+        return NULL;
+    }
+    er_mma_args a;
+    er_mma_args_init(&a);
+    a.a = &self->ops[0].t;
+    a.b = &self->ops[1].t;
+    a.c = self->ops[2].held ? &self->ops[2].t : NULL;
+    if (self->ops[3].held) {
+        a.a_scale = &self->ops[3].t;
+        a.b_scale = &self->ops[4].t;
+        a.block = block;
+    }
+    a.d = &self->ops[5].t;
+    a.rounding = rounding;
+    a.backend = backend;
+    a.threads = threads;
+    char msg[1024] = "";
+    er_status st;
+    er_result *r = NULL;
+    if (fa != Py_None || fb != Py_None || fc != Py_None) {
+        er_tol_opts fo;
+        if (tol_opts(fcomp, fulps, fftz, fstd, &fo) != 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
+        er_result *ra = fa != Py_None ? ((CResult *)fa)->r : NULL, *rb = fb != Py_None ? ((CResult *)fb)->r : NULL,
+                  *rc = fc != Py_None ? ((CResult *)fc)->r : NULL;
+        ER_PY_CALL(st = er_result_create_from(&a, ra, rb, rc, &fo, &r, msg, sizeof msg));
+        self->deps = PyTuple_Pack(3, fa, fb, fc);
+        if (!self->deps) {
+            if (st == ER_OK) er_result_free(r);
+            Py_DECREF(self);
+            return NULL;
+        }
+    } else {
+        ER_PY_CALL(st = er_result_create(&a, &r, msg, sizeof msg));
+    }
+    if (st != ER_OK) {
+        Py_DECREF(self);
+        return raise_status(st, msg);
+    }
+    self->r = r;
+    return (PyObject *)self;
+}
+
+/* convert(src, from, dst, to, rounding, n): n patterns, contiguous buffers; returns the flags. */
+static PyObject *py_convert(PyObject *mod, PyObject *args)
+{
+    PyObject *os, *od;
+    int from, to, dir;
+    Py_ssize_t n;
+    er_format_info fs, fd;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OiOiin", &os, &from, &od, &to, &dir, &n)) return NULL;
+    if (n < 0 || er_format_get_info(from, &fs) != ER_OK || er_format_get_info(to, &fd) != ER_OK) {
+        PyErr_SetString(PyExc_ValueError, "convert: bad format or count");
+        return NULL;
+    }
+    Py_buffer vs, vd;
+    if (PyObject_GetBuffer(os, &vs, PyBUF_C_CONTIGUOUS) != 0) return NULL;
+    if (vs.len != n * fs.storage_bytes) {
+        PyBuffer_Release(&vs);
+        PyErr_SetString(PyExc_ValueError, "convert: source size mismatch");
+        return NULL;
+    }
+    if (out_get(od, n, fd.storage_bytes, "convert", &vd) != 0) {
+        PyBuffer_Release(&vs);
+        return NULL;
+    }
+    unsigned flags = 0;
+    size_t bad = 0;
+    er_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = er_convert_array(from, to, vs.buf, vd.buf, (size_t)n, dir, 0, &flags, &bad);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&vs);
+    PyBuffer_Release(&vd);
+    if (st == ER_EPATTERN)
+        return PyErr_Format(PyExc_ValueError, "element %zu is not a bit pattern of %s", bad, fs.name);
+    if (st != ER_OK) return raise_status(st, NULL);
+    return PyLong_FromUnsignedLong(flags);
+}
+
+static PyObject *py_format_id(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name) return NULL;
+    int fmt;
+    if (er_format_from_name(name, &fmt) != ER_OK) {
+        if (er_format_is_unmodelled(name))
+            return PyErr_Format(PyExc_ValueError, "'%s' is a format exactref does not model", name);
+        return PyErr_Format(PyExc_ValueError, "unknown format '%s' (exactref.formats() lists the names)", name);
+    }
+    return PyLong_FromLong(fmt);
+}
+
+static PyObject *py_rounding_id(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name) return NULL;
+    int dir;
+    if (er_rounding_from_name(name, &dir) != ER_OK)
+        return PyErr_Format(PyExc_ValueError,
+                            "unknown rounding '%s' (nearest_even, nearest_away, zero, negative_inf, positive_inf, odd)",
+                            name);
+    return PyLong_FromLong(dir);
+}
+
+static PyObject *py_check_standard(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name) return NULL;
+    er_standard s;
+    char msg[512] = "";
+    er_status st = er_standard_parse(name, &s, msg, sizeof msg);
+    if (st != ER_OK) return raise_status(st, msg);
+    return PyUnicode_FromString(s.name);
+}
+
+/* The format table: a list of dicts. */
+static PyObject *py_format_table(PyObject *mod, PyObject *unused)
+{
+    (void)mod, (void)unused;
+    int n = er_format_count();
+    PyObject *list = PyList_New(n);
+    if (!list) return NULL;
+    for (int f = 0; f < n; f++) {
+        er_format_info fi;
+        er_format_get_info(f, &fi);
+        const char *kind = fi.kind == ER_KIND_FLOAT ? "float" : fi.kind == ER_KIND_SINT ? "sint" : "uint";
+        PyObject *d = Py_BuildValue(
+            "{s:i,s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:K,s:K}", "id", f, "name", fi.name,
+            "alias", fi.alias, "kind", kind, "width", fi.width, "storage_bytes", fi.storage_bytes, "exponent_bits",
+            fi.exponent_bits, "significand_bits", fi.significand_bits, "padding_bits", fi.padding_bits, "bias",
+            fi.bias, "emin", fi.emin, "emax", fi.emax, "is_signed", fi.is_signed, "has_inf", fi.has_inf, "has_nan",
+            fi.has_nan, "max_finite_bits", (unsigned long long)fi.max_finite_bits, "min_subnormal_bits",
+            (unsigned long long)fi.min_subnormal_bits);
+        if (!d) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, f, d);
+    }
+    return list;
+}
+
+static PyObject *py_version(PyObject *mod, PyObject *unused)
+{
+    (void)mod, (void)unused;
+    return PyUnicode_FromString(er_version());
+}
+
+static PyObject *py_standard_names(PyObject *mod, PyObject *unused)
+{
+    (void)mod, (void)unused;
+    return PyUnicode_FromString(er_standard_names());
+}
+
+/* ---- CResult methods ---- */
+
+static int alive(CResult *self)
+{
+    if (!self->r) {
+        PyErr_SetString(PyExc_ValueError, "the result is not initialised");
+        return 0;
+    }
+    return 1;
+}
+
+/* bounds(compute, ulps, ftz, standard, tolerance, low, high, has_range, may_pinf, may_ninf, may_nan):
+ * each output a contiguous buffer of count items (or None). */
+static PyObject *CResult_bounds(CResult *self, PyObject *args)
+{
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    PyObject *outs[7];
+    static const Py_ssize_t sizes[7] = {8, 8, 8, 1, 1, 1, 1};
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "idisOOOOOOO", &compute, &ulps, &ftz, &std, &outs[0], &outs[1], &outs[2], &outs[3],
+                          &outs[4], &outs[5], &outs[6]))
+        return NULL;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    const er_bounds *b = NULL;
+    er_status st;
+    char msg[1024] = "";
+    const er_tensor *d = er_result_rounded(self->r);
+    int64_t count = 1;
+    for (int q = 0; q < d->ndim; q++) count *= d->shape[q];
+    Py_buffer v[7];
+    int got[7] = {0};
+    for (int q = 0; q < 7; q++) {
+        if (outs[q] == Py_None) continue;
+        if (out_get(outs[q], (Py_ssize_t)count, sizes[q], "bounds", &v[q]) != 0) {
+            for (int p = 0; p < q; p++)
+                if (got[p]) PyBuffer_Release(&v[p]);
+            return NULL;
+        }
+        got[q] = 1;
+    }
+    ER_PY_CALL({
+        st = er_result_bounds(self->r, &o, &b, msg, sizeof msg);
+        if (st == ER_OK) {
+            const void *src[7] = {b->tolerance, b->low, b->high, b->has_range, b->may_pinf, b->may_ninf, b->may_nan};
+            for (int q = 0; q < 7; q++)
+                if (got[q] && count) memcpy(v[q].buf, src[q], (size_t)count * (size_t)sizes[q]);
+        }
+    });
+    for (int q = 0; q < 7; q++)
+        if (got[q]) PyBuffer_Release(&v[q]);
+    if (st != ER_OK) return raise_status(st, msg);
+    Py_RETURN_NONE;
+}
+
+/* covers(output, compute, ulps, ftz, standard, covered): returns the count outside. */
+static PyObject *CResult_covers(CResult *self, PyObject *args)
+{
+    PyObject *oo, *oc;
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "OidisO", &oo, &compute, &ulps, &ftz, &std, &oc)) return NULL;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    const er_tensor *d = er_result_rounded(self->r);
+    operand out;
+    if (operand_get(oo, d->format, "output", 0, &out) != 0) return NULL;
+    int64_t count = 1;
+    for (int q = 0; q < d->ndim; q++) count *= d->shape[q];
+    Py_buffer cv;
+    if (out_get(oc, (Py_ssize_t)count, 1, "covered", &cv) != 0) {
+        operand_release(&out);
+        return NULL;
+    }
+    char msg[1024] = "";
+    er_status st;
+    int64_t outside = 0;
+    ER_PY_CALL(st = er_result_covers(self->r, &o, &out.t, (unsigned char *)cv.buf, &outside, msg, sizeof msg));
+    operand_release(&out);
+    PyBuffer_Release(&cv);
+    if (st != ER_OK) return raise_status(st, msg);
+    return PyLong_FromLongLong((long long)outside);
+}
+
+/* report(output, compute, ulps, ftz, standard): the check's scoring (the command's report function),
+ * as a dict. */
+static PyObject *CResult_report(CResult *self, PyObject *args)
+{
+    PyObject *oo;
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "Oidis", &oo, &compute, &ulps, &ftz, &std)) return NULL;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    operand out;
+    if (operand_get(oo, er_result_rounded(self->r)->format, "output", 0, &out) != 0) return NULL;
+    er_check_report rep;
+    char msg[1024] = "";
+    er_status st;
+    const er_tensor *ta = self->ops[0].held ? &self->ops[0].t : NULL, *tb = self->ops[1].held ? &self->ops[1].t : NULL;
+    ER_PY_CALL(st = er_check_report_compute(self->r, &o, &out.t, ta, tb, NULL, 0, &rep, msg, sizeof msg));
+    operand_release(&out);
+    if (st != ER_OK) return raise_status(st, msg);
+    PyObject *hist = PyList_New(ER_REPORT_BINS), *labels = PyList_New(ER_REPORT_BINS);
+    if (!hist || !labels) {
+        Py_XDECREF(hist);
+        Py_XDECREF(labels);
+        return NULL;
+    }
+    for (int q = 0; q < ER_REPORT_BINS; q++) {
+        PyList_SET_ITEM(hist, q, PyLong_FromLongLong((long long)rep.hist[q]));
+        PyList_SET_ITEM(labels, q, PyUnicode_FromString(er_check_report_bin_name(q)));
+    }
+    static const char *const why[5] = {"none", "ulps", "special", "not_finite", "int"};
+    PyObject *idx = rep.ndim == 3 ? Py_BuildValue("(LLL)", (long long)rep.worst_index[0], (long long)rep.worst_index[1],
+                                                  (long long)rep.worst_index[2])
+                                  : Py_BuildValue("(LL)", (long long)rep.worst_index[1], (long long)rep.worst_index[2]);
+    if (!idx) {
+        Py_DECREF(hist);
+        Py_DECREF(labels);
+        return NULL;
+    }
+    return Py_BuildValue("{s:L,s:L,s:N,s:N,s:L,s:N,s:i,s:s,s:L,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:d,s:i,s:i,s:d,s:d,s:i,s:i,s:i,"
+                         "s:i,s:i,s:i}",
+                         "elements", (long long)rep.elements, "outside", (long long)rep.outside, "hist", hist,
+                         "hist_labels", labels, "worst", (long long)rep.worst, "worst_index", idx, "worst_covered",
+                         rep.worst_covered, "worst_why",
+                         (rep.worst_why >= 0 && rep.worst_why < 5) ? why[rep.worst_why] : "?", "ulps_beyond",
+                         (long long)rep.ulps_beyond, "output", (unsigned long long)rep.output, "rounded",
+                         (unsigned long long)rep.rounded, "low", (unsigned long long)rep.low, "high",
+                         (unsigned long long)rep.high, "output_value", rep.output_value, "rounded_value",
+                         rep.rounded_value, "low_value", rep.low_value, "high_value", rep.high_value, "has_range",
+                         rep.has_range, "single_value", rep.single_value, "tolerance", rep.tolerance, "ratio", rep.ratio,
+                         "operand_vacuous", rep.operand_vacuous, "zero_accepted", rep.zero_accepted,
+                         "narrower_format", rep.narrower_format, "may_pinf", rep.may_pinf, "may_ninf", rep.may_ninf,
+                         "may_nan", rep.may_nan);
+}
+
+/* may_be_any(kind, compute, ulps, ftz, standard): 0 (proven never), or -1 (undecided). */
+static PyObject *CResult_may_be_any(CResult *self, PyObject *args)
+{
+    const char *kind, *std;
+    int compute, ftz, answer = -1;
+    double ulps;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "sidis", &kind, &compute, &ulps, &ftz, &std)) return NULL;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    char msg[1024] = "";
+    er_status st;
+    ER_PY_CALL(st = er_result_may_be_any(self->r, &o, kind, &answer, msg, sizeof msg));
+    if (st != ER_OK) return raise_status(st, msg);
+    return PyLong_FromLong(answer);
+}
+
+/* normal(compute, ftz, out): out a writable bit-pattern buffer of the output's format and shape. */
+static PyObject *CResult_normal(CResult *self, PyObject *args)
+{
+    PyObject *oo;
+    int compute, ftz;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "iiO", &compute, &ftz, &oo)) return NULL;
+    operand out;
+    if (operand_get(oo, er_result_rounded(self->r)->format, "normal's output", 1, &out) != 0) return NULL;
+    char msg[1024] = "";
+    er_status st;
+    ER_PY_CALL(st = er_result_normal(self->r, compute, ftz, &out.t, msg, sizeof msg));
+    operand_release(&out);
+    if (st != ER_OK) return raise_status(st, msg);
+    Py_RETURN_NONE;
+}
+
+/* exact(lo, hi, odd): writable f64 buffers of the output's shape (each may be None). */
+static PyObject *CResult_exact(CResult *self, PyObject *args)
+{
+    PyObject *o[3];
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOO", &o[0], &o[1], &o[2])) return NULL;
+    operand t[3];
+    memset(t, 0, sizeof t);
+    for (int q = 0; q < 3; q++) {
+        if (o[q] == Py_None) continue;
+        if (operand_get(o[q], ER_FMT_F64, "exact", 1, &t[q]) != 0) {
+            for (int p = 0; p < q; p++) operand_release(&t[p]);
+            return NULL;
+        }
+    }
+    char msg[1024] = "";
+    er_status st;
+    ER_PY_CALL(st = er_result_exact(self->r, t[0].held ? &t[0].t : NULL, t[1].held ? &t[1].t : NULL,
+                                    t[2].held ? &t[2].t : NULL, msg, sizeof msg));
+    for (int q = 0; q < 3; q++) operand_release(&t[q]);
+    if (st != ER_OK) return raise_status(st, msg);
+    Py_RETURN_NONE;
+}
+
+/* rounded_into(out): copy the rounded tensor (any strides) into a contiguous buffer. */
+static PyObject *CResult_rounded_into(CResult *self, PyObject *arg)
+{
+    if (!alive(self)) return NULL;
+    const er_tensor *d = er_result_rounded(self->r);
+    er_format_info fi;
+    er_format_get_info(d->format, &fi);
+    int64_t B = d->ndim == 3 ? d->shape[0] : 1, M = d->shape[d->ndim - 2], N = d->shape[d->ndim - 1];
+    Py_buffer v;
+    if (out_get(arg, (Py_ssize_t)(B * M * N), fi.storage_bytes, "rounded", &v) != 0) return NULL;
+    size_t sz = (size_t)fi.storage_bytes;
+    int64_t sb = d->ndim == 3 ? d->strides[0] : 0, si = d->strides[d->ndim - 2], sj = d->strides[d->ndim - 1];
+    unsigned char *dst = (unsigned char *)v.buf;
+    const unsigned char *src = (const unsigned char *)d->data;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++, dst += sz) memcpy(dst, src + (size_t)(b * sb + i * si + j * sj) * sz, sz);
+    PyBuffer_Release(&v);
+    Py_RETURN_NONE;
+}
+
+/* backward(grad, gfmt, fa, fb): (grad_A, grad_B) results. */
+static PyObject *CResult_backward(CResult *self, PyObject *args)
+{
+    PyObject *og;
+    int gfmt, fa, fb;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "Oiii", &og, &gfmt, &fa, &fb)) return NULL;
+    CResult *ga = CResult_new_empty(), *gb = ga ? CResult_new_empty() : NULL;
+    if (!ga || !gb) {
+        Py_XDECREF(ga);
+        return NULL;
+    }
+    /* each output holds its own export of the gradient's buffer, and its parent */
+    if (operand_get(og, gfmt, "grad", 0, &ga->ops[2]) != 0 || operand_get(og, gfmt, "grad", 0, &gb->ops[2]) != 0)
+        goto fail;
+    ga->deps = PyTuple_Pack(1, (PyObject *)self);
+    gb->deps = PyTuple_Pack(1, (PyObject *)self);
+    if (!ga->deps || !gb->deps) goto fail;
+    char msg[1024] = "";
+    er_status st;
+    er_result *ra = NULL, *rb = NULL;
+    ER_PY_CALL(st = er_result_backward(self->r, &ga->ops[2].t, fa, fb, &ra, &rb, msg, sizeof msg));
+    if (st != ER_OK) {
+        Py_DECREF(ga);
+        Py_DECREF(gb);
+        return raise_status(st, msg);
+    }
+    ga->r = ra;
+    gb->r = rb;
+    return Py_BuildValue("(NN)", ga, gb);
+fail:
+    Py_DECREF(ga);
+    Py_DECREF(gb);
+    return NULL;
+}
+
+static PyObject *view_of(CResult *self, er_status st, er_result *v, const char *msg)
+{
+    if (st != ER_OK) return raise_status(st, msg);
+    CResult *c = CResult_new_empty();
+    if (!c) {
+        er_result_free(v);
+        return NULL;
+    }
+    c->r = v;
+    c->deps = PyTuple_Pack(1, (PyObject *)self);
+    if (!c->deps) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    return (PyObject *)c;
+}
+
+static PyObject *CResult_transpose(CResult *self, PyObject *args)
+{
+    int i, j;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "ii", &i, &j)) return NULL;
+    char msg[512] = "";
+    er_result *v = NULL;
+    er_status st;
+    ER_PY_CALL(st = er_result_transpose(self->r, i, j, &v, msg, sizeof msg));
+    return view_of(self, st, v, msg);
+}
+
+static PyObject *CResult_reshape(CResult *self, PyObject *arg)
+{
+    if (!alive(self)) return NULL;
+    PyObject *seq = PySequence_Fast(arg, "reshape: the shape must be a sequence of integers");
+    if (!seq) return NULL;
+    Py_ssize_t nd = PySequence_Fast_GET_SIZE(seq);
+    int64_t shape[3] = {0, 0, 0};
+    if (nd != 2 && nd != 3) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "reshape: 2 or 3 dimensions, not %zd", nd);
+        return NULL;
+    }
+    for (Py_ssize_t q = 0; q < nd; q++) {
+        long long x = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, q));
+        if (x == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        shape[q] = x;
+    }
+    Py_DECREF(seq);
+    char msg[512] = "";
+    er_result *v = NULL;
+    er_status st;
+    ER_PY_CALL(st = er_result_reshape(self->r, (int)nd, shape, &v, msg, sizeof msg));
+    return view_of(self, st, v, msg);
+}
+
+static PyObject *CResult_get_shape(CResult *self, void *c)
+{
+    (void)c;
+    if (!alive(self)) return NULL;
+    const er_tensor *d = er_result_rounded(self->r);
+    if (d->ndim == 3) return Py_BuildValue("(LLL)", (long long)d->shape[0], (long long)d->shape[1], (long long)d->shape[2]);
+    return Py_BuildValue("(LL)", (long long)d->shape[0], (long long)d->shape[1]);
+}
+
+static PyObject *CResult_get_format(CResult *self, void *c)
+{
+    (void)c;
+    if (!alive(self)) return NULL;
+    return PyLong_FromLong(er_result_rounded(self->r)->format);
+}
+
+static PyObject *CResult_get_op(CResult *self, void *c)
+{
+    (void)c;
+    if (!alive(self)) return NULL;
+    return PyUnicode_FromString(er_result_op(self->r));
+}
+
+static PyObject *CResult_get_guarantee(CResult *self, void *c)
+{
+    (void)c;
+    if (!alive(self)) return NULL;
+    return PyUnicode_FromString(er_result_guarantee(self->r));
+}
+
+static PyObject *CResult_get_output_name(CResult *self, void *c)
+{
+    (void)c;
+    if (!alive(self)) return NULL;
+    return PyUnicode_FromString(er_result_output_name(self->r));
+}
+
+static PyObject *CResult_get_default_compute(CResult *self, void *c)
+{
+    (void)c;
+    if (!alive(self)) return NULL;
+    return PyLong_FromLong(er_result_default_compute(self->r));
+}
+
+static PyObject *CResult_get_boundaries(CResult *self, void *c)
+{
+    (void)c;
+    if (!alive(self)) return NULL;
+    const er_boundary *b = NULL;
+    int n = er_result_boundaries(self->r, &b);
+    PyObject *list = PyList_New(n);
+    if (!list) return NULL;
+    for (int q = 0; q < n; q++) {
+        PyObject *t = Py_BuildValue("(ssss)", b[q].name, b[q].kind, b[q].description, b[q].applies_to);
+        if (!t) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, q, t);
+    }
+    return list;
+}
+
+static PyObject *CResult_get_stats(CResult *self, void *c)
+{
+    (void)c;
+    if (!alive(self)) return NULL;
+    const er_mma_stats *s = er_result_stats(self->r);
+    static const char *const be[4] = {"auto", "cpu", "opencl", "cuda"};
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i,s:s,s:s}", "elements", (long long)s->elements, "fast_decided",
+                         (long long)s->fast_decided, "exact_f64", (long long)s->exact_f64, "exact_path",
+                         (long long)s->exact_path, "wrapped", (long long)s->wrapped, "threads", s->threads, "backend",
+                         (s->backend >= 0 && s->backend < 4) ? be[s->backend] : "?", "note", s->note);
+}
+
+static PyMethodDef CResult_methods[] = {
+    {"bounds", (PyCFunction)CResult_bounds, METH_VARARGS, "Fill the bounds arrays for the options."},
+    {"covers", (PyCFunction)CResult_covers, METH_VARARGS, "Judge an output; returns the count outside."},
+    {"report", (PyCFunction)CResult_report, METH_VARARGS, "The check's report (the command's scoring)."},
+    {"may_be_any", (PyCFunction)CResult_may_be_any, METH_VARARGS, "Whole-tensor may_be: 0 never, -1 undecided."},
+    {"normal", (PyCFunction)CResult_normal, METH_VARARGS, "normal() into a buffer."},
+    {"exact", (PyCFunction)CResult_exact, METH_VARARGS, "The binary64 enclosures into buffers."},
+    {"rounded_into", (PyCFunction)CResult_rounded_into, METH_O, "Copy rounded into a contiguous buffer."},
+    {"backward", (PyCFunction)CResult_backward, METH_VARARGS, "matmul's backward: (grad_A, grad_B)."},
+    {"transpose", (PyCFunction)CResult_transpose, METH_VARARGS, "A view with two dimensions swapped."},
+    {"reshape", (PyCFunction)CResult_reshape, METH_O, "A view in a new row-major shape."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef CResult_getset[] = {
+    {"shape", (getter)CResult_get_shape, NULL, NULL, NULL},
+    {"format", (getter)CResult_get_format, NULL, NULL, NULL},
+    {"op", (getter)CResult_get_op, NULL, NULL, NULL},
+    {"guarantee", (getter)CResult_get_guarantee, NULL, NULL, NULL},
+    {"output_name", (getter)CResult_get_output_name, NULL, NULL, NULL},
+    {"default_compute", (getter)CResult_get_default_compute, NULL, NULL, NULL},
+    {"boundaries", (getter)CResult_get_boundaries, NULL, NULL, NULL},
+    {"stats", (getter)CResult_get_stats, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject CResult_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "exactref._core.CResult",
+    .tp_basicsize = sizeof(CResult),
+    .tp_dealloc = (destructor)CResult_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One result of the C library (internal: use exactref.Result).",
+    .tp_methods = CResult_methods,
+    .tp_getset = CResult_getset,
+};
+
+static PyMethodDef module_methods[] = {
+    {"create", py_create, METH_VARARGS, "Run an operation and keep its result."},
+    {"convert", py_convert, METH_VARARGS, "Convert n bit patterns between formats."},
+    {"format_id", py_format_id, METH_O, "A format's id from its name (MLIR or ml_dtypes, any case)."},
+    {"rounding_id", py_rounding_id, METH_O, "A rounding direction's id from its name."},
+    {"check_standard", py_check_standard, METH_O, "Parse a standard; returns its name."},
+    {"format_table", py_format_table, METH_NOARGS, "The format table."},
+    {"standard_names", py_standard_names, METH_NOARGS, "The standards' names."},
+    {"version", py_version, METH_NOARGS, "The library's version."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, .m_name = "exactref._core", .m_doc = "The exactref C library.", .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    if (PyType_Ready(&CResult_Type) < 0) return NULL;
+    if (!er_py_lock) er_py_lock = PyThread_allocate_lock();
+    if (!er_py_lock) return PyErr_NoMemory();
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    Py_INCREF(&CResult_Type);
+    if (PyModule_AddObject(m, "CResult", (PyObject *)&CResult_Type) < 0) {
+        Py_DECREF(&CResult_Type);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyModule_AddIntConstant(m, "BACKEND_AUTO", ER_BACKEND_AUTO);
+    PyModule_AddIntConstant(m, "BACKEND_CPU", ER_BACKEND_CPU);
+    PyModule_AddIntConstant(m, "BACKEND_OPENCL", ER_BACKEND_OPENCL);
+    PyModule_AddIntConstant(m, "BACKEND_CUDA", ER_BACKEND_CUDA);
+    return m;
+}
