@@ -1,0 +1,272 @@
+/* math_fmt.c: the math library's functions in every float format: MPFR to 64 bits, then the core rounds. */
+#include <stdint.h>
+#include <string.h>
+
+#include <mpfr.h>
+
+#include "exactref/math.h"
+
+/*
+ * How a result is made (docs/math.md, "Correct rounding"):
+ *  1. the operands are decoded by the core and set EXACTLY into 64-bit MPFR numbers (no format has more
+ *     than 53 significand bits);
+ *  2. MPFR computes the function correctly rounded TOWARD ZERO at 64 bits, with its ternary value
+ *     saying whether that was exact; MPFR guarantees correct rounding for every function used here;
+ *  3. the 64-bit significand, its exponent and a sticky bit (the ternary value) go to the core's
+ *     er_round, which rounds once, in integer arithmetic, into the format in the direction asked for.
+ * Step 2's value t and the exact value v agree on every rounding boundary of a format of at most 53
+ * bits: when t != v, v lies strictly between t and the next 64-bit number, an interval that contains
+ * no number of 54 bits (representable values and midpoints), so v and "t plus a sticky bit" round
+ * alike in every direction, round-to-odd included.  No double rounding can occur.
+ */
+
+#define ER_MATH_PREC 64
+/* MPFR's default exponent range, set for the time of a call (the caller's is restored): wide enough
+ * that every overflow and underflow of a format is decided by the core, never by MPFR. */
+#define ER_MATH_EMAX ((mpfr_exp_t)1 << 30)
+
+static const char *const er_math_names_[ER_MATH_OP_COUNT] = {
+    "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "tanh", "sinh", "cosh", "sin", "cos", "tan",
+    "atan", "floor", "ceil", "add", "sub", "mul", "div", "fmod", "atan2", "pow"};
+
+const char *er_math_op_name(er_math_op op)
+{
+    if ((int)op < 0 || (int)op >= ER_MATH_OP_COUNT)
+        return NULL;
+    return er_math_names_[op];
+}
+
+int er_math_op_arity(er_math_op op)
+{
+    if ((int)op < 0 || (int)op >= ER_MATH_OP_COUNT)
+        return 0;
+    return (int)op <= (int)ER_MATH_CEIL ? 1 : 2;
+}
+
+er_status er_math_op_from_name(const char *name, er_math_op *op)
+{
+    int i;
+    if (!name || !op)
+        return ER_EINVAL;
+    for (i = 0; i < ER_MATH_OP_COUNT; i++)
+        if (strcmp(name, er_math_names_[i]) == 0) {
+            *op = (er_math_op)i;
+            return ER_OK;
+        }
+    return ER_EINVAL;
+}
+
+/* The arguments every entry point validates: a float format, a direction, patterns of the format. */
+static er_status er_math_check_(int fmt, int dir, const uint64_t *v, int n, const uint64_t *out)
+{
+    er_fmt d;
+    int i;
+    if (fmt < 0 || fmt >= ER_FMT_COUNT || dir < 0 || dir >= ER_RND_COUNT || !out)
+        return ER_EINVAL;
+    d = er_fmt_get(fmt);
+    if (d.kind != ER_KIND_FLOAT)
+        return ER_EINVAL;
+    for (i = 0; i < n; i++) {
+        if (d.width < 64 && (v[i] >> d.width) != 0u)
+            return ER_EPATTERN;
+        if (d.pad && (v[i] & ((UINT64_C(1) << d.pad) - 1u)) != 0u)
+            return ER_EPATTERN;
+    }
+    return ER_OK;
+}
+
+/* An operand set exactly into x (precision 64 holds every format's significand). */
+static void er_math_set_(mpfr_ptr x, const er_val *v)
+{
+    switch (v->cls) {
+    case ER_CLASS_NAN:
+        mpfr_set_nan(x);
+        break;
+    case ER_CLASS_INF:
+        mpfr_set_inf(x, v->sign ? -1 : 1);
+        break;
+    case ER_CLASS_ZERO:
+        mpfr_set_zero(x, v->sign ? -1 : 1);
+        break;
+    default:
+        mpfr_set_uj_2exp(x, (uintmax_t)v->sig, v->exp, MPFR_RNDN); /* exact */
+        if (v->sign)
+            mpfr_neg(x, x, MPFR_RNDN);
+        break;
+    }
+}
+
+/* One MPFR evaluation toward zero; returns the ternary value. */
+static int er_math_eval_(er_math_op op, mpfr_ptr r, mpfr_srcptr x, mpfr_srcptr y, mpfr_rnd_t m)
+{
+    switch (op) {
+    case ER_MATH_SQRT: return mpfr_sqrt(r, x, m);
+    case ER_MATH_RSQRT:
+        /* 1/sqrt(x): C's reading gives 1/sqrt(-0) = 1/-0 = -inf, where MPFR's rec_sqrt says +inf. */
+        if (mpfr_zero_p(x)) {
+            mpfr_set_inf(r, mpfr_signbit(x) ? -1 : 1);
+            return 0;
+        }
+        return mpfr_rec_sqrt(r, x, m);
+    case ER_MATH_EXP: return mpfr_exp(r, x, m);
+    case ER_MATH_EXP2: return mpfr_exp2(r, x, m);
+    case ER_MATH_LOG: return mpfr_log(r, x, m);
+    case ER_MATH_LOG2: return mpfr_log2(r, x, m);
+    case ER_MATH_TANH: return mpfr_tanh(r, x, m);
+    case ER_MATH_SINH: return mpfr_sinh(r, x, m);
+    case ER_MATH_COSH: return mpfr_cosh(r, x, m);
+    case ER_MATH_SIN: return mpfr_sin(r, x, m);
+    case ER_MATH_COS: return mpfr_cos(r, x, m);
+    case ER_MATH_TAN: return mpfr_tan(r, x, m);
+    case ER_MATH_ATAN: return mpfr_atan(r, x, m);
+    /* floor and ceil of a value of at most 53 bits fit 64 bits: exact (their return value is not a
+     * ternary value, so it is not used). */
+    case ER_MATH_FLOOR: mpfr_floor(r, x); return 0;
+    case ER_MATH_CEIL: mpfr_ceil(r, x); return 0;
+    case ER_MATH_ADD: return mpfr_add(r, x, y, m);
+    case ER_MATH_SUB: return mpfr_sub(r, x, y, m);
+    case ER_MATH_MUL: return mpfr_mul(r, x, y, m);
+    case ER_MATH_DIV: return mpfr_div(r, x, y, m);
+    case ER_MATH_FMOD: return mpfr_fmod(r, x, y, m);
+    case ER_MATH_ATAN2: return mpfr_atan2(r, x, y, m);
+    case ER_MATH_POW: return mpfr_pow(r, x, y, m);
+    }
+    mpfr_set_nan(r);
+    return 0;
+}
+
+/*
+ * The common tail: r (the 64-bit value toward zero) with ternary value t, into format fmt.  ops are the
+ * decoded operands (n of them) for NaN propagation and the flags.
+ */
+static er_res er_math_finish_(int fmt, mpfr_srcptr r, int t, const er_val *ops, int n, int dir)
+{
+    er_fmt d = er_fmt_get(fmt);
+    int i, finite_ops = 1;
+    er_res res;
+    for (i = 0; i < n; i++)
+        if (ops[i].cls == ER_CLASS_INF || ops[i].cls == ER_CLASS_NAN)
+            finite_ops = 0;
+    if (mpfr_nan_p(r)) {
+        for (i = 0; i < n; i++)
+            if (ops[i].cls == ER_CLASS_NAN) /* the first NaN operand, quieted, payload kept */
+                return er_make_nan(fmt, ops[i].sign, ops[i].sig, ops[i].exp);
+        res = er_make_nan(fmt, 0u, 0u, 0); /* an invalid operation: the default quiet NaN */
+        res.flags |= ER_FLAG_INVALID;
+        return res;
+    }
+    if (mpfr_inf_p(r)) {
+        /* An exact infinity (MPFR's overflow toward zero gives its largest number, not infinity). */
+        res = er_make_inf_(d, fmt, mpfr_signbit(r) ? 1u : 0u, 0u);
+        if (finite_ops)
+            res.flags |= ER_FLAG_DIVBYZERO;
+        return res;
+    }
+    if (mpfr_zero_p(r)) {
+        if (t == 0)
+            return er_make_zero_(d, fmt, mpfr_signbit(r) ? 1u : 0u);
+        /* Underflow below MPFR's range: a value far below every format's least positive number. */
+        return er_round(fmt, mpfr_signbit(r) ? 1u : 0u, UINT64_C(1) << 63, -(1 << 30) - 63, 1u, dir, 0u);
+    }
+    {
+        MPFR_DECL_INIT(s, ER_MATH_PREC);
+        mpfr_exp_t e = mpfr_get_exp(r); /* r = 0.f * 2^e, f in [1/2, 1) */
+        uint64_t sig;
+        mpfr_mul_2si(s, r, ER_MATH_PREC - (long)e, MPFR_RNDN); /* exact: an integer in [2^63, 2^64) */
+        mpfr_abs(s, s, MPFR_RNDN);
+        sig = (uint64_t)mpfr_get_uj(s, MPFR_RNDN);
+        return er_round(fmt, mpfr_signbit(r) ? 1u : 0u, sig, (er_i32)(e - ER_MATH_PREC), t != 0, dir, 0u);
+    }
+}
+
+/* The whole computation of op on n decoded operands (fma: n = 3, op ignored). */
+static er_res er_math_run_(int is_fma, er_math_op op, int fmt, const er_val *ops, int n, int dir)
+{
+    MPFR_DECL_INIT(a, ER_MATH_PREC);
+    MPFR_DECL_INIT(b, ER_MATH_PREC);
+    MPFR_DECL_INIT(c, ER_MATH_PREC);
+    MPFR_DECL_INIT(r, ER_MATH_PREC);
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    mpfr_flags_t fl = mpfr_flags_save();
+    int t, zero_sign_dir;
+    er_res res;
+    mpfr_set_emin(1 - ER_MATH_EMAX);
+    mpfr_set_emax(ER_MATH_EMAX - 1);
+    er_math_set_(a, &ops[0]);
+    if (n > 1)
+        er_math_set_(b, &ops[1]);
+    if (n > 2)
+        er_math_set_(c, &ops[2]);
+    if (is_fma)
+        t = mpfr_fma(r, a, b, c, MPFR_RNDZ);
+    else
+        t = er_math_eval_(op, r, a, b, MPFR_RNDZ);
+    /* An exact zero sum of opposite terms is -0 when rounding toward -inf, +0 otherwise (IEEE 754
+     * 6.3): the only place where the direction, not the value, decides. */
+    zero_sign_dir = is_fma || op == ER_MATH_ADD || op == ER_MATH_SUB;
+    if (zero_sign_dir && t == 0 && mpfr_zero_p(r) && dir == ER_RND_NEGATIVE_INF) {
+        if (is_fma)
+            mpfr_fma(r, a, b, c, MPFR_RNDD);
+        else
+            er_math_eval_(op, r, a, b, MPFR_RNDD);
+    }
+    res = er_math_finish_(fmt, r, t, ops, n, dir);
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
+    mpfr_flags_restore(fl, MPFR_FLAGS_ALL);
+    return res;
+}
+
+static er_status er_math_out_(er_res r, uint64_t *out, unsigned *flags)
+{
+    *out = r.bits;
+    if (flags)
+        *flags = r.flags;
+    return ER_OK;
+}
+
+er_status er_math_unary(er_math_op op, int fmt, uint64_t x, int dir, uint64_t *out, unsigned *flags)
+{
+    er_status st;
+    er_val v;
+    if (er_math_op_arity(op) != 1)
+        return ER_EINVAL;
+    if ((st = er_math_check_(fmt, dir, &x, 1, out)) != ER_OK)
+        return st;
+    v = er_decode(fmt, x);
+    return er_math_out_(er_math_run_(0, op, fmt, &v, 1, dir), out, flags);
+}
+
+er_status er_math_binary(er_math_op op, int fmt, uint64_t x, uint64_t y, int dir, uint64_t *out,
+                         unsigned *flags)
+{
+    er_status st;
+    uint64_t in[2];
+    er_val v[2];
+    in[0] = x;
+    in[1] = y;
+    if (er_math_op_arity(op) != 2)
+        return ER_EINVAL;
+    if ((st = er_math_check_(fmt, dir, in, 2, out)) != ER_OK)
+        return st;
+    v[0] = er_decode(fmt, x);
+    v[1] = er_decode(fmt, y);
+    return er_math_out_(er_math_run_(0, op, fmt, v, 2, dir), out, flags);
+}
+
+er_status er_math_fma(int fmt, uint64_t a, uint64_t b, uint64_t c, int dir, uint64_t *out,
+                      unsigned *flags)
+{
+    er_status st;
+    uint64_t in[3];
+    er_val v[3];
+    in[0] = a;
+    in[1] = b;
+    in[2] = c;
+    if ((st = er_math_check_(fmt, dir, in, 3, out)) != ER_OK)
+        return st;
+    v[0] = er_decode(fmt, a);
+    v[1] = er_decode(fmt, b);
+    v[2] = er_decode(fmt, c);
+    return er_math_out_(er_math_run_(1, ER_MATH_ADD, fmt, v, 3, dir), out, flags);
+}
