@@ -217,6 +217,103 @@ static er_res er_math_run_(int is_fma, er_math_op op, int fmt, const er_val *ops
     return res;
 }
 
+/*
+ * The four basic operations on finite nonzero operands without MPFR, in 128-bit integers: the same
+ * contract for er_round (a 64-bit significand, normalised when the sticky bit is set, and the sticky
+ * bit meaning "strictly more, by less than one unit"), so the same single rounding.  Zeros, infinities
+ * and NaNs take the general path.  Where the compiler has no 128-bit integer, everything does.
+ */
+#if defined(__SIZEOF_INT128__)
+#define ER_MATH_FAST 1
+__extension__ typedef unsigned __int128 er_u128_;
+
+/* (s + f) * 2^e, 0 < f < 1 when sticky (then s >= 2^63), into format fmt. */
+static er_res er_round128_(int fmt, er_u32 sign, er_u128_ s, er_i32 e, er_u32 sticky, int dir)
+{
+    uint64_t hi = (uint64_t)(s >> 64);
+    int z;
+    if (hi == 0u)
+        return er_round(fmt, sign, (uint64_t)s, e, sticky, dir, 0u);
+    z = ER_CLZ64(hi);
+    s <<= z;
+    return er_round(fmt, sign, (uint64_t)(s >> 64), e + 64 - z, sticky | ((uint64_t)s != 0u), dir, 0u);
+}
+
+static int er_math_num_(const er_val *v) { return v->cls == ER_CLASS_NORMAL || v->cls == ER_CLASS_SUBNORMAL; }
+
+/* Whether op is done here; the result in *res. */
+static int er_math_fast_(er_math_op op, int fmt, const er_val *x, const er_val *y, int dir, er_res *res)
+{
+    uint64_t A, B;
+    er_i32 ea, eb;
+    er_u32 sa, sb;
+    int za, zb;
+    if (!er_math_num_(x) || !er_math_num_(y))
+        return 0;
+    za = ER_CLZ64(x->sig);
+    zb = ER_CLZ64(y->sig);
+    A = x->sig << za; /* |x| = A 2^ea, A in [2^63, 2^64) */
+    B = y->sig << zb;
+    ea = x->exp - za;
+    eb = y->exp - zb;
+    sa = x->sign;
+    sb = y->sign;
+    switch (op) {
+    case ER_MATH_MUL: /* exact: a 128-bit product */
+        *res = er_round128_(fmt, sa ^ sb, (er_u128_)A * B, ea + eb, 0u, dir);
+        return 1;
+    case ER_MATH_DIV: {
+        /* (A 2^64) / B lies in (2^63, 2^65): the quotient and "the remainder is not zero". */
+        er_u128_ n = (er_u128_)A << 64, q = n / B;
+        *res = er_round128_(fmt, sa ^ sb, q, ea - eb - 64, (er_u32)(n - q * B != 0u), dir);
+        return 1;
+    }
+    case ER_MATH_ADD:
+    case ER_MATH_SUB: {
+        er_u128_ X, Y, S;
+        er_i32 d, e;
+        if (op == ER_MATH_SUB)
+            sb ^= 1u;
+        if (ea < eb || (ea == eb && A < B)) { /* |x| >= |y| from here on */
+            uint64_t t = A; er_i32 te = ea; er_u32 ts = sa;
+            A = B; ea = eb; sa = sb;
+            B = t; eb = te; sb = ts;
+        }
+        d = ea - eb;
+        /* On the grid 2^(ea - 64): X = A 2^64 exactly; Y exactly when d <= 64, else rounded to odd
+         * (the bits shifted out OR-ed into the last bit).  X is even on that grid, so X +- Y is then the
+         * sum rounded to odd, and it keeps over 120 bits: its top 64 and a sticky bit are exact
+         * information (docs/math.md). */
+        X = (er_u128_)A << 64;
+        if (d <= 64)
+            Y = (er_u128_)B << (64 - d);
+        else if (d < 128)
+            Y = (er_u128_)(B >> (d - 64)) | (er_u128_)((B << (128 - d)) != 0u);
+        else
+            Y = 1u;
+        e = ea - 64;
+        if (sa == sb) {
+            S = X + Y;
+            if (S < X) { /* a carry out of 128 bits: halve, the dropped bit OR-ed into the last */
+                S = (S >> 1) | (S & 1u) | ((er_u128_)1 << 127);
+                e += 1;
+            }
+        } else {
+            S = X - Y;
+            if (S == 0u) { /* an exact zero of opposite terms: -0 toward -inf only (IEEE 754 6.3) */
+                *res = er_make_zero_(er_fmt_get(fmt), fmt, dir == ER_RND_NEGATIVE_INF ? 1u : 0u);
+                return 1;
+            }
+        }
+        *res = er_round128_(fmt, sa, S, e, 0u, dir);
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+#endif
+
 static er_status er_math_out_(er_res r, uint64_t *out, unsigned *flags)
 {
     *out = r.bits;
@@ -251,6 +348,13 @@ er_status er_math_binary(er_math_op op, int fmt, uint64_t x, uint64_t y, int dir
         return st;
     v[0] = er_decode(fmt, x);
     v[1] = er_decode(fmt, y);
+#ifdef ER_MATH_FAST
+    {
+        er_res r;
+        if (er_math_fast_(op, fmt, &v[0], &v[1], dir, &r))
+            return er_math_out_(r, out, flags);
+    }
+#endif
     return er_math_out_(er_math_run_(0, op, fmt, v, 2, dir), out, flags);
 }
 
