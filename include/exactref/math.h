@@ -51,6 +51,11 @@ int er_math_op_arity(er_math_op op);
 /* The op of a name as er_math_op_name spells it (ER_EINVAL for an unknown name). */
 er_status er_math_op_from_name(const char *name, er_math_op *op);
 
+/* Frees the calling thread's MPFR caches (the constants pi, log 2, ... that MPFR keeps per thread, a
+ * kilobyte or so).  A thread that used the math library should call it before it ends, or they are
+ * lost; the next call in the thread simply rebuilds them.  Always ER_OK. */
+er_status er_math_free_cache(void);
+
 /* ---- The seed's scalar layer on binary64 ----
  * Pure functions of their arguments: no state, no failure.  The elementary functions below are
  * correctly rounded to nearest-even (the same bits as er_math_unary with ER_FMT_F64 and

@@ -314,6 +314,12 @@ static int er_math_fast_(er_math_op op, int fmt, const er_val *x, const er_val *
 }
 #endif
 
+er_status er_math_free_cache(void)
+{
+    mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
+    return ER_OK;
+}
+
 static er_status er_math_out_(er_res r, uint64_t *out, unsigned *flags)
 {
     *out = r.bits;

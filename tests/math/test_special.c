@@ -6,6 +6,7 @@
  * and that a call leaves the caller's MPFR exponent range and flags as they were.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <math.h>
 #include <string.h>
 
@@ -379,6 +380,54 @@ START_TEST(mpfr_state)
 }
 END_TEST
 
+/* Calls from several threads at once give the bits one thread gives (MPFR's state is per thread). */
+#define TH_N 4
+#define TH_K 20000
+static uint64_t th_in[TH_K], th_want[TH_K][3];
+static long th_bad[TH_N];
+
+static void th_eval(int k, uint64_t *r)
+{
+    unsigned fl;
+    er_math_unary(ER_MATH_SIN, ER_FMT_F64, th_in[k], (k % 6), &r[0], &fl);
+    er_math_binary(ER_MATH_POW, ER_FMT_F32, th_in[k] >> 32, th_in[k] & UINT64_C(0xFFFFFFFF), (k % 5), &r[1], &fl);
+    er_math_unary(ER_MATH_EXP, ER_FMT_BF16, th_in[k] & 0xFFFF, (k % 4), &r[2], &fl);
+}
+
+static void *th_main(void *arg)
+{
+    long t = (long)(size_t)arg;
+    int k;
+    for (k = 0; k < TH_K; k++) {
+        uint64_t r[3];
+        int j = (int)((k + t * 7919) % TH_K);
+        th_eval(j, r);
+        th_bad[t] += r[0] != th_want[j][0] || r[1] != th_want[j][1] || r[2] != th_want[j][2];
+    }
+    er_math_free_cache();
+    return NULL;
+}
+
+START_TEST(threads)
+{
+    uint64_t st = er_test_seed("math_special threads");
+    pthread_t th[TH_N];
+    long t;
+    int k;
+    for (k = 0; k < TH_K; k++) {
+        th_in[k] = er_test_rand(&st);
+        th_eval(k, th_want[k]);
+    }
+    for (t = 0; t < TH_N; t++)
+        ck_assert_int_eq(pthread_create(&th[t], NULL, th_main, (void *)(size_t)t), 0);
+    for (t = 0; t < TH_N; t++) {
+        ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+        ck_assert_msg(th_bad[t] == 0, "thread %ld: %ld results differ", t, th_bad[t]);
+    }
+    ck_assert_int_eq(er_math_free_cache(), ER_OK);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("math_special");
@@ -391,6 +440,7 @@ int main(void)
     tcase_add_test(tc, layer_eft);
     tcase_add_test(tc, api);
     tcase_add_test(tc, mpfr_state);
+    tcase_add_test(tc, threads);
     suite_add_tcase(s, tc);
     return mt_run_suite(s);
 }
