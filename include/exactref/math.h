@@ -60,6 +60,10 @@ er_status er_math_free_cache(void);
  * Pure functions of their arguments: no state, no failure.  The elementary functions below are
  * correctly rounded to nearest-even (the same bits as er_math_unary with ER_FMT_F64 and
  * ER_RND_NEAREST_EVEN); the directed ones take an ER_RND_* direction. */
+#define ER_MATH_PI 0x1.921fb54442d18p+1  /* pi rounded to nearest */
+#define ER_MATH_LN2 0x1.62e42fefa39efp-1 /* ln 2 rounded to nearest */
+#define ER_MATH_INF_BITS UINT64_C(0x7FF0000000000000)  /* +inf */
+#define ER_MATH_QNAN_BITS UINT64_C(0x7FF8000000000000) /* the default quiet NaN */
 uint64_t er_math_bits(double x);       /* the bit pattern of x */
 double er_math_from_bits(uint64_t b);  /* the binary64 value of pattern b (NaN payload kept) */
 int er_math_is_nan(double x);

@@ -260,6 +260,17 @@ START_TEST(layer_basics)
     ck_assert(er_math_ldexp(3.0, 4) == 48.0 && er_math_ldexp(0x1p-1074, 2000) == 0x1p926);
     ck_assert(B(er_math_ldexp(-0.0, 5)) == NZ_ && B(er_math_ldexp(INFINITY, -5000)) == INF_);
     ck_assert(er_math_ldexp(1.0, INT_MIN) == 0.0 && B(er_math_ldexp(1.0, INT_MAX)) == INF_);
+    ck_assert(er_math_atan2(0.0, -1.0) == ER_MATH_PI && er_math_log(2.0) == ER_MATH_LN2);
+    ck_assert(B(er_math_exp(INFINITY)) == ER_MATH_INF_BITS && B(er_math_sqrt(-1.0)) == ER_MATH_QNAN_BITS);
+    {
+        mpfr_t c;
+        mpfr_init2(c, 53);
+        mpfr_const_pi(c, MPFR_RNDN);
+        ck_assert(mpfr_get_d(c, MPFR_RNDN) == ER_MATH_PI);
+        mpfr_const_log2(c, MPFR_RNDN);
+        ck_assert(mpfr_get_d(c, MPFR_RNDN) == ER_MATH_LN2);
+        mpfr_clear(c);
+    }
     ck_assert_int_eq(er_math_exponent(t), -1074);
     ck_assert_int_eq(er_math_exponent(3.0), 1);
     ck_assert_int_eq(er_math_exponent(-0x1.8p-1030), -1030);
