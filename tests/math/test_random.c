@@ -127,6 +127,18 @@ START_TEST(random_f64)
             mo_check("random f64", op, ER_FMT_F64, in, ar, rdir());
             if (i % 8 == 0)
                 check_layer(op, x, y);
+            if (i % 8 == 1 && (op == ER_MATH_ADD || op == ER_MATH_MUL || op == ER_MATH_DIV)) {
+                /* The layer's directed operations. */
+                int dir = rdir();
+                mo_exp e;
+                double r = op == ER_MATH_ADD ? er_math_add(x, y, dir)
+                         : op == ER_MATH_MUL ? er_math_mul(x, y, dir) : er_math_div(x, y, dir);
+                mo_expect(op, of_get(ER_FMT_F64), in, 2, dir, &e);
+                mo_checks++;
+                if (dbits(r) != e.bits && layer_fails++ < 20)
+                    printf("layer %s(%a, %a) %s = %a, expected %a\n", mo_op_name(op), x, y, of_dir_name(dir), r,
+                           bitsd(e.bits));
+            }
         }
     }
     for (i = 0; i < per; i++) { /* fma: random patterns, and products cancelled by c */
