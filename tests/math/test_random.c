@@ -273,6 +273,93 @@ START_TEST(hard_cases)
 }
 END_TEST
 
+/*
+ * Near the boundaries: random arguments kept only when the function's value, computed by MPFR at 64
+ * bits, lies within 2^-8 of an ulp of a rounding boundary of the target (a representable number or a
+ * midpoint: the bits below the target's precision plus one are all equal), then checked in every
+ * direction.  These are the arguments where a wrong sticky bit, a lost guard bit or a double rounding
+ * would show (about one candidate in eight is kept: exact and tiny-argument results qualify often).
+ */
+START_TEST(near_boundaries)
+{
+    static const int ops[] = {ER_MATH_EXP, ER_MATH_EXP2, ER_MATH_LOG, ER_MATH_LOG2, ER_MATH_TANH, ER_MATH_SINH,
+                              ER_MATH_COSH, ER_MATH_SIN, ER_MATH_COS, ER_MATH_TAN, ER_MATH_ATAN, ER_MATH_SQRT,
+                              ER_MATH_RSQRT, ER_MATH_POW, ER_MATH_ATAN2, ER_MATH_DIV};
+    static const int fm[2] = {ER_FMT_F64, ER_FMT_F32};
+    mpfr_t a, b, r;
+    size_t j;
+    int f, dir;
+    long i, kept = 0, tries = n_args / 60 + 1;
+    mo_init();
+    mo_fails = mo_checks = 0;
+    mpfr_inits2(64, a, b, r, (mpfr_ptr)0);
+    for (f = 0; f < 2; f++) {
+        int p = of_get(fm[f])->prec;
+        for (j = 0; j < sizeof ops / sizeof ops[0]; j++) {
+            int op = ops[j], ar = er_math_op_arity((er_math_op)op);
+            for (i = 0; i < tries; i++) {
+                double x = arg_for(op, 0), y = arg_for(op, 1);
+                uint64_t in[2], low, sig;
+                if (fm[f] == ER_FMT_F32) {
+                    x = (double)(float)x;
+                    y = (double)(float)y;
+                }
+                if (!isfinite(x) || !isfinite(y) || (fm[f] == ER_FMT_F32 && (fabs(x) > 3e38 || fabs(y) > 3e38)))
+                    continue;
+                mpfr_set_d(a, x, MPFR_RNDN);
+                mpfr_set_d(b, y, MPFR_RNDN);
+                switch (op) {
+                case ER_MATH_EXP: mpfr_exp(r, a, MPFR_RNDZ); break;
+                case ER_MATH_EXP2: mpfr_exp2(r, a, MPFR_RNDZ); break;
+                case ER_MATH_LOG: mpfr_log(r, a, MPFR_RNDZ); break;
+                case ER_MATH_LOG2: mpfr_log2(r, a, MPFR_RNDZ); break;
+                case ER_MATH_TANH: mpfr_tanh(r, a, MPFR_RNDZ); break;
+                case ER_MATH_SINH: mpfr_sinh(r, a, MPFR_RNDZ); break;
+                case ER_MATH_COSH: mpfr_cosh(r, a, MPFR_RNDZ); break;
+                case ER_MATH_SIN: mpfr_sin(r, a, MPFR_RNDZ); break;
+                case ER_MATH_COS: mpfr_cos(r, a, MPFR_RNDZ); break;
+                case ER_MATH_TAN: mpfr_tan(r, a, MPFR_RNDZ); break;
+                case ER_MATH_ATAN: mpfr_atan(r, a, MPFR_RNDZ); break;
+                case ER_MATH_SQRT: mpfr_sqrt(r, a, MPFR_RNDZ); break;
+                case ER_MATH_RSQRT: mpfr_rec_sqrt(r, a, MPFR_RNDZ); break;
+                case ER_MATH_POW: mpfr_pow(r, a, b, MPFR_RNDZ); break;
+                case ER_MATH_ATAN2: mpfr_atan2(r, a, b, MPFR_RNDZ); break;
+                default: mpfr_div(r, a, b, MPFR_RNDZ); break;
+                }
+                if (!mpfr_regular_p(r))
+                    continue;
+                /* The 64-bit significand; its bits below position p + 1 (the half-ulp bit of a normal
+                 * result) within 2^-8 ulp of all zeros or all ones: next to a boundary. */
+                mpfr_mul_2si(r, r, 64 - (long)mpfr_get_exp(r), MPFR_RNDN);
+                mpfr_abs(r, r, MPFR_RNDN);
+                sig = (uint64_t)mpfr_get_uj(r, MPFR_RNDN);
+                low = sig & ((UINT64_C(1) << (63 - p)) - 1u);
+                if ((low >> (63 - p - 8)) != 0 && (low >> (63 - p - 8)) != 0xFF)
+                    continue;
+                kept++;
+                if (fm[f] == ER_FMT_F32) {
+                    float xf = (float)x, yf = (float)y;
+                    uint32_t ux, uy;
+                    memcpy(&ux, &xf, 4);
+                    memcpy(&uy, &yf, 4);
+                    in[0] = ux;
+                    in[1] = uy;
+                } else {
+                    in[0] = dbits(x);
+                    in[1] = dbits(y);
+                }
+                for (dir = 0; dir < ER_RND_COUNT; dir++)
+                    mo_check("near boundary", op, fm[f], in, ar, dir);
+            }
+        }
+    }
+    mpfr_clears(a, b, r, (mpfr_ptr)0);
+    printf("math_random near boundaries: %ld arguments kept, %ld checks, %ld disagreements\n", kept, mo_checks,
+           mo_fails);
+    ck_assert_msg((tries < 1000 || kept > 100) && mo_fails == 0, "%ld kept, %ld disagreements", kept, mo_fails);
+}
+END_TEST
+
 /* er_math_fma_f64 (Boldo and Melquiond inside its range, the exact path outside) against MPFR. */
 START_TEST(fma_f64)
 {
@@ -334,6 +421,7 @@ int main(void)
     tcase_add_test(tc, random_f64);
     tcase_add_test(tc, random_f32);
     tcase_add_test(tc, hard_cases);
+    tcase_add_test(tc, near_boundaries);
     tcase_add_test(tc, fma_f64);
     suite_add_tcase(s, tc);
     return mt_run_suite(s);
