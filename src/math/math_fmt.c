@@ -312,6 +312,133 @@ static int er_math_fast_(er_math_op op, int fmt, const er_val *x, const er_val *
         return 0;
     }
 }
+
+/* ---- fma in 192 bits: three 64-bit limbs, w[0] the lowest. ---- */
+typedef struct er_u192_ {
+    uint64_t w[3];
+} er_u192_;
+
+/* v * 2^k on the 192-bit grid: exact for k >= 0 (the caller keeps it below 2^192); for k < 0 the bits
+ * shifted out are OR-ed into the last bit (rounding to odd on the grid). */
+static er_u192_ er_place_(er_u128_ v, int k)
+{
+    er_u192_ r;
+    uint64_t in[3], out[3] = {0u, 0u, 0u}, lost = 0u;
+    int q, b, i;
+    in[0] = (uint64_t)v;
+    in[1] = (uint64_t)(v >> 64);
+    in[2] = 0u;
+    if (k >= 0) {
+        q = k / 64;
+        b = k % 64;
+        for (i = 2; i >= 0; i--) {
+            uint64_t hi = i - q >= 0 ? in[i - q] : 0u, lo = i - q - 1 >= 0 ? in[i - q - 1] : 0u;
+            out[i] = b ? (hi << b) | (lo >> (64 - b)) : hi;
+        }
+    } else if (-k >= 192) {
+        lost = in[0] | in[1];
+    } else {
+        q = -k / 64;
+        b = -k % 64;
+        for (i = 0; i < 3; i++) {
+            uint64_t lo = i + q < 3 ? in[i + q] : 0u, hi = i + q + 1 < 3 ? in[i + q + 1] : 0u;
+            out[i] = b ? (lo >> b) | (hi << (64 - b)) : lo;
+        }
+        for (i = 0; i < q && i < 3; i++)
+            lost |= in[i];
+        if (b && q < 3)
+            lost |= in[q] << (64 - b);
+    }
+    out[0] |= (uint64_t)(lost != 0u);
+    for (i = 0; i < 3; i++)
+        r.w[i] = out[i];
+    return r;
+}
+
+/* x - y (x >= y) or x + y (no carry out: the caller keeps the sum below 2^192). */
+static er_u192_ er_addsub192_(er_u192_ x, er_u192_ y, int sub)
+{
+    er_u192_ r;
+    uint64_t c = 0u;
+    int i;
+    for (i = 0; i < 3; i++) {
+        if (sub) {
+            uint64_t d = x.w[i] - y.w[i], b1 = x.w[i] < y.w[i], b2 = d < c;
+            r.w[i] = d - c;
+            c = b1 | b2;
+        } else {
+            uint64_t t = x.w[i] + y.w[i], c1 = t < x.w[i];
+            r.w[i] = t + c;
+            c = c1 | (r.w[i] < t);
+        }
+    }
+    return r;
+}
+
+/* s * 2^g (s != 0, odd-rounded where inexact) into fmt: its top 64 bits and the OR of the rest. */
+static er_res er_round192_(int fmt, er_u32 sign, er_u192_ s, er_i32 g, int dir)
+{
+    int top = 2, z;
+    uint64_t sig, rest;
+    while (top > 0 && s.w[top] == 0u)
+        top--;
+    if (top == 0)
+        return er_round(fmt, sign, s.w[0], g, 0u, dir, 0u); /* below 2^64: never odd-rounded, exact */
+    z = ER_CLZ64(s.w[top]);
+    sig = z ? (s.w[top] << z) | (s.w[top - 1] >> (64 - z)) : s.w[top];
+    rest = z ? s.w[top - 1] << z : 0u;
+    if (top == 2)
+        rest |= s.w[0];
+    return er_round(fmt, sign, sig, g + 64 * top - z, (er_u32)(rest != 0u), dir, 0u);
+}
+
+/* a*b + c on finite nonzero operands; 0 when not done here. */
+static int er_math_fast_fma_(int fmt, const er_val *a, const er_val *b, const er_val *c, int dir, er_res *res)
+{
+    er_u128_ P;
+    uint64_t C;
+    er_i32 ep, ec, g;
+    er_u32 sp, sc;
+    er_u192_ X, Y, S;
+    int p_larger, i;
+    if (!er_math_num_(a) || !er_math_num_(b) || !er_math_num_(c))
+        return 0;
+    /* |a b| = P 2^ep with bit 127 of P set; |c| = C 2^ec with bit 63 set. */
+    P = (er_u128_)(a->sig << ER_CLZ64(a->sig)) * (b->sig << ER_CLZ64(b->sig));
+    ep = a->exp - ER_CLZ64(a->sig) + b->exp - ER_CLZ64(b->sig);
+    if (!(P >> 127)) {
+        P <<= 1;
+        ep -= 1;
+    }
+    C = c->sig << ER_CLZ64(c->sig);
+    ec = c->exp - ER_CLZ64(c->sig);
+    sp = a->sign ^ b->sign;
+    sc = c->sign;
+    /* The larger magnitude goes to the top (bit 190, so that a sum cannot carry out of 192 bits), with
+     * its low 63 bits zero: even on the grid, so X +- (Y rounded to odd) is the result rounded to odd. */
+    if (ep + 127 != ec + 63)
+        p_larger = ep + 127 > ec + 63;
+    else
+        p_larger = (uint64_t)(P >> 64) >= C; /* equal top bits: P is at least C */
+    if (p_larger) {
+        g = ep - 63;
+        X = er_place_(P, 63);
+        Y = er_place_((er_u128_)C, ec - g);
+    } else {
+        g = ec - 127;
+        X = er_place_((er_u128_)C, 127);
+        Y = er_place_(P, ep - g);
+    }
+    S = er_addsub192_(X, Y, sp != sc);
+    for (i = 0; i < 3 && S.w[i] == 0u; i++)
+        ;
+    if (i == 3) { /* an exact zero of opposite terms */
+        *res = er_make_zero_(er_fmt_get(fmt), fmt, dir == ER_RND_NEGATIVE_INF ? 1u : 0u);
+        return 1;
+    }
+    *res = er_round192_(fmt, p_larger ? sp : sc, S, g, dir);
+    return 1;
+}
 #endif
 
 er_status er_math_free_cache(void)
@@ -378,5 +505,12 @@ er_status er_math_fma(int fmt, uint64_t a, uint64_t b, uint64_t c, int dir, uint
     v[0] = er_decode(fmt, a);
     v[1] = er_decode(fmt, b);
     v[2] = er_decode(fmt, c);
+#ifdef ER_MATH_FAST
+    {
+        er_res r;
+        if (er_math_fast_fma_(fmt, &v[0], &v[1], &v[2], dir, &r))
+            return er_math_out_(r, out, flags);
+    }
+#endif
     return er_math_out_(er_math_run_(1, ER_MATH_ADD, fmt, v, 3, dir), out, flags);
 }

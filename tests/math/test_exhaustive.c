@@ -1,7 +1,8 @@
 /*
  * test_exhaustive.c (math_exhaustive_*): every pattern of a format with at most 2^16 values through
  * every unary function, and every pair (fp8, fp6, fp4) and every triple (fp6, fp4: fma) through the
- * binary functions, against the MPFR oracle (mo_oracle.c), bit for bit, flags checked.  The group of
+ * binary functions, against the MPFR oracle (mo_oracle.c), bit for bit, flags checked; fma on random
+ * triples of the fp8 formats, f16 and bf16 (seed from EXACTREF_SEED).  The group of
  * formats is the program's argument: "f16", "bf16", "fp8" or "small" (fp6, fp4: all directions).
  */
 #include <string.h>
@@ -60,6 +61,24 @@ static void fma_all(int fmt, int alldirs)
             }
 }
 
+/* fma on random triples of a format with too many triples to run them all (seeded). */
+static void fma_random(int fmt, long n, uint64_t *st)
+{
+    const of_fmt *T = of_get(fmt);
+    uint64_t in[3];
+    long i;
+    int k;
+    for (i = 0; i < n; i++) {
+        for (k = 0; k < 3; k++)
+            in[k] = er_test_rand(st) & of_mask(T->width);
+        if (i % 2 == 0 && T->is_signed) { /* c of the sign opposite to a*b's: a subtraction */
+            uint64_t sb = UINT64_C(1) << (T->width - 1), sg = ((in[0] ^ in[1]) & sb) ^ sb;
+            in[2] = (in[2] & ~sb) | sg;
+        }
+        mo_check("fma", MO_FMA, fmt, in, 3, (int)(er_test_rand(st) % ER_RND_COUNT));
+    }
+}
+
 START_TEST(exhaustive)
 {
     int alldirs = mt_all_dirs();
@@ -72,10 +91,14 @@ START_TEST(exhaustive)
         static const int f8[] = {ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, ER_FMT_F8E4M3FNUZ, ER_FMT_F8E5M2FNUZ,
                                  ER_FMT_F8E8M0FNU};
         int i;
+        uint64_t st = er_test_seed("math_exhaustive fp8 (fma)");
         for (i = 0; i < 5; i++) {
             unary_all(f8[i], 1);
             binary_all(f8[i], alldirs);
+            fma_random(f8[i], 100000, &st);
         }
+        fma_random(ER_FMT_F16, 200000, &st);
+        fma_random(ER_FMT_BF16, 200000, &st);
     } else {
         static const int sm[] = {ER_FMT_F6E2M3FN, ER_FMT_F6E3M2FN, ER_FMT_F4E2M1FN};
         int i;
