@@ -15,7 +15,9 @@ extern "C" {
  * docs/math.md states each function's accuracy, special cases and proof.  In short: every result of
  * er_math_unary, er_math_binary and er_math_fma is the exact mathematical value rounded ONCE into the
  * format, in the direction asked for (all of ER_RND_*, odd included), for every float format of the
- * table (f64 down to f4E2M1FN and f8E8M0FNU).  Special cases follow C17 Annex F.
+ * table (f64 down to f4E2M1FN and f8E8M0FNU).  Special cases follow C17 Annex F.  The functions may be
+ * called from several threads at once (MPFR keeps its state per thread; see er_math_free_cache), and
+ * leave the caller's MPFR exponent range and flags as they found them.
  */
 
 /* Division by zero (an exact infinity from finite operands: log(0), pow(0, -1), 1/0).  The core's
