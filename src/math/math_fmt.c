@@ -1,4 +1,5 @@
 /* math_fmt.c: the math library's functions in every float format: MPFR to 64 bits, then the core rounds. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -313,6 +314,42 @@ static int er_math_fast_(er_math_op op, int fmt, const er_val *x, const er_val *
     }
 }
 
+/* sqrt of a positive finite number: floor(sqrt(N)) of a 128-bit N with an even exponent, and "the
+ * square is not N" as the sticky bit.  The start is binary64's sqrt (any start would do: one integer
+ * Newton step and the exact corrections below decide). */
+static int er_math_fast_sqrt_(int fmt, const er_val *x, int dir, er_res *res)
+{
+    er_u128_ N, sq;
+    uint64_t r;
+    er_i32 e;
+    int z, k;
+    if (!er_math_num_(x) || x->sign)
+        return 0;
+    z = ER_CLZ64(x->sig);
+    e = x->exp - z - 64; /* |x| = N 2^e, N = sig 2^(64+z) in [2^127, 2^128) */
+    N = (er_u128_)(x->sig << z) << 64;
+    if (e & 1) { /* make the exponent even: N in [2^126, 2^127) */
+        N >>= 1;
+        e += 1;
+    }
+    {
+        double d = sqrt((double)N); /* (double)N may round up to 2^128, d to 2^64: no uint64 */
+        r = d >= 0x1p64 ? ~UINT64_C(0) : (uint64_t)d;
+    }
+    if (r < (UINT64_C(1) << 63))
+        r = UINT64_C(1) << 63;
+    r = (uint64_t)(((er_u128_)r + N / r) >> 1); /* now within a few units of floor(sqrt(N)) */
+    for (k = 0; k < 4 && (er_u128_)r * r > N; k++)
+        r--;
+    for (k = 0; k < 4 && r != ~UINT64_C(0) && (er_u128_)(r + 1) * (r + 1) <= N; k++)
+        r++;
+    sq = (er_u128_)r * r;
+    if (sq > N || (r != ~UINT64_C(0) && (er_u128_)(r + 1) * (r + 1) <= N))
+        return 0; /* cannot happen; the general path then answers */
+    *res = er_round(fmt, 0u, r, e / 2, (er_u32)(sq != N), dir, 0u);
+    return 1;
+}
+
 /* ---- fma in 192 bits: three 64-bit limbs, w[0] the lowest. ---- */
 typedef struct er_u192_ {
     uint64_t w[3];
@@ -464,6 +501,13 @@ er_status er_math_unary(er_math_op op, int fmt, uint64_t x, int dir, uint64_t *o
     if ((st = er_math_check_(fmt, dir, &x, 1, out)) != ER_OK)
         return st;
     v = er_decode(fmt, x);
+#ifdef ER_MATH_FAST
+    if (op == ER_MATH_SQRT) {
+        er_res r;
+        if (er_math_fast_sqrt_(fmt, &v, dir, &r))
+            return er_math_out_(r, out, flags);
+    }
+#endif
     return er_math_out_(er_math_run_(0, op, fmt, &v, 1, dir), out, flags);
 }
 
