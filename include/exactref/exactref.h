@@ -11,6 +11,7 @@
 #include "exactref/mma.h"
 #include "exactref/result.h"
 #include "exactref/interval.h"
+#include "exactref/math.h"
 
 #ifdef __cplusplus
 extern "C" {
