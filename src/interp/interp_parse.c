@@ -935,6 +935,7 @@ static void parse_generic(P *p, it_op *op, gen *g)
             continue;
         }
         if (is_p(t, ',')) { p->i++; continue; }
+        if (op->code == OP_UNKNOWN && is_p(t, '{')) { parse_angle_skip(p); continue; } /* its attribute dict */
         if (is_p(t, ':') || t->k == TK_ARROW || t->k == TK_EOF || is_p(t, '{') || is_p(t, '}')) break;
         if (t->k == TK_STR) {
             char *s = (char *)palloc(p, (size_t)t->n + 1);
