@@ -54,6 +54,7 @@ typedef struct X {
     jmp_buf jb;
     int kind;
     int ub; /* ub_checks */
+    int fault; /* EXACTREF_INTERP_FAULT=internal: the first op refuses as interp.internal (tests) */
     size_t plen;
 } X;
 
@@ -1180,6 +1181,7 @@ static void bind_values(X *x, const it_op *op, const it_op *term, const int *ids
 static int exec_op(X *x, const it_op *op, const it_op **term)
 {
     int k;
+    if (x->fault) INTERNAL(x, op, "a fault injected by EXACTREF_INTERP_FAULT=internal");
     switch (op->code) {
     case OP_RETURN: *term = op; return SIG_RET;
     case OP_YIELD: *term = op; return SIG_YIELD;
@@ -1572,6 +1574,10 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     x->msg = msg;
     x->msz = msz;
     x->ub = l->ub_checks != 0;
+    {
+        const char *f = getenv("EXACTREF_INTERP_FAULT");
+        x->fault = f && !strcmp(f, "internal");
+    }
     x->limit = l->step_limit > 0 ? l->step_limit : ER_INTERP_DEFAULT_STEP_LIMIT;
     x->nv = e->nvalues;
     x->v = (rv *)calloc((size_t)(e->nvalues + 1), sizeof(rv));
