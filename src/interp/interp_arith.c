@@ -150,3 +150,73 @@ uint64_t it_f_sqrt(int fmt, uint64_t a, int dir, unsigned opts)
     }
     return er_round(fmt, 0u, (uint64_t)r, e / 2, rem != 0, dir, opts & ER_OPT_FTZ_OUT).bits;
 }
+
+/*
+ * The host's IEEE 754 arithmetic where it gives the same bits as the exact path, for speed: binary32 and
+ * binary64 + - * / sqrt to nearest even are correctly rounded by IEEE 754 itself (the FPU's default
+ * mode, never changed here; only where FLT_EVAL_METHOD is 0, so no wider intermediate); f16 and bf16
+ * through binary32, whose 24 bits are at least 2p + 2 for both, so rounding the binary32 result again
+ * is the single rounding (Figueroa's theorem) wherever binary32 has its full precision: f16's results
+ * always lie in binary32's normal range, and a bf16 result below it takes the exact path.  A NaN
+ * result is the canonical NaN, as on the exact path.  Returns 0 when the exact path must be used.
+ */
+#include <float.h>
+#include <string.h>
+int it_f_fast(int code, int fmt, uint64_t a, uint64_t b, uint64_t *out)
+{
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    if (fmt == ER_FMT_F64) {
+        double x, y, r;
+        memcpy(&x, &a, 8);
+        memcpy(&y, &b, 8);
+        switch (code) {
+        case 0: r = x + y; break;
+        case 1: r = x - y; break;
+        case 2: r = x * y; break;
+        case 3: r = x / y; break;
+        default: r = __builtin_sqrt(x); break;
+        }
+        if (r != r) *out = it_f_nan(fmt);
+        else memcpy(out, &r, 8);
+        return 1;
+    }
+    if (fmt == ER_FMT_F32 || fmt == ER_FMT_F16 || fmt == ER_FMT_BF16) {
+        float x, y, r;
+        uint32_t ux, uy, ur;
+        if (fmt == ER_FMT_F32) {
+            ux = (uint32_t)a;
+            uy = (uint32_t)b;
+        } else if (fmt == ER_FMT_BF16) {
+            ux = (uint32_t)a << 16;
+            uy = (uint32_t)b << 16;
+        } else {
+            ux = (uint32_t)er_convert(ER_FMT_F16, ER_FMT_F32, a, ER_RND_NEAREST_EVEN, 0u).bits;
+            uy = (uint32_t)er_convert(ER_FMT_F16, ER_FMT_F32, b, ER_RND_NEAREST_EVEN, 0u).bits;
+        }
+        memcpy(&x, &ux, 4);
+        memcpy(&y, &uy, 4);
+        switch (code) {
+        case 0: r = x + y; break;
+        case 1: r = x - y; break;
+        case 2: r = x * y; break;
+        case 3: r = x / y; break;
+        default: r = __builtin_sqrtf(x); break;
+        }
+        if (r != r) {
+            *out = it_f_nan(fmt);
+            return 1;
+        }
+        memcpy(&ur, &r, 4);
+        if (fmt == ER_FMT_F32) {
+            *out = ur;
+            return 1;
+        }
+        if (fmt == ER_FMT_BF16 && (ur & 0x7F800000u) == 0 && (ur & 0x7FFFFFFFu) != 0) return 0;
+        *out = er_convert(ER_FMT_F32, fmt, ur, ER_RND_NEAREST_EVEN, 0u).bits;
+        return 1;
+    }
+#else
+    (void)code; (void)fmt; (void)a; (void)b; (void)out;
+#endif
+    return 0;
+}

@@ -208,6 +208,41 @@ static uint8_t *mem_at(X *x, const it_op *op, uint64_t addr, int64_t size, int w
     return m->data + off;
 }
 
+/* One element of eb bytes (little-endian), as a pattern of et. */
+static inline uint64_t it_load_elem(const uint8_t *p, int eb, int et)
+{
+    uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    switch (eb) {
+    case 1: v = p[0]; break;
+    case 2: { uint16_t h; memcpy(&h, p, 2); v = h; break; }
+    case 4: { uint32_t w; memcpy(&w, p, 4); v = w; break; }
+    default: memcpy(&v, p, 8); break;
+    }
+#else
+    int i;
+    for (i = 0; i < eb; i++) v |= (uint64_t)p[i] << (8 * i);
+#endif
+    if (et == IT_I1) v = v != 0;
+    else if (it_is_float(et) && eb * 8 > er_fmt_get(et).width) v &= (UINT64_C(1) << er_fmt_get(et).width) - 1u;
+    return v;
+}
+
+static inline void it_store_elem(uint8_t *p, int eb, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    switch (eb) {
+    case 1: p[0] = (uint8_t)v; break;
+    case 2: { uint16_t h = (uint16_t)v; memcpy(p, &h, 2); break; }
+    case 4: { uint32_t w = (uint32_t)v; memcpy(p, &w, 4); break; }
+    default: memcpy(p, &v, 8); break;
+    }
+#else
+    int i;
+    for (i = 0; i < eb; i++) p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
 static uint64_t mem_read(const uint8_t *p, int eb, int et)
 {
     uint64_t v = 0;
@@ -413,6 +448,24 @@ static void exec_float(X *x, const it_op *op, const rv *a, const rv *b, const rv
     int dir = rnd_dir(op);
     unsigned opts = op->ftz && fmt == ER_FMT_F32 ? ER_OPT_FTZ : 0u;
     ew_undef(x, op, r, a, b, c);
+    if (dir == ER_RND_NEAREST_EVEN && !opts && (op->code == OP_ADDF || op->code == OP_SUBF || op->code == OP_MULF || op->code == OP_DIVF || op->code == OP_SQRT)) {
+        int code = op->code == OP_ADDF ? 0 : op->code == OP_SUBF ? 1 : op->code == OP_MULF ? 2 : op->code == OP_DIVF ? 3 : 4;
+        uint64_t o;
+        for (i = 0; i < r->n; i++) {
+            uint64_t p = AV(i), q = b ? BV(i) : 0;
+            if (!it_f_fast(code, fmt, p, q, &o)) {
+                switch (code) {
+                case 0: o = it_f_add(fmt, p, q, 0, dir, 0u); break;
+                case 1: o = it_f_add(fmt, p, q, 1, dir, 0u); break;
+                case 2: o = it_f_mul(fmt, p, q, dir, 0u); break;
+                case 3: o = it_f_div(fmt, p, q, dir, 0u); break;
+                default: o = it_f_sqrt(fmt, p, dir, 0u); break;
+                }
+            }
+            r->b[i] = o;
+        }
+        return;
+    }
     for (i = 0; i < r->n; i++) {
         uint64_t p = AV(i), q = b ? BV(i) : 0, o = 0;
         unsigned fl;
@@ -711,6 +764,16 @@ static void exec_view_access(X *x, const it_op *op, int store)
         n *= t;
     }
     rm_strides(rank, pv->tile, tst);
+    {
+        /* the largest in-bounds offset, exactly: beyond 2^62 bytes the linear offset overflows (UB) */
+        __extension__ __int128 mx = 0;
+        for (d = 0; d < rank; d++) {
+            __extension__ __int128 hi = (__int128)(idx[d] + 1) * pv->tile[d];
+            if (hi > pv->vshape[pv->dim_map[d]]) hi = pv->vshape[pv->dim_map[d]];
+            mx += (hi - 1) * (__int128)pv->vstr[pv->dim_map[d]];
+        }
+        if (mx * eb > ((__int128)1 << 62)) UB(x, op, "the view's linear offset overflows");
+    }
     if (!store) {
         it_type t;
         memset(&t, 0, sizeof t);
@@ -718,6 +781,58 @@ static void exec_view_access(X *x, const it_op *op, int store)
         r = slot_tile(x, op, op->res[0], &t, rank, pv->tile);
     } else if (val->n != n) {
         INTERNAL(x, op, "stored tile has %lld elements, the view's tile %lld", (long long)val->n, (long long)n);
+    }
+    {
+        /* a tile wholly inside the tensor: one range check, then an odometer over the elements */
+        int64_t base_off = 0, span = 0, str[IT_MAXRANK], t[IT_MAXRANK];
+        int allin = 1;
+        for (d = 0; d < rank; d++) {
+            int64_t c0 = idx[d] * pv->tile[d];
+            str[d] = pv->vstr[pv->dim_map[d]];
+            t[d] = 0;
+            if (c0 + pv->tile[d] > pv->vshape[pv->dim_map[d]]) allin = 0;
+            base_off += c0 * str[d];
+            span += (pv->tile[d] - 1) * str[d];
+        }
+        if (allin && n > 0) {
+            uint8_t *b0 = mem_at(x, op, pv->base + (uint64_t)(base_off * eb), (span + 1) * eb, store, 0);
+            int64_t rel = 0;
+            if (store && val->has_u && x->ub)
+                for (i = 0; i < n; i++)
+                    if (val->u[i]) UB(x, op, "stores an undefined lane (tile element %lld)", (long long)i);
+            /* rows of the innermost dimension, the outer ones by an odometer */
+            int64_t inner = rank ? pv->tile[rank - 1] : 1, istr = rank ? str[rank - 1] : 0, j;
+            int w = it_is_float(pv->et) ? er_fmt_get(pv->et).width : 0;
+            uint64_t emask = w && w < eb * 8 ? (UINT64_C(1) << w) - 1u : ~UINT64_C(0);
+            int is_i1 = pv->et == IT_I1;
+            for (i = 0; i < n; i += inner) {
+                uint8_t *q = b0 + rel * eb;
+                uint64_t *vb = store ? val->b + i : r->b + i;
+                if (store) {
+                    if (eb == 4 && istr == 1)
+                        for (j = 0; j < inner; j++) { uint32_t v32 = (uint32_t)vb[j]; memcpy(q + 4 * j, &v32, 4); }
+                    else
+                        for (j = 0; j < inner; j++) it_store_elem(q + j * istr * eb, eb, vb[j]);
+                } else {
+                    if (eb == 4 && istr == 1)
+                        for (j = 0; j < inner; j++) { uint32_t v32; memcpy(&v32, q + 4 * j, 4); vb[j] = v32 & emask; }
+                    else if (eb == 2 && istr == 1)
+                        for (j = 0; j < inner; j++) { uint16_t v16; memcpy(&v16, q + 2 * j, 2); vb[j] = v16 & emask; }
+                    else
+                        for (j = 0; j < inner; j++) {
+                            uint64_t v = it_load_elem(q + j * istr * eb, eb, IT_I8);
+                            vb[j] = is_i1 ? v != 0 : v & emask;
+                        }
+                }
+                for (d = rank - 2; d >= 0; d--) {
+                    rel += str[d];
+                    if (++t[d] < pv->tile[d]) break;
+                    rel -= pv->tile[d] * str[d];
+                    t[d] = 0;
+                }
+            }
+            goto tokens;
+        }
     }
     for (i = 0; i < n; i++) {
         int64_t rem = i, off = 0;
@@ -728,7 +843,7 @@ static void exec_view_access(X *x, const it_op *op, int store)
             rem %= tst[d];
             c = idx[d] * pv->tile[d] + td;
             if (c >= pv->vshape[td2]) inb = 0;
-            off += c * pv->vstr[td2];
+            else off += c * pv->vstr[td2]; /* in-bounds offsets are bounded by the check above */
         }
         if (!store) {
             if (inb) {
@@ -748,6 +863,7 @@ static void exec_view_access(X *x, const it_op *op, int store)
             mem_write(p, eb, val->b[i]);
         }
     }
+tokens:
     if (!store) {
         it_type tt;
         memset(&tt, 0, sizeof tt);
@@ -820,7 +936,7 @@ static void pack(const rv *t, int eb, void *buf)
 {
     int64_t i;
     uint8_t *p = (uint8_t *)buf;
-    for (i = 0; i < t->n; i++) mem_write(p + i * eb, eb, t->b[i]);
+    for (i = 0; i < t->n; i++) it_store_elem(p + i * eb, eb, t->b[i]);
 }
 
 static void exec_mma(X *x, const it_op *op)
@@ -907,7 +1023,7 @@ static void exec_mma(X *x, const it_op *op)
         t.et = c->et;
         r = slot_tile(x, op, op->res[0], &t, c->rank, c->shape);
     }
-    for (i = 0; i < c->n; i++) r->b[i] = mem_read((uint8_t *)pd + i * ebc, ebc, c->et);
+    for (i = 0; i < c->n; i++) r->b[i] = it_load_elem((uint8_t *)pd + i * ebc, ebc, c->et);
     free(pa); free(pb); free(pc); free(pd); free(psa); free(psb);
     /* undefined lanes: D[i][j] is undefined if C[i][j], a lane of row i of A or of column j of B is */
     if (a->has_u || b->has_u || c->has_u || (sa && (sa->has_u || sb->has_u))) {

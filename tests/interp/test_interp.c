@@ -12,6 +12,7 @@
 #include "er_test.h"
 #include "exactref/interp.h"
 #include "of_oracle.h"
+#include "interp/interp_arith.h"
 
 #ifndef ER_INTERP_KERNELS
 #error "ER_INTERP_KERNELS must name tests/interp/kernels"
@@ -908,6 +909,71 @@ START_TEST(t_peers)
 }
 END_TEST
 
+
+/* The host-FPU path (nearest even + - * / sqrt in f64, f32, f16, bf16) gives the exact path's bits, on
+ * random patterns of every class (subnormals, infinities, NaNs, zeros included); and a sample of both
+ * against the oracle. */
+START_TEST(t_fast_path)
+{
+    static const int fmts[] = {ER_FMT_F64, ER_FMT_F32, ER_FMT_F16, ER_FMT_BF16};
+    size_t f;
+    long n, fast = 0;
+    char why[256];
+    mpfr_t x, y, z;
+    mpfr_inits2(EXACT_PREC, x, y, z, (mpfr_ptr)0);
+    for (f = 0; f < 4; f++) {
+        int fmt = fmts[f], w = of_get(fmt)->width;
+        for (n = 0; n < 200000; n++) {
+            uint64_t a = er_test_rand(&rng), b = er_test_rand(&rng), o, e = 0;
+            int code = (int)(n % 5);
+            if (w < 64) {
+                a &= of_mask(w);
+                b &= of_mask(w);
+            }
+            if (n % 7 == 0) a &= ~(of_mask(of_get(fmt)->ebits) << of_get(fmt)->mbits) | (UINT64_C(1) << of_get(fmt)->mbits); /* tiny */
+            if (n % 11 == 0) b = a ^ (UINT64_C(1) << (w - 1)); /* cancellation */
+            if (!it_f_fast(code, fmt, a, b, &o)) continue;
+            fast++;
+            switch (code) {
+            case 0: e = it_f_add(fmt, a, b, 0, ER_RND_NEAREST_EVEN, 0u); break;
+            case 1: e = it_f_add(fmt, a, b, 1, ER_RND_NEAREST_EVEN, 0u); break;
+            case 2: e = it_f_mul(fmt, a, b, ER_RND_NEAREST_EVEN, 0u); break;
+            case 3: e = it_f_div(fmt, a, b, ER_RND_NEAREST_EVEN, 0u); break;
+            default: e = it_f_sqrt(fmt, a, ER_RND_NEAREST_EVEN, 0u); break;
+            }
+            ck_assert_msg(o == e, "%s op %d of 0x%llx, 0x%llx: host 0x%llx, exact 0x%llx", of_get(fmt)->name, code, (unsigned long long)a,
+                          (unsigned long long)b, (unsigned long long)o, (unsigned long long)e);
+            if (n % 97 == 0) {
+                of_val va, vb;
+                of_val_init(&va);
+                of_val_init(&vb);
+                of_decode(of_get(fmt), a, &va);
+                of_decode(of_get(fmt), b, &vb);
+                if (va.cls != OF_NAN && va.cls != OF_INF && vb.cls != OF_NAN && vb.cls != OF_INF && !(code == 3 && vb.cls == OF_ZERO) &&
+                    !(code == 4 && (va.sign && va.cls != OF_ZERO))) {
+                    mpfr_set(x, va.v, MPFR_RNDN);
+                    mpfr_set(y, vb.v, MPFR_RNDN);
+                    if (va.cls == OF_ZERO && va.sign) mpfr_set_zero(x, -1);
+                    if (vb.cls == OF_ZERO && vb.sign) mpfr_set_zero(y, -1);
+                    switch (code) {
+                    case 0: mpfr_add(z, x, y, MPFR_RNDN); break;
+                    case 1: mpfr_sub(z, x, y, MPFR_RNDN); break;
+                    case 2: mpfr_mul(z, x, y, MPFR_RNDN); break;
+                    case 3: mpfr_div(z, x, y, MPFR_RNDN); break;
+                    default: mpfr_sqrt(z, x, MPFR_RNDN); break;
+                    }
+                    ck_assert_msg(oracle_ok(fmt, o, z, ER_RND_NEAREST_EVEN, why, sizeof why), "%s op %d: %s", of_get(fmt)->name, code, why);
+                }
+                of_val_clear(&va);
+                of_val_clear(&vb);
+            }
+        }
+    }
+    ck_assert_int_gt(fast, 500000);
+    mpfr_clears(x, y, z, (mpfr_ptr)0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("interp");
@@ -927,6 +993,7 @@ static Suite *suite(void)
     tcase_add_test(tc, t_parse_errors);
     tcase_add_test(tc, t_syntax);
     tcase_add_test(tc, t_peers);
+    tcase_add_test(tc, t_fast_path);
     suite_add_tcase(s, tc);
     return s;
 }
