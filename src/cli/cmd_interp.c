@@ -331,7 +331,7 @@ static int write_outputs(const char *dir, const er_interp_module *m, const char 
 int er_cmd_interp(int argc, char **argv)
 {
     const char *file = NULL, *kernel = NULL, *gridarg = NULL, *outdir = NULL;
-    int no_ub = 0, check_only = 0, i, nargs = 0, rc = ER_EXIT_OK, grid[3] = {1, 1, 1};
+    int no_ub = 0, check_only = 0, cutile = 0, i, nargs = 0, rc = ER_EXIT_OK, grid[3] = {1, 1, 1};
     long long step_limit = 0;
     char **args = (char **)calloc((size_t)argc + 1, sizeof(char *));
     char *text = NULL;
@@ -360,6 +360,8 @@ int er_cmd_interp(int argc, char **argv)
             no_ub = 1;
         } else if (!strcmp(a, "--check-unsupported")) {
             check_only = 1;
+        } else if (!strcmp(a, "--cutile")) {
+            cutile = 1;
         } else if (!strcmp(a, "--step-limit")) {
             char *e;
             if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "--step-limit needs a number"); }
@@ -417,7 +419,7 @@ int er_cmd_interp(int argc, char **argv)
         rc = ER_EXIT_USAGE;
         goto out;
     }
-    if (nargs != np) {
+    if (!cutile && nargs != np) {
         printf("%s interp.bad_launch\n", kernel[0] == '@' ? kernel + 1 : kernel);
         fprintf(stderr, "exactref interp: kernel @%s takes %d argument%s, %d given\n", kernel[0] == '@' ? kernel + 1 : kernel, np, np == 1 ? "" : "s", nargs);
         rc = ER_EXIT_USAGE;
@@ -428,31 +430,81 @@ int er_cmd_interp(int argc, char **argv)
     scalars = (uint64_t *)calloc((size_t)np + 1, sizeof *scalars);
     prints = (char *)malloc(1 << 20);
     if (!bufs || !ib || !scalars || !prints) { rc = ER_EXIT_INTERNAL; goto out; }
-    for (i = 0; i < np; i++) {
-        er_interp_param p;
-        er_interp_param_get(m, kernel, i, &p);
-        if (p.kind == ER_INTERP_PARAM_POINTER) {
-            if (load_buffer(args[i], p.format, &bufs[nb]) != 0) {
-                free_buffer(&bufs[nb]);
+    {
+        /* --cutile: after each .npy, the array's shape and then its strides (elements) fill the next 2 ndim
+         * integer parameters, cuTile's calling convention */
+        int ai = 0, pi = 0, npend = 0;
+        int64_t pend[2 * ER_NPY_MAX_DIMS];
+        for (i = 0; i < np; i++) {
+            er_interp_param p;
+            er_interp_param_get(m, kernel, i, &p);
+            if (pi < npend) {
+                if (p.kind != ER_INTERP_PARAM_SCALAR || p.format < 0 || p.format == ER_INTERP_FMT_I1 || er_fmt_get(p.format).kind == ER_KIND_FLOAT ||
+                    parse_scalar("0", p.format, &scalars[ns]) != 0) {
+                    fprintf(stderr, "exactref interp: --cutile: parameter %%%s should receive a shape or stride of the preceding array, but it is not an integer\n", p.name);
+                    rc = ER_EXIT_USAGE;
+                    goto out;
+                }
+                {
+                    char num[32];
+                    snprintf(num, sizeof num, "%lld", (long long)pend[pi++]);
+                    if (parse_scalar(num, p.format, &scalars[ns]) != 0) {
+                        fprintf(stderr, "exactref interp: --cutile: %s does not fit parameter %%%s\n", num, p.name);
+                        rc = ER_EXIT_USAGE;
+                        goto out;
+                    }
+                }
+                ns++;
+                continue;
+            }
+            if (ai >= nargs) {
+                printf("%s interp.bad_launch\n", kernel[0] == '@' ? kernel + 1 : kernel);
+                fprintf(stderr, "exactref interp: kernel @%s: no argument for parameter %%%s (%d given)\n", kernel[0] == '@' ? kernel + 1 : kernel, p.name, nargs);
                 rc = ER_EXIT_USAGE;
                 goto out;
             }
-            ib[nb].format = p.format;
-            ib[nb].data = bufs[nb].data;
-            ib[nb].nbytes = bufs[nb].nbytes;
-            nb++;
-        } else if (p.kind == ER_INTERP_PARAM_SCALAR) {
-            if (parse_scalar(args[i], p.format, &scalars[ns]) != 0) {
-                fprintf(stderr, "exactref interp: argument %d ('%s') for %%%s is not a value of its type%s\n", i + 1, args[i], p.name,
-                        p.format >= 0 && p.format != ER_INTERP_FMT_I1 && er_fmt_get(p.format).kind == ER_KIND_FLOAT
-                            ? " (an exactly representable number or a 0x bit pattern)" : "");
+            if (p.kind == ER_INTERP_PARAM_POINTER) {
+                if (load_buffer(args[ai], p.format, &bufs[nb]) != 0) {
+                    free_buffer(&bufs[nb]);
+                    rc = ER_EXIT_USAGE;
+                    goto out;
+                }
+                ai++;
+                ib[nb].format = p.format;
+                ib[nb].data = bufs[nb].data;
+                ib[nb].nbytes = bufs[nb].nbytes;
+                if (cutile) {
+                    int d, nd = bufs[nb].a.ndim;
+                    int64_t st = 1;
+                    npend = 2 * nd;
+                    pi = 0;
+                    for (d = nd - 1; d >= 0; d--) {
+                        pend[d] = bufs[nb].a.shape[d];
+                        pend[nd + d] = st;
+                        st *= bufs[nb].a.shape[d];
+                    }
+                }
+                nb++;
+            } else if (p.kind == ER_INTERP_PARAM_SCALAR) {
+                if (parse_scalar(args[ai], p.format, &scalars[ns]) != 0) {
+                    fprintf(stderr, "exactref interp: argument %d ('%s') for %%%s is not a value of its type%s\n", ai + 1, args[ai], p.name,
+                            p.format >= 0 && p.format != ER_INTERP_FMT_I1 && er_fmt_get(p.format).kind == ER_KIND_FLOAT
+                                ? " (an exactly representable number or a 0x bit pattern)" : "");
+                    rc = ER_EXIT_USAGE;
+                    goto out;
+                }
+                ai++;
+                ns++;
+            } else {
+                printf("%s interp.bad_launch\n", kernel);
+                fprintf(stderr, "exactref interp: parameter %%%s of @%s has a type no launch can pass\n", p.name, kernel);
                 rc = ER_EXIT_USAGE;
                 goto out;
             }
-            ns++;
-        } else {
-            printf("%s interp.bad_launch\n", kernel);
-            fprintf(stderr, "exactref interp: parameter %%%s of @%s has a type no launch can pass\n", p.name, kernel);
+        }
+        if (ai != nargs) {
+            printf("%s interp.bad_launch\n", kernel[0] == '@' ? kernel + 1 : kernel);
+            fprintf(stderr, "exactref interp: kernel @%s takes %d argument%s with --cutile, %d given\n", kernel[0] == '@' ? kernel + 1 : kernel, ai, ai == 1 ? "" : "s", nargs);
             rc = ER_EXIT_USAGE;
             goto out;
         }
@@ -499,8 +551,8 @@ const char *const er_cli_help_interp =
     "    exactref interp - run a CUDA Tile IR kernel on the host, bit-exactly, refusing undefined behaviour\n"
     "\n"
     "SYNOPSIS\n"
-    "    exactref interp KERNEL.mlir [--kernel NAME] [--grid X[,Y[,Z]]] [-o DIR] [--no-ub-checks]\n"
-    "                    [--step-limit N] ARGS...\n"
+    "    exactref interp KERNEL.mlir|KERNEL.tileirbc [--kernel NAME] [--grid X[,Y[,Z]]] [-o DIR]\n"
+    "                    [--no-ub-checks] [--step-limit N] [--cutile] ARGS...\n"
     "    exactref interp KERNEL.mlir --check-unsupported [--kernel NAME]\n"
     "\n"
     "DESCRIPTION\n"
@@ -535,6 +587,9 @@ const char *const er_cli_help_interp =
     "    --step-limit N           the most loop iterations of one launch (default 2^30); past it the\n"
     "                             launch is refused as interp.ub\n"
     "    --check-unsupported      only the pre-check: the first operation or format not modelled\n"
+    "    --cutile                 cuTile's calling convention: after each .npy argument, that array's shape\n"
+    "                             and then its strides (in elements, C order) fill the next 2 x ndim\n"
+    "                             integer parameters, which are then not given on the command line\n"
     "\n"
     "EXIT STATUS\n"
     "    0  the kernel ran\n"

@@ -45,8 +45,8 @@ static er_interp_module *load(const char *name)
 
 typedef struct launch {
     er_interp_launch l;
-    er_interp_buffer b[8];
-    uint64_t s[8];
+    er_interp_buffer b[16];
+    uint64_t s[64];
     char msg[1024];
     char prints[4096];
     er_status st;
@@ -974,6 +974,246 @@ START_TEST(t_fast_path)
 }
 END_TEST
 
+
+/* ---------------------------------------------------------------- cuTile-generated kernels */
+
+/* The module of a generated kernel and its one entry's name. */
+static er_interp_module *load_cutile(const char *name, const char **kernel)
+{
+    char path[256];
+    er_interp_module *m;
+    snprintf(path, sizeof path, "../cutile/%s", name);
+    m = load(path);
+    ck_assert_int_eq(er_interp_kernel_count(m), 1);
+    *kernel = er_interp_kernel_name(m, 0);
+    return m;
+}
+
+/* cuTile's calling convention: each array as its pointer, then its shape, then its strides (elements). */
+static void lbuf_ct(launch *L, int fmt, void *data, size_t nbytes, int ndim, const int64_t *shape)
+{
+    int d;
+    int64_t st = 1, strides[4];
+    lbuf(L, fmt, data, nbytes);
+    for (d = ndim - 1; d >= 0; d--) {
+        strides[d] = st;
+        st *= shape[d];
+    }
+    for (d = 0; d < ndim; d++) lscalar(L, (uint64_t)shape[d]);
+    for (d = 0; d < ndim; d++) lscalar(L, (uint64_t)strides[d]);
+}
+
+START_TEST(t_cutile_matmul)
+{
+    static const struct { const char *file; int fmt, eb; } cases[] = {
+        {"cutile_matmul_f16.mlir", ER_FMT_F16, 2}, {"cutile_matmul_bf16.mlir", ER_FMT_BF16, 2}, {"cutile_matmul_f8e4m3.mlir", ER_FMT_F8E4M3FN, 1}};
+    enum { M = 40, N = 48, K = 40 };
+    size_t c;
+    for (c = 0; c < 3; c++) {
+        const char *k;
+        er_interp_module *m = load_cutile(cases[c].file, &k);
+        uint8_t *A = (uint8_t *)malloc(M * K * 2), *B = (uint8_t *)malloc(K * N * 2);
+        float C[M * N];
+        int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
+        launch L;
+        int i, j, fmt = cases[c].fmt;
+        mpfr_t acc;
+        char why[256];
+        mpfr_init2(acc, EXACT_PREC);
+        for (i = 0; i < M * K; i++) put(A, cases[c].eb, i, fmt == ER_FMT_F8E4M3FN ? (er_test_rand(&rng) & 0x7E) | (er_test_rand(&rng) & 0x80) : rnd_float(fmt, 5));
+        for (i = 0; i < K * N; i++) put(B, cases[c].eb, i, fmt == ER_FMT_F8E4M3FN ? (er_test_rand(&rng) & 0x7E) | (er_test_rand(&rng) & 0x80) : rnd_float(fmt, 5));
+        lset(&L, 2, 2);
+        lbuf_ct(&L, fmt, A, (size_t)M * K * cases[c].eb, 2, sa);
+        lbuf_ct(&L, fmt, B, (size_t)K * N * cases[c].eb, 2, sb);
+        lbuf_ct(&L, ER_FMT_F32, C, sizeof C, 2, sc);
+        lrun_ok(&L, m, k);
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) {
+                uint32_t u;
+                memcpy(&u, &C[i * N + j], 4);
+                ref_gemm_steps(fmt, fmt, A, B, M, N, K, K, N, 16, i, j, acc);
+                ck_assert_msg(oracle_ok(ER_FMT_F32, u, acc, ER_RND_NEAREST_EVEN, why, sizeof why), "%s C[%d][%d]: %s", cases[c].file, i, j, why);
+            }
+        mpfr_clear(acc);
+        free(A);
+        free(B);
+        er_interp_free(m);
+    }
+}
+END_TEST
+
+START_TEST(t_cutile_others)
+{
+    const char *k;
+    er_interp_module *m;
+    launch L;
+    int i, j, t;
+    char why[256];
+    mpfr_t x, y, s, e[16], mx, sum;
+    mpfr_inits2(EXACT_PREC, x, y, s, mx, sum, (mpfr_ptr)0);
+    for (t = 0; t < 16; t++) mpfr_init2(e[t], EXACT_PREC);
+    {
+        /* vector add: a partial last tile */
+        float a[40], b[40], c[40];
+        int64_t n[1] = {40};
+        m = load_cutile("cutile_vadd.mlir", &k);
+        for (i = 0; i < 40; i++) {
+            uint32_t ua = (uint32_t)rnd_float(ER_FMT_F32, 20), ub = (uint32_t)rnd_float(ER_FMT_F32, 20);
+            memcpy(&a[i], &ua, 4);
+            memcpy(&b[i], &ub, 4);
+        }
+        lset(&L, 3, 1);
+        lbuf_ct(&L, ER_FMT_F32, a, sizeof a, 1, n);
+        lbuf_ct(&L, ER_FMT_F32, b, sizeof b, 1, n);
+        lbuf_ct(&L, ER_FMT_F32, c, sizeof c, 1, n);
+        lrun_ok(&L, m, k);
+        for (i = 0; i < 40; i++) {
+            uint32_t u;
+            memcpy(&u, &a[i], 4);
+            val(ER_FMT_F32, u, x);
+            memcpy(&u, &b[i], 4);
+            val(ER_FMT_F32, u, y);
+            mpfr_add(s, x, y, MPFR_RNDN);
+            memcpy(&u, &c[i], 4);
+            ck_assert_msg(oracle_ok(ER_FMT_F32, u, s, ER_RND_NEAREST_EVEN, why, sizeof why), "vadd %d: %s", i, why);
+        }
+        er_interp_free(m);
+    }
+    {
+        /* softmax, and reduce + scan: row max, exp, row sums in index order, cumulative sums */
+        float X[8 * 16], Y[8 * 16], S[8], P[8 * 16];
+        int64_t sx[2] = {8, 16}, ss[1] = {8};
+        for (i = 0; i < 8 * 16; i++) {
+            uint32_t u = (uint32_t)rnd_float(ER_FMT_F32, 3);
+            memcpy(&X[i], &u, 4);
+        }
+        m = load_cutile("cutile_softmax.mlir", &k);
+        lset(&L, 2, 1);
+        lbuf_ct(&L, ER_FMT_F32, X, sizeof X, 2, sx);
+        lbuf_ct(&L, ER_FMT_F32, Y, sizeof Y, 2, sx);
+        lrun_ok(&L, m, k);
+        er_interp_free(m);
+        m = load_cutile("cutile_reduce_scan.mlir", &k);
+        lset(&L, 2, 1);
+        lbuf_ct(&L, ER_FMT_F32, X, sizeof X, 2, sx);
+        lbuf_ct(&L, ER_FMT_F32, S, sizeof S, 1, ss);
+        lbuf_ct(&L, ER_FMT_F32, P, sizeof P, 2, sx);
+        lrun_ok(&L, m, k);
+        er_interp_free(m);
+        for (i = 0; i < 8; i++) {
+            uint32_t u;
+            mpfr_set_inf(mx, -1);
+            mpfr_set_zero(sum, 1);
+            for (t = 0; t < 16; t++) {
+                memcpy(&u, &X[i * 16 + t], 4);
+                val(ER_FMT_F32, u, x);
+                if (mpfr_cmp(x, mx) > 0) mpfr_set(mx, x, MPFR_RNDN);
+                mpfr_add(sum, x, sum, MPFR_RNDN);
+                oracle_round(ER_FMT_F32, sum, ER_RND_NEAREST_EVEN, sum);
+                memcpy(&u, &P[i * 16 + t], 4);
+                ck_assert_msg(oracle_ok(ER_FMT_F32, u, sum, ER_RND_NEAREST_EVEN, why, sizeof why), "cumsum [%d][%d]: %s", i, t, why);
+            }
+            memcpy(&u, &S[i], 4);
+            ck_assert_msg(oracle_ok(ER_FMT_F32, u, sum, ER_RND_NEAREST_EVEN, why, sizeof why), "sum [%d]: %s", i, why);
+            mpfr_set_zero(sum, 1);
+            for (t = 0; t < 16; t++) {
+                memcpy(&u, &X[i * 16 + t], 4);
+                val(ER_FMT_F32, u, x);
+                mpfr_sub(s, x, mx, MPFR_RNDN);
+                oracle_round(ER_FMT_F32, s, ER_RND_NEAREST_EVEN, s);
+                mpfr_exp(y, s, MPFR_RNDN);
+                oracle_round(ER_FMT_F32, y, ER_RND_NEAREST_EVEN, e[t]);
+                mpfr_add(sum, e[t], sum, MPFR_RNDN);
+                oracle_round(ER_FMT_F32, sum, ER_RND_NEAREST_EVEN, sum);
+            }
+            for (t = 0; t < 16; t++) {
+                mpfr_div(y, e[t], sum, MPFR_RNDN);
+                memcpy(&u, &Y[i * 16 + t], 4);
+                ck_assert_msg(oracle_ok(ER_FMT_F32, u, y, ER_RND_NEAREST_EVEN, why, sizeof why), "softmax [%d][%d]: %s", i, t, why);
+            }
+        }
+    }
+    {
+        /* the fused epilogue and the MXFP8 product */
+        uint16_t A[16 * 32], B[32 * 16];
+        float bias[16], C[256];
+        uint8_t D[256], A8[16 * 64], B8[64 * 16], SA[32], SB[32];
+        uint32_t C0[256];
+        int64_t sa[2] = {16, 32}, sb[2] = {32, 16}, sn[1] = {16}, sd[2] = {16, 16}, s8a[2] = {16, 64}, s8b[2] = {64, 16}, ssa[2] = {16, 2}, ssb[2] = {2, 16};
+        mpfr_t acc, bv, p, sc;
+        mpfr_inits2(EXACT_PREC, acc, bv, p, sc, (mpfr_ptr)0);
+        for (i = 0; i < 16 * 32; i++) {
+            A[i] = (uint16_t)rnd_float(ER_FMT_F16, 3);
+            B[i] = (uint16_t)rnd_float(ER_FMT_F16, 3);
+        }
+        for (i = 0; i < 16; i++) {
+            uint32_t u = (uint32_t)rnd_float(ER_FMT_F32, 4);
+            memcpy(&bias[i], &u, 4);
+        }
+        m = load_cutile("cutile_epilogue.mlir", &k);
+        lset(&L, 1, 1);
+        lbuf_ct(&L, ER_FMT_F16, A, sizeof A, 2, sa);
+        lbuf_ct(&L, ER_FMT_F16, B, sizeof B, 2, sb);
+        lbuf_ct(&L, ER_FMT_F32, bias, sizeof bias, 1, sn);
+        lbuf_ct(&L, ER_FMT_F8E4M3FN, D, sizeof D, 2, sd);
+        lrun_ok(&L, m, k);
+        er_interp_free(m);
+        for (i = 0; i < 16; i++)
+            for (j = 0; j < 16; j++) {
+                uint32_t ub;
+                ref_gemm_steps(ER_FMT_F16, ER_FMT_F16, A, B, 16, 16, 32, 32, 16, 32, i, j, acc);
+                memcpy(&ub, &bias[j], 4);
+                val(ER_FMT_F32, ub, bv);
+                mpfr_add(s, acc, bv, MPFR_RNDN);
+                oracle_round(ER_FMT_F32, s, ER_RND_NEAREST_EVEN, s);
+                if (mpfr_sgn(s) <= 0) mpfr_set_zero(s, 1);
+                ck_assert_msg(oracle_ok(ER_FMT_F8E4M3FN, D[i * 16 + j], s, ER_RND_NEAREST_EVEN, why, sizeof why), "epilogue [%d][%d]: %s", i, j, why);
+            }
+        for (i = 0; i < 16 * 64; i++) {
+            do A8[i] = (uint8_t)er_test_rand(&rng); while ((A8[i] & 0x7F) == 0x7F);
+            do B8[i] = (uint8_t)er_test_rand(&rng); while ((B8[i] & 0x7F) == 0x7F);
+        }
+        for (i = 0; i < 32; i++) {
+            SA[i] = (uint8_t)(123 + (int)(er_test_rand(&rng) % 9));
+            SB[i] = (uint8_t)(123 + (int)(er_test_rand(&rng) % 9));
+        }
+        for (i = 0; i < 256; i++) {
+            C0[i] = (uint32_t)rnd_float(ER_FMT_F32, 8);
+            memcpy(&C[i], &C0[i], 4);
+        }
+        m = load_cutile("cutile_mxfp8.mlir", &k);
+        lset(&L, 1, 1);
+        lbuf_ct(&L, ER_FMT_F8E4M3FN, A8, sizeof A8, 2, s8a);
+        lbuf_ct(&L, ER_FMT_F8E8M0FNU, SA, sizeof SA, 2, ssa);
+        lbuf_ct(&L, ER_FMT_F8E4M3FN, B8, sizeof B8, 2, s8b);
+        lbuf_ct(&L, ER_FMT_F8E8M0FNU, SB, sizeof SB, 2, ssb);
+        lbuf_ct(&L, ER_FMT_F32, C, sizeof C, 2, sd);
+        lrun_ok(&L, m, k);
+        er_interp_free(m);
+        for (i = 0; i < 16; i++)
+            for (j = 0; j < 16; j++) {
+                uint32_t u;
+                val(ER_FMT_F32, C0[i * 16 + j], acc);
+                for (t = 0; t < 64; t++) {
+                    val(ER_FMT_F8E4M3FN, A8[i * 64 + t], x);
+                    val(ER_FMT_F8E8M0FNU, SA[i * 2 + t / 32], sc);
+                    mpfr_mul(x, x, sc, MPFR_RNDN);
+                    val(ER_FMT_F8E4M3FN, B8[t * 16 + j], y);
+                    val(ER_FMT_F8E8M0FNU, SB[(t / 32) * 16 + j], sc);
+                    mpfr_mul(y, y, sc, MPFR_RNDN);
+                    mpfr_mul(p, x, y, MPFR_RNDN);
+                    ck_assert(mpfr_add(acc, acc, p, MPFR_RNDN) == 0);
+                }
+                memcpy(&u, &C[i * 16 + j], 4);
+                ck_assert_msg(oracle_ok(ER_FMT_F32, u, acc, ER_RND_NEAREST_EVEN, why, sizeof why), "mxfp8 [%d][%d]: %s", i, j, why);
+            }
+        mpfr_clears(acc, bv, p, sc, (mpfr_ptr)0);
+    }
+    for (t = 0; t < 16; t++) mpfr_clear(e[t]);
+    mpfr_clears(x, y, s, mx, sum, (mpfr_ptr)0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("interp");
@@ -994,6 +1234,8 @@ static Suite *suite(void)
     tcase_add_test(tc, t_syntax);
     tcase_add_test(tc, t_peers);
     tcase_add_test(tc, t_fast_path);
+    tcase_add_test(tc, t_cutile_matmul);
+    tcase_add_test(tc, t_cutile_others);
     suite_add_tcase(s, tc);
     return s;
 }

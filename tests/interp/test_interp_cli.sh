@@ -64,6 +64,22 @@ printf 'entry @k() {\n  %%x = addf %%a, %%a : tile<f32>\n}\n' > "$tmp/bad.mlir"
 printf 'not bytecode' > "$tmp/k.tileirbc"
 PATH=/nonexistent "$exe" interp "$tmp/k.tileirbc" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 2 ] && grep -q "pip install nvidia-cuda-tileiras" "$tmp/err"; check ".tileirbc without tileirdisasm says how to install it" $?
+# cuTile's convention: the .npy fills its shape and stride parameters (--cutile), or they are given explicitly
+cdir=$kdir/../cutile
+f32s=$(python3 -c "import struct; print(struct.pack('<40f', *[i * 0.5 for i in range(40)]).hex())")
+npy "$tmp/a.npy" '<f4' '(40,)' "$f32s"
+npy "$tmp/b.npy" '<f4' '(40,)' "$f32s"
+npy "$tmp/c.npy" '<f4' '(40,)' "$f32s"
+mkdir "$tmp/o3" "$tmp/o4"
+"$exe" interp "$cdir/cutile_vadd.mlir" --cutile --grid 3 "$tmp/a.npy" "$tmp/b.npy" "$tmp/c.npy" -o "$tmp/o3" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && grep -q ' ok$' "$tmp/log"; check "--cutile fills shapes and strides" $?
+"$exe" interp "$cdir/cutile_vadd.mlir" --grid 3 "$tmp/a.npy" 40 1 "$tmp/b.npy" 40 1 "$tmp/c.npy" 40 1 -o "$tmp/o4" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && cmp -s "$tmp/o3/arg6.npy" "$tmp/o4/arg6.npy"; check "the explicit form gives the same file" $?
+python3 -c "
+import struct, sys
+d = open('$tmp/o3/arg6.npy','rb').read(); h = int.from_bytes(d[8:10],'little')
+v = struct.unpack('<40f', d[10+h:])
+sys.exit(0 if all(v[i] == i * 1.0 for i in range(40)) else 1)"; check "cuTile vector add values" $?
 "$exe" interp --help > "$tmp/log" 2>&1
 [ $? -eq 0 ] && grep -q "EXIT STATUS" "$tmp/log"; check "help" $?
 exit $fail
