@@ -305,6 +305,7 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
         for (i = 0; i < op->nidx; i++)
             if (!scalar_int(VT(c, op, st + 1 + i))) return bad(c, op, "indices must be 0-d integer tiles");
         if (op->has_token && VT(c, op, n - 1)->kind != IT_TOKEN) return bad(c, op, "token= must be a token");
+        if (op->ninb && op->ninb != pv->rank) return bad(c, op, "inbounds needs one entry per dimension");
         memset(&want, 0, sizeof want);
         want.kind = IT_TILE;
         want.et = pv->et;

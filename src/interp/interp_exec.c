@@ -760,6 +760,8 @@ static void exec_view_access(X *x, const it_op *op, int store)
         int64_t ext = pv->vshape[pv->dim_map[d]], t = pv->tile[d];
         int64_t count = (ext + t - 1) / t;
         if (v < 0 || v >= count) UB(x, op, "view index %lld outside the index space [0, %lld) of dimension %d", (long long)v, (long long)count, d);
+        if (d < op->ninb && op->inb[d] && (v + 1) * t > ext)
+            UB(x, op, "the inbounds promise of dimension %d is broken (tile %lld covers up to %lld of %lld)", d, (long long)v, (long long)((v + 1) * t), (long long)ext);
         idx[d] = v;
         n *= t;
     }

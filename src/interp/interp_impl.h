@@ -130,6 +130,8 @@ typedef struct it_op {
     char *str;          /* print format; get_global's symbol; unknown attribute text */
     int64_t gindex;     /* get_global: index of the global */
     int nid;            /* reduce/scan: number of identities */
+    int ninb;           /* view loads/stores: inbounds=[...] (13.4): a promise per dimension */
+    int inb[IT_MAXRANK];
 } it_op;
 
 typedef struct it_region {

@@ -57,10 +57,14 @@ static int it_et_from_name(const char *s, int *et)
         if (!strcmp(s, in[i])) { *et = IT_I1 + (int)i; return 1; }
     for (i = 0; i < sizeof fl / sizeof fl[0]; i++)
         if (!strcmp(s, fl[i])) { *et = fi[i]; return 1; }
-    /* MLIR float types the dialect or MLIR knows but exactref does not model as tile elements */
-    if (!strcmp(s, "f8E4M3FNUZ") || !strcmp(s, "f8E5M2FNUZ") || !strcmp(s, "f6E2M3FN") || !strcmp(s, "f6E3M2FN") ||
-        er_format_is_unmodelled(s) || !strcmp(s, "f80") || !strcmp(s, "f128") || !strcmp(s, "f8E3M4") ||
-        !strcmp(s, "f8E4M3") || !strcmp(s, "f8E4M3B11FNUZ") || !strcmp(s, "f6E2M3FN")) {
+    /* the other float formats of exactref's table, which MLIR knows but the dialect does not name */
+    if (!strcmp(s, "f8E4M3FNUZ")) { *et = ER_FMT_F8E4M3FNUZ; return 1; }
+    if (!strcmp(s, "f8E5M2FNUZ")) { *et = ER_FMT_F8E5M2FNUZ; return 1; }
+    if (!strcmp(s, "f6E2M3FN")) { *et = ER_FMT_F6E2M3FN; return 1; }
+    if (!strcmp(s, "f6E3M2FN")) { *et = ER_FMT_F6E3M2FN; return 1; }
+    /* MLIR float types exactref does not model */
+    if (er_format_is_unmodelled(s) || !strcmp(s, "f80") || !strcmp(s, "f128") || !strcmp(s, "f8E3M4") ||
+        !strcmp(s, "f8E4M3") || !strcmp(s, "f8E4M3B11FNUZ") || !strcmp(s, "f8E5M2FNUZ_") || !strcmp(s, "tf32_")) {
         *et = IT_UNMODELLED;
         return 1;
     }
@@ -1045,6 +1049,18 @@ static void parse_generic(P *p, it_op *op, gen *g)
             } else if (!strcmp(nm, "strides")) {
                 expect_p(p, '=', "after 'strides'");
                 parse_items(p, op->strides, &op->nstrides, g, op);
+            } else if (!strcmp(nm, "inbounds") && (op->code == OP_LOAD_VIEW || op->code == OP_STORE_VIEW)) {
+                expect_p(p, '=', "after 'inbounds'");
+                expect_p(p, '[', "starting the inbounds list");
+                op->ninb = 0;
+                if (!is_p(cur(p), ']'))
+                    do {
+                        if (op->ninb >= IT_MAXRANK) perr(p, cur(p), "too many inbounds entries");
+                        if (accept_w(p, "true")) op->inb[op->ninb++] = 1;
+                        else if (accept_w(p, "false")) op->inb[op->ninb++] = 0;
+                        else perr(p, cur(p), "expected true or false in inbounds");
+                    } while (accept_p(p, ','));
+                expect_p(p, ']', "closing the inbounds list");
             } else if (!strcmp(nm, "optimization_hints")) {
                 expect_p(p, '=', "after 'optimization_hints'");
                 parse_angle_skip(p);

@@ -555,6 +555,7 @@ static const struct {
     {"extract_oob", 4, ":104:10: op 'extract'", "outside the 4 slices"},
     {"shift_wide", 1, ":109:10: op 'shli'", "bit width"},
     {"view_shape_zero", 0, ":113:11: op 'make_tensor_view'", "must be positive"},
+    {"inbounds", 0, ":120:14: op 'load_view_tko'", "inbounds promise"},
 };
 
 START_TEST(t_ub)
@@ -606,7 +607,7 @@ START_TEST(t_refusals)
     er_interp_module *m = load("refuse.mlir");
     static const char *uns[] = {"approx_exp", "unknown_op", "fast_acc", "unmodelled_format"};
     static const char *what[] = {":6:10: op 'exp': rounding<approx>", ":11:10: op 'frobnicate'", ":16:10: op 'mmaf': fast_acc",
-                                 ":20:10: op 'ftof': format 'f8E4M3FNUZ'"};
+                                 ":20:10: op 'ftof': format 'f8E3M4'"};
     float f[4] = {1, 2, 3, 4};
     uint16_t h[4] = {0};
     char pre[1024];
@@ -1214,6 +1215,47 @@ START_TEST(t_cutile_others)
 }
 END_TEST
 
+
+START_TEST(t_formats)
+{
+    er_interp_module *m = load("formats.mlir");
+    float xv[16];
+    uint8_t a[16], b[16], c[4];
+    static const double kv[4] = {1.1, 1.0625, -0.3, 300.0};
+    launch L;
+    int i;
+    char why[256];
+    mpfr_t x;
+    mpfr_init2(x, EXACT_PREC);
+    for (i = 0; i < 16; i++) xv[i] = (float)((int)(er_test_rand(&rng) % 2001) - 1000) / 128.0f;
+    xv[0] = 100.0f; /* beyond f6E2M3FN's 7.5 */
+    xv[1] = -0.0f;
+    lset(&L, 1, 1);
+    lbuf(&L, ER_FMT_F32, xv, sizeof xv);
+    lbuf(&L, ER_FMT_F6E2M3FN, a, sizeof a);
+    lbuf(&L, ER_FMT_F8E4M3FNUZ, b, sizeof b);
+    lbuf(&L, ER_FMT_F8E4M3FN, c, sizeof c);
+    lrun_ok(&L, m, "narrow");
+    for (i = 0; i < 16; i++) {
+        uint32_t u;
+        memcpy(&u, &xv[i], 4);
+        val(ER_FMT_F32, u, x);
+        ck_assert_msg(oracle_ok(ER_FMT_F6E2M3FN, a[i], x, ER_RND_NEAREST_EVEN, why, sizeof why), "f6E2M3FN %d (%a) = 0x%02x: %s", i, xv[i], a[i], why);
+        ck_assert_msg(oracle_ok(ER_FMT_F8E4M3FNUZ, b[i], x, ER_RND_NEAREST_EVEN, why, sizeof why), "f8E4M3FNUZ %d = 0x%02x: %s", i, b[i], why);
+    }
+    ck_assert_uint_eq(a[0], 0x1F); /* saturates at 7.5: no infinity, no NaN */
+    /* constants: binary64 first, then nearest even (1.1 -> 1.125, the tie 1.0625 -> 1.0) */
+    ck_assert_uint_eq(c[0], 0x39);
+    ck_assert_uint_eq(c[1], 0x38);
+    for (i = 0; i < 4; i++) {
+        mpfr_set_d(x, kv[i], MPFR_RNDN);
+        ck_assert_msg(oracle_ok(ER_FMT_F8E4M3FN, c[i], x, ER_RND_NEAREST_EVEN, why, sizeof why), "constant %g = 0x%02x: %s", kv[i], c[i], why);
+    }
+    mpfr_clear(x);
+    er_interp_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("interp");
@@ -1235,6 +1277,7 @@ static Suite *suite(void)
     tcase_add_test(tc, t_peers);
     tcase_add_test(tc, t_fast_path);
     tcase_add_test(tc, t_cutile_matmul);
+    tcase_add_test(tc, t_formats);
     tcase_add_test(tc, t_cutile_others);
     suite_add_tcase(s, tc);
     return s;

@@ -17,7 +17,7 @@ cuda_tile.module @refuse {
   }
   entry @unmodelled_format(%p: tile<ptr<f32>>) {
     %a = constant <f32: 1.0> : tile<4xf32>
-    %b = ftof %a : tile<4xf32> -> tile<4xf8E4M3FNUZ>
+    %b = ftof %a : tile<4xf32> -> tile<4xf8E3M4>
   }
   entry @token_param(%t: token) {
     return

@@ -112,4 +112,11 @@ cuda_tile.module @ub {
   entry @view_shape_zero(%p: tile<ptr<i32>>, %v: tile<i32>) {
     %tv = make_tensor_view %p, shape = [%v], strides = [1] : tile<i32> -> tensor_view<?xi32, strides=[1]>
   }
+  // a broken inbounds promise (13.4): the tile of 16 over 10 elements is partial
+  entry @inbounds(%p: tile<ptr<i32>>, %v: tile<i32>) {
+    %c0 = constant <i32: 0> : tile<i32>
+    %tv = make_tensor_view %p, shape = [10], strides = [1] : tensor_view<10xi32, strides=[1]>
+    %pv = make_partition_view %tv : partition_view<tile=(16), tensor_view<10xi32, strides=[1]>>
+    %x, %t = load_view_tko weak %pv[%c0] inbounds=[true] : partition_view<tile=(16), tensor_view<10xi32, strides=[1]>>, tile<i32> -> tile<16xi32>, token
+  }
 }
