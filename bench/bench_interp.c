@@ -80,8 +80,8 @@ static void make_ew(int T)
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 512;
-    int T = argc > 2 ? atoi(argv[2]) : 64;
-    int TK = argc > 3 ? atoi(argv[3]) : 64;
+    int T = argc > 2 ? atoi(argv[2]) : 256;
+    int TK = argc > 3 ? atoi(argv[3]) : 256;
     int64_t ne = argc > 4 ? atoll(argv[4]) : (INT64_C(1) << 24);
     int TE = argc > 5 ? atoi(argv[5]) : 4096;
     char msg[1024];
@@ -121,12 +121,17 @@ int main(int argc, char **argv)
     l.nbuffers = 3;
     l.scalars = sc;
     l.nscalars = 3;
-    t0 = now();
-    if (er_interp_kernel(m, "gemm", &l, msg, sizeof msg) != ER_OK) {
-        fprintf(stderr, "%s\n", msg);
-        return 3;
+    ti = 1e30;
+    for (reps = 0; reps < 3; reps++) { /* best of three: the machine is shared */
+        double t;
+        t0 = now();
+        if (er_interp_kernel(m, "gemm", &l, msg, sizeof msg) != ER_OK) {
+            fprintf(stderr, "%s\n", msg);
+            return 3;
+        }
+        t = now() - t0;
+        if (t < ti) ti = t;
     }
-    ti = now() - t0;
     er_interp_free(m);
     {
         er_tensor ta = er_tensor_2d(ER_FMT_BF16, n, n, A), tb = er_tensor_2d(ER_FMT_BF16, n, n, B), td = er_tensor_2d(ER_FMT_F32, n, n, D);
@@ -137,9 +142,14 @@ int main(int argc, char **argv)
         a.d = &td;
         a.backend = ER_BACKEND_CPU;
         a.threads = 1;
-        t0 = now();
-        if (er_mma(&a) != ER_OK) return 3;
-        te1 = now() - t0;
+        te1 = 1e30;
+        for (reps = 0; reps < 3; reps++) {
+            double t;
+            t0 = now();
+            if (er_mma(&a) != ER_OK) return 3;
+            t = now() - t0;
+            if (t < te1) te1 = t;
+        }
         a.threads = 0;
         t0 = now();
         if (er_mma(&a) != ER_OK) return 3;
@@ -151,6 +161,9 @@ int main(int argc, char **argv)
         int bi, bj, kk;
         double tc;
         if (!E) return 3;
+        tc = 1e30;
+        for (reps = 0; reps < 3; reps++) {
+        double t;
         t0 = now();
         for (bj = 0; bj < n / T; bj++)
             for (bi = 0; bi < n / T; bi++)
@@ -171,7 +184,9 @@ int main(int argc, char **argv)
                     a.threads = 1;
                     if (er_mma(&a) != ER_OK) return 3;
                 }
-        tc = now() - t0;
+        t = now() - t0;
+        if (t < tc) tc = t;
+        }
         printf("gemm: the same k-step chain of er_mma calls directly: %.3f s; interpreted / direct chain = %.2fx; bits %s\n", tc, ti / tc,
                memcmp(C, E, (size_t)n * n * 4) ? "DIFFER" : "identical");
         free(E);
@@ -207,7 +222,7 @@ int main(int argc, char **argv)
         l.nbuffers = 3;
         l.scalars = sc;
         l.nscalars = 1;
-        for (reps = 0; reps < 2; reps++) {
+        for (reps = 0; reps < 3; reps++) {
             double t;
             t0 = now();
             if (er_interp_kernel(m, "ew", &l, msg, sizeof msg) != ER_OK) {
