@@ -430,6 +430,7 @@ int er_cmd_interp(int argc, char **argv)
     scalars = (uint64_t *)calloc((size_t)np + 1, sizeof *scalars);
     prints = (char *)malloc(1 << 20);
     if (!bufs || !ib || !scalars || !prints) { rc = ER_EXIT_INTERNAL; goto out; }
+    prints[0] = 0;
     {
         /* --cutile: after each .npy, the array's shape and then its strides (elements) fill the next 2 ndim
          * integer parameters, cuTile's calling convention */

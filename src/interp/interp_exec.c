@@ -1798,6 +1798,7 @@ er_status er_interp_prepare(const er_interp_module *m, const char *kernel, const
 er_status er_interp_run(er_interp_prepared *p, er_interp_launch *l, char *msg, size_t msg_size)
 {
     if (!p || !l) return ER_EINVAL;
+    if (l->prints && l->prints_size) l->prints[0] = 0;
     return run(p->m, p->e, p->grid, l, msg, msg_size);
 }
 
@@ -1809,6 +1810,8 @@ er_status er_interp_kernel(const er_interp_module *m, const char *kernel, er_int
     int grid[3];
     if (msg && msg_size) msg[0] = 0;
     if (!m || !kernel || !l) return ER_EINVAL;
+    if (l->prints && l->prints_size) l->prints[0] = 0;
+    l->steps = 0;
     e = it_find_entry(m, kernel);
     if (!e) {
         l->kind = ER_INTERP_BAD_LAUNCH;

@@ -617,7 +617,9 @@ START_TEST(t_refusals)
         ck_assert_int_eq(er_interp_first_unsupported(m, uns[i], pre, sizeof pre), 1);
         lset(&L, 1, 1);
         lbuf(&L, ER_FMT_F32, f, sizeof f);
+        strcpy(L.prints, "stale");
         lrun(&L, m, uns[i]);
+        ck_assert_str_eq(L.prints, ""); /* a refused launch printed nothing */
         ck_assert_int_eq(L.l.kind, ER_INTERP_UNSUPPORTED);
         ck_assert_int_eq(L.st, ER_EUNSUPPORTED);
         ck_assert_str_eq(L.msg, pre); /* the pre-check and the refusal say the same */
