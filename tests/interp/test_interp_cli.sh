@@ -10,16 +10,33 @@ fail=0
 check() { # description, condition already evaluated as $?
     if [ "$2" -ne 0 ]; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi
 }
-# .npy files written by hand: a v1.0 header then little-endian data
+# .npy files written by hand (POSIX sh only): a v1.0 header, then little-endian data given in hex
 npy() { # path descr shape-tuple hexbytes
-    python3 - "$@" <<'PY'
-import sys, binascii
-path, descr, shape, hexd = sys.argv[1:5]
-hdr = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
-hdr += " " * (64 - (10 + len(hdr) + 1) % 64) + "\n"
-with open(path, "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode() + binascii.unhexlify(hexd))
-PY
+    hdr="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+    while [ $(( (10 + ${#hdr} + 1) % 64 )) -ne 0 ]; do hdr="$hdr "; done
+    hl=$(( ${#hdr} + 1 ))
+    printf '\223NUMPY\001\000' > "$1"
+    printf "\\$(printf %03o $((hl % 256)))\\$(printf %03o $((hl / 256)))" >> "$1"
+    printf '%s\n' "$hdr" >> "$1"
+    hex=$4
+    while [ -n "$hex" ]; do
+        b=${hex%"${hex#??}"}
+        hex=${hex#??}
+        printf "\\$(printf %03o 0x$b)" >> "$1"
+    done
+}
+le32() { # the hex of little-endian 32-bit integers 0 .. n-1, each times k
+    i=0
+    while [ $i -lt $1 ]; do
+        v=$(( i * $2 ))
+        printf '%02x%02x%02x%02x' $((v & 255)) $(((v >> 8) & 255)) $(((v >> 16) & 255)) $(((v >> 24) & 255))
+        i=$((i + 1))
+    done
+}
+# the values of an .npy file's data as od prints them (t: d4 or f4)
+npyvals() {
+    hl=$(od -An -t u2 -j 8 -N 2 "$1" | tr -d ' ')
+    od -An -v -t "$2" -j $((10 + hl)) "$1" | tr -s ' \n' '  ' | sed 's/^ //; s/ $//'
 }
 # out: three i32 zeros
 npy "$tmp/out.npy" '<i4' '(3,)' 000000000000000000000000
@@ -29,15 +46,10 @@ rc=$?
 [ $rc -eq 0 ]; check "loops exits 0" $?
 grep -qx 'sum=127 steps=9 last=1023' "$tmp/log"; check "print_tko captured" $?
 grep -qx 'loops ok' "$tmp/log"; check "launch log line" $?
-python3 -c "
-import sys
-d = open('$tmp/o/out.npy','rb').read()
-h = int.from_bytes(d[8:10],'little')
-v = [int.from_bytes(d[10+h+4*i:14+h+4*i],'little',signed=True) for i in range(3)]
-sys.exit(0 if v == [127, 9, 1023] else 1)"; check "-o writes the stored buffer" $?
+[ "$(npyvals "$tmp/o/out.npy" d4)" = "127 9 1023" ]; check "-o writes the stored buffer" $?
 # a refusal writes nothing
 mkdir "$tmp/o2"
-npy "$tmp/p.npy" '<i4' '(16,)' $(python3 -c "print(''.join(i.to_bytes(4,'little').hex() for i in range(16)))")
+npy "$tmp/p.npy" '<i4' '(16,)' "$(le32 16 1)"
 "$exe" interp "$kdir/ub.mlir" --kernel undef_lane "$tmp/p.npy" 0 -o "$tmp/o2" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 1 ]; check "undefined behaviour exits 1" $?
 grep -qx 'undef_lane interp.ub' "$tmp/log"; check "launch log names interp.ub" $?
@@ -66,20 +78,17 @@ PATH=/nonexistent "$exe" interp "$tmp/k.tileirbc" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 2 ] && grep -q "pip install nvidia-cuda-tileiras" "$tmp/err"; check ".tileirbc without tileirdisasm says how to install it" $?
 # cuTile's convention: the .npy fills its shape and stride parameters (--cutile), or they are given explicitly
 cdir=$kdir/../cutile
-f32s=$(python3 -c "import struct; print(struct.pack('<40f', *[i * 0.5 for i in range(40)]).hex())")
-npy "$tmp/a.npy" '<f4' '(40,)' "$f32s"
-npy "$tmp/b.npy" '<f4' '(40,)' "$f32s"
-npy "$tmp/c.npy" '<f4' '(40,)' "$f32s"
+# integer arrays for f32 pointers: each element exactly a value of f32
+npy "$tmp/a.npy" '<i4' '(40,)' "$(le32 40 1)"
+npy "$tmp/b.npy" '<i4' '(40,)' "$(le32 40 2)"
+npy "$tmp/c.npy" '<i4' '(40,)' "$(le32 40 0)"
 mkdir "$tmp/o3" "$tmp/o4"
 "$exe" interp "$cdir/cutile_vadd.mlir" --cutile --grid 3 "$tmp/a.npy" "$tmp/b.npy" "$tmp/c.npy" -o "$tmp/o3" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 0 ] && grep -q ' ok$' "$tmp/log"; check "--cutile fills shapes and strides" $?
 "$exe" interp "$cdir/cutile_vadd.mlir" --grid 3 "$tmp/a.npy" 40 1 "$tmp/b.npy" 40 1 "$tmp/c.npy" 40 1 -o "$tmp/o4" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 0 ] && cmp -s "$tmp/o3/arg6.npy" "$tmp/o4/arg6.npy"; check "the explicit form gives the same file" $?
-python3 -c "
-import struct, sys
-d = open('$tmp/o3/arg6.npy','rb').read(); h = int.from_bytes(d[8:10],'little')
-v = struct.unpack('<40f', d[10+h:])
-sys.exit(0 if all(v[i] == i * 1.0 for i in range(40)) else 1)"; check "cuTile vector add values" $?
+want=$(i=0; while [ $i -lt 40 ]; do printf '%d ' $((3 * i)); i=$((i + 1)); done)
+[ "$(npyvals "$tmp/o3/arg6.npy" f4 | awk '{for (i = 1; i <= NF; i++) printf "%d ", $i}')" = "$want" ]; check "cuTile vector add values" $?
 "$exe" interp --help > "$tmp/log" 2>&1
 [ $? -eq 0 ] && grep -q "EXIT STATUS" "$tmp/log"; check "help" $?
 exit $fail
