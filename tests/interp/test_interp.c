@@ -1258,6 +1258,41 @@ START_TEST(t_formats)
 }
 END_TEST
 
+
+START_TEST(t_argmax)
+{
+    er_interp_module *m = load("argmax.mlir");
+    float x[16], vmax, suf[16];
+    int32_t imax;
+    launch L;
+    int i, best = 0;
+    for (i = 0; i < 16; i++) x[i] = (float)((int)(er_test_rand(&rng) % 21) - 10);
+    x[3] = x[11] = 50.0f; /* a tie: the first maximum wins */
+    for (i = 1; i < 16; i++)
+        if (x[i] > x[best]) best = i;
+    lset(&L, 1, 1);
+    lbuf(&L, ER_FMT_F32, x, sizeof x);
+    lbuf(&L, ER_FMT_F32, &vmax, sizeof vmax);
+    lbuf(&L, ER_FMT_I32, &imax, sizeof imax);
+    lbuf(&L, ER_FMT_F32, suf, sizeof suf);
+    lrun_ok(&L, m, "argmax");
+    {
+        float f50 = 50.0f;
+        ck_assert(memcmp(&vmax, &f50, 4) == 0);
+    }
+    ck_assert_int_eq(imax, best);
+    ck_assert_int_eq(best, 3);
+    for (i = 0; i < 16; i++) {
+        float want = x[i];
+        int j;
+        for (j = i; j < 16; j++)
+            if (x[j] > want) want = x[j];
+        ck_assert_msg(memcmp(&suf[i], &want, 4) == 0, "suffix max %d: %g, want %g", i, suf[i], want);
+    }
+    er_interp_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("interp");
@@ -1280,6 +1315,7 @@ static Suite *suite(void)
     tcase_add_test(tc, t_fast_path);
     tcase_add_test(tc, t_cutile_matmul);
     tcase_add_test(tc, t_formats);
+    tcase_add_test(tc, t_argmax);
     tcase_add_test(tc, t_cutile_others);
     suite_add_tcase(s, tc);
     return s;
