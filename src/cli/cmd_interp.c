@@ -121,9 +121,36 @@ static int load_buffer(const char *path, int fmt, buf *b)
     memset(b, 0, sizeof *b);
     b->fmt = fmt;
     b->path = path;
-    if (er_npy_read(path, &b->a, msg, sizeof msg) != ER_OK) {
-        fprintf(stderr, "exactref interp: %s\n", msg);
-        return -1;
+    {
+        /* ml_dtypes arrays (bfloat16, float8_*, float4_*) are saved by numpy as void dtypes of their
+         * storage width ('<V2', '<V1'), holding the raw patterns: read them as the unsigned dtype */
+        FILE *f = fopen(path, "rb");
+        size_t len = 0, k;
+        char *raw;
+        er_status st;
+        if (!f) {
+            fprintf(stderr, "exactref interp: %s: %s\n", path, strerror(errno));
+            return -1;
+        }
+        raw = read_all(f, &len);
+        fclose(f);
+        if (!raw) {
+            fprintf(stderr, "exactref interp: %s: cannot read the file\n", path);
+            return -1;
+        }
+        for (k = 10; k + 10 < len && k < 4096 && raw[k] != '\n'; k++)
+            if (!memcmp(raw + k, "'descr': '", 10)) {
+                char *q = raw + k + 10;
+                if ((q[0] == '<' || q[0] == '|' || q[0] == '=') && q[1] == 'V' && (q[2] == '1' || q[2] == '2' || q[2] == '4' || q[2] == '8') && q[3] == '\'')
+                    q[1] = 'u';
+                break;
+            }
+        st = er_npy_parse(raw, len, path, &b->a, msg, sizeof msg);
+        free(raw);
+        if (st != ER_OK) {
+            fprintf(stderr, "exactref interp: %s\n", msg);
+            return -1;
+        }
     }
     n = b->a.itemsize ? b->a.nbytes / b->a.itemsize : 0;
     d = b->a.descr;
@@ -568,7 +595,8 @@ const char *const er_cli_help_interp =
     "    ARGS bind the entry's parameters in order: a .npy file for a pointer parameter, a number for a\n"
     "    scalar one. A .npy array for a pointer to E may hold E's native dtype (float64, float32,\n"
     "    float16, int8 ... int64), raw bit patterns as unsigned integers of E's storage width (uint16\n"
-    "    for bf16, uint8 for the fp8 and fp4 formats, one element per byte), or integers; every element\n"
+    "    for bf16, uint8 for the fp8 and fp4 formats, one element per byte), ml_dtypes arrays as numpy\n"
+    "    saves them (void dtypes of the storage width, holding the patterns), or integers; every element\n"
     "    must be exactly a value of E. A scalar is a decimal integer, an exactly representable decimal\n"
     "    number, or a 0x bit pattern.\n"
     "\n"

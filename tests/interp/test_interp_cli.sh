@@ -89,6 +89,12 @@ mkdir "$tmp/o3" "$tmp/o4"
 [ $? -eq 0 ] && cmp -s "$tmp/o3/arg6.npy" "$tmp/o4/arg6.npy"; check "the explicit form gives the same file" $?
 want=$(i=0; while [ $i -lt 40 ]; do printf '%d ' $((3 * i)); i=$((i + 1)); done)
 [ "$(npyvals "$tmp/o3/arg6.npy" f4 | awk '{for (i = 1; i <= NF; i++) printf "%d ", $i}')" = "$want" ]; check "cuTile vector add values" $?
+# ml_dtypes arrays as numpy saves them: '<V2' holding bf16 patterns (1.5, -2.0, 3.75, 0.25)
+mkdir "$tmp/o5"
+npy "$tmp/bf16.npy" '<V2' '(16,)' c03f00c07040803ec03f00c07040803ec03f00c07040803ec03f00c07040803e
+npy "$tmp/c.npy" '<V2' '(16,)' 0000000000000000000000000000000000000000000000000000000000000000
+"$exe" interp "$kdir/peers.mlir" --kernel mul_bf16 "$tmp/bf16.npy" "$tmp/bf16.npy" "$tmp/c.npy" -o "$tmp/o5" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && [ "$(npyvals "$tmp/o5/c.npy" x2 | cut -d' ' -f1-4)" = "4010 4080 4161 3d80" ]; check "ml_dtypes '<V2' arrays are read as patterns (bf16 squares)" $?
 "$exe" interp --help > "$tmp/log" 2>&1
 [ $? -eq 0 ] && grep -q "EXIT STATUS" "$tmp/log"; check "help" $?
 exit $fail
