@@ -66,7 +66,7 @@ $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -
     $(ls src/math/*.c 2>/dev/null) src/status.c src/formats.c src/scalar.c src/npy.c src/result.c \
     src/backend_auto.c src/cuda_loader.c src/opencl_stub.c src/interval/*.c cpu/*.c \
     -lmpfr -lgmp -lm -lpthread -ldl -o "$work/fuzz_interp"
-cp tests/interp/kernels/*.mlir "$work/icorpus/"
+cp tests/interp/kernels/*.mlir tests/interp/cutile/*.mlir "$work/icorpus/"
 echo "fuzz: running the interpreter's parser for $iseconds s on $(ls "$work/icorpus" | wc -l) seed files"
 status=0
 "$work/fuzz_interp" -max_total_time="$iseconds" -max_len=8192 -rss_limit_mb=2048 -timeout=20 \
