@@ -44,6 +44,26 @@ static int ends_with(const char *s, const char *suf)
     return a >= b && !strcmp(s + a - b, suf);
 }
 
+/* Whether an executable of that name is in a directory of PATH. */
+static int on_path(const char *name)
+{
+    const char *path = getenv("PATH"), *p;
+    char buf[4200];
+    if (!path) return 0;
+    for (p = path;;) {
+        const char *e = strchr(p, ':');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n && n + strlen(name) + 2 < sizeof buf) {
+            memcpy(buf, p, n);
+            buf[n] = '/';
+            strcpy(buf + n + 1, name);
+            if (access(buf, X_OK) == 0) return 1;
+        }
+        if (!e) return 0;
+        p = e + 1;
+    }
+}
+
 /* The module's text: the file itself, or tileirdisasm's output for a .tileirbc file. */
 static char *load_text(const char *path, size_t *len)
 {
@@ -62,7 +82,7 @@ static char *load_text(const char *path, size_t *len)
             fprintf(stderr, "exactref interp: %s: %s\n", path, strerror(errno));
             return NULL;
         }
-        if (system("command -v tileirdisasm >/dev/null 2>&1") != 0) {
+        if (!on_path("tileirdisasm")) {
             fprintf(stderr, "exactref interp: %s: Tile IR bytecode needs tileirdisasm to be read, and it is not on PATH "
                             "(install it with: pip install nvidia-cuda-tileiras), or pass the MLIR text form\n", path);
             return NULL;

@@ -96,7 +96,7 @@ npy "$tmp/c2.npy" '<V2' '(16,)' 000000000000000000000000000000000000000000000000
 "$exe" interp "$kdir/peers.mlir" --kernel mul_bf16 "$tmp/bf16.npy" "$tmp/bf16.npy" "$tmp/c2.npy" -o "$tmp/o5" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 0 ] && [ "$(npyvals "$tmp/o5/c.npy" x2 | cut -d' ' -f1-4)" = "4010 4080 4161 3d80" ]; check "ml_dtypes '<V2' arrays are read as patterns (bf16 squares)" $?
 # bytecode through tileirdisasm, where it is installed (PyPI nvidia-cuda-tileiras)
-if command -v tileirdisasm > /dev/null 2>&1; then
+if command -v tileirdisasm > "$tmp/which" 2>&1; then
     mkdir "$tmp/o6"
     "$exe" interp "$cdir/cutile_vadd.tileirbc" --cutile --grid 3 "$tmp/a.npy" "$tmp/b.npy" "$tmp/c.npy" -o "$tmp/o6" > "$tmp/log" 2> "$tmp/err"
     rc=$?; [ $rc -eq 0 ] && cmp -s "$tmp/o3/arg6.npy" "$tmp/o6/arg6.npy"; r=$?; [ $r -eq 0 ] || cat "$tmp/err"; check ".tileirbc through tileirdisasm" $r
