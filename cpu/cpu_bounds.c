@@ -81,7 +81,7 @@ static void terms_row_plain(int64_t n, double av, const double *brow, int eav, c
 {
     for (int64_t col = 0; col < n; col++) {
         double x = av * brow[col];
-        double e = x == 0 ? -126.0 : (double)(eav + erow[col]);
+        double e = (double)(eav + erow[col]); /* a zero product too: er_b_eng_term */
         sv[col] = sv[col] + x;
         if (er_b_finite(x)) xs[col] = xs[col] + fabs(x);
         em[col] = e > em[col] ? e : em[col];
@@ -95,7 +95,7 @@ static void terms_row_plain(int64_t n, double av, const double *brow, int eav, c
 __attribute__((target("avx2"))) static void terms_row_avx2(int64_t n, double av, const double *brow, int eav,
                                                             const int16_t *erow, double *sv, double *xs, double *em)
 {
-    const __m256d va = _mm256_set1_pd(av), zero = _mm256_setzero_pd(), m126 = _mm256_set1_pd(-126.0);
+    const __m256d va = _mm256_set1_pd(av);
     const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
     const __m128i vea = _mm_set1_epi32(eav);
     int64_t col = 0;
@@ -103,7 +103,6 @@ __attribute__((target("avx2"))) static void terms_row_avx2(int64_t n, double av,
         __m256d x = _mm256_mul_pd(va, _mm256_loadu_pd(brow + col));
         __m128i e16 = _mm_loadl_epi64((const __m128i *)(erow + col));
         __m256d e = _mm256_cvtepi32_pd(_mm_add_epi32(_mm_cvtepi16_epi32(e16), vea));
-        e = _mm256_blendv_pd(e, m126, _mm256_cmp_pd(x, zero, _CMP_EQ_OQ));
         _mm256_storeu_pd(sv + col, _mm256_add_pd(_mm256_loadu_pd(sv + col), x));
         /* the finite terms only: an infinite or NaN x leaves xs as it is (x + 0 where it is finite is x) */
         __m256d ax = _mm256_and_pd(x, absmask);
@@ -169,30 +168,44 @@ __attribute__((target("avx2"))) static int block4_avx2(const er_bpar *c, er_b_en
     __m256d infl = _mm256_set1_pd(1.0 + (double)(c->k + 8) * 0x1p-51);
     T = _mm256_add_pd(T, xs);
     __m256d xs2 = ER_UP4(_mm256_mul_pd(xs, infl));
-    /* ec = max(-126, frexp_e(B) - 1) where B > 0, else -126 */
-    __m256i m126 = _mm256_set1_epi64x(-126);
+    /* ec = max(emin_D, frexp_e(B) - 1) where B > 0, else -126 (a zero C) */
+    __m256i m126 = _mm256_set1_epi64x(-126), emd = _mm256_set1_epi64x(c->emin_c);
     __m256i exb = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(B), 52), _mm256_set1_epi64x(1023));
-    __m256i ec = _mm256_blendv_epi8(m126, exb, _mm256_cmpgt_epi64(exb, m126));
+    __m256i ec = _mm256_blendv_epi8(emd, exb, _mm256_cmpgt_epi64(exb, emd));
     ec = _mm256_blendv_epi8(m126, ec, _mm256_castpd_si256(_mm256_cmp_pd(B, zero, _CMP_GT_OQ)));
     /* Es = max(emax + gextra, ec) */
     __m256i em = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(_mm256_loadu_pd(emp))),
                                   _mm256_set1_epi64x(c->gextra));
     __m256i Es = _mm256_blendv_epi8(ec, em, _mm256_cmpgt_epi64(em, ec));
     {
-        /* 2^(Es - F) a normal binary64 value (else er_b_eng_block's ldexp, lane by lane) */
+        /* 2^(Es - F), and for CDNA3 2^(em - F) and 2^(Es - F2), normal binary64 values (else
+         * er_b_eng_block's ldexp, lane by lane) */
+        __m256i lo = _mm256_set1_epi64x(-1022), hi = _mm256_set1_epi64x(1023);
         __m256i ef = _mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F));
-        __m256i out = _mm256_or_si256(_mm256_cmpgt_epi64(_mm256_set1_epi64x(-1022), ef),
-                                      _mm256_cmpgt_epi64(ef, _mm256_set1_epi64x(1023)));
+        __m256i ef2 = _mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F2 ? c->F2 : c->F));
+        __m256i efp = _mm256_sub_epi64(c->F2 ? em : Es, _mm256_set1_epi64x(c->F));
+        __m256i out = _mm256_or_si256(_mm256_cmpgt_epi64(lo, ef), _mm256_cmpgt_epi64(ef, hi));
+        out = _mm256_or_si256(out, _mm256_or_si256(_mm256_cmpgt_epi64(lo, ef2), _mm256_cmpgt_epi64(ef2, hi)));
+        out = _mm256_or_si256(out, _mm256_or_si256(_mm256_cmpgt_epi64(lo, efp), _mm256_cmpgt_epi64(efp, hi)));
         if (!_mm256_testz_si256(out, out)) return 0;
     }
-    __m256d trunc = ER_UP4(_mm256_mul_pd(_mm256_set1_pd((double)(nt + 1)),
-                                         ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F)))));
+    __m256d trunc;
+    if (c->F2) { /* CDNA3: er_b_eng_block's three terms, in its order */
+        trunc = ER_UP4(_mm256_mul_pd(_mm256_set1_pd((double)(nt + c->xterms)),
+                                     ER_POW2_4(_mm256_sub_epi64(em, _mm256_set1_epi64x(c->F)))));
+        trunc = ER_UP4(_mm256_add_pd(trunc, ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F)))));
+        trunc = ER_UP4(_mm256_add_pd(trunc, ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F2)))));
+    } else {
+        trunc = ER_UP4(_mm256_mul_pd(_mm256_set1_pd((double)(nt + 1 + c->xterms)),
+                                     ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F)))));
+    }
     __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B, xs2)), trunc));
-    /* sh = frexp_e(dmax) - 1 - out_p - rne; norm = 2^-149 below -149 */
+    /* sh = frexp_e(dmax) - 1 - out_p - rne; norm = 2^qe below qe (D's subnormal quantum, halved to nearest) */
+    const int rne = c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0, qe = er_b_eng_qe(c);
     __m256i sh = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(dmax), 52),
-                                  _mm256_set1_epi64x(1023 + c->out_p + (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0)));
-    __m256d norm = _mm256_blendv_pd(ER_POW2_4(sh), _mm256_set1_pd(0x1p-149),
-                                    _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(-149), sh)));
+                                  _mm256_set1_epi64x(1023 + c->out_p + rne));
+    __m256d norm = _mm256_blendv_pd(ER_POW2_4(sh), _mm256_set1_pd(ldexp(1.0, qe)),
+                                    _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(qe), sh)));
     E = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(E, trunc)), norm));
     B = ER_UP4(_mm256_add_pd(dmax, norm));
     __m256d maxc = _mm256_set1_pd(c->max_c);
@@ -387,15 +400,33 @@ static int bounds_cpu(const er_bjob *job, er_bounds *out, int64_t e0, int thread
     return ER_OK;
 }
 
-/* The hardware exponent bound of a decoded element (accumulation-models.md, step 2). */
+/*
+ * The hardware exponent bound of a decoded element (docs/accumulation-models.md, step 2): a normal
+ * value's exponent, a subnormal one's format minimum, and for a zero the larger of -126 (the public
+ * model's exponent for a zero of every format) and the format's minimum exponent (the reading "a zero
+ * keeps its format's minimum exponent": f16 -14, e4m3 -6, e5m2 -14, e2m1 0), so that the bound covers
+ * both; for bf16, tf32 and f32 they agree.  A zero product's term then has exponent e_a + e_b.
+ */
 static int16_t hw_exp(er_val v, int fmt)
 {
-    if (v.cls == ER_CLASS_ZERO) return -126;
+    if (v.cls == ER_CLASS_ZERO) {
+        int emin = er_fmt_emin(er_fmt_get(fmt));
+        return (int16_t)(emin > -126 ? emin : -126);
+    }
     if (v.cls != ER_CLASS_NORMAL && v.cls != ER_CLASS_SUBNORMAL) return 0;
     int top = 63 - ER_CLZ64(v.sig);
     int e = v.exp + top;
     int emin = er_fmt_emin(er_fmt_get(fmt));
     return (int16_t)(e < emin ? emin : e);
+}
+
+/* An element's exponent for a model of exact groups (gextra = log2 of the group): at least
+ * -(gextra / 2), and exactly that for a zero, so that e_a + e_b + gextra >= 0 for every product. */
+static int16_t group_exp(int16_t e, int fmt, uint64_t bits, int gextra)
+{
+    int fl = -(gextra / 2);
+    if (er_decode(fmt, bits).cls == ER_CLASS_ZERO) return (int16_t)fl;
+    return (int16_t)(e < fl ? fl : e);
 }
 
 /* normal's roundings per term: products (one each), within-lane additions, lane combination;
@@ -514,6 +545,10 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
                 q->af[i * k + p] = val_to_double(a_val(P, b, i, p));
                 if (q->ea) {
                     int16_t e = hw_exp(er_decode(P->a.fmt, load(&P->a, b, i, p)), P->a.fmt);
+                    /* exact groups (mxf4/nvf4): a group's term has exponent e_sa + e_sb whatever its
+                     * elements, and E is bounded by (e_a + e_b + scales) + gextra: every element counts
+                     * as exponent >= -(gextra / 2), a zero as exactly that (its own is irrelevant there) */
+                    if (q->job->par.gextra > 0) e = group_exp(e, P->a.fmt, load(&P->a, b, i, p), q->job->par.gextra);
                     if (P->scaled) e = (int16_t)(e + hw_exp(er_decode(P->sa.fmt, load(&P->sa, b, i, p / block)), P->sa.fmt));
                     q->ea[i * k + p] = e;
                 }
@@ -526,6 +561,7 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
                 if (q->babs) q->babs[p * n + j] = fabs(v);
                 if (q->eb) {
                     int16_t e = hw_exp(er_decode(P->b.fmt, load(&P->b, b, p, j)), P->b.fmt);
+                    if (q->job->par.gextra > 0) e = group_exp(e, P->b.fmt, load(&P->b, b, p, j), q->job->par.gextra);
                     if (P->scaled) e = (int16_t)(e + hw_exp(er_decode(P->sb.fmt, load(&P->sb, b, p / block, j)), P->sb.fmt));
                     q->eb[p * n + j] = e;
                 }
@@ -605,7 +641,8 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
     er_format_info fo;
     memset(&job, 0, sizeof job);
     er_format_get_info(rounded->format, &fo);
-    int cfmt = std->kind == ER_STD_ENGINE ? ER_FMT_F32 : compute;
+    /* engines: the accumulator D's format (f32, or f16 for the f16-accumulator models) */
+    int cfmt = std->kind == ER_STD_ENGINE ? (std->acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32) : compute;
     {
         er_fmt cf = er_fmt_get(cfmt);
         er_fmt fa = er_fmt_get(args->a->format), fb = er_fmt_get(args->b->format);
@@ -623,6 +660,11 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
         c->max_c = fmt_max(cfmt);
         c->maxo = fmt_max(rounded->format);
         c->c_rounds = P.has_c && er_fmt_get(P.c.fmt).mbits > cf.mbits;
+        if (std->kind == ER_STD_ENGINE && P.has_c) {
+            /* engines: C is read into D's format; it rounds when it has more bits or more range */
+            er_fmt ccf = er_fmt_get(P.c.fmt);
+            c->c_rounds = ccf.mbits > cf.mbits || er_fmt_emin(ccf) < er_fmt_emin(cf) || fmt_max(P.c.fmt) > c->max_c;
+        }
         c->slack_a = slack && slack->da;
         c->slack_b = slack && slack->db;
         c->slack_c = slack && slack->dc;
@@ -637,6 +679,8 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
             while ((1 << c->gextra) < std->group) c->gextra++;
             c->promote = std->promote;
             c->tf32_inputs = std->tf32_inputs;
+            c->F2 = std->F2;
+            c->xterms = std->two_stage ? 2 : 0;
             c->a_f32 = P.a.fmt == ER_FMT_F32;
             c->b_f32 = P.b.fmt == ER_FMT_F32;
         }

@@ -33,7 +33,7 @@ fi
 echo "fuzz: building $work/fuzz_npy with $cc"
 $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -ffp-contract=off \
     -Iinclude -I"$confdir" \
-    tests/fuzz/fuzz_npy.c src/npy.c src/formats.c src/scalar.c src/status.c \
+    tests/fuzz/fuzz_npy.c src/npy.c src/npy_tensor.c src/formats.c src/scalar.c src/status.c \
     -o "$work/fuzz_npy"
 
 # The seeds: the committed corpus (valid and malformed files), copied so the run can grow it.
@@ -63,8 +63,7 @@ $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -
     -Iinclude -I"$work/iinclude" -Isrc \
     tests/fuzz/fuzz_interp.c src/interp/interp_parse.c src/interp/interp_check.c src/interp/interp_arith.c \
     src/interp/interp_exec.c $( [ -f include/exactref/math.h ] || echo src/interp/interp_math_fallback.c ) \
-    $(ls src/math/*.c 2>/dev/null) src/status.c src/formats.c src/scalar.c src/npy.c src/result.c \
-    src/backend_auto.c src/cuda_loader.c src/opencl_stub.c src/interval/*.c cpu/*.c \
+    $(ls src/math/*.c 2>/dev/null) src/*.c src/interval/*.c cpu/*.c \
     -lmpfr -lgmp -lm -lpthread -ldl -o "$work/fuzz_interp"
 cp tests/interp/kernels/*.mlir tests/interp/cutile/*.mlir "$work/icorpus/"
 echo "fuzz: running the interpreter's parser for $iseconds s on $(ls "$work/icorpus" | wc -l) seed files"

@@ -8,31 +8,130 @@
 #include "../cpu/cpu_internal.h"
 #include "exactref/exactref.h"
 
-/* The matrix-engine models of accumulation-models.md, one row each (docs/proofs/engines.md). */
-static const er_standard er_models_[] = {
-    /* kind, name, k, F, out_p, out_round, promote, group, floor, tf32 inputs */
-    {ER_STD_ENGINE, "volta", 4, 23, 23, ER_RND_ZERO, 0, 1, 0, 0},
-    {ER_STD_ENGINE, "turing", 8, 24, 23, ER_RND_ZERO, 0, 1, 0, 0},
-    {ER_STD_ENGINE, "ampere", 8, 24, 23, ER_RND_ZERO, 0, 1, 0, 0},
-    {ER_STD_ENGINE, "ampere-tf32", 4, 24, 23, ER_RND_ZERO, 0, 1, 0, 1},
-    {ER_STD_ENGINE, "ada-fp8", 16, 13, 13, ER_RND_ZERO, 0, 1, 0, 0},
-    {ER_STD_ENGINE, "hopper", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0},
-    {ER_STD_ENGINE, "hopper-tf32", 8, 25, 23, ER_RND_ZERO, 0, 1, 0, 1},
-    {ER_STD_ENGINE, "hopper-fp8", 32, 13, 13, ER_RND_ZERO, 0, 1, 0, 0},
-    {ER_STD_ENGINE, "deepgemm-fp8", 32, 13, 13, ER_RND_ZERO, 128, 1, 0, 0},
-    {ER_STD_ENGINE, "hopper-fp8-deepgemm", 32, 13, 13, ER_RND_ZERO, 128, 1, 0, 0},
-    {ER_STD_ENGINE, "blackwell", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0},
-    {ER_STD_ENGINE, "blackwell-f8f6f4", 32, 25, 23, ER_RND_ZERO, 0, 1, 0, 0},
-    {ER_STD_ENGINE, "blackwell-mx", 32, 25, 23, ER_RND_ZERO, 0, 1, 0, 0},
-    {ER_STD_ENGINE, "blackwell-mxf8f6f4", 32, 25, 23, ER_RND_ZERO, 0, 1, 0, 0},
-    {ER_STD_ENGINE, "blackwell-mxf4", 64, 35, 23, ER_RND_ZERO, 0, 16, 0, 0},
-    {ER_STD_ENGINE, "cdna3", 8, 24, 23, ER_RND_NEAREST_EVEN, 0, 1, 1, 0},
+/*
+ * The matrix-engine models of docs/accumulation-models.md, one row each, with the instructions they
+ * model and their other names (docs/proofs/engines.md proves the bound of every row).  Per row: k
+ * products per step, F fraction bits kept at the step's largest exponent, the accumulator D's fraction
+ * bits and rounding, promotion, exact groups, CDNA3 arithmetic, tf32 operands, D's format, F2, stages.
+ */
+#define ER_NV(nm, k, F, p, pr, g, tf) {ER_STD_ENGINE, nm, k, F, p, ER_RND_ZERO, pr, g, 0, tf, ER_FMT_F32, 0, 0}
+#define ER_NV16(nm, k, F) {ER_STD_ENGINE, nm, k, F, 10, ER_RND_NEAREST_EVEN, 0, 1, 0, 0, ER_FMT_F16, 0, 0}
+#define ER_AMD(nm, k, tf, two) {ER_STD_ENGINE, nm, k, 24, 23, ER_RND_NEAREST_EVEN, 0, 1, 1, tf, ER_FMT_F32, 31, two}
+static const er_standard_info er_models_[] = {
+    {"volta", "Volta mma.m8n8k4 f16 -> f32", "", ER_NV("volta", 4, 23, 23, 0, 1, 0)},
+    {"volta-f16", "Volta mma.m8n8k4 f16 -> f16", "", ER_NV16("volta-f16", 4, 23)},
+    {"turing", "Turing mma.m16n8k8 f16 -> f32", "", ER_NV("turing", 8, 24, 23, 0, 1, 0)},
+    {"turing-f16", "Turing mma.m16n8k8 f16 -> f16", "", ER_NV16("turing-f16", 8, 24)},
+    {"ampere", "Ampere mma.m16n8k16 f16/bf16 -> f32 (2 x 8), m16n8k8 bf16", "", ER_NV("ampere", 8, 24, 23, 0, 1, 0)},
+    {"ampere-f16", "Ampere/Ada mma.m16n8k16 f16 -> f16 (2 x 8)", "ada-f16-f16", ER_NV16("ampere-f16", 8, 24)},
+    {"ampere-tf32", "Ampere mma.m16n8k8 tf32 -> f32 (2 x 4), m16n8k4", "", ER_NV("ampere-tf32", 4, 24, 23, 0, 1, 1)},
+    {"ada-f16", "Ada mma.m16n8k16 f16/bf16 -> f32 (2 x 8)", "", ER_NV("ada-f16", 8, 24, 23, 0, 1, 0)},
+    {"ada-tf32", "Ada mma.m16n8k8 tf32 -> f32 (2 x 4)", "", ER_NV("ada-tf32", 4, 24, 23, 0, 1, 1)},
+    {"ada-fp8", "Ada mma.m16n8k32 e4m3/e5m2 -> f32 (2 x 16, e8m13), m16n8k16", "", ER_NV("ada-fp8", 16, 13, 13, 0, 1, 0)},
+    {"ada-fp8-f16", "Ada mma.m16n8k32 e4m3/e5m2 -> f16 (2 x 16), m16n8k16", "", ER_NV16("ada-fp8-f16", 16, 13)},
+    {"hopper", "Hopper wgmma f16/bf16 -> f32", "", ER_NV("hopper", 16, 25, 23, 0, 1, 0)},
+    {"hopper-f16", "Hopper wgmma f16 -> f16", "", ER_NV16("hopper-f16", 16, 25)},
+    {"hopper-tf32", "Hopper wgmma tf32 -> f32", "", ER_NV("hopper-tf32", 8, 25, 23, 0, 1, 1)},
+    {"hopper-fp8", "Hopper wgmma e4m3/e5m2 -> f32 (e8m13)", "", ER_NV("hopper-fp8", 32, 13, 13, 0, 1, 0)},
+    {"hopper-fp8-f16", "Hopper wgmma e4m3/e5m2 -> f16", "", ER_NV16("hopper-fp8-f16", 32, 13)},
+    {"deepgemm-fp8", "Hopper wgmma fp8, promoted into f32 every 128 (DeepGEMM)", "hopper-fp8-deepgemm",
+     ER_NV("deepgemm-fp8", 32, 13, 13, 128, 1, 0)},
+    {"blackwell", "Blackwell tcgen05 kind::f16 f16/bf16 -> f32", "", ER_NV("blackwell", 16, 25, 23, 0, 1, 0)},
+    {"blackwell-f16", "Blackwell tcgen05 kind::f16 f16 -> f16", "", ER_NV16("blackwell-f16", 16, 25)},
+    {"blackwell-tf32", "Blackwell tcgen05 kind::tf32 -> f32", "", ER_NV("blackwell-tf32", 8, 25, 23, 0, 1, 1)},
+    {"blackwell-f8f6f4", "Blackwell tcgen05 kind::f8f6f4 -> f32; sm_120 mma m16n8k32", "",
+     ER_NV("blackwell-f8f6f4", 32, 25, 23, 0, 1, 0)},
+    {"blackwell-f8f6f4-f16", "Blackwell tcgen05 kind::f8f6f4 -> f16; sm_120 mma m16n8k32", "",
+     ER_NV16("blackwell-f8f6f4-f16", 32, 25)},
+    {"blackwell-mxf8f6f4", "Blackwell kind::mxf8f6f4 block32 ue8m0 scales -> f32", "blackwell-mx",
+     ER_NV("blackwell-mxf8f6f4", 32, 25, 23, 0, 1, 0)},
+    {"blackwell-mxf4", "Blackwell kind::mxf4/mxf4nvf4 k64, exact groups of 16 -> f32", "blackwell-nvf4",
+     ER_NV("blackwell-mxf4", 64, 35, 23, 0, 16, 0)},
+    {"cdna3", "CDNA3 MFMA f16/bf16 -> f32, 8 per step (fp8: cdna3-fp8)", "", ER_AMD("cdna3", 8, 0, 0)},
+    {"cdna3-fp8", "CDNA3 MFMA fp8/bf8 -> f32 (16 per step, even/odd stages)", "cdna3-bf8", ER_AMD("cdna3-fp8", 16, 0, 1)},
+    {"cdna3-xf32", "CDNA3 MFMA xf32 -> f32 (4 per step)", "", ER_AMD("cdna3-xf32", 4, 1, 0)},
 };
+#undef ER_NV
+#undef ER_NV16
+#undef ER_AMD
+#define ER_NMODELS ((int)(sizeof er_models_ / sizeof er_models_[0]))
+
+const er_standard_info *er_standard_list(int *count)
+{
+    if (count) *count = ER_NMODELS;
+    return er_models_;
+}
 
 const char *er_standard_names(void)
 {
-    return "normal any_order volta turing ampere ampere-tf32 ada-fp8 hopper hopper-tf32 hopper-fp8 "
-           "deepgemm-fp8 hopper-fp8-deepgemm blackwell blackwell-f8f6f4 blackwell-mx blackwell-mxf8f6f4 blackwell-mxf4 cdna3 engine:k=..,F=..,p=..";
+    /* every name and alias of er_models_, in its order (test_bounds' table test compares the two) */
+    return "normal any_order volta volta-f16 turing turing-f16 ampere ampere-f16 ada-f16-f16 ampere-tf32 ada-f16 "
+           "ada-tf32 ada-fp8 ada-fp8-f16 hopper hopper-f16 hopper-tf32 hopper-fp8 hopper-fp8-f16 deepgemm-fp8 "
+           "hopper-fp8-deepgemm blackwell blackwell-f16 blackwell-tf32 blackwell-f8f6f4 blackwell-f8f6f4-f16 "
+           "blackwell-mxf8f6f4 blackwell-mx blackwell-mxf4 blackwell-nvf4 cdna3 cdna3-fp8 cdna3-bf8 cdna3-xf32 "
+           "engine:k=..,F=..,p=..";
+}
+
+/* name is one of the space-separated words of list. */
+static int in_words(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        while (*p == ' ') p++;
+        size_t w = strcspn(p, " ");
+        if (w == n && w && !strncmp(p, name, n)) return 1;
+        p += w;
+    }
+    return 0;
+}
+
+size_t er_standard_table(char *buf, size_t size)
+{
+    size_t n = 0;
+    char tmp[256];
+#define ER_PUT(...)                                                                                    \
+    do {                                                                                               \
+        int w_ = snprintf(tmp, sizeof tmp, __VA_ARGS__);                                               \
+        if (w_ > 0) {                                                                                  \
+            if (buf && n < size) snprintf(buf + n, size - n, "%s", tmp);                               \
+            n += (size_t)w_;                                                                           \
+        }                                                                                              \
+    } while (0)
+    if (buf && size) buf[0] = '\0';
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %-7s %s\n", "standard", "family (instructions)", "k", "F", "p", "rounding",
+           "promote", "aliases");
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "normal", "products rounded to compute, index order or 2/4 lanes", "-",
+           "-", "-", "nearest", "-");
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "any_order", "any summation tree, with or without fma", "-", "-", "-",
+           "nearest", "-");
+    for (int i = 0; i < ER_NMODELS; i++) {
+        const er_standard *m = &er_models_[i].std;
+        char pr[16];
+        snprintf(pr, sizeof pr, "%d", m->promote);
+        if (er_models_[i].aliases[0])
+            ER_PUT("%-21s %-62s %3d %3d %3d %-8s %-7s %s\n", er_models_[i].name, er_models_[i].family, m->k, m->F,
+                   m->out_p, m->out_round == ER_RND_ZERO ? "zero" : "nearest", m->promote ? pr : "-", er_models_[i].aliases);
+        else
+            ER_PUT("%-21s %-62s %3d %3d %3d %-8s %s\n", er_models_[i].name, er_models_[i].family, m->k, m->F, m->out_p,
+                   m->out_round == ER_RND_ZERO ? "zero" : "nearest", m->promote ? pr : "-");
+    }
+#undef ER_PUT
+    return n;
+}
+
+er_standard er_standard_for_inputs(const er_standard *std, int a_format, int b_format)
+{
+    er_standard s = *std;
+    if (std->kind == ER_STD_ENGINE && !strcmp(std->name, "cdna3") && a_format >= 0 && a_format < ER_FMT_COUNT &&
+        b_format >= 0 && b_format < ER_FMT_COUNT) {
+        er_fmt fa = er_fmt_get(a_format), fb = er_fmt_get(b_format);
+        int f8a = fa.kind == ER_KIND_FLOAT && fa.width == 8 && er_fmt_signed(fa);
+        int f8b = fb.kind == ER_KIND_FLOAT && fb.width == 8 && er_fmt_signed(fb);
+        if (f8a && f8b)
+            for (int i = 0; i < ER_NMODELS; i++)
+                if (!strcmp(er_models_[i].name, "cdna3-fp8")) s = er_models_[i].std;
+    }
+    return s;
 }
 
 static er_status msgf(char *msg, size_t size, er_status st, const char *fmt, ...)
@@ -56,14 +155,16 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
         snprintf(s->name, sizeof s->name, "%s", spec);
         return ER_OK;
     }
-    for (size_t i = 0; i < sizeof er_models_ / sizeof er_models_[0]; i++)
-        if (!strcmp(spec, er_models_[i].name)) {
-            *s = er_models_[i];
+    for (int i = 0; i < ER_NMODELS; i++)
+        if (!strcmp(spec, er_models_[i].name) || in_words(er_models_[i].aliases, spec)) {
+            *s = er_models_[i].std;
+            snprintf(s->name, sizeof s->name, "%s", spec); /* an alias keeps the name it was given */
             return ER_OK;
         }
     if (!strncmp(spec, "engine:", 7) || !strcmp(spec, "engine")) {
         const char *p = spec + (spec[6] == ':' ? 7 : 6);
-        *s = (er_standard){ER_STD_ENGINE, "", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0};
+        int set_p = 0, set_round = 0;
+        *s = (er_standard){ER_STD_ENGINE, "", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0, ER_FMT_F32, 0, 0};
         snprintf(s->name, sizeof s->name, "%.47s", spec);
         while (*p) {
             char key[16];
@@ -75,6 +176,16 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
                     if (!strcmp(word, "zero")) s->out_round = ER_RND_ZERO;
                     else if (!strcmp(word, "nearest_even")) s->out_round = ER_RND_NEAREST_EVEN;
                     else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': round is zero or nearest_even", spec);
+                    set_round = 1;
+                    p += used;
+                    if (*p == ',') p++;
+                    continue;
+                }
+                if (sscanf(p, "d=%15[a-z0-9]%n", word, &used) == 1) {
+                    /* the accumulator D: f32 (default) or f16 (then p=10, round=nearest_even unless given) */
+                    if (!strcmp(word, "f32")) s->acc_fmt = ER_FMT_F32;
+                    else if (!strcmp(word, "f16")) s->acc_fmt = ER_FMT_F16;
+                    else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': d is f32 or f16", spec);
                     p += used;
                     if (*p == ',') p++;
                     continue;
@@ -85,7 +196,9 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
             if (!strcmp(key, "k") && v >= 1) s->k = (int)v;
             else if (!strcmp(key, "F")) s->F = (int)v;
             else if (!strcmp(key, "f")) s->F = (int)v;
-            else if (!strcmp(key, "p") && v >= 1 && v <= 52) s->out_p = (int)v;
+            else if (!strcmp(key, "p") && v >= 1 && v <= 52) s->out_p = (int)v, set_p = 1;
+            else if (!strcmp(key, "F2")) s->F2 = (int)v;
+            else if (!strcmp(key, "stages") && (v == 1 || v == 2)) s->two_stage = v == 2;
             else if (!strcmp(key, "promote")) s->promote = (int)v;
             else if (!strcmp(key, "group") && v >= 1) s->group = (int)v;
             else if (!strcmp(key, "floor")) s->floor_terms = v != 0;
@@ -96,6 +209,11 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
         }
         if (s->promote && s->promote % s->k)
             return msgf(msg, msg_size, ER_EINVAL, "standard '%s': promote must be a multiple of k", spec);
+        if (s->acc_fmt == ER_FMT_F16) {
+            if (!set_p) s->out_p = 10;
+            if (!set_round) s->out_round = ER_RND_NEAREST_EVEN;
+            if (s->out_p > 10) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': p is at most 10 for d=f16", spec);
+        }
         return ER_OK;
     }
     return msgf(msg, msg_size, ER_EFORMAT, "unknown standard '%s' (known: %s)", spec, er_standard_names());
@@ -395,8 +513,15 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
     } else {
         er_slack sl = {r->slack[0], r->slack[1], r->slack[2]};
         char dmsg[512] = "";
-        st = er_cpu_bounds(&r->args, &r->d, compute, o->flush_to_zero, &o->standard,
-                           (sl.da || sl.db || sl.dc) ? &sl : NULL, &b, dmsg, sizeof dmsg, NULL);
+        int on_cpu = 0;
+        er_standard es = er_standard_for_inputs(&o->standard, r->args.a->format, r->args.b->format);
+        st = er_cpu_bounds(&r->args, &r->d, compute, o->flush_to_zero, &es,
+                           (sl.da || sl.db || sl.dc) ? &sl : NULL, &b, dmsg, sizeof dmsg, &on_cpu);
+        /* a backend asked for by name says where the bounds ran when it could not run them itself */
+        if (st == ER_OK && on_cpu && (r->args.backend == ER_BACKEND_OPENCL || r->args.backend == ER_BACKEND_CUDA) &&
+            !r->stats.note[0])
+            snprintf(r->stats.note, sizeof r->stats.note, "the bounds ran on the CPU (the same bits): the %s device "
+                     "cannot compute them (OpenCL: no fp64)", r->args.backend == ER_BACKEND_CUDA ? "CUDA" : "OpenCL");
         if (st != ER_OK) {
             free_bounds(&b);
             if (dmsg[0]) return msgf(msg, msg_size, st, "computing the bounds failed: %s", dmsg);
@@ -592,7 +717,7 @@ er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *k
      * when the standards' bounds are below half of it (k u <= 1/4 for the compute format, or a
      * matrix-engine model whose errors are relative to 2^-F and 2^-p with F, p >= 8): bounded with
      * room by 2 (k ma mb + mc), computed with a margin for its own roundings. */
-    int compute = o->standard.kind == ER_STD_ENGINE ? ER_FMT_F32
+    int compute = o->standard.kind == ER_STD_ENGINE ? (o->standard.acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32)
                   : o->compute < 0                  ? er_result_default_compute(r)
                                                     : o->compute;
     er_fmt cf = er_fmt_get(compute);

@@ -13,7 +13,9 @@ extern "C" {
 
 /*
  * A .npy array as read: the dtype string normalised to one of '<f8' '<f4' '<f2' '|i1' '|u1' '<i2'
- * '<u2' '<i4' '<u4' '<i8' ('=' and 1-byte '<' spellings are accepted on reading), C order, 0 to 8
+ * '<u2' '<i4' '<u4' '<i8', or the void '|V1' '|V2' that np.save writes for ml_dtypes arrays (float8 and
+ * float4 types, bfloat16; '<V2' and '=V2' are accepted spellings) ('=' and 1-byte '<' spellings are
+ * accepted on reading), C order, 0 to 8
  * dimensions, and nbytes = itemsize * product(shape) bytes of little-endian elements in data (malloc'd;
  * never NULL after a successful read, even for an empty array).
  *
@@ -46,10 +48,31 @@ er_status er_npy_parse(const void *buf, size_t len, const char *name, er_npy *ou
 void er_npy_free(er_npy *a);
 
 /*
+ * The output rules, for every file the library writes:
+ *   - a new file, or an existing regular file, is replaced atomically: the bytes go to a temporary file
+ *     in the same directory, which is fsync'd, given the old file's mode, and renamed over it; on any
+ *     error nothing is left behind and the old file is untouched;
+ *   - a symbolic link is followed: its target is replaced as above (the link stays a link);
+ *   - anything else that exists (a FIFO, a character device, a terminal) is opened and written in
+ *     place, never replaced;
+ *   - refused with ER_EINVAL and a message: a directory, a socket, a dangling link, a regular file that
+ *     is read-only (no write permission bit: refused even for root), a directory the caller cannot
+ *     create files in;
+ *   - while the temporary file exists, SIGINT, SIGTERM, SIGHUP and SIGQUIT are held (the thread's
+ *     signal mask), so an interrupted program leaves no temporary file: the signal is delivered once
+ *     the file is renamed or removed.
+ * Out of memory gives ER_ENOMEM.
+ */
+
+/* Check that path may be written under the output rules, before any work is done (nothing is written). */
+er_status er_npy_output_check(const char *path, char *msg, size_t msg_size);
+
+/* Write len bytes to path under the output rules (any content: the report files use it). */
+er_status er_npy_write_bytes(const char *path, const void *data, size_t len, char *msg, size_t msg_size);
+
+/*
  * Write a C-order array of ndim (0 to 8) dimensions with dtype descr (one of the dtypes above) and
- * itemsize * product(shape) bytes at data, as a version 1.0 file.  Atomic: the bytes go to a temporary
- * file in the same directory, which is fsync'd and then renamed over path; on any error nothing is left
- * behind and an existing file at path is untouched.
+ * itemsize * product(shape) bytes at data, as a version 1.0 file, under the output rules.
  */
 er_status er_npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
                        const void *data, char *msg, size_t msg_size);
@@ -61,12 +84,15 @@ er_status er_npy_write(const char *path, const char *descr, int ndim, const int6
  * declared format).  How the elements are read:
  *   - float64, float32, float16 arrays hold values, each of which must be exactly a value of the
  *     declared format (NaN and infinities only where it has them): ER_EINEXACT otherwise;
- *   - unsigned arrays whose itemsize is the declared float format's storage size (uint8 for 8-, 6- and
- *     4-bit formats, uint16 for f16 and bf16, uint32 for f32 and tf32) hold raw bit patterns: a pattern
- *     with bits above the width, or tf32's padding set, gives ER_EPATTERN; a uint16 or uint32 array
- *     declared as a float format of another size gives ER_EINVAL;
+ *   - unsigned, int8, int16 and void arrays whose itemsize is the declared float format's storage size
+ *     (uint8/int8/|V1 for 8-, 6- and 4-bit formats, uint16/int16/<V2 for f16 and bf16, uint32 for f32
+ *     and tf32) hold raw bit patterns: what torch's t.view(torch.int16).numpy()
+ *     and ml_dtypes' np.save give.  A pattern with bits above the width, or tf32's padding set, gives
+ *     ER_EPATTERN; a uint16 or uint32 array declared as a float format of another size gives ER_EINVAL;
+ *   - a void array needs a declared float format of its size (ER_EINVAL otherwise, saying so);
  *   - every other integer array holds integers, each of which must be exactly a value of the declared
- *     format (an integer format's range, or a float format's values): ER_EINEXACT otherwise.
+ *     format (an integer format's range, or a float format's values: int32 declared f32, int8 declared f16):
+ *     ER_EINEXACT otherwise.
  * Errors name the file, the first offending index ([i, j] or [b, i, j]) and the value (%a and %.17g
  * for floats, decimal for integers, hexadecimal for patterns).  A float64, float32 or float16 array
  * declared as its own format keeps its patterns bit for bit, NaN payloads included, and so does a
@@ -80,7 +106,7 @@ er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_t
  * A tensor (2-D or 3-D, any strides) written as a C-order .npy file with its format's native dtype:
  * f64 '<f8', f32 and tf32 '<f4', f16 '<f2', i8 '|i1', u8 '|u1', i16 '<i2', i32 '<i4', i64 '<i8'; raw
  * patterns for the rest: '<u2' for bf16, '|u1' for formats of at most 8 bits.  Every pattern is
- * checked (ER_EPATTERN names the first bad index).  Written atomically, as er_npy_write.
+ * checked (ER_EPATTERN names the first bad index).  Written under the output rules, as er_npy_write.
  */
 er_status er_npy_write_tensor(const char *path, const er_tensor *t, char *msg, size_t msg_size);
 

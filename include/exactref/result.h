@@ -20,26 +20,55 @@ extern "C" {
 typedef struct er_standard {
     int kind;       /* ER_STD_* */
     char name[48];  /* "normal", "any_order", "hopper", ... */
-    /* matrix-engine models (accumulation-models.md): */
+    /* matrix-engine models (docs/accumulation-models.md): */
     int k;          /* products per instruction */
     int F;          /* fractional bits kept when terms are aligned to the largest exponent */
     int out_p;      /* fraction bits of the normalised accumulator (23: f32; 13: e8m13) */
     int out_round;  /* normalisation: ER_RND_ZERO or ER_RND_NEAREST_EVEN */
     int promote;    /* products between promotions into an f32 accumulator (0: never) */
     int group;      /* products summed exactly before alignment (blackwell-mx fp4: 16), else 1 */
-    int floor_terms;/* terms rounded toward -inf when aligned (CDNA3), else toward zero */
+    int floor_terms;/* CDNA3 arithmetic: the product sum and C floored (toward -inf) when aligned */
     int tf32_inputs;/* f32 operands are truncated to tf32 before the products (the tf32 models) */
+    int acc_fmt;    /* the accumulator D: ER_FMT_F32, or ER_FMT_F16 (f16 accumulators: to nearest even,
+                       out_p 10); any other value is read as ER_FMT_F32 */
+    int F2;         /* 0, or a second alignment of the product sum at F2 fraction bits (CDNA3: 31) */
+    int two_stage;  /* the products summed in two stages, even and odd (CDNA3 fp8/bf8) */
 } er_standard;
 
 /*
- * Parse a standard: "normal", "any_order", a model name (volta, turing, ampere, ampere-tf32, ada-fp8,
- * hopper, hopper-tf32, hopper-fp8, deepgemm-fp8, blackwell, blackwell-f8f6f4, blackwell-mx, cdna3),
- * or a user model "engine:k=16,F=25,p=23,round=zero,promote=0,group=1,floor=0" (any subset of keys
- * after "engine:", defaults k=16 F=25 p=23 round=zero promote=0 group=1 floor=0).
+ * Parse a standard: "normal", "any_order", a model name or alias (er_standard_list; `exactref check
+ * --standard list` prints them), or a user model "engine:k=16,F=25,p=23,round=zero,promote=0,group=1,
+ * floor=0,tf32=0,d=f32,F2=0,stages=1" (any subset of keys after "engine:", those are the defaults).
+ * The facts behind each model: docs/accumulation-models.md; the bound's proof: docs/proofs/engines.md.
  */
 er_status er_standard_parse(const char *spec, er_standard *std, char *msg, size_t msg_size);
-/* The names er_standard_parse knows, space separated. */
+/* The names er_standard_parse knows (aliases included), space separated. */
 const char *er_standard_names(void);
+
+/* One named matrix-engine standard: its parameters, the instructions it models, its other names. */
+typedef struct er_standard_info {
+    const char *name;    /* "hopper" */
+    const char *family;  /* "Hopper wgmma f16/bf16 -> f32" */
+    const char *aliases; /* other names, space separated ("" when none) */
+    er_standard std;     /* what er_standard_parse(name) gives */
+} er_standard_info;
+
+/* The named engine standards, in a fixed order: *count entries (static storage). */
+const er_standard_info *er_standard_list(int *count);
+
+/*
+ * The table `exactref check --standard list` prints (one line per standard: name, family, k, F, p,
+ * rounding, promotion, aliases; normal and any_order first), written into buf as snprintf does:
+ * returns the length of the whole table (buf holds it when the length is below size).
+ */
+size_t er_standard_table(char *buf, size_t size);
+
+/*
+ * The standard a model means for these input formats: "cdna3" on 8-bit float operands (f8E4M3FNUZ,
+ * f8E5M2FNUZ and the other fp8 formats) is the fp8 MFMA, cdna3-fp8 (16 products in two stages); every
+ * other standard is itself.  er_result_bounds applies this.
+ */
+er_standard er_standard_for_inputs(const er_standard *std, int a_format, int b_format);
 
 /* Options of tolerance(), finite_range(), may_be() and covers() (seed 002). */
 typedef struct er_tol_opts {

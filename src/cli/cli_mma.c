@@ -19,8 +19,16 @@ const char *const er_cli_mma_flags_help =
     "                           the CPU if it fails (a one-line note); by name, a failure is exit 3\n"
     "    --device N             the OpenCL or CUDA device (see exactref info; or\n"
     "                           EXACTREF_OPENCL_DEVICE, EXACTREF_CUDA_DEVICE)\n"
-    "    --threads N            threads (default: all cores); the bits never depend on it\n"
-    "    --strategy S           auto (certified fast path plus exact accumulator) or exact\n";
+    "    --threads N            threads, at most 1024 (default 0: one per core); the bits never\n"
+    "                           depend on it\n"
+    "    --strategy S           auto (certified fast path plus exact accumulator) or exact\n"
+    "    --b-transposed         B.npy holds B transposed, n x k (torch.nn.Linear's weight W, for\n"
+    "                           y = x W^T): read through strides, no copy; --b-scale is then\n"
+    "                           n x ceil(k/V) too\n"
+    "    A 3-D operand with a batch of 1 is broadcast over the other's batch, as numpy.matmul does.\n"
+    "    Each of these flags may be given once; --acc-format needs --acc, --block and\n"
+    "    --scale-format need the scales, and an integer product (mmai) takes no --rounding,\n"
+    "    --saturate or --flush-to-zero: each is exit 2 with the reason.\n";
 
 void er_cli_mma_init(er_cli_mma *m, const char *cmd)
 {
@@ -33,20 +41,39 @@ void er_cli_mma_init(er_cli_mma *m, const char *cmd)
     m->device = -1;
 }
 
+int er_cli_mma_once(er_cli_mma *m, const char *flag)
+{
+    const char *canon = !strcmp(flag, "-o") ? "--output" : flag;
+    for (int k = 0; k < m->nseen; k++)
+        if (!strcmp(m->seen[k], canon)) {
+            er_cli_usage_error(m->cmd, "%s is given twice (it takes one value)", flag);
+            return -1;
+        }
+    if (m->nseen < (int)(sizeof m->seen / sizeof m->seen[0])) m->seen[m->nseen++] = canon;
+    return 0;
+}
+
 int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     int need = 0;
+    if (!strcmp(a, "--b-transposed")) {
+        if (er_cli_mma_once(m, a)) return -1;
+        m->b_transposed = 1;
+        return 1;
+    }
     if (!strcmp(a, "--acc") || !strcmp(a, "--a-format") || !strcmp(a, "--b-format") || !strcmp(a, "--acc-format") ||
         !strcmp(a, "--out-format") || !strcmp(a, "--scale-format") || !strcmp(a, "--rounding") ||
         !strcmp(a, "--a-scale") || !strcmp(a, "--b-scale") || !strcmp(a, "--block") || !strcmp(a, "--backend") ||
         !strcmp(a, "--threads") || !strcmp(a, "--strategy") || !strcmp(a, "--device"))
         need = 1;
     else if (!strcmp(a, "--saturate")) {
+        if (er_cli_mma_once(m, a)) return -1;
         m->opts |= ER_OPT_SATURATE;
         return 1;
     } else
         return 0;
+    if (er_cli_mma_once(m, a)) return -1;
     if (*i + need >= argc) {
         er_cli_usage_error(m->cmd, "%s needs a value", a);
         return -1;
@@ -68,6 +95,7 @@ int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i)
                                        "negative_inf, positive_inf)", v);
             return -1;
         }
+        m->rounding_set = 1;
     } else if (!strcmp(a, "--device")) {
         long x = strtol(v, &e, 10);
         if (*e || x < 0 || x > 4096) {
@@ -77,8 +105,12 @@ int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i)
         m->device = (int)x;
     } else if (!strcmp(a, "--block") || !strcmp(a, "--threads")) {
         long x = strtol(v, &e, 10);
-        if (*e || x < (a[2] == 'b' ? 1 : 0) || x > 1 << 24) {
+        if (*e || !*v || x < (a[2] == 'b' ? 1 : 0) || x > 1 << 24) {
             er_cli_usage_error(m->cmd, "%s: '%s' is not a valid count", a, v);
+            return -1;
+        }
+        if (a[2] == 't' && x > 1024) {
+            er_cli_usage_error(m->cmd, "--threads: %ld is more than 1024 threads (0: one per core)", x);
             return -1;
         }
         if (a[2] == 'b') m->block = (int)x;
@@ -101,6 +133,28 @@ int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i)
     return 1;
 }
 
+/* B^T through strides: the n x k array read as k x n without a copy. */
+static void transpose_view(er_tensor *t)
+{
+    int r = t->ndim - 2, c = t->ndim - 1;
+    int64_t x = t->shape[r];
+    t->shape[r] = t->shape[c];
+    t->shape[c] = x;
+    x = t->strides[r];
+    t->strides[r] = t->strides[c];
+    t->strides[c] = x;
+}
+
+/* A 3-D tensor with a batch of 1 as the 2-D matrix it holds. */
+static void drop_batch(er_tensor *t)
+{
+    t->ndim = 2;
+    t->shape[0] = t->shape[1];
+    t->shape[1] = t->shape[2];
+    t->strides[0] = t->strides[1];
+    t->strides[1] = t->strides[2];
+}
+
 static int load_operand(const char *cmd, const char *what, er_cli_operand *o, int declared)
 {
     char msg[1024];
@@ -108,6 +162,10 @@ static int load_operand(const char *cmd, const char *what, er_cli_operand *o, in
     if (st == ER_OK) st = er_npy_to_tensor(&o->npy, o->path, declared, &o->t, &o->storage, msg, sizeof msg);
     if (st != ER_OK) {
         fprintf(stderr, "exactref %s: %s: %s\n", cmd, what, msg);
+        if (declared < 0 && strstr(msg, "void array"))
+            fprintf(stderr, "exactref %s: hint: an ml_dtypes array saved with np.save: pass its format, e.g. %s %s\n",
+                    cmd, !strcmp(what, "A") ? "--a-format" : !strcmp(what, "B") ? "--b-format" : "--acc-format",
+                    o->npy.itemsize == 1 || strstr(msg, "1-byte") ? "f8E4M3FN" : "bf16");
         return st == ER_ENOMEM ? ER_EXIT_INTERNAL : ER_EXIT_USAGE;
     }
     o->loaded = 1;
@@ -122,12 +180,103 @@ int er_cli_mma_load(er_cli_mma *m)
     if ((rc = load_operand(m->cmd, "A", &m->A, m->afmt)) || (rc = load_operand(m->cmd, "B", &m->B, m->bfmt)))
         return rc;
     if (m->C.path && (rc = load_operand(m->cmd, "--acc", &m->C, m->cfmt))) return rc;
+    if (!m->SA.path && (m->block || m->sfmt >= 0))
+        return er_cli_usage_error(m->cmd, "%s has no effect without block scales (--a-scale and --b-scale)",
+                                  m->block ? "--block" : "--scale-format");
+    if (!m->C.path && m->cfmt >= 0) return er_cli_usage_error(m->cmd, "--acc-format has no effect without --acc");
     if (m->SA.path) {
         if (m->sfmt < 0) m->sfmt = ER_FMT_F8E8M0FNU;
         if (m->block == 0) m->block = m->sfmt == ER_FMT_F8E4M3FN ? 16 : 32;
         if ((rc = load_operand(m->cmd, "--a-scale", &m->SA, m->sfmt)) ||
             (rc = load_operand(m->cmd, "--b-scale", &m->SB, m->sfmt)))
             return rc;
+    }
+    if (m->b_transposed) {
+        transpose_view(&m->B.t);
+        if (m->SB.loaded) transpose_view(&m->SB.t);
+    }
+    /* numpy.matmul's broadcast: a batch of 1 against a batch of b is the 2-D matrix, used b times */
+    if (m->A.t.ndim == 3 && m->B.t.ndim == 3 && m->A.t.shape[0] != m->B.t.shape[0]) {
+        if (m->A.t.shape[0] == 1) drop_batch(&m->A.t);
+        else if (m->B.t.shape[0] == 1) drop_batch(&m->B.t);
+    }
+    return ER_EXIT_OK;
+}
+
+static const char *fname(const er_cli_operand *o) { return o->path ? o->path : "?"; }
+
+int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what)
+{
+    const er_tensor *A = &m->A.t, *B = &m->B.t;
+    const char *cmd = m->cmd;
+    int64_t ar = A->shape[A->ndim - 2], ac = A->shape[A->ndim - 1];
+    int64_t br = B->shape[B->ndim - 2], bc = B->shape[B->ndim - 1];
+    er_format_info fa, fb;
+    er_format_get_info(A->format, &fa);
+    er_format_get_info(B->format, &fb);
+    if (ac != br) {
+        if (m->b_transposed)
+            return er_cli_usage_error(cmd, "A (%s) is %lld x %lld and B (%s, --b-transposed) is %lld x %lld: the inner "
+                                      "dimensions differ (A's %lld columns, B's %lld columns)",
+                                      fname(&m->A), (long long)ar, (long long)ac, fname(&m->B), (long long)bc,
+                                      (long long)br, (long long)ac, (long long)br);
+        return er_cli_usage_error(cmd, "A (%s) is %lld x %lld and B (%s) is %lld x %lld: the inner dimensions "
+                                  "differ (A's %lld columns, B's %lld rows)%s",
+                                  fname(&m->A), (long long)ar, (long long)ac, fname(&m->B), (long long)br,
+                                  (long long)bc, (long long)ac, (long long)br,
+                                  bc == ac ? "; B looks n x k: pass --b-transposed (y = x W^T)" : "");
+    }
+    if (A->ndim == 3 && B->ndim == 3 && A->shape[0] != B->shape[0])
+        return er_cli_usage_error(cmd, "A (%s) has a batch of %lld and B (%s) a batch of %lld (a batch of 1 "
+                                  "is broadcast; others must be equal)",
+                                  fname(&m->A), (long long)A->shape[0], fname(&m->B), (long long)B->shape[0]);
+    int64_t batch, rows, cols;
+    int batched;
+    er_cli_mma_shape(m, &batch, &rows, &cols, &batched);
+    if (m->C.loaded) {
+        const er_tensor *C = &m->C.t;
+        int64_t cr = C->shape[C->ndim - 2], cc = C->shape[C->ndim - 1];
+        if (cr != rows || cc != cols || (C->ndim == 3 && C->shape[0] != batch))
+        {
+            char cs[64], ps[64];
+            if (C->ndim == 3) snprintf(cs, sizeof cs, "%lld x %lld x %lld", (long long)C->shape[0], (long long)cr, (long long)cc);
+            else snprintf(cs, sizeof cs, "%lld x %lld", (long long)cr, (long long)cc);
+            if (batched) snprintf(ps, sizeof ps, "%lld x %lld x %lld", (long long)batch, (long long)rows, (long long)cols);
+            else snprintf(ps, sizeof ps, "%lld x %lld", (long long)rows, (long long)cols);
+            return er_cli_usage_error(cmd, "--acc %s has shape %s; the product is %s", fname(&m->C), cs, ps);
+        }
+    }
+    if (m->SA.loaded) {
+        int64_t k = ac, nb = (k + m->block - 1) / m->block;
+        const er_tensor *S = &m->SA.t, *T = &m->SB.t;
+        if (S->shape[S->ndim - 2] != rows || S->shape[S->ndim - 1] != nb)
+            return er_cli_usage_error(cmd, "--a-scale %s is %lld x %lld; expected %lld x %lld (m x ceil(k/%d))",
+                                      fname(&m->SA), (long long)S->shape[S->ndim - 2], (long long)S->shape[S->ndim - 1],
+                                      (long long)rows, (long long)nb, m->block);
+        if (T->shape[T->ndim - 2] != nb || T->shape[T->ndim - 1] != cols)
+            return er_cli_usage_error(cmd, "--b-scale %s is %lld x %lld; expected %lld x %lld (%s)", fname(&m->SB),
+                                      (long long)(m->b_transposed ? T->shape[T->ndim - 1] : T->shape[T->ndim - 2]),
+                                      (long long)(m->b_transposed ? T->shape[T->ndim - 2] : T->shape[T->ndim - 1]),
+                                      (long long)(m->b_transposed ? cols : nb), (long long)(m->b_transposed ? nb : cols),
+                                      m->b_transposed ? "n x ceil(k/block), as B is transposed" : "ceil(k/block) x n");
+    }
+    int aint = fa.kind != ER_KIND_FLOAT, bint = fb.kind != ER_KIND_FLOAT;
+    if (aint && bint) {
+        const char *flag = m->rounding_set ? "--rounding" : (m->opts & ER_OPT_SATURATE) ? "--saturate"
+                           : m->ftz ? "--flush-to-zero" : NULL;
+        if (flag)
+            return er_cli_usage_error(cmd, "%s has no meaning for an integer product (mmai: exact sums wrapped "
+                                      "modulo 2^32; A is %s, B is %s)", flag, fa.name, fb.name);
+        if (out_fmt >= 0 && out_fmt != ER_FMT_I32) {
+            er_format_info fo;
+            er_format_get_info(out_fmt, &fo);
+            return er_cli_usage_error(cmd,
+                                      "A (%s) and B (%s) were read as %s and %s integers, which make an integer "
+                                      "product (mmai) with an i32 output, not %s (%s). For fp8 bit patterns in "
+                                      "uint8/int8 arrays, name their format: --a-format f8E4M3FN --b-format "
+                                      "f8E4M3FN (or f8E5M2, ...)",
+                                      fname(&m->A), fname(&m->B), fa.name, fb.name, fo.name, out_what);
+        }
     }
     return ER_EXIT_OK;
 }

@@ -19,6 +19,9 @@ typedef struct {
     int afmt, bfmt, cfmt, ofmt, sfmt, dir, block, threads, strategy, device;
     unsigned opts;
     const char *backend;
+    int rounding_set, b_transposed, ftz; /* ftz: --flush-to-zero given (its meaning is the command's) */
+    const char *seen[48];                /* the single-valued flags given so far */
+    int nseen;
 } er_cli_mma;
 
 void er_cli_mma_init(er_cli_mma *m, const char *cmd);
@@ -27,6 +30,12 @@ void er_cli_mma_init(er_cli_mma *m, const char *cmd);
 int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i);
 /* Check the backend and load A, B and the optional operands; an exit status (0: loaded). */
 int er_cli_mma_load(er_cli_mma *m);
+/* Refuse a single-valued flag given twice (reported; -1) or note it (0).  Every command uses it. */
+int er_cli_mma_once(er_cli_mma *m, const char *flag);
+/* After loading: the shapes of A, B, C and the scales agree (messages name the files), the flags make
+ * sense for the product (no rounding flags for mmai, no --block without scales, ...), and out_fmt (-1:
+ * not known yet) suits the product; an exit status. */
+int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what);
 /* er_mma arguments over the loaded operands (d, outputs and stats left to the caller). */
 void er_cli_mma_args(er_cli_mma *m, er_mma_args *args);
 /* The product's batch, rows and columns, and whether it is batched. */

@@ -1,24 +1,17 @@
 /* cmd_check.c: `exactref check`: judge an implementation's output element by element, with proof. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli_mma.h"
-
-/* A signed ordinal of a float pattern: consecutive values of the format have consecutive ordinals. */
-static int64_t ordinal(int fmt, uint64_t bits)
-{
-    er_fmt d = er_fmt_get(fmt);
-    uint64_t mag = (bits >> d.pad) & ((d.ebits + d.mbits >= 64) ? ~0ull : ((1ull << (d.ebits + d.mbits)) - 1u));
-    int neg = er_fmt_signed(d) && ((bits >> (d.width - 1)) & 1u);
-    return neg ? -(int64_t)mag : (int64_t)mag;
-}
+#include "cli_out.h"
+#include "cli_report.h"
+#include "cli_progress.h"
+#include "exactref/report.h"
 
 static double now(void)
 {
@@ -27,147 +20,62 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Write text to path atomically (a temporary file in the same directory, then a rename). */
-static int write_atomic(const char *path, const char *text, size_t len)
+/* The per-element bounds as .npy files in dir: tolerance.npy (float64), range_low.npy and
+ * range_high.npy (the output format: finite_range's ends), has_range.npy (uint8: 0 where no finite
+ * output is allowed, and the ends are then meaningless). */
+static int save_bounds(const char *dir, const er_bounds *bd, const er_tensor *like, char *msg, size_t msg_size)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return -1;
-    int ok = fwrite(text, 1, len, f) == len;
-    ok &= fflush(f) == 0;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-typedef struct {
-    char *p;
-    size_t len, cap;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        size_t room = b->cap - b->len;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) return;
-        if (b->p && (size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->len + (size_t)n + 1) cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) return;
-        b->p = np;
-        b->cap = cap;
-    }
-}
-
-static void json_str(sbuf *b, const char *s)
-{
-    sb_printf(b, "\"");
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') sb_printf(b, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) sb_printf(b, "\\u%04x", *s);
-        else sb_printf(b, "%c", *s);
-    }
-    sb_printf(b, "\"");
-}
-
-static void xml_str(sbuf *b, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '<') sb_printf(b, "&lt;");
-        else if (*s == '>') sb_printf(b, "&gt;");
-        else if (*s == '&') sb_printf(b, "&amp;");
-        else if (*s == '"') sb_printf(b, "&quot;");
-        else sb_printf(b, "%c", *s);
-    }
-}
-
-static int copy_file(const char *from, const char *to)
-{
-    FILE *in = fopen(from, "rb"), *out;
-    char buf[65536];
-    size_t n;
-    int ok = 1;
-    if (!in) return -1;
-    out = fopen(to, "wb");
-    if (!out) {
-        fclose(in);
-        return -1;
-    }
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0) ok &= fwrite(buf, 1, n, out) == n;
-    ok &= !ferror(in);
-    fclose(in);
-    ok &= fclose(out) == 0;
-    return ok ? 0 : -1;
-}
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
-/* The repro bundle: the input files, the output, and the exact command line (paths into the bundle). */
-static int save_failures(const char *dir, int argc, char **argv, const er_cli_mma *m, const char *outp)
-{
-    const char *files[6] = {m->A.path, m->B.path, m->C.path, m->SA.path, m->SB.path, outp};
     char path[4096];
-    sbuf cmd = {0};
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return -1;
-    for (int f = 0; f < 6; f++) {
-        if (!files[f]) continue;
-        snprintf(path, sizeof path, "%s/%d-%s", dir, f, base_name(files[f]));
-        if (copy_file(files[f], path) != 0) return -1;
+    int ndim = like->ndim;
+    int64_t shape[3];
+    er_status st;
+    for (int d = 0; d < ndim; d++) shape[d] = like->shape[d];
+    if (er_cli_make_dir(dir) != 0) {
+        snprintf(msg, msg_size, "%s: cannot create the directory: %s", dir, strerror(errno));
+        return ER_EXIT_INTERNAL;
     }
-    sb_printf(&cmd, "#!/bin/sh\n# Reproduces the failing check: run from this directory.\n# Original command:\n#");
-    for (int i = 0; i < argc; i++) sb_printf(&cmd, " '%s'", argv[i]);
-    sb_printf(&cmd, "\nexactref");
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *sub = NULL;
-        for (int f = 0; f < 6; f++)
-            if (files[f] && a == files[f]) {
-                snprintf(path, sizeof path, "%d-%s", f, base_name(files[f]));
-                sub = path;
-            }
-        if (i > 0 && (!strcmp(argv[i - 1], "--save-failures") || !strcmp(argv[i - 1], "--json") ||
-                      !strcmp(argv[i - 1], "--junit")))
-            sub = NULL, a = "/dev/null";
-        if (!strcmp(a, "--save-failures")) {
-            i++;
-            continue;
+    snprintf(path, sizeof path, "%s/tolerance.npy", dir);
+    if ((st = er_npy_write(path, "<f8", ndim, shape, bd->tolerance, msg, msg_size)) != ER_OK) return ER_EXIT_INTERNAL;
+    snprintf(path, sizeof path, "%s/has_range.npy", dir);
+    if ((st = er_npy_write(path, "|u1", ndim, shape, bd->has_range, msg, msg_size)) != ER_OK) return ER_EXIT_INTERNAL;
+    er_format_info fi;
+    er_format_get_info(like->format, &fi);
+    size_t n = (size_t)bd->count, sb = (size_t)fi.storage_bytes;
+    unsigned char *buf = malloc(n ? n * sb : 1);
+    if (!buf) {
+        snprintf(msg, msg_size, "out of memory for the bounds");
+        return ER_EXIT_INTERNAL;
+    }
+    for (int side = 0; side < 2; side++) {
+        const uint64_t *src = side ? bd->high : bd->low;
+        for (size_t e = 0; e < n; e++) {
+            uint64_t v = bd->has_range[e] ? src[e] : 0;
+            for (size_t k = 0; k < sb; k++) buf[e * sb + k] = (unsigned char)(v >> (8 * k));
         }
-        sb_printf(&cmd, " '%s'", sub ? sub : a);
+        er_tensor t = ndim == 3 ? er_tensor_3d(like->format, shape[0], shape[1], shape[2], buf)
+                                : er_tensor_2d(like->format, shape[0], shape[1], buf);
+        snprintf(path, sizeof path, "%s/%s", dir, side ? "range_high.npy" : "range_low.npy");
+        if ((st = er_npy_write_tensor(path, &t, msg, msg_size)) != ER_OK) {
+            free(buf);
+            return ER_EXIT_INTERNAL;
+        }
     }
-    sb_printf(&cmd, "\n");
-    snprintf(path, sizeof path, "%s/repro.sh", dir);
-    int rc = cmd.p ? write_atomic(path, cmd.p, cmd.len) : -1;
-    free(cmd.p);
-    chmod(path, 0755);
-    return rc;
+    free(buf);
+    return ER_EXIT_OK;
 }
 
 int er_cmd_check(int argc, char **argv)
 {
-    const char *pos[3] = {NULL, NULL, NULL}, *json = NULL, *junit = NULL, *save = NULL;
-    int npos = 0, rc = ER_EXIT_OK, compute = -1, ftz = 0;
+    const char *pos[3] = {NULL, NULL, NULL}, *json = NULL, *junit = NULL, *save = NULL, *plot = NULL, *bounds_dir = NULL;
+    int npos = 0, rc = ER_EXIT_OK, compute = -1, progress = 1;
     double ulps = 0;
+    int std_given = 0;
     er_cli_mma m;
     er_standard std;
     er_npy outn;
     er_tensor O;
     void *ostore = NULL, *dbuf = NULL;
-    unsigned char *cov = NULL;
+    int64_t *outside_idx = NULL;
     er_result *res = NULL;
     char msg[1024];
     memset(&outn, 0, sizeof outn);
@@ -179,34 +87,90 @@ int er_cmd_check(int argc, char **argv)
         if (r < 0) return ER_EXIT_USAGE;
         if (r > 0) continue;
         if (!strcmp(a, "--compute") || !strcmp(a, "--standard") || !strcmp(a, "--ulps") || !strcmp(a, "--json") ||
-            !strcmp(a, "--junit") || !strcmp(a, "--save-failures")) {
+            !strcmp(a, "--junit") || !strcmp(a, "--save-failures") || !strcmp(a, "--plot") ||
+            !strcmp(a, "--save-bounds")) {
             if (i + 1 >= argc) return er_cli_usage_error("check", "%s needs a value", a);
+            if (er_cli_mma_once(&m, a)) return ER_EXIT_USAGE;
             const char *v = argv[++i];
             if (!strcmp(a, "--compute")) {
                 if (er_cli_parse_format("check", a, v, &compute)) return ER_EXIT_USAGE;
             } else if (!strcmp(a, "--standard")) {
+                if (!strcmp(v, "list")) { /* the standards' table (name, family, k, F, p, rounding, promotion, aliases) */
+                    size_t n = er_standard_table(NULL, 0);
+                    char *t = (char *)malloc(n + 1);
+                    if (!t) return ER_EXIT_INTERNAL;
+                    er_standard_table(t, n + 1);
+                    fputs(t, stdout);
+                    free(t);
+                    return fflush(stdout) == 0 ? ER_EXIT_OK : ER_EXIT_INTERNAL;
+                }
                 if (er_standard_parse(v, &std, msg, sizeof msg) != ER_OK) return er_cli_usage_error("check", "%s", msg);
+                std_given = 1;
             } else if (!strcmp(a, "--ulps")) {
                 char *e;
                 ulps = strtod(v, &e);
-                if (*e || !(ulps >= 0)) return er_cli_usage_error("check", "--ulps: '%s' is not a non-negative number", v);
+                if (*e || !*v || !(ulps >= 0) || !isfinite(ulps))
+                    return er_cli_usage_error("check", "--ulps: '%s' is not a non-negative number", v);
             } else if (!strcmp(a, "--json")) json = v;
             else if (!strcmp(a, "--junit")) junit = v;
+            else if (!strcmp(a, "--plot")) plot = v;
+            else if (!strcmp(a, "--save-bounds")) bounds_dir = v;
             else save = v;
-        } else if (!strcmp(a, "--flush-to-zero")) ftz = 1;
-        else if (a[0] == '-' && a[1]) return er_cli_usage_error("check", "unknown option '%s'", a);
+        } else if (!strcmp(a, "--flush-to-zero")) {
+            if (er_cli_mma_once(&m, a)) return ER_EXIT_USAGE;
+            m.ftz = 1;
+        } else if (!strcmp(a, "--no-progress")) {
+            if (er_cli_mma_once(&m, a)) return ER_EXIT_USAGE;
+            progress = 0;
+        } else if (a[0] == '-' && a[1]) return er_cli_usage_error("check", "unknown option '%s'", a);
         else if (npos < 3) pos[npos++] = a;
         else return er_cli_usage_error("check", "unexpected argument '%s' (A.npy B.npy OUT.npy)", a);
     }
     if (npos < 3) return er_cli_usage_error("check", "three arrays are required: A.npy B.npy OUT.npy");
+    if (compute >= 0 && std.kind == ER_STD_ENGINE)
+        return er_cli_usage_error("check", "--compute %s has no effect with --standard %s: a matrix-engine model fixes "
+                                  "its own accumulator (--compute applies to normal and any_order)",
+                                  er_format_name(compute), std.name);
+    (void)std_given;
     m.A.path = pos[0];
     m.B.path = pos[1];
-    int tty = isatty(2);
+    /* every output checked before any work */
+    {
+        er_cli_files f;
+        memset(&f, 0, sizeof f);
+        er_cli_files_in(&f, pos[0], "A");
+        er_cli_files_in(&f, pos[1], "B");
+        er_cli_files_in(&f, pos[2], "OUT");
+        er_cli_files_in(&f, m.C.path, "--acc");
+        er_cli_files_in(&f, m.SA.path, "--a-scale");
+        er_cli_files_in(&f, m.SB.path, "--b-scale");
+        er_cli_files_out(&f, json, "--json", 1);
+        er_cli_files_out(&f, junit, "--junit", 1);
+        er_cli_files_out(&f, plot, "--plot", 1);
+        f.dir = save;
+        f.dir_what = "--save-failures";
+        f.dir2 = bounds_dir;
+        f.dir2_what = "--save-bounds";
+        if ((rc = er_cli_files_check("check", &f)) != 0) return rc;
+        /* the bundle's fixed names must not replace files of the user's in an existing directory,
+         * unless it holds an earlier bundle (a repro.sh) */
+        if (save) {
+            static const char *const names[6] = {"a.npy", "b.npy", "acc.npy", "a_scale.npy", "b_scale.npy", "out.npy"};
+            const char *src[6] = {pos[0], pos[1], m.C.path, m.SA.path, m.SB.path, pos[2]};
+            char p[4096];
+            snprintf(p, sizeof p, "%s/repro.sh", save);
+            if (access(p, F_OK) != 0)
+                for (int k = 0; k < 6; k++) {
+                    snprintf(p, sizeof p, "%s/%s", save, names[k]);
+                    if (access(p, F_OK) == 0 && !(src[k] && er_cli_same_file(p, src[k])))
+                        return er_cli_usage_error("check", "--save-failures %s: %s exists and is not from an earlier "
+                                                  "bundle (no repro.sh there): choose an empty or new directory",
+                                                  save, p);
+                }
+        }
+    }
     double t0 = now();
     if ((rc = er_cli_mma_load(&m)) != ER_EXIT_OK) goto done;
-    int64_t batch, rows, cols;
-    int batched;
-    er_cli_mma_shape(&m, &batch, &rows, &cols, &batched);
     /* the output under test: its format is --out-format, or its dtype's */
     {
         er_status st = er_npy_read(pos[2], &outn, msg, sizeof msg);
@@ -216,242 +180,136 @@ int er_cmd_check(int argc, char **argv)
             rc = st == ER_ENOMEM ? ER_EXIT_INTERNAL : ER_EXIT_USAGE;
             goto done;
         }
-        if (O.ndim != (batched ? 3 : 2) || O.shape[O.ndim - 2] != rows || O.shape[O.ndim - 1] != cols ||
-            (batched && O.shape[0] != batch)) {
-            fprintf(stderr, "exactref check: OUT: %s has shape %s%lld x %lld; the product is %s%lld x %lld\n", pos[2],
-                    O.ndim == 3 ? "batch x " : "", (long long)O.shape[O.ndim - 2], (long long)O.shape[O.ndim - 1],
-                    batched ? "batch x " : "", (long long)rows, (long long)cols);
-            rc = ER_EXIT_USAGE;
+    }
+    if ((rc = er_cli_mma_validate(&m, O.format, pos[2])) != ER_EXIT_OK) goto done;
+    int64_t batch, rows, cols;
+    int batched;
+    er_cli_mma_shape(&m, &batch, &rows, &cols, &batched);
+    if (O.ndim != (batched ? 3 : 2) || O.shape[O.ndim - 2] != rows || O.shape[O.ndim - 1] != cols ||
+        (batched && O.shape[0] != batch)) {
+        char os[80], ps[80];
+        if (O.ndim == 3) snprintf(os, sizeof os, "%lld x %lld x %lld", (long long)O.shape[0], (long long)O.shape[1], (long long)O.shape[2]);
+        else snprintf(os, sizeof os, "%lld x %lld", (long long)O.shape[0], (long long)O.shape[1]);
+        if (batched) snprintf(ps, sizeof ps, "%lld x %lld x %lld", (long long)batch, (long long)rows, (long long)cols);
+        else snprintf(ps, sizeof ps, "%lld x %lld", (long long)rows, (long long)cols);
+        fprintf(stderr, "exactref check: OUT: %s has shape %s; the product is %s (A %s times B %s)\n", pos[2], os, ps,
+                pos[0], pos[1]);
+        rc = ER_EXIT_USAGE;
+        goto done;
+    }
+    {
+        er_format_info fi;
+        er_format_get_info(O.format, &fi);
+        if (fi.kind != ER_KIND_FLOAT && ulps > 0) {
+            rc = er_cli_usage_error("check", "--ulps has no meaning for an integer output (%s)", fi.name);
+            goto done;
+        }
+        if (fi.kind != ER_KIND_FLOAT && (std_given || compute >= 0)) {
+            rc = er_cli_usage_error("check", "%s has no meaning for an integer product (mmai): its one correct output "
+                                    "is the exact result", compute >= 0 ? "--compute" : "--standard");
             goto done;
         }
     }
-    int of = O.format;
-    er_format_info fi;
-    er_format_get_info(of, &fi);
     size_t elems = (size_t)(batch * rows * cols);
-    dbuf = calloc(elems ? elems : 1, (size_t)fi.storage_bytes);
-    cov = malloc(elems ? elems : 1);
-    if (!dbuf || !cov) {
+    er_format_info fo;
+    er_format_get_info(O.format, &fo);
+    dbuf = calloc(elems ? elems : 1, (size_t)fo.storage_bytes);
+    outside_idx = malloc(sizeof(int64_t) * ER_CLI_OUTSIDE_CAP);
+    if (!dbuf || !outside_idx) {
         fprintf(stderr, "exactref check: out of memory for %zu elements\n", elems);
         rc = ER_EXIT_INTERNAL;
         goto done;
     }
-    er_tensor D = batched ? er_tensor_3d(of, batch, rows, cols, dbuf) : er_tensor_2d(of, rows, cols, dbuf);
+    er_tensor D = batched ? er_tensor_3d(O.format, batch, rows, cols, dbuf) : er_tensor_2d(O.format, rows, cols, dbuf);
     er_mma_args args;
     er_cli_mma_args(&m, &args);
     args.d = &D;
-    if (tty) fprintf(stderr, "exactref check: computing the exact reference (%zu elements)...\r", elems);
+    er_cli_progress *pr = er_cli_progress_start("check", "computing the exact reference", progress);
     er_status st = er_result_create(&args, &res, msg, sizeof msg);
     if (st != ER_OK) {
+        er_cli_progress_stop(pr);
         fprintf(stderr, "exactref check: %s\n", msg[0] ? msg : er_status_string(st));
-        rc = (st == ER_EINVAL || st == ER_EPATTERN) ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
+        rc = er_cli_exit_for(st);
         goto done;
     }
-    if (er_result_stats(res)->note[0]) fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
+    char note0[256];
+    snprintf(note0, sizeof note0, "%s", er_result_stats(res)->note);
+    if (note0[0]) fprintf(stderr, "exactref check: note: %s\n", note0);
     double t_ref = now() - t0;
     er_tol_opts o;
     er_tol_opts_init(&o);
     o.compute = compute;
-    o.flush_to_zero = ftz;
+    o.flush_to_zero = m.ftz;
     o.ulps = ulps;
     o.standard = std;
-    int64_t outside = 0;
-    const er_bounds *bd;
-    if (tty) fprintf(stderr, "exactref check: bounding every element under '%s'...              \r", std.name);
-    if ((st = er_result_bounds(res, &o, &bd, msg, sizeof msg)) != ER_OK ||
-        (st = er_result_covers(res, &o, &O, cov, &outside, msg, sizeof msg)) != ER_OK) {
+    er_check_report rep;
+    er_cli_progress_set(pr, "bounding every element", -1);
+    st = er_check_report_compute(res, &o, &O, &m.A.t, &m.B.t, outside_idx, ER_CLI_OUTSIDE_CAP, &rep, msg, sizeof msg);
+    er_cli_progress_stop(pr);
+    /* a note that the bounds added (where they ran) */
+    if (strcmp(note0, er_result_stats(res)->note)) fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
+    if (st != ER_OK) {
         fprintf(stderr, "exactref check: %s\n", msg);
-        rc = (st == ER_EINVAL || st == ER_EPATTERN) ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
+        rc = er_cli_exit_for(st);
         goto done;
     }
-    if (tty) fprintf(stderr, "%*s\r", 78, "");
-    double t_all = now() - t0;
-
-    /* the report */
-    static const double edges[] = {0, 1.0 / 64, 1.0 / 16, 0.25, 0.5, 1.0};
-    int64_t hist[7] = {0};
-    int64_t worst = -1, nz_inputs = 0, zero_ok = 0;
-    double worst_score = -1;
-    int64_t worst_ulps = 0;
-    for (size_t e = 0; e < elems; e++) {
-        int64_t b = (int64_t)e / (rows * cols), i = ((int64_t)e / cols) % rows, j = (int64_t)e % cols;
-        int64_t sbs = O.ndim == 3 ? O.strides[0] : 0;
-        uint64_t ob = 0, rb = 0;
-        memcpy(&ob, (unsigned char *)O.data + (size_t)(b * sbs + i * O.strides[O.ndim - 2] + j * O.strides[O.ndim - 1]) * (size_t)fi.storage_bytes,
-               (size_t)fi.storage_bytes);
-        memcpy(&rb, (unsigned char *)dbuf + e * (size_t)fi.storage_bytes, (size_t)fi.storage_bytes);
-        double ov = 0, rv = 0, lo = 0, hi = 0;
-        er_from_bits(of, ob, &ov);
-        er_from_bits(of, rb, &rv);
-        er_from_bits(of, bd->low[e], &lo);
-        er_from_bits(of, bd->high[e], &hi);
-        if (bd->has_range[e] && lo <= 0 && 0 <= hi) zero_ok++;
-        double tol = bd->tolerance[e], score;
-        int64_t beyond = 0;
-        if (!cov[e]) {
-            if (isfinite(ov) && bd->has_range[e] && fi.kind == ER_KIND_FLOAT)
-                beyond = ov > hi ? ordinal(of, ob) - ordinal(of, bd->high[e]) : ordinal(of, bd->low[e]) - ordinal(of, ob);
-            else if (fi.kind != ER_KIND_FLOAT)
-                beyond = llabs((int64_t)(int32_t)ob - (int64_t)(int32_t)rb);
-            else
-                beyond = INT64_MAX / 2;
-            score = 1e300 + (double)beyond;
-            hist[6]++;
-        } else {
-            double d = fabs(ov - rv);
-            score = tol > 0 ? d / tol : (d > 0 ? 1 : 0);
-            if (!isfinite(score)) score = 0;
-            int h = 0;
-            while (h < 5 && score > edges[h]) h++;
-            hist[h]++;
-        }
-        if (score > worst_score) {
-            worst_score = score;
-            worst = (int64_t)e;
-            worst_ulps = beyond;
+    er_cli_check c;
+    char hint[256];
+    memset(&c, 0, sizeof c);
+    c.out_path = pos[2];
+    c.m = &m;
+    c.standard = fo.kind == ER_KIND_FLOAT ? std.name : "exact (mmai)";
+    c.compute = fo.kind == ER_KIND_FLOAT ? er_format_name(compute < 0 ? er_result_default_compute(res) : compute) : "i32";
+    c.ftz = m.ftz;
+    c.rep = &rep;
+    c.outside_index = outside_idx;
+    c.seconds = now() - t0;
+    c.seconds_ref = t_ref;
+    c.stats = er_result_stats(res);
+    er_cli_check_warnings(&c, hint);
+    er_cli_report_text(stdout, &c);
+    rc = rep.outside ? ER_EXIT_FAIL : ER_EXIT_OK;
+    const struct {
+        const char *path;
+        void (*fn)(er_sbuf *, const er_cli_check *);
+    } writers[3] = {{json, er_cli_report_json}, {junit, er_cli_report_junit}, {plot, er_cli_report_svg}};
+    for (int w = 0; w < 3; w++) {
+        if (!writers[w].path) continue;
+        er_sbuf b = {0};
+        writers[w].fn(&b, &c);
+        int wr = er_cli_write_text("check", writers[w].path, b.p, b.len);
+        er_sb_free(&b);
+        if (wr) rc = wr;
+    }
+    if (bounds_dir) {
+        const er_bounds *bd;
+        int wr = ER_EXIT_OK;
+        if ((st = er_result_bounds(res, &o, &bd, msg, sizeof msg)) != ER_OK) wr = er_cli_exit_for(st);
+        else wr = save_bounds(bounds_dir, bd, &O, msg, sizeof msg);
+        if (wr) {
+            fprintf(stderr, "exactref check: --save-bounds %s: %s\n", bounds_dir, msg);
+            rc = ER_EXIT_INTERNAL;
         }
     }
-    /* vacuity: inputs all zero or subnormal */
-    {
-        const er_tensor *ts[2] = {&m.A.t, &m.B.t};
-        for (int t = 0; t < 2; t++) {
-            int64_t cnt = 1;
-            for (int d = 0; d < ts[t]->ndim; d++) cnt *= ts[t]->shape[d];
-            er_format_info ti;
-            er_format_get_info(ts[t]->format, &ti);
-            for (int64_t x = 0; x < cnt; x++) {
-                uint64_t bits = 0;
-                memcpy(&bits, (unsigned char *)ts[t]->data + (size_t)x * (size_t)ti.storage_bytes, (size_t)ti.storage_bytes);
-                er_val v = er_decode(ts[t]->format, bits);
-                if (v.cls == ER_CLASS_NORMAL || v.cls == ER_CLASS_INF || v.cls == ER_CLASS_NAN) {
-                    nz_inputs |= 1 << t;
-                    break;
-                }
-            }
-        }
-    }
-    const char *cname = er_format_name(compute < 0 ? er_result_default_compute(res) : compute);
-    printf("exactref check: %s against A %s x B %s, %s output, standard %s, compute %s%s\n", pos[2],
-           er_format_name(m.A.t.format), er_format_name(m.B.t.format), er_format_name(of), std.name, cname,
-           ftz ? ", flush to zero" : "");
-    printf("  elements checked   %zu\n", elems);
-    printf("  elements outside   %lld%s\n", (long long)outside, outside ? "  <- no correct implementation produces these" : "");
-    if (worst >= 0) {
-        int64_t e = worst, b = e / (rows * cols), i = (e / cols) % rows, j = e % cols;
-        char oh[64], rh[64], lh[64], hh[64];
-        uint64_t ob = 0, rb = 0;
-        int64_t sbs = O.ndim == 3 ? O.strides[0] : 0;
-        memcpy(&ob, (unsigned char *)O.data + (size_t)(b * sbs + i * O.strides[O.ndim - 2] + j * O.strides[O.ndim - 1]) * (size_t)fi.storage_bytes, (size_t)fi.storage_bytes);
-        memcpy(&rb, (unsigned char *)dbuf + (size_t)e * (size_t)fi.storage_bytes, (size_t)fi.storage_bytes);
-        er_format_hex(of, ob, oh, sizeof oh);
-        er_format_hex(of, rb, rh, sizeof rh);
-        er_format_hex(of, bd->low[e], lh, sizeof lh);
-        er_format_hex(of, bd->high[e], hh, sizeof hh);
-        double ov, rv, lv, hv;
-        er_from_bits(of, ob, &ov), er_from_bits(of, rb, &rv), er_from_bits(of, bd->low[e], &lv), er_from_bits(of, bd->high[e], &hv);
-        char idx[128];
-        if (batched) snprintf(idx, sizeof idx, "[%lld, %lld, %lld]", (long long)b, (long long)i, (long long)j);
-        else snprintf(idx, sizeof idx, "[%lld, %lld]", (long long)i, (long long)j);
-        printf("  worst element      %s: output %.9g (%s), rounded %.9g (%s)\n", idx, ov, oh, rv, rh);
-        if (bd->has_range[e])
-            printf("                     allowed [%.9g, %.9g] ([%s, %s]), tolerance %.3g\n", lv, hv, lh, hh, bd->tolerance[e]);
-        else
-            printf("                     no finite output allowed here\n");
-        if (!cov[e]) {
-            if (worst_ulps < INT64_MAX / 4)
-                printf("                     %lld output ulps beyond the bound\n", (long long)worst_ulps);
-            else
-                printf("                     an infinity or NaN that no correct implementation produces here\n");
-        } else {
-            printf("                     %.3g of its tolerance used\n", worst_score);
-        }
-    }
-    printf("  |output - rounded| / tolerance:\n");
-    static const char *const labels[7] = {"0 (exact)", "(0, 1/64]", "(1/64, 1/16]", "(1/16, 1/4]", "(1/4, 1/2]",
-                                          "(1/2, 1]", "outside"};
-    for (int h = 0; h < 7; h++) printf("    %-14s %12lld\n", labels[h], (long long)hist[h]);
-    int nwarn = 0;
-    const char *warns[4];
-    if (nz_inputs != 3) warns[nwarn++] = "an operand is all zero or subnormal: the check is vacuous";
-    if ((size_t)zero_ok == elems && elems)
-        warns[nwarn++] = "the bounds would accept an all-zero output: the inputs cannot tell a correct kernel from one that writes zeros";
-    for (int w = 0; w < nwarn; w++) printf("  warning: %s\n", warns[w]);
-    const er_mma_stats *sst = er_result_stats(res);
-    if (sst->backend == ER_BACKEND_OPENCL || sst->backend == ER_BACKEND_CUDA)
-        printf("  time               %.3f s (exact reference %.3f s on the %s device: %lld elements in exact binary64, %lld by the exact accumulator)\n",
-               t_all, t_ref, sst->backend == ER_BACKEND_CUDA ? "CUDA" : "OpenCL", (long long)sst->exact_f64,
-               (long long)sst->exact_path);
-    else
-        printf("  time               %.3f s (exact reference %.3f s on %d threads: %lld elements by the fast path, %lld by the exact accumulator)\n",
-               t_all, t_ref, sst->threads, (long long)sst->fast_decided, (long long)sst->exact_path);
-    printf("%s\n", outside ? "FAIL" : "PASS");
-    rc = outside ? ER_EXIT_FAIL : ER_EXIT_OK;
-
-    if (json) {
-        sbuf b = {0};
-        sb_printf(&b, "{\n  \"output\": ");
-        json_str(&b, pos[2]);
-        sb_printf(&b, ",\n  \"standard\": ");
-        json_str(&b, std.name);
-        sb_printf(&b, ",\n  \"compute\": \"%s\",\n  \"flush_to_zero\": %s,\n  \"elements\": %zu,\n  \"outside\": %lld,\n",
-                  cname, ftz ? "true" : "false", elems, (long long)outside);
-        sb_printf(&b, "  \"passed\": %s,\n  \"histogram\": {", outside ? "false" : "true");
-        for (int h = 0; h < 7; h++) sb_printf(&b, "%s\"%s\": %lld", h ? ", " : "", labels[h], (long long)hist[h]);
-        sb_printf(&b, "},\n  \"worst\": ");
-        if (worst >= 0) {
-            int64_t e = worst;
-            sb_printf(&b, "{\"index\": [");
-            if (batched) sb_printf(&b, "%lld, ", (long long)(e / (rows * cols)));
-            sb_printf(&b, "%lld, %lld], \"covered\": %s, \"ulps_beyond\": %lld, \"tolerance\": %.17g}", (long long)((e / cols) % rows),
-                      (long long)(e % cols), cov[e] ? "true" : "false", (long long)(cov[e] ? 0 : worst_ulps),
-                      isfinite(bd->tolerance[e]) ? bd->tolerance[e] : -1.0);
-        } else {
-            sb_printf(&b, "null");
-        }
-        sb_printf(&b, ",\n  \"warnings\": [");
-        for (int w = 0; w < nwarn; w++) {
-            if (w) sb_printf(&b, ", ");
-            json_str(&b, warns[w]);
-        }
-        sb_printf(&b, "],\n  \"seconds\": %.3f\n}\n", t_all);
-        if (!b.p || write_atomic(json, b.p, b.len) != 0) {
-            fprintf(stderr, "exactref check: cannot write %s: %s\n", json, strerror(errno));
-            rc = ER_EXIT_USAGE;
-        }
-        free(b.p);
-    }
-    if (junit) {
-        sbuf b = {0};
-        sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"exactref check\" tests=\"1\" failures=\"%d\" time=\"%.3f\">\n",
-                  outside ? 1 : 0, t_all);
-        sb_printf(&b, "  <testcase classname=\"exactref.check\" name=\"");
-        xml_str(&b, pos[2]);
-        sb_printf(&b, " (%s)\" time=\"%.3f\">\n", std.name, t_all);
-        if (outside) {
-            sb_printf(&b, "    <failure message=\"%lld of %zu elements outside the bounds of standard %s\"/>\n", (long long)outside,
-                      elems, std.name);
-        }
-        sb_printf(&b, "  </testcase>\n</testsuite>\n");
-        if (!b.p || write_atomic(junit, b.p, b.len) != 0) {
-            fprintf(stderr, "exactref check: cannot write %s: %s\n", junit, strerror(errno));
-            rc = ER_EXIT_USAGE;
-        }
-        free(b.p);
-    }
-    if (save && outside) {
-        if (save_failures(save, argc, argv, &m, pos[2]) != 0) {
-            fprintf(stderr, "exactref check: cannot write the failure bundle into %s: %s\n", save, strerror(errno));
+    if (save && rep.outside) {
+        char why[1024];
+        if (er_cli_save_failures(save, argc, argv, &c, why, sizeof why) != 0) {
+            fprintf(stderr, "exactref check: cannot write the failure bundle into %s: %s\n", save, why);
             rc = ER_EXIT_INTERNAL;
         } else {
             printf("  failure bundle     %s (run repro.sh there)\n", save);
         }
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "exactref check: cannot write the report to standard output: %s\n", strerror(errno));
+        rc = ER_EXIT_INTERNAL;
     }
 done:
     er_result_free(res);
     er_cli_mma_free(&m);
     er_npy_free(&outn);
     free(ostore);
+    free(outside_idx);
     free(dbuf);
-    free(cov);
     return rc;
 }

@@ -1,14 +1,67 @@
 /* cmd_matmul.c: `exactref matmul`: the exact product of .npy operands, rounded once, to .npy. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_mma.h"
+#include "cli_out.h"
+#include "cli_progress.h"
+
+/* Rows [r0, r1) of a 2-D or 3-D tensor (every batch entry's), as a view. */
+static er_tensor rows_view(const er_tensor *t, int64_t r0, int64_t r1)
+{
+    er_tensor v = *t;
+    er_format_info fi;
+    int rd = t->ndim - 2;
+    er_format_get_info(t->format, &fi);
+    v.shape[rd] = r1 - r0;
+    v.data = (unsigned char *)t->data + (size_t)(r0 * t->strides[rd]) * (size_t)fi.storage_bytes;
+    return v;
+}
+
+/* er_mma in blocks of rows, with the percentage on a terminal: the same bits (every element is its own
+ * exact sum, rounded once), used only where the work stays on the CPU. */
+static er_status mma_in_rows(er_mma_args *args, int64_t rows, er_cli_progress *pr)
+{
+    er_mma_args a = *args;
+    er_mma_stats total, one;
+    er_tensor A, C, D, LO, HI, ODD, SA;
+    er_status st = ER_OK;
+    int nchunks = rows < 100 ? (int)rows : 100;
+    memset(&total, 0, sizeof total);
+    a.backend = ER_BACKEND_CPU;
+    a.stats = &one;
+    for (int c = 0; c < nchunks && st == ER_OK; c++) {
+        int64_t r0 = rows * c / nchunks, r1 = rows * (c + 1) / nchunks;
+        if (r1 == r0) continue;
+        A = rows_view(args->a, r0, r1);
+        a.a = &A;
+        if (args->c) C = rows_view(args->c, r0, r1), a.c = &C;
+        if (args->d) D = rows_view(args->d, r0, r1), a.d = &D;
+        if (args->lo) LO = rows_view(args->lo, r0, r1), a.lo = &LO;
+        if (args->hi) HI = rows_view(args->hi, r0, r1), a.hi = &HI;
+        if (args->odd) ODD = rows_view(args->odd, r0, r1), a.odd = &ODD;
+        if (args->a_scale) SA = rows_view(args->a_scale, r0, r1), a.a_scale = &SA;
+        memset(&one, 0, sizeof one);
+        st = er_mma(&a);
+        total.elements += one.elements;
+        total.fast_decided += one.fast_decided;
+        total.exact_f64 += one.exact_f64;
+        total.exact_path += one.exact_path;
+        total.wrapped += one.wrapped;
+        total.threads = one.threads;
+        total.backend = one.backend;
+        er_cli_progress_set(pr, "computing the exact product", (double)r1 / (double)rows);
+    }
+    if (args->stats) *args->stats = total;
+    return st;
+}
 
 int er_cmd_matmul(int argc, char **argv)
 {
     const char *pos[2] = {NULL, NULL};
     const char *out = NULL, *lo_path = NULL, *hi_path = NULL, *odd_path = NULL;
-    int npos = 0, show_stats = 0, rc = ER_EXIT_OK;
+    int npos = 0, show_stats = 0, rc = ER_EXIT_OK, progress = 1;
     er_cli_mma m;
     void *dbuf = NULL, *lobuf = NULL, *hibuf = NULL, *oddbuf = NULL;
     er_cli_mma_init(&m, "matmul");
@@ -19,14 +72,20 @@ int er_cmd_matmul(int argc, char **argv)
         if (r > 0) continue;
         if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--odd")) {
             if (i + 1 >= argc) return er_cli_usage_error("matmul", "%s needs a value", a);
+            if (er_cli_mma_once(&m, a)) return ER_EXIT_USAGE;
             if (!strcmp(a, "--odd")) odd_path = argv[++i];
             else out = argv[++i];
         } else if (!strcmp(a, "--enclosure")) {
             if (i + 2 >= argc) return er_cli_usage_error("matmul", "--enclosure needs two values (LO.npy HI.npy)");
+            if (er_cli_mma_once(&m, a)) return ER_EXIT_USAGE;
             lo_path = argv[++i];
             hi_path = argv[++i];
-        } else if (!strcmp(a, "--flush-to-zero")) m.opts |= ER_OPT_FTZ;
-        else if (!strcmp(a, "--stats")) show_stats = 1;
+        } else if (!strcmp(a, "--flush-to-zero") || !strcmp(a, "--stats") || !strcmp(a, "--no-progress")) {
+            if (er_cli_mma_once(&m, a)) return ER_EXIT_USAGE;
+            if (a[2] == 'f') m.opts |= ER_OPT_FTZ, m.ftz = 1;
+            else if (a[2] == 's') show_stats = 1;
+            else progress = 0;
+        }
         else if (a[0] == '-' && a[1]) return er_cli_usage_error("matmul", "unknown option '%s'", a);
         else if (npos < 2) pos[npos++] = a;
         else return er_cli_usage_error("matmul", "unexpected argument '%s' (operands: A.npy B.npy)", a);
@@ -34,9 +93,30 @@ int er_cmd_matmul(int argc, char **argv)
     if (npos < 2) return er_cli_usage_error("matmul", "two operands are required: A.npy B.npy");
     if (!out && !lo_path && !odd_path) return er_cli_usage_error("matmul", "-o D.npy is required");
     if (out && m.ofmt < 0) return er_cli_usage_error("matmul", "--out-format FORMAT is required");
+    if (!out && m.ofmt >= 0) return er_cli_usage_error("matmul", "--out-format has no effect without -o D.npy");
+    if (out && !strcmp(out, "-")) {
+        /* standard output: written in place (a pipe) or, redirected to a file, that file replaced */
+        if (isatty(1)) return er_cli_usage_error("matmul", "-o -: standard output is a terminal; redirect it to a file or a pipe");
+        out = "/dev/stdout";
+    }
     m.A.path = pos[0];
     m.B.path = pos[1];
+    {
+        er_cli_files f;
+        memset(&f, 0, sizeof f);
+        er_cli_files_in(&f, pos[0], "A");
+        er_cli_files_in(&f, pos[1], "B");
+        er_cli_files_in(&f, m.C.path, "--acc");
+        er_cli_files_in(&f, m.SA.path, "--a-scale");
+        er_cli_files_in(&f, m.SB.path, "--b-scale");
+        er_cli_files_out(&f, out, "-o", 0);
+        er_cli_files_out(&f, lo_path, "--enclosure LO", 0);
+        er_cli_files_out(&f, hi_path, "--enclosure HI", 0);
+        er_cli_files_out(&f, odd_path, "--odd", 0);
+        if ((rc = er_cli_files_check("matmul", &f)) != 0) return rc;
+    }
     if ((rc = er_cli_mma_load(&m)) != ER_EXIT_OK) goto done;
+    if ((rc = er_cli_mma_validate(&m, out ? m.ofmt : -1, "--out-format")) != ER_EXIT_OK) goto done;
     {
         int64_t batch, rows, cols;
         int batched;
@@ -78,18 +158,25 @@ int er_cmd_matmul(int argc, char **argv)
             rc = ER_EXIT_INTERNAL;
             goto done;
         }
-        er_status st = er_mma(&args);
+        er_status st;
+        int64_t macs = batch * rows * cols * (m.A.t.shape[m.A.t.ndim - 1]);
+        int be = args.backend == ER_BACKEND_AUTO ? er_backend_auto(macs, args.device, NULL, 0) : args.backend;
+        er_cli_progress *pr = er_cli_progress_start("matmul", "computing the exact product", progress);
+        if (pr && be == ER_BACKEND_CPU && rows >= 2) st = mma_in_rows(&args, rows, pr);
+        else st = er_mma(&args);
+        er_cli_progress_stop(pr);
         if (st != ER_OK) {
             fprintf(stderr, "exactref matmul: %s\n", msg[0] ? msg : er_status_string(st));
-            rc = (st == ER_EINVAL || st == ER_EPATTERN) ? ER_EXIT_USAGE : ER_EXIT_INTERNAL;
+            rc = er_cli_exit_for(st);
             goto done;
         }
         if ((out && (st = er_npy_write_tensor(out, &D, msg, sizeof msg)) != ER_OK) ||
             (lo_path && (st = er_npy_write_tensor(lo_path, &LO, msg, sizeof msg)) != ER_OK) ||
             (lo_path && (st = er_npy_write_tensor(hi_path, &HI, msg, sizeof msg)) != ER_OK) ||
             (odd_path && (st = er_npy_write_tensor(odd_path, &ODD, msg, sizeof msg)) != ER_OK)) {
+            /* every path was checked before the work: a failure now is the system's (memory, disk) */
             fprintf(stderr, "exactref matmul: %s\n", msg);
-            rc = ER_EXIT_USAGE;
+            rc = ER_EXIT_INTERNAL;
             goto done;
         }
         if (stats.note[0]) fprintf(stderr, "exactref matmul: note: %s\n", stats.note);

@@ -62,7 +62,7 @@ run "missing out format" 2 "--out-format FORMAT is required" matmul "$tmp/a.npy"
 run "missing file" 2 "nope.npy" matmul "$tmp/nope.npy" "$tmp/b.npy" --out-format f32 -o "$tmp/x.npy"
 run "undeclared uint16" 2 "declare" matmul "$tmp/a.npy" "$tmp/b.npy" --out-format f32 -o "$tmp/x.npy"
 # the OpenCL engine: the CPU's bits (d.npy above) where a device works; else exit 3 with the reason
-if "$X" info 2>/dev/null | grep -q "device 0:"; then
+if "$X" info 2>"$tmp/info.err" | grep -q "device 0:"; then
     run "opencl engine" 0 "" matmul "$tmp/a.npy" "$tmp/b.npy" --a-format bf16 --b-format bf16 --out-format f32 -o "$tmp/o.npy" --backend opencl &&
         { [ "$(bytes "$tmp/o.npy" 128)" = "$(bytes "$tmp/d.npy" 128)" ] && ok || bad "opencl engine bytes $(bytes "$tmp/o.npy" 128)"; }
 else
@@ -80,12 +80,14 @@ mknpy "$tmp/w.npy" '<f4' '(2, 2)' '\000\000\200\077\000\000\000\100\000\000\100\
 run "check fail" 1 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" --a-format bf16 --b-format bf16 --standard any_order --json "$tmp/f.json" --save-failures "$tmp/bundle"
 grep -q 'elements outside   1' "$tmp/out" && grep -q 'worst element      \[1, 1\]' "$tmp/out" && grep -q '^FAIL' "$tmp/out" && ok || bad "check fail report: $(cat "$tmp/out")"
 grep -q '"outside": 1' "$tmp/f.json" && ok || bad "check fail json"
-[ -x "$tmp/bundle/repro.sh" ] && [ -f "$tmp/bundle/0-a.npy" ] && [ -f "$tmp/bundle/5-w.npy" ] && ok || bad "check bundle: $(ls "$tmp/bundle" 2>&1)"
-(cd "$tmp/bundle" && PATH="$(dirname "$X"):$PATH" sh repro.sh >/dev/null 2>&1; [ $? -eq 1 ]) && ok || bad "repro.sh does not reproduce the failure"
+[ -x "$tmp/bundle/repro.sh" ] && [ -f "$tmp/bundle/a.npy" ] && [ -f "$tmp/bundle/out.npy" ] && ok || bad "check bundle: $(ls "$tmp/bundle" 2>&1)"
+# repro.sh writes no report file (no --json, no redirection to a device): its output goes to our files
+grep -v '^#' "$tmp/bundle/repro.sh" | grep -qE -- '--json|/dev/' && bad "repro.sh names --json or a device: $(cat "$tmp/bundle/repro.sh")" || ok
+(cd "$tmp/bundle" && sh repro.sh >"$tmp/repro.out" 2>"$tmp/repro.err"; [ $? -eq 1 ]) && ok || bad "repro.sh does not reproduce the failure: $(cat "$tmp/repro.err")"
 run "check shape" 2 "the product is" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/k.npy" --a-format bf16 --b-format bf16
 run "check standard" 2 "unknown standard" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" --a-format bf16 --b-format bf16 --standard pascal
 # check on the OpenCL backend: the same report and JSON as on the CPU, but for the time line
-if "$X" info 2>/dev/null | grep -q "device 0:"; then
+if "$X" info 2>"$tmp/info.err" | grep -q "device 0:"; then
     for std in normal any_order hopper blackwell-mx cdna3; do
         for be in cpu opencl; do
             "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" --a-format bf16 --b-format bf16 --standard $std \
@@ -97,7 +99,7 @@ if "$X" info 2>/dev/null | grep -q "device 0:"; then
     done
 fi
 # auto: a device that fails leaves the work to the CPU with a one-line note and the same bits
-if "$X" info 2>/dev/null | grep -qE "^cuda: (built in, no device|not built in)"; then
+if "$X" info 2>"$tmp/info.err" | grep -qE "^cuda: (built in, no device|not built in)"; then
     EXACTREF_BACKEND=cuda "$X" matmul "$tmp/a.npy" "$tmp/b.npy" --a-format bf16 --b-format bf16 --out-format f32 -o "$tmp/au.npy" 2>"$tmp/err"
     rc=$?
     [ "$rc" = 0 ] && [ "$(bytes "$tmp/au.npy" 128)" = "$(bytes "$tmp/d.npy" 128)" ] && ok || bad "auto fallback: exit $rc: $(cat "$tmp/err")"

@@ -160,6 +160,78 @@ START_TEST(may_be_whole_tensor)
 }
 END_TEST
 
+/* d <= x and d >= x for a binary64 d and an int64 x, compared exactly: d <= x iff ceil(d) <= x, and
+ * ceil(d) in [-2^63, 2^63) converts to int64 exactly. */
+static int le_di(double d, int64_t x)
+{
+    d = ceil(d);
+    if (d < -0x1p63) return 1;
+    if (d >= 0x1p63) return 0;
+    return (int64_t)d <= x;
+}
+static int ge_di(double d, int64_t x)
+{
+    d = floor(d);
+    if (d >= 0x1p63) return 1;
+    if (d < -0x1p63) return 0;
+    return (int64_t)d >= x;
+}
+
+/* i64 tensors beyond 2^53: each bound rounded outward on its own side, and no further than the next
+ * binary64 (the issue's three cases, then seeded random values near 2^53 and 2^63), against the exact
+ * integers. */
+START_TEST(summary_of_wide_integers)
+{
+    static const struct { int64_t v; double lo, hi; } fixed[] = {
+        {INT64_MAX - 1, 0x1p63 - 1024, 0x1p63},
+        {(INT64_C(1) << 53) + 1, 0x1p53, 0x1p53 + 2},
+        {-(INT64_C(1) << 53) - 1, -0x1p53 - 2, -0x1p53},
+        {INT64_MIN, -0x1p63, -0x1p63},
+        {INT64_MIN + 1, -0x1p63, -0x1p63 + 1024},
+        {INT64_MAX, 0x1p63 - 1024, 0x1p63},
+        {(INT64_C(1) << 53) - 1, 0x1p53 - 1, 0x1p53 - 1},
+    };
+    for (size_t q = 0; q < sizeof fixed / sizeof fixed[0]; q++) {
+        int64_t v = fixed[q].v;
+        er_tensor t = er_tensor_2d(ER_FMT_I64, 1, 1, &v);
+        er_interval s;
+        ck_assert_int_eq(er_interval_of_tensor(&t, &s), ER_OK);
+        ck_assert_msg(s.lo == fixed[q].lo && s.hi == fixed[q].hi && s.integral,
+                      "%lld: got [%a, %a], want [%a, %a]", (long long)v, s.lo, s.hi, fixed[q].lo, fixed[q].hi);
+        ck_assert_int_eq(s.exact, fixed[q].lo == fixed[q].hi && fabs(fixed[q].lo) < 0x1p53);
+    }
+    uint64_t st = er_test_seed("summary_of_wide_integers");
+    for (int rep = 0; rep < 2000; rep++) {
+        int64_t v[6];
+        for (int i = 0; i < 6; i++) {
+            uint64_t r = er_test_rand(&st);
+            int bits = 53 + (int)(er_test_rand(&st) % 11); /* magnitudes in [2^52, 2^63) */
+            int64_t m = (int64_t)(r >> (64 - bits));
+            if (er_test_rand(&st) & 1u) m = -m;
+            if (rep % 7 == 0 && i == 0) m = (er_test_rand(&st) & 1u) ? INT64_MAX - (int64_t)(r % 4096) : INT64_MIN + (int64_t)(r % 4096);
+            v[i] = m;
+        }
+        int n = 1 + rep % 6;
+        er_tensor t = er_tensor_2d(ER_FMT_I64, 1, n, v);
+        er_interval s;
+        ck_assert_int_eq(er_interval_of_tensor(&t, &s), ER_OK);
+        int64_t mn = v[0], mx = v[0];
+        for (int i = 1; i < n; i++) {
+            mn = v[i] < mn ? v[i] : mn;
+            mx = v[i] > mx ? v[i] : mx;
+        }
+        ck_assert_msg(le_di(s.lo, mn) && ge_di(s.hi, mx), "case %d: [%a, %a] misses [%lld, %lld]", rep, s.lo, s.hi,
+                      (long long)mn, (long long)mx);
+        /* the nearest binary64 on each side: one step inward passes the extreme */
+        ck_assert_msg(!le_di(nextafter(s.lo, INFINITY), mn),
+                      "case %d: lo %a is not the largest binary64 <= %lld", rep, s.lo, (long long)mn);
+        ck_assert_msg(!ge_di(nextafter(s.hi, -INFINITY), mx), "case %d: hi %a is not the least binary64 >= %lld", rep,
+                      s.hi, (long long)mx);
+        ck_assert(s.integral);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("summary");
@@ -167,6 +239,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, summary_of_tensors);
     tcase_add_test(tc, summary_is_sound);
+    tcase_add_test(tc, summary_of_wide_integers);
     tcase_add_test(tc, strategy_changes_bits_do_not);
     tcase_add_test(tc, may_be_whole_tensor);
     suite_add_tcase(s, tc);

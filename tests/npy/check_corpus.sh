@@ -4,10 +4,11 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sh "$here/make_corpus.sh" "$tmp"
-if ! diff -r "$here/corpus" "$tmp" >/dev/null; then
+mkdir "$tmp/corpus"
+sh "$here/make_corpus.sh" "$tmp/corpus"
+if ! diff -r "$here/corpus" "$tmp/corpus" >"$tmp/diff" 2>&1; then
     echo "check_corpus: tests/npy/corpus differs from what make_corpus.sh writes; rerun it and commit:" >&2
-    diff -r "$here/corpus" "$tmp" >&2 || true
+    cat "$tmp/diff" >&2
     exit 1
 fi
-echo "check_corpus: $(ls "$tmp" | wc -l) files up to date"
+echo "check_corpus: $(ls "$tmp/corpus" | wc -l) files up to date"

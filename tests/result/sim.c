@@ -8,6 +8,7 @@
  * core (er_round, er_round_double), or, for the tensor-core normalisation into a precision that is no
  * format of the library (e8m13), by round_custom below from the exact top 64 bits and a sticky bit.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,23 +19,36 @@
 
 #include "sim.h"
 
-/* ---- The model table: accumulation-models.md's table, as data. ---- */
+/* ---- The model table: docs/accumulation-models.md's table, as data. ---- */
 const sim_model sim_models[] = {
-    /* name                  k   F  out_p out_round            promote floor groups acc_fmt  tf32 */
-    {"volta",                4, 23, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0}, /* Volta fp16 */
-    {"turing",               8, 24, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0}, /* Turing fp16 */
-    {"ampere",               8, 24, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0}, /* fp16/bf16 k16: 2 x 8 */
-    {"ampere-tf32",          4, 24, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 1}, /* tf32 k8: 2 x 4 */
-    {"ada-fp8",             16, 13, 13, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0}, /* fp8 k32: 2 x 16, e8m13 */
-    {"hopper",              16, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0}, /* wgmma f16/bf16 */
-    {"hopper-tf32",          8, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 1}, /* wgmma tf32 */
-    {"hopper-fp8",          32, 13, 13, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0}, /* wgmma fp8, e8m13 */
-    {"blackwell",           16, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0}, /* tcgen05 f16 */
-    {"blackwell-f8f6f4",    32, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0}, /* tcgen05 f8f6f4 */
-    {"blackwell-mxf8f6f4",  32, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0}, /* block 32, ue8m0 */
-    {"blackwell-mxf4",      64, 35, 23, ER_RND_ZERO,          0,      0,    16,    ER_FMT_F32, 0}, /* 4 exact groups of 16 */
-    {"cdna3",                8, 24, 23, ER_RND_NEAREST_EVEN,  0,      1,    0,     ER_FMT_F32, 0}, /* floored terms, RNE f32 */
-    {"hopper-fp8-deepgemm", 32, 13, 13, ER_RND_ZERO,          128,    0,    0,     ER_FMT_F32, 0}, /* DeepGEMM promotion */
+    /* name                  k   F  out_p out_round            promote floor groups acc_fmt  tf32 F2 stages */
+    {"volta",                4, 23, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* Volta fp16 */
+    {"turing",               8, 24, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* Turing fp16 */
+    {"ampere",               8, 24, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* fp16/bf16 k16: 2 x 8 */
+    {"ampere-tf32",          4, 24, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 1, 0, 0, 0}, /* tf32 k8: 2 x 4 */
+    {"ada-fp8",             16, 13, 13, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* fp8 k32: 2 x 16, e8m13 */
+    {"hopper",              16, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* wgmma f16/bf16 */
+    {"hopper-tf32",          8, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 1, 0, 0, 0}, /* wgmma tf32 */
+    {"hopper-fp8",          32, 13, 13, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* wgmma fp8, e8m13 */
+    {"blackwell",           16, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* tcgen05 f16 */
+    {"blackwell-f8f6f4",    32, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* tcgen05 f8f6f4 */
+    {"blackwell-mxf8f6f4",  32, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* block 32, ue8m0 */
+    {"blackwell-mxf4",      64, 35, 23, ER_RND_ZERO,          0,      0,    16,    ER_FMT_F32, 0, 0, 0, 0}, /* 4 exact groups of 16 */
+    {"cdna3",                8, 24, 23, ER_RND_NEAREST_EVEN,  0,      1,    0,     ER_FMT_F32, 0, 31, 0, 0}, /* CDNA3 f16/bf16 */
+    {"hopper-fp8-deepgemm", 32, 13, 13, ER_RND_ZERO,          128,    0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* DeepGEMM promotion */
+    /* the models added with the f16 accumulators and CDNA3's fp8 and xf32 (docs/accumulation-models.md) */
+    {"cdna3-fp8",           16, 24, 23, ER_RND_NEAREST_EVEN,  0,      1,    0,     ER_FMT_F32, 0, 31, 1, 0}, /* even/odd stages */
+    {"cdna3-xf32",           4, 24, 23, ER_RND_NEAREST_EVEN,  0,      1,    0,     ER_FMT_F32, 1, 31, 0, 0}, /* xf32 */
+    {"blackwell-tf32",       8, 25, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 1, 0, 0, 0}, /* tcgen05 tf32 */
+    {"ada-f16",              8, 24, 23, ER_RND_ZERO,          0,      0,    0,     ER_FMT_F32, 0, 0, 0, 0}, /* Ada f16 k16: 2 x 8 */
+    {"volta-f16",            4, 23, 10, ER_RND_NEAREST_EVEN,  0,      0,    0,     ER_FMT_F16, 0, 0, 0, 0}, /* f16 D */
+    {"turing-f16",           8, 24, 10, ER_RND_NEAREST_EVEN,  0,      0,    0,     ER_FMT_F16, 0, 0, 0, 0},
+    {"ampere-f16",           8, 24, 10, ER_RND_NEAREST_EVEN,  0,      0,    0,     ER_FMT_F16, 0, 0, 0, 0},
+    {"ada-fp8-f16",         16, 13, 10, ER_RND_NEAREST_EVEN,  0,      0,    0,     ER_FMT_F16, 0, 0, 0, 0},
+    {"hopper-f16",          16, 25, 10, ER_RND_NEAREST_EVEN,  0,      0,    0,     ER_FMT_F16, 0, 0, 0, 0},
+    {"hopper-fp8-f16",      32, 13, 10, ER_RND_NEAREST_EVEN,  0,      0,    0,     ER_FMT_F16, 0, 0, 0, 0},
+    {"blackwell-f16",       16, 25, 10, ER_RND_NEAREST_EVEN,  0,      0,    0,     ER_FMT_F16, 0, 0, 0, 0},
+    {"blackwell-f8f6f4-f16",32, 25, 10, ER_RND_NEAREST_EVEN,  0,      0,    0,     ER_FMT_F16, 0, 0, 0, 0},
 };
 const int sim_model_count = (int)(sizeof sim_models / sizeof sim_models[0]);
 
@@ -510,47 +524,52 @@ static void ws_clear(eng_ws *w)
     free(w->ex);
 }
 
-/* The value of factor x (finite) times the optional scales: sets sig (exact) and returns the exponent;
- * a zero product gives sig = 0 (the exponent is then SIM_ZERO_EXP). */
-static long product_term(mpfr_ptr sig, double x, double y, int emin_x, int emin_y, const double *sx,
-                         const double *sy)
+/* A factor as (significand, exponent); a zero is (0, zexp): the exponent the model gives a zero. */
+static void factor(double x, int emin, int zexp, double *s, int *e)
+{
+    if (x == 0.0) {
+        *s = 0.0;
+        *e = zexp;
+        return;
+    }
+    decompose(x, emin, s, e);
+}
+
+/* The exponent of a zero factor of a format of minimum exponent emin under model m. */
+static int zero_exp(const sim_model *m, int emin) { return m->zero_fmt_emin ? emin : SIM_ZERO_EXP; }
+
+/* The term of the product x y (finite) times the optional scales: sets sig (exact) and returns the
+ * exponent, the sum of the factors' exponents also when a factor is zero (then sig = 0): a zero factor
+ * has exponent zx (x), zy (y), a zero scale SIM_ZERO_EXP. */
+static long product_term(mpfr_ptr sig, double x, double y, int emin_x, int emin_y, int zx, int zy,
+                         const double *sx, const double *sy)
 {
     double s;
     int e;
     long ex = 0;
-    if (x == 0.0 || y == 0.0 || (sx && (*sx == 0.0 || *sy == 0.0))) {
-        mpfr_set_zero(sig, 1);
-        return SIM_ZERO_EXP;
-    }
-    decompose(x, emin_x, &s, &e);
+    factor(x, emin_x, zx, &s, &e);
     check_exact(mpfr_set_d(sig, s, MPFR_RNDN), "term: set");
     ex += e;
-    decompose(y, emin_y, &s, &e);
+    factor(y, emin_y, zy, &s, &e);
     check_exact(mpfr_mul_d(sig, sig, s, MPFR_RNDN), "term: product inexact");
     ex += e;
     if (sx) {
-        decompose(*sx, -100000, &s, &e);
+        factor(*sx, -100000, SIM_ZERO_EXP, &s, &e);
         check_exact(mpfr_mul_d(sig, sig, s, MPFR_RNDN), "term: scale inexact");
         ex += e;
-        decompose(*sy, -100000, &s, &e);
+        factor(*sy, -100000, SIM_ZERO_EXP, &s, &e);
         check_exact(mpfr_mul_d(sig, sig, s, MPFR_RNDN), "term: scale inexact");
         ex += e;
     }
+    if (mpfr_zero_p(sig)) mpfr_set_zero(sig, 1);
     return ex;
 }
 
-/* One fused step: n products a[i] b[i] (global index p0 + i for the scales) and C = c, a value of the
- * accumulator. */
-static double step_impl(const sim_model *m, eng_ws *w, int n, const double *a, const double *b,
-                        const double *sa, const double *sb, int block, int p0, double c, int emin_a,
-                        int emin_b)
+/* 6. NaN and infinities, from the exact sum: 1 and *out the special result, else 0. */
+static int step_specials(int n, const double *a, const double *b, const double *sa, const double *sb, int block,
+                         int p0, double c, double *out)
 {
-    int i, nt = 0, nan = 0, pinf = 0, ninf = 0;
-    long E, maxbits = 0;
-    mpfr_prec_t prec;
-    int emin_acc = fmt_emin(m->acc_fmt), emax_acc = fmt_emax(m->acc_fmt);
-
-    /* 6. NaN and infinities, from the exact sum. */
+    int i, nan = 0, pinf = 0, ninf = 0;
     for (i = 0; i < n; i++) {
         double f[4];
         int nf = 2, j, zero = 0, inf = 0, neg = 0;
@@ -578,9 +597,26 @@ static double step_impl(const sim_model *m, eng_ws *w, int n, const double *a, c
         if (c < 0) ninf = 1;
         else pinf = 1;
     }
-    if (nan || (pinf && ninf)) return NAN;
-    if (pinf) return INFINITY;
-    if (ninf) return -INFINITY;
+    if (nan || (pinf && ninf)) *out = NAN;
+    else if (pinf) *out = INFINITY;
+    else if (ninf) *out = -INFINITY;
+    else return 0;
+    return 1;
+}
+
+/* One fused step: n products a[i] b[i] (global index p0 + i for the scales) and C = c, a value of the
+ * accumulator. */
+static double step_impl(const sim_model *m, eng_ws *w, int n, const double *a, const double *b,
+                        const double *sa, const double *sb, int block, int p0, double c, int emin_a,
+                        int emin_b)
+{
+    int i, nt = 0;
+    long E, maxbits = 0;
+    mpfr_prec_t prec;
+    int emin_acc = fmt_emin(m->acc_fmt), emax_acc = fmt_emax(m->acc_fmt);
+    double sp;
+
+    if (step_specials(n, a, b, sa, sb, block, p0, c, &sp)) return sp;
 
     /* 1-2. The terms as (significand, exponent); C first. */
     if (c == 0.0) {
@@ -610,24 +646,23 @@ static double step_impl(const sim_model *m, eng_ws *w, int n, const double *a, c
                 check_exact(mpfr_add(g, g, w->tmp, MPFR_RNDN), "group: sum inexact");
             }
             if (sx && sy) {
-                if (*sx == 0.0 || *sy == 0.0) {
-                    mpfr_set_zero(g, 1);
-                } else {
-                    decompose(*sx, -100000, &s, &e);
-                    check_exact(mpfr_mul_d(g, g, s, MPFR_RNDN), "group: scale inexact");
-                    ex += e;
-                    decompose(*sy, -100000, &s, &e);
-                    check_exact(mpfr_mul_d(g, g, s, MPFR_RNDN), "group: scale inexact");
-                    ex += e;
-                }
+                /* the group's exponent is its scales' whatever its elements (a zero scale: -126) */
+                factor(*sx, -100000, SIM_ZERO_EXP, &s, &e);
+                check_exact(mpfr_mul_d(g, g, s, MPFR_RNDN), "group: scale inexact");
+                ex += e;
+                factor(*sy, -100000, SIM_ZERO_EXP, &s, &e);
+                check_exact(mpfr_mul_d(g, g, s, MPFR_RNDN), "group: scale inexact");
+                ex += e;
+                if (mpfr_zero_p(g)) mpfr_set_zero(g, 1);
             }
-            w->ex[nt] = mpfr_zero_p(g) ? SIM_ZERO_EXP : ex;
+            w->ex[nt] = ex;
             nt++;
         }
     } else {
         for (i = 0; i < n; i++) {
             const double *sx = sa ? &sa[(p0 + i) / block] : NULL, *sy = sb ? &sb[(p0 + i) / block] : NULL;
-            w->ex[nt] = product_term(w->sig[nt], a[i], b[i], emin_a, emin_b, sx, sy);
+            w->ex[nt] = product_term(w->sig[nt], a[i], b[i], emin_a, emin_b, zero_exp(m, emin_a), zero_exp(m, emin_b),
+                                     sx, sy);
             nt++;
         }
     }
@@ -664,6 +699,101 @@ static double step_impl(const sim_model *m, eng_ws *w, int n, const double *a, c
         long exp;
         check_exact(mpfr_mul_2si(w->sum, w->sum, E - m->F, MPFR_RNDN), "step: scaling inexact");
         mp_top64(w->sum, &sign, &sig, &exp, &sticky);
+        return round_custom(sign, sig, exp, sticky, m->out_p, emin_acc, emax_acc, m->out_round);
+    }
+}
+
+/* x <- floor (down = 1) or trunc (0) of x at the quantum 2^q (exact in x's precision). */
+static void quantize(mpfr_ptr x, long q, int down)
+{
+    if (mpfr_zero_p(x)) return;
+    check_exact(mpfr_mul_2si(x, x, -q, MPFR_RNDN), "quantize: scaling inexact");
+    if (down) mpfr_floor(x, x);
+    else mpfr_trunc(x, x);
+    check_exact(mpfr_mul_2si(x, x, q, MPFR_RNDN), "quantize: scaling inexact");
+}
+
+/*
+ * CDNA3's step (floor_terms models; sim.h): the products (not C) truncated toward zero at F fraction
+ * bits of their largest exponent (two_stage: the even and the odd products apart, each stage's sum then
+ * floored at F bits of the larger stage exponent and the two added); that sum floored at F2 fraction
+ * bits of E = max(its exponent, C's), C floored at F bits of E (two_stage: dropped below 2^(E-25)); the
+ * exact total rounded once into the accumulator.  A finite product of magnitude >= 2^128 is an
+ * infinity of its sign (both signs: NaN).
+ */
+#define PREC_AMD 4800
+static double amd_step(const sim_model *m, int n, const double *a, const double *b, double c, int emin_a,
+                       int emin_b)
+{
+    mpfr_t t, st[2], tot;
+    long ep[2] = {LONG_MIN, LONG_MIN}, Em, E, ec;
+    int i, g, ns = m->two_stage ? 2 : 1, pinf = 0, ninf = 0;
+    int emin_acc = fmt_emin(m->acc_fmt), emax_acc = fmt_emax(m->acc_fmt);
+    double sp;
+    if (step_specials(n, a, b, NULL, NULL, 1, 0, c, &sp)) return sp;
+    for (i = 0; i < n; i++) {
+        double x = fabs(a[i]) * fabs(b[i]); /* only compared with 2^128: rounding cannot cross it wrongly */
+        if (x >= 0x1p128) {
+            if (signbit(a[i]) != signbit(b[i])) ninf = 1;
+            else pinf = 1;
+        }
+    }
+    if (pinf && ninf) return NAN;
+    if (pinf) return INFINITY;
+    if (ninf) return -INFINITY;
+    mpfr_init2(t, PREC_AMD);
+    mpfr_init2(tot, PREC_AMD);
+    for (g = 0; g < 2; g++) {
+        mpfr_init2(st[g], PREC_AMD);
+        mpfr_set_zero(st[g], 1);
+    }
+    /* each stage's largest product exponent, then its truncated terms summed */
+    for (i = 0; i < n; i++) {
+        long e = product_term(t, a[i], b[i], emin_a, emin_b, zero_exp(m, emin_a), zero_exp(m, emin_b), NULL, NULL);
+        g = ns == 2 ? i & 1 : 0;
+        if (e > ep[g]) ep[g] = e;
+    }
+    for (i = 0; i < n; i++) {
+        long e = product_term(t, a[i], b[i], emin_a, emin_b, zero_exp(m, emin_a), zero_exp(m, emin_b), NULL, NULL);
+        g = ns == 2 ? i & 1 : 0;
+        check_exact(mpfr_mul_2si(t, t, e, MPFR_RNDN), "amd: term inexact"); /* the product's value */
+        quantize(t, ep[g] - m->F, 0);
+        check_exact(mpfr_add(st[g], st[g], t, MPFR_RNDN), "amd: stage sum inexact");
+    }
+    Em = ep[0] > ep[1] ? ep[0] : ep[1];
+    if (ns == 2) {
+        quantize(st[0], Em - m->F, 1);
+        quantize(st[1], Em - m->F, 1);
+        check_exact(mpfr_add(st[0], st[0], st[1], MPFR_RNDN), "amd: stages inexact");
+    }
+    /* C's exponent: -126 for a zero, else as the accumulator's value */
+    if (c == 0.0) {
+        ec = SIM_ZERO_EXP;
+    } else {
+        double sc;
+        int e;
+        decompose(c, emin_acc, &sc, &e);
+        ec = e;
+    }
+    if (n == 0) Em = ec;
+    E = Em > ec ? Em : ec;
+    if (m->F2 > 0) quantize(st[0], E - m->F2, 1);
+    check_exact(mpfr_set_d(tot, c, MPFR_RNDN), "amd: C set");
+    if (ns == 2 && ec < E - 25) mpfr_set_zero(tot, 1);
+    else quantize(tot, E - m->F, 1);
+    check_exact(mpfr_add(tot, tot, st[0], MPFR_RNDN), "amd: total inexact");
+    for (g = 0; g < 2; g++) mpfr_clear(st[g]);
+    mpfr_clear(t);
+    if (mpfr_zero_p(tot)) {
+        mpfr_clear(tot);
+        return 0.0;
+    }
+    {
+        unsigned sign, sticky;
+        uint64_t sig;
+        long exp;
+        mp_top64(tot, &sign, &sig, &exp, &sticky);
+        mpfr_clear(tot);
         return round_custom(sign, sig, exp, sticky, m->out_p, emin_acc, emax_acc, m->out_round);
     }
 }
@@ -709,7 +839,8 @@ static double engine_acc(const sim_model *m, int n, const double *a, const doubl
     if (m->promote == 0) {
         for (p0 = 0; p0 < n; p0 += m->k) {
             int kk = n - p0 < m->k ? n - p0 : m->k;
-            acc = step_impl(m, &w, kk, ta + p0, tb + p0, sa, sb, block, p0, acc, emin_a, emin_b);
+            acc = m->floor_terms ? amd_step(m, kk, ta + p0, tb + p0, acc, emin_a, emin_b)
+                                 : step_impl(m, &w, kk, ta + p0, tb + p0, sa, sb, block, p0, acc, emin_a, emin_b);
         }
     } else {
         double facc = rnd(ER_FMT_F32, c, ER_RND_NEAREST_EVEN);
@@ -718,7 +849,8 @@ static double engine_acc(const sim_model *m, int n, const double *a, const doubl
             double part = 0.0;
             for (p0 = q0; p0 < q1; p0 += m->k) {
                 int kk = q1 - p0 < m->k ? q1 - p0 : m->k;
-                part = step_impl(m, &w, kk, ta + p0, tb + p0, sa, sb, block, p0, part, emin_a, emin_b);
+                part = m->floor_terms ? amd_step(m, kk, ta + p0, tb + p0, part, emin_a, emin_b)
+                                      : step_impl(m, &w, kk, ta + p0, tb + p0, sa, sb, block, p0, part, emin_a, emin_b);
             }
             facc = c_add_ftz(ER_FMT_F32, facc, part, 0);
         }
@@ -763,8 +895,11 @@ double sim_engine_step(const sim_model *m, int n, const double *a, const double 
     ta = tf32_view(&one, n, a, in_fmt_a, &oa);
     tb = tf32_view(&one, n, b, in_fmt_b, &ob);
     ws_init(&w, 1 + (m->groups > 0 ? (n + m->groups - 1) / m->groups : n), m->groups > 0);
-    r = step_impl(m, &w, n, ta, tb, scale_a, scale_b, block, 0, rnd(m->acc_fmt, c, ER_RND_NEAREST_EVEN),
-                  fmt_emin(in_fmt_a), fmt_emin(in_fmt_b));
+    if (m->floor_terms)
+        r = amd_step(m, n, ta, tb, rnd(m->acc_fmt, c, ER_RND_NEAREST_EVEN), fmt_emin(in_fmt_a), fmt_emin(in_fmt_b));
+    else
+        r = step_impl(m, &w, n, ta, tb, scale_a, scale_b, block, 0, rnd(m->acc_fmt, c, ER_RND_NEAREST_EVEN),
+                      fmt_emin(in_fmt_a), fmt_emin(in_fmt_b));
     ws_clear(&w);
     free(oa);
     free(ob);

@@ -85,20 +85,20 @@ double sim_blocked_fma(int block, int n, const double *a, const double *b, doubl
 double sim_random_tree(uint64_t seed, int use_fma, int n, const double *a, const double *b, double c,
                        int compute, int out_fmt, int out_dir);
 
-/* ---- Family 3: matrix engines (tensor cores), accumulation-models.md. -------------------------
+/* ---- Family 3: matrix engines (tensor cores), docs/accumulation-models.md. -------------------------
  *
  * One fused step takes k products and the accumulator C:
  *  1. products exact;
  *  2. each term as (significand, exponent): a product as (sa*sb, ea+eb) from its factors, each factor
  *     x = s 2^e with 1 <= |s| < 2, except that a subnormal factor of its INPUT format keeps that
  *     format's minimum exponent (er_format_info.emin) with a smaller significand; C as its own value of
- *     the accumulator format (f32; f16 for the f16-output variants) in the same way; a term that is
- *     ZERO (a product with a zero factor, or C == 0) counts as exponent -126 (SIM_ZERO_EXP; this is
- *     MMA-Sim's rule, applied to the term: the notes' "a zero counts as exponent -126");
- *     block-scaled terms add the two scale exponents (and multiply in the scale significands, 1 for
- *     ue8m0 scales);
+ *     the accumulator format (f32; f16 for the f16-output variants) in the same way; a ZERO FACTOR has
+ *     exponent -126 (SIM_ZERO_EXP) whatever its format (zero_fmt_emin: its format's minimum exponent
+ *     instead), so a zero product is a term of exponent e_a + e_b that takes part in E (0 x 2^101 with
+ *     bf16 factors: exponent -25); C == 0 has exponent -126; block-scaled terms add the two scale
+ *     exponents, zero products included (and multiply in the scale significands, 1 for ue8m0 scales);
  *     E = the largest exponent among the k product terms and C;
- *  3. each term truncated toward zero (floor_terms: toward -inf) to F fractional bits at weight 2^E,
+ *  3. each term truncated toward zero (floor_terms: CDNA3's rules below) to F fractional bits at weight 2^E,
  *     i.e. to an integer multiple of 2^(E-F);
  *  4. the truncated terms summed exactly;
  *  5. one normalisation of that exact sum into the accumulator: out_p fraction bits (23 for f32, 13 for
@@ -114,7 +114,8 @@ double sim_random_tree(uint64_t seed, int use_fma, int n, const double *a, const
  *
  * groups (Blackwell mxf4/nvf4): the k products of a step form k/groups groups of `groups` consecutive
  * products; each group's sum is exact and is ONE term, with significand (group sum) x (scale
- * significands) -- not normalised -- and exponent (scale exponents), 0 without scales.  (The notes'
+ * significands) -- not normalised -- and exponent (scale exponents) WHATEVER ITS ELEMENTS (an all-zero
+ * group with scale 2^40 is a term of exponent 40), 0 without scales.  (The notes'
  * "approximate" model, as MMA-Sim's nv_fused_dot_add_with_block_scale.)
  *
  * promote (DeepGEMM): 0 for none.  Otherwise the products are taken in chunks of `promote`; each chunk
@@ -132,9 +133,13 @@ double sim_random_tree(uint64_t seed, int use_fma, int n, const double *a, const
  *    runs as two fused steps in sequence, the first step's normalised result being the second's C
  *    (MMA-Sim's is_split_k).  Over a long dot product that is exactly k = 8, 4, 16 per step, so the
  *    table holds those k.
- *  - CDNA3 (no k in the notes): k = 8 (MMA-Sim's L_max for f16/bf16 MFMA on CDNA3); every term, C
- *    included, floored at F = 24 fractional bits at weight 2^E; the exact sum rounded to nearest even
- *    f32.  (MMA-Sim's two-level F2 = 31 detail is not modelled, as the notes say.)
+ *  - CDNA3 (floor_terms, docs/accumulation-models.md): k = 8 for f16/bf16, 16 for fp8/bf8 (two_stage),
+ *    4 for xf32 (tf32_trunc).  The products alone are truncated toward zero at F = 24 fraction bits of
+ *    their largest exponent Ep (two_stage: the even and the odd products apart, each stage's sum then
+ *    floored at F bits of the larger stage exponent, and the two added); with E = max(Ep, C's
+ *    exponent), the product sum is floored at F2 = 31 fraction bits of E and C at F bits of E
+ *    (two_stage: C is dropped when its exponent is below E - 25); the exact total rounded to nearest
+ *    even f32.  A finite product of magnitude >= 2^128 gives an infinity of its sign (both: NaN).
  *  - tf32 truncation applies to every tf32 model (ampere-tf32 and hopper-tf32), as MMA-Sim does.
  *  - The subnormal factor's minimum exponent is the input FORMAT's (e2m1: 0), as the notes say (MMA-Sim
  *    widens fp4 to e4m3 first, which gives 0.5 exponent -1).
@@ -153,16 +158,21 @@ typedef struct sim_model {
     int out_p;      /* fraction bits of the normalised step result (23, 13 for e8m13, 10 for f16; <= 52) */
     int out_round;  /* ER_RND_ZERO or ER_RND_NEAREST_EVEN: the normalisation's direction */
     int promote;    /* 0, or products per promotion into an f32 accumulator (a multiple of k) */
-    int floor_terms;/* 1: terms floored toward -inf (CDNA3); 0: truncated toward zero */
+    int floor_terms;/* 1: CDNA3 arithmetic (products truncated, sums and C floored: below); 0: NVIDIA */
     int groups;     /* 0, or products per exact group (Blackwell mxf4: 16) */
     int acc_fmt;    /* the accumulator: ER_FMT_F32 (or ER_FMT_F16 for f16 output; F64 for tests) */
     int tf32_trunc; /* 1: ER_FMT_F32 operands are truncated toward zero to tf32 first */
+    int F2;         /* CDNA3: fraction bits of the product sum's second alignment (31; 0: none) */
+    int two_stage;  /* CDNA3 fp8/bf8: even and odd products in two stages */
+    int zero_fmt_emin; /* 1: a zero factor has its format's minimum exponent; 0: -126 (MMA-Sim) */
 } sim_model;
 
 extern const sim_model sim_models[];
 extern const int sim_model_count;
 /* volta, turing, ampere, ampere-tf32, ada-fp8, hopper, hopper-tf32, hopper-fp8, blackwell,
- * blackwell-f8f6f4, blackwell-mxf8f6f4, blackwell-mxf4, cdna3, hopper-fp8-deepgemm (in this order). */
+ * blackwell-f8f6f4, blackwell-mxf8f6f4, blackwell-mxf4, cdna3, hopper-fp8-deepgemm, then cdna3-fp8,
+ * cdna3-xf32, blackwell-tf32, ada-f16 and the f16-accumulator rows volta-f16, turing-f16, ampere-f16,
+ * ada-fp8-f16, hopper-f16, hopper-fp8-f16, blackwell-f16, blackwell-f8f6f4-f16 (in this order). */
 
 /* The row named `name` (also "blackwell-mx" for blackwell-mxf4), or NULL. */
 const sim_model *sim_model_find(const char *name);

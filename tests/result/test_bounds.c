@@ -28,6 +28,13 @@
  *                    5548157), kept as regressions; the comment above each says what was wrong.  The
  *                    random tests hit the same classes and tag such UNSOUND lines with "[class: ...]"
  *                    (anything else is tagged NEW).
+ *  - unsound_zero_factor_exponent, unsound_zero_block_scale, unsound_cdna3_fp8: issue 11's three cases
+ *                    (a zero factor's exponent sets E; zero blocks with large scales and mxf4 groups of
+ *                    zeros; CDNA3's 16-product two-stage fp8 step), each asserting the model's output and
+ *                    that it is covered; they fail on the bounds before the fix.
+ *  - sound_zero_padding: every engine case on K padded with zeros over huge B, zero blocks of A with
+ *                    huge scales, and cancelling pairs of large products, under both readings of a zero
+ *                    factor's exponent.
  *  - tightness:      REPORTED, not asserted beyond ratio <= 1: per standard, the median and the largest
  *                    |implementation - rounded| / tolerance on adversarial data and on random data.
  *
@@ -138,7 +145,7 @@ static uint64_t get(const unsigned char *buf, int sb, size_t idx)
     return b;
 }
 
-/* The exponent a matrix engine gives a nonzero value of f (accumulation-models.md). */
+/* The exponent a matrix engine gives a nonzero value of f (docs/accumulation-models.md). */
 static int hwexp(int f, double x)
 {
     int e = ilogb(x), emin = finfo(f).emin;
@@ -840,7 +847,12 @@ START_TEST(table)
         {"ada-fp8", "ada-fp8"}, {"hopper", "hopper"}, {"hopper-tf32", "hopper-tf32"}, {"hopper-fp8", "hopper-fp8"},
         {"deepgemm-fp8", "hopper-fp8-deepgemm"}, {"hopper-fp8-deepgemm", "hopper-fp8-deepgemm"},
         {"blackwell", "blackwell"}, {"blackwell-f8f6f4", "blackwell-f8f6f4"}, {"blackwell-mx", "blackwell-mxf8f6f4"},
-        {"blackwell-mxf8f6f4", "blackwell-mxf8f6f4"}, {"blackwell-mxf4", "blackwell-mxf4"}, {"cdna3", "cdna3"}};
+        {"blackwell-mxf8f6f4", "blackwell-mxf8f6f4"}, {"blackwell-mxf4", "blackwell-mxf4"}, {"cdna3", "cdna3"},
+        {"cdna3-fp8", "cdna3-fp8"}, {"cdna3-bf8", "cdna3-fp8"}, {"cdna3-xf32", "cdna3-xf32"},
+        {"blackwell-tf32", "blackwell-tf32"}, {"ada-f16", "ada-f16"}, {"volta-f16", "volta-f16"},
+        {"turing-f16", "turing-f16"}, {"ampere-f16", "ampere-f16"}, {"ada-fp8-f16", "ada-fp8-f16"},
+        {"hopper-f16", "hopper-f16"}, {"hopper-fp8-f16", "hopper-fp8-f16"}, {"blackwell-f16", "blackwell-f16"},
+        {"blackwell-f8f6f4-f16", "blackwell-f8f6f4-f16"}, {"blackwell-nvf4", "blackwell-mxf4"}};
     for (size_t t = 0; t < sizeof pairs / sizeof pairs[0]; t++) {
         er_standard s;
         char msg[200];
@@ -850,8 +862,54 @@ START_TEST(table)
         ck_assert_int_eq(s.kind, ER_STD_ENGINE);
         REQUIRE(s.k == m->k && s.F == m->F && s.out_p == m->out_p && s.out_round == m->out_round &&
                           s.promote == m->promote && s.floor_terms == m->floor_terms &&
-                          s.group == (m->groups ? m->groups : 1),
+                          s.group == (m->groups ? m->groups : 1) && s.tf32_inputs == m->tf32_trunc &&
+                          (s.acc_fmt == ER_FMT_F16) == (m->acc_fmt == ER_FMT_F16) && s.F2 == m->F2 &&
+                          s.two_stage == m->two_stage,
                       "standard %s differs from sim model %s", pairs[t][0], pairs[t][1]);
+    }
+    /* the listing: every row and alias parses to its row, er_standard_names names each, the table has a
+     * line per row, and "cdna3" on fp8 operands is cdna3-fp8 */
+    {
+        int cnt = 0;
+        const er_standard_info *L = er_standard_list(&cnt);
+        const char *names = er_standard_names();
+        char tab[8192], msg[200];
+        size_t len = er_standard_table(tab, sizeof tab);
+        REQUIRE(cnt >= 27 && len < sizeof tab && strlen(tab) == len, "listing: %d rows, table %zu", cnt, len);
+        REQUIRE(er_standard_table(NULL, 0) == len, "the table's length without a buffer");
+        for (int i = 0; i < cnt; i++) {
+            er_standard s;
+            char w[64];
+            snprintf(w, sizeof w, " %s ", L[i].name);
+            REQUIRE(strstr(names, w) != NULL, "er_standard_names lacks %s", L[i].name);
+            snprintf(w, sizeof w, "\n%s ", L[i].name);
+            REQUIRE(strstr(tab, w) != NULL, "the table lacks %s", L[i].name);
+            REQUIRE(er_standard_parse(L[i].name, &s, msg, sizeof msg) == ER_OK && s.k == L[i].std.k && s.F == L[i].std.F,
+                    "%s: %s", L[i].name, msg);
+            for (const char *a = L[i].aliases; *a;) {
+                size_t n = strcspn(a, " ");
+                char al[48];
+                snprintf(al, sizeof al, "%.*s", (int)n, a);
+                REQUIRE(er_standard_parse(al, &s, msg, sizeof msg) == ER_OK && s.k == L[i].std.k && s.F == L[i].std.F &&
+                            s.out_p == L[i].std.out_p && s.promote == L[i].std.promote,
+                        "alias %s of %s: %s", al, L[i].name, msg);
+                snprintf(w, sizeof w, " %s ", al);
+                REQUIRE(strstr(names, w) != NULL, "er_standard_names lacks the alias %s", al);
+                a += n;
+                while (*a == ' ') a++;
+            }
+        }
+        er_standard c3, r;
+        REQUIRE(er_standard_parse("cdna3", &c3, msg, sizeof msg) == ER_OK, "%s", msg);
+        r = er_standard_for_inputs(&c3, ER_FMT_F8E4M3FNUZ, ER_FMT_F8E5M2FNUZ);
+        REQUIRE(r.k == 16 && r.two_stage == 1, "cdna3 on fp8: k %d, stages %d", r.k, r.two_stage + 1);
+        r = er_standard_for_inputs(&c3, ER_FMT_BF16, ER_FMT_BF16);
+        REQUIRE(r.k == 8 && r.two_stage == 0, "cdna3 on bf16 stays itself");
+        REQUIRE(er_standard_parse("engine:k=16,d=f16", &r, msg, sizeof msg) == ER_OK && r.acc_fmt == ER_FMT_F16 &&
+                    r.out_p == 10 && r.out_round == ER_RND_NEAREST_EVEN, "engine d=f16: %s", msg);
+        REQUIRE(er_standard_parse("engine:k=16,F=24,F2=31,stages=2,round=nearest_even", &r, msg, sizeof msg) == ER_OK &&
+                    r.F2 == 31 && r.two_stage == 1, "engine F2, stages: %s", msg);
+        REQUIRE(er_standard_parse("engine:d=f8", &r, msg, sizeof msg) == ER_EINVAL, "engine d=f8 is refused");
     }
     /* engine: specs, with the keys as documented (F and tf32 included) */
     {
@@ -877,7 +935,8 @@ END_TEST
 START_TEST(simd_same_bits)
 {
     uint64_t rng = er_test_seed("test_bounds/simd_same_bits");
-    static const char *stds[] = {"hopper", "volta", "cdna3", "ampere", "engine:k=8,F=20,p=13,promote=32,group=2"};
+    static const char *stds[] = {"hopper", "volta", "cdna3", "ampere", "engine:k=8,F=20,p=13,promote=32,group=2",
+                                 "cdna3-fp8", "hopper-f16", "ada-fp8", "cdna3-xf32", "engine:k=16,group=16,d=f16"};
     static const int fmts[] = {ER_FMT_BF16, ER_FMT_F16, ER_FMT_F8E4M3FN, ER_FMT_F32};
     long compared = 0;
     for (int cs = 0; cs < 40; cs++) {
@@ -1109,6 +1168,21 @@ static const eng_case engines[] = {
     {"blackwell-mxf8f6f4", "blackwell-mxf8f6f4", {ER_FMT_F8E4M3FN, ER_FMT_F4E2M1FN, NF}, 1, {32, 32}},
     {"blackwell-mxf4", "blackwell-mxf4", {ER_FMT_F4E2M1FN, NF}, 1, {16, 32}},
     {"cdna3", "cdna3", {ER_FMT_F16, ER_FMT_BF16, NF}, 0, {0, 0}},
+    /* the models of issue 11: CDNA3 fp8 (also under "cdna3" on fp8 operands) and xf32, Blackwell tf32,
+     * Ada f16, and the f16 accumulators */
+    {"cdna3-fp8", "cdna3-fp8", {ER_FMT_F8E4M3FNUZ, ER_FMT_F8E5M2FNUZ, ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, NF}, 0, {0, 0}},
+    {"cdna3", "cdna3-fp8", {ER_FMT_F8E4M3FNUZ, ER_FMT_F8E5M2FNUZ, NF}, 0, {0, 0}},
+    {"cdna3-xf32", "cdna3-xf32", {ER_FMT_TF32, ER_FMT_F32, NF}, 0, {0, 0}},
+    {"blackwell-tf32", "blackwell-tf32", {ER_FMT_TF32, ER_FMT_F32, NF}, 0, {0, 0}},
+    {"ada-f16", "ada-f16", {ER_FMT_F16, ER_FMT_BF16, NF}, 0, {0, 0}},
+    {"volta-f16", "volta-f16", {ER_FMT_F16, NF}, 0, {0, 0}},
+    {"turing-f16", "turing-f16", {ER_FMT_F16, NF}, 0, {0, 0}},
+    {"ampere-f16", "ampere-f16", {ER_FMT_F16, NF}, 0, {0, 0}},
+    {"ada-fp8-f16", "ada-fp8-f16", {ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, NF}, 0, {0, 0}},
+    {"hopper-f16", "hopper-f16", {ER_FMT_F16, NF}, 0, {0, 0}},
+    {"hopper-fp8-f16", "hopper-fp8-f16", {ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, NF}, 0, {0, 0}},
+    {"blackwell-f16", "blackwell-f16", {ER_FMT_F16, NF}, 0, {0, 0}},
+    {"blackwell-f8f6f4-f16", "blackwell-f8f6f4-f16", {ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, ER_FMT_F4E2M1FN, NF}, 0, {0, 0}},
 };
 #define N_ENGINES ((int)(sizeof engines / sizeof engines[0]))
 
@@ -1410,7 +1484,7 @@ static long probe_engine(const char *test, const char *stdname, const char *simn
 
 /*
  * Was UNSOUND: radius_engine let the alignment exponent E and the accumulator's exponent go
- * below -126, but the model (sim.h, accumulation-models.md) never goes below -126: a zero term counts as
+ * below -126, but the model (sim.h, docs/accumulation-models.md) never goes below -126: a zero term counts as
  * -126 and a subnormal f32 accumulator keeps exponent -126, so terms are truncated at 2^(-126 - F) and
  * a subnormal step result is normalised at 2^(-126 - out_p).  Outputs below 2^-126 escape the range.
  */
@@ -1536,6 +1610,232 @@ START_TEST(unsound_nan_output_overflow)
             X.failures);
 }
 END_TEST
+
+/* ---- Issue 11: the three unsound cases of the tensor-core bounds (fixed with the models' new rules). ---- */
+
+/* P (filled, created) under standard std against model m: the outputs not covered; out[] receives the
+ * model's outputs. */
+static long probe_model(const char *test, const char *kind, prob *P, const char *std, const sim_model *m, double *out)
+{
+    ctx X;
+    er_tol_opts o;
+    ctx_init(&X, test);
+    X.kind = kind;
+    std_opts(&o, std, -1, 0);
+    run_engine(P, m, out);
+    check_outputs(&X, P, &o, m->name, out, 0);
+    return X.failures;
+}
+
+/*
+ * Was UNSOUND (issue 11, case 1): a zero factor still sets the step's alignment exponent.  In the model a
+ * zero factor has exponent -126 (bf16), so 0 x 3e30 (2^101) is a term of exponent -25 that becomes the
+ * step's E and truncates the products 1.5 2^-40 x 1.25 2^-40: one wgmma m64n8k16 step gives 0, exact
+ * 0x1.c2p-76; the bound counted a zero product as exponent -126 (range [0x1.c1fffep-76, 0x1.c20002p-76]).
+ * With B[0] = 1.0 the output is exact.  The same on ampere, blackwell, cdna3 (bf16) and the tf32 models
+ * (f32 operands); f16 with a zero of exponent -14 (the reading "its format's minimum", which the bound
+ * covers too): 0 x 2^15 is a term of exponent 1.
+ */
+START_TEST(unsound_zero_factor_exponent)
+{
+    const char *t = "test_bounds/unsound_zero_factor_exponent";
+    static const struct { const char *std, *sim; int f; } cs[] = {
+        {"hopper", "hopper", ER_FMT_BF16}, {"ampere", "ampere", ER_FMT_BF16}, {"blackwell", "blackwell", ER_FMT_BF16},
+        {"cdna3", "cdna3", ER_FMT_BF16}, {"ampere-tf32", "ampere-tf32", ER_FMT_F32}, {"hopper-tf32", "hopper-tf32", ER_FMT_F32},
+        {"hopper", "hopper", ER_FMT_F16}, {"volta", "volta", ER_FMT_F16}, {"hopper-f16", "hopper-f16", ER_FMT_F16},
+        {"blackwell-tf32", "blackwell-tf32", ER_FMT_TF32}, {"ada-f16", "ada-f16", ER_FMT_BF16}};
+    long bad = 0;
+    for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++) {
+        int f = cs[q].f, f16 = f == ER_FMT_F16;
+        sim_model m = *sim_model_find(cs[q].sim);
+        int k = m.k > 16 ? 16 : m.k;
+        for (int big = 0; big < 2; big++) {
+            prob P;
+            double out[1];
+            prob_init(&P, 1, 1, k, f, f, -1, ER_FMT_F32, ER_RND_NEAREST_EVEN, -1, 1);
+            for (int p = 1; p < k; p++) {
+                P.A[p] = f16 ? 1.5 * 0x1p-14 : 1.5 * 0x1p-40;
+                P.B[p] = f16 ? 1.25 * 0x1p-14 : 1.25 * 0x1p-40;
+            }
+            P.A[0] = 0.0;
+            P.B[0] = big ? (f16 ? 0x1p15 : rnd(ER_FMT_BF16, 3e30, ER_RND_NEAREST_EVEN)) : 1.0;
+            m.zero_fmt_emin = f16; /* f16: the format-minimum reading (MMA-Sim's -126 changes nothing there) */
+            prob_create(&P);
+            bad += probe_model(t, big ? "zero x huge" : "zero x 1", &P, cs[q].std, &m, out);
+            double exact = (double)(k - 1) * P.A[1] * P.B[1];
+            double want = m.acc_fmt == ER_FMT_F16 ? rnd(ER_FMT_F16, exact, ER_RND_NEAREST_EVEN) : exact;
+            if (!big) REQUIRE(out[0] == rnd(ER_FMT_F32, want, ER_RND_NEAREST_EVEN), "%s: B[0] = 1 is exact", cs[q].std);
+            if (big) REQUIRE(out[0] == 0.0, "%s: the zero product's exponent truncates every term (got %a)", cs[q].std, out[0]);
+            if (big && !f16 && k == 16) REQUIRE(P.rv[0] == 0x1.c2p-76, "the issue's exact value: %a", P.rv[0]);
+            prob_free(&P);
+        }
+    }
+    printf("%s: %ld outputs not covered\n", t, bad);
+    REQUIRE(bad == 0, "UNSOUND (regression) zero factors: %ld outputs not covered (see the UNSOUND lines)", bad);
+}
+END_TEST
+
+/*
+ * Was UNSOUND (issue 11, case 2): block-scaled, an all-zero block with a large scale realigns the sum.
+ * mxf8 (e4m3, ue8m0): a zero product's exponent is -126 + e_b + e_sa + e_sb.  Two m128n8k32 steps, C =
+ * 0.3: block 0 A = 2^-6, B = 1.125; block 1 A all zero with scale 2^127, B = 448: output 0x1.b998p-1,
+ * exact 0x1.b9999ap-1 (the bound allowed [0x1.b9997ep-1, 0x1.b999b6p-1]).  mxf4/nvf4: a group of 16
+ * has exponent e_sa + e_sb whatever its elements: one m128n8k64.block32 step, block 0 all zero with
+ * scale 2^40, block 1 = 1.5 with scale 2^-10, B = 1: output 0, exact 0.046875.
+ */
+START_TEST(unsound_zero_block_scale)
+{
+    const char *t = "test_bounds/unsound_zero_block_scale";
+    long bad = 0;
+    {
+        prob P;
+        double out[1];
+        prob_init(&P, 1, 1, 64, ER_FMT_F8E4M3FN, ER_FMT_F8E4M3FN, ER_FMT_F32, ER_FMT_F32, ER_RND_NEAREST_EVEN,
+                  ER_FMT_F8E8M0FNU, 32);
+        for (int p = 0; p < 64; p++) {
+            P.A[p] = p < 32 ? 0x1p-6 : 0.0;
+            P.B[p] = p < 32 ? 1.125 : 448.0;
+        }
+        P.SA[0] = 1.0, P.SA[1] = 0x1p127, P.SB[0] = P.SB[1] = 1.0;
+        P.C[0] = rnd(ER_FMT_F32, 0.3, ER_RND_NEAREST_EVEN);
+        prob_create(&P);
+        bad += probe_model(t, "mxf8 zero block", &P, "blackwell-mxf8f6f4", sim_model_find("blackwell-mxf8f6f4"), out);
+        REQUIRE(out[0] == 0x1.b998p-1 && P.rv[0] == 0x1.b9999ap-1, "mxf8: output %a, rounded %a", out[0], P.rv[0]);
+        bad += probe_model(t, "mxf8 zero block", &P, "blackwell-mx", sim_model_find("blackwell-mxf8f6f4"), out);
+        prob_free(&P);
+    }
+    {
+        prob P;
+        double out[1];
+        prob_init(&P, 1, 1, 64, ER_FMT_F4E2M1FN, ER_FMT_F4E2M1FN, -1, ER_FMT_F32, ER_RND_NEAREST_EVEN, ER_FMT_F8E8M0FNU, 32);
+        for (int p = 0; p < 64; p++) {
+            P.A[p] = p < 32 ? 0.0 : 1.5;
+            P.B[p] = 1.0;
+        }
+        P.SA[0] = 0x1p40, P.SA[1] = 0x1p-10, P.SB[0] = P.SB[1] = 1.0;
+        prob_create(&P);
+        bad += probe_model(t, "mxf4 zero group", &P, "blackwell-mxf4", sim_model_find("blackwell-mxf4"), out);
+        REQUIRE(out[0] == 0.0 && P.rv[0] == 0.046875, "mxf4: output %a, rounded %a", out[0], P.rv[0]);
+        bad += probe_model(t, "mxf4 zero group", &P, "blackwell-nvf4", sim_model_find("blackwell-mxf4"), out);
+        prob_free(&P);
+    }
+    printf("%s: %ld outputs not covered\n", t, bad);
+    REQUIRE(bad == 0, "UNSOUND (regression) zero blocks: %ld outputs not covered (see the UNSOUND lines)", bad);
+}
+END_TEST
+
+/*
+ * Was UNSOUND (issue 11, case 3): CDNA3 on fp8 sums 16 products per step in two stages (even and odd
+ * products), the cdna3 model stepped by 8.  f8E4M3FNUZ, K = 32: zeros, then 1.75 2^-6 x 1.125 2^-5 at
+ * k = 16..29 and 240 x 240, 240 x -240 at k = 30, 31: both stages take exponent 14 and every small
+ * product is lost; output 0.  Both "cdna3" (on fp8 operands) and "cdna3-fp8" must cover it.
+ */
+START_TEST(unsound_cdna3_fp8)
+{
+    const char *t = "test_bounds/unsound_cdna3_fp8";
+    long bad = 0;
+    for (int f = 0; f < 2; f++) {
+        int fmt = f ? ER_FMT_F8E5M2FNUZ : ER_FMT_F8E4M3FNUZ;
+        prob P;
+        double out[1];
+        prob_init(&P, 1, 1, 32, fmt, fmt, -1, ER_FMT_F32, ER_RND_NEAREST_EVEN, -1, 1);
+        for (int p = 16; p < 30; p++) {
+            P.A[p] = rnd(fmt, 1.75 * 0x1p-6, ER_RND_NEAREST_EVEN);
+            P.B[p] = rnd(fmt, 1.125 * 0x1p-5, ER_RND_NEAREST_EVEN);
+        }
+        double big = f ? 224.0 : 240.0; /* e5m2: 240 is no value */
+        P.A[30] = P.A[31] = big, P.B[30] = big, P.B[31] = -big;
+        prob_create(&P);
+        bad += probe_model(t, "cdna3 fp8 stages", &P, "cdna3", sim_model_find("cdna3-fp8"), out);
+        REQUIRE(out[0] == 0.0 && P.rv[0] > 0.01, "cdna3-fp8: output %a, rounded %a", out[0], P.rv[0]);
+        bad += probe_model(t, "cdna3 fp8 stages", &P, "cdna3-fp8", sim_model_find("cdna3-fp8"), out);
+        prob_free(&P);
+    }
+    printf("%s: %ld outputs not covered\n", t, bad);
+    REQUIRE(bad == 0, "UNSOUND (regression) cdna3 fp8: %ld outputs not covered (see the UNSOUND lines)", bad);
+}
+END_TEST
+
+/*
+ * Randomized, every engine case: zero padding of K (columns of A zero over huge values of B), zero blocks
+ * of A with huge scales (block-scaled cases), and for the fp8 models cancelling pairs of large products
+ * among small ones (CDNA3's stages).  Each non-group model runs with both readings of a zero factor's
+ * exponent (-126, its format's minimum).  Every output covered.
+ */
+START_TEST(sound_zero_padding)
+{
+    uint64_t rng = er_test_seed("test_bounds/sound_zero_padding");
+    ctx X;
+    double t0 = (double)clock();
+    ctx_init(&X, "test_bounds/sound_zero_padding");
+    int per = scaled(60);
+    for (int ti = 0; ti < N_ENGINES; ti++) {
+        const eng_case *ec = &engines[ti];
+        sim_model sm = *sim_model_find(ec->sim);
+        long f0 = X.failures;
+        for (int cs = 0; cs < per; cs++) {
+            prob P;
+            int kind;
+            gen_opts g;
+            uint64_t crng = R(&rng);
+            engine_config(&P, ec, &crng, 300, K_RANDOM, &kind, &g);
+            gen_data(&P, kind, &crng, &g);
+            int mode = (int)(R(&crng) % 3);
+            double hb = fmax_(P.fb), ha = fmax_(P.fa);
+            if (P.fb == ER_FMT_F32 || P.fb == ER_FMT_BF16 || P.fb == ER_FMT_TF32) hb = ldexp(1.0, rint_(&crng, 60, 120));
+            if (P.fa == ER_FMT_F32 || P.fa == ER_FMT_BF16 || P.fa == ER_FMT_TF32) ha = ldexp(1.0, rint_(&crng, 60, 120));
+            if (sm.acc_fmt == ER_FMT_F16) hb = ldexp(1.0, rint_(&crng, 8, 15)), ha = 1.0;
+            hb = rnd(P.fb, hb < fmax_(P.fb) ? hb : fmax_(P.fb), ER_RND_ZERO);
+            ha = rnd(P.fa, ha < fmax_(P.fa) ? ha : fmax_(P.fa), ER_RND_ZERO);
+            if (mode == 0 || (mode == 1 && !ec->scaled)) {
+                /* zero padding: the last columns of A are zero over huge B (or a random set) */
+                int p0 = R(&crng) & 1u ? rint_(&crng, 0, P.k - 1) : 0;
+                for (int p = p0; p < P.k; p++) {
+                    if (p0 == 0 && (R(&crng) & 3u)) continue;
+                    for (int i = 0; i < P.m; i++) P.A[(size_t)i * P.k + p] = 0.0;
+                    for (int j = 0; j < P.n; j++) P.B[(size_t)p * P.n + j] = R(&crng) & 1u ? -hb : hb;
+                }
+            } else if (mode == 1) {
+                /* a zero block of A with a huge scale */
+                int q = rint_(&crng, 0, P.nb - 1);
+                for (int p = q * P.block; p < P.k && p < (q + 1) * P.block; p++) {
+                    for (int i = 0; i < P.m; i++) P.A[(size_t)i * P.k + p] = 0.0;
+                    for (int j = 0; j < P.n; j++) P.B[(size_t)p * P.n + j] = R(&crng) & 1u ? -hb : hb;
+                }
+                for (int i = 0; i < P.m; i++) P.SA[(size_t)i * P.nb + q] = ldexp(1.0, rint_(&crng, 60, 127));
+            } else {
+                /* cancelling pairs of large products (even and odd places) among the data */
+                int n = P.k >= 2 ? rint_(&crng, 1, 4) : 0;
+                for (int r = 0; r < n; r++) {
+                    int p = rint_(&crng, 0, P.k - 2);
+                    for (int i = 0; i < P.m; i++) P.A[(size_t)i * P.k + p] = P.A[(size_t)i * P.k + p + 1] = ha;
+                    for (int j = 0; j < P.n; j++) {
+                        double v = R(&crng) & 1u ? -hb : hb;
+                        P.B[(size_t)p * P.n + j] = v;
+                        P.B[(size_t)(p + 1) * P.n + j] = -v;
+                    }
+                }
+            }
+            prob_create(&P);
+            X.case_no = cs, X.case_seed = crng, X.kind = mode == 0 ? "zero padding" : mode == 1 ? "zero block" : "pairs";
+            X.elements += P.m * P.n;
+            er_tol_opts o;
+            std_opts(&o, ec->std, -1, 0);
+            double out[16];
+            for (int zr = 0; zr < (sm.groups ? 1 : 2); zr++) {
+                sm.zero_fmt_emin = zr;
+                run_engine(&P, &sm, out);
+                check_outputs(&X, &P, &o, sm.name, out, 0);
+            }
+            prob_free(&P);
+        }
+        if (X.failures > f0) printf("  %-20s %ld not covered\n", ec->std, X.failures - f0);
+    }
+    ctx_finish(&X, t0);
+    REQUIRE(X.failures == 0, "%ld engine outputs not covered on zero padding / zero blocks / pairs", X.failures);
+}
+END_TEST
+
 
 /* ---- Tightness (reported). ---- */
 typedef struct trow {
@@ -1740,6 +2040,10 @@ int main(void)
     tcase_add_test(tu, unsound_engine_overflow);
     tcase_add_test(tu, unsound_tf32_f32_inputs);
     tcase_add_test(tu, unsound_nan_output_overflow);
+    tcase_add_test(tu, unsound_zero_factor_exponent);
+    tcase_add_test(tu, unsound_zero_block_scale);
+    tcase_add_test(tu, unsound_cdna3_fp8);
+    tcase_add_test(tu, sound_zero_padding);
     suite_add_tcase(su, tu);
     sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

@@ -9,7 +9,8 @@
  *    on its own input format gives the exact product.
  *  - huge_F: an engine model with F = 3000 and out_p 52 (f64 accumulator) equals the exact sum (MPFR)
  *    rounded toward zero / to nearest even; with small k on integer data, the exact sum.
- *  - hand cases: truncation at F (terms dropped), the subnormal factor's exponent, floor (CDNA3), e8m13,
+ *  - hand cases: truncation at F (terms dropped), the subnormal factor's exponent, a zero factor's
+ *    exponent, CDNA3 (products truncated, C and the product sum floored at F2, two fp8 stages), e8m13,
  *    RZ vs RNE normalisation, f16 output, accumulator feedback, exact groups (mxf4), scales, tf32
  *    truncation, promotion (DeepGEMM), NaN and infinities, flush to zero, index vs reversed order.
  *  Seeded (EXACTREF_SEED); everything runs in well under a second.
@@ -70,10 +71,19 @@ START_TEST(table)
 {
     const char *names[] = {"volta", "turing", "ampere", "ampere-tf32", "ada-fp8", "hopper", "hopper-tf32",
                            "hopper-fp8", "blackwell", "blackwell-f8f6f4", "blackwell-mxf8f6f4",
-                           "blackwell-mxf4", "cdna3", "hopper-fp8-deepgemm"};
+                           "blackwell-mxf4", "cdna3", "hopper-fp8-deepgemm", "cdna3-fp8", "cdna3-xf32",
+                           "blackwell-tf32", "ada-f16", "volta-f16", "turing-f16", "ampere-f16", "ada-fp8-f16",
+                           "hopper-f16", "hopper-fp8-f16", "blackwell-f16", "blackwell-f8f6f4-f16"};
     int i;
-    ck_assert_int_eq(sim_model_count, 14);
-    for (i = 0; i < 14; i++) ck_assert_str_eq(sim_models[i].name, names[i]);
+    ck_assert_int_eq(sim_model_count, 26);
+    for (i = 0; i < 26; i++) ck_assert_str_eq(sim_models[i].name, names[i]);
+    for (i = 0; i < 26; i++) /* the f16 accumulators round to nearest even with 10 fraction bits */
+        ck_assert_int_eq(sim_models[i].acc_fmt == ER_FMT_F16,
+                         sim_models[i].out_p == 10 && sim_models[i].out_round == ER_RND_NEAREST_EVEN);
+    ck_assert_int_eq(M("cdna3-fp8")->k, 16);
+    ck_assert_int_eq(M("cdna3-fp8")->two_stage, 1);
+    ck_assert_int_eq(M("cdna3")->two_stage, 0);
+    ck_assert_int_eq(M("cdna3")->F2, 31);
     ck_assert_ptr_eq(sim_model_find("blackwell-mx"), sim_model_find("blackwell-mxf4"));
     ck_assert_ptr_eq(sim_model_find("nope"), NULL);
     ck_assert_int_eq(M("volta")->k, 4);
@@ -275,12 +285,18 @@ START_TEST(k1_product)
             lo = -14;
             hi = 15;
         }
+        if (m->acc_fmt == ER_FMT_F16) { /* products within f16's range */
+            lo = lo < -9 ? -9 : lo;
+            hi = hi > 6 ? 6 : hi;
+        }
         for (rep = 0; rep < 100; rep++) {
-            double a = rand_val(in, &rng, lo, hi), b = rand_val(in, &rng, lo, hi);
+            double a = rand_val(in, &rng, lo, hi), b = rand_val(in, &rng, lo, hi), want;
             if (a == 0.0) a = 1.0;
             if (b == 0.0) b = -1.0;
-            EQ(sim_engine(m, 1, &a, &b, 0.0, in, in, ER_FMT_F32, ER_RND_NEAREST_EVEN), a * b);
-            EQ(sim_engine(m, 1, &a, &b, 0.0, in, in, ER_FMT_F64, ER_RND_ZERO), a * b);
+            /* an f16 accumulator rounds the exact product once, to nearest even */
+            want = m->acc_fmt == ER_FMT_F16 ? rnd(ER_FMT_F16, a * b, ER_RND_NEAREST_EVEN) : a * b;
+            EQ(sim_engine(m, 1, &a, &b, 0.0, in, in, ER_FMT_F32, ER_RND_NEAREST_EVEN), want);
+            EQ(sim_engine(m, 1, &a, &b, 0.0, in, in, ER_FMT_F64, ER_RND_ZERO), want);
         }
     }
 }
@@ -290,7 +306,7 @@ END_TEST
 START_TEST(huge_F)
 {
     uint64_t rng = er_test_seed("test_sim/huge_F");
-    sim_model big = {"big", 64, 3000, 52, ER_RND_ZERO, 0, 0, 0, ER_FMT_F64, 0};
+    sim_model big = {"big", 64, 3000, 52, ER_RND_ZERO, 0, 0, 0, ER_FMT_F64, 0, 0, 0, 0};
     double a[64], b[64];
     mpfr_t s, t;
     int rep, p;
@@ -386,12 +402,67 @@ START_TEST(engine_truncation)
         EQ(sim_engine(&w, 2, a, b, 0x1p-190, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F64, ER_RND_NEAREST_EVEN),
            0x1p-190 + 0x1.8p-200);
     }
-    /* CDNA3 floors: 1 - 2^-30 becomes 1 - 2^-24 (rounded to nearest even f32: exact); truncation gives 1. */
+    /* A zero factor has an exponent (-126; zero_fmt_emin: its format's minimum), so a zero product is a
+     * term of exponent e_a + e_b: 0 x 2^101 (bf16) has exponent -25 and truncates 1.5 2^-60 at 2^-50 to
+     * nothing; with 0 x 1 the product is kept.  f16: 0 x 2^15 is -111 (nothing lost) or, under the
+     * format-minimum reading, 1 (1.5 2^-28 lost at 2^-24). */
     {
-        double a[] = {1, -0x1p-15}, b[] = {1, 0x1p-15};
-        EQ(sim_engine(M("cdna3"), 2, a, b, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32, ER_RND_NEAREST_EVEN),
-           1.0 - 0x1p-24);
-        EQ(sim_engine(M("turing"), 2, a, b, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32, ER_RND_NEAREST_EVEN), 1.0);
+        double a[] = {0.0, 1.5 * 0x1p-30}, b[] = {0x1p101, 0x1p-30}, b1[] = {1.0, 0x1p-30};
+        double h[] = {0.0, 1.5 * 0x1p-14}, hb[] = {0x1p15, 0x1p-14};
+        sim_model z = *M("hopper");
+        EQ(sim_engine(&z, 2, a, b, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32, ER_RND_NEAREST_EVEN), 0.0);
+        EQ(sim_engine(&z, 2, a, b1, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32, ER_RND_NEAREST_EVEN), 1.5 * 0x1p-60);
+        EQ(sim_engine(&z, 2, h, hb, 0.0, H, H, ER_FMT_F32, ER_RND_NEAREST_EVEN), 1.5 * 0x1p-28);
+        z.zero_fmt_emin = 1;
+        EQ(sim_engine(&z, 2, h, hb, 0.0, H, H, ER_FMT_F32, ER_RND_NEAREST_EVEN), 0.0);
+    }
+    /* An exact group (mxf4) has exponent e_sa + e_sb whatever its elements: 16 zeros with scale 2^40 set
+     * E = 40, and the next group, 16 x 1.5 with scale 2^-10 (0.0234375), falls below 2^(40 - 35). */
+    {
+        double a[32], b[32], sa[2] = {0x1p40, 0x1p-10}, sb[2] = {1.0, 1.0};
+        for (int p = 0; p < 32; p++) a[p] = p < 16 ? 0.0 : 1.5, b[p] = 1.0;
+        EQ(sim_engine_scaled(M("blackwell-mxf4"), 32, a, b, sa, sb, 16, 0.0, ER_FMT_F4E2M1FN, ER_FMT_F4E2M1FN,
+                             ER_FMT_F32, ER_RND_NEAREST_EVEN), 0.0);
+        sa[0] = 0x1p-10;
+        EQ(sim_engine_scaled(M("blackwell-mxf4"), 32, a, b, sa, sb, 16, 0.0, ER_FMT_F4E2M1FN, ER_FMT_F4E2M1FN,
+                             ER_FMT_F32, ER_RND_NEAREST_EVEN), 0.0234375);
+    }
+    /* CDNA3 fp8: two stages.  The even products hold 224 x 224 and 224 x -224 (exponent 7 + 7 = 14): the
+     * even stage's small products (1.96875 2^-11) fall below its 2^(14 - 24) and vanish; the odd stage
+     * sums its 8 small products exactly (15.75 2^-11), then is floored at 2^(14 - 24): 7 2^-10.  One
+     * stage of 16 (the f16 rules) loses every small product. */
+    {
+        const int E4 = ER_FMT_F8E4M3FNUZ;
+        double a[16], b[16], want = 7 * 0x1p-10;
+        for (int p = 0; p < 16; p++) a[p] = 1.75 * 0x1p-6, b[p] = 1.125 * 0x1p-5;
+        a[0] = 224.0, b[0] = 224.0, a[2] = 224.0, b[2] = -224.0;
+        EQ(sim_engine(M("cdna3-fp8"), 16, a, b, 0.0, E4, E4, ER_FMT_F32, ER_RND_NEAREST_EVEN), want);
+        sim_model one = *M("cdna3-fp8");
+        one.two_stage = 0;
+        EQ(sim_engine(&one, 16, a, b, 0.0, E4, E4, ER_FMT_F32, ER_RND_NEAREST_EVEN), 0.0);
+    }
+    /* CDNA3 truncates the products toward zero (1 - 2^-30 gives 1) but floors C: with C = -2^-30 the sum
+     * 1 - 2^-30 becomes 1 - 2^-24 (rounded to nearest even f32: exact); an NVIDIA model gives 1. */
+    {
+        double a[] = {1, -0x1p-15}, b[] = {1, 0x1p-15}, one = 1.0;
+        EQ(sim_engine(M("cdna3"), 2, a, b, 0.0, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32, ER_RND_NEAREST_EVEN), 1.0);
+        EQ(sim_engine(M("cdna3"), 1, &one, &one, -0x1p-30, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32,
+                      ER_RND_NEAREST_EVEN), 1.0 - 0x1p-24);
+        EQ(sim_engine(M("turing"), 1, &one, &one, -0x1p-30, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32,
+                      ER_RND_NEAREST_EVEN), 1.0);
+    }
+    /* The product sum is floored at F2 = 31 fraction bits of E = max(Ep, C's exponent): products 1 and
+     * -2^-24 (kept by F = 24 at Ep = 0) with C = 2^7 (E = 7) give 1 - 2^-24 floored at 2^-24: 1 - 2^-24,
+     * and C = 2^8 (E = 8): floored at 2^-23, 1 - 2^-23; f64 accumulators show it. */
+    {
+        double a[] = {1, -0x1p-12}, b[] = {1, 0x1p-12};
+        sim_model w = *M("cdna3");
+        w.acc_fmt = ER_FMT_F64;
+        w.out_p = 52;
+        EQ(sim_engine(&w, 2, a, b, 0x1p7, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F64, ER_RND_NEAREST_EVEN),
+           0x1p7 + 1.0 - 0x1p-24);
+        EQ(sim_engine(&w, 2, a, b, 0x1p8, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F64, ER_RND_NEAREST_EVEN),
+           0x1p8 + 1.0 - 0x1p-23);
     }
     /* CDNA3 rounds to nearest even: 1 + 3*2^-24 (a tie) -> 1 + 2^-22; toward zero: 1 + 2^-23. */
     {

@@ -119,10 +119,13 @@ typedef struct er_bpar {
     int has_c, c_rounds;/* C given; C is rounded into compute first */
     int gemm_form;      /* the canonical fused sums apply (see the top of this file) */
     int slack_a, slack_b, slack_c; /* results as inputs: slack arrays given */
-    int emin_c;         /* compute's least normal exponent */
+    int emin_c;         /* compute's least normal exponent (engines: the accumulator D's) */
     double u, eta, max_c, r_c, r_max, maxo;
-    /* engines (accumulation-models.md) */
-    int mk, F, out_p, out_round, gextra, promote, tf32_inputs, a_f32, b_f32;
+    /* engines (docs/accumulation-models.md): products per step, fraction bits kept, the accumulator's
+     * fraction bits and rounding, log2 of an exact group, promotion, tf32 operands; F2 (0: none): a
+     * second alignment of the product sum at F2 fraction bits (CDNA3: 31); xterms: further roundings
+     * at 2^(E - F) per step (CDNA3 fp8's two stages: 2) */
+    int mk, F, out_p, out_round, gextra, promote, tf32_inputs, a_f32, b_f32, F2, xterms;
 } er_bpar;
 
 /* The parameter block: an array of 64-bit integers (binary64 values by their bits), the same layout
@@ -131,7 +134,8 @@ enum {
     ER_BP_K, ER_BP_LDB, ER_BP_KIND, ER_BP_OUT_FMT, ER_BP_DIR, ER_BP_OPTS, ER_BP_FTZ, ER_BP_HAS_C,
     ER_BP_C_ROUNDS, ER_BP_GEMM_FORM, ER_BP_SLACK_A, ER_BP_SLACK_B, ER_BP_SLACK_C, ER_BP_EMIN_C, ER_BP_U,
     ER_BP_ETA, ER_BP_MAX_C, ER_BP_R_C, ER_BP_R_MAX, ER_BP_MAXO, ER_BP_MK, ER_BP_F, ER_BP_OUT_P,
-    ER_BP_OUT_ROUND, ER_BP_GEXTRA, ER_BP_PROMOTE, ER_BP_TF32, ER_BP_A_F32, ER_BP_B_F32, ER_BP_COUNT
+    ER_BP_OUT_ROUND, ER_BP_GEXTRA, ER_BP_PROMOTE, ER_BP_TF32, ER_BP_A_F32, ER_BP_B_F32, ER_BP_F2, ER_BP_XTERMS,
+    ER_BP_COUNT
 };
 
 ER_FN void er_bpar_to(const er_bpar *c, er_i64 *q)
@@ -165,6 +169,8 @@ ER_FN void er_bpar_to(const er_bpar *c, er_i64 *q)
     q[ER_BP_TF32] = c->tf32_inputs;
     q[ER_BP_A_F32] = c->a_f32;
     q[ER_BP_B_F32] = c->b_f32;
+    q[ER_BP_F2] = c->F2;
+    q[ER_BP_XTERMS] = c->xterms;
 }
 
 ER_FN void er_bpar_from(er_bpar *c, const er_i64 *q)
@@ -198,6 +204,8 @@ ER_FN void er_bpar_from(er_bpar *c, const er_i64 *q)
     c->tf32_inputs = (int)q[ER_BP_TF32];
     c->a_f32 = (int)q[ER_BP_A_F32];
     c->b_f32 = (int)q[ER_BP_B_F32];
+    c->F2 = (int)q[ER_BP_F2];
+    c->xterms = (int)q[ER_BP_XTERMS];
 }
 
 /* One element's operands.  ar: A' row (k values, step 1); bc: B' column (step ldb); ea, eb: the engines'
@@ -303,13 +311,18 @@ ER_FN double er_b_radius_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GL
 }
 
 /*
- * Matrix engines (accumulation-models.md; docs/proofs/engines.md).  Per instruction of k products and
- * the accumulator C: every term is truncated at weight 2^(E - F), E the largest term exponent, an error
- * below 2^(E - F) per term, so below (k + 1) 2^(E - F) in all; the normalisation to out_p fraction bits
- * (toward zero; to nearest: half of it) errs by less than 2^(floor(log2|D|) - out_p).  E is bounded
- * from the elements' hardware exponents (ea, eb) and from the bound B on |C|.  B grows by each step's
- * sum of |products| and its error.  Promotion every `promote` products adds the partial into an f32
- * accumulator: one more f32 rounding of at most 2^-24 of the new value.
+ * Matrix engines (docs/accumulation-models.md; docs/proofs/engines.md).  Per instruction of k products
+ * and the accumulator C: every term is truncated at weight 2^(E - F), E the largest term exponent, an
+ * error below 2^(E - F) per term, so below (k + 1) 2^(E - F) in all (CDNA3, F2 > 0: the products
+ * aligned at their own largest exponent Ep, (k + xterms) 2^(Ep - F) + 2^(E - F) + 2^(E - F2)); the
+ * normalisation to out_p fraction bits of the accumulator D (f32 or f16; toward zero, or to nearest:
+ * half of it) errs by less than 2^(floor(log2|D|) - out_p), and by less than D's subnormal quantum
+ * 2^(emin_D - out_p) below 2^emin_D.  E is bounded from the elements'
+ * hardware exponents (ea, eb: a zero factor included, with the exponent the model gives a zero; block
+ * scales added) and from the bound B on |C|: a zero C has exponent -126, a nonzero one at least D's
+ * minimum exponent.  B grows by each step's sum of |products| and its error.  Promotion every `promote`
+ * products adds the partial into an f32 accumulator: one more f32 rounding of at most 2^-24 of the new
+ * value.
  */
 /* The running state of one element's engine bound: the recurrence over the instructions (blocks of
  * c->mk terms) is er_b_eng_block, the same source for every backend; the terms of a block are summed
@@ -335,10 +348,28 @@ ER_FN void er_b_eng_init(const er_bpar *c, er_b_eng *g, double cval, double sc)
     g->T = 0;
     g->E = 0;
     double cm = er_b_finite(cval) ? fabs(cval) : 0.0; /* an infinite or NaN C: a special term */
+    double cb = cm + sc;
+    /* a C that is no value of the accumulator is rounded into it first (to nearest): at most u|C| more,
+     * or half D's subnormal quantum (eta) below its normal range */
+    if (c->has_c && c->c_rounds) cb = er_b_up(er_b_up(cb + er_b_up(cm * c->u)) + c->eta);
     g->pert = sc;
-    g->B = c->has_c && !c->promote ? cm + sc : 0.0;
-    g->R = c->has_c && c->promote ? cm + sc : 0.0;
+    g->B = c->has_c && !c->promote ? cb : 0.0;
+    g->R = c->has_c && c->promote ? cb : 0.0;
     g->done = 0;
+}
+
+/*
+ * The least exponent of the normalisation's error term: in D's subnormal range the quantum is
+ * 2^(emin_D - out_p), whatever |D|'s exponent (f32: 2^-149; e8m13: 2^-139; f16: 2^-24), half of it to
+ * nearest.  Where the aligned terms are already multiples of that quantum (E >= -126, so when
+ * -126 - max(F, F2) >= emin_D - out_p: e8m13 with F = 13, f32 with F = 23) the normalisation is exact
+ * there, and 2^-149 only keeps the term positive (as before the f16 accumulators).
+ */
+ER_FN int er_b_eng_qe(const er_bpar *c)
+{
+    int fe = c->F2 > c->F ? c->F2 : c->F;
+    if (-126 - fe >= c->emin_c - c->out_p) return -149;
+    return c->emin_c - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0);
 }
 
 /* One instruction: terms [p1 - nt, p1), whose finite magnitudes sum to xs (from 0, in index order) and
@@ -350,14 +381,25 @@ ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er
     if (g->done) return;
     g->T = g->T + xs;
     xs = er_b_up(xs * infl);
-    /* C is an f32: its exponent is at least f32's minimum, -126, also when it is subnormal or 0 */
+    /* C is a value of the accumulator D: a zero C is a term of exponent -126; a nonzero one has at least
+     * D's minimum exponent (f32: -126, f16: -14), also when it is subnormal */
     ec = -126;
     if (g->B > 0 && er_b_finite(g->B)) {
         int ex = er_b_frexp_e(g->B);
-        if (ex - 1 > ec) ec = ex - 1;
+        ec = ex - 1 > c->emin_c ? ex - 1 : c->emin_c;
     }
     Es = emax + c->gextra > ec ? emax + c->gextra : ec;
-    trunc = er_b_up(ldexp((double)(nt + 1), Es - c->F)); /* ldexp: exact, or rounded once below 2^-1022 */
+    /* ldexp: exact, or rounded once below 2^-1022 (then er_b_up covers it) */
+    if (c->F2) {
+        /* CDNA3: the products are aligned at their own largest exponent (<= emax + gextra), each losing
+         * less than 2^(emax + gextra - F), as each of the xterms stage sums does; the product sum is
+         * floored at 2^(Es - F2) and C at 2^(Es - F) (or dropped, below 2^(Es - 25)) */
+        trunc = er_b_up(ldexp((double)(nt + c->xterms), emax + c->gextra - c->F));
+        trunc = er_b_up(trunc + ldexp(1.0, Es - c->F));
+        trunc = er_b_up(trunc + ldexp(1.0, Es - c->F2));
+    } else {
+        trunc = er_b_up(ldexp((double)(nt + 1 + c->xterms), Es - c->F));
+    }
     dmax = er_b_up(er_b_up(g->B + xs) + trunc);
     if (!er_b_finite(dmax)) {
         g->done = 1; /* beyond binary64: no bound */
@@ -365,8 +407,7 @@ ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er
     }
     ed = er_b_frexp_e(dmax);
     sh = ed - 1 - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0);
-    /* in f32's subnormal range the quantum is 2^-149, whatever |D|'s exponent */
-    norm = sh < -149 ? 0x1p-149 : er_b_pow2(sh);
+    norm = er_b_pow2(sh < er_b_eng_qe(c) ? er_b_eng_qe(c) : sh);
     g->E = er_b_up(er_b_up(g->E + trunc) + norm);
     g->B = er_b_up(dmax + norm);
     if (g->B >= c->max_c || g->R >= c->max_c) {
@@ -396,7 +437,9 @@ ER_FN double er_b_eng_final(const er_bpar *c, const er_b_eng *g, double cval, do
     }
     *s64 = s;
     *e64 = er_b_up((double)(c->k + 3) * 0x1p-53 * T * infl);
-    if (c->has_c && c->c_rounds) E = er_b_up(E + er_b_up(fabs(cval) * 0x1p-24));
+    /* C rounded into the accumulator (to nearest): at most u|C| (f32: 2^-24; f16: 2^-11), or half D's
+     * subnormal quantum (eta: f32 2^-150, f16 2^-25) */
+    if (c->has_c && c->c_rounds) E = er_b_up(er_b_up(E + er_b_up(fabs(cval) * c->u)) + c->eta);
     if (!er_b_finite(g->pert)) return ER_B_INF;
     if (g->pert > 0) E = er_b_up(E + er_b_up(g->pert * infl));
     if (c->tf32_inputs) {
@@ -408,16 +451,16 @@ ER_FN double er_b_eng_final(const er_bpar *c, const er_b_eng *g, double cval, do
     return E;
 }
 
-/* A term of an engine's instruction: x = a b, its hardware exponent (a zero product is a term of
- * exponent -126, the model's rule for zeros), added to the running sums in index order (to xs only
- * when finite). */
+/* A term of an engine's instruction: x = a b and its hardware exponent eab = e_a + e_b (block scales
+ * included), added to the running sums in index order (to xs only when finite).  A zero product is a
+ * term too: its exponent is its factors' sum, a zero factor having the exponent the model gives a zero
+ * (cpu/cpu_bounds.c's hw_exp), so 0 x 2^101 may set the step's E (docs/accumulation-models.md). */
 ER_FN void er_b_eng_term(double av, double bv, int eab, double *s, double *xs, int *emax)
 {
     double x = av * bv;
-    int e = x == 0 ? -126 : eab;
     *s = *s + x;
     if (er_b_finite(x)) *xs = *xs + fabs(x);
-    if (e > *emax) *emax = e;
+    if (eab > *emax) *emax = eab;
 }
 
 /* Every instruction of one element, its terms one by one (slack included). */
@@ -437,16 +480,17 @@ ER_FN void er_b_eng_run(const er_bpar *c, er_b_eng *gp, ER_GLOBAL const double *
                 /* results as inputs: the stored operands may be up to da, db away: larger terms, larger
                  * exponents (floor(log2(|a| + da)) + 1 bounds the stored operand's exponent) */
                 double x = av * bv, ax;
-                int e = x == 0 ? -126 : ea[p] + eb[p * ldb];
+                int e = ea[p] + eb[p * ldb]; /* a zero product too (er_b_eng_term) */
                 double sa = c->slack_a ? da[p] : 0, sbb = c->slack_b ? db[p * ldb] : 0;
                 double A_ = er_b_up(fabs(av) + sa), B_ = er_b_up(fabs(bv) + sbb);
                 g.s = g.s + x;
                 ax = er_b_up(A_ * B_);
                 g.pert = g.pert + (er_b_up(er_b_up(sa * fabs(bv)) + er_b_up(fabs(av) * sbb)) + er_b_up(sa * sbb));
                 if (ax > 0 && er_b_finite(A_) && er_b_finite(B_)) {
+                    /* a stored operand within the slack: its exponent at most frexp's (a stored zero's
+                     * is at most any value's of its format: hw_exp) */
                     int e2 = er_b_frexp_e(A_) + er_b_frexp_e(B_);
                     e = e2 > e ? e2 : e;
-                    if (x == 0) e = e2 > -126 ? e2 : -126;
                 }
                 if (er_b_finite(ax)) xs = xs + ax;
                 if (e > emax) emax = e;

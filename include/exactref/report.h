@@ -1,0 +1,99 @@
+/* report.h: the scoring of a check (outside count, worst element, histogram, vacuity), for every front end. */
+#ifndef EXACTREF_REPORT_H
+#define EXACTREF_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exactref/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The histogram of |output - rounded| / tolerance over the elements of a check:
+ *   ER_REPORT_EXACT     the output's pattern is rounded's (or, for a NaN, both are NaN)
+ *   ER_REPORT_BIN_64 .. ER_REPORT_BIN_1   a finite output within (0, 1/64], (1/64, 1/16], (1/16, 1/4],
+ *                       (1/4, 1/2], (1/2, 1] of its tolerance
+ *   ER_REPORT_SPECIAL   an infinity or NaN, or a finite output where rounded is not finite, that the
+ *                       standard allows (no ratio to a tolerance is meaningful there)
+ *   ER_REPORT_OUTSIDE   not covered: no correct implementation produces it
+ * Elements whose allowed range is a single value (tolerance 0) are exact or outside.
+ */
+#define ER_REPORT_EXACT 0
+#define ER_REPORT_BIN_64 1
+#define ER_REPORT_BIN_16 2
+#define ER_REPORT_BIN_4 3
+#define ER_REPORT_BIN_2 4
+#define ER_REPORT_BIN_1 5
+#define ER_REPORT_SPECIAL 6
+#define ER_REPORT_OUTSIDE 7
+#define ER_REPORT_BINS 8
+
+/* The label of a histogram bin ("0 (exact)", "(0, 1/64]", ..., "outside"); NULL out of range. */
+const char *er_check_report_bin_name(int bin);
+
+/* The finer histogram for pictures: log2 of the ratio, bin k holds ratios in (2^-(k+1), 2^-k] for k <
+ * ER_REPORT_LOG_BINS - 1, and the last bin everything smaller (but not zero). */
+#define ER_REPORT_LOG_BINS 40
+/* Where the outside elements are: counts over a grid of R x C cells of the (row, column) plane, summed
+ * over the batch, with R = min(m, ER_REPORT_MAP) and C = min(n, ER_REPORT_MAP): row i is in cell row
+ * i*R/m, column j in cell column j*C/n (the other cells stay 0). */
+#define ER_REPORT_MAP 32
+
+/* Why the worst element is where it is. */
+#define ER_REPORT_WHY_NONE 0          /* covered */
+#define ER_REPORT_WHY_ULPS 1          /* a finite output, ulps_beyond output ulps outside the range */
+#define ER_REPORT_WHY_SPECIAL 2       /* an infinity or NaN that no correct implementation produces here */
+#define ER_REPORT_WHY_NOT_FINITE 3    /* a finite output where no finite output is allowed */
+#define ER_REPORT_WHY_INT 4           /* an integer output (mmai) that is not the exact one */
+
+typedef struct er_check_report {
+    int64_t elements, outside;
+    int64_t hist[ER_REPORT_BINS];
+    int64_t log_hist[ER_REPORT_LOG_BINS];
+    int64_t map[ER_REPORT_MAP][ER_REPORT_MAP];
+    int ndim;             /* the output's: 2, or 3 for a batch */
+    int64_t shape[3];
+    int format;           /* the output format */
+    /* the worst element: the first outside element with the most ulps beyond (specials first), else
+     * the covered one that uses most of its tolerance; worst = -1 when there are no elements */
+    int64_t worst;        /* row-major flat index */
+    int64_t worst_index[3];
+    int worst_covered;
+    int worst_why;        /* ER_REPORT_WHY_* */
+    int64_t ulps_beyond;  /* for ER_REPORT_WHY_ULPS and _INT (|output - exact| for integers) */
+    uint64_t output, rounded, low, high;   /* patterns of the output format */
+    double output_value, rounded_value, low_value, high_value;
+    int has_range;        /* low and high are valid */
+    int single_value;     /* has_range and low == high: one value allowed */
+    double tolerance;     /* seed 002's tolerance() (inf: no finite bound; NaN: rounded is not finite) */
+    double ratio;         /* |output - rounded| / tolerance for a covered finite worst element, else 0 */
+    int may_pinf, may_ninf, may_nan;
+    /* vacuity */
+    int operand_vacuous;  /* bit 0: A, bit 1: B is all zero or subnormal (0 when they were not given) */
+    int zero_accepted;    /* every element's range contains zero: an all-zero output would pass */
+    /* a hint: when elements are outside, a narrower format than the output's in which every output
+     * value is exactly representable (the output was likely saved widened), else -1 */
+    int narrower_format;
+    /* the outside elements' flat indices, in order, up to the caller's cap */
+    int64_t outside_listed;
+} er_check_report;
+
+/*
+ * Score output against the result r under options o: covers(), then the report above.  a and b are the
+ * operands (for the vacuity warning; NULL to skip it).  outside_index (may be NULL) receives the first
+ * min(outside, outside_cap) outside elements' flat indices.  The report is plain data: nothing to free.
+ */
+er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_tensor *output, const er_tensor *a,
+                                  const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
+                                  er_check_report *rep, char *msg, size_t msg_size);
+
+/* A flat index as (b, i, j) of the report's shape (b = 0 for 2-D). */
+void er_check_report_index(const er_check_report *rep, int64_t flat, int64_t idx[3]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EXACTREF_REPORT_H */

@@ -1,0 +1,352 @@
+#!/bin/sh
+# test_cli_hardening.sh: the command held against a hostile tester and a new user (issue 13's D1-D15 and
+# the user's path). Every file it writes is in its own temporary directory; it never writes a device.
+# Usage: test_cli_hardening.sh PATH/TO/exactref
+X="$1"
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# mknpy FILE DESCR SHAPE DATA: a version 1.0 .npy file; DATA is a printf format of the raw bytes.
+mknpy() {
+    dict="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+    len=${#dict}
+    pad=$(( (64 - (10 + len + 1) % 64) % 64 ))
+    {
+        printf '\223NUMPY\001\000'
+        hl=$((len + pad + 1))
+        printf "\\$(printf '%03o' $((hl % 256)))\\$(printf '%03o' $((hl / 256)))"
+        printf '%s' "$dict"
+        printf "%${pad}s\n" ""
+        printf "$4"
+    } >"$1"
+}
+# data FILE: the bytes after the header, as hex
+data() {
+    hl=$(od -A n -t u1 -j 8 -N 2 "$1" | awk '{print $1 + 256 * $2}')
+    od -A n -t x1 -v -j $((10 + hl)) "$1" | tr -d ' \n'
+}
+
+# run NAME WANT_RC STDERR_SUBSTRING ARGS...: stdout in $tmp/out, stderr in $tmp/err
+run() {
+    name=$1; want=$2; msg=$3; shift 3
+    "$X" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" != "$want" ]; then bad "$name: exit $rc, want $want: $(cat "$tmp/err")"; return 1; fi
+    if [ -n "$msg" ] && ! grep -qF -- "$msg" "$tmp/err"; then bad "$name: stderr '$(cat "$tmp/err")' lacks '$msg'"; return 1; fi
+    ok
+}
+# has NAME FILE SUBSTRING: FILE contains SUBSTRING
+has() { grep -qF -- "$3" "$2" && ok || bad "$1: $(basename "$2") lacks '$3': $(head -c 3000 "$2")"; }
+hasnt() { grep -qF -- "$3" "$2" && bad "$1: $(basename "$2") has '$3': $(head -c 3000 "$2")" || ok; }
+
+# bf16 patterns as uint16: A = [[1, 2], [3, 4]], B = I; the exact product as f32; a wrong one (4 -> 5)
+mknpy "$tmp/a.npy" '<u2' '(2, 2)' '\200\077\000\100\100\100\200\100'
+mknpy "$tmp/b.npy" '<u2' '(2, 2)' '\200\077\000\000\000\000\200\077'
+BF="--a-format bf16 --b-format bf16"
+run "setup: product" 0 "" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/d.npy"
+mknpy "$tmp/w.npy" '<f4' '(2, 2)' '\000\000\200\077\000\000\000\100\000\000\100\100\000\000\240\100'
+
+# ---- D1: a FIFO (or a device) is written in place, never replaced; a link's target is replaced ----
+# unblock: end the FIFO's reader when the command did not write it (it failed first, or replaced the
+# FIFO, which leaves the reader waiting on the old one)
+unblock() {
+    if [ ! -p "$tmp/fifo" ]; then kill $reader; rm -f "$tmp/fifo"; mkfifo "$tmp/fifo"
+    elif [ "$rc" != 0 ]; then : >"$tmp/fifo"; fi
+    wait $reader
+}
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" >"$tmp/fifo.json" &
+reader=$!
+run "D1 --json into a FIFO" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json "$tmp/fifo"
+unblock
+grep -q . "$tmp/fifo.json" && ok || bad "D1: the FIFO was replaced by a regular file"
+has "D1 FIFO json" "$tmp/fifo.json" '"passed": true'
+cat "$tmp/fifo" >"$tmp/fifo.npy" &
+reader=$!
+run "D1 -o into a FIFO" 0 "" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/fifo"
+unblock
+cmp -s "$tmp/fifo.npy" "$tmp/d.npy" && ok || bad "D1: -o FIFO: not the same bytes, or replaced"
+cp "$tmp/d.npy" "$tmp/target.npy"
+chmod 640 "$tmp/target.npy"
+ln -s "$tmp/target.npy" "$tmp/link.npy"
+run "D1 through a link" 0 "" matmul "$tmp/b.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/link.npy"
+[ -L "$tmp/link.npy" ] && ok || bad "D1: the symbolic link was replaced"
+[ "$(data "$tmp/target.npy")" = "0000803f00000000000000000000803f" ] && ok || bad "D1: the link's target was not written: $(data "$tmp/target.npy")"
+[ "$(stat -c %a "$tmp/target.npy")" = 640 ] && ok || bad "D1: the replaced file lost its mode: $(stat -c %a "$tmp/target.npy")"
+
+# '-o -': the .npy on standard output, redirected to a file or into a pipe
+"$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o - >"$tmp/so.npy" 2>"$tmp/err"
+cmp -s "$tmp/so.npy" "$tmp/d.npy" && ok || bad "-o - into a file: $(cat "$tmp/err")"
+"$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o - 2>"$tmp/err" | cat >"$tmp/sp.npy"
+cmp -s "$tmp/sp.npy" "$tmp/d.npy" && ok || bad "-o - into a pipe: $(cat "$tmp/err")"
+
+# ---- D13: a read-only file is refused, before any work, and kept ----
+cp "$tmp/w.npy" "$tmp/ro.npy"
+chmod 444 "$tmp/ro.npy"
+run "D13 read-only -o" 2 "read-only" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/ro.npy"
+cmp -s "$tmp/ro.npy" "$tmp/w.npy" && ok || bad "D13: the read-only file changed"
+run "D13 read-only --json" 2 "read-only" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json "$tmp/ro.npy"
+
+# ---- D3: an output that is an input is refused before computing ----
+cp "$tmp/a.npy" "$tmp/a0.npy"
+run "D3 -o A" 2 "refusing to overwrite an input" matmul "$tmp/a0.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/a0.npy"
+cmp -s "$tmp/a0.npy" "$tmp/a.npy" && ok || bad "D3: A was overwritten"
+ln -s "$tmp/a0.npy" "$tmp/alias.npy"
+run "D3 -o a link to A" 2 "refusing to overwrite an input" matmul "$tmp/a0.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/alias.npy"
+cp "$tmp/w.npy" "$tmp/w0.npy"
+run "D3 --json OUT" 2 "refusing to overwrite an input" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w0.npy" $BF --json "$tmp/w0.npy"
+cmp -s "$tmp/w0.npy" "$tmp/w.npy" && ok || bad "D3: OUT was overwritten"
+
+# ---- D8: every output path is checked before the work: nothing is printed, nothing computed ----
+run "D8 --json in a missing directory" 2 "does not exist" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --json "$tmp/nodir/r.json"
+[ -s "$tmp/out" ] && bad "D8: the check ran before the output path was checked: $(cat "$tmp/out")" || ok
+run "D8 -o in a missing directory" 2 "does not exist" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/nodir/d.npy"
+# ---- D10: exit statuses ----
+run "D10 uncreatable --save-failures" 2 "--save-failures" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures "$tmp/nodir/deeper/bundle"
+[ -s "$tmp/out" ] && bad "D10: computed before checking --save-failures" || ok
+"$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF >&- 2>"$tmp/err"
+rc=$?
+[ "$rc" = 3 ] && ok || bad "D10: check with standard output closed exits $rc, want 3: $(cat "$tmp/err")"
+
+# a write that fails after the work (here: the file size limit, EFBIG) is exit 3, not a usage error
+cols16=$(printf '\\000\\000\\200\\077%.0s' $(seq 16))
+mknpy "$tmp/c16.npy" '<f4' '(16, 1)' "$cols16"
+mknpy "$tmp/r16.npy" '<f4' '(1, 16)' "$cols16"
+(ulimit -f 1; trap '' XFSZ; exec "$X" matmul "$tmp/c16.npy" "$tmp/r16.npy" --out-format f32 -o "$tmp/efbig.npy") >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 3 ] && ok || bad "D10: a write that fails after the work exits $rc, want 3: $(cat "$tmp/err")"
+[ -e "$tmp/efbig.npy" ] && bad "D10: a failed write left $tmp/efbig.npy" || ok
+
+# ---- D2: repro.sh with hostile names: fixed names inside, everything quoted, no report files ----
+evil="$tmp/it's \$(touch pwned)\`touch pwned2\`
+x.npy"
+cp "$tmp/w.npy" "$evil"
+run "D2 failing check" 1 "" check "$tmp/a.npy" "$tmp/b.npy" "$evil" $BF --standard any_order --json "$tmp/f.json" --junit "$tmp/f.xml" --save-failures "$tmp/bundle"
+[ -f "$tmp/bundle/a.npy" ] && [ -f "$tmp/bundle/b.npy" ] && [ -f "$tmp/bundle/out.npy" ] && [ -x "$tmp/bundle/repro.sh" ] && ok || bad "D2: bundle: $(ls "$tmp/bundle")"
+grep -v '^#' "$tmp/bundle/repro.sh" | grep -qE -- '--json|--junit|--save-failures|/dev/' && bad "D2: repro.sh: $(cat "$tmp/bundle/repro.sh")" || ok
+grep -qF "EXACTREF='/" "$tmp/bundle/repro.sh" && ok || bad "D2: repro.sh does not name the exactref that made it: $(cat "$tmp/bundle/repro.sh")"
+# run from elsewhere, with no exactref on PATH: it must still find the one that made it
+(cd "$tmp" && PATH=/nonexistent-dir; export PATH; /bin/sh "$tmp/bundle/repro.sh" >"$tmp/repro.out" 2>"$tmp/repro.err"; exit $?)
+rc=$?
+[ "$rc" = 1 ] && ok || bad "D2: repro.sh exits $rc, want 1: $(cat "$tmp/repro.err")"
+has "D2 repro output" "$tmp/repro.out" "elements outside   1"
+[ -e "$tmp/pwned" ] || [ -e "$tmp/bundle/pwned" ] || [ -e "$tmp/pwned2" ] || [ -e "$tmp/bundle/pwned2" ] && bad "D2: a file name ran a command" || ok
+EXACTREF=/nonexistent/exactref sh "$tmp/bundle/repro.sh" >"$tmp/repro.out" 2>"$tmp/repro.err"
+[ $? != 1 ] && grep -q nonexistent "$tmp/repro.err" && ok || bad "D2: EXACTREF does not override: $(cat "$tmp/repro.err")"
+
+# the bundle's fixed names never replace a user's file
+mkdir "$tmp/mine"
+cp "$tmp/d.npy" "$tmp/mine/out.npy"
+run "bundle keeps a user's file" 2 "is not from an earlier bundle" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures "$tmp/mine"
+cmp -s "$tmp/mine/out.npy" "$tmp/d.npy" && ok || bad "the bundle replaced a user's out.npy"
+run "bundle reused" 1 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures "$tmp/bundle"
+
+# ---- D7: JSON and JUnit stay valid for a name with a control byte and a Latin-1 byte ----
+odd="$tmp/o$(printf '\001\351')ut.npy"
+cp "$tmp/w.npy" "$odd"
+run "D7 odd name" 1 "" check "$tmp/a.npy" "$tmp/b.npy" "$odd" $BF --json "$tmp/o.json" --junit "$tmp/o.xml"
+if command -v python3 >"$tmp/which" 2>&1; then
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1], encoding="utf-8")); assert d["output"].endswith("o\u0001\u00e9ut.npy"), d["output"]' "$tmp/o.json" 2>"$tmp/py.err" && ok || bad "D7: invalid JSON: $(cat "$tmp/py.err")"
+    python3 -c 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' "$tmp/o.xml" 2>"$tmp/py.err" && ok || bad "D7: ill-formed JUnit XML: $(cat "$tmp/py.err")"
+else
+    bad "python3 is needed to parse the JSON, JUnit and SVG outputs (scripts/setup-debian.sh installs it)"
+fi
+
+# ---- D4: the mmai check report: the right values, no uninitialised reads, no false warning ----
+mknpy "$tmp/i.npy" '|i1' '(1, 2)' '\177\177'
+mknpy "$tmp/j.npy" '|i1' '(2, 1)' '\177\177'
+mknpy "$tmp/k.npy" '<i4' '(1, 1)' '\003\176\000\000'   # 32259, the exact sum is 32258
+mknpy "$tmp/kk.npy" '<i4' '(1, 1)' '\002\176\000\000'
+run "D4 mmai check fails" 1 "" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/k.npy"
+has "D4 output value" "$tmp/out" "output 32259 (0x00007e03), rounded 32258"
+has "D4 single value" "$tmp/out" "allowed exactly 32258"
+hasnt "D14 no 4.94e-324" "$tmp/out" "e-324"
+hasnt "D4 no false zero warning" "$tmp/out" "all-zero output"
+run "D4 mmai check passes" 0 "" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/kk.npy"
+# (not under AddressSanitizer, whose binaries valgrind cannot run)
+if command -v valgrind >"$tmp/which" 2>&1 && ! grep -qa __asan_init "$X"; then
+    valgrind -q --error-exitcode=9 --log-file="$tmp/vg.log" "$X" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/k.npy" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 1 ] && ok || bad "D4: valgrind: exit $rc: $(cat "$tmp/vg.log")"
+fi
+
+# ---- D5, D6, D15: shape messages name the files and the numbers ----
+mknpy "$tmp/a23.npy" '<f4' '(2, 3)' '\000\000\200\077\000\000\200\077\000\000\200\077\000\000\200\077\000\000\200\077\000\000\200\077'
+mknpy "$tmp/o22.npy" '<f4' '(2, 2)' '\000\000\100\100\000\000\100\100\000\000\100\100\000\000\100\100'
+run "D5 k mismatch" 2 "inner dimensions differ" check "$tmp/a23.npy" "$tmp/a23.npy" "$tmp/o22.npy"
+has "D5 names A" "$tmp/err" "a23.npy) is 2 x 3"
+has "D5 suggests --b-transposed" "$tmp/err" "--b-transposed"
+hasnt "D5 does not blame OUT" "$tmp/err" "OUT"
+mknpy "$tmp/a3.npy" '<f4' '(2, 1, 1)' '\000\000\200\077\000\000\200\077'
+mknpy "$tmp/b3.npy" '<f4' '(3, 1, 1)' '\000\000\200\077\000\000\200\077\000\000\200\077'
+run "D6 batch mismatch" 2 "a batch of 2 and B" check "$tmp/a3.npy" "$tmp/b3.npy" "$tmp/b3.npy"
+has "D15 batch names the files" "$tmp/err" "b3.npy) a batch of 3"
+mknpy "$tmp/o3.npy" '<f4' '(2, 1, 1)' '\000\000\200\077\000\000\200\077'
+run "D6 OUT batch" 2 "has shape 2 x 1 x 1; the product is 3 x 1 x 1" check "$tmp/b3.npy" "$tmp/b3.npy" "$tmp/o3.npy"
+# block scales of the wrong shape: the message names the file
+mknpy "$tmp/e4.npy" '|u1' '(1, 32)' "$(printf '\\070%.0s' $(seq 32))"
+mknpy "$tmp/e4b.npy" '|u1' '(32, 1)' "$(printf '\\070%.0s' $(seq 32))"
+mknpy "$tmp/sa.npy" '|u1' '(1, 1)' '\177'
+mknpy "$tmp/sb.npy" '|u1' '(1, 2)' '\177\177'
+run "D15 scale shape" 2 "--b-scale $tmp/sb.npy is 1 x 2; expected 1 x 1" matmul "$tmp/e4.npy" "$tmp/e4b.npy" --a-format f8E4M3FN --b-format f8E4M3FN --a-scale "$tmp/sa.npy" --b-scale "$tmp/sb.npy" --out-format f32 -o "$tmp/x.npy"
+
+# ---- D11: a finite output where only NaN is allowed ----
+mknpy "$tmp/inf.npy" '<f4' '(1, 1)' '\000\000\200\177'
+mknpy "$tmp/zero.npy" '<f4' '(1, 1)' '\000\000\000\000'
+mknpy "$tmp/one.npy" '<f4' '(1, 1)' '\000\000\200\077'
+run "D11 1 for NaN" 1 "" check "$tmp/inf.npy" "$tmp/zero.npy" "$tmp/one.npy"
+has "D11 message" "$tmp/out" "a finite value where only NaN is allowed"
+hasnt "D11 not an infinity" "$tmp/out" "an infinity or NaN that no correct"
+
+# ---- issue 11: a reference that overflows to +inf (6 terms of 1.5 2^127, two of them negated) ----
+M='\000\000\100\177'; P='\000\000\200\077'; N='\000\000\200\277'
+mknpy "$tmp/am.npy" '<f4' '(1, 6)' "$M$M$M$M$M$M"
+mknpy "$tmp/bm.npy" '<f4' '(6, 1)' "$P$P$P$P$N$N"
+mknpy "$tmp/ninf.npy" '<f4' '(1, 1)' '\000\000\200\377'
+mknpy "$tmp/fmax.npy" '<f4' '(1, 1)' '\377\377\177\177'
+for o in ninf fmax; do
+    run "issue 11 $o under hopper" 0 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/$o.npy" --standard hopper
+    grep -qE '^ +inf/NaN allowed +1$' "$tmp/out" && ok || bad "issue 11 $o: not in the inf/NaN allowed bin: $(cat "$tmp/out")"
+    hasnt "issue 11 $o no ratio" "$tmp/out" "of its tolerance used"
+    hasnt "issue 11 $o no nan tolerance" "$tmp/out" "tolerance nan"
+done
+run "issue 11 -inf under normal" 1 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/ninf.npy"
+has "issue 11 -inf names what is allowed" "$tmp/out" "(allowed: +inf)"
+
+# ---- D12: conflicting or meaningless flags ----
+run "D12 repeated flag" 2 "--a-format is given twice" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --a-format f16
+run "D12 repeated -o" 2 "given twice" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" -o "$tmp/y.npy"
+run "D12 json = junit" 2 "name the same file" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json "$tmp/r.json" --junit "$tmp/r.json"
+run "D12 --block without scales" 2 "--block has no effect" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" --block 32
+run "D12 --scale-format without scales" 2 "--scale-format has no effect" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" --scale-format f8E4M3FN
+run "D12 --acc-format without --acc" 2 "--acc-format has no effect" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" --acc-format f32
+run "D12 --rounding with mmai" 2 "--rounding has no meaning for an integer product" matmul "$tmp/i.npy" "$tmp/j.npy" --out-format i32 -o "$tmp/x.npy" --rounding zero
+run "D12 --saturate with mmai" 2 "--saturate has no meaning" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/k.npy" --saturate
+run "D12 --flush-to-zero with mmai" 2 "--flush-to-zero has no meaning" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/k.npy" --flush-to-zero
+run "D12 --compute with an engine" 2 "--compute bf16 has no effect with --standard hopper" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --compute bf16 --standard hopper
+run "D12 --threads 100000" 2 "more than 1024" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" --threads 100000
+[ -e "$tmp/x.npy" ] && bad "D12: a refused command wrote its output" || ok
+
+# ---- D14: the help lists what is accepted, and only that ----
+"$X" check --standard nosuch "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" >"$tmp/out" 2>"$tmp/err"
+"$X" check --help >"$tmp/help" 2>&1
+for s in $(sed -n 's/.*(known: \(.*\))/\1/p' "$tmp/err"); do
+    grep -qw -- "$s" "$tmp/help" && ok || bad "D14: check --help does not list the standard '$s'"
+done
+grep -q "hopper-fp8-deepgemm" "$tmp/help" && ok || bad "D14: check --help lacks hopper-fp8-deepgemm"
+"$X" --help >"$tmp/help" 2>&1
+grep -A2 "ROUNDING DIRECTIONS" "$tmp/help" | grep -q "odd (convert only" && ok || bad "D14: main help offers odd to every command"
+"$X" matmul --help >"$tmp/help" 2>&1
+has "D14 int16 documented" "$tmp/help" "int16"
+has "D14 void documented" "$tmp/help" "<V2"
+
+# ---- D9: a signal during a write leaves no temporary file ----
+# A 4096 x 1 times 1 x 4096 product: 64 MB of f32 output, long enough to be caught writing.
+cols=$(printf '\\000\\000\\200\\077%.0s' $(seq 4096))
+mknpy "$tmp/col.npy" '<f4' '(4096, 1)' "$cols"
+mknpy "$tmp/row.npy" '<f4' '(1, 4096)' "$cols"
+mkdir "$tmp/sig"
+caught=0
+for attempt in 1 2 3; do
+    "$X" matmul "$tmp/col.npy" "$tmp/row.npy" --out-format f32 -o "$tmp/sig/big.npy" --threads 1 >"$tmp/sig.out" 2>&1 &
+    pid=$!
+    n=0
+    while [ $n -lt 20000 ] && kill -0 $pid 2>"$tmp/kill.err"; do
+        if ls "$tmp/sig" | grep -q 'tmp-'; then kill -TERM $pid; caught=1; break; fi
+        n=$((n + 1))
+    done
+    wait $pid
+    ls "$tmp/sig" | grep -q 'tmp-' && bad "D9: SIGTERM during the write left $(ls "$tmp/sig")"
+    rm -f "$tmp/sig/big.npy"
+    [ $caught = 1 ] && break
+done
+[ $caught = 1 ] && ok || echo "note: D9: the write was never caught in progress (inconclusive, not a failure)"
+
+# ---- D16: a backend asked for by name runs the bounds there, or the command says where they ran ----
+"$X" info >"$tmp/info" 2>&1
+if grep -q "device 0:.*fp64 no" "$tmp/info"; then
+    run "D16 opencl without fp64" 0 "the bounds ran on the CPU" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --backend opencl --device 0
+elif grep -q "device 0:.*fp64 yes" "$tmp/info"; then
+    run "D16 opencl with fp64" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --backend opencl --device 0
+    hasnt "D16 no false note" "$tmp/err" "ran on the CPU"
+    # the same device with its fp64 hidden (the OpenCL backend's testing hook)
+    EXACTREF_OPENCL_FAULT=nofp64 "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --backend opencl --device 0 >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 0 ] && grep -q "the bounds ran on the CPU" "$tmp/err" && ok || bad "D16: no fp64: exit $rc, stderr: $(cat "$tmp/err")"
+fi
+
+# ---- The user's path ----
+# ml_dtypes: np.save writes '<V2' for bfloat16: read with --a-format, the same bits as uint16
+mknpy "$tmp/av.npy" '<V2' '(2, 2)' '\200\077\000\100\100\100\200\100'
+run "ml_dtypes <V2" 0 "" matmul "$tmp/av.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/dv.npy"
+cmp -s "$tmp/dv.npy" "$tmp/d.npy" && ok || bad "ml_dtypes: not the uint16 route's bits"
+run "ml_dtypes without a format" 2 "--a-format" matmul "$tmp/av.npy" "$tmp/b.npy" --b-format bf16 --out-format f32 -o "$tmp/x.npy"
+has "ml_dtypes message" "$tmp/err" "void array"
+# torch: t.view(torch.int16).numpy(): raw patterns, not integers
+mknpy "$tmp/at.npy" '<i2' '(2, 2)' '\200\077\000\100\100\100\200\100'
+mknpy "$tmp/bneg.npy" '<i2' '(2, 2)' '\200\277\000\000\000\000\200\277'   # -I: 0xbf80 is -1 in bf16
+run "torch int16 view" 0 "" matmul "$tmp/at.npy" "$tmp/bneg.npy" $BF --out-format f32 -o "$tmp/dt.npy"
+[ "$(data "$tmp/dt.npy")" = "000080bf000000c0000040c0000080c0" ] && ok || bad "torch int16: $(data "$tmp/dt.npy")"
+# a bf16 output saved as f32: the hint
+mknpy "$tmp/ah.npy" '<u2' '(1, 2)' '\200\077\200\073'        # [1, 2^-8]
+mknpy "$tmp/bh.npy" '<u2' '(2, 1)' '\200\077\200\077'        # [1, 1]
+mknpy "$tmp/oh.npy" '<f4' '(1, 1)' '\000\000\200\077'        # 1.0: the bf16 rounding of 1 + 2^-8
+run "widened output" 1 "" check "$tmp/ah.npy" "$tmp/bh.npy" "$tmp/oh.npy" $BF
+has "widened hint" "$tmp/out" "every output value is a bf16 value: did you mean --out-format bf16?"
+run "widened output judged as bf16" 0 "" check "$tmp/ah.npy" "$tmp/bh.npy" "$tmp/oh.npy" $BF --out-format bf16
+# uint8 operands with no format
+mknpy "$tmp/u8.npy" '|u1' '(2, 2)' '\070\070\070\070'
+run "uint8 without a format" 2 "--a-format f8E4M3FN" matmul "$tmp/u8.npy" "$tmp/u8.npy" --out-format f32 -o "$tmp/x.npy"
+has "uint8 message" "$tmp/err" "read as u8 and u8 integers"
+# torch Linear: B given as n x k with --b-transposed: the same product as B itself
+mknpy "$tmp/bt.npy" '<u2' '(2, 2)' '\200\077\000\100\100\100\200\100'   # A as B^T: B = A^T
+run "b transposed" 0 "" matmul "$tmp/b.npy" "$tmp/bt.npy" $BF --out-format f32 -o "$tmp/dtt.npy" --b-transposed
+[ "$(data "$tmp/dtt.npy")" = "0000803f000040400000004000008040" ] && ok || bad "--b-transposed: $(data "$tmp/dtt.npy")"
+# a batch of 1 broadcast against a batch of 3
+mknpy "$tmp/a1.npy" '<f4' '(1, 1, 1)' '\000\000\000\100'
+run "batch broadcast" 0 "" matmul "$tmp/a1.npy" "$tmp/b3.npy" --out-format f32 -o "$tmp/bb.npy"
+head -c 128 "$tmp/bb.npy" | grep -q "'shape': (3, 1, 1)" && [ "$(data "$tmp/bb.npy")" = "000000400000004000000040" ] && ok || bad "batch broadcast: $(head -c 64 "$tmp/bb.npy") $(data "$tmp/bb.npy")"
+# the JSON report: inputs, formats, standard, the worst element's values, the outside indices
+run "json report" 1 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --standard any_order --json "$tmp/j.json" --plot "$tmp/p.svg"
+has "json inputs" "$tmp/j.json" "\"a\": {\"file\": \"$tmp/a.npy\", \"format\": \"bf16\""
+has "json standard" "$tmp/j.json" '"standard": "any_order"'
+has "json worst" "$tmp/j.json" '"output": 5, "output_bits": "0x40a00000", "rounded": 4, "rounded_bits": "0x40800000"'
+has "json allowed" "$tmp/j.json" '"allowed": [3.9999995231628418, 4.0000004768371582]'
+has "json outside indices" "$tmp/j.json" '"outside_indices": [[1, 1]]'
+# progress: nothing on stderr when it is not a terminal
+[ -s "$tmp/err" ] && bad "progress text on a non-terminal stderr: $(cat "$tmp/err")" || ok
+run "--no-progress" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --no-progress
+# '-' is standard output for a text report
+run "--json -" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json -
+has "--json - on stdout" "$tmp/out" '"passed": true'
+[ -e ./- ] || [ -e "$tmp/-" ] && bad "--json - wrote a file named '-'" || ok
+run "two reports on stdout" 2 "both write to standard output" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json - --junit -
+# the picture: well-formed SVG with a bar for the outside element and one map cell
+if command -v python3 >"$tmp/which" 2>&1; then
+    python3 - "$tmp/p.svg" >"$tmp/py.out" 2>&1 <<'EOF' && ok || bad "--plot: $(cat "$tmp/py.out")"
+import sys, xml.etree.ElementTree as E
+ns = "{http://www.w3.org/2000/svg}"
+root = E.parse(sys.argv[1]).getroot()
+assert root.tag == ns + "svg", root.tag
+groups = {g.get("id"): g for g in root.iter(ns + "g")}
+assert "distribution" in groups and "map" in groups, groups
+bars = [r for r in groups["distribution"].iter(ns + "rect") if r.get("class") == "bar"]
+assert sorted(b.find(ns + "title").text for b in bars) == ["1", "3"], [b.find(ns + "title").text for b in bars]
+cells = [r for r in groups["map"].iter(ns + "rect") if r.get("class") == "cell"]
+assert len(cells) == 1 and cells[0].find(ns + "title").text.endswith(": 1"), [c.find(ns + "title").text for c in cells]
+EOF
+fi
+# --save-bounds: the per-element tolerance and finite_range as .npy
+run "save bounds" 0 "" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/kk.npy" --save-bounds "$tmp/bounds"
+[ "$(data "$tmp/bounds/range_low.npy")" = "027e0000" ] && [ "$(data "$tmp/bounds/range_high.npy")" = "027e0000" ] && ok || bad "save bounds: $(ls "$tmp/bounds")"
+[ "$(data "$tmp/bounds/tolerance.npy")" = "0000000000000000" ] && [ "$(data "$tmp/bounds/has_range.npy")" = "01" ] && ok || bad "save bounds tolerance: $(data "$tmp/bounds/tolerance.npy")"
+run "save bounds f32" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds "$tmp/bounds2"
+head -c 128 "$tmp/bounds2/range_low.npy" | grep -q "'descr': '<f4'" && head -c 128 "$tmp/bounds2/tolerance.npy" | grep -q "'shape': (2, 2)" && ok || bad "save bounds f32 headers"
+
+ls "$tmp" | grep -q 'tmp-' && bad "a temporary file was left behind" || ok
+echo "cli hardening: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
