@@ -557,6 +557,27 @@ int er_cmd_interp(int argc, char **argv)
             goto out;
         }
     }
+    if (outdir) {
+        /* every output path must be writable before anything runs (nothing is written yet) */
+        struct stat sb;
+        if (stat(outdir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "exactref interp: -o %s: not a directory\n", outdir);
+            rc = ER_EXIT_USAGE;
+            goto out;
+        }
+        for (i = 0; i < np; i++) {
+            er_interp_param p;
+            char path[4200];
+            er_interp_param_get(m, kernel, i, &p);
+            if (p.kind != ER_INTERP_PARAM_POINTER) continue;
+            snprintf(path, sizeof path, "%s/%s.npy", outdir, p.name);
+            if (er_npy_output_check(path, msg, sizeof msg) != ER_OK) {
+                fprintf(stderr, "exactref interp: %s\n", msg);
+                rc = ER_EXIT_USAGE;
+                goto out;
+            }
+        }
+    }
     er_interp_launch_init(&l);
     l.grid[0] = grid[0];
     l.grid[1] = grid[1];

@@ -55,6 +55,9 @@ npy "$tmp/p.npy" '<i4' '(16,)' "$(le32 16 1)"
 grep -qx 'undef_lane interp.ub' "$tmp/log"; check "launch log names interp.ub" $?
 grep -q "ub.mlir:34:11: op 'store_view_tko'" "$tmp/err"; check "the refusal names the op and line:column" $?
 [ -z "$(ls -A "$tmp/o2")" ]; check "nothing written on a refusal" $?
+mkdir "$tmp/o7" "$tmp/o7/p.npy"
+"$exe" interp "$kdir/ub.mlir" --kernel undef_lane --no-ub-checks "$tmp/p.npy" 0 -o "$tmp/o7" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && ! grep -q "undef_lane ok" "$tmp/log"; check "an output path that cannot be written is refused before the run" $?
 "$exe" interp "$kdir/ub.mlir" --kernel undef_lane --no-ub-checks "$tmp/p.npy" 0 -o "$tmp/o2" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 0 ] && [ -f "$tmp/o2/p.npy" ]; check "--no-ub-checks runs on" $?
 "$exe" interp "$kdir/ub.mlir" --kernel forever --step-limit 10 "$tmp/p.npy" 0 > "$tmp/log" 2> "$tmp/err"
