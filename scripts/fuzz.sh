@@ -1,6 +1,8 @@
 #!/bin/sh
 # fuzz.sh: build the libFuzzer target tests/fuzz/fuzz_npy.c (the .npy reader) with clang, ASan and
-# UBSan, and run it for FUZZ_SECONDS seconds (default 60) from the seed corpus tests/npy/corpus.
+# UBSan, and run it for FUZZ_SECONDS seconds (default 60) from the seed corpus tests/npy/corpus; then
+# the same for tests/fuzz/fuzz_interp.c (the interpreter's text parser, pre-check and parameterless runs)
+# for FUZZ_INTERP_SECONDS (default 30) from the kernels in tests/interp/kernels.
 # Fails on any crash, leak, sanitizer report or abort.
 #
 #   scripts/fuzz.sh [BUILD_DIR]
@@ -48,4 +50,31 @@ if [ "$status" -ne 0 ] || ls "$work/artifacts/" | grep -q .; then
     exit 1
 fi
 echo "fuzz: no crash in $seconds s"
+
+# The interpreter's parser: the library's sources (it runs kernels through the whole library).
+iseconds=${FUZZ_INTERP_SECONDS:-30}
+mkdir -p "$work/icorpus" "$work/iartifacts" "$work/iinclude/exactref"
+# the library without device backends: a minimal config.h (every backend off)
+version=$(sed -n 's/^project(exactref VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+sed -e "s/@PROJECT_VERSION@/${version:-0.0.0}/" -e 's/^#cmakedefine01 \(.*\)$/#define \1 0/' \
+    include/exactref/config.h.in > "$work/iinclude/exactref/config.h"
+echo "fuzz: building $work/fuzz_interp with $cc"
+$cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -ffp-contract=off \
+    -Iinclude -I"$work/iinclude" -Isrc \
+    tests/fuzz/fuzz_interp.c src/interp/interp_parse.c src/interp/interp_check.c src/interp/interp_arith.c \
+    src/interp/interp_exec.c $( [ -f include/exactref/math.h ] || echo src/interp/interp_math_fallback.c ) \
+    $(ls src/math/*.c 2>/dev/null) src/*.c src/interval/*.c cpu/*.c \
+    -lmpfr -lgmp -lm -lpthread -ldl -o "$work/fuzz_interp"
+cp tests/interp/kernels/*.mlir tests/interp/cutile/*.mlir "$work/icorpus/"
+echo "fuzz: running the interpreter's parser for $iseconds s on $(ls "$work/icorpus" | wc -l) seed files"
+status=0
+"$work/fuzz_interp" -max_total_time="$iseconds" -max_len=8192 -rss_limit_mb=2048 -timeout=20 \
+    -artifact_prefix="$work/iartifacts/" -print_final_stats=1 "$work/icorpus" 2>"$work/ifuzz.log" || status=$?
+grep -E '^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' "$work/ifuzz.log" || true
+if [ "$status" -ne 0 ] || ls "$work/iartifacts/" | grep -q .; then
+    tail -n 60 "$work/ifuzz.log" >&2
+    echo "fuzz: interp FAILED (status $status); crash inputs and the log are in $work" >&2
+    exit 1
+fi
+echo "fuzz: interp: no crash in $iseconds s"
 [ -n "${FUZZ_WORK:-}" ] || rm -rf "$work"

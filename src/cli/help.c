@@ -27,6 +27,7 @@ static const char *const help_main =
     "    formats   list the formats and their properties\n"
     "    demo      a tour of the formats, conversions and backends\n"
     "    info      the version and the backends of this build, with their devices\n"
+    "    interp    run a CUDA Tile IR kernel on .npy buffers, bit-exactly, refusing undefined behaviour\n"
     "    help      show this manual, or a command's (also: exactref COMMAND --help)\n"
     "\n"
     "FORMATS\n"
@@ -341,6 +342,7 @@ static const char *const help_info =
     "    fp64 support: the bounds kernels need it, a device without it leaves them to the CPU), the\n"
     "    CUDA devices, and which backend --backend auto picks and why.\n";
 
+extern const char *const er_cli_help_interp; /* cmd_interp.c */
 int er_cli_help(FILE *out, const char *cmd)
 {
     const char *t = NULL;
@@ -370,6 +372,7 @@ int er_cli_help(FILE *out, const char *cmd)
     }
     else if (!strcmp(cmd, "demo")) t = help_demo;
     else if (!strcmp(cmd, "info")) t = help_info;
+    else if (!strcmp(cmd, "interp")) t = er_cli_help_interp;
     else if (!strcmp(cmd, "help")) t = help_main;
     if (!t) return -1;
     fputs(t, out);

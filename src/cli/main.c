@@ -25,13 +25,14 @@ int er_cli_parse_format(const char *cmd, const char *opt, const char *name, int 
     return -1;
 }
 
+int er_cmd_interp(int argc, char **argv); /* cmd_interp.c */
 static const struct {
     const char *name;
     int (*fn)(int, char **);
 } commands[] = {
     {"convert", er_cmd_convert}, {"decode", er_cmd_decode}, {"formats", er_cmd_formats},
     {"demo", er_cmd_demo},       {"info", er_cmd_info},       {"matmul", er_cmd_matmul},
-    {"check", er_cmd_check},
+    {"check", er_cmd_check},     {"interp", er_cmd_interp},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,120 @@
+/* interp.h: the interpreter layer: run CUDA Tile IR (cuda_tile dialect) kernels on the host, bit-exactly. */
+#ifndef EXACTREF_INTERP_H
+#define EXACTREF_INTERP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exactref/exactref.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A module parsed from the MLIR text form (docs/interp.md lists the syntax, every supported operation
+ * and its semantics).  The library never prints: every message goes to the caller's buffer.
+ */
+typedef struct er_interp_module er_interp_module;
+typedef struct er_interp_prepared er_interp_prepared;
+
+/* Refusal kinds (the seed's four), and ER_INTERP_OK for a launch that ran. */
+#define ER_INTERP_OK 0
+#define ER_INTERP_UNSUPPORTED 1 /* interp.unsupported_op: raised by the pre-check only, before anything runs */
+#define ER_INTERP_UB 2          /* interp.ub: undefined behaviour the kernel reached */
+#define ER_INTERP_BAD_LAUNCH 3  /* interp.bad_launch: the launch does not fit the kernel */
+#define ER_INTERP_INTERNAL 4    /* interp.internal: a defect of the interpreter (or out of memory) */
+
+/* "ok", "interp.unsupported_op", "interp.ub", "interp.bad_launch", "interp.internal". */
+const char *er_interp_kind_name(int kind);
+
+/* The default step limit: iterations of all for and loop bodies of one launch together. */
+#define ER_INTERP_DEFAULT_STEP_LIMIT (INT64_C(1) << 30)
+
+/* Element format of a pointer parameter whose pointee is i1 (stored one byte, 0 or 1). */
+#define ER_INTERP_FMT_I1 1000
+
+/*
+ * Parse the text (len bytes; it need not be NUL-terminated) of a module.  Accepted: a cuda_tile.module
+ * (optionally inside a builtin `module { ... }`), or bare entry/global ops.  filename is used in messages
+ * ("file:line:column: expected ..."); NULL gives "<input>".  ER_EINVAL on a parse error.
+ */
+er_status er_interp_parse(const char *text, size_t len, const char *filename, er_interp_module **out,
+                          char *msg, size_t msg_size);
+void er_interp_free(er_interp_module *m);
+
+/* The entries of a module, in source order. */
+int er_interp_kernel_count(const er_interp_module *m);
+const char *er_interp_kernel_name(const er_interp_module *m, int i);
+
+/* A parameter of an entry, as a launch binds it. */
+#define ER_INTERP_PARAM_POINTER 1 /* tile<ptr<E>>: a buffer; format is E's */
+#define ER_INTERP_PARAM_SCALAR 2  /* tile<E>: a number; format is E's (i1: ER_INTERP_FMT_I1, i4: -4) */
+#define ER_INTERP_PARAM_OTHER 3   /* token, tensor_view, ...: no launch can pass it */
+typedef struct er_interp_param {
+    int kind;
+    int format;
+    char name[64]; /* the SSA name without '%' */
+} er_interp_param;
+
+/* The number of parameters of entry `kernel` (-1 if there is no such entry), and parameter i. */
+int er_interp_param_count(const er_interp_module *m, const char *kernel);
+er_status er_interp_param_get(const er_interp_module *m, const char *kernel, int i, er_interp_param *p);
+
+/*
+ * The pre-check: the first instruction or format of entry `kernel` (NULL: of every entry) that the
+ * interpreter does not model, as the refusal will say it ("file:line:col: op 'exp' with rounding<approx>
+ * is not modelled"), into msg; returns 1 when there is one, 0 when everything is modelled, -1 when
+ * there is no such kernel.
+ */
+int er_interp_first_unsupported(const er_interp_module *m, const char *kernel, char *msg, size_t msg_size);
+
+/* A buffer bound to a pointer parameter: format must be the parameter's pointee format; data holds
+ * nbytes bytes of patterns (storage_bytes each, f4E2M1FN packed two per byte, element 2i in the low
+ * nibble).  The run modifies data in place; stored is set to 1 when a store reached the buffer.  After a
+ * refusal the contents are unspecified (the command writes nothing then). */
+typedef struct er_interp_buffer {
+    int format;
+    void *data;
+    size_t nbytes;
+    int stored;
+} er_interp_buffer;
+
+/* One launch. */
+typedef struct er_interp_launch {
+    int grid[3];                  /* blocks per axis; missing axes 1 (0 is taken as 1) */
+    er_interp_buffer *buffers;    /* one per pointer parameter, in parameter order */
+    size_t nbuffers;
+    const uint64_t *scalars;      /* one per scalar parameter, in order: the pattern of its type */
+    size_t nscalars;
+    int ub_checks;                /* 1: refuse undefined behaviour; 0: undefined lanes read NaN or 0 */
+    int64_t step_limit;           /* 0: ER_INTERP_DEFAULT_STEP_LIMIT */
+    char *prints;                 /* print_tko output is appended here (NUL-terminated; may be NULL) */
+    size_t prints_size;
+    int kind;                     /* out: ER_INTERP_OK or the refusal's kind */
+    int64_t steps;                /* out: loop iterations run */
+} er_interp_launch;
+
+/* Initialise a launch: grid 1x1x1, no buffers, ub_checks on, the default step limit. */
+void er_interp_launch_init(er_interp_launch *l);
+
+/*
+ * Run entry `kernel` over l->grid, blocks one after another, x fastest.  Returns ER_OK when the launch
+ * ran to the end; otherwise l->kind says the refusal's kind and msg names the instruction and its
+ * line:column.  Status: ER_EUNSUPPORTED (unsupported_op), ER_EINVAL (ub, bad_launch), ER_ENOMEM or
+ * ER_EDEVICE (internal).
+ */
+er_status er_interp_kernel(const er_interp_module *m, const char *kernel, er_interp_launch *l, char *msg,
+                           size_t msg_size);
+
+/* The prepared form: the kernel found, pre-checked and lowered once, fixed to a grid; run it many times
+ * (l->grid is ignored by er_interp_run: the prepared grid is used).  The module must outlive it. */
+er_status er_interp_prepare(const er_interp_module *m, const char *kernel, const int grid[3],
+                            er_interp_prepared **out, char *msg, size_t msg_size);
+er_status er_interp_run(er_interp_prepared *p, er_interp_launch *l, char *msg, size_t msg_size);
+void er_interp_prepared_free(er_interp_prepared *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EXACTREF_INTERP_H */
