@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../cpu/er_bjob.h" /* one batch of a bounds computation */
+#include "../src/host/er_bjob.h"    /* one batch of a bounds computation */
+#include "../src/host/er_problem.h" /* the front door's validated problem */
 #include "exactref/mma.h"
 #include "exactref/result.h"
 
@@ -28,9 +29,9 @@ extern "C" {
 #define ER_CUDA_MODULE_NAME "libexactref_cuda.so"
 
 /*
- * What er_engine_validate (cpu/cpu_mma.c) found about a problem that the module cannot derive from
- * er_mma_args by itself: the loader validates, the module trusts.  The accumulator's window is the
- * CPU engine's own, so the digits (and the bits) are the same.
+ * What the front door's validation (src/mma.c: er_problem_validate) found about a problem that the
+ * module cannot derive from er_mma_args by itself: the front door validates, the module trusts.  The
+ * accumulator's window is every backend's, so the digits (and the bits) are the same.
  */
 typedef struct er_cuda_job {
     int abi;        /* ER_CUDA_BACKEND_ABI */
@@ -75,14 +76,20 @@ typedef int (*er_cuda_backend_mma_fn)(er_mma_args *args, const er_cuda_job *job)
 typedef int (*er_cuda_backend_bounds_fn)(const er_bjob *job, er_bounds *out, int64_t e0, int device, char *msg,
                                          size_t msg_size);
 
-/* ---- In libexactref (src/cuda_loader.c), not in the public headers: for the tests. ---- */
+/* ---- In libexactref (src/cuda_loader.c), not in the public headers: the front door's router and
+ * the tests call them. ---- */
+/* The exact engine on a CUDA device through the module (ER_EUNSUPPORTED or ER_ENODEVICE with a message
+ * in P->msg when it is absent); the problem as the front door validated it. */
+int er_cuda_mma(const er_problem *P);
 /* er_cuda_mma's path through the module's host pass (er_cuda_backend_host_mma): validates args as
  * er_mma does, then loads the module exactly as er_cuda_mma does. */
 int er_cuda_mma_host(er_mma_args *args);
-/* normal() of a result made with ER_BACKEND_CUDA (src/result.c): args are the result's (args->d is not
- * written: out receives the output, of d's format and shape); compute is a float format. */
-int er_cuda_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
-                   size_t msg_size);
+/* normal() on the device: P->d receives it (P's enclosures and counts are not used); compute is a
+ * float format. */
+int er_cuda_normal(const er_problem *P, int compute, int flush_to_zero);
+/* A batch of bounds through the module: ER_EUNSUPPORTED when the module cannot (then the CPU computes
+ * them). */
+int er_cuda_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int device, char *msg, size_t msg_size);
 /* The host pass for every CUDA call of this process (er_cuda_mma, er_cuda_normal, er_cuda_bounds_batch
  * then run the module's er_cuda_backend_host_* entry points): on (1) or off (0); returns the previous
  * setting.  For the tests (no GPU needed); not thread-safe. */

@@ -24,8 +24,8 @@
  * functions (and the tiled kernel block by block), compiled by nvcc for the host, in place of the
  * launches (the tests' host pass, which needs no GPU).
  *
- * Host side (as opencl/er_opencl_mma.c): the loader (src/cuda_loader.c) has validated the problem with
- * er_engine_validate and passes what it found (er_cuda_job: the accumulator's window, the shapes); the
+ * Host side (as opencl/er_opencl_mma.c): the front door (src/mma.c) has validated the problem and the
+ * loader (src/cuda_loader.c) passes what it found (er_cuda_job: the accumulator's window, the shapes); the
  * output is cut into tiles (a run of whole batches when they fit, else a block of rows and columns of
  * one batch), each operand of a tile packed into a contiguous buffer in its storage size, one thread
  * launched per element, the 64-bit results scattered back through the output tensors' strides.  A tile
@@ -400,61 +400,8 @@ __global__ void __launch_bounds__(ER_CUM_THREADS) er_fx_finish_kernel(er_cu_prm 
 enum { B_A, B_B, B_SA, B_SB, B_C, B_D, B_LO, B_HI, B_ODD, F_AF, F_BF, F_S, F_DONE, F_WIN, NBUF };
 #define NSTAGED (B_ODD + 1)
 
-/* A view of one operand (cpu_engine.h's view, without libexactref's er_format_get_info). */
-typedef struct {
-    const unsigned char *data;
-    int fmt, bytes;
-    int64_t sb, s0, s1; /* batch stride (0: broadcast), row stride, column stride; in elements */
-} view;
-
-int sbytes(int f) { return (int)er_bytes_(f); }
-
-view make_view(const er_tensor *t)
-{
-    view v;
-    v.data = (const unsigned char *)t->data;
-    v.fmt = t->format;
-    v.bytes = sbytes(t->format);
-    v.sb = t->ndim == 3 ? t->strides[0] : 0;
-    v.s0 = t->strides[t->ndim - 2];
-    v.s1 = t->strides[t->ndim - 1];
-    return v;
-}
-
-uint64_t load(const view *v, int64_t b, int64_t i, int64_t j)
-{
-    const unsigned char *p = v->data + (size_t)(b * v->sb + i * v->s0 + j * v->s1) * (size_t)v->bytes;
-    uint64_t x = 0;
-    memcpy(&x, p, (size_t)v->bytes); /* little-endian hosts only, as the CPU engine */
-    return x;
-}
-
-void store(er_tensor *t, int64_t b, int64_t i, int64_t j, uint64_t x, int bytes)
-{
-    int64_t sb = t->ndim == 3 ? t->strides[0] : 0;
-    unsigned char *p = (unsigned char *)t->data +
-                       (size_t)(b * sb + i * t->strides[t->ndim - 2] + j * t->strides[t->ndim - 1]) * (size_t)bytes;
-    memcpy(p, &x, (size_t)bytes);
-}
-
-/* Store the low `bytes` bytes of x at element idx of a packed buffer. */
-void put(unsigned char *buf, int bytes, uint64_t idx, uint64_t x) { memcpy(buf + idx * (uint64_t)bytes, &x, (size_t)bytes); }
-
-/* Rows [i0, i0+nr) x columns [j0, j0+nc) of batches [b0, b0+nb) of view v into dst, row-major. */
-void pack(unsigned char *dst, const view *v, int64_t b0, int64_t nb, int64_t i0, int64_t nr, int64_t j0, int64_t nc)
-{
-    uint64_t o = 0;
-    for (int64_t b = b0; b < b0 + nb; b++)
-        for (int64_t i = i0; i < i0 + nr; i++) {
-            if (v->s1 == 1 && nc > 0) {
-                const unsigned char *src = v->data + (size_t)(b * v->sb + i * v->s0 + j0) * (size_t)v->bytes;
-                memcpy(dst + o * (uint64_t)v->bytes, src, (size_t)nc * (size_t)v->bytes);
-                o += (uint64_t)nc;
-            } else {
-                for (int64_t j = j0; j < j0 + nc; j++) put(dst, v->bytes, o++, load(v, b, i, j));
-            }
-        }
-}
+/* Views, load, store and pack: the host helpers' (src/host/er_host.h, through er_cuda_backend.h). */
+static inline int sbytes(int f) { return er_storage_bytes(f); }
 
 /* What the tiles are cut from. */
 typedef struct {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cpu/cpu_internal.h"
+#include "er_front.h"
 #include "exactref/exactref.h"
 
 /* The matrix-engine models of accumulation-models.md, one row each (docs/proofs/engines.md). */
@@ -395,7 +395,7 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
     } else {
         er_slack sl = {r->slack[0], r->slack[1], r->slack[2]};
         char dmsg[512] = "";
-        st = er_cpu_bounds(&r->args, &r->d, compute, o->flush_to_zero, &o->standard,
+        st = er_front_bounds(&r->args, &r->d, compute, o->flush_to_zero, &o->standard,
                            (sl.da || sl.db || sl.dc) ? &sl : NULL, &b, dmsg, sizeof dmsg, NULL);
         if (st != ER_OK) {
             free_bounds(&b);
@@ -465,37 +465,6 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
     return ER_OK;
 }
 
-/* normal() on the result's backend: OpenCL or CUDA for results made with ER_BACKEND_OPENCL or
- * ER_BACKEND_CUDA (the same bits, from the integer core on the device: opencl/er_opencl_mma.c,
- * cuda/er_cuda_mma.cu through src/cuda_loader.c), else the CPU. */
-#if ER_HAVE_OPENCL
-int er_opencl_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
-                     size_t msg_size);
-#endif
-static int normal_on_backend_(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out,
-                              char *dmsg, size_t dmsg_size)
-{
-    er_mma_args a2 = *args;
-    int st = ER_EUNSUPPORTED;
-    dmsg[0] = '\0';
-    if (a2.backend == ER_BACKEND_AUTO) {
-        /* the choice er_mma makes for this size; a device that fails leaves the work to the CPU */
-        int64_t B = rounded->ndim == 3 ? rounded->shape[0] : 1, M = rounded->shape[rounded->ndim - 2],
-                N = rounded->shape[rounded->ndim - 1], K = args->a->shape[args->a->ndim - 1];
-        a2.backend = er_backend_auto(B * M * N * K, args->device, NULL, 0);
-        if (a2.backend == ER_BACKEND_OPENCL && a2.device < 0) a2.device = er_backend_auto_opencl_device_();
-    }
-#if ER_HAVE_OPENCL
-    if (a2.backend == ER_BACKEND_OPENCL) st = er_opencl_normal(&a2, compute, ftz, out, dmsg, dmsg_size);
-#endif
-    if (a2.backend == ER_BACKEND_CUDA) st = er_cuda_normal(&a2, compute, ftz, out, dmsg, dmsg_size);
-    if (a2.backend == ER_BACKEND_CPU || (st != ER_OK && args->backend == ER_BACKEND_AUTO)) {
-        dmsg[0] = '\0';
-        st = er_cpu_normal(args, rounded, compute, ftz, out);
-    }
-    return st;
-}
-
 er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)
 {
     if (!r || !out) return ER_EINVAL;
@@ -550,14 +519,14 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
             *slot[q] = &t[q];
         }
         char dmsg[512] = "";
-        if (st == ER_OK) st = normal_on_backend_(&a2, &r->d, compute, flush_to_zero, out, dmsg, sizeof dmsg);
+        if (st == ER_OK) st = er_front_normal(&a2, compute, flush_to_zero, out, dmsg, sizeof dmsg);
         for (int q = 0; q < 3; q++) free(buf[q]);
         if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", dmsg[0] ? dmsg : er_status_string(st));
         return ER_OK;
     }
     if (out->format != r->d.format) return msgf(msg, msg_size, ER_EINVAL, "normal(): out must have the output format");
     char dmsg[512] = "";
-    er_status st = normal_on_backend_(&r->args, &r->d, compute, flush_to_zero, out, dmsg, sizeof dmsg);
+    er_status st = er_front_normal(&r->args, compute, flush_to_zero, out, dmsg, sizeof dmsg);
     if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", dmsg[0] ? dmsg : er_status_string(st));
     return ER_OK;
 }

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exactref/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -84,8 +86,9 @@ typedef struct er_mma_args {
  * backend auto, device -1. */
 void er_mma_args_init(er_mma_args *args);
 
-/* Run the exact engine on args->backend.  Same bits whatever the backend and the thread count. */
-int er_mma(er_mma_args *args);
+/* Run the exact engine on args->backend.  Same bits whatever the backend and the thread count.
+ * ER_OK, or an error with a sentence in args->msg (er_status is an int: int callers compile as before). */
+er_status er_mma(er_mma_args *args);
 
 /*
  * The backend ER_BACKEND_AUTO runs for a problem of `macs` multiply-adds (batch x m x n x k) on device

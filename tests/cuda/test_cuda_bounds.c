@@ -18,7 +18,7 @@
  *   slack      results as inputs (er_result_create_from: slack of A, B and C)
  *   normal     er_result_normal over input, output and compute formats, flush_to_zero, specials, block
  *              scaling, sums that overflow and restart, NaN rules, k = 0
- *   device     er_cpu_bounds of a CUDA problem does not fall back to the CPU (*on_cpu == 0); without the
+ *   device     er_front_bounds of a CUDA problem does not fall back to the CPU (*on_cpu == 0); without the
  *              module, normal() fails with ER_EUNSUPPORTED and the bounds come from the CPU, same bits
  *
  * Built twice (tests/cuda/CMakeLists.txt):
@@ -38,7 +38,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../cpu/cpu_internal.h" /* er_cpu_bounds: where the bounds ran */
+#include "../../src/er_front.h"      /* er_front_bounds: where the bounds ran */
 #include "er_cuda_backend.h"        /* er_cuda_set_host_pass */
 #include "er_test.h"
 #include "exactref/exactref.h"
@@ -785,8 +785,8 @@ START_TEST(test_device)
     ck_assert(b.radius && b.tolerance && b.low && b.high && b.has_range && b.may_pinf && b.may_ninf && b.may_nan);
     ck_assert(er_standard_parse("normal", &s, msg, sizeof msg) == ER_OK);
     prob_args(&P, &a, &R[1].D, ER_BACKEND_CUDA);
-    st = er_cpu_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
-    ck_assert_msg(st == ER_OK, "er_cpu_bounds: %s", msg);
+    st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
+    ck_assert_msg(st == ER_OK, "er_front_bounds: %s", msg);
     ck_assert_msg(on_cpu == 0, "the bounds of a CUDA problem were computed on the CPU");
     {
         er_tol_opts o;
@@ -794,7 +794,7 @@ START_TEST(test_device)
         topt t = {"normal", ER_FMT_F32, 0};
         make_opts(&o, &t);
         ck_assert(er_result_bounds(R[0].r, &o, &bc, msg, sizeof msg) == ER_OK);
-        same_bounds(bc, &b, "device (er_cpu_bounds)", &t);
+        same_bounds(bc, &b, "device (er_front_bounds)", &t);
     }
     /* no module: normal() says so; the bounds fall back to the CPU */
     {
@@ -810,7 +810,7 @@ START_TEST(test_device)
         ck_assert_msg(st == ER_EUNSUPPORTED, "normal() without the module: %s (%s)", er_status_string(st), msg);
         free(out);
         on_cpu = -1;
-        st = er_cpu_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
+        st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
         ck_assert_msg(st == ER_OK && on_cpu == 1, "bounds without the module: %s, on_cpu %d (%s)", er_status_string(st),
                       on_cpu, msg);
         topt t = {"any_order", -1, 0};
@@ -825,7 +825,7 @@ START_TEST(test_device)
 #ifndef ER_CUDA_HOST_PASS
     /* a device index that does not exist: the bounds say so */
     a.device = 100000;
-    st = er_cpu_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
+    st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
     ck_assert_msg(st == ER_ENODEVICE && strstr(msg, "no CUDA device"), "device 100000: %s (%s)", er_status_string(st),
                   msg);
 #endif

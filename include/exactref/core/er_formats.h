@@ -134,6 +134,10 @@ ER_FN er_i32 er_fmt_emax(er_fmt d)
     return (er_i32)(er_fmt_maxmag(d) >> d.mbits) - d.bias;
 }
 
+/* Bytes of one element in an array (fp6 and fp4: one per byte; tf32: four): the one storage-size
+ * formula, for every backend and the public er_format_info. */
+ER_FN er_i32 er_fmt_storage_bytes(er_fmt d) { return d.width <= 8 ? 1 : d.width <= 16 ? 2 : d.width <= 32 ? 4 : 8; }
+
 /* Full bit pattern of the sign bit (0 for unsigned formats). */
 ER_FN er_u64 er_fmt_signbit(er_fmt d)
 {
