@@ -11,6 +11,8 @@
 #include "cpu_engine.h"
 #include "cpu_internal.h"
 #include "exactref/core/er_acc.h"
+#include "exactref/core/er_bounds.h" /* er_b_up, er_b_down */
+#include "exactref/core/er_mma.h"    /* the per-element sums */
 #include "exactref/exactref.h" /* er_convert_array (cpu/cpu_convert.c) */
 
 int er_cpu_threads(int requested)
@@ -52,7 +54,11 @@ static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const d
             er_acc_add_digits(acc, sign, 0u, sig >> tz, ex + tz);
         }
     } else {
-        for (int64_t p = 0; p < P->q.k; p++) er_acc_add_product(acc, a_val(&P->q, b, i, p), b_val(&P->q, b, p, j));
+        /* the shared core's sum (include/exactref/core/er_mma.h), over the tensors' strides */
+        const view *A = &P->q.a, *B = &P->q.b, *SA = &P->q.sa, *SB = &P->q.sb;
+        er_mma_sum_any(acc, A->fmt, B->fmt, P->q.scaled ? SA->fmt : -1, A->data, b * A->sb + i * A->s0, A->s1, B->data,
+                       b * B->sb + j * B->s1, B->s0, SA->data, b * SA->sb + i * SA->s0, SA->s1, SB->data,
+                       b * SB->sb + j * SB->s1, SB->s0, P->q.scaled ? P->q.args->block : 1, P->q.k, P->q.args->opts);
     }
     if (P->q.has_c) er_acc_add_val(acc, in_val(&P->q, er_decode(P->q.c.fmt, load(&P->q.c, b, i, j))));
 }
@@ -131,7 +137,7 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
             if (t3 < t) t = t3;
             t = (t + fabs(cval)) * infl;
             double e = gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
-            double lo = step_down(si - e), hi = step_up(si + e);
+            double lo = er_b_down(si - e), hi = er_b_up(si + e); /* the core's outward steps */
             if (!isfinite(lo) || !isfinite(hi)) continue;
             er_res rl = convert_from_f64(to, double_to_bits(lo), dir, opts);
             er_res rh = convert_from_f64(to, double_to_bits(hi), dir, opts);
@@ -194,16 +200,11 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
 
 static void mmai_element(problem *P, int64_t b, int64_t i, int64_t j, int64_t *wrapped)
 {
-    int64_t s = 0;
-    for (int64_t p = 0; p < P->q.k; p++) {
-        er_val x = er_decode(P->q.a.fmt, load(&P->q.a, b, i, p)), y = er_decode(P->q.b.fmt, load(&P->q.b, b, p, j));
-        int64_t xv = x.sign ? -(int64_t)x.sig : (int64_t)x.sig, yv = y.sign ? -(int64_t)y.sig : (int64_t)y.sig;
-        s += xv * yv; /* |s| < 2^24 * 2^16: exact in 64 bits */
-    }
-    if (P->q.has_c) {
-        er_val c = er_decode(P->q.c.fmt, load(&P->q.c, b, i, j));
-        s += c.sign ? -(int64_t)c.sig : (int64_t)c.sig;
-    }
+    /* the shared core's integer sum (include/exactref/core/er_mma.h), over the tensors' strides */
+    const view *A = &P->q.a, *B = &P->q.b;
+    int64_t s = er_mma_sum_int_any(A->fmt, B->fmt, A->data, b * A->sb + i * A->s0, A->s1, B->data, b * B->sb + j * B->s1,
+                                   B->s0, P->q.k); /* |s| < 2^24 * 2^16: exact in 64 bits */
+    if (P->q.has_c) s += er_mma_int_val(P->q.c.fmt, load(&P->q.c, b, i, j));
     if (s < INT32_MIN || s > INT32_MAX) (*wrapped)++;
     if (P->q.d) store(P->q.d, b, i, j, (uint64_t)s & 0xFFFFFFFFu, 4);
 }

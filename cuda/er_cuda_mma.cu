@@ -48,8 +48,8 @@
 #include "er_cuda_module.cuh"
 #include "exactref/core/er_acc.h"
 #include "exactref/core/er_d64.h"
+#include "exactref/core/er_mma.h" /* the per-element bodies and the parameter block, shared with OpenCL */
 #include "exactref/exactref.h"
-#include "mma_params.h" /* opencl/kernels/: the parameter block's layout, shared with the OpenCL kernel */
 
 #define ER_CUM_THREADS 128                        /* threads per block */
 #define ER_CUM_HOST_LIMIT ((uint64_t)1 << 30)     /* at most this much staged on the host per tile */
@@ -57,10 +57,10 @@
 namespace {
 
 /* ------------------------------------------------------------------------------------------------ */
-/* The kernel (opencl/kernels/mma.cl, function for function)                                          */
+/* The kernels (the per-element bodies are the shared core's, include/exactref/core/er_mma.h)          */
 
 typedef struct {
-    long long v[ER_MP_COUNT];
+    er_i64 v[ER_MP_COUNT];
 } er_cu_prm;
 
 /* The packed buffers of a tile (NULL where unused); skip: elements already computed (the exact
@@ -71,166 +71,14 @@ typedef struct {
     const unsigned char *skip;
 } er_cu_bufs;
 
-/* Storage bytes of a pattern of format f (as er_format_info.storage_bytes: 1, 2, 4 or 8). */
-ER_KFN er_i64 er_bytes_(int f)
-{
-    int w = er_fmt_get(f).width;
-    return w <= 8 ? 1 : w <= 16 ? 2 : w <= 32 ? 4 : 8;
-}
+/* Pattern idx of a packed operand (the core's loader, used by the exact binary64 path below too). */
+ER_KFN er_u64 er_ld_(const unsigned char *p, int f, er_i64 idx) { return er_mma_ld(p, f, idx); }
 
-/* Pattern idx of a packed operand of format f (little-endian, in its storage size, as the host packs). */
-ER_KFN er_u64 er_ld_(const unsigned char *p, int f, er_i64 idx)
-{
-    er_i64 bytes = er_bytes_(f);
-#if defined(__CUDA_ARCH__)
-    if (bytes == 1) return (er_u64)p[idx];
-    if (bytes == 2) return (er_u64)((const er_u16 *)p)[idx];
-    if (bytes == 4) return (er_u64)((const er_u32 *)p)[idx];
-    return ((const er_u64 *)p)[idx];
-#else
-    if (bytes == 1) return (er_u64)p[idx];
-    if (bytes == 2) { er_u16 x; memcpy(&x, p + idx * 2, 2); return x; }
-    if (bytes == 4) { er_u32 x; memcpy(&x, p + idx * 4, 4); return x; }
-    { er_u64 x; memcpy(&x, p + idx * 8, 8); return x; }
-#endif
-}
-
-/* Operand flushing, scaling and accumulator copies are the shared core's (er_acc.h). */
-
-/* The signed value of an integer pattern (mmai: i8, u8, i32). */
-ER_KFN er_i64 er_int_val_(int f, er_u64 bits)
-{
-    er_val v = er_decode(f, bits);
-    return v.sign ? -(er_i64)v.sig : (er_i64)v.sig;
-}
-
-/* Add the k products of a's row (from abase, step 1) and b's column (from bbase, step nc). */
-ER_KFN void er_sum_(er_acc *acc, int fa, int fb, const unsigned char *a, er_i64 abase, const unsigned char *b,
-                    er_i64 bbase, er_i64 nc, er_i64 k, er_u32 opts)
-{
-    for (er_i64 p = 0; p < k; p++) {
-        er_val x = er_val_flush_in(er_decode(fa, er_ld_(a, fa, abase + p)), opts);
-        er_val y = er_val_flush_in(er_decode(fb, er_ld_(b, fb, bbase + p * nc)), opts);
-        er_acc_add_product(acc, x, y);
-    }
-}
-
-/* The same, block-scaled: term p is (a[p] a_scale[p / block]) (b[p] b_scale[p / block]); the scales'
- * rows start at sabase (step 1) and sbbase (step nc). */
-ER_KFN void er_sum_scaled_(er_acc *acc, int fa, int fb, int fs, const unsigned char *a, er_i64 abase,
-                           const unsigned char *b, er_i64 bbase, const unsigned char *sa, er_i64 sabase,
-                           const unsigned char *sb, er_i64 sbbase, er_i64 block, er_i64 nc, er_i64 k, er_u32 opts)
-{
-    er_i64 q = 0, r = 0;
-    er_val xs = er_decode(fs, 0u), ys = xs; /* set at p = 0 */
-    for (er_i64 p = 0; p < k; p++) {
-        er_val x = er_val_flush_in(er_decode(fa, er_ld_(a, fa, abase + p)), opts);
-        er_val y = er_val_flush_in(er_decode(fb, er_ld_(b, fb, bbase + p * nc)), opts);
-        if (r == 0) { /* a new block: its two scales (never flushed, as in the CPU engine) */
-            xs = er_decode(fs, (er_u64)sa[sabase + q]);
-            ys = er_decode(fs, (er_u64)sb[sbbase + q * nc]);
-        }
-        er_acc_add_product(acc, er_val_scaled(x, xs), er_val_scaled(y, ys));
-        if (++r == block) {
-            r = 0;
-            q++;
-        }
-    }
-}
-
-/* mmai: the exact sum of the k products of i8/u8 patterns (below 2^16 each, k <= 2^24: no overflow). */
-ER_KFN er_i64 er_sum_int_(int fa, int fb, const unsigned char *a, er_i64 abase, const unsigned char *b, er_i64 bbase,
-                          er_i64 nc, er_i64 k)
-{
-    er_i64 s = 0;
-    for (er_i64 p = 0; p < k; p++)
-        s += er_int_val_(fa, er_ld_(a, fa, abase + p)) * er_int_val_(fb, er_ld_(b, fb, bbase + p * nc));
-    return s;
-}
-
-#define ER_F_(x) ER_FMT_##x
-#define ER_PAIR_(x, y) (fa == ER_F_(x) && fb == ER_F_(y))
-#define ER_TRIPLE_(x, y, z) (fa == ER_F_(x) && fb == ER_F_(y) && fs == ER_F_(z))
-
-/*
- * Element e of a tile: the kernel's body (mma.cl: er_mma_exact).  The summation loop is specialised
- * (compiled with constant formats, so that decoding is a few instructions) for the common format pairs,
- * and generic for every other pair: the same core functions either way, so the same bits.
- */
+/* Element e of a tile: the shared core's body (include/exactref/core/er_mma.h: er_mma_element), the
+ * same source as the OpenCL kernel's and the CPU engine's. */
 ER_KFN void er_cu_element(const er_cu_prm &prm, const er_cu_bufs &buf, er_i64 e)
 {
-    const long long *P = prm.v;
-    er_i64 nc = P[ER_MP_NC], nr = P[ER_MP_NR], k = P[ER_MP_K];
-    er_i64 j = e % nc, t = e / nc, i = t % nr, bb = t / nr;
-    int fa = (int)P[ER_MP_FA], fb = (int)P[ER_MP_FB], fc = (int)P[ER_MP_FC];
-    er_u32 opts = (er_u32)P[ER_MP_OPTS];
-    er_i64 abase = bb * P[ER_MP_A_BS] + i * k;
-    er_i64 bbase = bb * P[ER_MP_B_BS] + j;
-    er_i64 cidx = bb * P[ER_MP_C_BS] + i * nc + j;
-    const unsigned char *a = buf.a, *b = buf.b, *c = buf.c;
-
-    if (P[ER_MP_KIND] == 1) {
-        /* mmai: the exact sum; the host wraps it into i32 and counts the elements outside that range. */
-        er_i64 s;
-        if (ER_PAIR_(I8, I8)) s = er_sum_int_(ER_FMT_I8, ER_FMT_I8, a, abase, b, bbase, nc, k);
-        else if (ER_PAIR_(I8, U8)) s = er_sum_int_(ER_FMT_I8, ER_FMT_U8, a, abase, b, bbase, nc, k);
-        else if (ER_PAIR_(U8, I8)) s = er_sum_int_(ER_FMT_U8, ER_FMT_I8, a, abase, b, bbase, nc, k);
-        else s = er_sum_int_(fa, fb, a, abase, b, bbase, nc, k);
-        if (fc >= 0) s += er_int_val_(fc, er_ld_(c, fc, cidx));
-        buf.d[e] = (er_u64)s;
-        return;
-    }
-
-    {
-        er_acc acc;
-        er_i64 want = P[ER_MP_WANT];
-        int fs = (int)P[ER_MP_FS];
-        er_acc_init(&acc, (er_i32)P[ER_MP_ACC_LO], (er_i32)P[ER_MP_ACC_ND]);
-        if (fs < 0) {
-#define ER_SUM_(x, y) er_sum_(&acc, ER_F_(x), ER_F_(y), a, abase, b, bbase, nc, k, opts)
-            if (ER_PAIR_(BF16, BF16)) ER_SUM_(BF16, BF16);
-            else if (ER_PAIR_(F16, F16)) ER_SUM_(F16, F16);
-            else if (ER_PAIR_(F32, F32)) ER_SUM_(F32, F32);
-            else if (ER_PAIR_(TF32, TF32)) ER_SUM_(TF32, TF32);
-            else if (ER_PAIR_(F64, F64)) ER_SUM_(F64, F64);
-            else if (ER_PAIR_(F8E4M3FN, F8E4M3FN)) ER_SUM_(F8E4M3FN, F8E4M3FN);
-            else if (ER_PAIR_(F8E5M2, F8E5M2)) ER_SUM_(F8E5M2, F8E5M2);
-            else if (ER_PAIR_(F8E4M3FN, F8E5M2)) ER_SUM_(F8E4M3FN, F8E5M2);
-            else if (ER_PAIR_(F8E5M2, F8E4M3FN)) ER_SUM_(F8E5M2, F8E4M3FN);
-            else er_sum_(&acc, fa, fb, a, abase, b, bbase, nc, k, opts);
-#undef ER_SUM_
-        } else {
-            er_i64 block = P[ER_MP_BLOCK], nblk = P[ER_MP_NBLK];
-            er_i64 sabase = bb * P[ER_MP_SA_BS] + i * nblk, sbbase = bb * P[ER_MP_SB_BS] + j;
-#define ER_SUM_(x, y, z) \
-    er_sum_scaled_(&acc, ER_F_(x), ER_F_(y), ER_F_(z), a, abase, b, bbase, buf.sa, sabase, buf.sb, sbbase, block, nc, k, opts)
-            if (ER_TRIPLE_(F8E4M3FN, F8E4M3FN, F8E8M0FNU)) ER_SUM_(F8E4M3FN, F8E4M3FN, F8E8M0FNU);
-            else if (ER_TRIPLE_(F8E5M2, F8E5M2, F8E8M0FNU)) ER_SUM_(F8E5M2, F8E5M2, F8E8M0FNU);
-            else if (ER_TRIPLE_(F4E2M1FN, F4E2M1FN, F8E8M0FNU)) ER_SUM_(F4E2M1FN, F4E2M1FN, F8E8M0FNU);
-            else if (ER_TRIPLE_(F4E2M1FN, F4E2M1FN, F8E4M3FN)) ER_SUM_(F4E2M1FN, F4E2M1FN, F8E4M3FN);
-            else er_sum_scaled_(&acc, fa, fb, fs, a, abase, b, bbase, buf.sa, sabase, buf.sb, sbbase, block, nc, k,
-                                opts);
-#undef ER_SUM_
-        }
-        if (fc >= 0) er_acc_add_val(&acc, er_val_flush_in(er_decode(fc, er_ld_(c, fc, cidx)), opts));
-        if (want & (ER_MW_LO | ER_MW_HI | ER_MW_ODD)) {
-            er_acc tmp;
-            if (want & ER_MW_LO) {
-                er_acc_copy(&tmp, &acc);
-                buf.lo[e] = er_acc_round(&tmp, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits;
-            }
-            if (want & ER_MW_HI) {
-                er_acc_copy(&tmp, &acc);
-                buf.hi[e] = er_acc_round(&tmp, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits;
-            }
-            if (want & ER_MW_ODD) {
-                er_acc_copy(&tmp, &acc);
-                buf.odd[e] = er_acc_round(&tmp, ER_FMT_F64, ER_RND_ODD, 0u).bits;
-            }
-        }
-        if (want & ER_MW_D)
-            buf.d[e] = er_acc_round(&acc, (er_i32)P[ER_MP_FD], (er_i32)P[ER_MP_DIR], opts).bits;
-    }
+    er_mma_element(prm.v, buf.a, buf.b, buf.sa, buf.sb, buf.c, buf.d, buf.lo, buf.hi, buf.odd, e);
 }
 
 __global__ void __launch_bounds__(ER_CUM_THREADS) er_cuda_mma_kernel_(er_cu_prm prm, er_cu_bufs buf)
@@ -244,31 +92,10 @@ __global__ void __launch_bounds__(ER_CUM_THREADS) er_cuda_mma_kernel_(er_cu_prm 
 /* ------------------------------------------------------------------------------------------------ */
 /* normal(): index-order accumulation emulated to the bit (opencl/kernels/mma.cl: er_mma_normal)      */
 
-/* Element e of a tile: the shared core's er_dnorm_* (include/exactref/core/er_d64.h), integers only. */
+/* Element e of a tile: the shared core's er_mma_normal_element (er_dnorm_* of er_d64.h), integers only. */
 ER_KFN void er_cu_normal_element(const er_cu_prm &prm, const er_cu_bufs &buf, er_i64 e)
 {
-    const long long *P = prm.v;
-    er_i64 nc = P[ER_MP_NC], nr = P[ER_MP_NR], k = P[ER_MP_K];
-    er_i64 j = e % nc, t = e / nc, i = t % nr, bb = t / nr;
-    int fa = (int)P[ER_MP_FA], fb = (int)P[ER_MP_FB], fc = (int)P[ER_MP_FC], fs = (int)P[ER_MP_FS];
-    er_u32 opts = (er_u32)P[ER_MP_OPTS];
-    er_i64 abase = bb * P[ER_MP_A_BS] + i * k, bbase = bb * P[ER_MP_B_BS] + j, sabase = 0, sbbase = 0, block = 1;
-    er_dnorm st;
-    if (fs >= 0) {
-        er_i64 nblk = P[ER_MP_NBLK];
-        block = P[ER_MP_BLOCK];
-        sabase = bb * P[ER_MP_SA_BS] + i * nblk;
-        sbbase = bb * P[ER_MP_SB_BS] + j;
-    }
-    er_dnorm_init(&st, (int)P[ER_MP_COMPUTE], (int)P[ER_MP_FTZ]);
-    if (fc >= 0) er_dnorm_c(&st, fc, er_ld_(buf.c, fc, bb * P[ER_MP_C_BS] + i * nc + j));
-    for (er_i64 p = 0; p < k; p++) {
-        er_u64 xs = fs >= 0 ? (er_u64)buf.sa[sabase + p / block] : 0u;
-        er_u64 ys = fs >= 0 ? (er_u64)buf.sb[sbbase + (p / block) * nc] : 0u;
-        er_dnorm_term(&st, er_d_operand(fa, er_ld_(buf.a, fa, abase + p), fs, xs, opts),
-                      er_d_operand(fb, er_ld_(buf.b, fb, bbase + p * nc), fs, ys, opts));
-    }
-    buf.d[e] = er_dnorm_result(&st, (int)P[ER_MP_FD], (int)P[ER_MP_DIR], opts);
+    buf.d[e] = er_mma_normal_element(prm.v, buf.a, buf.b, buf.sa, buf.sb, buf.c, e);
 }
 
 __global__ void __launch_bounds__(ER_CUM_THREADS) er_cuda_normal_kernel_(er_cu_prm prm, er_cu_bufs buf)
@@ -366,7 +193,7 @@ __global__ void __launch_bounds__(ER_FX_THREADS) er_fx_decode_kernel(er_fx_op O,
 ER_KFN void er_fx_finish_one(const er_cu_prm &prm, const er_cu_bufs &buf, const double *S, unsigned char *done,
                              er_i64 e)
 {
-    const long long *P = prm.v;
+    const er_i64 *P = prm.v;
     er_i64 nc = P[ER_MP_NC], nr = P[ER_MP_NR], j = e % nc, t = e / nc, i = t % nr, bb = t / nr;
     int fc = (int)P[ER_MP_FC];
     er_u32 opts = (er_u32)P[ER_MP_OPTS];
@@ -631,7 +458,7 @@ int run_tile(runner *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64_t n
     er_cu_prm prm;
     er_cu_bufs buf;
     int64_t el = nbt * nr * nc;
-    long long *p = prm.v;
+    er_i64 *p = prm.v;
     int st, fits = 0;
     tile_sizes(S, (uint64_t)nbt, (uint64_t)nr, (uint64_t)nc, sz);
 

@@ -1,5 +1,5 @@
 /* er_host.h: the host-side helpers every backend and the front door share (internal, not installed):
- * the message helper, the binary64 bit casts and outward steps, the storage size, tensor views with
+ * the message helper, the binary64 bit casts, the storage size, tensor views with
  * load, store and pack (a tile's operands into a contiguous buffer). */
 #ifndef ER_HOST_H
 #define ER_HOST_H
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "exactref/core/er_acc.h"
+#include "exactref/core/er_bits.h"
 #include "exactref/mma.h"
 #include "exactref/status.h"
 
@@ -34,35 +35,9 @@ static inline int er_msgf(char *msg, size_t msg_size, int st, const char *fmt, .
     return st;
 }
 
-/* The binary64 bit casts. */
-static inline double bits_to_double(uint64_t b)
-{
-    double x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
-
-static inline uint64_t double_to_bits(double x)
-{
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
-/* The binary64 neighbours of a finite x toward -inf and +inf (the next representable values). */
-static inline double step_down(double x)
-{
-    uint64_t u = double_to_bits(x);
-    if (x == 0) return -0x1p-1074;
-    return bits_to_double(x > 0 ? u - 1 : u + 1);
-}
-
-static inline double step_up(double x)
-{
-    uint64_t u = double_to_bits(x);
-    if (x == 0) return 0x1p-1074;
-    return bits_to_double(x > 0 ? u + 1 : u - 1);
-}
+/* The binary64 bit casts: the core's one pair (core/er_bits.h). */
+static inline double bits_to_double(uint64_t b) { return er_b_dbl(b); }
+static inline uint64_t double_to_bits(double x) { return er_b_bits(x); }
 
 /* The binary64 value of a decoded value (exact: every format's values are binary64 values). */
 static inline double val_to_double(er_val v)
