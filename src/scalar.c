@@ -11,9 +11,7 @@ er_status er_check_pattern(int fmt, uint64_t bits)
     er_fmt d;
     if (!er_valid_fmt_(fmt)) return ER_EINVAL;
     d = er_fmt_get(fmt);
-    if (d.width < 64 && (bits >> d.width) != 0) return ER_EPATTERN;
-    if (d.pad && (bits & ((UINT64_C(1) << d.pad) - 1u)) != 0) return ER_EPATTERN;
-    return ER_OK;
+    return er_fmt_is_pattern(d, bits) ? ER_OK : ER_EPATTERN;
 }
 
 er_status er_convert_bits(int from, int to, uint64_t bits, int dir, unsigned opts, uint64_t *out,

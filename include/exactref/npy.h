@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "exactref/exactref.h"
+#include "exactref/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,14 +37,14 @@ typedef struct er_npy {
 #define ER_NPY_MAX_ELEMENTS (INT64_C(1) << 40)
 
 /* Read the .npy file at path.  On error *out is left empty (er_npy_free is harmless on it). */
-er_status er_npy_read(const char *path, er_npy *out, char *msg, size_t msg_size);
+ER_API er_status er_npy_read(const char *path, er_npy *out, char *msg, size_t msg_size);
 
 /* Parse a .npy file held in memory; name is used in messages (NULL: "<memory>").  The data are copied. */
-er_status er_npy_parse(const void *buf, size_t len, const char *name, er_npy *out, char *msg,
+ER_API er_status er_npy_parse(const void *buf, size_t len, const char *name, er_npy *out, char *msg,
                        size_t msg_size);
 
 /* Free the data of an array and empty it (a NULL pointer or an empty array is fine). */
-void er_npy_free(er_npy *a);
+ER_API void er_npy_free(er_npy *a);
 
 /*
  * Write a C-order array of ndim (0 to 8) dimensions with dtype descr (one of the dtypes above) and
@@ -51,7 +52,7 @@ void er_npy_free(er_npy *a);
  * file in the same directory, which is fsync'd and then renamed over path; on any error nothing is left
  * behind and an existing file at path is untouched.
  */
-er_status er_npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
+ER_API er_status er_npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
                        const void *data, char *msg, size_t msg_size);
 
 /*
@@ -73,7 +74,7 @@ er_status er_npy_write(const char *path, const char *descr, int ndim, const int6
  * float32 array declared tf32 whose patterns are tf32 patterns; other NaNs become the format's NaN.
  * On success *storage is the malloc'd buffer that t->data points to (the caller frees it).
  */
-er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_tensor *t, void **storage,
+ER_API er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_tensor *t, void **storage,
                            char *msg, size_t msg_size);
 
 /*
@@ -82,7 +83,7 @@ er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_t
  * patterns for the rest: '<u2' for bf16, '|u1' for formats of at most 8 bits.  Every pattern is
  * checked (ER_EPATTERN names the first bad index).  Written atomically, as er_npy_write.
  */
-er_status er_npy_write_tensor(const char *path, const er_tensor *t, char *msg, size_t msg_size);
+ER_API er_status er_npy_write_tensor(const char *path, const er_tensor *t, char *msg, size_t msg_size);
 
 #ifdef __cplusplus
 }

@@ -66,6 +66,18 @@ static inline int er_ctz64(uint64_t x)
 /* Bytes of one element of format f in an array (the core's one formula). */
 static inline int er_storage_bytes(int f) { return er_fmt_storage_bytes(er_fmt_get(f)); }
 
+/* The MLIR name of a format id ("?" for an unknown one), from the core's table (as er_format_name). */
+static inline const char *er_host_format_name(int f)
+{
+#define ER_HOST_NAME_(ID, n, a, k, w, e, m, p, b, s, fl) \
+    case ER_FMT_##ID: return n;
+    switch (f) {
+        ER_FORMAT_TABLE(ER_HOST_NAME_)
+    default: return "?";
+    }
+#undef ER_HOST_NAME_
+}
+
 /* A view of one operand: format, storage size and the strides of its last two dims and batch. */
 typedef struct {
     const unsigned char *data;
