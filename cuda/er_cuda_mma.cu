@@ -304,16 +304,7 @@ int plan_tiles(const shape *S, uint64_t hl, uint64_t dl, uint64_t cap, int64_t *
                          nr, nc);
 }
 
-int fail(er_mma_args *a, int st, const char *fmt, ...)
-{
-    if (a->msg && a->msg_size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(a->msg, a->msg_size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+#define fail(a, ...) er_msgf((a)->msg, (a)->msg_size, __VA_ARGS__)
 
 /* One run: the host staging, and the buffers where the kernels read them (device memory, or host memory
  * in the host pass). */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "er_front.h"
+#include "host/er_msg.h"
 #include "exactref/exactref.h"
 
 /* The matrix-engine models of accumulation-models.md, one row each (docs/proofs/engines.md). */
@@ -35,16 +36,7 @@ const char *er_standard_names(void)
            "deepgemm-fp8 hopper-fp8-deepgemm blackwell blackwell-f8f6f4 blackwell-mx blackwell-mxf8f6f4 blackwell-mxf4 cdna3 engine:k=..,F=..,p=..";
 }
 
-static er_status msgf(char *msg, size_t size, er_status st, const char *fmt, ...)
-{
-    if (msg && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+#define msgf er_msgf /* src/host/er_msg.h */
 
 er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t msg_size)
 {

@@ -15,25 +15,7 @@
 #include "exactref/core/er_bits.h"
 #include "exactref/mma.h"
 #include "exactref/status.h"
-
-#if defined(__GNUC__) || defined(__clang__)
-#define ER_HOST_PRINTF_(f, a) __attribute__((format(printf, f, a)))
-#else
-#define ER_HOST_PRINTF_(f, a)
-#endif
-
-/* The message helper: a sentence into msg (may be NULL), and st returned. */
-static inline int er_msgf(char *msg, size_t msg_size, int st, const char *fmt, ...) ER_HOST_PRINTF_(4, 5);
-static inline int er_msgf(char *msg, size_t msg_size, int st, const char *fmt, ...)
-{
-    if (msg && msg_size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msg_size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+#include "er_msg.h"
 
 /* The binary64 bit casts: the core's one pair (core/er_bits.h). */
 static inline double bits_to_double(uint64_t b) { return er_b_dbl(b); }
