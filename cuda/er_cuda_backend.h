@@ -22,9 +22,10 @@
 extern "C" {
 #endif
 
-/* Raised whenever er_cuda_job, er_bjob, er_bounds, the entry points or er_mma_args change.
- * 2: normal(), bounds, the exact binary64 path (er_cuda_job: normal, compute, ftz, exact64). */
-#define ER_CUDA_BACKEND_ABI 2
+/* Raised whenever er_cuda_job, er_problem, er_bjob, er_bounds, the entry points or er_mma_args change.
+ * 2: normal(), bounds, the exact binary64 path (er_cuda_job: normal, compute, ftz, exact64).
+ * 3: the entry points take the front door's validated problem (src/host/er_problem.h). */
+#define ER_CUDA_BACKEND_ABI 3
 /* The module's file name (the loader's search: src/cuda_loader.c, docs/building.md). */
 #define ER_CUDA_MODULE_NAME "libexactref_cuda.so"
 
@@ -46,6 +47,7 @@ typedef struct er_cuda_job {
     int ftz;        /* normal(): flush_to_zero */
     int exact64;    /* float mma, strategy AUTO, D only: the module may sum in binary64 where each tile's
                        operand values prove it exact (cuda/er_cuda_mma.cu) */
+    int problem_size; /* sizeof(er_problem) */
 } er_cuda_job;
 
 /* ---- Exported by the module (extern "C", default visibility; everything else in it is hidden). ---- */
@@ -55,14 +57,14 @@ int er_cuda_backend_abi(void);
 int er_cuda_backend_device_count(void);
 /* The exact engine on device args->device (-1: EXACTREF_CUDA_DEVICE, else 0).  ER_OK, ER_EINVAL (a bad
  * device index), ER_ENODEVICE ("no CUDA device: ..."), ER_EDEVICE (a CUDA call failed), ER_ENOMEM. */
-int er_cuda_backend_mma(er_mma_args *args, const er_cuda_job *job);
+int er_cuda_backend_mma(const er_problem *P, const er_cuda_job *job);
 /* The same host code (tiles, packing, scatter) with the kernel's per-element function compiled by nvcc
  * for the HOST run on the CPU instead of the launch: needs no driver (the tests' host pass). */
-int er_cuda_backend_host_mma(er_mma_args *args, const er_cuda_job *job);
+int er_cuda_backend_host_mma(const er_problem *P, const er_cuda_job *job);
 /* normal() (job->normal = 1, compute, ftz): args->d receives it (index-order accumulation emulated with
  * integers: er_cpu_normal's bits).  The same statuses as er_cuda_backend_mma. */
-int er_cuda_backend_normal(er_mma_args *args, const er_cuda_job *job);
-int er_cuda_backend_host_normal(er_mma_args *args, const er_cuda_job *job);
+int er_cuda_backend_normal(const er_problem *P, const er_cuda_job *job);
+int er_cuda_backend_host_normal(const er_problem *P, const er_cuda_job *job);
 /* The bounds of one batch (cpu/cpu_bounds.c prepared it; job->par.ldb == job->n): element (i, j) into
  * index e0 + i n + j of out's arrays, on device `device` (-1: EXACTREF_CUDA_DEVICE, else 0).  ER_OK,
  * ER_EINVAL, ER_ENODEVICE, ER_EDEVICE, ER_ENOMEM; msg (may be NULL) receives a sentence. */
@@ -72,7 +74,7 @@ int er_cuda_backend_host_bounds(const er_bjob *job, er_bounds *out, int64_t e0, 
 
 typedef int (*er_cuda_backend_abi_fn)(void);
 typedef int (*er_cuda_backend_device_count_fn)(void);
-typedef int (*er_cuda_backend_mma_fn)(er_mma_args *args, const er_cuda_job *job);
+typedef int (*er_cuda_backend_mma_fn)(const er_problem *P, const er_cuda_job *job);
 typedef int (*er_cuda_backend_bounds_fn)(const er_bjob *job, er_bounds *out, int64_t e0, int device, char *msg,
                                          size_t msg_size);
 

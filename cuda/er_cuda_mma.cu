@@ -654,34 +654,43 @@ ER_CUM_EXPORT int er_cuda_backend_device_count(void)
     return count > 0 ? count : 0;
 }
 
-static int check_op(er_mma_args *args, const er_cuda_job *job, int normal)
+/* The module's own arguments from the front door's problem (its outputs, device, message, counts). */
+static er_mma_args module_args(const er_problem *P)
 {
-    if (job && job->abi == ER_CUDA_BACKEND_ABI && job->size == (int)sizeof(er_cuda_job) && job->normal != normal)
-        return args ? fail(args, ER_EINVAL, "CUDA backend: the job is not a%s (internal)", normal ? " normal()" : "n mma")
-                    : ER_EINVAL;
-    return ER_OK;
+    er_mma_args a = *P->args;
+    a.d = P->d;
+    a.lo = P->lo;
+    a.hi = P->hi;
+    a.odd = P->odd;
+    a.device = P->device;
+    a.stats = P->stats;
+    a.msg = P->msg;
+    a.msg_size = P->msg_size;
+    return a;
 }
 
-ER_CUM_EXPORT int er_cuda_backend_mma(er_mma_args *args, const er_cuda_job *job)
+/* The problem and the job as the loader of this ABI made them, then the run. */
+static int enter(const er_problem *P, const er_cuda_job *job, int normal, int host)
 {
-    int st = check_op(args, job, 0);
-    return st ? st : run(args, job, 0);
+    er_mma_args a;
+    if (!P || !P->args || !job) return ER_EINVAL;
+    if (job->abi != ER_CUDA_BACKEND_ABI || job->size != (int)sizeof(er_cuda_job) ||
+        job->problem_size != (int)sizeof(er_problem))
+        return er_msgf(P->msg, P->msg_size, ER_EINVAL, "CUDA backend: the job is not of ABI %d (internal)",
+                       ER_CUDA_BACKEND_ABI);
+    a = module_args(P);
+    if (job->normal != normal)
+        return fail(&a, ER_EINVAL, "CUDA backend: the job is not a%s (internal)", normal ? " normal()" : "n mma");
+    return run(&a, job, host);
 }
 
-ER_CUM_EXPORT int er_cuda_backend_host_mma(er_mma_args *args, const er_cuda_job *job)
-{
-    int st = check_op(args, job, 0);
-    return st ? st : run(args, job, 1);
-}
+ER_CUM_EXPORT int er_cuda_backend_mma(const er_problem *P, const er_cuda_job *job) { return enter(P, job, 0, 0); }
 
-ER_CUM_EXPORT int er_cuda_backend_normal(er_mma_args *args, const er_cuda_job *job)
-{
-    int st = check_op(args, job, 1);
-    return st ? st : run(args, job, 0);
-}
+ER_CUM_EXPORT int er_cuda_backend_host_mma(const er_problem *P, const er_cuda_job *job) { return enter(P, job, 0, 1); }
 
-ER_CUM_EXPORT int er_cuda_backend_host_normal(er_mma_args *args, const er_cuda_job *job)
+ER_CUM_EXPORT int er_cuda_backend_normal(const er_problem *P, const er_cuda_job *job) { return enter(P, job, 1, 0); }
+
+ER_CUM_EXPORT int er_cuda_backend_host_normal(const er_problem *P, const er_cuda_job *job)
 {
-    int st = check_op(args, job, 1);
-    return st ? st : run(args, job, 1);
+    return enter(P, job, 1, 1);
 }

@@ -188,32 +188,17 @@ static void make_job(const er_problem *P, er_cuda_job *job)
     /* the module's exact binary64 path: where the CPU engine may take its fast path (strategy AUTO, D
      * only); the module decides per tile from the operands' values whether binary64 sums are exact */
     job->exact64 = !P->kind && A->strategy == ER_STRATEGY_AUTO && P->d && !P->lo && !P->hi && !P->odd;
-}
-
-/* The module's arguments: the caller's, with the problem's outputs, device, message and counts. */
-static er_mma_args module_args(const er_problem *P)
-{
-    er_mma_args a = *P->args;
-    a.d = P->d;
-    a.lo = P->lo;
-    a.hi = P->hi;
-    a.odd = P->odd;
-    a.device = P->device;
-    a.stats = P->stats;
-    a.msg = P->msg;
-    a.msg_size = P->msg_size;
-    return a;
+    job->problem_size = (int)sizeof(er_problem);
 }
 
 static int call_module(const er_problem *P, int host)
 {
     er_cuda_job job;
-    er_mma_args a = module_args(P);
     module m;
     int st;
     make_job(P, &job);
     if ((st = load_module(P->msg, P->msg_size, &m)) != ER_OK) return st;
-    st = (host || g_host_pass ? m.host_mma : m.mma)(&a, &job);
+    st = (host || g_host_pass ? m.host_mma : m.mma)(P, &job);
     dlclose(m.handle); /* RTLD_NODELETE: balances this call's reference, never unloads */
     return st;
 }
@@ -236,18 +221,18 @@ int er_cuda_mma_host(er_mma_args *args)
 int er_cuda_normal(const er_problem *P, int compute, int flush_to_zero)
 {
     er_cuda_job job;
-    er_mma_args a = module_args(P);
+    er_problem Q = *P; /* normal(): d only, no counts */
     module m;
     int st;
-    a.lo = a.hi = a.odd = NULL;
-    a.stats = NULL;
-    make_job(P, &job);
+    Q.lo = Q.hi = Q.odd = NULL;
+    Q.stats = NULL;
+    make_job(&Q, &job);
     job.normal = 1;
     job.compute = compute;
     job.ftz = flush_to_zero ? 1 : 0;
     job.exact64 = 0;
     if ((st = load_module(P->msg, P->msg_size, &m)) != ER_OK) return st;
-    st = (g_host_pass ? m.host_normal : m.normal)(&a, &job);
+    st = (g_host_pass ? m.host_normal : m.normal)(&Q, &job);
     dlclose(m.handle);
     return st;
 }
