@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "exactref/core/er_bits.h"
 #include "exactref/exactref.h"
 
 static int er_valid_fmt_(int fmt) { return fmt >= 0 && fmt < ER_FMT_COUNT; }
@@ -71,19 +72,9 @@ er_status er_format_hex(int fmt, uint64_t bits, char *buf, size_t size)
     return n < 0 || (size_t)n >= size ? ER_EINVAL : ER_OK;
 }
 
-static uint64_t er_dbits_(double x)
-{
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
-static double er_bitsd_(uint64_t b)
-{
-    double x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
+/* The core's bit casts (include/exactref/core/er_bits.h). */
+#define er_dbits_ er_b_bits
+#define er_bitsd_ er_b_dbl
 
 static int er_is_float_fmt_(int fmt) { return er_valid_fmt_(fmt) && er_fmt_get(fmt).kind == ER_KIND_FLOAT; }
 
