@@ -8,6 +8,7 @@
 
 #include "cpu_engine.h"
 #include "cpu_internal.h"
+#include "exactref/core/er_d64.h"
 
 /*
  * Every bound is proven in docs/proofs/ (normal.md, any-order.md, engines.md).  The per-element
@@ -25,14 +26,10 @@ typedef struct {
     int64_t e0, r0, r1;
 } bctx;
 
-static double fmt_max(int f)
-{
-    er_format_info fi;
-    double x;
-    er_format_get_info(f, &fi);
-    er_from_bits(f, fi.max_finite_bits, &x);
-    return x;
-}
+static double fmt_max(int f) { return er_b_value(f, er_maxval_(er_fmt_get(f), 0u)); }
+
+/* Subnormals of compute format cf to the zero of their sign (the core's er_d_flush). */
+static double flush_sub(int cf, double x) { return bits_to_double(er_d_flush(cf, double_to_bits(x))); }
 
 /* Store one element's bounds. */
 static void put_bel(er_bounds *o, int64_t e, const er_bel *b)
@@ -459,29 +456,10 @@ static void normal_weights(double *rw, int64_t k, int has_c, int c_rounds, doubl
         if (rw[p] > *r_max) *r_max = rw[p];
 }
 
-/* The device backends' bounds of one batch (ER_EUNSUPPORTED: this device cannot, e.g. no fp64; the
- * CPU then computes the same bits). */
-#if ER_HAVE_OPENCL
-int er_opencl_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int device, char *msg, size_t msg_size);
-#endif
-
-static int bounds_batch(const er_mma_args *args, int64_t macs, const er_bjob *job, er_bounds *out, int64_t e0,
-                        char *msg, size_t msg_size, int *on_cpu)
+/* A batch on the CPU: prepared for a device that declined, it gets the CPU's own copies first. */
+int er_cpu_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int threads)
 {
-    int st = ER_EUNSUPPORTED, be = args->backend, device = args->device;
-    if (be == ER_BACKEND_AUTO) {
-        be = er_backend_auto(macs, device, NULL, 0);
-        if (be == ER_BACKEND_OPENCL && device < 0) device = er_backend_auto_opencl_device_();
-    }
-#if ER_HAVE_OPENCL
-    if (be == ER_BACKEND_OPENCL) st = er_opencl_bounds_batch(job, out, e0, device, msg, msg_size);
-#endif
-    if (be == ER_BACKEND_CUDA) st = er_cuda_bounds_batch(job, out, e0, device, msg, msg_size);
-    /* AUTO: a device that fails leaves the work to the CPU, as er_mma does */
-    if (st != ER_OK && args->backend == ER_BACKEND_AUTO) st = ER_EUNSUPPORTED;
-    if (st != ER_EUNSUPPORTED) return st;
-    *on_cpu = 1; /* the CPU backend, or a device that cannot (no fp64): the same bits here */
-    if (msg && msg_size) msg[0] = '\0';
+    int st;
     if ((job->par.gemm_form && !job->babs) || !job->bft) {
         /* prepared for a device that declined: the CPU's own copies (|B'|, B' by columns), without
          * which the same bits come more slowly */
@@ -509,21 +487,21 @@ static int bounds_batch(const er_mma_args *args, int64_t macs, const er_bjob *jo
                 j2.dbt = dbt;
             }
         }
-        st = bounds_cpu(&j2, out, e0, args->threads);
+        st = bounds_cpu(&j2, out, e0, threads);
         free(babs);
         free(bft);
         free(ebt);
         free(dbt);
         return st;
     }
-    return bounds_cpu(job, out, e0, args->threads);
+    return bounds_cpu(job, out, e0, threads);
 }
 
 /* The preparation of one batch, on the CPU's threads: phase 0 the rows of A', 1 the rows of B', 2 the
  * output's patterns and C, 3 B' by columns; each phase split over ranges of its rows. */
 typedef struct {
-    problem *P;
-    er_mma_args *args;
+    const er_problem *P;
+    const er_mma_args *args;
     const view *rv;
     int64_t b;
     const er_bjob *job;
@@ -536,7 +514,7 @@ typedef struct {
 
 static void prep_range(prep *q, int64_t r0, int64_t r1)
 {
-    problem *P = q->P;
+    const er_problem *P = q->P;
     int64_t b = q->b, k = P->k, n = P->n;
     int block = q->args->block;
     if (q->phase == 0) {
@@ -617,53 +595,42 @@ static void par_for(int threads, prep *q)
         if (started[t]) pthread_join(th[t], NULL);
 }
 
-int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
-                  const er_slack *slack, er_bounds *out, char *msg, size_t msg_size, int *on_cpu)
+int er_cpu_bounds(const er_problem *P, int target, int compute, int ftz, const er_standard *std,
+                  const er_slack *slack, er_bounds *out, er_bjob_sink sink, void *sink_ctx)
 {
-    problem P;
-    int st;
-    int dummy_on_cpu = 0;
-    if (!on_cpu) on_cpu = &dummy_on_cpu;
-    *on_cpu = 0;
-    memset(&P, 0, sizeof P);
-    P.args = args;
-    er_tensor *d_saved = args->d;
-    args->d = (er_tensor *)rounded;
-    st = er_engine_validate(&P);
-    args->d = d_saved;
-    if (st != ER_OK) return st;
-    int64_t mk = P.m * P.k, kn = P.k * P.n, mn = P.m * P.n;
+    const er_mma_args *args = P->args;
+    const er_tensor *rounded = P->d;
+    int st = ER_OK;
+    int64_t mk = P->m * P->k, kn = P->k * P->n, mn = P->m * P->n;
     er_bjob job;
     er_bpar *c = &job.par;
     double *af = NULL, *bf = NULL, *rw = NULL, *cv = NULL, *babs = NULL, *bft = NULL, *dbt = NULL;
     int16_t *ea = NULL, *eb = NULL, *ebt = NULL;
     uint64_t *rb = NULL;
-    er_format_info fo;
     memset(&job, 0, sizeof job);
-    er_format_get_info(rounded->format, &fo);
     /* engines: the accumulator D's format (f32, or f16 for the f16-accumulator models) */
     int cfmt = std->kind == ER_STD_ENGINE ? (std->acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32) : compute;
     {
         er_fmt cf = er_fmt_get(cfmt);
         er_fmt fa = er_fmt_get(args->a->format), fb = er_fmt_get(args->b->format);
-        c->k = P.k;
-        c->ldb = P.n;
+        c->k = P->k;
+        c->ldb = P->n;
         c->kind = std->kind == ER_STD_ENGINE ? ER_BK_ENGINE : std->kind == ER_STD_ANY_ORDER ? ER_BK_ANY : ER_BK_NORMAL;
         c->out_fmt = rounded->format;
         c->dir = args->rounding;
         c->opts = args->opts;
         c->ftz = ftz;
-        c->has_c = P.has_c;
+        c->has_c = P->has_c;
         c->u = ldexp(1.0, -(cf.mbits + 1));
         c->emin_c = er_fmt_emin(cf);
         c->eta = ldexp(1.0, er_fmt_emin(cf) - (cf.mbits + 1));
         c->max_c = fmt_max(cfmt);
         c->maxo = fmt_max(rounded->format);
-        c->c_rounds = P.has_c && er_fmt_get(P.c.fmt).mbits > cf.mbits;
-        if (std->kind == ER_STD_ENGINE && P.has_c) {
+        c->c_rounds = P->has_c && er_fmt_get(P->c.fmt).mbits > cf.mbits;
+        if (std->kind == ER_STD_ENGINE && P->has_c) {
             /* engines: C is read into D's format; it rounds when it has more bits or more range */
-            er_fmt ccf = er_fmt_get(P.c.fmt);
-            c->c_rounds = ccf.mbits > cf.mbits || er_fmt_emin(ccf) < er_fmt_emin(cf) || fmt_max(P.c.fmt) > c->max_c;
+            er_fmt ccf = er_fmt_get(P->c.fmt);
+            c->c_rounds = ccf.mbits > cf.mbits || er_fmt_emin(ccf) < er_fmt_emin(cf) || fmt_max(P->c.fmt) > c->max_c;
         }
         c->slack_a = slack && slack->da;
         c->slack_b = slack && slack->db;
@@ -681,23 +648,21 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
             c->tf32_inputs = std->tf32_inputs;
             c->F2 = std->F2;
             c->xterms = std->two_stage ? 2 : 0;
-            c->a_f32 = P.a.fmt == ER_FMT_F32;
-            c->b_f32 = P.b.fmt == ER_FMT_F32;
+            c->a_f32 = P->a.fmt == ER_FMT_F32;
+            c->b_f32 = P->b.fmt == ER_FMT_F32;
         }
     }
     af = (double *)malloc(sizeof(double) * (size_t)(mk ? mk : 1));
     bf = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
-    rw = (double *)malloc(sizeof(double) * (size_t)(P.k ? P.k : 1));
+    rw = (double *)malloc(sizeof(double) * (size_t)(P->k ? P->k : 1));
     rb = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(mn ? mn : 1));
-    if (P.has_c) cv = (double *)malloc(sizeof(double) * (size_t)(mn ? mn : 1));
+    if (P->has_c) cv = (double *)malloc(sizeof(double) * (size_t)(mn ? mn : 1));
     if (std->kind == ER_STD_ENGINE) {
         ea = (int16_t *)malloc(sizeof(int16_t) * (size_t)(mk ? mk : 1));
         eb = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
     }
     /* where the elements will run: the CPU's extra copies only where they serve (a device that then
      * declines leaves the elements to the CPU, which computes the same bits without them) */
-    int target = args->backend;
-    if (target == ER_BACKEND_AUTO) target = er_backend_auto(P.batch * P.m * P.n * P.k, args->device, NULL, 0);
     if (c->gemm_form && target == ER_BACKEND_CPU)
         babs = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1)); /* NULL: no GEMM */
     /* B' (and the engines' exponents, and B's slack) by columns for the per-element loops: the same
@@ -710,13 +675,13 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
         free(bft);
         bft = NULL;
     }
-    if (!af || !bf || !rw || !rb || (P.has_c && !cv) || (std->kind == ER_STD_ENGINE && (!ea || !eb))) {
+    if (!af || !bf || !rw || !rb || (P->has_c && !cv) || (std->kind == ER_STD_ENGINE && (!ea || !eb))) {
         st = ER_ENOMEM;
         goto done;
     }
-    normal_weights(rw, P.k, P.has_c, c->c_rounds, &c->r_c, &c->r_max);
-    job.m = P.m;
-    job.n = P.n;
+    normal_weights(rw, P->k, P->has_c, c->c_rounds, &c->r_c, &c->r_max);
+    job.m = P->m;
+    job.n = P->n;
     job.af = af;
     job.bf = bf;
     job.ea = ea;
@@ -725,22 +690,20 @@ int er_cpu_bounds(er_mma_args *args, const er_tensor *rounded, int compute, int 
     job.cv = cv;
     job.rb = rb;
     job.babs = babs;
-    view rv = {(const unsigned char *)rounded->data, rounded->format, fo.storage_bytes,
-               rounded->ndim == 3 ? rounded->strides[0] : 0, rounded->strides[rounded->ndim - 2],
-               rounded->strides[rounded->ndim - 1]};
-    for (int64_t b = 0; b < P.batch && st == ER_OK; b++) {
+    view rv = make_view(rounded);
+    for (int64_t b = 0; b < P->batch && st == ER_OK; b++) {
         if (slack) {
             /* the slack of this batch (a 2-D operand's slack serves every batch) */
-            job.da = slack->da ? slack->da + (args->a->ndim == 3 ? b * P.m * P.k : 0) : NULL;
-            job.db = slack->db ? slack->db + (args->b->ndim == 3 ? b * P.k * P.n : 0) : NULL;
-            job.dc = slack->dc ? slack->dc + (args->c && args->c->ndim == 3 ? b * P.m * P.n : 0) : NULL;
+            job.da = slack->da ? slack->da + (args->a->ndim == 3 ? b * P->m * P->k : 0) : NULL;
+            job.db = slack->db ? slack->db + (args->b->ndim == 3 ? b * P->k * P->n : 0) : NULL;
+            job.dc = slack->dc ? slack->dc + (args->c && args->c->ndim == 3 ? b * P->m * P->n : 0) : NULL;
         }
-        prep pr = {&P, args, &rv, b, &job, af, bf, babs, bft, cv, ea, eb, ebt, dbt, rb, 0};
+        prep pr = {P, args, &rv, b, &job, af, bf, babs, bft, cv, ea, eb, ebt, dbt, rb, 0};
         for (pr.phase = 0; pr.phase < 4; pr.phase++) par_for(args->threads, &pr);
         job.bft = bft;
         job.ebt = ebt;
         job.dbt = dbt;
-        st = bounds_batch(args, P.batch * P.m * P.n * P.k, &job, out, b * mn, msg, msg_size, on_cpu);
+        st = sink(sink_ctx, &job, out, b * mn);
     }
 done:
     free(af);
@@ -776,40 +739,31 @@ static double add_rn(int cf, double x, double y)
 static double round_c(int cf, double x, int ftz)
 {
     double r = er_b_value(cf, er_convert(ER_FMT_F64, cf, double_to_bits(x), ER_RND_NEAREST_EVEN, 0u).bits);
-    if (ftz) r = er_flush_subnormal(cf, r);
+    if (ftz) r = flush_sub(cf, r);
     return r;
 }
 
-int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out)
+int er_cpu_normal(const er_problem *P, int compute, int ftz, er_tensor *out)
 {
-    problem P;
-    int st;
-    memset(&P, 0, sizeof P);
-    P.args = args;
-    er_tensor *d_saved = args->d;
-    args->d = (er_tensor *)rounded;
-    st = er_engine_validate(&P);
-    args->d = d_saved;
-    if (st != ER_OK) return st;
-    er_format_info fo;
-    er_format_get_info(out->format, &fo);
-    double *parts = (double *)malloc(sizeof(double) * (size_t)(P.k + 2));
+    const er_mma_args *args = P->args;
+    int bytes = er_storage_bytes(out->format);
+    double *parts = (double *)malloc(sizeof(double) * (size_t)(P->k + 2));
     if (!parts) return ER_ENOMEM;
-    for (int64_t b = 0; b < P.batch; b++)
-        for (int64_t i = 0; i < P.m; i++)
-            for (int64_t j = 0; j < P.n; j++) {
+    for (int64_t b = 0; b < P->batch; b++)
+        for (int64_t i = 0; i < P->m; i++)
+            for (int64_t j = 0; j < P->n; j++) {
                 int np = 0;
                 double acc = 0;
                 int have = 0;
-                if (P.has_c) {
-                    acc = round_c(compute, val_to_double(er_decode(P.c.fmt, load(&P.c, b, i, j))), ftz);
+                if (P->has_c) {
+                    acc = round_c(compute, val_to_double(er_decode(P->c.fmt, load(&P->c, b, i, j))), ftz);
                     have = 1;
                 }
-                for (int64_t p = 0; p < P.k; p++) {
-                    double a = val_to_double(a_val(&P, b, i, p)), bb = val_to_double(b_val(&P, b, p, j));
+                for (int64_t p = 0; p < P->k; p++) {
+                    double a = val_to_double(a_val(P, b, i, p)), bb = val_to_double(b_val(P, b, p, j));
                     if (ftz) {
-                        a = er_flush_subnormal(compute, a);
-                        bb = er_flush_subnormal(compute, bb);
+                        a = flush_sub(compute, a);
+                        bb = flush_sub(compute, bb);
                     }
                     double x = round_c(compute, a * bb, ftz); /* a*b exact for inputs up to f32 */
                     if (!have) {
@@ -818,7 +772,7 @@ int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int 
                         continue;
                     }
                     double t = add_rn(compute, acc, x);
-                    if (ftz) t = er_flush_subnormal(compute, t);
+                    if (ftz) t = flush_sub(compute, t);
                     if (isinf(t) && isfinite(acc) && isfinite(x)) {
                         /* the next addition would overflow: a new partial sum */
                         parts[np++] = acc;
@@ -839,7 +793,7 @@ int er_cpu_normal(er_mma_args *args, const er_tensor *rounded, int compute, int 
                  * intermediate NaN depend on the machine's floating-point unit (x86: negative) */
                 if (r != r) r = bits_to_double(UINT64_C(0x7FF8000000000000));
                 store(out, b, i, j, er_convert(ER_FMT_F64, out->format, double_to_bits(r), args->rounding, args->opts).bits,
-                      fo.storage_bytes);
+                      bytes);
             }
     free(parts);
     return ER_OK;

@@ -4,11 +4,7 @@
 #include "exactref/exactref.h"
 
 /* Bytes of one stored element of format fmt. */
-static int er_storage_(int fmt)
-{
-    int w = er_fmt_get(fmt).width;
-    return w <= 8 ? 1 : w <= 16 ? 2 : w <= 32 ? 4 : 8;
-}
+static int er_storage_(int fmt) { return er_fmt_storage_bytes(er_fmt_get(fmt)); }
 
 static uint64_t er_load_(const unsigned char *p, int bytes)
 {

@@ -1,7 +1,7 @@
 /* er_cuda_bounds.cu: per-element bounds of every standard on a CUDA device (er_result_bounds of a result
  * made with ER_BACKEND_CUDA), part of the CUDA backend module libexactref_cuda.so.
  *
- * The host (cpu/cpu_bounds.c) prepares one batch as an er_bjob (cpu/er_bjob.h: A' and B' as binary64,
+ * The host (cpu/cpu_bounds.c) prepares one batch as an er_bjob (src/host/er_bjob.h: A' and B' as binary64,
  * the engines' exponent bounds, normal's roundings per term, slack, C, the rounded result) and the
  * loader (src/cuda_loader.c) hands it here.  Each element is one thread running the shared core's
  * er_bound_element (include/exactref/core/er_bounds.h), the very function the CPU runs, compiled by nvcc:
@@ -27,7 +27,6 @@
 #include "er_cuda_backend.h"
 #include "er_cuda_chains.cuh"
 #include "er_cuda_module.cuh"
-#include "../cpu/er_bjob.h"
 #include "exactref/exactref.h"
 
 #define ER_BD_THREADS 128

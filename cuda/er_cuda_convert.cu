@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include "../src/host/er_msg.h"
 #include "er_cuda.h"
 
 #if !defined(__CUDACC__)
@@ -32,15 +33,7 @@ __global__ void er_cuda_convert_kernel_(const er_u32 *__restrict__ spec, const e
     }
 }
 
-void er_cuda_msg_(char *msg, size_t msg_size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!msg || !msg_size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(msg, msg_size, fmt, ap);
-    va_end(ap);
-}
+#define er_cuda_msg_(msg, msg_size, ...) ((void)er_msgf((msg), (msg_size), 0, __VA_ARGS__))
 
 /* Errors that mean "no usable CUDA here" rather than "the device failed". */
 bool er_cuda_is_nodevice_(cudaError_t e)

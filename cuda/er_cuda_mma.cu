@@ -24,8 +24,8 @@
  * functions (and the tiled kernel block by block), compiled by nvcc for the host, in place of the
  * launches (the tests' host pass, which needs no GPU).
  *
- * Host side (as opencl/er_opencl_mma.c): the loader (src/cuda_loader.c) has validated the problem with
- * er_engine_validate and passes what it found (er_cuda_job: the accumulator's window, the shapes); the
+ * Host side (as opencl/er_opencl_mma.c): the front door (src/mma.c) has validated the problem and the
+ * loader (src/cuda_loader.c) passes what it found (er_cuda_job: the accumulator's window, the shapes); the
  * output is cut into tiles (a run of whole batches when they fit, else a block of rows and columns of
  * one batch), each operand of a tile packed into a contiguous buffer in its storage size, one thread
  * launched per element, the 64-bit results scattered back through the output tensors' strides.  A tile
@@ -48,8 +48,8 @@
 #include "er_cuda_module.cuh"
 #include "exactref/core/er_acc.h"
 #include "exactref/core/er_d64.h"
+#include "exactref/core/er_mma.h" /* the per-element bodies and the parameter block, shared with OpenCL */
 #include "exactref/exactref.h"
-#include "mma_params.h" /* opencl/kernels/: the parameter block's layout, shared with the OpenCL kernel */
 
 #define ER_CUM_THREADS 128                        /* threads per block */
 #define ER_CUM_HOST_LIMIT ((uint64_t)1 << 30)     /* at most this much staged on the host per tile */
@@ -57,10 +57,10 @@
 namespace {
 
 /* ------------------------------------------------------------------------------------------------ */
-/* The kernel (opencl/kernels/mma.cl, function for function)                                          */
+/* The kernels (the per-element bodies are the shared core's, include/exactref/core/er_mma.h)          */
 
 typedef struct {
-    long long v[ER_MP_COUNT];
+    er_i64 v[ER_MP_COUNT];
 } er_cu_prm;
 
 /* The packed buffers of a tile (NULL where unused); skip: elements already computed (the exact
@@ -71,166 +71,14 @@ typedef struct {
     const unsigned char *skip;
 } er_cu_bufs;
 
-/* Storage bytes of a pattern of format f (as er_format_info.storage_bytes: 1, 2, 4 or 8). */
-ER_KFN er_i64 er_bytes_(int f)
-{
-    int w = er_fmt_get(f).width;
-    return w <= 8 ? 1 : w <= 16 ? 2 : w <= 32 ? 4 : 8;
-}
+/* Pattern idx of a packed operand (the core's loader, used by the exact binary64 path below too). */
+ER_KFN er_u64 er_ld_(const unsigned char *p, int f, er_i64 idx) { return er_mma_ld(p, f, idx); }
 
-/* Pattern idx of a packed operand of format f (little-endian, in its storage size, as the host packs). */
-ER_KFN er_u64 er_ld_(const unsigned char *p, int f, er_i64 idx)
-{
-    er_i64 bytes = er_bytes_(f);
-#if defined(__CUDA_ARCH__)
-    if (bytes == 1) return (er_u64)p[idx];
-    if (bytes == 2) return (er_u64)((const er_u16 *)p)[idx];
-    if (bytes == 4) return (er_u64)((const er_u32 *)p)[idx];
-    return ((const er_u64 *)p)[idx];
-#else
-    if (bytes == 1) return (er_u64)p[idx];
-    if (bytes == 2) { er_u16 x; memcpy(&x, p + idx * 2, 2); return x; }
-    if (bytes == 4) { er_u32 x; memcpy(&x, p + idx * 4, 4); return x; }
-    { er_u64 x; memcpy(&x, p + idx * 8, 8); return x; }
-#endif
-}
-
-/* Operand flushing, scaling and accumulator copies are the shared core's (er_acc.h). */
-
-/* The signed value of an integer pattern (mmai: i8, u8, i32). */
-ER_KFN er_i64 er_int_val_(int f, er_u64 bits)
-{
-    er_val v = er_decode(f, bits);
-    return v.sign ? -(er_i64)v.sig : (er_i64)v.sig;
-}
-
-/* Add the k products of a's row (from abase, step 1) and b's column (from bbase, step nc). */
-ER_KFN void er_sum_(er_acc *acc, int fa, int fb, const unsigned char *a, er_i64 abase, const unsigned char *b,
-                    er_i64 bbase, er_i64 nc, er_i64 k, er_u32 opts)
-{
-    for (er_i64 p = 0; p < k; p++) {
-        er_val x = er_val_flush_in(er_decode(fa, er_ld_(a, fa, abase + p)), opts);
-        er_val y = er_val_flush_in(er_decode(fb, er_ld_(b, fb, bbase + p * nc)), opts);
-        er_acc_add_product(acc, x, y);
-    }
-}
-
-/* The same, block-scaled: term p is (a[p] a_scale[p / block]) (b[p] b_scale[p / block]); the scales'
- * rows start at sabase (step 1) and sbbase (step nc). */
-ER_KFN void er_sum_scaled_(er_acc *acc, int fa, int fb, int fs, const unsigned char *a, er_i64 abase,
-                           const unsigned char *b, er_i64 bbase, const unsigned char *sa, er_i64 sabase,
-                           const unsigned char *sb, er_i64 sbbase, er_i64 block, er_i64 nc, er_i64 k, er_u32 opts)
-{
-    er_i64 q = 0, r = 0;
-    er_val xs = er_decode(fs, 0u), ys = xs; /* set at p = 0 */
-    for (er_i64 p = 0; p < k; p++) {
-        er_val x = er_val_flush_in(er_decode(fa, er_ld_(a, fa, abase + p)), opts);
-        er_val y = er_val_flush_in(er_decode(fb, er_ld_(b, fb, bbase + p * nc)), opts);
-        if (r == 0) { /* a new block: its two scales (never flushed, as in the CPU engine) */
-            xs = er_decode(fs, (er_u64)sa[sabase + q]);
-            ys = er_decode(fs, (er_u64)sb[sbbase + q * nc]);
-        }
-        er_acc_add_product(acc, er_val_scaled(x, xs), er_val_scaled(y, ys));
-        if (++r == block) {
-            r = 0;
-            q++;
-        }
-    }
-}
-
-/* mmai: the exact sum of the k products of i8/u8 patterns (below 2^16 each, k <= 2^24: no overflow). */
-ER_KFN er_i64 er_sum_int_(int fa, int fb, const unsigned char *a, er_i64 abase, const unsigned char *b, er_i64 bbase,
-                          er_i64 nc, er_i64 k)
-{
-    er_i64 s = 0;
-    for (er_i64 p = 0; p < k; p++)
-        s += er_int_val_(fa, er_ld_(a, fa, abase + p)) * er_int_val_(fb, er_ld_(b, fb, bbase + p * nc));
-    return s;
-}
-
-#define ER_F_(x) ER_FMT_##x
-#define ER_PAIR_(x, y) (fa == ER_F_(x) && fb == ER_F_(y))
-#define ER_TRIPLE_(x, y, z) (fa == ER_F_(x) && fb == ER_F_(y) && fs == ER_F_(z))
-
-/*
- * Element e of a tile: the kernel's body (mma.cl: er_mma_exact).  The summation loop is specialised
- * (compiled with constant formats, so that decoding is a few instructions) for the common format pairs,
- * and generic for every other pair: the same core functions either way, so the same bits.
- */
+/* Element e of a tile: the shared core's body (include/exactref/core/er_mma.h: er_mma_element), the
+ * same source as the OpenCL kernel's and the CPU engine's. */
 ER_KFN void er_cu_element(const er_cu_prm &prm, const er_cu_bufs &buf, er_i64 e)
 {
-    const long long *P = prm.v;
-    er_i64 nc = P[ER_MP_NC], nr = P[ER_MP_NR], k = P[ER_MP_K];
-    er_i64 j = e % nc, t = e / nc, i = t % nr, bb = t / nr;
-    int fa = (int)P[ER_MP_FA], fb = (int)P[ER_MP_FB], fc = (int)P[ER_MP_FC];
-    er_u32 opts = (er_u32)P[ER_MP_OPTS];
-    er_i64 abase = bb * P[ER_MP_A_BS] + i * k;
-    er_i64 bbase = bb * P[ER_MP_B_BS] + j;
-    er_i64 cidx = bb * P[ER_MP_C_BS] + i * nc + j;
-    const unsigned char *a = buf.a, *b = buf.b, *c = buf.c;
-
-    if (P[ER_MP_KIND] == 1) {
-        /* mmai: the exact sum; the host wraps it into i32 and counts the elements outside that range. */
-        er_i64 s;
-        if (ER_PAIR_(I8, I8)) s = er_sum_int_(ER_FMT_I8, ER_FMT_I8, a, abase, b, bbase, nc, k);
-        else if (ER_PAIR_(I8, U8)) s = er_sum_int_(ER_FMT_I8, ER_FMT_U8, a, abase, b, bbase, nc, k);
-        else if (ER_PAIR_(U8, I8)) s = er_sum_int_(ER_FMT_U8, ER_FMT_I8, a, abase, b, bbase, nc, k);
-        else s = er_sum_int_(fa, fb, a, abase, b, bbase, nc, k);
-        if (fc >= 0) s += er_int_val_(fc, er_ld_(c, fc, cidx));
-        buf.d[e] = (er_u64)s;
-        return;
-    }
-
-    {
-        er_acc acc;
-        er_i64 want = P[ER_MP_WANT];
-        int fs = (int)P[ER_MP_FS];
-        er_acc_init(&acc, (er_i32)P[ER_MP_ACC_LO], (er_i32)P[ER_MP_ACC_ND]);
-        if (fs < 0) {
-#define ER_SUM_(x, y) er_sum_(&acc, ER_F_(x), ER_F_(y), a, abase, b, bbase, nc, k, opts)
-            if (ER_PAIR_(BF16, BF16)) ER_SUM_(BF16, BF16);
-            else if (ER_PAIR_(F16, F16)) ER_SUM_(F16, F16);
-            else if (ER_PAIR_(F32, F32)) ER_SUM_(F32, F32);
-            else if (ER_PAIR_(TF32, TF32)) ER_SUM_(TF32, TF32);
-            else if (ER_PAIR_(F64, F64)) ER_SUM_(F64, F64);
-            else if (ER_PAIR_(F8E4M3FN, F8E4M3FN)) ER_SUM_(F8E4M3FN, F8E4M3FN);
-            else if (ER_PAIR_(F8E5M2, F8E5M2)) ER_SUM_(F8E5M2, F8E5M2);
-            else if (ER_PAIR_(F8E4M3FN, F8E5M2)) ER_SUM_(F8E4M3FN, F8E5M2);
-            else if (ER_PAIR_(F8E5M2, F8E4M3FN)) ER_SUM_(F8E5M2, F8E4M3FN);
-            else er_sum_(&acc, fa, fb, a, abase, b, bbase, nc, k, opts);
-#undef ER_SUM_
-        } else {
-            er_i64 block = P[ER_MP_BLOCK], nblk = P[ER_MP_NBLK];
-            er_i64 sabase = bb * P[ER_MP_SA_BS] + i * nblk, sbbase = bb * P[ER_MP_SB_BS] + j;
-#define ER_SUM_(x, y, z) \
-    er_sum_scaled_(&acc, ER_F_(x), ER_F_(y), ER_F_(z), a, abase, b, bbase, buf.sa, sabase, buf.sb, sbbase, block, nc, k, opts)
-            if (ER_TRIPLE_(F8E4M3FN, F8E4M3FN, F8E8M0FNU)) ER_SUM_(F8E4M3FN, F8E4M3FN, F8E8M0FNU);
-            else if (ER_TRIPLE_(F8E5M2, F8E5M2, F8E8M0FNU)) ER_SUM_(F8E5M2, F8E5M2, F8E8M0FNU);
-            else if (ER_TRIPLE_(F4E2M1FN, F4E2M1FN, F8E8M0FNU)) ER_SUM_(F4E2M1FN, F4E2M1FN, F8E8M0FNU);
-            else if (ER_TRIPLE_(F4E2M1FN, F4E2M1FN, F8E4M3FN)) ER_SUM_(F4E2M1FN, F4E2M1FN, F8E4M3FN);
-            else er_sum_scaled_(&acc, fa, fb, fs, a, abase, b, bbase, buf.sa, sabase, buf.sb, sbbase, block, nc, k,
-                                opts);
-#undef ER_SUM_
-        }
-        if (fc >= 0) er_acc_add_val(&acc, er_val_flush_in(er_decode(fc, er_ld_(c, fc, cidx)), opts));
-        if (want & (ER_MW_LO | ER_MW_HI | ER_MW_ODD)) {
-            er_acc tmp;
-            if (want & ER_MW_LO) {
-                er_acc_copy(&tmp, &acc);
-                buf.lo[e] = er_acc_round(&tmp, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits;
-            }
-            if (want & ER_MW_HI) {
-                er_acc_copy(&tmp, &acc);
-                buf.hi[e] = er_acc_round(&tmp, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits;
-            }
-            if (want & ER_MW_ODD) {
-                er_acc_copy(&tmp, &acc);
-                buf.odd[e] = er_acc_round(&tmp, ER_FMT_F64, ER_RND_ODD, 0u).bits;
-            }
-        }
-        if (want & ER_MW_D)
-            buf.d[e] = er_acc_round(&acc, (er_i32)P[ER_MP_FD], (er_i32)P[ER_MP_DIR], opts).bits;
-    }
+    er_mma_element(prm.v, buf.a, buf.b, buf.sa, buf.sb, buf.c, buf.d, buf.lo, buf.hi, buf.odd, e);
 }
 
 __global__ void __launch_bounds__(ER_CUM_THREADS) er_cuda_mma_kernel_(er_cu_prm prm, er_cu_bufs buf)
@@ -244,31 +92,10 @@ __global__ void __launch_bounds__(ER_CUM_THREADS) er_cuda_mma_kernel_(er_cu_prm 
 /* ------------------------------------------------------------------------------------------------ */
 /* normal(): index-order accumulation emulated to the bit (opencl/kernels/mma.cl: er_mma_normal)      */
 
-/* Element e of a tile: the shared core's er_dnorm_* (include/exactref/core/er_d64.h), integers only. */
+/* Element e of a tile: the shared core's er_mma_normal_element (er_dnorm_* of er_d64.h), integers only. */
 ER_KFN void er_cu_normal_element(const er_cu_prm &prm, const er_cu_bufs &buf, er_i64 e)
 {
-    const long long *P = prm.v;
-    er_i64 nc = P[ER_MP_NC], nr = P[ER_MP_NR], k = P[ER_MP_K];
-    er_i64 j = e % nc, t = e / nc, i = t % nr, bb = t / nr;
-    int fa = (int)P[ER_MP_FA], fb = (int)P[ER_MP_FB], fc = (int)P[ER_MP_FC], fs = (int)P[ER_MP_FS];
-    er_u32 opts = (er_u32)P[ER_MP_OPTS];
-    er_i64 abase = bb * P[ER_MP_A_BS] + i * k, bbase = bb * P[ER_MP_B_BS] + j, sabase = 0, sbbase = 0, block = 1;
-    er_dnorm st;
-    if (fs >= 0) {
-        er_i64 nblk = P[ER_MP_NBLK];
-        block = P[ER_MP_BLOCK];
-        sabase = bb * P[ER_MP_SA_BS] + i * nblk;
-        sbbase = bb * P[ER_MP_SB_BS] + j;
-    }
-    er_dnorm_init(&st, (int)P[ER_MP_COMPUTE], (int)P[ER_MP_FTZ]);
-    if (fc >= 0) er_dnorm_c(&st, fc, er_ld_(buf.c, fc, bb * P[ER_MP_C_BS] + i * nc + j));
-    for (er_i64 p = 0; p < k; p++) {
-        er_u64 xs = fs >= 0 ? (er_u64)buf.sa[sabase + p / block] : 0u;
-        er_u64 ys = fs >= 0 ? (er_u64)buf.sb[sbbase + (p / block) * nc] : 0u;
-        er_dnorm_term(&st, er_d_operand(fa, er_ld_(buf.a, fa, abase + p), fs, xs, opts),
-                      er_d_operand(fb, er_ld_(buf.b, fb, bbase + p * nc), fs, ys, opts));
-    }
-    buf.d[e] = er_dnorm_result(&st, (int)P[ER_MP_FD], (int)P[ER_MP_DIR], opts);
+    buf.d[e] = er_mma_normal_element(prm.v, buf.a, buf.b, buf.sa, buf.sb, buf.c, e);
 }
 
 __global__ void __launch_bounds__(ER_CUM_THREADS) er_cuda_normal_kernel_(er_cu_prm prm, er_cu_bufs buf)
@@ -366,7 +193,7 @@ __global__ void __launch_bounds__(ER_FX_THREADS) er_fx_decode_kernel(er_fx_op O,
 ER_KFN void er_fx_finish_one(const er_cu_prm &prm, const er_cu_bufs &buf, const double *S, unsigned char *done,
                              er_i64 e)
 {
-    const long long *P = prm.v;
+    const er_i64 *P = prm.v;
     er_i64 nc = P[ER_MP_NC], nr = P[ER_MP_NR], j = e % nc, t = e / nc, i = t % nr, bb = t / nr;
     int fc = (int)P[ER_MP_FC];
     er_u32 opts = (er_u32)P[ER_MP_OPTS];
@@ -400,61 +227,8 @@ __global__ void __launch_bounds__(ER_CUM_THREADS) er_fx_finish_kernel(er_cu_prm 
 enum { B_A, B_B, B_SA, B_SB, B_C, B_D, B_LO, B_HI, B_ODD, F_AF, F_BF, F_S, F_DONE, F_WIN, NBUF };
 #define NSTAGED (B_ODD + 1)
 
-/* A view of one operand (cpu_engine.h's view, without libexactref's er_format_get_info). */
-typedef struct {
-    const unsigned char *data;
-    int fmt, bytes;
-    int64_t sb, s0, s1; /* batch stride (0: broadcast), row stride, column stride; in elements */
-} view;
-
-int sbytes(int f) { return (int)er_bytes_(f); }
-
-view make_view(const er_tensor *t)
-{
-    view v;
-    v.data = (const unsigned char *)t->data;
-    v.fmt = t->format;
-    v.bytes = sbytes(t->format);
-    v.sb = t->ndim == 3 ? t->strides[0] : 0;
-    v.s0 = t->strides[t->ndim - 2];
-    v.s1 = t->strides[t->ndim - 1];
-    return v;
-}
-
-uint64_t load(const view *v, int64_t b, int64_t i, int64_t j)
-{
-    const unsigned char *p = v->data + (size_t)(b * v->sb + i * v->s0 + j * v->s1) * (size_t)v->bytes;
-    uint64_t x = 0;
-    memcpy(&x, p, (size_t)v->bytes); /* little-endian hosts only, as the CPU engine */
-    return x;
-}
-
-void store(er_tensor *t, int64_t b, int64_t i, int64_t j, uint64_t x, int bytes)
-{
-    int64_t sb = t->ndim == 3 ? t->strides[0] : 0;
-    unsigned char *p = (unsigned char *)t->data +
-                       (size_t)(b * sb + i * t->strides[t->ndim - 2] + j * t->strides[t->ndim - 1]) * (size_t)bytes;
-    memcpy(p, &x, (size_t)bytes);
-}
-
-/* Store the low `bytes` bytes of x at element idx of a packed buffer. */
-void put(unsigned char *buf, int bytes, uint64_t idx, uint64_t x) { memcpy(buf + idx * (uint64_t)bytes, &x, (size_t)bytes); }
-
-/* Rows [i0, i0+nr) x columns [j0, j0+nc) of batches [b0, b0+nb) of view v into dst, row-major. */
-void pack(unsigned char *dst, const view *v, int64_t b0, int64_t nb, int64_t i0, int64_t nr, int64_t j0, int64_t nc)
-{
-    uint64_t o = 0;
-    for (int64_t b = b0; b < b0 + nb; b++)
-        for (int64_t i = i0; i < i0 + nr; i++) {
-            if (v->s1 == 1 && nc > 0) {
-                const unsigned char *src = v->data + (size_t)(b * v->sb + i * v->s0 + j0) * (size_t)v->bytes;
-                memcpy(dst + o * (uint64_t)v->bytes, src, (size_t)nc * (size_t)v->bytes);
-                o += (uint64_t)nc;
-            } else {
-                for (int64_t j = j0; j < j0 + nc; j++) put(dst, v->bytes, o++, load(v, b, i, j));
-            }
-        }
-}
+/* Views, load, store and pack: the host helpers' (src/host/er_host.h, through er_cuda_backend.h). */
+static inline int sbytes(int f) { return er_storage_bytes(f); }
 
 /* What the tiles are cut from. */
 typedef struct {
@@ -530,16 +304,7 @@ int plan_tiles(const shape *S, uint64_t hl, uint64_t dl, uint64_t cap, int64_t *
                          nr, nc);
 }
 
-int fail(er_mma_args *a, int st, const char *fmt, ...)
-{
-    if (a->msg && a->msg_size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(a->msg, a->msg_size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+#define fail(a, ...) er_msgf((a)->msg, (a)->msg_size, __VA_ARGS__)
 
 /* One run: the host staging, and the buffers where the kernels read them (device memory, or host memory
  * in the host pass). */
@@ -684,7 +449,7 @@ int run_tile(runner *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64_t n
     er_cu_prm prm;
     er_cu_bufs buf;
     int64_t el = nbt * nr * nc;
-    long long *p = prm.v;
+    er_i64 *p = prm.v;
     int st, fits = 0;
     tile_sizes(S, (uint64_t)nbt, (uint64_t)nr, (uint64_t)nc, sz);
 
@@ -889,34 +654,43 @@ ER_CUM_EXPORT int er_cuda_backend_device_count(void)
     return count > 0 ? count : 0;
 }
 
-static int check_op(er_mma_args *args, const er_cuda_job *job, int normal)
+/* The module's own arguments from the front door's problem (its outputs, device, message, counts). */
+static er_mma_args module_args(const er_problem *P)
 {
-    if (job && job->abi == ER_CUDA_BACKEND_ABI && job->size == (int)sizeof(er_cuda_job) && job->normal != normal)
-        return args ? fail(args, ER_EINVAL, "CUDA backend: the job is not a%s (internal)", normal ? " normal()" : "n mma")
-                    : ER_EINVAL;
-    return ER_OK;
+    er_mma_args a = *P->args;
+    a.d = P->d;
+    a.lo = P->lo;
+    a.hi = P->hi;
+    a.odd = P->odd;
+    a.device = P->device;
+    a.stats = P->stats;
+    a.msg = P->msg;
+    a.msg_size = P->msg_size;
+    return a;
 }
 
-ER_CUM_EXPORT int er_cuda_backend_mma(er_mma_args *args, const er_cuda_job *job)
+/* The problem and the job as the loader of this ABI made them, then the run. */
+static int enter(const er_problem *P, const er_cuda_job *job, int normal, int host)
 {
-    int st = check_op(args, job, 0);
-    return st ? st : run(args, job, 0);
+    er_mma_args a;
+    if (!P || !P->args || !job) return ER_EINVAL;
+    if (job->abi != ER_CUDA_BACKEND_ABI || job->size != (int)sizeof(er_cuda_job) ||
+        job->problem_size != (int)sizeof(er_problem))
+        return er_msgf(P->msg, P->msg_size, ER_EINVAL, "CUDA backend: the job is not of ABI %d (internal)",
+                       ER_CUDA_BACKEND_ABI);
+    a = module_args(P);
+    if (job->normal != normal)
+        return fail(&a, ER_EINVAL, "CUDA backend: the job is not a%s (internal)", normal ? " normal()" : "n mma");
+    return run(&a, job, host);
 }
 
-ER_CUM_EXPORT int er_cuda_backend_host_mma(er_mma_args *args, const er_cuda_job *job)
-{
-    int st = check_op(args, job, 0);
-    return st ? st : run(args, job, 1);
-}
+ER_CUM_EXPORT int er_cuda_backend_mma(const er_problem *P, const er_cuda_job *job) { return enter(P, job, 0, 0); }
 
-ER_CUM_EXPORT int er_cuda_backend_normal(er_mma_args *args, const er_cuda_job *job)
-{
-    int st = check_op(args, job, 1);
-    return st ? st : run(args, job, 0);
-}
+ER_CUM_EXPORT int er_cuda_backend_host_mma(const er_problem *P, const er_cuda_job *job) { return enter(P, job, 0, 1); }
 
-ER_CUM_EXPORT int er_cuda_backend_host_normal(er_mma_args *args, const er_cuda_job *job)
+ER_CUM_EXPORT int er_cuda_backend_normal(const er_problem *P, const er_cuda_job *job) { return enter(P, job, 1, 0); }
+
+ER_CUM_EXPORT int er_cuda_backend_host_normal(const er_problem *P, const er_cuda_job *job)
 {
-    int st = check_op(args, job, 1);
-    return st ? st : run(args, job, 1);
+    return enter(P, job, 1, 1);
 }

@@ -17,6 +17,8 @@
 
 #include <cuda_runtime.h>
 
+#include "../src/host/er_msg.h"
+
 #if !defined(__CUDACC__)
 #error "the CUDA backend module is compiled by nvcc"
 #endif
@@ -27,17 +29,8 @@
 
 namespace {
 
-/* msg receives the sentence (may be NULL); returns st. */
-int er_cum_fail(char *msg, size_t msg_size, int st, const char *fmt, ...)
-{
-    if (msg && msg_size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msg_size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+/* msg receives the sentence (may be NULL); returns st: the host helpers' message helper. */
+#define er_cum_fail er_msgf
 
 /* Errors that mean "no usable CUDA here" rather than "the device failed". */
 bool er_cum_is_nodevice(cudaError_t e)

@@ -32,6 +32,7 @@
 #endif
 
 #include "exactref/exactref.h"
+#include "../src/host/er_host.h"
 #include "er_opencl_common.h"
 #include "er_opencl_internal.h"
 
@@ -218,9 +219,9 @@ er_status er_opencl_convert_u64(int from, int to, const uint64_t *src, uint64_t 
     }
     /* As er_convert_array: every element must be a pattern of `from`. */
     for (i = 0; i < n; i++)
-        if (er_check_pattern(from, src[i]) != ER_OK) {
+        if (!er_fmt_is_pattern(er_fmt_get(from), src[i])) {
             er_msg_(msg, msg_size, "OpenCL: src[%lu] = 0x%llx is not a pattern of %s", (unsigned long)i,
-                    (unsigned long long)src[i], er_format_name(from));
+                    (unsigned long long)src[i], er_host_format_name(from));
             return ER_EPATTERN;
         }
     if (n == 0) return ER_OK;

@@ -18,14 +18,6 @@
 
 /* ---- Messages. ---- */
 
-void er_msg_(char *msg, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!msg || !size) return;
-    va_start(ap, fmt);
-    vsnprintf(msg, size, fmt, ap);
-    va_end(ap);
-}
 
 /* Append to buf (NUL-terminated, truncated at size); *len tracks the length wanted so far. */
 void er_append_(char *buf, size_t size, size_t *len, const char *fmt, ...)

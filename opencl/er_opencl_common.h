@@ -12,6 +12,7 @@
 #include <CL/cl.h>
 #endif
 
+#include "../src/host/er_msg.h"
 #include "exactref/exactref.h"
 
 #ifndef CL_PLATFORM_NOT_FOUND_KHR
@@ -19,7 +20,7 @@
 #endif
 
 /* printf into msg (may be NULL), truncated to size. */
-void er_msg_(char *msg, size_t size, const char *fmt, ...);
+#define er_msg_(msg, size, ...) ((void)er_msgf((msg), (size), 0, __VA_ARGS__))
 /* Append to buf (NUL-terminated, truncated at size); *len tracks the length wanted so far. */
 void er_append_(char *buf, size_t size, size_t *len, const char *fmt, ...);
 /* The name of an OpenCL error code ("CL_INVALID_VALUE"). */

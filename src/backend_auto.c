@@ -7,6 +7,7 @@
 
 #include "exactref/config.h"
 #include "exactref/exactref.h"
+#include "host/er_msg.h"
 
 #if ER_HAVE_OPENCL
 #ifdef __APPLE__
@@ -57,19 +58,7 @@ static void probe_machine(void)
 #endif
 }
 
-static int say(char *why, size_t size, int backend, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-#include <stdarg.h>
-static int say(char *why, size_t size, int backend, const char *fmt, ...)
-{
-    if (why && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, size, fmt, ap);
-        va_end(ap);
-    }
-    return backend;
-}
+#define say er_msgf /* src/host/er_msg.h: the sentence into why, the backend returned */
 
 int er_backend_auto(int64_t macs, int device, char *why, size_t why_size)
 {

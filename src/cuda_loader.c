@@ -14,9 +14,9 @@
  * has no driver or no device.  The module, once loaded, stays loaded (RTLD_NODELETE): the CUDA runtime
  * must not be unloaded under its own exit handlers.
  *
- * Three calls reach the module: the exact engine (er_cuda_mma), normal() of a CUDA result
- * (er_cuda_normal, from src/result.c) and the bounds of one batch (er_cuda_bounds_batch, from
- * cpu/cpu_bounds.c).  er_cuda_set_host_pass routes all three to the module's host pass (the tests).
+ * Three calls reach the module, all from the front door's router (src/route.c): the exact engine
+ * (er_cuda_mma), normal() (er_cuda_normal) and the bounds of one batch (er_cuda_bounds_batch).
+ * er_cuda_set_host_pass routes all three to the module's host pass (the tests).
  */
 #if !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* dladdr */
@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cpu/cpu_engine.h"
-#include "../cpu/cpu_internal.h"
 #include "../cuda/er_cuda_backend.h"
+#include "er_front.h"
+#include "host/er_problem.h"
 #include "exactref/config.h"
 
 #if ER_HAVE_CUDA
@@ -37,16 +37,7 @@
 #include <unistd.h>
 #endif
 
-static int msg_fail(char *msg, size_t msg_size, int st, const char *fmt, ...)
-{
-    if (msg && msg_size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msg_size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+#define msg_fail er_msgf
 
 /* er_cuda_set_host_pass: every call of this process through the module's host pass (the tests). */
 static int g_host_pass = 0;
@@ -145,7 +136,7 @@ static int load_module(char *msg, size_t msg_size, module *m)
     {
         Dl_info info;
         memset(&info, 0, sizeof info);
-        if (dladdr((void *)(uintptr_t)&er_cuda_mma, &info) && dir_of(info.dli_fname, dir, sizeof dir))
+        if (dladdr((void *)(uintptr_t)&er_cuda_mma_host, &info) && dir_of(info.dli_fname, dir, sizeof dir))
             snprintf(cand[n++], sizeof cand[0], "%s%s", dir, ER_CUDA_MODULE_NAME);
     }
     {
@@ -178,7 +169,7 @@ static int load_module(char *msg, size_t msg_size, module *m)
 }
 
 /* The job of a validated problem (the accumulator's window, the shapes) for the module. */
-static void make_job(const problem *P, er_cuda_job *job)
+static void make_job(const er_problem *P, er_cuda_job *job)
 {
     const er_mma_args *A = P->args;
     memset(job, 0, sizeof *job);
@@ -196,60 +187,52 @@ static void make_job(const problem *P, er_cuda_job *job)
     job->nblocks = P->nblocks;
     /* the module's exact binary64 path: where the CPU engine may take its fast path (strategy AUTO, D
      * only); the module decides per tile from the operands' values whether binary64 sums are exact */
-    job->exact64 = !P->kind && A->strategy == ER_STRATEGY_AUTO && A->d && !A->lo && !A->hi && !A->odd;
+    job->exact64 = !P->kind && A->strategy == ER_STRATEGY_AUTO && P->d && !P->lo && !P->hi && !P->odd;
+    job->problem_size = (int)sizeof(er_problem);
 }
 
-static int call_module(er_mma_args *args, int host)
+static int call_module(const er_problem *P, int host)
 {
-    problem P;
     er_cuda_job job;
     module m;
     int st;
-    if (!args) return ER_EINVAL;
-    if (args->msg && args->msg_size) args->msg[0] = '\0';
-    memset(&P, 0, sizeof P);
-    P.args = args;
-    /* The problem as the CPU engine sees it (shapes, the accumulator's window). */
-    if ((st = er_engine_validate(&P)) != ER_OK) return st;
-    make_job(&P, &job);
-    if ((st = load_module(args->msg, args->msg_size, &m)) != ER_OK) return st;
-    st = (host || g_host_pass ? m.host_mma : m.mma)(args, &job);
+    make_job(P, &job);
+    if ((st = load_module(P->msg, P->msg_size, &m)) != ER_OK) return st;
+    st = (host || g_host_pass ? m.host_mma : m.mma)(P, &job);
     dlclose(m.handle); /* RTLD_NODELETE: balances this call's reference, never unloads */
     return st;
 }
 
-int er_cuda_mma(er_mma_args *args) { return call_module(args, 0); }
+int er_cuda_mma(const er_problem *P) { return call_module(P, 0); }
 
-int er_cuda_mma_host(er_mma_args *args) { return call_module(args, 1); }
-
-int er_cuda_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
-                   size_t msg_size)
+int er_cuda_mma_host(er_mma_args *args)
 {
-    problem P;
-    er_cuda_job job;
-    module m;
-    er_mma_args a;
+    er_problem P;
     int st;
-    if (msg && msg_size) msg[0] = '\0';
-    if (!args || !out) return ER_EINVAL;
-    if (compute < 0 || compute >= ER_FMT_COUNT || er_fmt_get(compute).kind != ER_KIND_FLOAT)
-        return msg_fail(msg, msg_size, ER_EINVAL, "normal(): the compute format must be a float format");
-    a = *args;
-    a.d = out;
-    a.lo = a.hi = a.odd = NULL;
-    a.stats = NULL;
-    a.msg = msg;
-    a.msg_size = msg_size;
-    memset(&P, 0, sizeof P);
-    P.args = &a;
-    if ((st = er_engine_validate(&P)) != ER_OK) return st;
-    make_job(&P, &job);
+    if (!args) return ER_EINVAL;
+    if (args->msg && args->msg_size) args->msg[0] = '\0';
+    /* validated as er_mma validates */
+    if ((st = er_problem_validate(&P, args, args->d, args->lo, args->hi, args->odd, args->msg, args->msg_size)) !=
+        ER_OK)
+        return st;
+    return call_module(&P, 1);
+}
+
+int er_cuda_normal(const er_problem *P, int compute, int flush_to_zero)
+{
+    er_cuda_job job;
+    er_problem Q = *P; /* normal(): d only, no counts */
+    module m;
+    int st;
+    Q.lo = Q.hi = Q.odd = NULL;
+    Q.stats = NULL;
+    make_job(&Q, &job);
     job.normal = 1;
     job.compute = compute;
     job.ftz = flush_to_zero ? 1 : 0;
     job.exact64 = 0;
-    if ((st = load_module(msg, msg_size, &m)) != ER_OK) return st;
-    st = (g_host_pass ? m.host_normal : m.normal)(&a, &job);
+    if ((st = load_module(P->msg, P->msg_size, &m)) != ER_OK) return st;
+    st = (g_host_pass ? m.host_normal : m.normal)(&Q, &job);
     dlclose(m.handle);
     return st;
 }
@@ -272,21 +255,19 @@ int er_cuda_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int dev
     "this build has no CUDA backend module (configured without CUDA: ER_ENABLE_CUDA=OFF or no nvcc); use the CPU " \
     "or OpenCL backend (the same bits)"
 
-int er_cuda_mma(er_mma_args *args)
+int er_cuda_mma(const er_problem *P) { return msg_fail(P->msg, P->msg_size, ER_EUNSUPPORTED, ER_NO_CUDA_MSG); }
+
+int er_cuda_mma_host(er_mma_args *args)
 {
     if (!args) return ER_EINVAL;
     return msg_fail(args->msg, args->msg_size, ER_EUNSUPPORTED, ER_NO_CUDA_MSG);
 }
 
-int er_cuda_mma_host(er_mma_args *args) { return er_cuda_mma(args); }
-
-int er_cuda_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
-                   size_t msg_size)
+int er_cuda_normal(const er_problem *P, int compute, int flush_to_zero)
 {
     (void)compute;
     (void)flush_to_zero;
-    if (!args || !out) return ER_EINVAL;
-    return msg_fail(msg, msg_size, ER_EUNSUPPORTED, ER_NO_CUDA_MSG);
+    return msg_fail(P->msg, P->msg_size, ER_EUNSUPPORTED, ER_NO_CUDA_MSG);
 }
 
 /* The CPU computes the same bits (cpu/cpu_bounds.c). */

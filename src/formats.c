@@ -71,7 +71,7 @@ er_status er_format_get_info(int fmt, er_format_info *info)
     info->alias = er_aliases_[fmt];
     info->kind = d.kind;
     info->width = d.width;
-    info->storage_bytes = d.width <= 8 ? 1 : d.width <= 16 ? 2 : d.width <= 32 ? 4 : 8;
+    info->storage_bytes = er_fmt_storage_bytes(d);
     info->is_signed = er_fmt_signed(d);
     info->has_zero = er_fmt_has_zero(d);
     info->max_finite_bits = er_maxval_(d, 0u);

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cpu/cpu_internal.h"
+#include "er_front.h"
+#include "host/er_msg.h"
 #include "exactref/exactref.h"
 
 /*
@@ -134,16 +135,7 @@ er_standard er_standard_for_inputs(const er_standard *std, int a_format, int b_f
     return s;
 }
 
-static er_status msgf(char *msg, size_t size, er_status st, const char *fmt, ...)
-{
-    if (msg && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+#define msgf er_msgf /* src/host/er_msg.h */
 
 er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t msg_size)
 {
@@ -515,8 +507,8 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
         char dmsg[512] = "";
         int on_cpu = 0;
         er_standard es = er_standard_for_inputs(&o->standard, r->args.a->format, r->args.b->format);
-        st = er_cpu_bounds(&r->args, &r->d, compute, o->flush_to_zero, &es,
-                           (sl.da || sl.db || sl.dc) ? &sl : NULL, &b, dmsg, sizeof dmsg, &on_cpu);
+        st = er_front_bounds(&r->args, &r->d, compute, o->flush_to_zero, &es,
+                             (sl.da || sl.db || sl.dc) ? &sl : NULL, &b, dmsg, sizeof dmsg, &on_cpu);
         /* a backend asked for by name says where the bounds ran when it could not run them itself */
         if (st == ER_OK && on_cpu && (r->args.backend == ER_BACKEND_OPENCL || r->args.backend == ER_BACKEND_CUDA) &&
             !r->stats.note[0])
@@ -590,37 +582,6 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
     return ER_OK;
 }
 
-/* normal() on the result's backend: OpenCL or CUDA for results made with ER_BACKEND_OPENCL or
- * ER_BACKEND_CUDA (the same bits, from the integer core on the device: opencl/er_opencl_mma.c,
- * cuda/er_cuda_mma.cu through src/cuda_loader.c), else the CPU. */
-#if ER_HAVE_OPENCL
-int er_opencl_normal(const er_mma_args *args, int compute, int flush_to_zero, er_tensor *out, char *msg,
-                     size_t msg_size);
-#endif
-static int normal_on_backend_(er_mma_args *args, const er_tensor *rounded, int compute, int ftz, er_tensor *out,
-                              char *dmsg, size_t dmsg_size)
-{
-    er_mma_args a2 = *args;
-    int st = ER_EUNSUPPORTED;
-    dmsg[0] = '\0';
-    if (a2.backend == ER_BACKEND_AUTO) {
-        /* the choice er_mma makes for this size; a device that fails leaves the work to the CPU */
-        int64_t B = rounded->ndim == 3 ? rounded->shape[0] : 1, M = rounded->shape[rounded->ndim - 2],
-                N = rounded->shape[rounded->ndim - 1], K = args->a->shape[args->a->ndim - 1];
-        a2.backend = er_backend_auto(B * M * N * K, args->device, NULL, 0);
-        if (a2.backend == ER_BACKEND_OPENCL && a2.device < 0) a2.device = er_backend_auto_opencl_device_();
-    }
-#if ER_HAVE_OPENCL
-    if (a2.backend == ER_BACKEND_OPENCL) st = er_opencl_normal(&a2, compute, ftz, out, dmsg, dmsg_size);
-#endif
-    if (a2.backend == ER_BACKEND_CUDA) st = er_cuda_normal(&a2, compute, ftz, out, dmsg, dmsg_size);
-    if (a2.backend == ER_BACKEND_CPU || (st != ER_OK && args->backend == ER_BACKEND_AUTO)) {
-        dmsg[0] = '\0';
-        st = er_cpu_normal(args, rounded, compute, ftz, out);
-    }
-    return st;
-}
-
 er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)
 {
     if (!r || !out) return ER_EINVAL;
@@ -675,14 +636,14 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
             *slot[q] = &t[q];
         }
         char dmsg[512] = "";
-        if (st == ER_OK) st = normal_on_backend_(&a2, &r->d, compute, flush_to_zero, out, dmsg, sizeof dmsg);
+        if (st == ER_OK) st = er_front_normal(&a2, compute, flush_to_zero, out, dmsg, sizeof dmsg);
         for (int q = 0; q < 3; q++) free(buf[q]);
         if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", dmsg[0] ? dmsg : er_status_string(st));
         return ER_OK;
     }
     if (out->format != r->d.format) return msgf(msg, msg_size, ER_EINVAL, "normal(): out must have the output format");
     char dmsg[512] = "";
-    er_status st = normal_on_backend_(&r->args, &r->d, compute, flush_to_zero, out, dmsg, sizeof dmsg);
+    er_status st = er_front_normal(&r->args, compute, flush_to_zero, out, dmsg, sizeof dmsg);
     if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", dmsg[0] ? dmsg : er_status_string(st));
     return ER_OK;
 }

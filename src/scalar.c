@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "exactref/core/er_bits.h"
 #include "exactref/exactref.h"
 
 static int er_valid_fmt_(int fmt) { return fmt >= 0 && fmt < ER_FMT_COUNT; }
@@ -11,9 +12,7 @@ er_status er_check_pattern(int fmt, uint64_t bits)
     er_fmt d;
     if (!er_valid_fmt_(fmt)) return ER_EINVAL;
     d = er_fmt_get(fmt);
-    if (d.width < 64 && (bits >> d.width) != 0) return ER_EPATTERN;
-    if (d.pad && (bits & ((UINT64_C(1) << d.pad) - 1u)) != 0) return ER_EPATTERN;
-    return ER_OK;
+    return er_fmt_is_pattern(d, bits) ? ER_OK : ER_EPATTERN;
 }
 
 er_status er_convert_bits(int from, int to, uint64_t bits, int dir, unsigned opts, uint64_t *out,
@@ -73,19 +72,9 @@ er_status er_format_hex(int fmt, uint64_t bits, char *buf, size_t size)
     return n < 0 || (size_t)n >= size ? ER_EINVAL : ER_OK;
 }
 
-static uint64_t er_dbits_(double x)
-{
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
-static double er_bitsd_(uint64_t b)
-{
-    double x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
+/* The core's bit casts (include/exactref/core/er_bits.h). */
+#define er_dbits_ er_b_bits
+#define er_bitsd_ er_b_dbl
 
 static int er_is_float_fmt_(int fmt) { return er_valid_fmt_(fmt) && er_fmt_get(fmt).kind == ER_KIND_FLOAT; }
 

@@ -3,6 +3,7 @@
 #define EXACTREF_INTERP_H
 
 #include <stddef.h>
+#include "exactref/export.h"
 #include <stdint.h>
 
 #include "exactref/exactref.h"
@@ -26,7 +27,7 @@ typedef struct er_interp_prepared er_interp_prepared;
 #define ER_INTERP_INTERNAL 4    /* interp.internal: a defect of the interpreter (or out of memory) */
 
 /* "ok", "interp.unsupported_op", "interp.ub", "interp.bad_launch", "interp.internal". */
-const char *er_interp_kind_name(int kind);
+ER_API const char *er_interp_kind_name(int kind);
 
 /* The default step limit: iterations of all for and loop bodies of one launch together. */
 #define ER_INTERP_DEFAULT_STEP_LIMIT (INT64_C(1) << 30)
@@ -39,13 +40,13 @@ const char *er_interp_kind_name(int kind);
  * (optionally inside a builtin `module { ... }`), or bare entry/global ops.  filename is used in messages
  * ("file:line:column: expected ..."); NULL gives "<input>".  ER_EINVAL on a parse error.
  */
-er_status er_interp_parse(const char *text, size_t len, const char *filename, er_interp_module **out,
+ER_API er_status er_interp_parse(const char *text, size_t len, const char *filename, er_interp_module **out,
                           char *msg, size_t msg_size);
-void er_interp_free(er_interp_module *m);
+ER_API void er_interp_free(er_interp_module *m);
 
 /* The entries of a module, in source order. */
-int er_interp_kernel_count(const er_interp_module *m);
-const char *er_interp_kernel_name(const er_interp_module *m, int i);
+ER_API int er_interp_kernel_count(const er_interp_module *m);
+ER_API const char *er_interp_kernel_name(const er_interp_module *m, int i);
 
 /* A parameter of an entry, as a launch binds it. */
 #define ER_INTERP_PARAM_POINTER 1 /* tile<ptr<E>>: a buffer; format is E's */
@@ -58,8 +59,8 @@ typedef struct er_interp_param {
 } er_interp_param;
 
 /* The number of parameters of entry `kernel` (-1 if there is no such entry), and parameter i. */
-int er_interp_param_count(const er_interp_module *m, const char *kernel);
-er_status er_interp_param_get(const er_interp_module *m, const char *kernel, int i, er_interp_param *p);
+ER_API int er_interp_param_count(const er_interp_module *m, const char *kernel);
+ER_API er_status er_interp_param_get(const er_interp_module *m, const char *kernel, int i, er_interp_param *p);
 
 /*
  * The pre-check: the first instruction or format of entry `kernel` (NULL: of every entry) that the
@@ -67,7 +68,7 @@ er_status er_interp_param_get(const er_interp_module *m, const char *kernel, int
  * is not modelled"), into msg; returns 1 when there is one, 0 when everything is modelled, -1 when
  * there is no such kernel.
  */
-int er_interp_first_unsupported(const er_interp_module *m, const char *kernel, char *msg, size_t msg_size);
+ER_API int er_interp_first_unsupported(const er_interp_module *m, const char *kernel, char *msg, size_t msg_size);
 
 /* A buffer bound to a pointer parameter: format must be the parameter's pointee format; data holds
  * nbytes bytes of patterns (storage_bytes each, f4E2M1FN packed two per byte, element 2i in the low
@@ -96,7 +97,7 @@ typedef struct er_interp_launch {
 } er_interp_launch;
 
 /* Initialise a launch: grid 1x1x1, no buffers, ub_checks on, the default step limit. */
-void er_interp_launch_init(er_interp_launch *l);
+ER_API void er_interp_launch_init(er_interp_launch *l);
 
 /*
  * Run entry `kernel` over l->grid, blocks one after another, x fastest.  Returns ER_OK when the launch
@@ -104,15 +105,15 @@ void er_interp_launch_init(er_interp_launch *l);
  * line:column.  Status: ER_EUNSUPPORTED (unsupported_op), ER_EINVAL (ub, bad_launch), ER_ENOMEM or
  * ER_EDEVICE (internal).
  */
-er_status er_interp_kernel(const er_interp_module *m, const char *kernel, er_interp_launch *l, char *msg,
+ER_API er_status er_interp_kernel(const er_interp_module *m, const char *kernel, er_interp_launch *l, char *msg,
                            size_t msg_size);
 
 /* The prepared form: the kernel found, pre-checked and lowered once, fixed to a grid; run it many times
  * (l->grid is ignored by er_interp_run: the prepared grid is used).  The module must outlive it. */
-er_status er_interp_prepare(const er_interp_module *m, const char *kernel, const int grid[3],
+ER_API er_status er_interp_prepare(const er_interp_module *m, const char *kernel, const int grid[3],
                             er_interp_prepared **out, char *msg, size_t msg_size);
-er_status er_interp_run(er_interp_prepared *p, er_interp_launch *l, char *msg, size_t msg_size);
-void er_interp_prepared_free(er_interp_prepared *p);
+ER_API er_status er_interp_run(er_interp_prepared *p, er_interp_launch *l, char *msg, size_t msg_size);
+ER_API void er_interp_prepared_free(er_interp_prepared *p);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #define EXACTREF_MATH_H
 
 #include <stdint.h>
+#include "exactref/export.h"
 
 #include "exactref/status.h"
 #include "exactref/core/er_round.h"
@@ -39,24 +40,24 @@ typedef enum er_math_op {
  * libm (C17 Annex F); *flags gets ER_FLAG_INEXACT etc. (flags may be NULL).
  * ER_EINVAL: fmt not a float format, dir not an ER_RND_*, op not unary, out NULL.
  * ER_EPATTERN: x has bits above the format's width (or in tf32's padding). */
-er_status er_math_unary(er_math_op op, int fmt, uint64_t x, int dir, uint64_t *out, unsigned *flags);
+ER_API er_status er_math_unary(er_math_op op, int fmt, uint64_t x, int dir, uint64_t *out, unsigned *flags);
 /* out = op(x, y); atan2(x, y) is C's atan2 with x the ordinate (the angle of the point (y, x)). */
-er_status er_math_binary(er_math_op op, int fmt, uint64_t x, uint64_t y, int dir, uint64_t *out,
+ER_API er_status er_math_binary(er_math_op op, int fmt, uint64_t x, uint64_t y, int dir, uint64_t *out,
                          unsigned *flags);
 /* out = a*b+c, one rounding. */
-er_status er_math_fma(int fmt, uint64_t a, uint64_t b, uint64_t c, int dir, uint64_t *out,
+ER_API er_status er_math_fma(int fmt, uint64_t a, uint64_t b, uint64_t c, int dir, uint64_t *out,
                       unsigned *flags);
 /* "exp", "atan2", ...; NULL for an unknown op. */
-const char *er_math_op_name(er_math_op op);
+ER_API const char *er_math_op_name(er_math_op op);
 /* 1 for a unary op, 2 for a binary one, 0 for an unknown one. */
-int er_math_op_arity(er_math_op op);
+ER_API int er_math_op_arity(er_math_op op);
 /* The op of a name as er_math_op_name spells it (ER_EINVAL for an unknown name). */
-er_status er_math_op_from_name(const char *name, er_math_op *op);
+ER_API er_status er_math_op_from_name(const char *name, er_math_op *op);
 
 /* Frees the calling thread's MPFR caches (the constants pi, log 2, ... that MPFR keeps per thread, a
  * kilobyte or so).  A thread that used the math library should call it before it ends, or they are
  * lost; the next call in the thread simply rebuilds them.  Always ER_OK. */
-er_status er_math_free_cache(void);
+ER_API er_status er_math_free_cache(void);
 
 /* ---- The seed's scalar layer on binary64 ----
  * Pure functions of their arguments: no state, no failure.  The elementary functions below are
@@ -66,54 +67,54 @@ er_status er_math_free_cache(void);
 #define ER_MATH_LN2 0x1.62e42fefa39efp-1 /* ln 2 rounded to nearest */
 #define ER_MATH_INF_BITS UINT64_C(0x7FF0000000000000)  /* +inf */
 #define ER_MATH_QNAN_BITS UINT64_C(0x7FF8000000000000) /* the default quiet NaN */
-uint64_t er_math_bits(double x);       /* the bit pattern of x */
-double er_math_from_bits(uint64_t b);  /* the binary64 value of pattern b (NaN payload kept) */
-int er_math_is_nan(double x);
-int er_math_finite(double x);          /* neither infinite nor NaN */
-int er_math_sign_bit(double x);        /* the sign bit (-0.0 and negative NaNs count) */
-int er_math_subnormal(double x);       /* a nonzero subnormal */
-double er_math_copysign_zero(double x); /* the zero with the sign of x */
-double er_math_succ(double x);         /* next value toward +inf (+inf and NaN: themselves) */
-double er_math_pred(double x);         /* next value toward -inf (-inf and NaN: themselves) */
-double er_math_pow2(int k);            /* 2^k: +0 below 2^-1074, +inf above 2^1023 */
-double er_math_ldexp(double x, int k); /* x * 2^k rounded once to nearest (subnormals included) */
+ER_API uint64_t er_math_bits(double x);       /* the bit pattern of x */
+ER_API double er_math_from_bits(uint64_t b);  /* the binary64 value of pattern b (NaN payload kept) */
+ER_API int er_math_is_nan(double x);
+ER_API int er_math_finite(double x);          /* neither infinite nor NaN */
+ER_API int er_math_sign_bit(double x);        /* the sign bit (-0.0 and negative NaNs count) */
+ER_API int er_math_subnormal(double x);       /* a nonzero subnormal */
+ER_API double er_math_copysign_zero(double x); /* the zero with the sign of x */
+ER_API double er_math_succ(double x);         /* next value toward +inf (+inf and NaN: themselves) */
+ER_API double er_math_pred(double x);         /* next value toward -inf (-inf and NaN: themselves) */
+ER_API double er_math_pow2(int k);            /* 2^k: +0 below 2^-1074, +inf above 2^1023 */
+ER_API double er_math_ldexp(double x, int k); /* x * 2^k rounded once to nearest (subnormals included) */
 /* The binary exponent e of a finite nonzero x (x = m 2^e, 1 <= |m| < 2; subnormals too);
  * INT_MIN for a zero, INT_MAX for an infinity or a NaN. */
-int er_math_exponent(double x);
+ER_API int er_math_exponent(double x);
 /* Dekker: p = fl(a*b) and a*b = p + e exactly, when neither the product nor the splits overflow
  * (|a|, |b| < 2^996) and e does not underflow (|a*b| >= 2^-969). */
-void er_math_two_prod(double a, double b, double *p, double *e);
+ER_API void er_math_two_prod(double a, double b, double *p, double *e);
 /* Knuth: s = fl(a+b) and a+b = s + e exactly, for finite operands whose sum does not overflow. */
-void er_math_two_sum(double a, double b, double *s, double *e);
+ER_API void er_math_two_sum(double a, double b, double *s, double *e);
 /* The round-to-odd value of s + e where (s, e) is a TwoSum pair (s = fl(s + e)). */
-double er_math_odd_of(double s, double e);
+ER_API double er_math_odd_of(double s, double e);
 /* x + y rounded to odd (x, y finite, the sum not overflowing). */
-double er_math_add_odd(double x, double y);
+ER_API double er_math_add_odd(double x, double y);
 /* a*b + c with one rounding to nearest.  Boldo and Melquiond's emulation inside its range
  * (|a|, |b| < 2^500, |c| < 2^1000, 2^-900 <= |a b| <= 2^900); outside it, and for zero, infinite or NaN
  * operands, the exact path of er_math_fma: the result is correctly rounded everywhere. */
-double er_math_fma_f64(double a, double b, double c);
-double er_math_sqrt(double x);
-double er_math_add(double a, double b, int dir); /* a + b rounded in direction dir (ER_RND_*) */
-double er_math_mul(double a, double b, int dir);
-double er_math_div(double a, double b, int dir);
-double er_math_floor(double x);
-double er_math_ceil(double x);
-double er_math_fmod(double a, double b); /* exact: a - n b, n = trunc(a / b) */
-double er_math_exp(double x);
-double er_math_exp2(double x);
-double er_math_log(double x);
-double er_math_log2(double x);
-double er_math_rsqrt(double x);
-double er_math_tanh(double x);
-double er_math_sinh(double x);
-double er_math_cosh(double x);
-double er_math_sin(double x);
-double er_math_cos(double x);
-double er_math_tan(double x);
-double er_math_atan(double x);
-double er_math_atan2(double y, double x); /* C's atan2(y, x) */
-double er_math_pow(double x, double y);
+ER_API double er_math_fma_f64(double a, double b, double c);
+ER_API double er_math_sqrt(double x);
+ER_API double er_math_add(double a, double b, int dir); /* a + b rounded in direction dir (ER_RND_*) */
+ER_API double er_math_mul(double a, double b, int dir);
+ER_API double er_math_div(double a, double b, int dir);
+ER_API double er_math_floor(double x);
+ER_API double er_math_ceil(double x);
+ER_API double er_math_fmod(double a, double b); /* exact: a - n b, n = trunc(a / b) */
+ER_API double er_math_exp(double x);
+ER_API double er_math_exp2(double x);
+ER_API double er_math_log(double x);
+ER_API double er_math_log2(double x);
+ER_API double er_math_rsqrt(double x);
+ER_API double er_math_tanh(double x);
+ER_API double er_math_sinh(double x);
+ER_API double er_math_cosh(double x);
+ER_API double er_math_sin(double x);
+ER_API double er_math_cos(double x);
+ER_API double er_math_tan(double x);
+ER_API double er_math_atan(double x);
+ER_API double er_math_atan2(double y, double x); /* C's atan2(y, x) */
+ER_API double er_math_pow(double x, double y);
 
 #ifdef __cplusplus
 }

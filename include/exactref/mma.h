@@ -5,6 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exactref/status.h"
+#include "exactref/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,10 +27,10 @@ typedef struct er_tensor {
 } er_tensor;
 
 /* A contiguous row-major 2-D (batch == 0) or 3-D tensor view over data. */
-er_tensor er_tensor_2d(int format, int64_t rows, int64_t cols, void *data);
-er_tensor er_tensor_3d(int format, int64_t batch, int64_t rows, int64_t cols, void *data);
+ER_API er_tensor er_tensor_2d(int format, int64_t rows, int64_t cols, void *data);
+ER_API er_tensor er_tensor_3d(int format, int64_t batch, int64_t rows, int64_t cols, void *data);
 /* The same tensor with its last two dimensions swapped (no copy). */
-er_tensor er_tensor_transpose(er_tensor t);
+ER_API er_tensor er_tensor_transpose(er_tensor t);
 
 /* Backends (er_mma_args.backend). */
 #define ER_BACKEND_AUTO 0   /* er_backend_auto's choice; a device that fails leaves the work to the CPU */
@@ -82,10 +85,11 @@ typedef struct er_mma_args {
 
 /* Initialise args with defaults: everything NULL or 0, rounding nearest_even, strategy auto,
  * backend auto, device -1. */
-void er_mma_args_init(er_mma_args *args);
+ER_API void er_mma_args_init(er_mma_args *args);
 
-/* Run the exact engine on args->backend.  Same bits whatever the backend and the thread count. */
-int er_mma(er_mma_args *args);
+/* Run the exact engine on args->backend.  Same bits whatever the backend and the thread count.
+ * ER_OK, or an error with a sentence in args->msg (er_status is an int: int callers compile as before). */
+ER_API er_status er_mma(er_mma_args *args);
 
 /*
  * The backend ER_BACKEND_AUTO runs for a problem of `macs` multiply-adds (batch x m x n x k) on device
@@ -99,7 +103,7 @@ int er_mma(er_mma_args *args);
  * CPU instead and says why in er_mma_stats.note.
  */
 #define ER_AUTO_DEVICE_MACS ((int64_t)1 << 30)
-int er_backend_auto(int64_t macs, int device, char *why, size_t why_size);
+ER_API int er_backend_auto(int64_t macs, int device, char *why, size_t why_size);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "exactref/exactref.h"
+#include "exactref/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,14 +39,14 @@ typedef struct er_npy {
 #define ER_NPY_MAX_ELEMENTS (INT64_C(1) << 40)
 
 /* Read the .npy file at path.  On error *out is left empty (er_npy_free is harmless on it). */
-er_status er_npy_read(const char *path, er_npy *out, char *msg, size_t msg_size);
+ER_API er_status er_npy_read(const char *path, er_npy *out, char *msg, size_t msg_size);
 
 /* Parse a .npy file held in memory; name is used in messages (NULL: "<memory>").  The data are copied. */
-er_status er_npy_parse(const void *buf, size_t len, const char *name, er_npy *out, char *msg,
+ER_API er_status er_npy_parse(const void *buf, size_t len, const char *name, er_npy *out, char *msg,
                        size_t msg_size);
 
 /* Free the data of an array and empty it (a NULL pointer or an empty array is fine). */
-void er_npy_free(er_npy *a);
+ER_API void er_npy_free(er_npy *a);
 
 /*
  * The output rules, for every file the library writes:
@@ -65,16 +66,16 @@ void er_npy_free(er_npy *a);
  */
 
 /* Check that path may be written under the output rules, before any work is done (nothing is written). */
-er_status er_npy_output_check(const char *path, char *msg, size_t msg_size);
+ER_API er_status er_npy_output_check(const char *path, char *msg, size_t msg_size);
 
 /* Write len bytes to path under the output rules (any content: the report files use it). */
-er_status er_npy_write_bytes(const char *path, const void *data, size_t len, char *msg, size_t msg_size);
+ER_API er_status er_npy_write_bytes(const char *path, const void *data, size_t len, char *msg, size_t msg_size);
 
 /*
  * Write a C-order array of ndim (0 to 8) dimensions with dtype descr (one of the dtypes above) and
  * itemsize * product(shape) bytes at data, as a version 1.0 file, under the output rules.
  */
-er_status er_npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
+ER_API er_status er_npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
                        const void *data, char *msg, size_t msg_size);
 
 /*
@@ -99,7 +100,7 @@ er_status er_npy_write(const char *path, const char *descr, int ndim, const int6
  * float32 array declared tf32 whose patterns are tf32 patterns; other NaNs become the format's NaN.
  * On success *storage is the malloc'd buffer that t->data points to (the caller frees it).
  */
-er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_tensor *t, void **storage,
+ER_API er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_tensor *t, void **storage,
                            char *msg, size_t msg_size);
 
 /*
@@ -108,7 +109,7 @@ er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_t
  * patterns for the rest: '<u2' for bf16, '|u1' for formats of at most 8 bits.  Every pattern is
  * checked (ER_EPATTERN names the first bad index).  Written under the output rules, as er_npy_write.
  */
-er_status er_npy_write_tensor(const char *path, const er_tensor *t, char *msg, size_t msg_size);
+ER_API er_status er_npy_write_tensor(const char *path, const er_tensor *t, char *msg, size_t msg_size);
 
 #ifdef __cplusplus
 }

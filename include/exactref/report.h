@@ -3,6 +3,7 @@
 #define EXACTREF_REPORT_H
 
 #include <stddef.h>
+#include "exactref/export.h"
 #include <stdint.h>
 
 #include "exactref/result.h"
@@ -32,7 +33,7 @@ extern "C" {
 #define ER_REPORT_BINS 8
 
 /* The label of a histogram bin ("0 (exact)", "(0, 1/64]", ..., "outside"); NULL out of range. */
-const char *er_check_report_bin_name(int bin);
+ER_API const char *er_check_report_bin_name(int bin);
 
 /* The finer histogram for pictures: log2 of the ratio, bin k holds ratios in (2^-(k+1), 2^-k] for k <
  * ER_REPORT_LOG_BINS - 1, and the last bin everything smaller (but not zero). */
@@ -86,12 +87,12 @@ typedef struct er_check_report {
  * operands (for the vacuity warning; NULL to skip it).  outside_index (may be NULL) receives the first
  * min(outside, outside_cap) outside elements' flat indices.  The report is plain data: nothing to free.
  */
-er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_tensor *output, const er_tensor *a,
+ER_API er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_tensor *output, const er_tensor *a,
                                   const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
                                   er_check_report *rep, char *msg, size_t msg_size);
 
 /* A flat index as (b, i, j) of the report's shape (b = 0 for 2-D). */
-void er_check_report_index(const er_check_report *rep, int64_t flat, int64_t idx[3]);
+ER_API void er_check_report_index(const er_check_report *rep, int64_t flat, int64_t idx[3]);
 
 #ifdef __cplusplus
 }

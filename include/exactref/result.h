@@ -1,4 +1,5 @@
-/* result.h: seed 002's Result: the rounded answer, its enclosures, and proven tolerances per standard. */
+/* result.h: the Result of a matrix product: the rounded answer, its enclosures, and proven tolerances
+ * per standard. */
 #ifndef EXACTREF_RESULT_H
 #define EXACTREF_RESULT_H
 
@@ -7,6 +8,7 @@
 
 #include "exactref/mma.h"
 #include "exactref/status.h"
+#include "exactref/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,9 +43,9 @@ typedef struct er_standard {
  * floor=0,tf32=0,d=f32,F2=0,stages=1" (any subset of keys after "engine:", those are the defaults).
  * The facts behind each model: docs/accumulation-models.md; the bound's proof: docs/proofs/engines.md.
  */
-er_status er_standard_parse(const char *spec, er_standard *std, char *msg, size_t msg_size);
+ER_API er_status er_standard_parse(const char *spec, er_standard *std, char *msg, size_t msg_size);
 /* The names er_standard_parse knows (aliases included), space separated. */
-const char *er_standard_names(void);
+ER_API const char *er_standard_names(void);
 
 /* One named matrix-engine standard: its parameters, the instructions it models, its other names. */
 typedef struct er_standard_info {
@@ -54,38 +56,38 @@ typedef struct er_standard_info {
 } er_standard_info;
 
 /* The named engine standards, in a fixed order: *count entries (static storage). */
-const er_standard_info *er_standard_list(int *count);
+ER_API const er_standard_info *er_standard_list(int *count);
 
 /*
  * The table `exactref check --standard list` prints (one line per standard: name, family, k, F, p,
  * rounding, promotion, aliases; normal and any_order first), written into buf as snprintf does:
  * returns the length of the whole table (buf holds it when the length is below size).
  */
-size_t er_standard_table(char *buf, size_t size);
+ER_API size_t er_standard_table(char *buf, size_t size);
 
 /*
  * The standard a model means for these input formats: "cdna3" on 8-bit float operands (f8E4M3FNUZ,
  * f8E5M2FNUZ and the other fp8 formats) is the fp8 MFMA, cdna3-fp8 (16 products in two stages); every
  * other standard is itself.  er_result_bounds applies this.
  */
-er_standard er_standard_for_inputs(const er_standard *std, int a_format, int b_format);
+ER_API er_standard er_standard_for_inputs(const er_standard *std, int a_format, int b_format);
 
-/* Options of tolerance(), finite_range(), may_be() and covers() (seed 002). */
+/* Options of tolerance(), finite_range(), may_be() and covers(). */
 typedef struct er_tol_opts {
     int compute;        /* the accumulation format; -1: f32 for inputs narrower than f32, else the
-                           wider input format (seed 002's default) */
+                           wider input format */
     double ulps;        /* library functions within ulps of compute: matmul calls none (no effect) */
     int flush_to_zero;  /* subnormal values of compute may be read or produced as zero */
     er_standard standard;
 } er_tol_opts;
 
 /* normal, default compute, no flush. */
-void er_tol_opts_init(er_tol_opts *o);
+ER_API void er_tol_opts_init(er_tol_opts *o);
 
 /*
  * Per element bounds, arrays of batch*m*n in row-major (b, i, j) order (owned by the result):
  *   radius:     proven bound on |value before the final rounding - exact|: inf where none
- *   tolerance:  seed 002's tolerance(): max |finite output - rounded| over the covered outputs,
+ *   tolerance:  max |finite output - rounded| over the covered outputs,
  *               rounded up; inf: no finite bound; NaN: the reference is not finite
  *   low, high:  finite_range() as patterns of the output format, valid where has_range is 1
  *   may_pinf, may_ninf, may_nan: may_be("+inf"), may_be("-inf"), may_be("nan")
@@ -107,11 +109,11 @@ typedef struct er_result er_result;
  * and receives the rounded answer: it must be given) and keep what the Result needs.  The operand
  * tensors must stay valid while the result is used (they are not copied).
  */
-er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, size_t msg_size);
-void er_result_free(er_result *r);
+ER_API er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, size_t msg_size);
+ER_API void er_result_free(er_result *r);
 
 /*
- * Results as inputs (seed 002): like er_result_create, with earlier results passed in place of A, B
+ * Results as inputs: like er_result_create, with earlier results passed in place of A, B
  * and/or C (NULL: args' tensor).  The new result reads their rounded values (its rounded and exact
  * are the exact answer on those, rounded once) and its bounds cover every value the earlier bounds
  * allow under from_opts (NULL: normal): a stored value within tolerance of rounded; where the earlier
@@ -119,23 +121,23 @@ void er_result_free(er_result *r);
  * normal() works on the earlier results' normal().  The earlier results must outlive the new one.
  * Block-scaled products: ER_EUNSUPPORTED.
  */
-er_status er_result_create_from(const er_mma_args *args, er_result *a_from, er_result *b_from, er_result *c_from,
+ER_API er_status er_result_create_from(const er_mma_args *args, er_result *a_from, er_result *b_from, er_result *c_from,
                                 const er_tol_opts *from_opts, er_result **out, char *msg, size_t msg_size);
 
-const char *er_result_op(const er_result *r);        /* "matmul" */
-const char *er_result_guarantee(const er_result *r); /* "correctly_rounded", or "exact" for integers */
-const er_tensor *er_result_rounded(const er_result *r);
+ER_API const char *er_result_op(const er_result *r);        /* "matmul" */
+ER_API const char *er_result_guarantee(const er_result *r); /* "correctly_rounded", or "exact" for integers */
+ER_API const er_tensor *er_result_rounded(const er_result *r);
 /* exact: certified binary64 enclosures of the exact values (lo <= exact <= hi, equal or adjacent; odd:
  * the round-to-odd binary64), written into f64 tensors of the output's shape (each may be NULL). */
-er_status er_result_exact(er_result *r, er_tensor *lo, er_tensor *hi, er_tensor *odd, char *msg, size_t msg_size);
-const er_mma_stats *er_result_stats(const er_result *r);
-/* seed 002's boundaries: the operation's required rounding steps.  For matmul one: "accumulate",
+ER_API er_status er_result_exact(er_result *r, er_tensor *lo, er_tensor *hi, er_tensor *odd, char *msg, size_t msg_size);
+ER_API const er_mma_stats *er_result_stats(const er_result *r);
+/* The boundaries: the operation's required rounding steps.  For matmul one: "accumulate",
  * of kind "accumulate", applying to "dot" (the sum of each element's products, rounded once). */
 typedef struct er_boundary {
     const char *name, *kind, *description, *applies_to;
 } er_boundary;
 /* The boundaries of r: *list points at `count` entries (static storage). */
-int er_result_boundaries(const er_result *r, const er_boundary **list);
+ER_API int er_result_boundaries(const er_result *r, const er_boundary **list);
 
 /*
  * backward(grad) for matmul: the two outputs by name, "grad_A" = grad B^T and "grad_B" = A^T grad, each
@@ -144,25 +146,25 @@ int er_result_boundaries(const er_result *r, const er_boundary **list);
  * B's formats) and r's rounding.  Not defined for mmai and block-scaled products (ER_EUNSUPPORTED).
  * The new results own their outputs; free them with er_result_free (grad must outlive them).
  */
-er_status er_result_backward(er_result *r, const er_tensor *grad, int grad_a_format, int grad_b_format,
+ER_API er_status er_result_backward(er_result *r, const er_tensor *grad, int grad_a_format, int grad_b_format,
                              er_result **grad_a, er_result **grad_b, char *msg, size_t msg_size);
 /* The name of a result's output: "out" for an operation's result, "grad_A" or "grad_B" for backward's. */
-const char *er_result_output_name(const er_result *r);
+ER_API const char *er_result_output_name(const er_result *r);
 
 /*
- * Views (seed 002): the same result with dimensions i and j swapped, or its elements in row-major
+ * Views: the same result with dimensions i and j swapped, or its elements in row-major
  * order in a new 2-D or 3-D shape.  Moving elements rounds nothing: rounded, the bounds and normal()
  * are the base result's, moved.  A view has no backward of its own.  The base must outlive the view;
  * free views with er_result_free.  reshape needs a contiguous rounded tensor (ER_EUNSUPPORTED else).
  */
-er_status er_result_transpose(er_result *r, int i, int j, er_result **out, char *msg, size_t msg_size);
-er_status er_result_reshape(er_result *r, int ndim, const int64_t *shape, er_result **out, char *msg, size_t msg_size);
+ER_API er_status er_result_transpose(er_result *r, int i, int j, er_result **out, char *msg, size_t msg_size);
+ER_API er_status er_result_reshape(er_result *r, int ndim, const int64_t *shape, er_result **out, char *msg, size_t msg_size);
 
 /* The accumulation format the default compute option resolves to for this result. */
-int er_result_default_compute(const er_result *r);
+ER_API int er_result_default_compute(const er_result *r);
 
 /* The bounds for options o (computed once per distinct options and kept). */
-er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds **out, char *msg, size_t msg_size);
+ER_API er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds **out, char *msg, size_t msg_size);
 
 /*
  * may_be(kind) for the whole tensor at once, from the operands' bounds summaries (interval layer),
@@ -170,7 +172,7 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
  * ("+inf", "-inf" or "nan") for any implementation under o, -1 when they do not decide (then use
  * er_result_bounds' per-element may_* arrays).
  */
-er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *kind, int *answer, char *msg,
+ER_API er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *kind, int *answer, char *msg,
                                size_t msg_size);
 
 /*
@@ -178,7 +180,7 @@ er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *k
  * element e: a finite value within finite_range, or an infinity or NaN that may_be allows.  output has
  * the result's output format and shape (any strides).  *outside receives the number not covered.
  */
-er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
+ER_API er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
                            int64_t *outside, char *msg, size_t msg_size);
 
 /*
@@ -187,7 +189,7 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
  * nearest even; a new partial sum where the next addition would overflow; then rounded to the output
  * format as rounded is).  out: a tensor of the output format and shape.
  */
-er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size);
+ER_API er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size);
 
 #ifdef __cplusplus
 }

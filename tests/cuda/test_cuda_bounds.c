@@ -18,7 +18,7 @@
  *   slack      results as inputs (er_result_create_from: slack of A, B and C)
  *   normal     er_result_normal over input, output and compute formats, flush_to_zero, specials, block
  *              scaling, sums that overflow and restart, NaN rules, k = 0
- *   device     er_cpu_bounds of a CUDA problem does not fall back to the CPU (*on_cpu == 0); without the
+ *   device     er_front_bounds of a CUDA problem does not fall back to the CPU (*on_cpu == 0); without the
  *              module, normal() fails with ER_EUNSUPPORTED and the bounds come from the CPU, same bits
  *
  * Built twice (tests/cuda/CMakeLists.txt):
@@ -38,7 +38,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../cpu/cpu_internal.h" /* er_cpu_bounds: where the bounds ran */
+#include "../../src/er_front.h"      /* er_front_bounds: where the bounds ran */
 #include "er_cuda_backend.h"        /* er_cuda_set_host_pass */
 #include "er_test.h"
 #include "exactref/exactref.h"
@@ -60,148 +60,7 @@ static double now_(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static uint64_t below(uint64_t *r, uint64_t n) { return er_test_rand(r) % n; }
-static uint64_t mask_(int w) { return w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1u; }
-static int sbytes(int f)
-{
-    er_format_info fi;
-    er_format_get_info(f, &fi);
-    return fi.storage_bytes;
-}
-
-/* ---- Patterns and problems --------------------------------------------------------------------- */
-
-static uint64_t special_pattern(int f, uint64_t *st)
-{
-    er_format_info fi;
-    uint64_t x;
-    er_format_get_info(f, &fi);
-    switch (below(st, 6)) {
-    case 0: x = 0; break;
-    case 1: x = er_convert(ER_FMT_F64, f, UINT64_C(1) << 63, ER_RND_NEAREST_EVEN, 0).bits; break;
-    case 2: x = er_convert(ER_FMT_F64, f, UINT64_C(0x7FF0000000000000), ER_RND_NEAREST_EVEN, 0).bits; break;
-    case 3: x = er_convert(ER_FMT_F64, f, UINT64_C(0x7FF8000000000001), ER_RND_NEAREST_EVEN, 0).bits; break;
-    case 4: x = fi.max_finite_bits; break;
-    default: x = fi.min_subnormal_bits; break;
-    }
-    if (below(st, 2) && fi.is_signed && f != ER_FMT_F8E4M3FNUZ && f != ER_FMT_F8E5M2FNUZ)
-        x ^= UINT64_C(1) << (fi.width - 1);
-    return x & mask_(fi.width);
-}
-
-/* mode 0: any pattern; 1: within 3 binades of 1; 2: near the top of the range; 3: in [1/4, 1);
- * spec: percent specials */
-static uint64_t gen(int f, uint64_t *st, int mode, int spec)
-{
-    er_fmt d = er_fmt_get(f);
-    uint64_t r = er_test_rand(st), sign = 0, frac;
-    int64_t ef;
-    if (spec && (int)below(st, 100) < spec) return special_pattern(f, st);
-    if (mode == 0) return r & mask_(d.width) & ~mask_(d.pad);
-    if (er_fmt_signed(d)) sign = below(st, 2);
-    ef = mode == 1   ? d.bias + (int64_t)below(st, 7) - 3
-         : mode == 3 ? d.bias - 1 - (int64_t)below(st, 2)
-                     : (int64_t)mask_(d.ebits) - 1 - (int64_t)below(st, 2);
-    frac = er_test_rand(st) & mask_(d.mbits);
-    if (ef < 0) ef = 0;
-    if (ef > (int64_t)mask_(d.ebits)) ef = (int64_t)mask_(d.ebits);
-    return ((sign << (d.width - 1)) | ((((uint64_t)ef << d.mbits) | frac) << d.pad)) & mask_(d.width);
-}
-
-static void put_(unsigned char *p, int bytes, uint64_t x)
-{
-    for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(x >> (8 * i));
-}
-
-static uint64_t get_(const unsigned char *p, int bytes)
-{
-    uint64_t x = 0;
-    for (int i = 0; i < bytes; i++) x |= (uint64_t)p[i] << (8 * i);
-    return x;
-}
-
-typedef struct {
-    er_tensor t;
-    unsigned char *mem;
-    size_t bytes;
-} tens;
-
-static void tens_make(tens *T, int f, int64_t batch, int64_t rows, int64_t cols, int trans, uint64_t *st, int mode,
-                      int spec)
-{
-    int64_t pr = trans ? cols : rows, pc = trans ? rows : cols, nb = batch ? batch : 1;
-    size_t n = (size_t)(nb * pr * pc), eb = (size_t)sbytes(f);
-    memset(T, 0, sizeof *T);
-    T->bytes = n * eb;
-    T->mem = (unsigned char *)calloc(T->bytes ? T->bytes : 1, 1);
-    ck_assert(T->mem != NULL);
-    for (size_t i = 0; i < n; i++) put_(T->mem + i * eb, (int)eb, gen(f, st, mode, spec));
-    T->t = batch ? er_tensor_3d(f, batch, pr, pc, T->mem) : er_tensor_2d(f, pr, pc, T->mem);
-    if (trans) T->t = er_tensor_transpose(T->t);
-}
-
-static void tens_free(tens *T)
-{
-    free(T->mem);
-    T->mem = NULL;
-}
-
-typedef struct {
-    int fa, fb, fc, fd, fs, block, dir;
-    unsigned opts;
-    int64_t batch, m, n, k;
-    int a2d, b2d, at, bt;
-    int mode, spec;
-    tens A, B, C, SA, SB;
-} prob;
-
-static void prob_make(prob *P, uint64_t *st)
-{
-    int64_t bA = P->batch && !P->a2d ? P->batch : 0, bB = P->batch && !P->b2d ? P->batch : 0;
-    tens_make(&P->A, P->fa, bA, P->m, P->k, P->at, st, P->mode, P->spec);
-    tens_make(&P->B, P->fb, bB, P->k, P->n, P->bt, st, P->mode == 2 ? 3 : P->mode, P->spec);
-    memset(&P->C, 0, sizeof P->C);
-    memset(&P->SA, 0, sizeof P->SA);
-    memset(&P->SB, 0, sizeof P->SB);
-    if (P->fc >= 0) tens_make(&P->C, P->fc, P->batch, P->m, P->n, 0, st, P->mode, P->spec);
-    if (P->fs >= 0) {
-        int64_t nb = (P->k + P->block - 1) / P->block;
-        tens_make(&P->SA, P->fs, bA, P->m, nb, 0, st, 1, 0);
-        tens_make(&P->SB, P->fs, bB, nb, P->n, 0, st, 1, 0);
-        if (P->fs == ER_FMT_F8E8M0FNU) { /* moderate scales, some extremes and NaN */
-            for (size_t i = 0; i < P->SA.bytes; i++)
-                P->SA.mem[i] = (unsigned char)(i % 11 ? 120 + below(st, 14) : 0xFF - below(st, 2));
-            for (size_t i = 0; i < P->SB.bytes; i++)
-                P->SB.mem[i] = (unsigned char)(i % 13 ? 120 + below(st, 14) : below(st, 2));
-        }
-    }
-}
-
-static void prob_free(prob *P)
-{
-    tens_free(&P->A);
-    tens_free(&P->B);
-    tens_free(&P->C);
-    tens_free(&P->SA);
-    tens_free(&P->SB);
-}
-
-static void prob_args(prob *P, er_mma_args *a, er_tensor *D, int backend)
-{
-    er_mma_args_init(a);
-    a->a = &P->A.t;
-    a->b = &P->B.t;
-    a->c = P->fc >= 0 ? &P->C.t : NULL;
-    if (P->fs >= 0) {
-        a->a_scale = &P->SA.t;
-        a->b_scale = &P->SB.t;
-        a->block = P->block;
-    }
-    a->d = D;
-    a->rounding = P->dir;
-    a->opts = P->opts;
-    a->backend = backend;
-}
+#include "er_test_prob.h"
 
 static const char *path_name(int be) { return be ? ER_CUDA_PATH : "CPU"; }
 
@@ -785,8 +644,8 @@ START_TEST(test_device)
     ck_assert(b.radius && b.tolerance && b.low && b.high && b.has_range && b.may_pinf && b.may_ninf && b.may_nan);
     ck_assert(er_standard_parse("normal", &s, msg, sizeof msg) == ER_OK);
     prob_args(&P, &a, &R[1].D, ER_BACKEND_CUDA);
-    st = er_cpu_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
-    ck_assert_msg(st == ER_OK, "er_cpu_bounds: %s", msg);
+    st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
+    ck_assert_msg(st == ER_OK, "er_front_bounds: %s", msg);
     ck_assert_msg(on_cpu == 0, "the bounds of a CUDA problem were computed on the CPU");
     {
         er_tol_opts o;
@@ -794,7 +653,7 @@ START_TEST(test_device)
         topt t = {"normal", ER_FMT_F32, 0};
         make_opts(&o, &t);
         ck_assert(er_result_bounds(R[0].r, &o, &bc, msg, sizeof msg) == ER_OK);
-        same_bounds(bc, &b, "device (er_cpu_bounds)", &t);
+        same_bounds(bc, &b, "device (er_front_bounds)", &t);
     }
     /* no module: normal() says so; the bounds fall back to the CPU */
     {
@@ -810,7 +669,7 @@ START_TEST(test_device)
         ck_assert_msg(st == ER_EUNSUPPORTED, "normal() without the module: %s (%s)", er_status_string(st), msg);
         free(out);
         on_cpu = -1;
-        st = er_cpu_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
+        st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
         ck_assert_msg(st == ER_OK && on_cpu == 1, "bounds without the module: %s, on_cpu %d (%s)", er_status_string(st),
                       on_cpu, msg);
         topt t = {"any_order", -1, 0};
@@ -825,7 +684,7 @@ START_TEST(test_device)
 #ifndef ER_CUDA_HOST_PASS
     /* a device index that does not exist: the bounds say so */
     a.device = 100000;
-    st = er_cpu_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
+    st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
     ck_assert_msg(st == ER_ENODEVICE && strstr(msg, "no CUDA device"), "device 100000: %s (%s)", er_status_string(st),
                   msg);
 #endif

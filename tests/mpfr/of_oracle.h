@@ -2,7 +2,7 @@
  * of_oracle.h: an MPFR oracle for exactref's number formats.
  *
  * INDEPENDENT of the library's code: the formats' facts are written out again below, from
- * docs (/work/shared/notes/formats.md), and never read from er_formats.h; values are decoded with
+ * docs/formats.md, and never read from er_formats.h; values are decoded with
  * our own field formula; expected conversion results are computed with MPFR (round the exact value
  * to an integer multiple of 2^q in the direction, q from the binade and the format's precision).
  * The only thing taken from the library is the numbering of formats and directions (ER_FMT_*,

@@ -24,151 +24,19 @@
 #include "er_test.h"
 #include "exactref/exactref.h"
 
+#define ER_TEST_BACKEND ER_BACKEND_OPENCL
+#define ER_TEST_BACKEND_NAME "OpenCL"
+#define ER_TEST_RUN(x) er_mma(x)
 #include "er_test_mma.h"
 
-static long g_calls; /* OpenCL engine calls */
-static double g_cl_time;
-
-static void run_one(const prob *P, const cfg *c, int backend, int strategy, outs *o)
+/* OpenCL's counts: every element by the long accumulator (mmai: 64-bit integer sums). */
+static void backend_stats(const char *ctx, const er_mma_stats *s, int mmai, const cfg *c, const char *d)
 {
-    er_mma_args x;
-    int mmai = er_fmt_get(P->fa).kind != ER_KIND_FLOAT;
-    int dfmt = mmai ? ER_FMT_I32 : c->dfmt;
-    double t = now_();
-    memset(o, 0, sizeof *o);
-    out_alloc(&o->d, dfmt, P->batch, P->m, P->n, c->dtrans);
-    if (c->encl) {
-        out_alloc(&o->lo, ER_FMT_F64, P->batch, P->m, P->n, 0);
-        out_alloc(&o->hi, ER_FMT_F64, P->batch, P->m, P->n, 0);
-        out_alloc(&o->odd, ER_FMT_F64, P->batch, P->m, P->n, 0);
-    }
-    er_mma_args_init(&x);
-    x.a = &P->A.t;
-    x.b = &P->B.t;
-    x.c = P->fc >= 0 ? &P->C.t : NULL;
-    if (P->fs >= 0) {
-        x.a_scale = &P->SA.t;
-        x.b_scale = &P->SB.t;
-        x.block = P->block;
-    }
-    x.d = &o->d.t;
-    x.rounding = c->dir;
-    x.opts = c->opts;
-    if (c->encl) {
-        x.lo = &o->lo.t;
-        x.hi = &o->hi.t;
-        x.odd = &o->odd.t;
-    }
-    x.threads = 1;
-    x.strategy = strategy;
-    x.backend = backend;
-    x.stats = &o->stats;
-    x.msg = o->msg;
-    x.msg_size = sizeof o->msg;
-    o->st = er_mma(&x);
-    if (backend == ER_BACKEND_OPENCL) {
-        g_calls++;
-        g_cl_time += now_() - t;
-    }
-}
-
-static void outs_free(outs *o)
-{
-    tens_free(&o->d);
-    tens_free(&o->lo);
-    tens_free(&o->hi);
-    tens_free(&o->odd);
-}
-
-static void describe(const prob *P, const cfg *c, char *buf, size_t size)
-{
-    snprintf(buf, size,
-             "a %s%s, b %s%s, c %s, scales %s (block %d), batch %lld (a2d %d b2d %d c2d %d), m %lld n %lld k %lld, "
-             "pad %lld; d %s%s, %s, opts 0x%x, enclosures %d",
-             er_format_name(P->fa), P->at ? "^T" : "", er_format_name(P->fb), P->bt ? "^T" : "",
-             P->fc >= 0 ? er_format_name(P->fc) : "none", P->fs >= 0 ? er_format_name(P->fs) : "none", P->block,
-             (long long)P->batch, P->a2d, P->b2d, P->c2d, (long long)P->m, (long long)P->n, (long long)P->k,
-             (long long)P->pad, er_format_name(c->dfmt), c->dtrans ? "^T" : "", er_rounding_name(c->dir), c->opts,
-             c->encl);
-}
-
-/* The first differing element of two output buffers, or -1. */
-static long first_diff(const tens *x, const tens *y, int f)
-{
-    int eb = sbytes(f);
-    for (size_t i = 0; i < x->bytes; i += (size_t)eb)
-        if (memcmp(x->mem + i, y->mem + i, (size_t)eb)) return (long)(i / (size_t)eb);
-    return -1;
-}
-
-static uint64_t get_(const tens *x, int f, long i)
-{
-    int eb = sbytes(f);
-    uint64_t v = 0;
-    for (int b = 0; b < eb; b++) v |= (uint64_t)x->mem[(size_t)i * (size_t)eb + (size_t)b] << (8 * b);
-    return v;
-}
-
-static void same_or_abort(const char *ctx, const char *what, const char *path, const tens *ref, const tens *got, int f,
-                          const prob *P, const cfg *c)
-{
-    long i = first_diff(ref, got, f);
-    if (i >= 0) {
-        char d[1024];
-        describe(P, c, d, sizeof d);
-        ck_abort_msg("%s: %s differs on %s at storage element %ld: CPU exact 0x%llx, %s 0x%llx [%s]", ctx, what, path,
-                     i, (unsigned long long)get_(ref, f, i), path, (unsigned long long)get_(got, f, i), d);
-    }
-}
-
-/* Run P under c on the CPU (EXACT and AUTO) and on OpenCL; abort on any difference. */
-static void check3(const char *ctx, const prob *P, const cfg *c, er_mma_stats *cl_stats)
-{
-    outs ex, au, cl;
-    char d[1024];
-    int mmai = er_fmt_get(P->fa).kind != ER_KIND_FLOAT;
-    int dfmt = mmai ? ER_FMT_I32 : c->dfmt;
-    run_one(P, c, ER_BACKEND_CPU, ER_STRATEGY_EXACT, &ex);
-    run_one(P, c, ER_BACKEND_CPU, ER_STRATEGY_AUTO, &au);
-    run_one(P, c, ER_BACKEND_OPENCL, ER_STRATEGY_AUTO, &cl);
-    describe(P, c, d, sizeof d);
-    ck_assert_msg(ex.st == ER_OK, "%s: CPU exact: %s: %s [%s]", ctx, er_status_string(ex.st), ex.msg, d);
-    ck_assert_msg(au.st == ER_OK, "%s: CPU auto: %s: %s [%s]", ctx, er_status_string(au.st), au.msg, d);
-    ck_assert_msg(cl.st == ER_OK, "%s: OpenCL: %s: %s [%s]", ctx, er_status_string(cl.st), cl.msg, d);
-    same_or_abort(ctx, "d", "CPU auto", &ex.d, &au.d, dfmt, P, c);
-    same_or_abort(ctx, "d", "OpenCL", &ex.d, &cl.d, dfmt, P, c);
-    if (c->encl) {
-        same_or_abort(ctx, "lo", "OpenCL", &ex.lo, &cl.lo, ER_FMT_F64, P, c);
-        same_or_abort(ctx, "hi", "OpenCL", &ex.hi, &cl.hi, ER_FMT_F64, P, c);
-        same_or_abort(ctx, "odd", "OpenCL", &ex.odd, &cl.odd, ER_FMT_F64, P, c);
-    }
-    ck_assert_msg(cl.stats.elements == ex.stats.elements, "%s: stats.elements %lld, CPU %lld [%s]", ctx,
-                  (long long)cl.stats.elements, (long long)ex.stats.elements, d);
-    ck_assert_msg(cl.stats.wrapped == ex.stats.wrapped && au.stats.wrapped == ex.stats.wrapped,
-                  "%s: stats.wrapped: OpenCL %lld, CPU exact %lld, CPU auto %lld [%s]", ctx,
-                  (long long)cl.stats.wrapped, (long long)ex.stats.wrapped, (long long)au.stats.wrapped, d);
-    ck_assert_msg(cl.stats.exact_path == (mmai ? 0 : cl.stats.elements) && cl.stats.threads == 0 &&
-                      cl.stats.fast_decided == 0 && cl.stats.exact_f64 == 0,
-                  "%s: OpenCL stats: exact_path %lld of %lld, threads %d [%s]", ctx, (long long)cl.stats.exact_path,
-                  (long long)cl.stats.elements, cl.stats.threads, d);
-    ck_assert_str_eq(cl.msg, "");
-    if (cl_stats) *cl_stats = cl.stats;
-    outs_free(&ex);
-    outs_free(&au);
-    outs_free(&cl);
-}
-
-/* ---- Tests ------------------------------------------------------------------------------------- */
-
-static const unsigned opt_sets[6] = {0u, ER_OPT_SATURATE, ER_OPT_FTZ_IN, ER_OPT_FTZ_OUT, ER_OPT_FTZ,
-                                     ER_OPT_SATURATE | ER_OPT_FTZ};
-/* The output families the brief names, then any float format. */
-static const int out_fmts[7] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, ER_FMT_F64, -1};
-
-static int64_t pick_k(uint64_t *rng)
-{
-    uint64_t r = below(rng, 12);
-    return r == 0 ? 0 : r == 1 ? 1 : r == 2 ? 100 + (int64_t)below(rng, 101) : 2 + (int64_t)below(rng, 40);
+    (void)c;
+    ck_assert_msg(s->exact_path == (mmai ? 0 : s->elements) && s->threads == 0 && s->fast_decided == 0 &&
+                      s->exact_f64 == 0,
+                  "%s: OpenCL stats: exact_path %lld of %lld, threads %d [%s]", ctx, (long long)s->exact_path,
+                  (long long)s->elements, s->threads, d);
 }
 
 /*
@@ -709,6 +577,6 @@ int main(void)
     srunner_run_all(sr, CK_VERBOSE);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    printf("%ld OpenCL engine calls in %.2f s of %.2f s in all\n", g_calls, g_cl_time, now_() - t);
+    printf("%ld OpenCL engine calls in %.2f s of %.2f s in all\n", g_calls, g_dev_time, now_() - t);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -28,42 +28,7 @@
  * (ER_GLOBAL).  The host decides whether the device has fp64 (opencl/er_opencl_bounds.c).
  */
 
-#if defined(__OPENCL_VERSION__)
-#define ER_GLOBAL __global
-#else
-#define ER_GLOBAL
-#if !defined(__CUDACC__) || !defined(__CUDA_ARCH__)
-#include <math.h>
-#include <string.h>
-#endif
-#endif
-
-/* ---- binary64 bits ---- */
-ER_FN er_u64 er_b_bits(double x)
-{
-#if defined(__OPENCL_VERSION__)
-    return as_ulong(x);
-#elif defined(__CUDA_ARCH__)
-    return (er_u64)__double_as_longlong(x);
-#else
-    er_u64 u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-#endif
-}
-
-ER_FN double er_b_dbl(er_u64 u)
-{
-#if defined(__OPENCL_VERSION__)
-    return as_double(u);
-#elif defined(__CUDA_ARCH__)
-    return __longlong_as_double((long long)u);
-#else
-    double x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-#endif
-}
+#include "er_bits.h" /* er_b_bits, er_b_dbl; ER_GLOBAL is er_qual.h's */
 
 #define ER_B_INF er_b_dbl(ER_U64(0x7FF0000000000000))
 #define ER_B_NAN er_b_dbl(ER_U64(0x7FF8000000000000))

@@ -134,6 +134,18 @@ ER_FN er_i32 er_fmt_emax(er_fmt d)
     return (er_i32)(er_fmt_maxmag(d) >> d.mbits) - d.bias;
 }
 
+/* Bytes of one element in an array (fp6 and fp4: one per byte; tf32: four): the one storage-size
+ * formula, for every backend and the public er_format_info. */
+ER_FN er_i32 er_fmt_storage_bytes(er_fmt d) { return d.width <= 8 ? 1 : d.width <= 16 ? 2 : d.width <= 32 ? 4 : 8; }
+
+/* Whether bits is a pattern of the format: nothing above its width, its low padding bits zero. */
+ER_FN er_i32 er_fmt_is_pattern(er_fmt d, er_u64 bits)
+{
+    if (d.width < 64 && (bits >> d.width) != 0u) return 0;
+    if (d.pad && (bits & ((ER_U64(1) << d.pad) - 1u)) != 0u) return 0;
+    return 1;
+}
+
 /* Full bit pattern of the sign bit (0 for unsigned formats). */
 ER_FN er_u64 er_fmt_signbit(er_fmt d)
 {

@@ -24,4 +24,11 @@ typedef struct er_bjob {
     const double *dbt;
 } er_bjob;
 
+/* Results as inputs: for each element of A, B and C (row-major, the operand's own shape), how far the
+ * value an implementation stored may be from the rounded value the later operation reads (inf: no
+ * bound, or an infinity or NaN allowed); NULL arrays: exact inputs. */
+typedef struct er_slack {
+    const double *da, *db, *dc;
+} er_slack;
+
 #endif /* ER_BJOB_H */

@@ -1,6 +1,6 @@
-/* mma_params.h: the layout of the exact-engine kernel's parameter block (kernels/mma.cl), shared by the
- * kernel and the host (er_opencl_mma.c).  Every entry is a 64-bit signed integer (long / int64_t).
- * Operands are packed in their formats' storage sizes (the kernel derives them from the formats). */
+/* er_mma_params.h: the layout of the exact-engine kernels' parameter block (er_mma.h: er_mma_element),
+ * shared by the OpenCL and CUDA kernels and their hosts (opencl/er_opencl_mma.c, cuda/er_cuda_mma.cu).
+ * Every entry is a 64-bit signed integer (long / int64_t).  Operands are packed in their formats' storage sizes (the kernel derives them from the formats). */
 #ifndef ER_MMA_PARAMS_H
 #define ER_MMA_PARAMS_H
 

@@ -1,0 +1,63 @@
+/* er_front.h: the front door's internal declarations (src/mma.c, src/route.c): validation into an
+ * er_problem, and the one route-and-fallback function every operation goes through. */
+#ifndef ER_FRONT_H
+#define ER_FRONT_H
+
+#include "exactref/exactref.h"
+#include "host/er_bjob.h"
+
+struct er_problem; /* host/er_problem.h */
+
+/* Validate args once into P, with the outputs d, lo, hi, odd (each may be NULL; at least one given):
+ * shapes, formats, strides, scales, strategy, the accumulator's window and whether the CPU's certified
+ * fast path applies.  ER_OK, or an error with a sentence in msg (may be NULL). */
+int er_problem_validate(struct er_problem *P, const er_mma_args *args, er_tensor *d, er_tensor *lo, er_tensor *hi,
+                        er_tensor *odd, char *msg, size_t msg_size);
+
+/* The whole-tensor interval summaries' decision (include/exactref/interval.h): integral operands whose
+ * products and sums stay below 2^53 make binary64 accumulation exact in any order; sets P->exact64
+ * (for the CPU's fast path only: float mma, not block-scaled). */
+void er_problem_decide_exact64(struct er_problem *P);
+
+/* What one operation offers the router: its run on a device backend and on the CPU, and its rules. */
+typedef struct er_route_op {
+    /* backend ER_BACKEND_OPENCL or ER_BACKEND_CUDA on device index `device`; msg receives its error */
+    int (*on_device)(void *ctx, int backend, int device, char *msg, size_t msg_size);
+    int (*on_cpu)(void *ctx);
+    /* an explicitly chosen device that answers ER_EUNSUPPORTED (it cannot: no fp64, not built) leaves
+     * the work to the CPU, which computes the same bits (the bounds) */
+    int declined_to_cpu;
+    /* under ER_BACKEND_AUTO a device's ER_EINVAL is the caller's mistake (a device index): returned,
+     * not fallen back from (er_mma) */
+    int auto_einval_returns;
+    /* say in note why the CPU ran under ER_BACKEND_AUTO: the device failed, or (a build with the CUDA
+     * backend) no device was usable for a big problem (er_mma's er_mma_stats.note) */
+    int notes;
+    /* a backend id that is none of ER_BACKEND_*: ER_EUNSUPPORTED (normal()), else the CPU */
+    int other_fails;
+} er_route_op;
+
+/*
+ * Run an operation of `macs` multiply-adds on `backend` (ER_BACKEND_*) and `device` (-1: the
+ * environment's or the backend's default).  ER_BACKEND_AUTO: er_backend_auto's choice, and a device
+ * that fails leaves the work to the CPU (the same bits).  *ran receives the backend that computed, or the
+ * device backend whose error is returned (ER_BACKEND_CPU when the CPU ran); note (may be NULL) the reason the CPU ran when op->notes.  msg
+ * (may be NULL) receives the error of the call returned.
+ */
+int er_route(const er_route_op *op, void *ctx, int backend, int device, int64_t macs, int *ran, char *note,
+             size_t note_size, char *msg, size_t msg_size);
+
+/* The OpenCL device ER_BACKEND_AUTO uses (src/backend_auto.c; -1: the backend's default). */
+int er_backend_auto_opencl_device_(void);
+
+/* Per-element bounds of a standard on the result's backend (args: the result's; rounded: its exactly
+ * rounded result): prepared on the CPU, the elements on args->backend's device where it can (a device
+ * without fp64 leaves them to the CPU: *on_cpu = 1, may be NULL).  msg receives a device's error. */
+int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
+                    const er_slack *slack, er_bounds *out, char *msg, size_t msg_size, int *on_cpu);
+
+/* normal() on the result's backend (args: the result's; out: of d's format and shape, receives it;
+ * compute: a float format); under AUTO a device that fails leaves it to the CPU (the same bits). */
+int er_front_normal(const er_mma_args *args, int compute, int ftz, er_tensor *out, char *msg, size_t msg_size);
+
+#endif /* ER_FRONT_H */
