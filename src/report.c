@@ -591,6 +591,61 @@ ER_AI void score_rows(score_job *j, const fdesc *f)
     }
 }
 
+/* f32 with unit strides: score_rows' decisions on 32-bit keys, the arrays as restrict locals */
+__attribute__((optimize("O3")))
+static void score_rows_f32(score_job *j)
+{
+    const er_bounds *bd = j->bd;
+    const uint64_t *__restrict low = bd->low, *__restrict high = bd->high;
+    const double *__restrict tolv = bd->tolerance;
+    const unsigned char *__restrict hr = bd->has_range, *__restrict cv = j->cov;
+    acc_ a = j->a;
+    const int64_t n = j->wo.n;
+    for (int64_t r = j->r0; r < j->r1; r++) {
+        const uint32_t *__restrict po = (const uint32_t *)(const void *)(j->wo.base + (size_t)row_off(&j->wo, r) * 4u);
+        const uint32_t *__restrict pr = (const uint32_t *)(const void *)(j->wr.base + (size_t)row_off(&j->wr, r) * 4u);
+        const int64_t e0 = r * n;
+        for (int64_t c = 0; c < n; c++) {
+            const int64_t e = e0 + c;
+            uint32_t ob, rb;
+            memcpy(&ob, po + c, 4);
+            memcpy(&rb, pr + c, 4);
+            uint64_t lo = low[e], hi = high[e];
+            uint32_t ml = (uint32_t)lo & 0x7FFFFFFFu, mu = (uint32_t)hi & 0x7FFFFFFFu;
+            if (!cv[e] || ((lo | hi) >> 32)) {
+                score_slow(&a, bd, ER_FMT_F32, j->fi, e, ob, rb, cv[e]);
+                continue;
+            }
+            /* zero in [lo, hi]: lo is -0, +0 or negative, hi +0, -0 or positive (NaN ends never) */
+            int lo0 = ml == 0 || ((uint32_t)lo >> 31 && ml <= 0x7F800000u);
+            int hi0 = mu == 0 || (!((uint32_t)hi >> 31) && mu <= 0x7F800000u);
+            a.zero_ok += hr[e] && lo0 && hi0;
+            uint32_t mo = ob & 0x7FFFFFFFu, mr = rb & 0x7FFFFFFFu;
+            double tol = tolv[e], score = 0;
+            if (ob == rb || (mo > 0x7F800000u && mr > 0x7F800000u)) {
+                a.hist[ER_REPORT_EXACT]++;
+            } else if (mo >= 0x7F800000u || mr >= 0x7F800000u || !(tol > 0) || !isfinite(tol)) {
+                a.hist[ER_REPORT_SPECIAL]++;
+            } else {
+                float fo, fr;
+                memcpy(&fo, &ob, 4);
+                memcpy(&fr, &rb, 4);
+                score = fabs((double)fo - (double)fr) / tol;
+                covered_ratio(&a, score);
+            }
+            if (a.rank < 0 || (a.rank == 0 && score > a.score)) {
+                a.rank = 0;
+                a.score = score;
+                a.worst = e;
+                a.why = ER_REPORT_WHY_NONE;
+                a.beyond = 0;
+                a.ratio = score;
+            }
+        }
+    }
+    j->a = a;
+}
+
 static void *score_thread(void *arg)
 {
     score_job *j = (score_job *)arg;
@@ -606,7 +661,10 @@ static void *score_thread(void *arg)
                 score_slow(&j->a, j->bd, j->fmt, j->fi, e, ob, rb, j->cov[e]);
             }
         }
-    } else if (j->f->fmt == ER_FMT_F32)
+    } else if (j->f->fmt == ER_FMT_F32 && j->wo.s2 == 1 && j->wr.s2 == 1 &&
+               (((uintptr_t)j->wo.base | (uintptr_t)j->wr.base) & 3u) == 0)
+        score_rows_f32(j);
+    else if (j->f->fmt == ER_FMT_F32)
         score_rows(j, &f32_desc_);
     else
         score_rows(j, j->f);
