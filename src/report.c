@@ -494,6 +494,32 @@ ER_AI void covered_ratio(acc_ *a, double score)
     a->log_hist[k]++;
 }
 
+/* covered_ratio into given arrays (the f32 loop keeps four copies, element c in copy c & 3, so that
+ * consecutive increments of one bin do not wait on each other) */
+ER_AI void ratio_bins(int64_t *hist, int64_t *log_hist, double score)
+{
+    if (score == 0) {
+        hist[ER_REPORT_EXACT]++;
+        return;
+    }
+    int h = (score > 1.0 / 64) + (score > 1.0 / 16) + (score > 0.25) + (score > 0.5);
+    hist[ER_REPORT_BIN_64 + h]++;
+    int ex, k;
+    uint64_t sbits;
+    memcpy(&sbits, &score, 8);
+    int be = (int)((sbits >> 52) & 0x7FFu);
+    if (be > 0 && be < 0x7FF) {
+        ex = be - 1022;
+        k = (sbits & ((UINT64_C(1) << 52) - 1u)) == 0 ? 1 - ex : -ex;
+    } else {
+        double mant = frexp(score, &ex);
+        k = mant == 0.5 ? 1 - ex : -ex;
+    }
+    if (k < 0) k = 0;
+    if (k > ER_REPORT_LOG_BINS - 1) k = ER_REPORT_LOG_BINS - 1;
+    log_hist[k]++;
+}
+
 /* One element, the straightforward way: the values decoded to doubles (the reference of the fast path,
  * and the path of integer outputs, invalid patterns and outside elements). */
 static void score_slow(acc_ *a, const er_bounds *bd, int fmt, const er_format_info *fi, int64_t e, uint64_t ob,
@@ -600,6 +626,9 @@ static void score_rows_f32(score_job *j)
     const double *__restrict tolv = bd->tolerance;
     const unsigned char *__restrict hr = bd->has_range, *__restrict cv = j->cov;
     acc_ a = j->a;
+    int64_t hist4[4][ER_REPORT_BINS], log4[4][ER_REPORT_LOG_BINS];
+    memset(hist4, 0, sizeof hist4);
+    memset(log4, 0, sizeof log4);
     const int64_t n = j->wo.n;
     for (int64_t r = j->r0; r < j->r1; r++) {
         const uint32_t *__restrict po = (const uint32_t *)(const void *)(j->wo.base + (size_t)row_off(&j->wo, r) * 4u);
@@ -622,16 +651,17 @@ static void score_rows_f32(score_job *j)
             a.zero_ok += hr[e] && lo0 && hi0;
             uint32_t mo = ob & 0x7FFFFFFFu, mr = rb & 0x7FFFFFFFu;
             double tol = tolv[e], score = 0;
+            int64_t *hc = hist4[c & 3];
             if (ob == rb || (mo > 0x7F800000u && mr > 0x7F800000u)) {
-                a.hist[ER_REPORT_EXACT]++;
+                hc[ER_REPORT_EXACT]++;
             } else if (mo >= 0x7F800000u || mr >= 0x7F800000u || !(tol > 0) || !isfinite(tol)) {
-                a.hist[ER_REPORT_SPECIAL]++;
+                hc[ER_REPORT_SPECIAL]++;
             } else {
                 float fo, fr;
                 memcpy(&fo, &ob, 4);
                 memcpy(&fr, &rb, 4);
                 score = fabs((double)fo - (double)fr) / tol;
-                covered_ratio(&a, score);
+                ratio_bins(hc, log4[c & 3], score);
             }
             if (a.rank < 0 || (a.rank == 0 && score > a.score)) {
                 a.rank = 0;
@@ -642,6 +672,10 @@ static void score_rows_f32(score_job *j)
                 a.ratio = score;
             }
         }
+    }
+    for (int q = 0; q < 4; q++) {
+        for (int h = 0; h < ER_REPORT_BINS; h++) a.hist[h] += hist4[q][h];
+        for (int h = 0; h < ER_REPORT_LOG_BINS; h++) a.log_hist[h] += log4[q][h];
     }
     j->a = a;
 }
