@@ -121,7 +121,15 @@ static void ref_score(const er_bounds *bd, const er_tensor *out, const er_tensor
                 rank = 2;
             } else {
                 why = ER_REPORT_WHY_ULPS;
-                beyond = ov > hi ? ord(fmt, ob) - ord(fmt, bd->high[e]) : ord(fmt, bd->low[e]) - ord(fmt, ob);
+                /* the distance in patterns, saturated where it exceeds int64 (f64 ends far apart) */
+                int64_t x1 = ov > hi ? ord(fmt, bd->high[e]) : ord(fmt, ob), x2 = ov > hi ? ord(fmt, ob) : ord(fmt, bd->low[e]);
+                if (x2 >= x1) {
+                    uint64_t dd = (uint64_t)x2 - (uint64_t)x1;
+                    beyond = dd > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)dd;
+                } else {
+                    uint64_t dd = (uint64_t)x1 - (uint64_t)x2;
+                    beyond = dd > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)dd;
+                }
                 rank = 1;
             }
             score = (double)beyond;
