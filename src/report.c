@@ -345,34 +345,44 @@ ER_AI int64_t cover_rows(const er_bounds *bd, const fdesc *f, const rows_ *w, un
     return bad;
 }
 
-/* f32 with unit stride: the same decisions, branch-free on 32-bit keys (sign-magnitude folded into
- * two's complement), a loop the compiler can keep in registers */
-ER_VEC
-static int64_t cover_rows_f32(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+/* IEEE formats whose pattern fills its storage (f32, f16, bf16) with unit stride: the same decisions,
+ * branch-free on 32-bit keys (sign-magnitude folded into two's complement), a loop the compiler
+ * vectorises.  sb: storage bytes; inf: the infinity's magnitude pattern. */
+ER_AI int64_t cover_rows_ieee(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1,
+                              const int sb, const uint32_t inf)
 {
     const uint64_t *__restrict low = bd->low, *__restrict high = bd->high;
     const unsigned char *__restrict hr = bd->has_range, *__restrict pi = bd->may_pinf, *__restrict ni = bd->may_ninf,
                                     *__restrict na = bd->may_nan;
     unsigned char *__restrict cv = cov;
     const int64_t n = w->n;
+    const int bits = sb * 8;
+    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;
     int64_t bad = 0;
     for (int64_t r = r0; r < r1; r++) {
-        const uint32_t *__restrict p = (const uint32_t *)(const void *)(w->base + (size_t)row_off(w, r) * 4u);
+        const unsigned char *__restrict p = w->base + (size_t)row_off(w, r) * (size_t)sb;
         unsigned char *__restrict c = cv + r * n;
         const uint64_t *__restrict lo = low + r * n, *__restrict hi = high + r * n;
         const unsigned char *__restrict h = hr + r * n, *__restrict a = pi + r * n, *__restrict b = ni + r * n,
                                         *__restrict q = na + r * n;
         int64_t rowbad = 0;
         for (int64_t j = 0; j < n; j++) {
-            uint32_t x, l = (uint32_t)lo[j], u = (uint32_t)hi[j];
-            memcpy(&x, p + j, 4);
-            uint32_t mx = x & 0x7FFFFFFFu, ml = l & 0x7FFFFFFFu, mu = u & 0x7FFFFFFFu;
-            int32_t sx = (int32_t)x >> 31, sl = (int32_t)l >> 31, su = (int32_t)u >> 31;
+            uint32_t x;
+            if (sb == 4) memcpy(&x, p + 4 * j, 4);
+            else {
+                uint16_t x16;
+                memcpy(&x16, p + 2 * j, 2);
+                x = x16;
+            }
+            uint32_t l = (uint32_t)lo[j], u = (uint32_t)hi[j];
+            uint32_t mx = x & magm, ml = l & magm, mu = u & magm;
+            int32_t sx = -(int32_t)(x >> (bits - 1) & 1u), sl = -(int32_t)(l >> (bits - 1) & 1u),
+                    su = -(int32_t)(u >> (bits - 1) & 1u);
             int32_t kx = (int32_t)(mx ^ (uint32_t)sx) - sx, kl = (int32_t)(ml ^ (uint32_t)sl) - sl,
                     ku = (int32_t)(mu ^ (uint32_t)su) - su;
-            uint32_t ends = (uint32_t)(((lo[j] | hi[j]) >> 32) == 0) & (ml <= 0x7F800000u) & (mu <= 0x7F800000u);
+            uint32_t ends = (uint32_t)(((lo[j] | hi[j]) >> bits) == 0) & (ml <= inf) & (mu <= inf);
             uint32_t fin = (uint32_t)(h[j] != 0) & (uint32_t)(kl <= kx) & (uint32_t)(kx <= ku) & ends;
-            uint32_t isnan_ = mx > 0x7F800000u, isinf_ = mx == 0x7F800000u;
+            uint32_t isnan_ = mx > inf, isinf_ = mx == inf;
             uint32_t qa = q[j] != 0, ba = b[j] != 0, aa = a[j] != 0;
             uint32_t sp = (isnan_ & qa) | (isinf_ & (uint32_t)(sx & 1) & ba) | (isinf_ & (uint32_t)(~sx & 1) & aa);
             uint32_t ok = sp | (fin & ~(isnan_ | isinf_) & 1u);
@@ -382,6 +392,24 @@ static int64_t cover_rows_f32(const er_bounds *bd, const rows_ *w, unsigned char
         bad += rowbad;
     }
     return bad;
+}
+
+ER_VEC
+static int64_t cover_rows_f32(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+{
+    return cover_rows_ieee(bd, w, cov, r0, r1, 4, 0x7F800000u);
+}
+
+ER_VEC
+static int64_t cover_rows_bf16(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+{
+    return cover_rows_ieee(bd, w, cov, r0, r1, 2, 0x7F80u);
+}
+
+ER_VEC
+static int64_t cover_rows_f16(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+{
+    return cover_rows_ieee(bd, w, cov, r0, r1, 2, 0x7C00u);
 }
 
 static const fdesc f32_desc_ = {ER_FMT_F32, 4, 32, 0, 23, ER_SPECIAL_IEEE, 1, 1, 0xFFFFFFFFu, 0x7FFFFFFFu, 0xFFFFFFFFu, NULL};
@@ -403,8 +431,12 @@ static void *cov_thread(void *arg)
             }
         }
         j->bad = bad;
-    } else if (j->f->fmt == ER_FMT_F32 && j->w.s2 == 1 && ((uintptr_t)j->w.base & 3u) == 0)
+    } else if (j->f->fmt == ER_FMT_F32 && j->w.s2 == 1)
         j->bad = cover_rows_f32(j->bd, &j->w, j->cov, j->r0, j->r1);
+    else if (j->f->fmt == ER_FMT_BF16 && j->w.s2 == 1)
+        j->bad = cover_rows_bf16(j->bd, &j->w, j->cov, j->r0, j->r1);
+    else if (j->f->fmt == ER_FMT_F16 && j->w.s2 == 1)
+        j->bad = cover_rows_f16(j->bd, &j->w, j->cov, j->r0, j->r1);
     else if (j->f->fmt == ER_FMT_F32)
         j->bad = cover_rows(j->bd, &f32_desc_, &j->w, j->cov, j->r0, j->r1);
     else
