@@ -621,6 +621,21 @@ static void score_slow(acc_ *a, const er_bounds *bd, int fmt, const er_format_in
     take(a, 0, score, e, ER_REPORT_WHY_NONE, 0, score);
 }
 
+/* An outside element of valid patterns: score_slow's decision on keys (a key is the pattern's ordinal;
+ * a NaN high end compares false, as the doubles did). */
+ER_AI void outside_keyed(acc_ *a, const fdesc *f, int64_t e, uint64_t ob, uint64_t lo, uint64_t hi, int has_range)
+{
+    int oc, lc, hc;
+    int64_t ko = fkey(f, ob, &oc), kl = fkey(f, lo, &lc), kh = fkey(f, hi, &hc);
+    (void)lc;
+    if (oc != C_FIN) take(a, 3, 0, e, ER_REPORT_WHY_SPECIAL, 0, 0);
+    else if (!has_range) take(a, 2, 0, e, ER_REPORT_WHY_NOT_FINITE, 0, 0);
+    else {
+        int64_t beyond = (hc != C_NAN && ko > kh) ? ulps_between(kh, ko) : ulps_between(ko, kl);
+        take(a, 1, (double)beyond, e, ER_REPORT_WHY_ULPS, beyond, 0);
+    }
+}
+
 ER_AI void score_rows(score_job *j, const fdesc *f)
 {
     const er_bounds *bd = j->bd;
@@ -635,7 +650,7 @@ ER_AI void score_rows(score_job *j, const fdesc *f)
             uint64_t ob = load_(po + (size_t)(c * j->wo.s2) * (size_t)sb, sb);
             uint64_t rb = load_(pr + (size_t)(c * j->wr.s2) * (size_t)sb, sb);
             uint64_t lo = bd->low[e], hi = bd->high[e];
-            if (!j->cov[e] || ((ob | rb | lo | hi) & ~f->valid)) {
+            if ((ob | rb | lo | hi) & ~f->valid) {
                 score_slow(a, bd, j->fmt, j->fi, e, ob, rb, j->cov[e]);
                 continue;
             }
@@ -643,6 +658,10 @@ ER_AI void score_rows(score_job *j, const fdesc *f)
             int64_t kl, kh;
             range_keys(f, lo, hi, &kl, &kh);
             a->zero_ok += bd->has_range[e] && kl <= 0 && 0 <= kh;
+            if (!j->cov[e]) {
+                outside_keyed(a, f, e, ob, lo, hi, bd->has_range[e]);
+                continue;
+            }
             fkey(f, ob, &oc);
             fkey(f, rb, &rc);
             double tol = bd->tolerance[e], score = 0;
@@ -691,7 +710,7 @@ static void score_rows_f32(score_job *j)
             memcpy(&rb, pr + c, 4);
             uint64_t lo = low[e], hi = high[e];
             uint32_t ml = (uint32_t)lo & 0x7FFFFFFFu, mu = (uint32_t)hi & 0x7FFFFFFFu;
-            if (!cv[e] || ((lo | hi) >> 32)) {
+            if ((lo | hi) >> 32) {
                 score_slow(&a, bd, ER_FMT_F32, j->fi, e, ob, rb, cv[e]);
                 continue;
             }
@@ -699,6 +718,10 @@ static void score_rows_f32(score_job *j)
             int lo0 = ml == 0 || ((uint32_t)lo >> 31 && ml <= 0x7F800000u);
             int hi0 = mu == 0 || (!((uint32_t)hi >> 31) && mu <= 0x7F800000u);
             a.zero_ok += hr[e] && lo0 && hi0;
+            if (!cv[e]) {
+                outside_keyed(&a, &f32_desc_, e, ob, lo, hi, hr[e]);
+                continue;
+            }
             uint32_t mo = ob & 0x7FFFFFFFu, mr = rb & 0x7FFFFFFFu;
             double tol = tolv[e], score = 0;
             int64_t *hc = hist4[c & 3];

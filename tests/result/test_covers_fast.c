@@ -240,7 +240,8 @@ typedef struct data {
     er_bounds bd;
 } data;
 
-static void make(data *d, int fmt, int64_t B, int64_t M, int64_t N, int strided, uint64_t *st)
+/* finite_out: every output element finite (no outside infinity or NaN to outrank the ulps beyond) */
+static void make(data *d, int fmt, int64_t B, int64_t M, int64_t N, int strided, int finite_out, uint64_t *st)
 {
     memset(d, 0, sizeof *d);
     d->fmt = fmt;
@@ -301,12 +302,16 @@ static void make(data *d, int fmt, int64_t B, int64_t M, int64_t N, int strided,
                 hi = p2;
             }
             if ((r >> 12) % 6 == 0) hi = lo; /* a single value */
+            if (finite_out) {
+                er_val v = er_decode(fmt, ob);
+                if (v.cls == ER_CLASS_INF || v.cls == ER_CLASS_NAN) ob = 0;
+            }
         }
         memcpy(d->obuf + (size_t)(e * step) * (size_t)sb, &ob, (size_t)sb);
         memcpy(d->rbuf + (size_t)e * (size_t)sb, &rb, (size_t)sb);
         b->low[e] = lo;
         b->high[e] = hi;
-        b->has_range[e] = (r >> 15) % 8 != 0;
+        b->has_range[e] = finite_out || (r >> 15) % 8 != 0; /* finite_out: nothing outranks ulps beyond */
         b->may_pinf[e] = (r >> 18) & 1;
         b->may_ninf[e] = (r >> 19) & 1;
         b->may_nan[e] = (r >> 21) & 1;
@@ -383,7 +388,7 @@ START_TEST(every_format_small)
 {
     uint64_t st = er_test_seed("covers_fast_small") ^ (uint64_t)_i * 0x9E3779B97F4A7C15ull;
     data d;
-    make(&d, formats[_i], 1, 37, 41, 0, &st);
+    make(&d, formats[_i], 1, 37, 41, 0, 0, &st);
     compare(&d, "2-D");
     release(&d);
 }
@@ -394,12 +399,27 @@ START_TEST(every_format_threads)
 {
     uint64_t st = er_test_seed("covers_fast_threads") ^ (uint64_t)_i * 0xD1B54A32D192ED03ull;
     data d;
-    make(&d, formats[_i], 1, 300, 257, 0, &st);
+    make(&d, formats[_i], 1, 300, 257, 0, 0, &st);
     compare(&d, "large 2-D");
     release(&d);
-    make(&d, formats[_i], 3, 129, 200, 1, &st);
+    make(&d, formats[_i], 3, 129, 200, 1, 0, &st);
     compare(&d, "strided batch");
     release(&d);
+}
+END_TEST
+
+/* Finite outputs, several seeds: the worst element is then an ulps-beyond one (or covered), so its
+ * distance in patterns is compared too. */
+START_TEST(every_format_finite)
+{
+    uint64_t st = er_test_seed("covers_fast_finite") ^ (uint64_t)_i * 0x94D049BB133111EBull;
+    for (int rep = 0; rep < 6; rep++) {
+        data d;
+        make(&d, formats[_i], 1, 23 + rep, 29, rep & 1, 1, &st);
+        compare(&d, "finite");
+        ck_assert(formats[_i] == ER_FMT_I32 || d.O.ndim == 2);
+        release(&d);
+    }
 }
 END_TEST
 
@@ -411,7 +431,7 @@ START_TEST(exhaustive_narrow)
     er_format_get_info(fmt, &fi);
     data d;
     uint64_t st = er_test_seed("covers_fast_exhaustive");
-    make(&d, fmt, 1, 256, 256, 0, &st);
+    make(&d, fmt, 1, 256, 256, 0, 0, &st);
     for (int64_t e = 0; e < d.count; e++) {
         d.obuf[e] = (unsigned char)(e >> 8);
         d.bd.low[e] = (uint64_t)(e & 255);
@@ -430,6 +450,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, every_format_small, 0, NFORMATS);
     tcase_add_loop_test(tc, every_format_threads, 0, NFORMATS);
+    tcase_add_loop_test(tc, every_format_finite, 0, NFORMATS);
     tcase_add_loop_test(tc, exhaustive_narrow, 0, 8);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
