@@ -94,9 +94,10 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
  * covers() against given bounds (what er_result_covers runs after validating the shapes): covered[e] =
  * 1 where output element e (row-major flat index) is an output the bounds allow, 0 elsewhere; *outside
  * (may be NULL) the number of zeros.  exact_int: the output is an integer product's (mmai), covered only
- * where its low 32 bits are low[e]'s.  A float pattern that is not one of the format's (bits above its
- * width, padding bits set) is never covered.  Patterns are compared as order-mapped integers, not
- * decoded; large outputs are split over threads by rows (the same bits as one thread).
+ * where its low 32 bits are low[e]'s.  A finite-class float pattern that is not one of the format's
+ * (bits above its width, tf32's padding bits set) is never covered; NaN and infinity patterns are
+ * judged by their class (as er_decode reads them).  Patterns are compared as order-mapped integers,
+ * not decoded; large outputs are split over threads by rows (the same bits as one thread).
  */
 er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exact_int, unsigned char *covered,
                            int64_t *outside, char *msg, size_t msg_size);
