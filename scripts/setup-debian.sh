@@ -1,8 +1,9 @@
 #!/bin/sh
 # setup-debian.sh: install what building and testing exactref needs on Debian 12 (idempotent).
 set -eu
-pkgs="build-essential cmake pkg-config libmpfr-dev libgmp-dev check python3 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev time"
+pkgs="build-essential cmake pkg-config libmpfr-dev libgmp-dev check python3 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev"
 missing=""
+pkgs="$pkgs time" # /usr/bin/time, for bench/memory.sh
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
