@@ -3,6 +3,7 @@
 set -eu
 pkgs="build-essential cmake pkg-config libmpfr-dev libgmp-dev check python3 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clang libclang-rt-14-dev libopenblas-dev python3-venv python3-dev python3-pip"
 missing=""
+pkgs="$pkgs time" # /usr/bin/time, for bench/memory.sh
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done

@@ -1,9 +1,11 @@
 /* report.c: the scoring of a check, computed once here and printed by every front end. */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exactref/exactref.h"
 #include "exactref/report.h"
@@ -75,6 +77,17 @@ static int64_t ordinal(int fmt, uint64_t bits)
     return neg ? -(int64_t)mag : (int64_t)mag;
 }
 
+/* hi - lo of two ordinals, saturated to int64 (f64 ordinals span nearly 2^64) */
+static int64_t ulps_between(int64_t lo, int64_t hi)
+{
+    if (hi >= lo) {
+        uint64_t d = (uint64_t)hi - (uint64_t)lo;
+        return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+    }
+    uint64_t d = (uint64_t)lo - (uint64_t)hi;
+    return d >= (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)d;
+}
+
 static int all_tiny(const er_tensor *t)
 {
     er_format_info ti;
@@ -102,35 +115,695 @@ static int all_in(const er_tensor *out, int sb, int64_t count, int f)
     return 1;
 }
 
-er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_tensor *output, const er_tensor *a,
-                                  const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
-                                  er_check_report *rep, char *msg, size_t msg_size)
+/* ---- The fast path: patterns as order-mapped integers, rows over threads ------------------------- */
+
+/*
+ * A float pattern's class and key: key(x) <= key(y) exactly when value(x) <= value(y) for patterns
+ * that are not NaN (sign and magnitude as one signed integer, both zeros 0), the decoding er_decode
+ * does (the bits above the width and the padding ignored).  A pattern of the format is "valid" when
+ * none of those ignored bits is set (er_check_pattern); er_from_bits refuses the others, so the
+ * straightforward code below handles them.
+ */
+#define C_FIN 0
+#define C_PINF 1
+#define C_NINF 2
+#define C_NAN 3
+
+typedef struct fdesc {
+    int fmt, sb, width, pad, mbits, special, issigned;
+    int val;          /* how fval reads a value: 0 f64, 1 f32 or tf32, 2 bf16, 3 the table */
+    uint64_t wmask, magmask, valid;
+    const double *lut;
+} fdesc;
+
+static uint64_t wmask_(int w) { return w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1u; }
+
+static double f16_lut_[65536];
+static pthread_once_t f16_once_ = PTHREAD_ONCE_INIT;
+static void f16_init_(void)
 {
-    const er_bounds *bd;
-    const er_tensor *R;
+    for (uint32_t x = 0; x < 65536u; x++) {
+        double v = 0;
+        er_from_bits(ER_FMT_F16, x, &v);
+        f16_lut_[x] = v;
+    }
+}
+
+/* The descriptor of a float format with 1, 2, 4 or 8 storage bytes; lut8 receives the values of the
+ * 1-byte formats (256 entries).  0 when the fast path does not apply. */
+static int fdesc_make(int fmt, fdesc *f, double *lut8)
+{
     er_format_info fi;
-    er_status st;
+    if (er_format_get_info(fmt, &fi) != ER_OK || fi.kind != ER_KIND_FLOAT) return 0;
+    er_fmt d = er_fmt_get(fmt);
+    memset(f, 0, sizeof *f);
+    f->fmt = fmt;
+    f->sb = fi.storage_bytes;
+    f->width = d.width;
+    f->pad = d.pad;
+    f->mbits = d.mbits;
+    f->special = d.special;
+    f->issigned = er_fmt_signed(d);
+    f->wmask = wmask_(d.width);
+    f->magmask = wmask_(d.ebits + d.mbits);
+    f->valid = f->wmask & ~wmask_(d.pad);
+    if (fmt == ER_FMT_F64) f->val = 0;
+    else if (fmt == ER_FMT_F32 || fmt == ER_FMT_TF32) f->val = 1;
+    else if (fmt == ER_FMT_BF16) f->val = 2;
+    else if (fmt == ER_FMT_F16) {
+        pthread_once(&f16_once_, f16_init_);
+        f->val = 3;
+        f->lut = f16_lut_;
+    } else if (f->sb == 1) {
+        for (uint32_t x = 0; x < 256u; x++) {
+            double v = 0;
+            er_from_bits(fmt, x, &v);
+            lut8[x] = v;
+        }
+        f->val = 3;
+        f->lut = lut8;
+    } else
+        return 0;
+    return 1;
+}
+
+#define ER_AI static inline __attribute__((always_inline))
+/* the branch-free loops below vectorise at GCC's -O3 (clang vectorises at -O2 and knows no such attribute) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define ER_VEC __attribute__((optimize("O3")))
+#else
+#define ER_VEC
+#endif
+
+ER_AI uint64_t load_(const unsigned char *p, int sb)
+{
+    if (sb == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    if (sb == 2) {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    if (sb == 1) return *p;
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+ER_AI int64_t fkey(const fdesc *f, uint64_t bits, int *cls)
+{
+    uint64_t x = bits & f->wmask;
+    int neg = f->issigned && ((x >> (f->width - 1)) & 1u);
+    uint64_t mag = (x >> f->pad) & f->magmask;
+    int c = C_FIN;
+    if (f->special == ER_SPECIAL_IEEE) {
+        if ((mag >> f->mbits) == (f->magmask >> f->mbits))
+            c = (mag & wmask_(f->mbits)) ? C_NAN : neg ? C_NINF : C_PINF;
+    } else if (f->special == ER_SPECIAL_FN) {
+        if (mag == f->magmask) c = C_NAN;
+    } else if (f->special == ER_SPECIAL_FNUZ) {
+        if (neg && mag == 0) c = C_NAN;
+    }
+    *cls = c;
+    return neg ? -(int64_t)mag : (int64_t)mag;
+}
+
+/* The value of a valid, finite pattern (what er_from_bits gives). */
+ER_AI double fval(const fdesc *f, uint64_t x)
+{
+    if (f->val == 0) {
+        double v;
+        memcpy(&v, &x, 8);
+        return v;
+    }
+    if (f->val == 1 || f->val == 2) {
+        uint32_t u = f->val == 2 ? (uint32_t)x << 16 : (uint32_t)x;
+        float v;
+        memcpy(&v, &u, 4);
+        return (double)v;
+    }
+    return f->lut[x];
+}
+
+/* The ends of a finite range as keys: a NaN or invalid end compares false (as the doubles did). */
+ER_AI void range_keys(const fdesc *f, uint64_t lo, uint64_t hi, int64_t *kl, int64_t *kh)
+{
+    int cl, ch;
+    *kl = fkey(f, lo, &cl);
+    *kh = fkey(f, hi, &ch);
+    if (cl == C_NAN || (lo & ~f->valid)) *kl = INT64_MAX;
+    if (ch == C_NAN || (hi & ~f->valid)) *kh = INT64_MIN;
+}
+
+/* Rows of an output (batch folded into rows): where row r's element j lies, in elements. */
+typedef struct rows_ {
+    const unsigned char *base;
+    int64_t m, n, s0, s1, s2;
+} rows_;
+
+static rows_ rows_of(const er_tensor *t)
+{
+    rows_ w;
+    w.base = (const unsigned char *)t->data;
+    w.m = t->shape[t->ndim - 2];
+    w.n = t->shape[t->ndim - 1];
+    w.s0 = t->ndim == 3 ? t->strides[0] : 0;
+    w.s1 = t->strides[t->ndim - 2];
+    w.s2 = t->strides[t->ndim - 1];
+    return w;
+}
+
+ER_AI int64_t row_off(const rows_ *w, int64_t r) { return (r / w->m) * w->s0 + (r % w->m) * w->s1; }
+
+static int nthreads_for(int64_t rows, int64_t count)
+{
+    if (count < (INT64_C(1) << 16) || rows < 2) return 1;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    if (n > 64) n = 64;
+    if (n > rows) n = (long)rows;
+    if (n > count / (INT64_C(1) << 15)) n = (long)(count / (INT64_C(1) << 15));
+    return n < 1 ? 1 : (int)n;
+}
+
+/* Run fn over nt jobs of size sz each (job 0 on the calling thread; a thread that cannot start runs
+ * its job here too). */
+static void run_jobs(void *(*fn)(void *), void *jobs, size_t sz, int nt)
+{
+    pthread_t th[64];
+    int started[64];
+    for (int t = 1; t < nt; t++) started[t] = pthread_create(&th[t], NULL, fn, (char *)jobs + (size_t)t * sz) == 0;
+    fn(jobs);
+    for (int t = 1; t < nt; t++) {
+        if (started[t]) pthread_join(th[t], NULL);
+        else fn((char *)jobs + (size_t)t * sz);
+    }
+}
+
+/* ---- covers ---- */
+
+typedef struct cov_job {
+    const er_bounds *bd;
+    const fdesc *f;
+    rows_ w;
+    int exact_int;
     unsigned char *cov;
-    int64_t outside = 0;
-    double worst_score = -1;
-    int worst_rank = -1; /* 3 special, 2 no finite allowed, 1 ulps beyond, 0 covered: then the score */
-    if (!r || !o || !output || !rep) return fail(msg, msg_size, ER_EINVAL, "er_check_report_compute: null argument");
+    int64_t r0, r1, bad;
+} cov_job;
+
+ER_AI int64_t cover_rows(const er_bounds *bd, const fdesc *f, const rows_ *w, unsigned char *cov, int64_t r0,
+                         int64_t r1)
+{
+    /* the arrays as restrict locals: cov's stores alias nothing the loop reads */
+    const uint64_t *__restrict low = bd->low, *__restrict high = bd->high;
+    const unsigned char *__restrict hr = bd->has_range, *__restrict pi = bd->may_pinf, *__restrict ni = bd->may_ninf,
+                                    *__restrict na = bd->may_nan;
+    unsigned char *__restrict cv = cov;
+    const fdesc fd = *f;
+    const int sb = fd.sb;
+    const int64_t n = w->n, s2 = w->s2;
+    int64_t bad = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const unsigned char *__restrict p = w->base + (size_t)row_off(w, r) * (size_t)sb;
+        const int64_t e0 = r * n;
+        for (int64_t j = 0; j < n; j++) {
+            int64_t e = e0 + j, kl, kh;
+            uint64_t x = load_(p + (size_t)(j * s2) * (size_t)sb, sb);
+            int c;
+            int64_t k = fkey(&fd, x, &c);
+            range_keys(&fd, low[e], high[e], &kl, &kh);
+            int fin = (hr[e] != 0) & (kl <= k) & (k <= kh) & ((x & ~fd.valid) == 0);
+            int sp = c == C_NAN ? na[e] : c == C_PINF ? pi[e] : ni[e];
+            int ok = c == C_FIN ? fin : sp != 0;
+            cv[e] = (unsigned char)ok;
+            bad += !ok;
+        }
+    }
+    return bad;
+}
+
+/* IEEE formats whose pattern fills its storage (f32, f16, bf16) with unit stride: the same decisions,
+ * branch-free on 32-bit keys (sign-magnitude folded into two's complement), a loop the compiler
+ * vectorises.  sb: storage bytes; inf: the infinity's magnitude pattern. */
+ER_AI int64_t cover_rows_ieee(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1,
+                              const int sb, const uint32_t inf)
+{
+    const uint64_t *__restrict low = bd->low, *__restrict high = bd->high;
+    const unsigned char *__restrict hr = bd->has_range, *__restrict pi = bd->may_pinf, *__restrict ni = bd->may_ninf,
+                                    *__restrict na = bd->may_nan;
+    unsigned char *__restrict cv = cov;
+    const int64_t n = w->n;
+    const int bits = sb * 8;
+    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;
+    int64_t bad = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const unsigned char *__restrict p = w->base + (size_t)row_off(w, r) * (size_t)sb;
+        unsigned char *__restrict c = cv + r * n;
+        const uint64_t *__restrict lo = low + r * n, *__restrict hi = high + r * n;
+        const unsigned char *__restrict h = hr + r * n, *__restrict a = pi + r * n, *__restrict b = ni + r * n,
+                                        *__restrict q = na + r * n;
+        int64_t rowbad = 0;
+        for (int64_t j = 0; j < n; j++) {
+            uint32_t x;
+            if (sb == 4) memcpy(&x, p + 4 * j, 4);
+            else {
+                uint16_t x16;
+                memcpy(&x16, p + 2 * j, 2);
+                x = x16;
+            }
+            uint32_t l = (uint32_t)lo[j], u = (uint32_t)hi[j];
+            uint32_t mx = x & magm, ml = l & magm, mu = u & magm;
+            int32_t sx = -(int32_t)(x >> (bits - 1) & 1u), sl = -(int32_t)(l >> (bits - 1) & 1u),
+                    su = -(int32_t)(u >> (bits - 1) & 1u);
+            int32_t kx = (int32_t)(mx ^ (uint32_t)sx) - sx, kl = (int32_t)(ml ^ (uint32_t)sl) - sl,
+                    ku = (int32_t)(mu ^ (uint32_t)su) - su;
+            uint32_t ends = (uint32_t)(((lo[j] | hi[j]) >> bits) == 0) & (ml <= inf) & (mu <= inf);
+            uint32_t fin = (uint32_t)(h[j] != 0) & (uint32_t)(kl <= kx) & (uint32_t)(kx <= ku) & ends;
+            uint32_t isnan_ = mx > inf, isinf_ = mx == inf;
+            uint32_t qa = q[j] != 0, ba = b[j] != 0, aa = a[j] != 0;
+            uint32_t sp = (isnan_ & qa) | (isinf_ & (uint32_t)(sx & 1) & ba) | (isinf_ & (uint32_t)(~sx & 1) & aa);
+            uint32_t ok = sp | (fin & ~(isnan_ | isinf_) & 1u);
+            c[j] = (unsigned char)ok;
+            rowbad += (int64_t)(ok ^ 1u);
+        }
+        bad += rowbad;
+    }
+    return bad;
+}
+
+ER_VEC
+static int64_t cover_rows_f32(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+{
+    return cover_rows_ieee(bd, w, cov, r0, r1, 4, 0x7F800000u);
+}
+
+ER_VEC
+static int64_t cover_rows_bf16(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+{
+    return cover_rows_ieee(bd, w, cov, r0, r1, 2, 0x7F80u);
+}
+
+ER_VEC
+static int64_t cover_rows_f16(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+{
+    return cover_rows_ieee(bd, w, cov, r0, r1, 2, 0x7C00u);
+}
+
+static const fdesc f32_desc_ = {ER_FMT_F32, 4, 32, 0, 23, ER_SPECIAL_IEEE, 1, 1, 0xFFFFFFFFu, 0x7FFFFFFFu, 0xFFFFFFFFu, NULL};
+
+static void *cov_thread(void *arg)
+{
+    cov_job *j = (cov_job *)arg;
+    if (j->exact_int) {
+        int64_t bad = 0;
+        for (int64_t r = j->r0; r < j->r1; r++) {
+            const unsigned char *p = j->w.base + (size_t)row_off(&j->w, r) * 4u;
+            for (int64_t c = 0; c < j->w.n; c++) {
+                int64_t e = r * j->w.n + c;
+                uint32_t x;
+                memcpy(&x, p + (size_t)(c * j->w.s2) * 4u, 4);
+                int ok = x == (uint32_t)(j->bd->low[e] & 0xFFFFFFFFu);
+                j->cov[e] = (unsigned char)ok;
+                bad += !ok;
+            }
+        }
+        j->bad = bad;
+    } else if (j->f->fmt == ER_FMT_F32 && j->w.s2 == 1)
+        j->bad = cover_rows_f32(j->bd, &j->w, j->cov, j->r0, j->r1);
+    else if (j->f->fmt == ER_FMT_BF16 && j->w.s2 == 1)
+        j->bad = cover_rows_bf16(j->bd, &j->w, j->cov, j->r0, j->r1);
+    else if (j->f->fmt == ER_FMT_F16 && j->w.s2 == 1)
+        j->bad = cover_rows_f16(j->bd, &j->w, j->cov, j->r0, j->r1);
+    else if (j->f->fmt == ER_FMT_F32)
+        j->bad = cover_rows(j->bd, &f32_desc_, &j->w, j->cov, j->r0, j->r1);
+    else
+        j->bad = cover_rows(j->bd, j->f, &j->w, j->cov, j->r0, j->r1);
+    return NULL;
+}
+
+er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exact_int, unsigned char *covered,
+                           int64_t *outside, char *msg, size_t msg_size)
+{
+    fdesc f;
+    double lut8[256];
+    er_format_info fi;
+    if (!bd || !output || !covered) return fail(msg, msg_size, ER_EINVAL, "er_bounds_covers: null argument");
+    if ((output->ndim != 2 && output->ndim != 3) || er_format_get_info(output->format, &fi) != ER_OK)
+        return fail(msg, msg_size, ER_EINVAL, "er_bounds_covers: the output must be a 2-D or 3-D tensor of a known format");
+    int64_t count = 1;
+    for (int d = 0; d < output->ndim; d++) count *= output->shape[d];
+    if (count != bd->count)
+        return fail(msg, msg_size, ER_EINVAL, "er_bounds_covers: the output has %lld elements, the bounds %lld",
+                    (long long)count, (long long)bd->count);
+    if (exact_int ? fi.storage_bytes != 4 : !fdesc_make(output->format, &f, lut8))
+        return fail(msg, msg_size, ER_EINVAL, "er_bounds_covers: %s outputs are %s", fi.name,
+                    exact_int ? "not an integer product's" : "not a float format's");
+    rows_ w = rows_of(output);
+    int64_t R = count ? count / w.n : 0;
+    int nt = nthreads_for(R, count);
+    cov_job jobs[64];
+    for (int t = 0; t < nt; t++) {
+        jobs[t].bd = bd;
+        jobs[t].f = &f;
+        jobs[t].w = w;
+        jobs[t].exact_int = exact_int;
+        jobs[t].cov = covered;
+        jobs[t].r0 = R * t / nt;
+        jobs[t].r1 = R * (t + 1) / nt;
+        jobs[t].bad = 0;
+    }
+    run_jobs(cov_thread, jobs, sizeof jobs[0], nt);
+    int64_t bad = 0;
+    for (int t = 0; t < nt; t++) bad += jobs[t].bad;
+    if (outside) *outside = bad;
+    if (msg && msg_size) msg[0] = '\0';
+    return ER_OK;
+}
+
+/* ---- scoring ---- */
+
+typedef struct acc_ {
+    int64_t hist[ER_REPORT_BINS], log_hist[ER_REPORT_LOG_BINS], zero_ok;
+    int rank; /* -1 none, 0 covered, 1 ulps beyond, 2 no finite allowed, 3 special: then the score */
+    double score, ratio;
+    int64_t worst, beyond;
+    int why;
+} acc_;
+
+typedef struct score_job {
+    const er_bounds *bd;
+    const fdesc *f; /* NULL: the straightforward path for every element */
+    const er_format_info *fi;
+    int fmt;
+    rows_ wo, wr;
+    const unsigned char *cov;
+    int64_t r0, r1;
+    acc_ a;
+} score_job;
+
+ER_AI void take(acc_ *a, int rank, double score, int64_t e, int why, int64_t beyond, double ratio)
+{
+    if (rank > a->rank || (rank == a->rank && score > a->score)) {
+        a->rank = rank;
+        a->score = score;
+        a->worst = e;
+        a->why = why;
+        a->beyond = beyond;
+        a->ratio = ratio;
+    }
+}
+
+ER_AI void covered_ratio(acc_ *a, double score)
+{
+    if (score == 0) {
+        a->hist[ER_REPORT_EXACT]++;
+        return;
+    }
+    static const double edges[5] = {1.0 / 64, 1.0 / 16, 0.25, 0.5, 1.0};
+    int h = 0;
+    while (h < 4 && score > edges[h]) h++;
+    a->hist[ER_REPORT_BIN_64 + h]++;
+    int ex, k;
+    uint64_t sbits;
+    memcpy(&sbits, &score, 8);
+    int be = (int)((sbits >> 52) & 0x7FFu);
+    if (be > 0 && be < 0x7FF) {
+        /* frexp of a positive normal double: mantissa 0.5 exactly when the fraction is zero */
+        ex = be - 1022;
+        k = (sbits & ((UINT64_C(1) << 52) - 1u)) == 0 ? 1 - ex : -ex;
+    } else {
+        double mant = frexp(score, &ex);
+        k = mant == 0.5 ? 1 - ex : -ex;
+    }
+    if (k < 0) k = 0;
+    if (k > ER_REPORT_LOG_BINS - 1) k = ER_REPORT_LOG_BINS - 1;
+    a->log_hist[k]++;
+}
+
+/* covered_ratio into given arrays (the f32 loop keeps four copies, element c in copy c & 3, so that
+ * consecutive increments of one bin do not wait on each other) */
+ER_AI void ratio_bins(int64_t *hist, int64_t *log_hist, double score)
+{
+    if (score == 0) {
+        hist[ER_REPORT_EXACT]++;
+        return;
+    }
+    int h = (score > 1.0 / 64) + (score > 1.0 / 16) + (score > 0.25) + (score > 0.5);
+    hist[ER_REPORT_BIN_64 + h]++;
+    int ex, k;
+    uint64_t sbits;
+    memcpy(&sbits, &score, 8);
+    int be = (int)((sbits >> 52) & 0x7FFu);
+    if (be > 0 && be < 0x7FF) {
+        ex = be - 1022;
+        k = (sbits & ((UINT64_C(1) << 52) - 1u)) == 0 ? 1 - ex : -ex;
+    } else {
+        double mant = frexp(score, &ex);
+        k = mant == 0.5 ? 1 - ex : -ex;
+    }
+    if (k < 0) k = 0;
+    if (k > ER_REPORT_LOG_BINS - 1) k = ER_REPORT_LOG_BINS - 1;
+    log_hist[k]++;
+}
+
+/* One element, the straightforward way: the values decoded to doubles (the reference of the fast path,
+ * and the path of integer outputs, invalid patterns and outside elements). */
+static void score_slow(acc_ *a, const er_bounds *bd, int fmt, const er_format_info *fi, int64_t e, uint64_t ob,
+                       uint64_t rb, int covered)
+{
+    int isfloat = fi->kind == ER_KIND_FLOAT;
+    double ov = value_of(fmt, fi, ob), rv = value_of(fmt, fi, rb);
+    double lo = value_of(fmt, fi, bd->low[e]), hi = value_of(fmt, fi, bd->high[e]);
+    double tol = bd->tolerance[e], score;
+    if (bd->has_range[e] && lo <= 0 && 0 <= hi) a->zero_ok++;
+    if (!covered) {
+        int64_t beyond;
+        int why, rank;
+        if (!isfloat) {
+            why = ER_REPORT_WHY_INT;
+            beyond = (int64_t)llabs((long long)((int64_t)ov - (int64_t)rv));
+            rank = 1;
+            score = (double)beyond;
+        } else if (!isfinite(ov)) {
+            why = ER_REPORT_WHY_SPECIAL;
+            beyond = 0;
+            rank = 3;
+            score = 0;
+        } else if (!bd->has_range[e]) {
+            why = ER_REPORT_WHY_NOT_FINITE;
+            beyond = 0;
+            rank = 2;
+            score = 0;
+        } else {
+            why = ER_REPORT_WHY_ULPS;
+            beyond = ov > hi ? ulps_between(ordinal(fmt, bd->high[e]), ordinal(fmt, ob))
+                             : ulps_between(ordinal(fmt, ob), ordinal(fmt, bd->low[e]));
+            rank = 1;
+            score = (double)beyond;
+        }
+        take(a, rank, score, e, why, beyond, 0);
+        return;
+    }
+    if (ob == rb || (isfloat && isnan(ov) && isnan(rv))) {
+        a->hist[ER_REPORT_EXACT]++;
+        score = 0;
+    } else if (!isfloat || !isfinite(ov) || !isfinite(rv) || !(tol > 0) || !isfinite(tol)) {
+        /* an allowed infinity or NaN, or an allowed value where the reference is not finite: no ratio */
+        a->hist[isfloat ? ER_REPORT_SPECIAL : ER_REPORT_EXACT]++;
+        score = 0;
+    } else {
+        score = fabs(ov - rv) / tol;
+        covered_ratio(a, score);
+    }
+    take(a, 0, score, e, ER_REPORT_WHY_NONE, 0, score);
+}
+
+/* An outside element of valid patterns: score_slow's decision on keys (a key is the pattern's ordinal;
+ * a NaN high end compares false, as the doubles did). */
+ER_AI void outside_keyed(acc_ *a, const fdesc *f, int64_t e, uint64_t ob, uint64_t lo, uint64_t hi, int has_range)
+{
+    int oc, lc, hc;
+    int64_t ko = fkey(f, ob, &oc), kl = fkey(f, lo, &lc), kh = fkey(f, hi, &hc);
+    (void)lc;
+    if (oc != C_FIN) take(a, 3, 0, e, ER_REPORT_WHY_SPECIAL, 0, 0);
+    else if (!has_range) take(a, 2, 0, e, ER_REPORT_WHY_NOT_FINITE, 0, 0);
+    else {
+        int64_t beyond = (hc != C_NAN && ko > kh) ? ulps_between(kh, ko) : ulps_between(ko, kl);
+        take(a, 1, (double)beyond, e, ER_REPORT_WHY_ULPS, beyond, 0);
+    }
+}
+
+ER_AI void score_rows(score_job *j, const fdesc *f)
+{
+    const er_bounds *bd = j->bd;
+    acc_ *a = &j->a;
+    const int sb = f->sb;
+    for (int64_t r = j->r0; r < j->r1; r++) {
+        const unsigned char *po = j->wo.base + (size_t)row_off(&j->wo, r) * (size_t)sb;
+        const unsigned char *pr = j->wr.base + (size_t)row_off(&j->wr, r) * (size_t)sb;
+        int64_t e0 = r * j->wo.n;
+        for (int64_t c = 0; c < j->wo.n; c++) {
+            int64_t e = e0 + c;
+            uint64_t ob = load_(po + (size_t)(c * j->wo.s2) * (size_t)sb, sb);
+            uint64_t rb = load_(pr + (size_t)(c * j->wr.s2) * (size_t)sb, sb);
+            uint64_t lo = bd->low[e], hi = bd->high[e];
+            if ((ob | rb | lo | hi) & ~f->valid) {
+                score_slow(a, bd, j->fmt, j->fi, e, ob, rb, j->cov[e]);
+                continue;
+            }
+            int oc, rc;
+            int64_t kl, kh;
+            range_keys(f, lo, hi, &kl, &kh);
+            a->zero_ok += bd->has_range[e] && kl <= 0 && 0 <= kh;
+            if (!j->cov[e]) {
+                outside_keyed(a, f, e, ob, lo, hi, bd->has_range[e]);
+                continue;
+            }
+            fkey(f, ob, &oc);
+            fkey(f, rb, &rc);
+            double tol = bd->tolerance[e], score = 0;
+            if (ob == rb || (oc == C_NAN && rc == C_NAN)) {
+                a->hist[ER_REPORT_EXACT]++;
+            } else if (oc != C_FIN || rc != C_FIN || !(tol > 0) || !isfinite(tol)) {
+                a->hist[ER_REPORT_SPECIAL]++;
+            } else {
+                score = fabs(fval(f, ob) - fval(f, rb)) / tol;
+                covered_ratio(a, score);
+            }
+            /* a covered element is the worst only while nothing outside was seen */
+            if (a->rank < 0 || (a->rank == 0 && score > a->score)) {
+                a->rank = 0;
+                a->score = score;
+                a->worst = e;
+                a->why = ER_REPORT_WHY_NONE;
+                a->beyond = 0;
+                a->ratio = score;
+            }
+        }
+    }
+}
+
+/* f32 with unit strides: score_rows' decisions on 32-bit keys, the arrays as restrict locals */
+ER_VEC
+static void score_rows_f32(score_job *j)
+{
+    const er_bounds *bd = j->bd;
+    const uint64_t *__restrict low = bd->low, *__restrict high = bd->high;
+    const double *__restrict tolv = bd->tolerance;
+    const unsigned char *__restrict hr = bd->has_range, *__restrict cv = j->cov;
+    acc_ a = j->a;
+    int64_t hist4[4][ER_REPORT_BINS], log4[4][ER_REPORT_LOG_BINS];
+    memset(hist4, 0, sizeof hist4);
+    memset(log4, 0, sizeof log4);
+    const int64_t n = j->wo.n;
+    for (int64_t r = j->r0; r < j->r1; r++) {
+        const uint32_t *__restrict po = (const uint32_t *)(const void *)(j->wo.base + (size_t)row_off(&j->wo, r) * 4u);
+        const uint32_t *__restrict pr = (const uint32_t *)(const void *)(j->wr.base + (size_t)row_off(&j->wr, r) * 4u);
+        const int64_t e0 = r * n;
+        for (int64_t c = 0; c < n; c++) {
+            const int64_t e = e0 + c;
+            uint32_t ob, rb;
+            memcpy(&ob, po + c, 4);
+            memcpy(&rb, pr + c, 4);
+            uint64_t lo = low[e], hi = high[e];
+            uint32_t ml = (uint32_t)lo & 0x7FFFFFFFu, mu = (uint32_t)hi & 0x7FFFFFFFu;
+            if ((lo | hi) >> 32) {
+                score_slow(&a, bd, ER_FMT_F32, j->fi, e, ob, rb, cv[e]);
+                continue;
+            }
+            /* zero in [lo, hi]: lo is -0, +0 or negative, hi +0, -0 or positive (NaN ends never) */
+            int lo0 = ml == 0 || ((uint32_t)lo >> 31 && ml <= 0x7F800000u);
+            int hi0 = mu == 0 || (!((uint32_t)hi >> 31) && mu <= 0x7F800000u);
+            a.zero_ok += hr[e] && lo0 && hi0;
+            if (!cv[e]) {
+                outside_keyed(&a, &f32_desc_, e, ob, lo, hi, hr[e]);
+                continue;
+            }
+            uint32_t mo = ob & 0x7FFFFFFFu, mr = rb & 0x7FFFFFFFu;
+            double tol = tolv[e], score = 0;
+            int64_t *hc = hist4[c & 3];
+            if (ob == rb || (mo > 0x7F800000u && mr > 0x7F800000u)) {
+                hc[ER_REPORT_EXACT]++;
+            } else if (mo >= 0x7F800000u || mr >= 0x7F800000u || !(tol > 0) || !isfinite(tol)) {
+                hc[ER_REPORT_SPECIAL]++;
+            } else {
+                float fo, fr;
+                memcpy(&fo, &ob, 4);
+                memcpy(&fr, &rb, 4);
+                score = fabs((double)fo - (double)fr) / tol;
+                ratio_bins(hc, log4[c & 3], score);
+            }
+            if (a.rank < 0 || (a.rank == 0 && score > a.score)) {
+                a.rank = 0;
+                a.score = score;
+                a.worst = e;
+                a.why = ER_REPORT_WHY_NONE;
+                a.beyond = 0;
+                a.ratio = score;
+            }
+        }
+    }
+    for (int q = 0; q < 4; q++) {
+        for (int h = 0; h < ER_REPORT_BINS; h++) a.hist[h] += hist4[q][h];
+        for (int h = 0; h < ER_REPORT_LOG_BINS; h++) a.log_hist[h] += log4[q][h];
+    }
+    j->a = a;
+}
+
+static void *score_thread(void *arg)
+{
+    score_job *j = (score_job *)arg;
+    if (!j->f) {
+        int sb = j->fi->storage_bytes;
+        for (int64_t r = j->r0; r < j->r1; r++) {
+            int64_t oo = row_off(&j->wo, r), orr = row_off(&j->wr, r);
+            for (int64_t c = 0; c < j->wo.n; c++) {
+                int64_t e = r * j->wo.n + c;
+                uint64_t ob = 0, rb = 0;
+                memcpy(&ob, j->wo.base + (size_t)(oo + c * j->wo.s2) * (size_t)sb, (size_t)sb);
+                memcpy(&rb, j->wr.base + (size_t)(orr + c * j->wr.s2) * (size_t)sb, (size_t)sb);
+                score_slow(&j->a, j->bd, j->fmt, j->fi, e, ob, rb, j->cov[e]);
+            }
+        }
+    } else if (j->f->fmt == ER_FMT_F32 && j->wo.s2 == 1 && j->wr.s2 == 1 &&
+               (((uintptr_t)j->wo.base | (uintptr_t)j->wr.base) & 3u) == 0)
+        score_rows_f32(j);
+    else if (j->f->fmt == ER_FMT_F32)
+        score_rows(j, &f32_desc_);
+    else
+        score_rows(j, j->f);
+    return NULL;
+}
+
+er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
+                                const unsigned char *cov, int64_t outside, const er_tensor *a,
+                                const er_tensor *b, int64_t *outside_index, int64_t outside_cap, er_check_report *rep,
+                                char *msg, size_t msg_size)
+{
+    er_format_info fi;
+    fdesc f;
+    double lut8[256];
+    if (!bd || !output || !R || !cov || !rep)
+        return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: null argument");
     memset(rep, 0, sizeof *rep);
     rep->worst = -1;
     rep->narrower_format = -1;
-    if ((st = er_result_bounds(r, o, &bd, msg, msg_size)) != ER_OK) return st;
-    R = er_result_rounded(r);
-    if (output->ndim != 2 && output->ndim != 3)
+    if ((output->ndim != 2 && output->ndim != 3) || er_format_get_info(output->format, &fi) != ER_OK)
         return fail(msg, msg_size, ER_EINVAL, "the output must be 2-D or 3-D");
+    if (R->format != output->format || R->ndim != output->ndim)
+        return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: the rounded answer's format or shape differs");
     int64_t count = 1;
-    for (int d = 0; d < output->ndim; d++) count *= output->shape[d];
-    cov = (unsigned char *)malloc(count ? (size_t)count : 1);
-    if (!cov) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the check of %lld elements", (long long)count);
-    if ((st = er_result_covers(r, o, output, cov, &outside, msg, msg_size)) != ER_OK) {
-        free(cov);
-        return st;
+    for (int d = 0; d < output->ndim; d++) {
+        if (R->shape[d] != output->shape[d])
+            return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: the rounded answer's shape differs");
+        count *= output->shape[d];
     }
-    er_format_get_info(output->format, &fi);
+    if (count != bd->count)
+        return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: the output has %lld elements, the bounds %lld",
+                    (long long)count, (long long)bd->count);
     int sb = fi.storage_bytes, isfloat = fi.kind == ER_KIND_FLOAT;
     int64_t m = output->shape[output->ndim - 2], n = output->shape[output->ndim - 1];
     rep->ndim = output->ndim;
@@ -138,88 +811,57 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
     rep->format = output->format;
     rep->elements = count;
     rep->outside = outside;
+    int fast = isfloat && fdesc_make(output->format, &f, lut8);
+    rows_ wo = rows_of(output), wr = rows_of(R);
+    int64_t rows = count ? count / n : 0;
+    int nt = nthreads_for(rows, count);
+    score_job *jobs = (score_job *)calloc((size_t)nt, sizeof *jobs);
+    if (!jobs) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the check's scoring");
+    for (int t = 0; t < nt; t++) {
+        jobs[t].bd = bd;
+        jobs[t].f = fast ? &f : NULL;
+        jobs[t].fi = &fi;
+        jobs[t].fmt = output->format;
+        jobs[t].wo = wo;
+        jobs[t].wr = wr;
+        jobs[t].cov = cov;
+        jobs[t].r0 = rows * t / nt;
+        jobs[t].r1 = rows * (t + 1) / nt;
+        jobs[t].a.rank = -1;
+        jobs[t].a.score = -1;
+        jobs[t].a.worst = -1;
+    }
+    run_jobs(score_thread, jobs, sizeof jobs[0], nt);
+    /* the rows in order: the first of the worst wins, as in one pass */
+    acc_ w;
+    memset(&w, 0, sizeof w);
+    w.rank = -1;
+    w.score = -1;
+    w.worst = -1;
     int64_t zero_ok = 0;
-    for (int64_t e = 0; e < count; e++) {
-        uint64_t ob = element(output, e, sb), rb = element(R, e, sb);
-        double ov = value_of(output->format, &fi, ob), rv = value_of(output->format, &fi, rb);
-        double lo = value_of(output->format, &fi, bd->low[e]), hi = value_of(output->format, &fi, bd->high[e]);
-        double tol = bd->tolerance[e], score;
-        if (bd->has_range[e] && lo <= 0 && 0 <= hi) zero_ok++;
-        if (!cov[e]) {
-            int64_t beyond;
-            int why, rank;
-            if (!isfloat) {
-                why = ER_REPORT_WHY_INT;
-                beyond = (int64_t)llabs((long long)((int64_t)ov - (int64_t)rv));
-                rank = 1;
-                score = (double)beyond;
-            } else if (!isfinite(ov)) {
-                why = ER_REPORT_WHY_SPECIAL;
-                beyond = 0;
-                rank = 3;
-                score = 0;
-            } else if (!bd->has_range[e]) {
-                why = ER_REPORT_WHY_NOT_FINITE;
-                beyond = 0;
-                rank = 2;
-                score = 0;
-            } else {
-                why = ER_REPORT_WHY_ULPS;
-                beyond = ov > hi ? ordinal(output->format, ob) - ordinal(output->format, bd->high[e])
-                                 : ordinal(output->format, bd->low[e]) - ordinal(output->format, ob);
-                rank = 1;
-                score = (double)beyond;
-            }
+    for (int t = 0; t < nt; t++) {
+        acc_ *x = &jobs[t].a;
+        for (int h = 0; h < ER_REPORT_BINS; h++) rep->hist[h] += x->hist[h];
+        for (int h = 0; h < ER_REPORT_LOG_BINS; h++) rep->log_hist[h] += x->log_hist[h];
+        zero_ok += x->zero_ok;
+        if (x->worst >= 0) take(&w, x->rank, x->score, x->worst, x->why, x->beyond, x->ratio);
+    }
+    free(jobs);
+    if (w.worst >= 0) {
+        rep->worst = w.worst;
+        rep->worst_why = w.why;
+        rep->ulps_beyond = w.beyond;
+        rep->ratio = w.ratio;
+    }
+    /* the outside elements, in order: the list and the map */
+    if (outside > 0) {
+        int64_t mr = m < ER_REPORT_MAP ? m : ER_REPORT_MAP, mc = n < ER_REPORT_MAP ? n : ER_REPORT_MAP;
+        for (int64_t e = 0; e < count; e++) {
+            if (cov[e]) continue;
             rep->hist[ER_REPORT_OUTSIDE]++;
             if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
-            {
-                int64_t i = (e / n) % m, j = e % n;
-                int64_t mr = m < ER_REPORT_MAP ? m : ER_REPORT_MAP, mc = n < ER_REPORT_MAP ? n : ER_REPORT_MAP;
-                rep->map[(int)(i * mr / m)][(int)(j * mc / n)]++;
-            }
-            if (rank > worst_rank || (rank == worst_rank && score > worst_score)) {
-                worst_rank = rank;
-                worst_score = score;
-                rep->worst = e;
-                rep->worst_why = why;
-                rep->ulps_beyond = beyond;
-                rep->ratio = 0;
-            }
-            continue;
-        }
-        /* covered */
-        if (ob == rb || (isfloat && isnan(ov) && isnan(rv))) {
-            rep->hist[ER_REPORT_EXACT]++;
-            score = 0;
-        } else if (!isfloat || !isfinite(ov) || !isfinite(rv) || !(tol > 0) || !isfinite(tol)) {
-            /* an allowed infinity or NaN, or an allowed value where the reference is not finite: no ratio */
-            rep->hist[isfloat ? ER_REPORT_SPECIAL : ER_REPORT_EXACT]++;
-            score = 0;
-        } else {
-            double d = fabs(ov - rv);
-            score = d / tol;
-            if (score == 0) {
-                rep->hist[ER_REPORT_EXACT]++;
-            } else {
-                static const double edges[5] = {1.0 / 64, 1.0 / 16, 0.25, 0.5, 1.0};
-                int h = 0;
-                while (h < 4 && score > edges[h]) h++;
-                rep->hist[ER_REPORT_BIN_64 + h]++;
-                int ex, k;
-                double mant = frexp(score, &ex);
-                k = mant == 0.5 ? 1 - ex : -ex;
-                if (k < 0) k = 0;
-                if (k > ER_REPORT_LOG_BINS - 1) k = ER_REPORT_LOG_BINS - 1;
-                rep->log_hist[k]++;
-            }
-        }
-        if (worst_rank < 0 || (worst_rank == 0 && score > worst_score)) {
-            worst_rank = 0;
-            worst_score = score;
-            rep->worst = e;
-            rep->worst_why = ER_REPORT_WHY_NONE;
-            rep->ulps_beyond = 0;
-            rep->ratio = score;
+            int64_t i = (e / n) % m, j = e % n;
+            rep->map[(int)(i * mr / m)][(int)(j * mc / n)]++;
         }
     }
     if (rep->worst >= 0) {
@@ -241,7 +883,6 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
         rep->may_ninf = bd->may_ninf[e];
         rep->may_nan = bd->may_nan[e];
     }
-    free(cov);
     rep->zero_accepted = count > 0 && zero_ok == count;
     if (a && all_tiny(a)) rep->operand_vacuous |= 1;
     if (b && all_tiny(b)) rep->operand_vacuous |= 2;
@@ -250,14 +891,43 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
         int cands[5] = {a ? a->format : -1, b ? b->format : -1, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
         for (int c = 0; c < 5 && rep->narrower_format < 0; c++) {
             er_format_info ci;
-            int f = cands[c];
-            if (f < 0 || f == output->format || er_format_get_info(f, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT ||
+            int fc = cands[c];
+            if (fc < 0 || fc == output->format || er_format_get_info(fc, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT ||
                 ci.width >= fi.width)
                 continue;
             /* only where the exact answer needs more than f: an output that never does is a hint */
-            if (all_in(output, sb, count, f) && !all_in(R, sb, count, f)) rep->narrower_format = f;
+            if (all_in(output, sb, count, fc) && !all_in(R, sb, count, fc)) rep->narrower_format = fc;
         }
     }
     if (msg && msg_size) msg[0] = '\0';
     return ER_OK;
+}
+
+er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_tensor *output, const er_tensor *a,
+                                  const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
+                                  er_check_report *rep, char *msg, size_t msg_size)
+{
+    const er_bounds *bd;
+    er_status st;
+    unsigned char *cov;
+    int64_t outside = 0;
+    if (!r || !o || !output || !rep) return fail(msg, msg_size, ER_EINVAL, "er_check_report_compute: null argument");
+    memset(rep, 0, sizeof *rep);
+    rep->worst = -1;
+    rep->narrower_format = -1;
+    if ((st = er_result_bounds(r, o, &bd, msg, msg_size)) != ER_OK) return st;
+    if (output->ndim != 2 && output->ndim != 3)
+        return fail(msg, msg_size, ER_EINVAL, "the output must be 2-D or 3-D");
+    int64_t count = 1;
+    for (int d = 0; d < output->ndim; d++) count *= output->shape[d];
+    cov = (unsigned char *)malloc(count ? (size_t)count : 1);
+    if (!cov) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the check of %lld elements", (long long)count);
+    if ((st = er_result_covers(r, o, output, cov, &outside, msg, msg_size)) != ER_OK) {
+        free(cov);
+        return st;
+    }
+    st = er_check_report_score(bd, output, er_result_rounded(r), cov, outside, a, b, outside_index, outside_cap, rep,
+                               msg, msg_size);
+    free(cov);
+    return st;
 }

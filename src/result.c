@@ -8,6 +8,7 @@
 #include "er_front.h"
 #include "host/er_msg.h"
 #include "exactref/exactref.h"
+#include "exactref/report.h"
 
 /*
  * The matrix-engine models of docs/accumulation-models.md, one row each, with the instructions they
@@ -539,7 +540,6 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
 {
     const er_bounds *b;
     er_status st;
-    er_format_info fi;
     if (!r || !output || !covered) return ER_EINVAL;
     if (output->format != r->d.format || output->ndim != r->d.ndim)
         return msgf(msg, msg_size, ER_EINVAL, "the output must have the result's format (%s) and shape",
@@ -548,38 +548,8 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
         if (output->shape[i] != r->d.shape[i])
             return msgf(msg, msg_size, ER_EINVAL, "the output's shape differs from the result's in dimension %d", i);
     if ((st = er_result_bounds(r, o, &b, msg, msg_size)) != ER_OK) return st;
-    er_format_get_info(output->format, &fi);
-    int64_t B = output->ndim == 3 ? output->shape[0] : 1, M = output->shape[output->ndim - 2],
-            N = output->shape[output->ndim - 1], e = 0, bad = 0;
-    int64_t sb = output->ndim == 3 ? output->strides[0] : 0;
-    for (int64_t bb = 0; bb < B; bb++)
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t j = 0; j < N; j++, e++) {
-                const unsigned char *p = (const unsigned char *)output->data +
-                                         (size_t)(bb * sb + i * output->strides[output->ndim - 2] +
-                                                  j * output->strides[output->ndim - 1]) * (size_t)fi.storage_bytes;
-                uint64_t x = 0;
-                memcpy(&x, p, (size_t)fi.storage_bytes);
-                int ok;
-                if (r->is_int) {
-                    ok = (x & 0xFFFFFFFFu) == (b->low[e] & 0xFFFFFFFFu);
-                } else {
-                    er_val v = er_decode(output->format, x);
-                    if (v.cls == ER_CLASS_NAN) ok = b->may_nan[e];
-                    else if (v.cls == ER_CLASS_INF) ok = v.sign ? b->may_ninf[e] : b->may_pinf[e];
-                    else {
-                        double xv, lo, hi;
-                        er_from_bits(output->format, x, &xv);
-                        er_from_bits(output->format, b->low[e], &lo);
-                        er_from_bits(output->format, b->high[e], &hi);
-                        ok = b->has_range[e] && lo <= xv && xv <= hi;
-                    }
-                }
-                covered[e] = (unsigned char)ok;
-                bad += !ok;
-            }
-    if (outside) *outside = bad;
-    return ER_OK;
+    /* the patterns compared as order-mapped integers, rows over threads (src/report.c) */
+    return er_bounds_covers(b, output, r->is_int, covered, outside, msg, msg_size);
 }
 
 er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)

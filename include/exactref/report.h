@@ -91,6 +91,27 @@ ER_API er_status er_check_report_compute(er_result *r, const er_tol_opts *o, con
                                   const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
                                   er_check_report *rep, char *msg, size_t msg_size);
 
+/*
+ * covers() against given bounds (what er_result_covers runs after validating the shapes): covered[e] =
+ * 1 where output element e (row-major flat index) is an output the bounds allow, 0 elsewhere; *outside
+ * (may be NULL) the number of zeros.  exact_int: the output is an integer product's (mmai), covered only
+ * where its low 32 bits are low[e]'s.  A finite-class float pattern that is not one of the format's
+ * (bits above its width, tf32's padding bits set) is never covered; NaN and infinity patterns are
+ * judged by their class (as er_decode reads them).  Patterns are compared as order-mapped integers,
+ * not decoded; large outputs are split over threads by rows (the same bits as one thread).
+ */
+er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exact_int, unsigned char *covered,
+                           int64_t *outside, char *msg, size_t msg_size);
+
+/*
+ * The scoring of er_check_report_compute from its parts: bounds bd, the rounded answer R and covered
+ * (from er_bounds_covers, with `outside` zeros), both of output's shape and format.  a and b as there.
+ */
+er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
+                                const unsigned char *covered, int64_t outside, const er_tensor *a,
+                                const er_tensor *b, int64_t *outside_index, int64_t outside_cap, er_check_report *rep,
+                                char *msg, size_t msg_size);
+
 /* A flat index as (b, i, j) of the report's shape (b = 0 for 2-D). */
 ER_API void er_check_report_index(const er_check_report *rep, int64_t flat, int64_t idx[3]);
 

@@ -210,6 +210,16 @@ int er_cmd_check(int argc, char **argv)
             goto done;
         }
     }
+    /* the operands and the output are held decoded (their tensors' storage): the files' raw bytes are
+     * no longer needed, and would otherwise stay resident through the bounds (one more copy of the
+     * inputs and output); the arrays' descriptions stay for the report */
+    {
+        er_npy *raw[6] = {&m.A.npy, &m.B.npy, &m.C.npy, &m.SA.npy, &m.SB.npy, &outn};
+        for (int k = 0; k < 6; k++) {
+            free(raw[k]->data);
+            raw[k]->data = NULL;
+        }
+    }
     size_t elems = (size_t)(batch * rows * cols);
     er_format_info fo;
     er_format_get_info(O.format, &fo);

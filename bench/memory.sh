@@ -1,0 +1,38 @@
+#!/bin/sh
+# memory.sh: the peak resident memory of `exactref check` on n x n x n bf16 products with an f32
+# output, against the bytes of the .npy inputs and output (the ratio issue 16 bounds by 4).
+#   bench/memory.sh EXACTREF [N ...]        (default N: 1024 2048)
+# Needs /usr/bin/time (Debian package "time") and python3 (for the random operands).  The files go to
+# a temporary directory that is removed at the end.  Speed is not measured here.
+set -eu
+exe=${1:?usage: memory.sh EXACTREF [N ...]}
+shift
+[ $# -gt 0 ] || set -- 1024 2048
+[ -x /usr/bin/time ] || { echo "memory.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for n in "$@"; do
+    # random bf16 patterns: random sign and fraction, exponents 120..127 (values in [2^-7, 2))
+    python3 - "$n" "$tmp" <<'EOF'
+import os, sys
+n, d = int(sys.argv[1]), sys.argv[2]
+for name in ("a", "b"):
+    cnt = n * n
+    r = int.from_bytes(os.urandom(2 * cnt), "little")
+    r = (r & int.from_bytes(b"\xff\x83" * cnt, "little")) | int.from_bytes(b"\x00\x3c" * cnt, "little")
+    hdr = "{'descr': '<u2', 'fortran_order': False, 'shape': (%d, %d), }" % (n, n)
+    hdr += " " * (63 - (10 + len(hdr)) % 64) + "\n"
+    with open(os.path.join(d, name + ".npy"), "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode())
+        f.write(r.to_bytes(2 * cnt, "little"))
+EOF
+    "$exe" matmul "$tmp/a.npy" "$tmp/b.npy" -o "$tmp/out.npy" --out-format f32 --a-format bf16 --b-format bf16
+    /usr/bin/time -v "$exe" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/out.npy" --a-format bf16 --b-format bf16 \
+        >"$tmp/check.txt" 2>"$tmp/time.txt" || { cat "$tmp/check.txt" "$tmp/time.txt" >&2; exit 1; }
+    kb=$(sed -n 's/^[[:space:]]*Maximum resident set size (kbytes): //p' "$tmp/time.txt")
+    wall=$(sed -n 's/^[[:space:]]*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time.txt")
+    files=$(($(wc -c <"$tmp/a.npy") + $(wc -c <"$tmp/b.npy") + $(wc -c <"$tmp/out.npy")))
+    awk -v n="$n" -v kb="$kb" -v f="$files" -v w="$wall" 'BEGIN {
+        printf "memory n=%d bf16 -> f32: peak RSS %.1f MB, inputs+output %.1f MB, ratio %.2f (wall %s)\n",
+               n, kb * 1024 / 1e6, f / 1e6, kb * 1024 / f, w }'
+done
