@@ -100,14 +100,14 @@ ER_API er_status er_check_report_compute(er_result *r, const er_tol_opts *o, con
  * judged by their class (as er_decode reads them).  Patterns are compared as order-mapped integers,
  * not decoded; large outputs are split over threads by rows (the same bits as one thread).
  */
-er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exact_int, unsigned char *covered,
+ER_API er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exact_int, unsigned char *covered,
                            int64_t *outside, char *msg, size_t msg_size);
 
 /*
  * The scoring of er_check_report_compute from its parts: bounds bd, the rounded answer R and covered
  * (from er_bounds_covers, with `outside` zeros), both of output's shape and format.  a and b as there.
  */
-er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
+ER_API er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
                                 const unsigned char *covered, int64_t outside, const er_tensor *a,
                                 const er_tensor *b, int64_t *outside_index, int64_t outside_cap, er_check_report *rep,
                                 char *msg, size_t msg_size);
