@@ -20,7 +20,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # A time limit per command where timeout(1) exists: a hang fails instead of blocking the suite.
 T=""
-command -v timeout >/dev/null 2>&1 && T="timeout 300"
+command -v timeout >"$tmp/which" 2>&1 && T="timeout 300"
 
 # mknpy FILE DESCR SHAPE DATA: a version 1.0 .npy file; DATA is a printf format of the raw bytes.
 mknpy() {
@@ -63,7 +63,7 @@ mm="matmul $tmp/a.npy $tmp/b.npy --a-format bf16 --b-format bf16 --out-format f3
 mkdir "$tmp/no-icd"
 OCL_ICD_VENDORS="$tmp/no-icd" run "no platform" 3 "$tmp/out.npy" $mm && has "no platform" "OpenCL: no platform"
 
-if ! "$X" info 2>/dev/null | grep -q "device 0:"; then
+if ! "$X" info 2>"$tmp/info-err" | grep -q "device 0:"; then
     if [ -n "$EXACTREF_REQUIRE_OPENCL" ] && [ "$EXACTREF_REQUIRE_OPENCL" != 0 ]; then
         bad "no OpenCL device, and EXACTREF_REQUIRE_OPENCL=1"
     else
