@@ -268,7 +268,9 @@ int er_cmd_check(int argc, char **argv)
     memset(&c, 0, sizeof c);
     c.out_path = pos[2];
     c.m = &m;
-    c.standard = fo.kind == ER_KIND_FLOAT ? std.name : "exact (mmai)";
+    /* the standard the bounds used (cdna3 on fp8 operands is cdna3-fp8: er_standard_for_inputs) */
+    er_standard used = er_standard_for_inputs(&std, m.A.t.format, m.B.t.format);
+    c.standard = fo.kind == ER_KIND_FLOAT ? used.name : "exact (mmai)";
     c.compute = fo.kind == ER_KIND_FLOAT ? er_format_name(compute < 0 ? er_result_default_compute(res) : compute) : "i32";
     c.ftz = m.ftz;
     c.rep = &rep;

@@ -348,5 +348,11 @@ run "save bounds f32" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --sa
 head -c 128 "$tmp/bounds2/range_low.npy" | grep -q "'descr': '<f4'" && head -c 128 "$tmp/bounds2/tolerance.npy" | grep -q "'shape': (2, 2)" && ok || bad "save bounds f32 headers"
 
 ls "$tmp" | grep -q 'tmp-' && bad "a temporary file was left behind" || ok
+# the report names the standard the bounds used: cdna3 on fp8 operands is cdna3-fp8 (issue 11)
+mknpy "$tmp/f8.npy" '|u1' '(2, 2)' '\100\100\100\100'
+mknpy "$tmp/f8o.npy" '<f4' '(2, 2)' '\000\000\000\100\000\000\000\100\000\000\000\100\000\000\000\100'
+run "cdna3 on fp8" 0 "" check "$tmp/f8.npy" "$tmp/f8.npy" "$tmp/f8o.npy" --a-format f8E4M3FNUZ --b-format f8E4M3FNUZ --standard cdna3
+has "cdna3 on fp8 names cdna3-fp8" "$tmp/out" "standard cdna3-fp8,"
+
 echo "cli hardening: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
