@@ -1,7 +1,8 @@
 #!/bin/sh
 # test.sh: build exactref and run the whole test suite, then again under ASan and UBSan.
 # Environment: EXACTREF_SEED (random tests' seed), JOBS (parallel jobs, default: all cores),
-# FUZZ_SECONDS (how long the .npy reader is fuzzed, default 60).  The Python package is tested in
+# FUZZ_SECONDS (how long the .npy reader is fuzzed, default 60), FUZZ_INTERP_SECONDS (the Tile IR
+# parser, default 30).  The Python package is tested in
 # build/venv (numpy, ml_dtypes, pytest and scikit-build-core from PyPI).
 set -eu
 cd "$(dirname "$0")/.."
@@ -29,5 +30,5 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DER_SANITIZE=ON -DER
 cmake --build build-asan -j "$jobs"
 (cd build-asan && ctest --output-on-failure -j "$jobs")
 
-echo "== fuzz the .npy reader (libFuzzer, ${FUZZ_SECONDS:-60} s)"
+echo "== fuzz the .npy reader (libFuzzer, ${FUZZ_SECONDS:-60} s) and the Tile IR parser (${FUZZ_INTERP_SECONDS:-30} s)"
 sh scripts/fuzz.sh build
