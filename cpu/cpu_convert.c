@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "exactref/exactref.h"
+#include "exactref/core/er_round.h"
 
 /* Bytes of one stored element of format fmt. */
 static int er_storage_(int fmt) { return er_fmt_storage_bytes(er_fmt_get(fmt)); }

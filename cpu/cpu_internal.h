@@ -23,16 +23,6 @@ int er_cpu_mma(const er_problem *P);
 /* Element (i, col) of a batch on the host (pre: the canonical sums, or NULL). */
 void er_bjob_element(const er_bjob *job, int64_t i, int64_t col, const double *pre, er_bel *o);
 
-/* Where the prepared batches of a bounds computation go (the front door's router): batch job into
- * index e0 onward of out's arrays. */
-typedef int (*er_bjob_sink)(void *ctx, const er_bjob *job, er_bounds *out, int64_t e0);
-
-/* Per-element bounds of a standard (cpu/cpu_bounds.c): P->d is the exactly rounded result; each
- * batch is prepared on the CPU's threads and handed to sink.  target: the backend that will run the
- * elements (ER_BACKEND_CPU, _OPENCL or _CUDA), so that only the copies it reads are made. */
-int er_cpu_bounds(const er_problem *P, int target, int compute, int ftz, const er_standard *std,
-                  const er_slack *slack, er_bounds *out, er_bjob_sink sink, void *ctx);
-
 /* The elements of one prepared batch on the CPU's threads (a batch prepared for a device gets the
  * CPU's own copies first); the bits a device computes. */
 int er_cpu_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int threads);

@@ -7,6 +7,7 @@
 
 #include "../src/host/er_msg.h"
 #include "er_cuda.h"
+#include "exactref/core/er_round.h"
 
 #if !defined(__CUDACC__)
 #error "er_cuda_convert.cu is compiled by nvcc"

@@ -5,7 +5,7 @@ The layers (docs/architecture.md), bottom to top, and what each folder may inclu
 the system's headers:
 
   core      include/exactref/core/         core
-  public    include/exactref/*.h           public, core
+  public    include/exactref/*.h           public, and of the core only er_types.h (no functions)
   host      src/host/                      host, public, core
   backend   cpu/  opencl/  cuda/           its own folder, host, public, core   (never another backend)
   front     src/*.[ch], src/interval/      front, host, backends, public, core
@@ -66,7 +66,8 @@ def allowed(src, dst, dst_rel):
     if src == 'core':
         return False
     if src == 'public':
-        return dst in ('core',)
+        # A user's file gets the core's types and constants, never its inline functions.
+        return dst == 'core' and os.path.basename(dst_rel) == 'er_types.h'
     if src == 'host':
         return dst in base
     if src.startswith('backend:'):
@@ -168,7 +169,8 @@ def self_test():
     good = {
         'include/exactref/core/er_a.h': '#include "er_b.h"\n',
         'include/exactref/core/er_b.h': '#include <stdint.h>\n',
-        'include/exactref/mma.h': '#include "exactref/core/er_a.h"\n',
+        'include/exactref/core/er_types.h': '#include <stdint.h>\n',
+        'include/exactref/mma.h': '#include "exactref/core/er_types.h"\n',
         'src/host/er_host.h': '#include "exactref/mma.h"\n',
         'cpu/cpu.c': '#include "../src/host/er_host.h"\n#include "cpu.h"\n',
         'cpu/cpu.h': '#include "exactref/core/er_a.h"\n',
@@ -181,6 +183,7 @@ def self_test():
     bad = [
         ('backend -> src', {'cpu/x.c': '#include "../src/front.h"\n'}),
         ('backend -> backend', {'opencl/x.c': '#include "../cpu/cpu.h"\n'}),
+        ('public -> a core header with functions', {'include/exactref/result.h': '#include "exactref/core/er_a.h"\n'}),
         ('core -> public', {'include/exactref/core/er_c.h': '#include "exactref/mma.h"\n'}),
         ('interp -> backend', {'src/python/m.c': '#include "../../cpu/cpu.h"\n'}),
         ('circle', {'include/exactref/core/er_b.h': '#include "er_a.h"\n'}),

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "exactref/exactref.h"
+#include "exactref/core/er_round.h"
 
 /*
  * A job is packed into one 32-bit spec: from | to << 8 | dir << 16 | opts << 24.  The batch holds,

@@ -50,8 +50,8 @@ int er_route(const er_route_op *op, void *ctx, int backend, int device, int64_t 
 /* The OpenCL device ER_BACKEND_AUTO uses (src/backend_auto.c; -1: the backend's default). */
 int er_backend_auto_opencl_device_(void);
 
-/* Per-element bounds of a standard on the result's backend (args: the result's; rounded: its exactly
- * rounded result): prepared on the CPU, the elements on args->backend's device where it can (a device
+/* Per-element bounds of a standard on the result's backend (src/tolerance.c; args: the result's;
+ * rounded: its exactly rounded result): prepared on the CPU, the elements on args->backend's device where it can (a device
  * without fp64 leaves them to the CPU: *on_cpu = 1, may be NULL).  msg receives a device's error. */
 int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
                     const er_slack *slack, er_bounds *out, char *msg, size_t msg_size, int *on_cpu);

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "exactref/exactref.h"
+#include "exactref/core/er_round.h"
 
 #define ER_NAME_(ID, n, a, k, w, e, m, p, b, s, f) n,
 #define ER_ALIAS_(ID, n, a, k, w, e, m, p, b, s, f) a,

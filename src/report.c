@@ -9,6 +9,7 @@
 
 #include "exactref/exactref.h"
 #include "exactref/report.h"
+#include "exactref/core/er_round.h"
 
 static const char *const bin_names[ER_REPORT_BINS] = {"0 (exact)",   "(0, 1/64]", "(1/64, 1/16]",
                                                       "(1/16, 1/4]", "(1/4, 1/2]", "(1/2, 1]",

@@ -1,5 +1,5 @@
 /* route.c: the one route-and-fallback function of the front door: which backend runs an operation
- * (er_mma, normal(), the bounds), and what happens when a device fails. */
+ * (er_mma, normal(), the bounds: src/tolerance.c), and what happens when a device fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,73 +57,6 @@ int er_route(const er_route_op *op, void *ctx, int backend, int device, int64_t 
         return ER_EUNSUPPORTED;
     /* ER_BACKEND_CPU (or an unknown backend id, which the CPU engine has always taken) */
     return op->on_cpu(ctx);
-}
-
-/* ------------------------------------------------------------------------------------------------ */
-/* The bounds: each batch the CPU prepared goes to the result's backend                              */
-
-typedef struct {
-    const er_mma_args *args;
-    int64_t macs;
-    char *msg;
-    size_t msg_size;
-    int *on_cpu;
-    const er_bjob *job;
-    er_bounds *out;
-    int64_t e0;
-} bounds_ctx;
-
-static int bounds_on_device(void *ctx, int backend, int device, char *msg, size_t msg_size)
-{
-    bounds_ctx *c = (bounds_ctx *)ctx;
-    if (backend == ER_BACKEND_OPENCL) return er_opencl_bounds_batch(c->job, c->out, c->e0, device, msg, msg_size);
-    return er_cuda_bounds_batch(c->job, c->out, c->e0, device, msg, msg_size);
-}
-
-static int bounds_on_cpu(void *ctx)
-{
-    bounds_ctx *c = (bounds_ctx *)ctx;
-    *c->on_cpu = 1; /* the CPU backend, or a device that cannot (no fp64): the same bits here */
-    return er_cpu_bounds_batch(c->job, c->out, c->e0, c->args->threads);
-}
-
-/* A device that cannot (ER_EUNSUPPORTED, e.g. no fp64) leaves the batch to the CPU, whatever the
- * backend; under AUTO any failure does, as er_mma's does. */
-static const er_route_op bounds_op = {bounds_on_device, bounds_on_cpu, 1, 0, 0, 0};
-
-static int bounds_sink(void *ctx, const er_bjob *job, er_bounds *out, int64_t e0)
-{
-    bounds_ctx *c = (bounds_ctx *)ctx;
-    int ran;
-    c->job = job;
-    c->out = out;
-    c->e0 = e0;
-    return er_route(&bounds_op, c, c->args->backend, c->args->device, c->macs, &ran, NULL, 0, c->msg, c->msg_size);
-}
-
-int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
-                    const er_slack *slack, er_bounds *out, char *msg, size_t msg_size, int *on_cpu)
-{
-    er_problem P;
-    bounds_ctx c;
-    int st, dummy_on_cpu = 0, target;
-    if (!on_cpu) on_cpu = &dummy_on_cpu;
-    *on_cpu = 0;
-    if ((st = er_problem_validate(&P, args, (er_tensor *)rounded, args->lo, args->hi, args->odd, args->msg,
-                                  args->msg_size)) != ER_OK)
-        return st;
-    P.stats = NULL;
-    memset(&c, 0, sizeof c);
-    c.args = args;
-    c.macs = P.batch * P.m * P.n * P.k;
-    c.msg = msg;
-    c.msg_size = msg_size;
-    c.on_cpu = on_cpu;
-    /* where the elements will run: the CPU's extra copies only where they serve (a device that then
-     * declines leaves the elements to the CPU, which computes the same bits without them) */
-    target = args->backend;
-    if (target == ER_BACKEND_AUTO) target = er_backend_auto(c.macs, args->device, NULL, 0);
-    return er_cpu_bounds(&P, target, compute, ftz, std, slack, out, bounds_sink, &c);
 }
 
 /* ------------------------------------------------------------------------------------------------ */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "exactref/core/er_bits.h"
+#include "exactref/core/er_round.h"
 #include "exactref/exactref.h"
 
 static int er_valid_fmt_(int fmt) { return fmt >= 0 && fmt < ER_FMT_COUNT; }

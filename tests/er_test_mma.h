@@ -6,6 +6,8 @@
 #ifndef ER_TEST_MMA_H
 #define ER_TEST_MMA_H
 
+#include "exactref/core/er_round.h"
+
 #define ER_MSG 8192
 #define NFLOAT 13 /* the float formats are the ids 0 .. 12 */
 

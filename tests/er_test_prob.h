@@ -9,6 +9,8 @@
 #ifndef ER_TEST_PROB_H
 #define ER_TEST_PROB_H
 
+#include "exactref/core/er_round.h"
+
 #ifndef ER_PROB_C_MODE
 #define ER_PROB_C_MODE(mode) (mode)
 #endif

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "exactref/config.h"
-#include "exactref/core/er_round.h"
+#include "exactref/core/er_types.h"
 #include "exactref/export.h"
 #include "exactref/status.h"
 
@@ -21,7 +21,7 @@ ER_API const char *er_status_string(er_status s);
 /* The library's version, "MAJOR.MINOR.PATCH". */
 ER_API const char *er_version(void);
 
-/* ---- Formats (the table in core/er_formats.h; ids are ER_FMT_F64 ... ER_FMT_COUNT-1). ---- */
+/* ---- Formats (the table in core/er_types.h; ids are ER_FMT_F64 ... ER_FMT_COUNT-1). ---- */
 typedef struct er_format_info {
     const char *name;       /* canonical MLIR spelling, e.g. "f8E4M3FN" */
     const char *alias;      /* ml_dtypes spelling, e.g. "float8_e4m3fn" */

@@ -6,7 +6,7 @@
 #include "exactref/export.h"
 
 #include "exactref/status.h"
-#include "exactref/core/er_round.h"
+#include "exactref/core/er_types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,7 +22,7 @@ extern "C" {
  */
 
 /* Division by zero (an exact infinity from finite operands: log(0), pow(0, -1), 1/0).  The core's
- * conversions never raise it, so it lives here, above the four flags of core/er_round.h. */
+ * conversions never raise it, so it lives here, above the four flags of core/er_types.h. */
 #ifndef ER_FLAG_DIVBYZERO
 #define ER_FLAG_DIVBYZERO 16u
 #endif

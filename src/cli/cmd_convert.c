@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "exactref/core/er_round.h"
 
 /* Growable text buffer: output is written only once every line has been read and is valid. */
 typedef struct {

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "er_batch.h"
+#include "exactref/core/er_round.h"
 
 static uint64_t dbits(double x)
 {

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "exactref/core/er_round.h"
 
 /* The value of a pattern as text: a %g rendering of its binary64 value (every float format's
  * values are binary64 values), or the integer. */

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "exactref/interp.h"
 #include "exactref/npy.h"
+#include "exactref/core/er_round.h"
 
 #define CMD "interp"
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "interp_impl.h"
+#include "exactref/core/er_round.h"
 
 typedef struct C {
     const er_interp_module *m;

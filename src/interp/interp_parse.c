@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "interp_impl.h"
+#include "exactref/core/er_round.h"
 
 /* ---------------------------------------------------------------- element types */
 

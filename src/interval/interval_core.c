@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "interval_impl.h"
+#include "exactref/core/er_round.h"
 
 static int cmp_double(double a, double b) { return a < b ? -1 : (a > b ? 1 : 0); }
 

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "interval_impl.h"
+#include "exactref/core/er_round.h"
 
 static int valid_fmt(int fmt) { return fmt >= 0 && fmt < ER_FMT_COUNT; }
 

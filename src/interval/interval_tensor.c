@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "exactref/exactref.h"
+#include "exactref/core/er_round.h"
 
 /*
  * The join of the point intervals of every element: [min, max], integral when every element is an

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "exactref/math.h"
+#include "exactref/core/er_round.h"
 
 /* This file's arithmetic is binary64 with contraction off (the top CMakeLists.txt): each + - * below
  * is one IEEE operation rounded to nearest, which the error-free transformations rely on. */

@@ -6,6 +6,7 @@
 #include <mpfr.h>
 
 #include "exactref/math.h"
+#include "exactref/core/er_round.h"
 
 /*
  * How a result is made (docs/math.md, "Correct rounding"):

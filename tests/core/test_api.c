@@ -7,6 +7,7 @@
 
 #include "er_test.h"
 #include "exactref/exactref.h"
+#include "exactref/core/er_round.h"
 
 static uint64_t dbits(double x)
 {

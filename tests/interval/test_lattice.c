@@ -12,6 +12,7 @@
 #include "er_test.h"
 #include "exactref/exactref.h"
 #include "exactref/interval.h"
+#include "exactref/core/er_round.h"
 
 #define P53 9007199254740992.0 /* 2^53 */
 #define P63 9223372036854775808.0

@@ -24,6 +24,7 @@
 #include "er_test.h"
 #include "exactref/exactref.h"
 #include "exactref/interval.h"
+#include "exactref/core/er_round.h"
 
 #define P53 9007199254740992.0
 #define MAXS 16  /* samples per interval */

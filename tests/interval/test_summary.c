@@ -6,6 +6,7 @@
 
 #include "er_test.h"
 #include "exactref/exactref.h"
+#include "exactref/core/er_round.h"
 
 static uint16_t bf16_of(float v)
 {

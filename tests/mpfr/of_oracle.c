@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "of_oracle.h"
+#include "exactref/core/er_round.h"
 
 #define U64 UINT64_C
 #define ALLF (ER_FLAG_INEXACT | ER_FLAG_UNDERFLOW | ER_FLAG_OVERFLOW | ER_FLAG_INVALID)

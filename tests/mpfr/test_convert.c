@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "of_oracle.h"
+#include "exactref/core/er_round.h"
 
 /* The sources of at most 16 bits, in the order the loop test walks them. */
 static const int small_src[] = {ER_FMT_F16,        ER_FMT_BF16,       ER_FMT_I16,       ER_FMT_F8E4M3FN,

@@ -19,6 +19,7 @@
 
 #include "er_test.h"
 #include "of_oracle.h"
+#include "exactref/core/er_round.h"
 
 static mpfr_t w1, w2;
 

@@ -8,6 +8,7 @@
 
 #include "er_test.h"
 #include "of_oracle.h"
+#include "exactref/core/er_round.h"
 
 #define XF ER_FLAG_INEXACT
 #define UF ER_FLAG_UNDERFLOW

@@ -18,6 +18,7 @@
 #include <mpfr.h>
 
 #include "sim.h"
+#include "exactref/core/er_round.h"
 
 /* ---- The model table: docs/accumulation-models.md's table, as data. ---- */
 const sim_model sim_models[] = {

@@ -12,6 +12,7 @@
 #include "er_test.h"
 #include "exactref/exactref.h"
 #include "exactref/report.h"
+#include "exactref/core/er_round.h"
 
 /* ---- the reference ---- */
 

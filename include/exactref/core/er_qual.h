@@ -2,9 +2,11 @@
 #ifndef ER_QUAL_H
 #define ER_QUAL_H
 
+#include "er_types.h" /* the fixed-width types */
+
 /*
- * Every core header includes this file and nothing else from the platform.  It provides:
- *   - fixed-width integer types er_u8 .. er_u64, er_i8 .. er_i64;
+ * Every core header with functions includes this file and nothing else from the platform.  It provides:
+ *   - (from er_types.h) the fixed-width integer types er_u8 .. er_u64, er_i8 .. er_i64;
  *   - ER_FN, the qualifier of every core function (static inline, plus __host__ __device__ for CUDA);
  *   - ER_FN_INLINE, the same, forced inline everywhere (loops whose constant formats must fold);
  *   - ER_CLZ64(x), count of leading zero bits of a NONZERO 64-bit value;
@@ -17,14 +19,6 @@
  */
 
 #if defined(__OPENCL_VERSION__)
-typedef uchar er_u8;
-typedef char er_i8;
-typedef ushort er_u16;
-typedef short er_i16;
-typedef uint er_u32;
-typedef int er_i32;
-typedef ulong er_u64;
-typedef long er_i64;
 #define ER_FN static inline
 #define ER_FN_INLINE static inline __attribute__((always_inline))
 #define ER_CLZ64(x) ((int)clz((ulong)(x)))
@@ -35,14 +29,6 @@ typedef long er_i64;
 
 #elif defined(__CUDACC__)
 #include <stdint.h>
-typedef uint8_t er_u8;
-typedef int8_t er_i8;
-typedef uint16_t er_u16;
-typedef int16_t er_i16;
-typedef uint32_t er_u32;
-typedef int32_t er_i32;
-typedef uint64_t er_u64;
-typedef int64_t er_i64;
 #define ER_FN static __host__ __device__ __forceinline__
 #define ER_FN_INLINE ER_FN
 #define ER_GLOBAL
@@ -68,14 +54,6 @@ typedef int64_t er_i64;
 #else
 #define ER_ALWAYS_INLINE_
 #endif
-typedef uint8_t er_u8;
-typedef int8_t er_i8;
-typedef uint16_t er_u16;
-typedef int16_t er_i16;
-typedef uint32_t er_u32;
-typedef int32_t er_i32;
-typedef uint64_t er_u64;
-typedef int64_t er_i64;
 #define ER_FN static inline ER_ALWAYS_INLINE_
 #define ER_FN_INLINE ER_FN
 #define ER_GLOBAL

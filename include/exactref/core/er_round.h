@@ -10,51 +10,6 @@
  * docs/core.md explains the algorithm and why it rounds correctly; docs/formats.md gives the rules.
  */
 
-/* Rounding directions (the dialect's spellings; odd is for internal use, Boldo-Melquiond). */
-#define ER_RND_NEAREST_EVEN 0
-#define ER_RND_NEAREST_AWAY 1
-#define ER_RND_ZERO 2
-#define ER_RND_NEGATIVE_INF 3
-#define ER_RND_POSITIVE_INF 4
-#define ER_RND_ODD 5
-#define ER_RND_COUNT 6
-
-/* Options of a rounding or conversion. */
-#define ER_OPT_SATURATE 1u /* overflow and infinities give the largest finite value of the sign */
-#define ER_OPT_FTZ_IN 2u   /* subnormal inputs read as the zero of their sign */
-#define ER_OPT_FTZ_OUT 4u  /* subnormal results become the zero of their sign */
-#define ER_OPT_FTZ (ER_OPT_FTZ_IN | ER_OPT_FTZ_OUT)
-
-/* Exception flags (IEEE 754's, as SoftFloat reports them). */
-#define ER_FLAG_INEXACT 1u
-#define ER_FLAG_UNDERFLOW 2u
-#define ER_FLAG_OVERFLOW 4u
-#define ER_FLAG_INVALID 8u
-
-/* Classes of a decoded pattern. */
-#define ER_CLASS_ZERO 0
-#define ER_CLASS_SUBNORMAL 1
-#define ER_CLASS_NORMAL 2
-#define ER_CLASS_INF 3
-#define ER_CLASS_NAN 4
-
-/*
- * An exact value: (-1)^sign * sig * 2^exp for ZERO, SUBNORMAL and NORMAL (integers are NORMAL with
- * exp 0, or ZERO).  For a NaN, sig holds the payload (the fraction field) and exp its width in bits.
- */
-typedef struct er_val {
-    er_i32 cls;
-    er_u32 sign;
-    er_u64 sig;
-    er_i32 exp;
-} er_val;
-
-/* A result pattern and the exception flags its computation raised. */
-typedef struct er_res {
-    er_u64 bits;
-    er_u32 flags;
-} er_res;
-
 ER_FN er_u64 er_width_mask_(er_i32 width)
 {
     return width >= 64 ? ~ER_U64(0) : (ER_U64(1) << width) - 1u;

@@ -1,0 +1,211 @@
+/* standards.c: the standards a tolerance is taken under: the table of matrix-engine models, its names
+ * and aliases, its text table, the parser of a standard's name or engine:k=..,F=..,p=.. spelling, and
+ * the choice of a row for the operands' formats. */
+#include <stdio.h>
+#include <string.h>
+
+#include "host/er_msg.h"
+#include "exactref/core/er_formats.h"
+#include "exactref/exactref.h"
+
+/*
+ * The matrix-engine models of docs/accumulation-models.md, one row each, with the instructions they
+ * model and their other names (docs/proofs/engines.md proves the bound of every row).  Per row: k
+ * products per step, F fraction bits kept at the step's largest exponent, the accumulator D's fraction
+ * bits and rounding, promotion, exact groups, CDNA3 arithmetic, tf32 operands, D's format, F2, stages.
+ */
+#define ER_NV(nm, k, F, p, pr, g, tf) {ER_STD_ENGINE, nm, k, F, p, ER_RND_ZERO, pr, g, 0, tf, ER_FMT_F32, 0, 0}
+#define ER_NV16(nm, k, F) {ER_STD_ENGINE, nm, k, F, 10, ER_RND_NEAREST_EVEN, 0, 1, 0, 0, ER_FMT_F16, 0, 0}
+#define ER_AMD(nm, k, tf, two) {ER_STD_ENGINE, nm, k, 24, 23, ER_RND_NEAREST_EVEN, 0, 1, 1, tf, ER_FMT_F32, 31, two}
+static const er_standard_info er_models_[] = {
+    {"volta", "Volta mma.m8n8k4 f16 -> f32", "", ER_NV("volta", 4, 23, 23, 0, 1, 0)},
+    {"volta-f16", "Volta mma.m8n8k4 f16 -> f16", "", ER_NV16("volta-f16", 4, 23)},
+    {"turing", "Turing mma.m16n8k8 f16 -> f32", "", ER_NV("turing", 8, 24, 23, 0, 1, 0)},
+    {"turing-f16", "Turing mma.m16n8k8 f16 -> f16", "", ER_NV16("turing-f16", 8, 24)},
+    {"ampere", "Ampere mma.m16n8k16 f16/bf16 -> f32 (2 x 8), m16n8k8 bf16", "", ER_NV("ampere", 8, 24, 23, 0, 1, 0)},
+    {"ampere-f16", "Ampere/Ada mma.m16n8k16 f16 -> f16 (2 x 8)", "ada-f16-f16", ER_NV16("ampere-f16", 8, 24)},
+    {"ampere-tf32", "Ampere mma.m16n8k8 tf32 -> f32 (2 x 4), m16n8k4", "", ER_NV("ampere-tf32", 4, 24, 23, 0, 1, 1)},
+    {"ada-f16", "Ada mma.m16n8k16 f16/bf16 -> f32 (2 x 8)", "", ER_NV("ada-f16", 8, 24, 23, 0, 1, 0)},
+    {"ada-tf32", "Ada mma.m16n8k8 tf32 -> f32 (2 x 4)", "", ER_NV("ada-tf32", 4, 24, 23, 0, 1, 1)},
+    {"ada-fp8", "Ada mma.m16n8k32 e4m3/e5m2 -> f32 (2 x 16, e8m13), m16n8k16", "", ER_NV("ada-fp8", 16, 13, 13, 0, 1, 0)},
+    {"ada-fp8-f16", "Ada mma.m16n8k32 e4m3/e5m2 -> f16 (2 x 16), m16n8k16", "", ER_NV16("ada-fp8-f16", 16, 13)},
+    {"hopper", "Hopper wgmma f16/bf16 -> f32", "", ER_NV("hopper", 16, 25, 23, 0, 1, 0)},
+    {"hopper-f16", "Hopper wgmma f16 -> f16", "", ER_NV16("hopper-f16", 16, 25)},
+    {"hopper-tf32", "Hopper wgmma tf32 -> f32", "", ER_NV("hopper-tf32", 8, 25, 23, 0, 1, 1)},
+    {"hopper-fp8", "Hopper wgmma e4m3/e5m2 -> f32 (e8m13)", "", ER_NV("hopper-fp8", 32, 13, 13, 0, 1, 0)},
+    {"hopper-fp8-f16", "Hopper wgmma e4m3/e5m2 -> f16", "", ER_NV16("hopper-fp8-f16", 32, 13)},
+    {"deepgemm-fp8", "Hopper wgmma fp8, promoted into f32 every 128 (DeepGEMM)", "hopper-fp8-deepgemm",
+     ER_NV("deepgemm-fp8", 32, 13, 13, 128, 1, 0)},
+    {"blackwell", "Blackwell tcgen05 kind::f16 f16/bf16 -> f32", "", ER_NV("blackwell", 16, 25, 23, 0, 1, 0)},
+    {"blackwell-f16", "Blackwell tcgen05 kind::f16 f16 -> f16", "", ER_NV16("blackwell-f16", 16, 25)},
+    {"blackwell-tf32", "Blackwell tcgen05 kind::tf32 -> f32", "", ER_NV("blackwell-tf32", 8, 25, 23, 0, 1, 1)},
+    {"blackwell-f8f6f4", "Blackwell tcgen05 kind::f8f6f4 -> f32; sm_120 mma m16n8k32", "",
+     ER_NV("blackwell-f8f6f4", 32, 25, 23, 0, 1, 0)},
+    {"blackwell-f8f6f4-f16", "Blackwell tcgen05 kind::f8f6f4 -> f16; sm_120 mma m16n8k32", "",
+     ER_NV16("blackwell-f8f6f4-f16", 32, 25)},
+    {"blackwell-mxf8f6f4", "Blackwell kind::mxf8f6f4 block32 ue8m0 scales -> f32", "blackwell-mx",
+     ER_NV("blackwell-mxf8f6f4", 32, 25, 23, 0, 1, 0)},
+    {"blackwell-mxf4", "Blackwell kind::mxf4/mxf4nvf4 k64, exact groups of 16 -> f32", "blackwell-nvf4",
+     ER_NV("blackwell-mxf4", 64, 35, 23, 0, 16, 0)},
+    {"cdna3", "CDNA3 MFMA f16/bf16 -> f32, 8 per step (fp8: cdna3-fp8)", "", ER_AMD("cdna3", 8, 0, 0)},
+    {"cdna3-fp8", "CDNA3 MFMA fp8/bf8 -> f32 (16 per step, even/odd stages)", "cdna3-bf8", ER_AMD("cdna3-fp8", 16, 0, 1)},
+    {"cdna3-xf32", "CDNA3 MFMA xf32 -> f32 (4 per step)", "", ER_AMD("cdna3-xf32", 4, 1, 0)},
+};
+#undef ER_NV
+#undef ER_NV16
+#undef ER_AMD
+#define ER_NMODELS ((int)(sizeof er_models_ / sizeof er_models_[0]))
+
+const er_standard_info *er_standard_list(int *count)
+{
+    if (count) *count = ER_NMODELS;
+    return er_models_;
+}
+
+const char *er_standard_names(void)
+{
+    /* every name and alias of er_models_, in its order (test_bounds' table test compares the two) */
+    return "normal any_order volta volta-f16 turing turing-f16 ampere ampere-f16 ada-f16-f16 ampere-tf32 ada-f16 "
+           "ada-tf32 ada-fp8 ada-fp8-f16 hopper hopper-f16 hopper-tf32 hopper-fp8 hopper-fp8-f16 deepgemm-fp8 "
+           "hopper-fp8-deepgemm blackwell blackwell-f16 blackwell-tf32 blackwell-f8f6f4 blackwell-f8f6f4-f16 "
+           "blackwell-mxf8f6f4 blackwell-mx blackwell-mxf4 blackwell-nvf4 cdna3 cdna3-fp8 cdna3-bf8 cdna3-xf32 "
+           "engine:k=..,F=..,p=..";
+}
+
+/* name is one of the space-separated words of list. */
+static int in_words(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        while (*p == ' ') p++;
+        size_t w = strcspn(p, " ");
+        if (w == n && w && !strncmp(p, name, n)) return 1;
+        p += w;
+    }
+    return 0;
+}
+
+size_t er_standard_table(char *buf, size_t size)
+{
+    size_t n = 0;
+    char tmp[256];
+#define ER_PUT(...)                                                                                    \
+    do {                                                                                               \
+        int w_ = snprintf(tmp, sizeof tmp, __VA_ARGS__);                                               \
+        if (w_ > 0) {                                                                                  \
+            if (buf && n < size) snprintf(buf + n, size - n, "%s", tmp);                               \
+            n += (size_t)w_;                                                                           \
+        }                                                                                              \
+    } while (0)
+    if (buf && size) buf[0] = '\0';
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %-7s %s\n", "standard", "family (instructions)", "k", "F", "p", "rounding",
+           "promote", "aliases");
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "normal", "products rounded to compute, index order or 2/4 lanes", "-",
+           "-", "-", "nearest", "-");
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "any_order", "any summation tree, with or without fma", "-", "-", "-",
+           "nearest", "-");
+    for (int i = 0; i < ER_NMODELS; i++) {
+        const er_standard *m = &er_models_[i].std;
+        char pr[16];
+        snprintf(pr, sizeof pr, "%d", m->promote);
+        if (er_models_[i].aliases[0])
+            ER_PUT("%-21s %-62s %3d %3d %3d %-8s %-7s %s\n", er_models_[i].name, er_models_[i].family, m->k, m->F,
+                   m->out_p, m->out_round == ER_RND_ZERO ? "zero" : "nearest", m->promote ? pr : "-", er_models_[i].aliases);
+        else
+            ER_PUT("%-21s %-62s %3d %3d %3d %-8s %s\n", er_models_[i].name, er_models_[i].family, m->k, m->F, m->out_p,
+                   m->out_round == ER_RND_ZERO ? "zero" : "nearest", m->promote ? pr : "-");
+    }
+#undef ER_PUT
+    return n;
+}
+
+er_standard er_standard_for_inputs(const er_standard *std, int a_format, int b_format)
+{
+    er_standard s = *std;
+    if (std->kind == ER_STD_ENGINE && !strcmp(std->name, "cdna3") && a_format >= 0 && a_format < ER_FMT_COUNT &&
+        b_format >= 0 && b_format < ER_FMT_COUNT) {
+        er_fmt fa = er_fmt_get(a_format), fb = er_fmt_get(b_format);
+        int f8a = fa.kind == ER_KIND_FLOAT && fa.width == 8 && er_fmt_signed(fa);
+        int f8b = fb.kind == ER_KIND_FLOAT && fb.width == 8 && er_fmt_signed(fb);
+        if (f8a && f8b)
+            for (int i = 0; i < ER_NMODELS; i++)
+                if (!strcmp(er_models_[i].name, "cdna3-fp8")) s = er_models_[i].std;
+    }
+    return s;
+}
+
+#define msgf er_msgf /* src/host/er_msg.h */
+
+er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t msg_size)
+{
+    if (!spec || !s) return ER_EINVAL;
+    memset(s, 0, sizeof *s);
+    s->group = 1;
+    if (!strcmp(spec, "normal") || !strcmp(spec, "any_order")) {
+        s->kind = strcmp(spec, "normal") ? ER_STD_ANY_ORDER : ER_STD_NORMAL;
+        snprintf(s->name, sizeof s->name, "%s", spec);
+        return ER_OK;
+    }
+    for (int i = 0; i < ER_NMODELS; i++)
+        if (!strcmp(spec, er_models_[i].name) || in_words(er_models_[i].aliases, spec)) {
+            *s = er_models_[i].std;
+            snprintf(s->name, sizeof s->name, "%s", spec); /* an alias keeps the name it was given */
+            return ER_OK;
+        }
+    if (!strncmp(spec, "engine:", 7) || !strcmp(spec, "engine")) {
+        const char *p = spec + (spec[6] == ':' ? 7 : 6);
+        int set_p = 0, set_round = 0;
+        *s = (er_standard){ER_STD_ENGINE, "", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0, ER_FMT_F32, 0, 0};
+        snprintf(s->name, sizeof s->name, "%.47s", spec);
+        while (*p) {
+            char key[16];
+            long v;
+            int used = 0;
+            if (sscanf(p, "%15[a-zA-Z0-9_]=%ld%n", key, &v, &used) != 2) {
+                char word[16];
+                if (sscanf(p, "round=%15[a-z_]%n", word, &used) == 1) {
+                    if (!strcmp(word, "zero")) s->out_round = ER_RND_ZERO;
+                    else if (!strcmp(word, "nearest_even")) s->out_round = ER_RND_NEAREST_EVEN;
+                    else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': round is zero or nearest_even", spec);
+                    set_round = 1;
+                    p += used;
+                    if (*p == ',') p++;
+                    continue;
+                }
+                if (sscanf(p, "d=%15[a-z0-9]%n", word, &used) == 1) {
+                    /* the accumulator D: f32 (default) or f16 (then p=10, round=nearest_even unless given) */
+                    if (!strcmp(word, "f32")) s->acc_fmt = ER_FMT_F32;
+                    else if (!strcmp(word, "f16")) s->acc_fmt = ER_FMT_F16;
+                    else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': d is f32 or f16", spec);
+                    p += used;
+                    if (*p == ',') p++;
+                    continue;
+                }
+                return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected key=value at '%s'", spec, p);
+            }
+            if (v < 0 || v > 4096) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': %s=%ld out of range", spec, key, v);
+            if (!strcmp(key, "k") && v >= 1) s->k = (int)v;
+            else if (!strcmp(key, "F")) s->F = (int)v;
+            else if (!strcmp(key, "f")) s->F = (int)v;
+            else if (!strcmp(key, "p") && v >= 1 && v <= 52) s->out_p = (int)v, set_p = 1;
+            else if (!strcmp(key, "F2")) s->F2 = (int)v;
+            else if (!strcmp(key, "stages") && (v == 1 || v == 2)) s->two_stage = v == 2;
+            else if (!strcmp(key, "promote")) s->promote = (int)v;
+            else if (!strcmp(key, "group") && v >= 1) s->group = (int)v;
+            else if (!strcmp(key, "floor")) s->floor_terms = v != 0;
+            else if (!strcmp(key, "tf32")) s->tf32_inputs = v != 0;
+            else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': unknown or invalid key '%s'", spec, key);
+            p += used;
+            if (*p == ',') p++;
+        }
+        if (s->promote && s->promote % s->k)
+            return msgf(msg, msg_size, ER_EINVAL, "standard '%s': promote must be a multiple of k", spec);
+        if (s->acc_fmt == ER_FMT_F16) {
+            if (!set_p) s->out_p = 10;
+            if (!set_round) s->out_round = ER_RND_NEAREST_EVEN;
+            if (s->out_p > 10) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': p is at most 10 for d=f16", spec);
+        }
+        return ER_OK;
+    }
+    return msgf(msg, msg_size, ER_EFORMAT, "unknown standard '%s' (known: %s)", spec, er_standard_names());
+}

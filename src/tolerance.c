@@ -1,0 +1,381 @@
+/* tolerance.c: the front door's part of the bounds: each batch of a standard's per-element bounds is
+ * prepared here (er_bjob: A' and B' as binary64, the engines' exponent bounds, normal's path
+ * lengths, C, the rounded result) and routed to the backend that computes its elements.
+ *
+ * Every bound is proven in docs/proofs/ (normal.md, any-order.md, engines.md).  The per-element
+ * arithmetic is the shared core's (include/exactref/core/er_bounds.h: er_bound_element), which every
+ * backend runs: cpu/cpu_bounds.c (er_cpu_bounds_batch), opencl/er_opencl_bounds.c and the CUDA module
+ * (er_opencl_bounds_batch, er_cuda_bounds_batch).  The preparation runs on the CPU's threads.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cpu/cpu_internal.h"
+#include "../cuda/er_cuda_backend.h"
+#include "../opencl/er_opencl_internal.h"
+#include "er_front.h"
+#include "host/er_bjob.h"
+#include "host/er_problem.h"
+#include "exactref/core/er_bounds.h"
+
+/* Where the prepared batches of a bounds computation go (the router below): batch job into index e0
+ * onward of out's arrays. */
+typedef int (*er_bjob_sink)(void *ctx, const er_bjob *job, er_bounds *out, int64_t e0);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The preparation of each batch                                                                      */
+
+static double fmt_max(int f) { return er_b_value(f, er_maxval_(er_fmt_get(f), 0u)); }
+
+/*
+ * The hardware exponent bound of a decoded element (docs/accumulation-models.md, step 2): a normal
+ * value's exponent, a subnormal one's format minimum, and for a zero the larger of -126 (the public
+ * model's exponent for a zero of every format) and the format's minimum exponent (the reading "a zero
+ * keeps its format's minimum exponent": f16 -14, e4m3 -6, e5m2 -14, e2m1 0), so that the bound covers
+ * both; for bf16, tf32 and f32 they agree.  A zero product's term then has exponent e_a + e_b.
+ */
+static int16_t hw_exp(er_val v, int fmt)
+{
+    if (v.cls == ER_CLASS_ZERO) {
+        int emin = er_fmt_emin(er_fmt_get(fmt));
+        return (int16_t)(emin > -126 ? emin : -126);
+    }
+    if (v.cls != ER_CLASS_NORMAL && v.cls != ER_CLASS_SUBNORMAL) return 0;
+    int top = 63 - ER_CLZ64(v.sig);
+    int e = v.exp + top;
+    int emin = er_fmt_emin(er_fmt_get(fmt));
+    return (int16_t)(e < emin ? emin : e);
+}
+
+/* An element's exponent for a model of exact groups (gextra = log2 of the group): at least
+ * -(gextra / 2), and exactly that for a zero, so that e_a + e_b + gextra >= 0 for every product. */
+static int16_t group_exp(int16_t e, int fmt, uint64_t bits, int gextra)
+{
+    int fl = -(gextra / 2);
+    if (er_decode(fmt, bits).cls == ER_CLASS_ZERO) return (int16_t)fl;
+    return (int16_t)(e < fl ? fl : e);
+}
+
+/* normal's roundings per term: products (one each), within-lane additions, lane combination;
+ * the largest over 1, 2 and 4 lanes (docs/proofs/normal.md). */
+static void normal_weights(double *rw, int64_t k, int has_c, int c_rounds, double *r_c, double *r_max)
+{
+    static const int lanes[3] = {1, 2, 4};
+    *r_c = 0;
+    for (int64_t p = 0; p < k; p++) rw[p] = 0;
+    for (int li = 0; li < 3; li++) {
+        int L = lanes[li];
+        for (int l = 0; l < L; l++) {
+            int64_t cnt = (k > l ? (k - l + L - 1) / L : 0) + (l == 0 && has_c ? 1 : 0);
+            int64_t q = 0;
+            if (l == 0 && has_c) {
+                q = 1;
+                double r = (double)c_rounds + (cnt >= 2 ? (double)(cnt - 1) : 0) + (L - 1);
+                if (r > *r_c) *r_c = r;
+            }
+            for (int64_t p = l; p < k; p += L) {
+                q++;
+                double within = cnt >= 2 ? (double)(cnt - (q > 2 ? q : 2) + 1) : 0;
+                double r = 1 + within + (L - 1);
+                if (r > rw[p]) rw[p] = r;
+            }
+        }
+    }
+    *r_max = *r_c;
+    for (int64_t p = 0; p < k; p++)
+        if (rw[p] > *r_max) *r_max = rw[p];
+}
+
+/* The preparation of one batch, on the CPU's threads: phase 0 the rows of A', 1 the rows of B', 2 the
+ * output's patterns and C, 3 B' by columns; each phase split over ranges of its rows. */
+typedef struct {
+    const er_problem *P;
+    const er_mma_args *args;
+    const view *rv;
+    int64_t b;
+    const er_bjob *job;
+    double *af, *bf, *babs, *bft, *cv;
+    int16_t *ea, *eb, *ebt;
+    double *dbt;
+    uint64_t *rb;
+    int phase;
+} prep;
+
+static void prep_range(prep *q, int64_t r0, int64_t r1)
+{
+    const er_problem *P = q->P;
+    int64_t b = q->b, k = P->k, n = P->n;
+    int block = q->args->block;
+    if (q->phase == 0) {
+        for (int64_t i = r0; i < r1; i++)
+            for (int64_t p = 0; p < k; p++) {
+                q->af[i * k + p] = val_to_double(a_val(P, b, i, p));
+                if (q->ea) {
+                    int16_t e = hw_exp(er_decode(P->a.fmt, load(&P->a, b, i, p)), P->a.fmt);
+                    /* exact groups (mxf4/nvf4): a group's term has exponent e_sa + e_sb whatever its
+                     * elements, and E is bounded by (e_a + e_b + scales) + gextra: every element counts
+                     * as exponent >= -(gextra / 2), a zero as exactly that (its own is irrelevant there) */
+                    if (q->job->par.gextra > 0) e = group_exp(e, P->a.fmt, load(&P->a, b, i, p), q->job->par.gextra);
+                    if (P->scaled) e = (int16_t)(e + hw_exp(er_decode(P->sa.fmt, load(&P->sa, b, i, p / block)), P->sa.fmt));
+                    q->ea[i * k + p] = e;
+                }
+            }
+    } else if (q->phase == 1) {
+        for (int64_t p = r0; p < r1; p++)
+            for (int64_t j = 0; j < n; j++) {
+                double v = val_to_double(b_val(P, b, p, j));
+                q->bf[p * n + j] = v;
+                if (q->babs) q->babs[p * n + j] = fabs(v);
+                if (q->eb) {
+                    int16_t e = hw_exp(er_decode(P->b.fmt, load(&P->b, b, p, j)), P->b.fmt);
+                    if (q->job->par.gextra > 0) e = group_exp(e, P->b.fmt, load(&P->b, b, p, j), q->job->par.gextra);
+                    if (P->scaled) e = (int16_t)(e + hw_exp(er_decode(P->sb.fmt, load(&P->sb, b, p / block, j)), P->sb.fmt));
+                    q->eb[p * n + j] = e;
+                }
+            }
+    } else if (q->phase == 2) {
+        for (int64_t i = r0; i < r1; i++)
+            for (int64_t j = 0; j < n; j++) {
+                q->rb[i * n + j] = load(q->rv, b, i, j);
+                if (q->cv) q->cv[i * n + j] = val_to_double(er_decode(P->c.fmt, load(&P->c, b, i, j)));
+            }
+    } else if (q->bft) {
+        for (int64_t j = r0; j < r1; j++)
+            for (int64_t p = 0; p < k; p++) {
+                q->bft[j * k + p] = q->bf[p * n + j];
+                if (q->ebt) q->ebt[j * k + p] = q->eb[p * n + j];
+                if (q->dbt) q->dbt[j * k + p] = q->job->db[p * n + j];
+            }
+    }
+}
+
+typedef struct {
+    prep *q;
+    int64_t r0, r1;
+} prep_part;
+
+static void *prep_thread(void *arg)
+{
+    prep_part *w = (prep_part *)arg;
+    prep_range(w->q, w->r0, w->r1);
+    return NULL;
+}
+
+/* One phase over all its rows, split over the threads (every range written by one thread). */
+static void par_for(int threads, prep *q)
+{
+    int64_t rows = q->phase == 0 || q->phase == 2 ? q->P->m : q->phase == 1 ? q->P->k : q->P->n;
+    int T = er_cpu_threads(threads);
+    if (T > 64) T = 64;
+    if ((int64_t)T > rows / 64) T = (int)(rows / 64 > 0 ? rows / 64 : 1);
+    pthread_t th[64];
+    prep_part w[64];
+    int started[64];
+    for (int t = 0; t < T; t++) {
+        w[t].q = q;
+        w[t].r0 = rows * t / T;
+        w[t].r1 = rows * (t + 1) / T;
+        started[t] = t > 0 && pthread_create(&th[t], NULL, prep_thread, &w[t]) == 0;
+    }
+    for (int t = 1; t < T; t++)
+        if (!started[t]) prep_range(q, w[t].r0, w[t].r1);
+    prep_range(q, w[0].r0, w[0].r1);
+    for (int t = 1; t < T; t++)
+        if (started[t]) pthread_join(th[t], NULL);
+}
+
+static int prepare_bounds(const er_problem *P, int target, int compute, int ftz, const er_standard *std,
+                          const er_slack *slack, er_bounds *out, er_bjob_sink sink, void *sink_ctx)
+{
+    const er_mma_args *args = P->args;
+    const er_tensor *rounded = P->d;
+    int st = ER_OK;
+    int64_t mk = P->m * P->k, kn = P->k * P->n, mn = P->m * P->n;
+    er_bjob job;
+    er_bpar *c = &job.par;
+    double *af = NULL, *bf = NULL, *rw = NULL, *cv = NULL, *babs = NULL, *bft = NULL, *dbt = NULL;
+    int16_t *ea = NULL, *eb = NULL, *ebt = NULL;
+    uint64_t *rb = NULL;
+    memset(&job, 0, sizeof job);
+    /* engines: the accumulator D's format (f32, or f16 for the f16-accumulator models) */
+    int cfmt = std->kind == ER_STD_ENGINE ? (std->acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32) : compute;
+    {
+        er_fmt cf = er_fmt_get(cfmt);
+        er_fmt fa = er_fmt_get(args->a->format), fb = er_fmt_get(args->b->format);
+        c->k = P->k;
+        c->ldb = P->n;
+        c->kind = std->kind == ER_STD_ENGINE ? ER_BK_ENGINE : std->kind == ER_STD_ANY_ORDER ? ER_BK_ANY : ER_BK_NORMAL;
+        c->out_fmt = rounded->format;
+        c->dir = args->rounding;
+        c->opts = args->opts;
+        c->ftz = ftz;
+        c->has_c = P->has_c;
+        c->u = ldexp(1.0, -(cf.mbits + 1));
+        c->emin_c = er_fmt_emin(cf);
+        c->eta = ldexp(1.0, er_fmt_emin(cf) - (cf.mbits + 1));
+        c->max_c = fmt_max(cfmt);
+        c->maxo = fmt_max(rounded->format);
+        c->c_rounds = P->has_c && er_fmt_get(P->c.fmt).mbits > cf.mbits;
+        if (std->kind == ER_STD_ENGINE && P->has_c) {
+            /* engines: C is read into D's format; it rounds when it has more bits or more range */
+            er_fmt ccf = er_fmt_get(P->c.fmt);
+            c->c_rounds = ccf.mbits > cf.mbits || er_fmt_emin(ccf) < er_fmt_emin(cf) || fmt_max(P->c.fmt) > c->max_c;
+        }
+        c->slack_a = slack && slack->da;
+        c->slack_b = slack && slack->db;
+        c->slack_c = slack && slack->dc;
+        /* the canonical fused sums: exact products, no flush, no slack (er_bounds.h) */
+        c->gemm_form = std->kind != ER_STD_ENGINE && !ftz && !slack && fa.mbits + fb.mbits + 2 <= 53;
+        if (std->kind == ER_STD_ENGINE) {
+            c->mk = std->k;
+            c->F = std->F;
+            c->out_p = std->out_p;
+            c->out_round = std->out_round;
+            c->gextra = 0;
+            while ((1 << c->gextra) < std->group) c->gextra++;
+            c->promote = std->promote;
+            c->tf32_inputs = std->tf32_inputs;
+            c->F2 = std->F2;
+            c->xterms = std->two_stage ? 2 : 0;
+            c->a_f32 = P->a.fmt == ER_FMT_F32;
+            c->b_f32 = P->b.fmt == ER_FMT_F32;
+        }
+    }
+    af = (double *)malloc(sizeof(double) * (size_t)(mk ? mk : 1));
+    bf = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+    rw = (double *)malloc(sizeof(double) * (size_t)(P->k ? P->k : 1));
+    rb = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(mn ? mn : 1));
+    if (P->has_c) cv = (double *)malloc(sizeof(double) * (size_t)(mn ? mn : 1));
+    if (std->kind == ER_STD_ENGINE) {
+        ea = (int16_t *)malloc(sizeof(int16_t) * (size_t)(mk ? mk : 1));
+        eb = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
+    }
+    /* where the elements will run: the CPU's extra copies only where they serve (a device that then
+     * declines leaves the elements to the CPU, which computes the same bits without them) */
+    if (c->gemm_form && target == ER_BACKEND_CPU)
+        babs = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1)); /* NULL: no GEMM */
+    /* B' (and the engines' exponents, and B's slack) by columns for the per-element loops: the same
+     * values in the same order, read with step 1 (NULL: read by rows, slower, the same bits); OpenCL
+     * on a CPU device reads them too, CUDA does not */
+    if (target != ER_BACKEND_CUDA) bft = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+    if (bft && eb) ebt = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
+    if (bft && slack && slack->db) dbt = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+    if (bft && ((eb && !ebt) || (slack && slack->db && !dbt))) {
+        free(bft);
+        bft = NULL;
+    }
+    if (!af || !bf || !rw || !rb || (P->has_c && !cv) || (std->kind == ER_STD_ENGINE && (!ea || !eb))) {
+        st = ER_ENOMEM;
+        goto done;
+    }
+    normal_weights(rw, P->k, P->has_c, c->c_rounds, &c->r_c, &c->r_max);
+    job.m = P->m;
+    job.n = P->n;
+    job.af = af;
+    job.bf = bf;
+    job.ea = ea;
+    job.eb = eb;
+    job.rw = rw;
+    job.cv = cv;
+    job.rb = rb;
+    job.babs = babs;
+    view rv = make_view(rounded);
+    for (int64_t b = 0; b < P->batch && st == ER_OK; b++) {
+        if (slack) {
+            /* the slack of this batch (a 2-D operand's slack serves every batch) */
+            job.da = slack->da ? slack->da + (args->a->ndim == 3 ? b * P->m * P->k : 0) : NULL;
+            job.db = slack->db ? slack->db + (args->b->ndim == 3 ? b * P->k * P->n : 0) : NULL;
+            job.dc = slack->dc ? slack->dc + (args->c && args->c->ndim == 3 ? b * P->m * P->n : 0) : NULL;
+        }
+        prep pr = {P, args, &rv, b, &job, af, bf, babs, bft, cv, ea, eb, ebt, dbt, rb, 0};
+        for (pr.phase = 0; pr.phase < 4; pr.phase++) par_for(args->threads, &pr);
+        job.bft = bft;
+        job.ebt = ebt;
+        job.dbt = dbt;
+        st = sink(sink_ctx, &job, out, b * mn);
+    }
+done:
+    free(af);
+    free(bf);
+    free(rw);
+    free(rb);
+    free(cv);
+    free(ea);
+    free(eb);
+    free(babs);
+    free(bft);
+    free(ebt);
+    free(dbt);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* The routing: each prepared batch goes to the result's backend                                      */
+
+typedef struct {
+    const er_mma_args *args;
+    int64_t macs;
+    char *msg;
+    size_t msg_size;
+    int *on_cpu;
+    const er_bjob *job;
+    er_bounds *out;
+    int64_t e0;
+} bounds_ctx;
+
+static int bounds_on_device(void *ctx, int backend, int device, char *msg, size_t msg_size)
+{
+    bounds_ctx *c = (bounds_ctx *)ctx;
+    if (backend == ER_BACKEND_OPENCL) return er_opencl_bounds_batch(c->job, c->out, c->e0, device, msg, msg_size);
+    return er_cuda_bounds_batch(c->job, c->out, c->e0, device, msg, msg_size);
+}
+
+static int bounds_on_cpu(void *ctx)
+{
+    bounds_ctx *c = (bounds_ctx *)ctx;
+    *c->on_cpu = 1; /* the CPU backend, or a device that cannot (no fp64): the same bits here */
+    return er_cpu_bounds_batch(c->job, c->out, c->e0, c->args->threads);
+}
+
+/* A device that cannot (ER_EUNSUPPORTED, e.g. no fp64) leaves the batch to the CPU, whatever the
+ * backend; under AUTO any failure does, as er_mma's does. */
+static const er_route_op bounds_op = {bounds_on_device, bounds_on_cpu, 1, 0, 0, 0};
+
+static int bounds_sink(void *ctx, const er_bjob *job, er_bounds *out, int64_t e0)
+{
+    bounds_ctx *c = (bounds_ctx *)ctx;
+    int ran;
+    c->job = job;
+    c->out = out;
+    c->e0 = e0;
+    return er_route(&bounds_op, c, c->args->backend, c->args->device, c->macs, &ran, NULL, 0, c->msg, c->msg_size);
+}
+
+int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
+                    const er_slack *slack, er_bounds *out, char *msg, size_t msg_size, int *on_cpu)
+{
+    er_problem P;
+    bounds_ctx c;
+    int st, dummy_on_cpu = 0, target;
+    if (!on_cpu) on_cpu = &dummy_on_cpu;
+    *on_cpu = 0;
+    if ((st = er_problem_validate(&P, args, (er_tensor *)rounded, args->lo, args->hi, args->odd, args->msg,
+                                  args->msg_size)) != ER_OK)
+        return st;
+    P.stats = NULL;
+    memset(&c, 0, sizeof c);
+    c.args = args;
+    c.macs = P.batch * P.m * P.n * P.k;
+    c.msg = msg;
+    c.msg_size = msg_size;
+    c.on_cpu = on_cpu;
+    /* where the elements will run: the CPU's extra copies only where they serve (a device that then
+     * declines leaves the elements to the CPU, which computes the same bits without them) */
+    target = args->backend;
+    if (target == ER_BACKEND_AUTO) target = er_backend_auto(c.macs, args->device, NULL, 0);
+    return prepare_bounds(&P, target, compute, ftz, std, slack, out, bounds_sink, &c);
+}
