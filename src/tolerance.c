@@ -188,6 +188,51 @@ static void par_for(int threads, prep *q)
         if (started[t]) pthread_join(th[t], NULL);
 }
 
+/*
+ * tf32 models: an f32 operand is truncated to tf32 (its low 13 bits dropped) before the products.  A
+ * normal value loses less than 2^-10 of itself (er_b_eng_final's relative term); a subnormal one
+ * (|x| < 2^-126) loses up to (2^13 - 1) 2^-149 < 2^-136 whatever its size, so a product with such a
+ * factor x moves by less than 2^-136 |y| (|t(x)| <= |x| bounds the other factor's share).  Per element
+ * that sum, times 2^-136, rounded upward, is added to C's slack (results as inputs), which every
+ * backend adds to the bound (docs/proofs/engines.md).  Results as inputs: a stored operand within da
+ * of a value below 2^-126 + da may be subnormal, and its partner is at most |y| + dy.  Returns a new
+ * m x n array (*out, NULL when no factor can be subnormal: nothing changes) or ER_ENOMEM.
+ */
+static int tf32_subnormal_slack(const er_bjob *j, int64_t k, int a_f32, int b_f32, double **out)
+{
+    int64_t m = j->m, n = j->n, i, p, col;
+    double *tl = NULL;
+    *out = NULL;
+#define ER_MAYBE_SUB_(x, d) ((d) ? fabs(x) - (d) < 0x1p-126 : ((x) != 0 && fabs(x) < 0x1p-126))
+    for (i = 0; i < m && a_f32; i++)
+        for (p = 0; p < k; p++)
+            if (ER_MAYBE_SUB_(j->af[i * k + p], j->da ? j->da[i * k + p] : 0.0)) {
+                if (!tl && !(tl = (double *)calloc((size_t)(m * n > 0 ? m * n : 1), sizeof(double)))) return ER_ENOMEM;
+                for (col = 0; col < n; col++) {
+                    double y = fabs(j->bf[p * n + col]) + (j->db ? j->db[p * n + col] : 0.0);
+                    tl[i * n + col] = er_b_up(tl[i * n + col] + er_b_up(y));
+                }
+            }
+    for (p = 0; p < k && b_f32; p++)
+        for (col = 0; col < n; col++)
+            if (ER_MAYBE_SUB_(j->bf[p * n + col], j->db ? j->db[p * n + col] : 0.0)) {
+                if (!tl && !(tl = (double *)calloc((size_t)(m * n > 0 ? m * n : 1), sizeof(double)))) return ER_ENOMEM;
+                for (i = 0; i < m; i++) {
+                    double y = fabs(j->af[i * k + p]) + (j->da ? j->da[i * k + p] : 0.0);
+                    tl[i * n + col] = er_b_up(tl[i * n + col] + er_b_up(y));
+                }
+            }
+#undef ER_MAYBE_SUB_
+    if (!tl) return ER_OK;
+    for (i = 0; i < m * n; i++) {
+        double v = tl[i] > 0 ? er_b_up(tl[i] * 0x1p-136) : 0.0;
+        if (j->dc) v = v > 0 ? er_b_up(v + j->dc[i]) : j->dc[i];
+        tl[i] = v;
+    }
+    *out = tl;
+    return ER_OK;
+}
+
 static int prepare_bounds(const er_problem *P, int target, int compute, int ftz, const er_standard *std,
                           const er_slack *slack, er_bounds *out, er_bjob_sink sink, void *sink_ctx)
 {
@@ -296,7 +341,20 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
         job.bft = bft;
         job.ebt = ebt;
         job.dbt = dbt;
+        double *tsl = NULL;
+        if (std->kind == ER_STD_ENGINE && c->tf32_inputs &&
+            (st = tf32_subnormal_slack(&job, P->k, c->a_f32, c->b_f32, &tsl)) != ER_OK)
+            break;
+        const double *dc0 = job.dc;
+        int slack_c0 = c->slack_c;
+        if (tsl) {
+            job.dc = tsl;
+            c->slack_c = 1;
+        }
         st = sink(sink_ctx, &job, out, b * mn);
+        job.dc = dc0;
+        c->slack_c = slack_c0;
+        free(tsl);
     }
 done:
     free(af);

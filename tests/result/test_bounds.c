@@ -1571,6 +1571,33 @@ START_TEST(unsound_tf32_f32_inputs)
 END_TEST
 
 /*
+ * Was UNSOUND: the tf32 models with subnormal f32 operands.  Truncating a subnormal f32 to tf32 loses
+ * up to 2^-136 whatever its size (2^-140 becomes 0), not 2^-10 of itself, so a product with a huge
+ * partner moves far more than the relative term allowed: A = [2^-140, 1, 0...], B = [2^100, 2^-40,
+ * 0...] gives 2^-40 on the hardware model, 2^-39 exactly, and the old range excluded it.  Also the
+ * mirrored case (the subnormal in B) and both together.
+ */
+START_TEST(unsound_tf32_subnormal)
+{
+    const char *t = "test_bounds/unsound_tf32_subnormal";
+    static const char *models[] = {"ampere-tf32", "hopper-tf32", "blackwell-tf32", "cdna3-xf32"};
+    long bad = 0;
+    double a[8] = {0}, b[8] = {0};
+    for (int m = 0; m < 4; m++)
+        for (int v = 0; v < 3; v++) {
+            for (int p = 0; p < 8; p++) a[p] = b[p] = 0;
+            a[0] = v == 1 ? 0x1p100 : 0x1p-140, b[0] = v == 1 ? -0x1.8p-139 : 0x1p100;
+            if (v == 2) a[2] = 0x1.fffp-127, b[2] = -0x1p90;
+            a[1] = 1, b[1] = 0x1p-40;
+            bad += probe_engine(t, models[m], models[m], ER_FMT_F32, ER_FMT_F32, 8, a, b, -1, 0.0, ER_FMT_F32,
+                                ER_RND_NEAREST_EVEN);
+        }
+    printf("%s: %ld outputs not covered\n", t, bad);
+    REQUIRE(bad == 0, "UNSOUND (regression) tf32 models on subnormal f32 operands: %ld outputs not covered", bad);
+}
+END_TEST
+
+/*
  * Was UNSOUND: an output format without infinities (f8E4M3FN: overflow rounds to NaN).  Where
  * the exact sum is finite but rounds to NaN in the output format, finish_element takes rounded's NaN for
  * a NaN input ("every implementation outputs what rounded is"): no finite range, only NaN allowed.  But
@@ -2039,6 +2066,7 @@ int main(void)
     tcase_add_test(tu, unsound_engine_subnormal);
     tcase_add_test(tu, unsound_engine_overflow);
     tcase_add_test(tu, unsound_tf32_f32_inputs);
+    tcase_add_test(tu, unsound_tf32_subnormal);
     tcase_add_test(tu, unsound_nan_output_overflow);
     tcase_add_test(tu, unsound_zero_factor_exponent);
     tcase_add_test(tu, unsound_zero_block_scale);
