@@ -456,6 +456,7 @@ static term elem_term(const eprob *P, int64_t i, int64_t j, int64_t p)
         int64_t nb = eprob_nblocks(P), blk = p / P->block;
         f[2] = ref_decode(rf(P->fsc), P->SA[i * nb + blk]);
         f[3] = ref_decode(rf(P->fsc), P->SB[blk * P->n + j]);
+        f[2].sign = f[3].sign = 0; /* a scale's sign bit is ignored: ue4m3 as the hardware reads it */
         nf = 4;
     }
     return make_term(f, nf);

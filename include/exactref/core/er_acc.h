@@ -114,11 +114,14 @@ ER_FN er_val er_val_flush_in(er_val v, er_u32 opts)
     return v;
 }
 
-/* The exact value x * s of a block-scaled element (elements and scales have at most 4 significant
- * bits, so the significands' product is exact), with IEEE 754's special cases. */
+/* The exact value x * |s| of a block-scaled element (elements and scales have at most 4 significant
+ * bits, so the significands' product is exact), with IEEE 754's special cases.  A scale's sign bit is
+ * ignored: the scale formats are unsigned (e8m0; nvf4's ue4m3, stored as f8E4M3FN patterns), and the
+ * hardware takes a ue4m3 scale's magnitude (docs/accumulation-models.md). */
 ER_FN er_val er_val_scaled(er_val x, er_val s)
 {
     er_val r = x;
+    s.sign = 0;
     if (x.cls == ER_CLASS_NAN || s.cls == ER_CLASS_NAN || (x.cls == ER_CLASS_INF && s.cls == ER_CLASS_ZERO) ||
         (s.cls == ER_CLASS_INF && x.cls == ER_CLASS_ZERO)) {
         r.cls = ER_CLASS_NAN;
