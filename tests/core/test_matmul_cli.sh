@@ -10,20 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-# mknpy FILE DESCR SHAPE DATA: a version 1.0 .npy file; DATA is a printf format of the raw bytes.
-mknpy() {
-    dict="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
-    len=${#dict}
-    pad=$(( (64 - (10 + len + 1) % 64) % 64 ))
-    {
-        printf '\223NUMPY\001\000'
-        hl=$((len + pad + 1))
-        printf "\\$(printf '%03o' $((hl % 256)))\\$(printf '%03o' $((hl / 256)))"
-        printf '%s' "$dict"
-        printf "%${pad}s\n" ""
-        printf "$4"
-    } >"$1"
-}
+. "$(dirname "$0")/../lib/mknpy.sh" # mknpy FILE DESCR SHAPE DATA
 # bytes FILE: the data bytes after the 64-byte header, as hex
 bytes() { od -A n -t x1 -j "$2" "$1" | tr -d ' \n'; }
 

@@ -22,20 +22,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 T=""
 command -v timeout >"$tmp/which" 2>&1 && T="timeout 300"
 
-# mknpy FILE DESCR SHAPE DATA: a version 1.0 .npy file; DATA is a printf format of the raw bytes.
-mknpy() {
-    dict="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
-    len=${#dict}
-    pad=$(( (64 - (10 + len + 1) % 64) % 64 ))
-    {
-        printf '\223NUMPY\001\000'
-        hl=$((len + pad + 1))
-        printf "\\$(printf '%03o' $((hl % 256)))\\$(printf '%03o' $((hl / 256)))"
-        printf '%s' "$dict"
-        printf "%${pad}s\n" ""
-        printf "$4"
-    } >"$1"
-}
+. "$(dirname "$0")/../lib/mknpy.sh" # mknpy FILE DESCR SHAPE DATA
 
 # run NAME WANT_RC OUTPUT_FILE ARGS...: the exit status, and no OUTPUT_FILE afterwards when WANT_RC != 0
 run() {
