@@ -517,34 +517,8 @@ ER_AI void take(acc_ *a, int rank, double score, int64_t e, int why, int64_t bey
     }
 }
 
-ER_AI void covered_ratio(acc_ *a, double score)
-{
-    if (score == 0) {
-        a->hist[ER_REPORT_EXACT]++;
-        return;
-    }
-    static const double edges[5] = {1.0 / 64, 1.0 / 16, 0.25, 0.5, 1.0};
-    int h = 0;
-    while (h < 4 && score > edges[h]) h++;
-    a->hist[ER_REPORT_BIN_64 + h]++;
-    int ex, k;
-    uint64_t sbits;
-    memcpy(&sbits, &score, 8);
-    int be = (int)((sbits >> 52) & 0x7FFu);
-    if (be > 0 && be < 0x7FF) {
-        /* frexp of a positive normal double: mantissa 0.5 exactly when the fraction is zero */
-        ex = be - 1022;
-        k = (sbits & ((UINT64_C(1) << 52) - 1u)) == 0 ? 1 - ex : -ex;
-    } else {
-        double mant = frexp(score, &ex);
-        k = mant == 0.5 ? 1 - ex : -ex;
-    }
-    if (k < 0) k = 0;
-    if (k > ER_REPORT_LOG_BINS - 1) k = ER_REPORT_LOG_BINS - 1;
-    a->log_hist[k]++;
-}
-
-/* covered_ratio into given arrays (the f32 loop keeps four copies, element c in copy c & 3, so that
+/* A covered element's |output - rounded| / tolerance into its bins; covered_ratio into the accumulator's,
+ * or into given arrays (the f32 loop keeps four copies, element c in copy c & 3, so that
  * consecutive increments of one bin do not wait on each other) */
 ER_AI void ratio_bins(int64_t *hist, int64_t *log_hist, double score)
 {
@@ -569,6 +543,8 @@ ER_AI void ratio_bins(int64_t *hist, int64_t *log_hist, double score)
     if (k > ER_REPORT_LOG_BINS - 1) k = ER_REPORT_LOG_BINS - 1;
     log_hist[k]++;
 }
+
+ER_AI void covered_ratio(acc_ *a, double score) { ratio_bins(a->hist, a->log_hist, score); }
 
 /* One element, the straightforward way: the values decoded to doubles (the reference of the fast path,
  * and the path of integer outputs, invalid patterns and outside elements). */
