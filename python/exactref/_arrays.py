@@ -1,6 +1,8 @@
 """_arrays.py: formats, dtypes and er.asarray: every array route into the C library."""
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 import ml_dtypes
@@ -85,15 +87,28 @@ class BitArray:
         self.format = format_name(fid)
         self._fmt = fid
 
-    shape = property(lambda self: self.bits.shape)
-    ndim = property(lambda self: self.bits.ndim)
-    dtype = property(lambda self: self.format)
+    shape = property(lambda self: self.bits.shape, doc="The shape of the array.")
+    ndim = property(lambda self: self.bits.ndim, doc="The number of dimensions.")
+    size = property(lambda self: self.bits.size, doc="The number of elements.")
+    dtype = property(lambda self: self.format, doc="The format's name (numpy has no dtype for it).")
+
+    def __getitem__(self, key):
+        return BitArray(np.asarray(self.bits[key]), self._fmt)
+
+    def __array__(self, dtype=None, copy=None):
+        # the values as float64 (every tf32 value is one): always a new array
+        if copy is False:
+            raise ValueError(f"{self.format} patterns are converted to values: that needs a copy")
+        v = np.asarray(self.astype("float64"))
+        return v if dtype is None else v.astype(dtype)
 
     @property
     def T(self):
+        """The axes reversed (numpy's .T), a view."""
         return BitArray(self.bits.T, self._fmt)
 
     def transpose(self, *axes):
+        """The axes permuted (numpy's transpose), a view."""
         return BitArray(self.bits.transpose(*axes), self._fmt)
 
     def astype(self, dtype):
@@ -101,10 +116,12 @@ class BitArray:
         return _convert(self.bits, self._fmt, format_id(dtype))
 
     def tolist(self):
+        """The values as nested Python floats."""
         return self.astype("float64").tolist()
 
     def __repr__(self):
-        return f"BitArray({self.bits!r}, {self.format!r})"
+        vals = np.array2string(np.asarray(self), separator=", ", prefix="BitArray(")
+        return f"BitArray({vals}, format={self.format!r})"
 
     def __len__(self):
         return len(self.bits)
@@ -127,37 +144,78 @@ def _wrap_bits(bits, fmt):
     return bits.view(dt)
 
 
+# DLPack device types whose memory the CPU reads directly: kDLCPU, kDLCUDAHost (pinned), kDLROCMHost,
+# kDLCUDAManaged.
+_DL_HOST = (1, 3, 11, 13)
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _warn(message, category=RuntimeWarning):
+    """A warning attributed to the first caller outside this package (however deep the call is)."""
+    level, f = 1, sys._getframe(1)
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _PKG_DIR:
+        level += 1
+        f = f.f_back
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _is_torch_tensor(data):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(data, torch.Tensor)
+
+
+# torch dtypes that numpy cannot take through DLPack: read through an integer view of their bits.
+_TORCH_BY_BITS = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                  "float8_e8m0fnu")
+
+
+def _from_torch(t):
+    """A host numpy array over a torch tensor (no copy on the CPU; a device tensor is copied once)."""
+    import torch
+
+    t = t.detach()
+    if t.layout != torch.strided:
+        raise TypeError(f"a torch tensor with layout {t.layout} cannot be read: pass a dense tensor (.to_dense())")
+    if t.device.type != "cpu":
+        _warn(f"exactref: a torch tensor on {t.device} is copied to the host once to be checked (the library "
+              f"reads host memory; docs/python.md, CUDA tensors)")
+        t = t.cpu()
+    t = t.resolve_conj().resolve_neg()
+    name = str(t.dtype).replace("torch.", "")
+    if name in _TORCH_BY_BITS:
+        width = t.element_size()
+        view = t.view({1: torch.uint8, 2: torch.int16}[width])
+        return np.from_dlpack(view).view(_UINT[width]).view(_DTYPE[format_id(name)])
+    if name.startswith("float4_e2m1fn_x2"):
+        raise TypeError("torch.float4_e2m1fn_x2 packs two fp4 values in a byte: pass one pattern per byte, as a "
+                        "uint8 tensor of the low nibbles with dtype='float4_e2m1fn'")
+    try:
+        return np.from_dlpack(t)
+    except (BufferError, RuntimeError, TypeError, ValueError) as e:
+        raise TypeError(f"cannot read a torch tensor of dtype {t.dtype}: {e}") from None
+
+
 def _from_dlpack(data):
     """A host numpy array from an object with __dlpack__ (numpy, torch, CuPy, JAX)."""
-    mod = type(data).__module__ or ""
-    if mod.startswith("torch"):
-        t = data.detach()
-        if t.device.type != "cpu":
-            warnings.warn(
-                "exactref: a torch tensor on %s is copied to the host once to be checked" % t.device,
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            t = t.cpu()
-        name = str(t.dtype).replace("torch.", "")
-        tmap = {"float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2", "float8_e4m3fnuz": "float8_e4m3fnuz",
-                "float8_e5m2fnuz": "float8_e5m2fnuz", "float8_e8m0fnu": "float8_e8m0fnu", "bfloat16": "bfloat16"}
-        if name in tmap:
-            import torch
-
-            width = t.element_size()
-            view = t.view({1: torch.uint8, 2: torch.int16}[width])
-            host = np.from_dlpack(view) if hasattr(np, "from_dlpack") else view.numpy()
-            return host.view(_UINT[width]).view(_DTYPE[format_id(tmap[name])])
-        return np.from_dlpack(t)
+    if _is_torch_tensor(data):
+        return _from_torch(data)
+    try:
+        dev = int(data.__dlpack_device__()[0]) if hasattr(data, "__dlpack_device__") else 1
+    except Exception:  # noqa: BLE001 - a broken protocol method: read the object as numpy would
+        dev = 1
+    if dev not in _DL_HOST:
+        _warn(f"exactref: a {type(data).__name__} in device memory is copied to the host once to be checked "
+              f"(the library reads host memory; docs/python.md, CUDA tensors)")
+        if hasattr(data, "get"):  # CuPy
+            return np.asarray(data.get())
+        if hasattr(data, "__array__"):  # JAX and others copy to the host themselves
+            return np.asarray(data)
+        raise TypeError(f"cannot copy a {type(data).__name__} from device type {dev} to the host: it has neither "
+                        f"get() nor __array__")
     try:
         return np.from_dlpack(data)
     except (BufferError, RuntimeError, TypeError, ValueError) as e:
-        if hasattr(data, "get"):  # CuPy: a copy to the host
-            warnings.warn("exactref: a device array is copied to the host once to be checked", RuntimeWarning,
-                          stacklevel=3)
-            return np.asarray(data.get())
-        if hasattr(data, "__array__"):
+        if hasattr(data, "__array__"):  # a dtype numpy cannot take through DLPack (JAX's bfloat16, fp8)
             return np.asarray(data)
         raise TypeError(f"cannot read {type(data).__name__} through DLPack: {e}") from None
 

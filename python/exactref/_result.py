@@ -61,17 +61,36 @@ class Outputs:
         return "Outputs(" + ", ".join(f"{k}={v!r}" for k, v in self._items.items()) + ")"
 
 
+def _array_protocol(values, dtype, copy):
+    """numpy's __array__ protocol over a kept, read-only array (copy=False refuses a conversion)."""
+    if dtype is not None and np.dtype(dtype) != values.dtype:
+        if copy is False:
+            raise ValueError(f"converting {values.dtype} to {np.dtype(dtype)} needs a copy")
+        return values.astype(dtype)
+    return values.copy() if copy else values
+
+
 class ExactArray:
     """Certified enclosures of the exact answer: lo <= exact <= hi per element (binary64, equal or adjacent),
-    and odd, the exact value rounded to odd in binary64 (equal to it wherever lo == hi)."""
+    and odd, the exact value rounded to odd in binary64 (equal to it wherever lo == hi).
+
+    It behaves as a read-only float64 array of odd for numpy (np.asarray, shape, dtype, ndim, size, len,
+    indexing and slicing give ExactArrays); contains(x) and is_exact use the enclosures."""
 
     def __init__(self, lo, hi, odd):
         self.lo, self.hi, self.odd = lo, hi, odd
         for a in (lo, hi, odd):
             a.flags.writeable = False
 
-    shape = property(lambda self: self.lo.shape)
-    ndim = property(lambda self: self.lo.ndim)
+    shape = property(lambda self: self.lo.shape, doc="The shape of the output.")
+    ndim = property(lambda self: self.lo.ndim, doc="The number of dimensions.")
+    size = property(lambda self: self.lo.size, doc="The number of elements.")
+    dtype = property(lambda self: self.lo.dtype, doc="float64: lo, hi and odd are binary64.")
+
+    @property
+    def T(self):
+        """The last two dimensions swapped."""
+        return self.transpose(*range(self.ndim - 2), self.ndim - 1, self.ndim - 2) if self.ndim >= 2 else self
 
     @property
     def is_exact(self):
@@ -84,22 +103,48 @@ class ExactArray:
         return (self.lo <= x) & (x <= self.hi)
 
     def __getitem__(self, key):
-        return ExactArray(self.lo[key], self.hi[key], self.odd[key])
+        lo = self.lo[key]
+        if not isinstance(lo, np.ndarray):  # one element: its enclosure as 0-d arrays
+            return ExactArray(np.asarray(lo), np.asarray(self.hi[key]), np.asarray(self.odd[key]))
+        return ExactArray(lo, self.hi[key], self.odd[key])
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d ExactArray")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d ExactArray")
+        return (self[i] for i in range(self.shape[0]))
 
     def transpose(self, *axes):
+        """The enclosures with their axes permuted (numpy's transpose)."""
         return ExactArray(self.lo.transpose(*axes), self.hi.transpose(*axes), self.odd.transpose(*axes))
 
     def reshape(self, shape):
+        """The enclosures in a new row-major shape."""
         return ExactArray(self.lo.reshape(shape), self.hi.reshape(shape), self.odd.reshape(shape))
 
     def __array__(self, dtype=None, copy=None):
-        return np.asarray(self.odd, dtype=dtype)
+        return _array_protocol(self.odd, dtype, copy)
+
+    def __float__(self):
+        return float(self.odd)
 
     def tolist(self):
+        """odd as nested Python floats."""
         return self.odd.tolist()
 
     def __repr__(self):
-        return f"ExactArray(lo={self.lo!r}, hi={self.hi!r})"
+        def body(a, prefix):
+            return np.array2string(a, separator=", ", prefix=prefix, floatmode="unique")
+
+        if self.size and self.ndim and not (self.lo == self.hi).all():
+            return (f"ExactArray(lo={body(self.lo, 'ExactArray(lo=')},\n"
+                    f"           hi={body(self.hi, '           hi=')})")
+        return f"ExactArray({body(self.odd, 'ExactArray(')}, exact=True)" if self.size else \
+            f"ExactArray([], shape={self.shape})"
 
 
 def _opts_key(result, compute, ulps, flush_to_zero, standard):
@@ -127,7 +172,8 @@ class _Bounds:
 class Result:
     """What an operation returns: the exact answer rounded once (rounded), its enclosures (exact), and
     the proven bounds on what a correct implementation may output (tolerance, finite_range, may_be,
-    covers).  A result with several outputs (backward) gives Outputs by name; result[name] is one."""
+    covers).  A result with several outputs (backward) gives Outputs by name; result[name] is one.
+    Results are made by the operations (er.matmul, er.mma, er.mma_scaled, er.mmai), not directly."""
 
     # ---- construction (internal) ----
     def __init__(self, op, core=None, rounded=None, *, outputs=None, recreate=None, view=None, backward=None,
@@ -171,10 +217,12 @@ class Result:
     # ---- attributes ----
     @property
     def op(self):
+        """The operation: "matmul", "mma", "mma_scaled", "mmai" or "matmul.backward"."""
         return self._op
 
     @property
     def guarantee(self):
+        """What rounded satisfies: "correctly_rounded" (the exact answer rounded once) or "exact"."""
         if self._outputs is not None:
             gs = {r.guarantee for r in self._outputs.values()}
             return gs.pop() if len(gs) == 1 else "correctly_rounded"
@@ -182,6 +230,7 @@ class Result:
 
     @property
     def boundaries(self):
+        """The operation's required rounding steps: name -> Boundary(kind, description, applies_to)."""
         if self._boundaries is None:
             core = self._core if self._core is not None else next(iter(self._outputs.values()))._core
             self._boundaries = {n: Boundary(k, d, a) for (n, k, d, a) in core.boundaries}
@@ -189,6 +238,8 @@ class Result:
 
     @property
     def rounded(self):
+        """The exact answer rounded once into the output dtype (a read-only numpy / ml_dtypes array;
+        a BitArray for tf32; Outputs for several outputs)."""
         if self._outputs is not None:
             return self._map(lambda r: r.rounded)
         if self._rounded_arr is None:
@@ -202,12 +253,21 @@ class Result:
 
     @property
     def shape(self):
+        """The output's shape (Outputs of them for several outputs)."""
         if self._outputs is not None:
             return self._map(lambda r: r.shape)
         return self._core.shape
 
     @property
+    def ndim(self):
+        """The number of dimensions of the output (Outputs of them for several outputs)."""
+        if self._outputs is not None:
+            return self._map(lambda r: r.ndim)
+        return len(self._core.shape)
+
+    @property
     def dtype(self):
+        """The output's numpy/ml_dtypes dtype (a format name where numpy has none: tf32)."""
         if self._outputs is not None:
             return self._map(lambda r: r.dtype)
         return A.dtype_of(self._core.format) or A.format_name(self._core.format)
@@ -221,6 +281,7 @@ class Result:
 
     @property
     def exact(self):
+        """The exact answer as certified binary64 enclosures (an ExactArray), computed when first asked for."""
         if self._outputs is not None:
             return self._map(lambda r: r.exact)
         if self._exact is None:
@@ -294,7 +355,15 @@ class Result:
         return r
 
     def tolerance(self, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = 'normal'):
-        """Worst-case |implementation output - rounded| per element (float64, rounded upward)."""
+        """Worst-case |implementation output - rounded| per element (float64, rounded upward).
+
+        compute: the format an implementation accumulates in (a name or dtype; None: the wider of the
+        operands' formats, at least float32).  ulps: extra output ulps allowed
+        (None: none).  flush_to_zero: subnormal values of compute may be read or produced as zero.
+        standard: which implementations are correct: "normal" (index order or 2/4 lanes, no FMA),
+        "any_order" (any summation tree, FMA or not), a tensor-core model or "engine:..." (er.standards()
+        lists them); each bound is proven in docs/proofs/.  Kept per options: asking again is free.
+        inf marks elements with no finite bound, nan those whose exact value is not finite."""
         if self._outputs is not None:
             return self._map(lambda r: r.tolerance(compute, ulps=ulps, flush_to_zero=flush_to_zero,
                                                    standard=standard))
@@ -336,7 +405,12 @@ class Result:
         return np.array({"+inf": b.may_pinf, "-inf": b.may_ninf, "nan": b.may_nan}[kind])
 
     def covers(self, output, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = 'normal'):
-        """Where a correct implementation can produce output, as a bool array."""
+        """Where a correct implementation can produce output, as a bool array.
+
+        output: the implementation's output (anything er.asarray takes: a numpy / ml_dtypes array, a
+        torch / JAX / CuPy tensor, raw bit patterns as unsigned integers) with this result's dtype and
+        shape; a dict of them for several outputs.  The other arguments are tolerance()'s.
+        assert r.covers(out).all() checks a kernel; er.testing.assert_matmul_valid says where it fails."""
         if self._outputs is not None:
             if isinstance(output, (dict, Outputs)):
                 return Outputs((k, self._outputs[k].covers(v, compute, ulps=ulps, flush_to_zero=flush_to_zero,

@@ -82,18 +82,23 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
     implementations judged correct (Result.covers).  Raises AssertionError with the count outside,
     the worst element (output, rounded, allowed range, ulps beyond) and the standard.
     """
-    from ._ops import matmul, mma, mma_scaled, mmai
+    from ._ops import _Operand, matmul, mma, mma_scaled, mmai
     from ._result import Result
 
+    if not isinstance(out, (Result, A.BitArray)) and (isinstance(out, np.ndarray) or hasattr(out, "__dlpack__")):
+        try:
+            out = A.asarray(out)  # read once (a device tensor is copied once)
+        except (TypeError, ValueError) as e:
+            raise (TypeError if isinstance(e, TypeError) else ValueError)(f"out: {e}") from None
     if dtype is None:
         if isinstance(out, Result):
             dtype = out._core.format
-        else:
-            o = A.asarray(out) if (isinstance(out, np.ndarray) or hasattr(out, "__dlpack__")) else None
-            dtype = A.format_id(o.dtype) if o is not None and not isinstance(o, A.BitArray) else (
-                o._fmt if o is not None else None)
-    aa = a if isinstance(a, Result) else A.asarray(a)
-    bb = b if isinstance(b, Result) else A.asarray(b)
+        elif isinstance(out, A.BitArray):
+            dtype = out._fmt
+        elif isinstance(out, np.ndarray):
+            dtype = A.format_id(out.dtype)
+    aa = a if isinstance(a, Result) else _Operand(a, "a").arr
+    bb = b if isinstance(b, Result) else _Operand(b, "b").arr
     if scales is not None:
         sa, sb = scales
         r = mma_scaled(aa, bb, sa, sb, block=block, C=c, dtype=dtype or "float32", rounding=rounding)
