@@ -120,7 +120,7 @@ class BitArray:
         return self.astype("float64").tolist()
 
     def __repr__(self):
-        vals = np.array2string(np.asarray(self), separator=", ", prefix="BitArray(")
+        vals = np.array2string(np.asarray(self), separator=", ", prefix="BitArray(", floatmode="unique")
         return f"BitArray({vals}, format={self.format!r})"
 
     def __len__(self):
@@ -152,7 +152,7 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 def _warn(message, category=RuntimeWarning):
     """A warning attributed to the first caller outside this package (however deep the call is)."""
-    level, f = 1, sys._getframe(1)
+    level, f = 2, sys._getframe(1)
     while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _PKG_DIR:
         level += 1
         f = f.f_back
@@ -275,8 +275,8 @@ def asarray(data, dtype=None):
         lo, hi = (np.iinfo(_DTYPE[fmt]).min, np.iinfo(_DTYPE[fmt]).max)
         if data.size and (data.min() < lo or data.max() > hi):
             bad = np.flatnonzero((data.reshape(-1) < lo) | (data.reshape(-1) > hi))[0]
-            raise ValueError(f"element {np.unravel_index(bad, data.shape)} = {data.reshape(-1)[bad]} is outside "
-                             f"the range of {info['alias']}")
+            where = ", ".join(str(int(i)) for i in np.unravel_index(bad, data.shape))
+            raise ValueError(f"element [{where}] = {data.reshape(-1)[bad]} is outside the range of {info['alias']}")
         return data.astype(_DTYPE[fmt])
     # values into a float format, correctly rounded by the library
     if data.dtype in _FMT_OF_DTYPE and is_float(_FMT_OF_DTYPE[data.dtype]):

@@ -201,3 +201,50 @@ def test_big_endian_arrays_are_read_by_value():
     x = er.asarray(a)
     assert x.dtype == np.float32 and x.tolist() == [[1.5, -2.0]]
     assert er.matmul(a, b).rounded.tolist() == [[1.0]]
+
+
+class _DeviceArray:
+    """An array in device memory as the DLPack protocol describes it (kDLCUDA), with CuPy's get()."""
+
+    def __init__(self, arr, with_get=True):
+        self._arr = arr
+        if with_get:
+            self.get = lambda: self._arr.copy()
+
+    def __dlpack__(self, **kw):
+        raise BufferError("device memory")
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+def test_device_arrays_are_copied_once_with_a_warning(rng):
+    import warnings
+
+    a = rng.standard_normal((4, 6)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((6, 3)).astype(ml_dtypes.bfloat16)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = er.matmul(_DeviceArray(a), _DeviceArray(b), dtype="float32")
+    msgs = [x for x in w if issubclass(x.category, RuntimeWarning)]
+    assert len(msgs) == 2 and all("copied to the host once" in str(x.message) for x in msgs)
+    assert all(x.filename == __file__ for x in msgs)  # attributed to the caller, not to the package
+    ref = er.matmul(a, b, dtype="float32")
+    np.testing.assert_array_equal(r.rounded.view(np.uint32), ref.rounded.view(np.uint32))
+    with pytest.warns(RuntimeWarning, match="copied to the host"), \
+            pytest.raises(TypeError, match="^A: cannot copy a _DeviceArray from device type 2"):
+        er.matmul(_DeviceArray(a, with_get=False), b)
+
+
+def test_bit_array_is_numpy_like():
+    x = er.asarray([[1.0, 2.0, 3.0], [4.0, 1.0 + 2.0**-10, -0.5]], "tf32")
+    assert x.shape == (2, 3) and x.ndim == 2 and x.size == 6 and len(x) == 2 and x.dtype == "tensorfloat32"
+    v = np.asarray(x)
+    assert v.dtype == np.float64 and v.tolist() == [[1.0, 2.0, 3.0], [4.0, 1.0 + 2.0**-10, -0.5]]
+    assert np.asarray(x, dtype=np.float32).dtype == np.float32
+    assert x[1].bits.tolist() == [0x40800000, 0x3F802000, 0xBF000000]
+    assert x.T.shape == (3, 2) and x.T.bits[2, 1] == 0xBF000000
+    assert repr(x) == ("BitArray([[ 1.          ,  2.          ,  3.          ],\n"
+                       "          [ 4.          ,  1.0009765625, -0.5         ]], format='tensorfloat32')")
+    with pytest.raises(ValueError, match="needs a copy"):
+        np.asarray(x, copy=False)

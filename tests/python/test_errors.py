@@ -119,3 +119,21 @@ def test_several_outputs_need_a_name():
         g["grad_C"]
     with pytest.raises(KeyError):
         r["grad_A"]
+
+
+def test_errors_name_the_operand():
+    with pytest.raises(TypeError, match="^B: dtype complex64 is not a format"):
+        er.matmul(F32, np.ones((2, 2), np.complex64))
+    with pytest.raises(TypeError, match="^C: dtype bool"):
+        er.mma(F32, F32, np.ones((2, 2), np.bool_))
+    with pytest.raises(ValueError, match=r"^C: element \[0, 1\] = 3000000000 is outside the range of int32"):
+        er.mmai(np.ones((2, 2), np.int8), np.ones((2, 2), np.int8), np.array([[0, 3_000_000_000], [0, 0]]))
+    with pytest.raises(ValueError, match="^a_scale: unknown format 'e9m0'"):
+        er.mma_scaled(np.ones((2, 32), ml_dtypes.float8_e4m3fn), np.ones((32, 2), ml_dtypes.float8_e4m3fn),
+                      np.ones((2, 1), np.uint8), np.ones((1, 2), np.uint8), scale_dtype="e9m0")
+    with pytest.raises(TypeError, match="^grad: "):
+        er.matmul(F32, F32).backward(np.ones((2, 2), np.complex64))
+    with pytest.raises(TypeError, match="^a: dtype complex128"):
+        er.testing.assert_matmul_valid(np.ones((2, 2), np.complex128), F32, F32)
+    with pytest.raises(TypeError, match="^out: dtype bool"):
+        er.testing.assert_matmul_valid(F32, F32, np.ones((2, 2), np.bool_))

@@ -224,3 +224,62 @@ def test_normal_matches_an_independent_float32_loop(bf16_problem):
     # and in bf16 output: the same sum, rounded once more
     rb = er.matmul(a, b, dtype="bfloat16")
     np.testing.assert_array_equal(rb.normal().view(np.uint16), want.astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
+def test_reprs():
+    r = er.matmul(er.asarray([[1.0, 2.0]], "float32"), er.asarray([[3.0], [4.0]], "float32"))
+    assert repr(r) == "<exactref.Result matmul shape=(1, 1) dtype=float32 guarantee=correctly_rounded>"
+    assert repr(r.exact) == "ExactArray([[11.]], exact=True)"
+    g = r.backward(er.asarray([[1.0]], "float32"))
+    assert repr(g) == "<exactref.Result matmul.backward outputs=['grad_A', 'grad_B']>"
+    assert repr(r.boundaries["accumulate"]).startswith("Boundary(kind='accumulate', description=")
+    # an inexact element shows both ends of its enclosure
+    x = er.matmul(er.asarray([[1.0, 2.0**-60]], "float64"), er.asarray([[1.0], [1.0]], "float64"))
+    lo, hi = x.exact.lo[0, 0], x.exact.hi[0, 0]
+    assert lo < hi
+    assert (lo, hi) == (1.0, float(np.nextafter(1.0, 2.0)))
+    assert repr(x.exact) == "ExactArray(lo=[[1.]],\n           hi=[[1.0000000000000002]])"
+    assert repr(er.matmul(np.ones((0, 2), np.float32), np.ones((2, 3), np.float32)).exact) == \
+        "ExactArray([], shape=(0, 3))"
+
+
+def test_exact_array_is_numpy_like():
+    a = er.asarray([[1.0, 2.0**-60], [3.0, 4.0], [0.5, 0.25]], "float64")
+    b = er.asarray([[1.0, 2.0, 0.0], [1.0, 0.0, 1.0]], "float64")
+    r = er.matmul(a, b)
+    e = r.exact
+    assert e.shape == (3, 3) and e.ndim == 2 and e.size == 9 and len(e) == 3 and e.dtype == np.float64
+    v = np.asarray(e)
+    assert v.dtype == np.float64 and v.shape == (3, 3) and not v.flags.writeable
+    np.testing.assert_array_equal(v.view(np.uint64), e.odd.view(np.uint64))
+    assert np.asarray(e, dtype=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="needs a copy"):
+        np.asarray(e, dtype=np.float32, copy=False)
+    c = np.array(e, copy=True)
+    assert c.flags.writeable and not np.shares_memory(c, e.odd)
+    rows = list(e)
+    assert len(rows) == 3 and all(isinstance(x, er.ExactArray) and x.shape == (3,) for x in rows)
+    one = e[0, 0]
+    assert one.shape == () and one.lo < one.hi and one.contains(1.0 + 2.0**-60)
+    assert float(e[1, 1]) == 6.0 and e[1, 1].is_exact
+    assert e.T.shape == (3, 3) and float(e.T[0, 1]) == float(e[1, 0]) == 7.0
+    assert not e.is_exact[0, 0] and e.is_exact[1:].all()
+    with pytest.raises(TypeError, match="0-d"):
+        len(one)
+    assert r.ndim == 2 and r.shape == (3, 3) and r.dtype == np.float64
+
+
+def test_docstrings_and_signatures():
+    import inspect
+
+    assert str(inspect.signature(er.matmul)) == "(A, B, *, dtype=None, rounding='nearest_even')"
+    assert str(inspect.signature(er.mma)) == "(A, B, C, *, dtype=None, rounding='nearest_even')"
+    for f in (er.asarray, er.matmul, er.mma, er.mma_scaled, er.mmai, er.formats, er.format_info, er.dtype_of,
+              er.standards, er.testing.assert_matmul_valid, er.testing.report):
+        assert f.__doc__ and len(f.__doc__.strip()) > 40, f.__name__
+    for cls in (er.Result, er.ExactArray, er.Boundary, er.Outputs, er.BitArray):
+        assert cls.__doc__, cls.__name__
+    for name in ("op", "guarantee", "boundaries", "rounded", "exact", "shape", "dtype", "ndim", "stats", "T",
+                 "tolerance", "finite_range", "may_be", "covers", "normal", "reshape", "transpose", "backward"):
+        assert getattr(er.Result, name).__doc__, name
+    assert "standard" in er.Result.tolerance.__doc__ and "any_order" in er.Result.tolerance.__doc__
