@@ -226,7 +226,19 @@ def asarray(data, dtype=None):
     data: a numpy or ml_dtypes array, a Python list or scalar, any object with __dlpack__ (torch,
     CuPy, JAX), or an unsigned integer array of raw bit patterns whose item size is the format's
     storage size (with dtype naming the format).  Values are converted into dtype correctly rounded
-    (to nearest, ties to even).  A Result with one output gives its rounded array.
+    (to nearest, ties to even); integers into an integer format must fit it.  A Result with one
+    output gives its rounded array.
+
+    dtype: None (data's own dtype, which must be one exactref models), a format name in the MLIR or
+    ml_dtypes spelling in any case ("bf16", "f8E4M3FN", "float8_e4m3fn", "tf32", "i8"), or a numpy /
+    ml_dtypes dtype.  er.formats() lists them.  tf32 has no numpy dtype: it gives an er.BitArray.
+
+    Host arrays are read in place (strided views included); an array in device memory (a CUDA tensor,
+    a CuPy array) is copied to the host once, with a RuntimeWarning.
+
+    >>> er.asarray([[1.0, 2.5]], "bf16")            # an ml_dtypes bfloat16 array
+    >>> er.asarray(torch_tensor)                    # the same memory, as numpy / ml_dtypes
+    >>> er.asarray(np.array([[0x38]], np.uint8), "float8_e4m3fn")   # raw bits: 1.0
     """
     from ._result import Result
 

@@ -19,7 +19,10 @@ class Boundary:
 
 
 class Outputs:
-    """Several outputs of one operation, by name: outputs.Q or outputs["Q"]; iterating gives the names in order."""
+    """Several outputs of one operation, by name: outputs.Q or outputs["Q"]; iterating gives the names in order.
+
+    A read-only mapping (keys, values, items, len, in), as result.rounded, result.tolerance() and the
+    rest give for a result with several outputs (backward's grad_A and grad_B)."""
 
     def __init__(self, items):
         object.__setattr__(self, "_items", dict(items))

@@ -79,8 +79,16 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
 
     a, b, c, out: anything er.asarray takes; scales=(a_scale, b_scale) for a block-scaled product;
     dtype: the output format (default: out's dtype); standard, compute, ulps, flush_to_zero: the
-    implementations judged correct (Result.covers).  Raises AssertionError with the count outside,
-    the worst element (output, rounded, allowed range, ulps beyond) and the standard.
+    implementations judged correct (Result.covers; standard="any_order" for BLAS-like kernels with
+    any summation order and FMA, "normal" for index order, a tensor-core model such as "hopper").
+    Integer operands check er.mmai's exact product.  block: the scales' block size; rounding: the
+    output's rounding direction; msg: a string put before the message, or a function of it.
+
+    Raises AssertionError with the count outside, the worst element (output, rounded, allowed range,
+    ulps beyond) and the standard; warns (UserWarning) where the check passes but proves little.
+    Returns the Result, for further checks.
+
+    >>> er.testing.assert_matmul_valid(a, b, my_kernel(a, b), standard="any_order")
     """
     from ._ops import _Operand, matmul, mma, mma_scaled, mmai
     from ._result import Result
