@@ -217,6 +217,11 @@ class Result:
         except KeyError:
             raise KeyError(f"no output named {name!r} (outputs: {', '.join(self._outputs)})") from None
 
+    def __array__(self, dtype=None, copy=None):
+        # a Result is not one array: say which one is meant rather than make a 0-d object array
+        raise TypeError(f"a {self._op} Result is not an array: use result.rounded (the answer), result.exact "
+                        f"(its enclosures) or result.tolerance()")
+
     # ---- attributes ----
     @property
     def op(self):

@@ -267,6 +267,8 @@ def test_exact_array_is_numpy_like():
     with pytest.raises(TypeError, match="0-d"):
         len(one)
     assert r.ndim == 2 and r.shape == (3, 3) and r.dtype == np.float64
+    with pytest.raises(TypeError, match="use result.rounded"):
+        np.asarray(r)  # not silently a 0-d object array
 
 
 def test_docstrings_and_signatures():
