@@ -136,6 +136,18 @@ def test_torch_matmul_outputs_are_covered_by_any_order(dtype, shape, rng):
         er.testing.assert_matmul_valid(a, b, bad, standard="any_order")
 
 
+def test_batched_torch_matmul_is_covered(rng):
+    a = torch.from_numpy(rng.standard_normal((4, 16, 300))).to(torch.bfloat16)
+    b = torch.from_numpy(rng.standard_normal((300, 8))).to(torch.bfloat16)
+    b3 = torch.from_numpy(rng.standard_normal((4, 300, 8))).to(torch.bfloat16)
+    for x, y, out in ((a, b, torch.matmul(a, b)), (a, b3, torch.bmm(a, b3))):
+        r = er.matmul(x, y)
+        assert r.shape == (4, 16, 8) and r.covers(out, standard="any_order").all()
+        for q in range(4):  # each batch is its own 2-D product
+            yq = y if y.ndim == 2 else y[q]
+            np.testing.assert_array_equal(_bits(r.rounded[q]), _bits(er.matmul(x[q], yq).rounded))
+
+
 def test_16_bit_inputs_with_a_float32_output(rng):
     a = torch.from_numpy(rng.standard_normal((16, 512))).to(torch.bfloat16)
     b = torch.from_numpy(rng.standard_normal((512, 8))).to(torch.bfloat16)
