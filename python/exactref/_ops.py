@@ -103,6 +103,8 @@ def _matmul_backward(r, grad, *, dtype=None, rounding=None, **unknown):
                  else r._core.format)
     if not _A.is_float(g.fmt):
         raise TypeError("grad must have a float dtype")
+    if tuple(g.arr.shape) != tuple(r.shape):
+        raise ValueError(f"grad has shape {tuple(g.arr.shape)}; the output has shape {tuple(r.shape)}")
     fa = fb = -1
     if dtype is not None:
         fa = fb = _A.format_id(dtype)

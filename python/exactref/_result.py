@@ -155,7 +155,10 @@ def _opts_key(result, compute, ulps, flush_to_zero, standard):
     if compute is None:
         cid = -1
     else:
-        cid = A.format_id(compute)
+        try:
+            cid = A.format_id(compute)
+        except (TypeError, ValueError) as e:
+            raise (TypeError if isinstance(e, TypeError) else ValueError)(f"compute: {e}") from None
     if ulps is None:
         u = 0.0
     else:

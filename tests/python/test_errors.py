@@ -137,3 +137,8 @@ def test_errors_name_the_operand():
         er.testing.assert_matmul_valid(np.ones((2, 2), np.complex128), F32, F32)
     with pytest.raises(TypeError, match="^out: dtype bool"):
         er.testing.assert_matmul_valid(F32, F32, np.ones((2, 2), np.bool_))
+    r = er.matmul(F32, F32)
+    with pytest.raises(ValueError, match="^compute: unknown format 'bf17'"):
+        r.tolerance(compute="bf17")
+    with pytest.raises(ValueError, match=r"^grad has shape \(3, 3\); the output has shape \(2, 2\)"):
+        r.backward(np.ones((3, 3), np.float32))
