@@ -217,3 +217,33 @@ def test_cuda_tensors_are_copied_once_with_a_warning(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert r.covers(out, standard="any_order").all()
+
+
+def test_torch_route_keeps_memory_and_references_flat():
+    import gc
+    import sys
+
+    a = torch.arange(12, dtype=torch.float32).reshape(3, 4).div(7).to(torch.bfloat16).requires_grad_()
+    b = torch.arange(8, dtype=torch.float32).reshape(4, 2).div(3).to(torch.bfloat16)
+    out = torch.matmul(a.detach(), b)
+    refs = (sys.getrefcount(a), sys.getrefcount(b), sys.getrefcount(out))
+
+    def rss_kib():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4
+
+    def once():
+        r = er.matmul(a, b.t().contiguous().t())
+        r.covers(out, standard="any_order")
+        er.asarray(b)
+
+    for _ in range(300):
+        once()
+    gc.collect()
+    before = rss_kib()
+    for _ in range(10000):
+        once()
+    gc.collect()
+    grown = rss_kib() - before
+    assert (sys.getrefcount(a), sys.getrefcount(b), sys.getrefcount(out)) == refs  # no DLPack capsule kept
+    assert grown < 4096, f"RSS grew by {grown} KiB over 10,000 calls"
