@@ -541,7 +541,8 @@ def _output_array(output, fmt, shape):
                 arr = A.asarray(arr, fmt)  # raw bit patterns of the result's format
             elif A.format_id(arr.dtype) != fmt:
                 raise TypeError(f"the output has dtype {arr.dtype}; the result's dtype is {A.format_name(fmt)} "
-                                f"(convert it first if that is intended)")
+                                f"(make the result with dtype='{arr.dtype}', or convert the output if that is "
+                                f"intended)")
         else:
             arr = A.asarray(output, fmt)
     if tuple(arr.shape) != tuple(shape):

@@ -27,7 +27,8 @@ def test_wrong_shapes():
 
 def test_wrong_dtypes():
     r = er.matmul(F32, F32)
-    with pytest.raises(TypeError, match="dtype float64"):
+    with pytest.raises(TypeError, match="the output has dtype float64; the result's dtype is float32 "
+                                        r"\(make the result with dtype='float64'"):
         r.covers(np.ones((2, 2)))
     with pytest.raises(TypeError, match="mmai"):
         er.matmul(np.ones((2, 2), np.int8), np.ones((2, 2), np.int8))
