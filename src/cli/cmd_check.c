@@ -20,6 +20,18 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The library's progress hook (er_progress_fn): the phase's fraction on the progress line. */
+typedef struct {
+    er_cli_progress *pr;
+    const char *what;
+} check_progress;
+
+static void on_progress(void *ctx, double fraction)
+{
+    const check_progress *c = (const check_progress *)ctx;
+    er_cli_progress_set(c->pr, c->what, fraction);
+}
+
 /* The per-element bounds as .npy files in dir: tolerance.npy (float64), range_low.npy and
  * range_high.npy (the output format: finite_range's ends), has_range.npy (uint8: 0 where no finite
  * output is allowed, and the ends are then meaningless). */
@@ -234,7 +246,13 @@ int er_cmd_check(int argc, char **argv)
     er_mma_args args;
     er_cli_mma_args(&m, &args);
     args.d = &D;
-    er_cli_progress *pr = er_cli_progress_start("check", "computing the exact reference", progress);
+    check_progress cp = {er_cli_progress_start("check", "computing the exact reference", progress),
+                         "computing the exact reference"};
+    er_cli_progress *pr = cp.pr;
+    if (pr) { /* on a terminal only: otherwise the library has no hook to call */
+        args.progress = on_progress;
+        args.progress_ctx = &cp;
+    }
     er_status st = er_result_create(&args, &res, msg, sizeof msg);
     if (st != ER_OK) {
         er_cli_progress_stop(pr);
@@ -254,8 +272,11 @@ int er_cmd_check(int argc, char **argv)
     o.standard = std;
     er_check_report rep;
     er_cli_progress_set(pr, "bounding every element", -1);
+    cp.what = "bounding every element"; /* the hook is called only from within the calls below */
+    if (pr) er_result_set_progress(res, on_progress, &cp);
     st = er_check_report_compute(res, &o, &O, &m.A.t, &m.B.t, outside_idx, ER_CLI_OUTSIDE_CAP, &rep, msg, sizeof msg);
     er_cli_progress_stop(pr);
+    er_result_set_progress(res, NULL, NULL); /* the line is gone */
     /* a note that the bounds added (where they ran) */
     if (strcmp(note0, er_result_stats(res)->note)) fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
     if (st != ER_OK) {
