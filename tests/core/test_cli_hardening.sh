@@ -307,6 +307,33 @@ has "json outside indices" "$tmp/j.json" '"outside_indices": [[1, 1]]'
 # progress: nothing on stderr when it is not a terminal
 [ -s "$tmp/err" ] && bad "progress text on a non-terminal stderr: $(cat "$tmp/err")" || ok
 run "--no-progress" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --no-progress
+# on a terminal (a pseudo-terminal of script(1); its typescript in $tmp): both phases of check with
+# their percentage and time left, from the library's hook (a report per row: one thread, the exact
+# accumulator), and matmul's; EXACTREF_PROGRESS_AFTER=0 shows the line from the start
+if command -v script >"$tmp/which" 2>&1; then
+    ones=$(printf '\\200\\077%.0s' $(seq 2048))
+    mknpy "$tmp/pa.npy" '<u2' '(64, 32)' "$ones"
+    mknpy "$tmp/pb.npy" '<u2' '(32, 64)' "$ones"
+    run "progress: setup" 0 "" matmul "$tmp/pa.npy" "$tmp/pb.npy" $BF --out-format f32 -o "$tmp/pd.npy"
+    EXACTREF_PROGRESS_AFTER=0 script -q -e -c "'$X' check '$tmp/pa.npy' '$tmp/pb.npy' '$tmp/pd.npy' $BF --strategy exact --threads 1" \
+        "$tmp/ts" <"$tmp/which" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 0 ] && ok || bad "progress on a terminal: exit $rc: $(cat "$tmp/err")"
+    tr '\r' '\n' <"$tmp/ts" >"$tmp/ts.lines"
+    has "progress: reference %" "$tmp/ts.lines" "exactref check: computing the exact reference  50% ("
+    has "progress: reference 100%" "$tmp/ts.lines" "exactref check: computing the exact reference 100% ("
+    has "progress: bounds %" "$tmp/ts.lines" "exactref check: bounding every element  50% ("
+    has "progress: time left" "$tmp/ts.lines" "s left)"
+    has "progress: then the report" "$tmp/ts.lines" "elements outside   0"
+    # the percentages increase within each phase
+    for phase in "computing the exact reference" "bounding every element"; do
+        grep -F "exactref check: $phase " "$tmp/ts.lines" | sed -n 's/.* \([0-9]*\)% (.*/\1/p' >"$tmp/pc"
+        [ "$(wc -l <"$tmp/pc")" -ge 10 ] && sort -n -c "$tmp/pc" 2>"$tmp/err" && ok || bad "progress: $phase: $(tr '\n' ' ' <"$tmp/pc")"
+    done
+    EXACTREF_PROGRESS_AFTER=0 script -q -e -c "'$X' check '$tmp/pa.npy' '$tmp/pb.npy' '$tmp/pd.npy' $BF --no-progress" \
+        "$tmp/ts" <"$tmp/which" >"$tmp/out" 2>"$tmp/err"
+    hasnt "--no-progress on a terminal" "$tmp/ts" "computing the exact"
+fi
 # '-' is standard output for a text report
 run "--json -" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json -
 has "--json - on stdout" "$tmp/out" '"passed": true'
