@@ -108,6 +108,23 @@ rc=$?
 [ "$rc" = 3 ] && ok || bad "D10: a write that fails after the work exits $rc, want 3: $(cat "$tmp/err")"
 [ -e "$tmp/efbig.npy" ] && bad "D10: a failed write left $tmp/efbig.npy" || ok
 
+# out of memory while writing: an integer outer product (16384 x 1 times 1 x 4096: 256 MB of i32) under
+# a 400 MB address-space limit: the inputs and the output fit (about 270 MB with the program), the
+# write's contiguous copy of the output (256 MB more) does not.  Exit 3, the output named, nothing left
+# behind.  Not under AddressSanitizer, whose shadow memory needs terabytes of address space.
+if ! grep -qa __asan_init "$X"; then
+    mknpy "$tmp/col.npy" '|i1' '(16384, 1)' "$(printf '\\001%.0s' $(seq 16384))"
+    mknpy "$tmp/row.npy" '|i1' '(1, 4096)' "$(printf '\\002%.0s' $(seq 4096))"
+    mkdir "$tmp/oom"
+    (ulimit -v 409600; exec "$X" matmul "$tmp/col.npy" "$tmp/row.npy" --out-format i32 --backend cpu --threads 1 \
+        -o "$tmp/oom/big.npy") >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 3 ] && ok || bad "D10: out of memory while writing exits $rc, want 3: $(cat "$tmp/err")"
+    has "D10 out of memory: the message" "$tmp/err" "exactref matmul: $tmp/oom/big.npy: out of memory for 268435456 bytes"
+    [ -z "$(ls -A "$tmp/oom")" ] && ok || bad "D10: out of memory while writing left $(ls -A "$tmp/oom")"
+    rm -f "$tmp/col.npy" "$tmp/row.npy"
+fi
+
 # ---- D2: repro.sh with hostile names: fixed names inside, everything quoted, no report files ----
 evil="$tmp/it's \$(touch pwned)\`touch pwned2\`
 x.npy"
