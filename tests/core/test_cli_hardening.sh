@@ -125,6 +125,14 @@ if ! grep -qa __asan_init "$X"; then
     rm -f "$tmp/col.npy" "$tmp/row.npy"
 fi
 
+# the manual, the README and docs/cli.md say so: exit 3 for an output that cannot be written after the work
+run "D10 help" 0 "" --help
+has "D10 help: exit 3 for a write" "$tmp/out" "3  internal, device or memory error, or an output that cannot be written after the"
+for doc in README.md docs/cli.md; do
+    tr '\n' ' ' <"$(dirname "$0")/../../$doc" >"$tmp/doc"
+    has "D10 $doc: exit 3 for a write" "$tmp/doc" "3 internal, device or memory error, or an output that cannot be written after the work"
+done
+
 # ---- D2: repro.sh with hostile names: fixed names inside, everything quoted, no report files ----
 evil="$tmp/it's \$(touch pwned)\`touch pwned2\`
 x.npy"
