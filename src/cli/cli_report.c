@@ -239,10 +239,14 @@ void er_cli_report_text(FILE *f, const er_cli_check *c)
                    "%lld by the exact accumulator)\n",
                 c->seconds, c->seconds_ref, s->backend == ER_BACKEND_CUDA ? "CUDA" : "OpenCL", (long long)s->exact_f64,
                 (long long)s->exact_path);
+    else if (!strcmp(c->compute, "i32")) /* mmai: exact integer sums */
+        fprintf(f, "  time               %.3f s (exact reference %.3f s on %d thread%s: %lld exact integer sums)\n",
+                c->seconds, c->seconds_ref, s->threads, s->threads == 1 ? "" : "s", (long long)s->elements);
     else
-        fprintf(f, "  time               %.3f s (exact reference %.3f s on %d threads: %lld elements by the fast path, "
-                   "%lld by the exact accumulator)\n",
-                c->seconds, c->seconds_ref, s->threads, (long long)s->fast_decided, (long long)s->exact_path);
+        fprintf(f, "  time               %.3f s (exact reference %.3f s on %d thread%s: %lld elements by the fast path, "
+                   "%lld in exact binary64 (integral inputs), %lld by the exact accumulator)\n",
+                c->seconds, c->seconds_ref, s->threads, s->threads == 1 ? "" : "s", (long long)s->fast_decided,
+                (long long)s->exact_f64, (long long)s->exact_path);
     fprintf(f, "%s\n", r->outside ? "FAIL" : "PASS");
 }
 

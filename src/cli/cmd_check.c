@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -159,6 +160,15 @@ int er_cmd_check(int argc, char **argv)
         er_cli_files_out(&f, json, "--json", 1);
         er_cli_files_out(&f, junit, "--junit", 1);
         er_cli_files_out(&f, plot, "--plot", 1);
+        /* --save-bounds' files in an existing directory: outputs like the others (never an input) */
+        static const char *const bnames[4] = {"tolerance.npy", "has_range.npy", "range_low.npy", "range_high.npy"};
+        char bpath[4][4096];
+        struct stat bst;
+        if (bounds_dir && stat(bounds_dir, &bst) == 0 && S_ISDIR(bst.st_mode))
+            for (int k = 0; k < 4; k++) {
+                snprintf(bpath[k], sizeof bpath[k], "%s/%s", bounds_dir, bnames[k]);
+                er_cli_files_out(&f, bpath[k], "--save-bounds", 0);
+            }
         f.dir = save;
         f.dir_what = "--save-failures";
         f.dir2 = bounds_dir;
@@ -169,7 +179,16 @@ int er_cmd_check(int argc, char **argv)
         if (save) {
             static const char *const names[6] = {"a.npy", "b.npy", "acc.npy", "a_scale.npy", "b_scale.npy", "out.npy"};
             const char *src[6] = {pos[0], pos[1], m.C.path, m.SA.path, m.SB.path, pos[2]};
+            static const char *const roles[6] = {"A", "B", "--acc", "--a-scale", "--b-scale", "OUT"};
             char p[4096];
+            /* never an input other than the one it is a copy of (a.npy may be A itself) */
+            for (int k = 0; k < 6; k++) {
+                snprintf(p, sizeof p, "%s/%s", save, names[k]);
+                for (int q = 0; q < 6; q++)
+                    if (q != k && src[q] && er_cli_same_file(p, src[q]))
+                        return er_cli_usage_error("check", "--save-failures %s: %s is the input %s (%s): refusing to "
+                                                  "overwrite an input", save, p, roles[q], src[q]);
+            }
             snprintf(p, sizeof p, "%s/repro.sh", save);
             if (access(p, F_OK) != 0)
                 for (int k = 0; k < 6; k++) {

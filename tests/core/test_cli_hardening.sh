@@ -87,6 +87,18 @@ run "D3 -o a link to A" 2 "refusing to overwrite an input" matmul "$tmp/a0.npy" 
 cp "$tmp/w.npy" "$tmp/w0.npy"
 run "D3 --json OUT" 2 "refusing to overwrite an input" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w0.npy" $BF --json "$tmp/w0.npy"
 cmp -s "$tmp/w0.npy" "$tmp/w.npy" && ok || bad "D3: OUT was overwritten"
+# the fixed names of --save-bounds and --save-failures are outputs too: never an input
+mkdir "$tmp/sb"
+cp "$tmp/w.npy" "$tmp/sb/tolerance.npy"
+run "D3 --save-bounds over OUT" 2 "is the input OUT" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/sb/tolerance.npy" $BF --save-bounds "$tmp/sb"
+cmp -s "$tmp/sb/tolerance.npy" "$tmp/w.npy" && ok || bad "D3: --save-bounds overwrote OUT"
+[ -e "$tmp/sb/range_low.npy" ] && bad "D3: --save-bounds wrote before refusing" || ok
+run "D3 --json on a --save-bounds file" 2 "name the same file" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds "$tmp/sb" --json "$tmp/sb/has_range.npy"
+mkdir "$tmp/fb"
+: >"$tmp/fb/repro.sh"
+cp "$tmp/b.npy" "$tmp/fb/a.npy"
+run "D3 --save-failures over B" 2 "is the input B" check "$tmp/a.npy" "$tmp/fb/a.npy" "$tmp/w.npy" $BF --save-failures "$tmp/fb"
+cmp -s "$tmp/fb/a.npy" "$tmp/b.npy" && ok || bad "D3: --save-failures overwrote B"
 
 # ---- D8: every output path is checked before the work: nothing is printed, nothing computed ----
 run "D8 --json in a missing directory" 2 "does not exist" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --json "$tmp/nodir/r.json"
@@ -178,6 +190,7 @@ has "D4 output value" "$tmp/out" "output 32259 (0x00007e03), rounded 32258"
 has "D4 single value" "$tmp/out" "allowed exactly 32258"
 hasnt "D14 no 4.94e-324" "$tmp/out" "e-324"
 hasnt "D4 no false zero warning" "$tmp/out" "all-zero output"
+has "D4 time line: integer sums" "$tmp/out" ": 1 exact integer sums)"
 run "D4 mmai check passes" 0 "" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/kk.npy"
 # (not under AddressSanitizer, whose binaries valgrind cannot run)
 if command -v valgrind >"$tmp/which" 2>&1 && ! grep -qa __asan_init "$X"; then
@@ -332,6 +345,8 @@ has "json outside indices" "$tmp/j.json" '"outside_indices": [[1, 1]]'
 # progress: nothing on stderr when it is not a terminal
 [ -s "$tmp/err" ] && bad "progress text on a non-terminal stderr: $(cat "$tmp/err")" || ok
 run "--no-progress" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --no-progress
+# the time line counts every element where it was computed (here: small integers, exact in binary64)
+has "time line: counts" "$tmp/out" "0 elements by the fast path, 4 in exact binary64 (integral inputs), 0 by the exact accumulator)"
 # on a terminal (a pseudo-terminal of script(1); its typescript in $tmp): both phases of check with
 # their percentage and time left, from the library's hook (a report per row: one thread, the exact
 # accumulator), and matmul's; EXACTREF_PROGRESS_AFTER=0 shows the line from the start
