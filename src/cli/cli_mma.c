@@ -177,6 +177,8 @@ int er_cli_mma_load(er_cli_mma *m)
     int rc;
     if ((m->SA.path != NULL) != (m->SB.path != NULL))
         return er_cli_usage_error(m->cmd, "block scaling needs both --a-scale and --b-scale");
+    if (m->device >= 0 && m->backend && !strcmp(m->backend, "cpu"))
+        return er_cli_usage_error(m->cmd, "--device has no effect with --backend cpu (it picks an OpenCL or CUDA device)");
     if ((rc = load_operand(m->cmd, "A", &m->A, m->afmt)) || (rc = load_operand(m->cmd, "B", &m->B, m->bfmt)))
         return rc;
     if (m->C.path && (rc = load_operand(m->cmd, "--acc", &m->C, m->cfmt))) return rc;

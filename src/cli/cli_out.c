@@ -41,6 +41,7 @@ static int check_dir(const char *cmd, const char *dir, const char *what)
     char parent[4096];
     const char *slash;
     if (!dir) return 0;
+    if (!*dir) return er_cli_usage_error(cmd, "%s: a directory needs a name", what);
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
             return er_cli_usage_error(cmd, "%s %s: exists and is not a directory", what, dir);

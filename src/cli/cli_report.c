@@ -193,6 +193,13 @@ void er_cli_check_warnings(er_cli_check *c, char hint[256])
     }
 }
 
+/* Only the zeros allowed (-0 and +0: two patterns, one value): the tolerance is exactly 0, whatever
+ * upper bound the bounds rounded it up to. */
+static int zeros_only(const er_check_report *r)
+{
+    return r->has_range && !r->single_value && r->low_value == 0 && r->high_value == 0;
+}
+
 void er_cli_report_text(FILE *f, const er_cli_check *c)
 {
     const er_check_report *r = c->rep;
@@ -218,6 +225,8 @@ void er_cli_report_text(FILE *f, const er_cli_check *c)
         fprintf(f, "  worst element      %s: output %s (%s), rounded %s (%s)\n", idx, ov, oh, rv, rh);
         if (r->single_value)
             fprintf(f, "                     allowed exactly %s (%s): a single value, tolerance 0\n", lv, lh);
+        else if (zeros_only(r))
+            fprintf(f, "                     allowed -0 or 0 (%s, %s): zero of either sign, tolerance 0\n", lh, hh);
         else if (r->has_range && isfinite(r->tolerance))
             fprintf(f, "                     allowed [%s, %s] ([%s, %s]), tolerance %.3g\n", lv, hv, lh, hh, r->tolerance);
         else if (r->has_range)
@@ -319,7 +328,7 @@ void er_cli_report_json(er_sbuf *b, const er_cli_check *c)
         er_sb_printf(b, ", \"may_be\": {\"+inf\": %s, \"-inf\": %s, \"nan\": %s}", r->may_pinf ? "true" : "false",
                      r->may_ninf ? "true" : "false", r->may_nan ? "true" : "false");
         er_sb_printf(b, ", \"single_value\": %s, \"tolerance\": ", r->single_value ? "true" : "false");
-        json_num(b, r->tolerance);
+        json_num(b, zeros_only(r) ? 0.0 : r->tolerance);
         er_sb_printf(b, ", \"ulps_beyond\": %lld, \"reason\": ", (long long)(r->worst_covered ? 0 : r->ulps_beyond));
         er_sb_json_str(b, why);
         er_sb_printf(b, "}");

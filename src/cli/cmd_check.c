@@ -140,6 +140,9 @@ int er_cmd_check(int argc, char **argv)
         else return er_cli_usage_error("check", "unexpected argument '%s' (A.npy B.npy OUT.npy)", a);
     }
     if (npos < 3) return er_cli_usage_error("check", "three arrays are required: A.npy B.npy OUT.npy");
+    if (compute >= 0 && compute != ER_FMT_F64 && compute != ER_FMT_F32 && compute != ER_FMT_F16 && compute != ER_FMT_BF16)
+        return er_cli_usage_error("check", "--compute %s: the accumulation format must be f64, f32, f16 or bf16",
+                                  er_format_name(compute));
     if (compute >= 0 && std.kind == ER_STD_ENGINE)
         return er_cli_usage_error("check", "--compute %s has no effect with --standard %s: a matrix-engine model fixes "
                                   "its own accumulator (--compute applies to normal and any_order)",

@@ -254,7 +254,25 @@ run "D12 --saturate with mmai" 2 "--saturate has no meaning" check "$tmp/i.npy" 
 run "D12 --flush-to-zero with mmai" 2 "--flush-to-zero has no meaning" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/k.npy" --flush-to-zero
 run "D12 --compute with an engine" 2 "--compute bf16 has no effect with --standard hopper" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --compute bf16 --standard hopper
 run "D12 --threads 100000" 2 "more than 1024" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" --threads 100000
+run "D12 --device with --backend cpu" 2 "--device has no effect with --backend cpu" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" --backend cpu --device 0
 [ -e "$tmp/x.npy" ] && bad "D12: a refused command wrote its output" || ok
+# --compute: the four accumulation formats, refused before the work (not by the bounds, after it)
+run "D12 --compute tf32" 2 "--compute tf32: the accumulation format must be f64, f32, f16 or bf16" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --compute tf32
+[ -s "$tmp/out" ] && bad "D12: --compute tf32 was refused after the work: $(cat "$tmp/out")" || ok
+run "D12 --compute fp8" 2 "must be f64, f32, f16 or bf16" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --compute f8E4M3FN
+run "D12 --compute bf16" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --compute bf16
+# a directory with an empty name is refused before the work, not when the bundle is written
+run "D12 empty --save-failures" 2 "--save-failures: a directory needs a name" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures ""
+[ -s "$tmp/out" ] && bad "D12: an empty --save-failures was found after the work" || ok
+run "D12 empty --save-bounds" 2 "--save-bounds: a directory needs a name" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds ""
+# the zeros of either sign: tolerance 0 (not the smallest subnormal), in the text and the JSON
+mknpy "$tmp/e20.npy" '<f4' '(2, 0)' ''
+mknpy "$tmp/e02.npy" '<f4' '(0, 2)' ''
+mknpy "$tmp/z22.npy" '<f4' '(2, 2)' '\000\000\000\200\000\000\000\000\000\000\000\000\000\000\000\000'
+run "D14 k = 0" 0 "" check "$tmp/e20.npy" "$tmp/e02.npy" "$tmp/z22.npy" --json "$tmp/z.json"
+has "D14 zeros: text" "$tmp/out" "allowed -0 or 0 (-0x0p+0, 0x0p+0): zero of either sign, tolerance 0"
+has "D14 zeros: json" "$tmp/z.json" '"single_value": false, "tolerance": 0,'
+hasnt "D14 zeros: no 4.94e-324" "$tmp/out" "e-324"
 
 # ---- D14: the help lists what is accepted, and only that ----
 "$X" check --standard nosuch "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" >"$tmp/out" 2>"$tmp/err"
