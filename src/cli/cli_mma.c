@@ -263,6 +263,22 @@ int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what)
                                       m->b_transposed ? "n x ceil(k/block), as B is transposed" : "ceil(k/block) x n");
     }
     int aint = fa.kind != ER_KIND_FLOAT, bint = fb.kind != ER_KIND_FLOAT;
+    /* integers wider than 8 bits (int16 without a format: torch's view(torch.int16) of bf16) */
+    for (int side = 0; side < 2; side++) {
+        const er_format_info *fi = side ? &fb : &fa;
+        if (fi->kind != ER_KIND_FLOAT && fi->storage_bytes > 1)
+            return er_cli_usage_error(cmd, "%s (%s) was read as %s integers, and an integer product (mmai) takes i8 or "
+                                      "u8 operands. For bf16 or f16 bit patterns in an int16 array (torch's "
+                                      "t.view(torch.int16)), name the format: %s bf16 (or f16); for integer values, "
+                                      "name a float format that holds them exactly (%s f32)",
+                                      side ? "B" : "A", fname(side ? &m->B : &m->A), fi->name,
+                                      side ? "--b-format" : "--a-format", side ? "--b-format" : "--a-format");
+    }
+    if (aint != bint)
+        return er_cli_usage_error(cmd, "A (%s) is %s and B (%s) is %s: both float formats (mma) or both i8/u8 "
+                                  "integers (mmai). For fp8 bit patterns in a uint8/int8 array, name the format: "
+                                  "%s f8E4M3FN (or f8E5M2, ...)", fname(&m->A), fa.name, fname(&m->B), fb.name,
+                                  aint ? "--a-format" : "--b-format");
     if (aint && bint) {
         const char *flag = m->rounding_set ? "--rounding" : (m->opts & ER_OPT_SATURATE) ? "--saturate"
                            : m->ftz ? "--flush-to-zero" : NULL;

@@ -345,6 +345,14 @@ run "widened output judged as bf16" 0 "" check "$tmp/ah.npy" "$tmp/bh.npy" "$tmp
 mknpy "$tmp/u8.npy" '|u1' '(2, 2)' '\070\070\070\070'
 run "uint8 without a format" 2 "--a-format f8E4M3FN" matmul "$tmp/u8.npy" "$tmp/u8.npy" --out-format f32 -o "$tmp/x.npy"
 has "uint8 message" "$tmp/err" "read as u8 and u8 integers"
+# uint8 against a float operand: the files named (D15), and the flag that reads fp8 patterns
+run "uint8 with bf16" 2 "A ($tmp/u8.npy) is u8 and B ($tmp/b.npy) is bf16" check "$tmp/u8.npy" "$tmp/b.npy" "$tmp/d.npy" --b-format bf16
+has "uint8 with bf16: the flag" "$tmp/err" "name the format: --a-format f8E4M3FN"
+# int16 without a format (torch's view(torch.int16) of bf16): not an mmai operand; the flag named
+mknpy "$tmp/i16.npy" '<i2' '(2, 2)' '\001\000\002\000\003\000\004\000'
+run "int16 without a format" 2 "B ($tmp/i16.npy) was read as i16 integers" matmul "$tmp/a.npy" "$tmp/i16.npy" --a-format bf16 --out-format f32 -o "$tmp/x.npy"
+has "int16: the flag" "$tmp/err" "name the format: --b-format bf16 (or f16)"
+hasnt "int16: no fp8 advice" "$tmp/err" "f8E4M3FN"
 # torch Linear: B given as n x k with --b-transposed: the same product as B itself
 mknpy "$tmp/bt.npy" '<u2' '(2, 2)' '\200\077\000\100\100\100\200\100'   # A as B^T: B = A^T
 run "b transposed" 0 "" matmul "$tmp/b.npy" "$tmp/bt.npy" $BF --out-format f32 -o "$tmp/dtt.npy" --b-transposed
