@@ -265,6 +265,9 @@ run "D12 --compute bf16" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF -
 run "D12 empty --save-failures" 2 "--save-failures: a directory needs a name" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures ""
 [ -s "$tmp/out" ] && bad "D12: an empty --save-failures was found after the work" || ok
 run "D12 empty --save-bounds" 2 "--save-bounds: a directory needs a name" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds ""
+# the same directory for the bundle and the bounds, spelt two ways, before either exists
+run "D12 one directory, two spellings" 2 "name the same directory" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures "$tmp/both" --save-bounds "$tmp/./both//"
+[ -e "$tmp/both" ] && bad "D12: the directory named twice was created" || ok
 # the zeros of either sign: tolerance 0 (not the smallest subnormal), in the text and the JSON
 mknpy "$tmp/e20.npy" '<f4' '(2, 0)' ''
 mknpy "$tmp/e02.npy" '<f4' '(0, 2)' ''
