@@ -322,7 +322,10 @@ int er_cmd_check(int argc, char **argv)
     c.seconds_ref = t_ref;
     c.stats = er_result_stats(res);
     er_cli_check_warnings(&c, hint);
-    er_cli_report_text(stdout, &c);
+    /* a report written to standard output ('-') is the whole of it: the text goes to stderr */
+    int report_on_stdout = (json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")) || (plot && !strcmp(plot, "-"));
+    FILE *text = report_on_stdout ? stderr : stdout;
+    er_cli_report_text(text, &c);
     rc = rep.outside ? ER_EXIT_FAIL : ER_EXIT_OK;
     const struct {
         const char *path;
@@ -352,7 +355,7 @@ int er_cmd_check(int argc, char **argv)
             fprintf(stderr, "exactref check: cannot write the failure bundle into %s: %s\n", save, why);
             rc = ER_EXIT_INTERNAL;
         } else {
-            printf("  failure bundle     %s (run repro.sh there)\n", save);
+            fprintf(text, "  failure bundle     %s (run repro.sh there)\n", save);
         }
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -406,6 +406,10 @@ fi
 # '-' is standard output for a text report
 run "--json -" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json -
 has "--json - on stdout" "$tmp/out" '"passed": true'
+# the JSON alone: the text report is on stderr (so that `--json - | jq` works)
+[ "$(head -c 1 "$tmp/out")" = "{" ] && ok || bad "--json -: standard output does not start with the JSON: $(head -c 200 "$tmp/out")"
+hasnt "--json -: no text report in the JSON" "$tmp/out" "elements checked"
+has "--json -: the text report on stderr" "$tmp/err" "elements checked   4"
 [ -e ./- ] || [ -e "$tmp/-" ] && bad "--json - wrote a file named '-'" || ok
 run "two reports on stdout" 2 "both write to standard output" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json - --junit -
 # the picture: well-formed SVG with a bar for the outside element and one map cell
