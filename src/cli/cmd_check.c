@@ -115,7 +115,7 @@ int er_cmd_check(int argc, char **argv)
                     er_standard_table(t, n + 1);
                     fputs(t, stdout);
                     free(t);
-                    return fflush(stdout) == 0 ? ER_EXIT_OK : ER_EXIT_INTERNAL;
+                    return ER_EXIT_OK; /* main checks that standard output was written */
                 }
                 if (er_standard_parse(v, &std, msg, sizeof msg) != ER_OK) return er_cli_usage_error("check", "%s", msg);
                 std_given = 1;

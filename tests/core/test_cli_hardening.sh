@@ -110,6 +110,12 @@ run "D10 uncreatable --save-failures" 2 "--save-failures" check "$tmp/a.npy" "$t
 "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF >&- 2>"$tmp/err"
 rc=$?
 [ "$rc" = 3 ] && ok || bad "D10: check with standard output closed exits $rc, want 3: $(cat "$tmp/err")"
+# every command: what it prints must reach standard output (closed: exit 3 with the reason)
+for c in "--help" "--version" "formats" "info" "help check" "check --help" "check --standard list"; do
+    "$X" $c >&- 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 3 ] && grep -q "standard output" "$tmp/err" && ok || bad "D10: '$c' with standard output closed exits $rc, want 3 with the reason: $(cat "$tmp/err")"
+done
 
 # a write that fails after the work (here: the file size limit, EFBIG) is exit 3, not a usage error
 cols16=$(printf '\\000\\000\\200\\077%.0s' $(seq 16))
