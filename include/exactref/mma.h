@@ -57,9 +57,9 @@ typedef struct er_mma_stats {
 /*
  * A progress hook: fraction in (0, 1] of the work done.  The library calls it from its worker threads
  * as rows of the output complete, never from two threads at once, with fractions that increase within
- * one computation, the last exactly 1, at most about 128 times per computation (a device backend: once
- * per batch or chunk).  A computation that a failing device leaves to the CPU starts again from its
- * first fraction.  The hook must return quickly and must not call the library on the same objects;
+ * one computation, the last exactly 1, at most about 128 times per computation (on a device: the
+ * bounds once per batch or tile, the product once, at its end).  A computation that a failing device
+ * leaves to the CPU starts again from its first fraction.  The hook must return quickly and must not call the library on the same objects;
  * it cannot change any result's bits.
  */
 typedef void (*er_progress_fn)(void *ctx, double fraction);
