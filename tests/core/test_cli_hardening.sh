@@ -408,6 +408,12 @@ if command -v script >"$tmp/which" 2>&1; then
     EXACTREF_PROGRESS_AFTER=0 script -q -e -c "'$X' check '$tmp/pa.npy' '$tmp/pb.npy' '$tmp/pd.npy' $BF --no-progress" \
         "$tmp/ts" <"$tmp/which" >"$tmp/out" 2>"$tmp/err"
     hasnt "--no-progress on a terminal" "$tmp/ts" "computing the exact"
+    EXACTREF_PROGRESS_AFTER=0 script -q -e -c "'$X' matmul '$tmp/pa.npy' '$tmp/pb.npy' $BF --out-format f32 -o '$tmp/pd2.npy' --strategy exact --threads 1" \
+        "$tmp/ts" <"$tmp/which" >"$tmp/out" 2>"$tmp/err"
+    tr '\r' '\n' <"$tmp/ts" >"$tmp/ts.lines"
+    has "progress: matmul %" "$tmp/ts.lines" "exactref matmul: computing the exact product  50% ("
+    has "progress: matmul 100%" "$tmp/ts.lines" "exactref matmul: computing the exact product 100% ("
+    cmp -s "$tmp/pd.npy" "$tmp/pd2.npy" && ok || bad "progress: matmul on a terminal wrote other bits"
 fi
 # '-' is standard output for a text report
 run "--json -" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json -
