@@ -260,6 +260,11 @@ run "D12 --saturate with mmai" 2 "--saturate has no meaning" check "$tmp/i.npy" 
 run "D12 --flush-to-zero with mmai" 2 "--flush-to-zero has no meaning" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/k.npy" --flush-to-zero
 run "D12 --compute with an engine" 2 "--compute bf16 has no effect with --standard hopper" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --compute bf16 --standard hopper
 run "D12 --threads 100000" 2 "more than 1024" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" --threads 100000
+printf '3f800000\n' >"$tmp/one.txt"
+run "D12 convert: a repeated --to" 2 "--to is given twice" convert --from f32 --to bf16 --to f16 "$tmp/one.txt"
+run "D12 decode: a repeated --format" 2 "--format is given twice" decode --format f8E4M3FN --format f32 "$tmp/one.txt"
+run "D12 convert: one of each" 0 "" convert --from f32 --to bf16 --saturate "$tmp/one.txt"
+has "D12 convert: the answer" "$tmp/out" "3f80"
 run "D12 --device with --backend cpu" 2 "--device has no effect with --backend cpu" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" --backend cpu --device 0
 [ -e "$tmp/x.npy" ] && bad "D12: a refused command wrote its output" || ok
 # --compute: the four accumulation formats, refused before the work (not by the bounds, after it)
