@@ -390,7 +390,7 @@ has "time line: counts" "$tmp/out" "0 elements by the fast path, 4 in exact bina
 # on a terminal (a pseudo-terminal of script(1); its typescript in $tmp): both phases of check with
 # their percentage and time left, from the library's hook (a report per row: one thread, the exact
 # accumulator), and matmul's; EXACTREF_PROGRESS_AFTER=0 shows the line from the start
-if command -v script >"$tmp/which" 2>&1; then
+if command -v script >"$tmp/which" 2>&1 && script --version 2>&1 | grep -q util-linux; then # util-linux script(1): -c, -e
     ones=$(printf '\\200\\077%.0s' $(seq 2048))
     mknpy "$tmp/pa.npy" '<u2' '(64, 32)' "$ones"
     mknpy "$tmp/pb.npy" '<u2' '(32, 64)' "$ones"
