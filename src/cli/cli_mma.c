@@ -299,6 +299,23 @@ int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what)
     return ER_EXIT_OK;
 }
 
+int er_cli_mma_out_kind(er_cli_mma *m, int out_fmt, const char *out_what)
+{
+    er_format_info fa, fb;
+    er_format_get_info(m->A.t.format, &fa);
+    er_format_get_info(m->B.t.format, &fb);
+    if (fa.kind == ER_KIND_FLOAT && fb.kind == ER_KIND_FLOAT && out_fmt >= 0) {
+        er_format_info fo;
+        er_format_get_info(out_fmt, &fo);
+        if (fo.kind != ER_KIND_FLOAT)
+            return er_cli_usage_error(m->cmd, "the product of A (%s, %s) and B (%s, %s) is rounded into a float format, "
+                                      "not %s (%s): name a float output format (--out-format f32); i32 is the integer "
+                                      "product's (mmai: i8/u8 operands)",
+                                      fname(&m->A), fa.name, fname(&m->B), fb.name, fo.name, out_what);
+    }
+    return ER_EXIT_OK;
+}
+
 void er_cli_mma_args(er_cli_mma *m, er_mma_args *args)
 {
     er_mma_args_init(args);

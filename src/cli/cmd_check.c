@@ -231,6 +231,7 @@ int er_cmd_check(int argc, char **argv)
         rc = ER_EXIT_USAGE;
         goto done;
     }
+    if ((rc = er_cli_mma_out_kind(&m, O.format, pos[2])) != ER_EXIT_OK) goto done;
     {
         er_format_info fi;
         er_format_get_info(O.format, &fi);

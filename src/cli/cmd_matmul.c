@@ -72,7 +72,9 @@ int er_cmd_matmul(int argc, char **argv)
         if ((rc = er_cli_files_check("matmul", &f)) != 0) return rc;
     }
     if ((rc = er_cli_mma_load(&m)) != ER_EXIT_OK) goto done;
-    if ((rc = er_cli_mma_validate(&m, out ? m.ofmt : -1, "--out-format")) != ER_EXIT_OK) goto done;
+    if ((rc = er_cli_mma_validate(&m, out ? m.ofmt : -1, "--out-format")) != ER_EXIT_OK ||
+        (rc = er_cli_mma_out_kind(&m, out ? m.ofmt : -1, "--out-format")) != ER_EXIT_OK)
+        goto done;
     {
         int64_t batch, rows, cols;
         int batched;

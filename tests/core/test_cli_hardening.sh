@@ -362,6 +362,10 @@ has "uint8 message" "$tmp/err" "read as u8 and u8 integers"
 # uint8 against a float operand: the files named (D15), and the flag that reads fp8 patterns
 run "uint8 with bf16" 2 "A ($tmp/u8.npy) is u8 and B ($tmp/b.npy) is bf16" check "$tmp/u8.npy" "$tmp/b.npy" "$tmp/d.npy" --b-format bf16
 has "uint8 with bf16: the flag" "$tmp/err" "name the format: --a-format f8E4M3FN"
+# a float product into an integer format: the files and the flag named (was the library's "d: i32 is not a float format")
+run "float product, i32 output" 2 "the product of A ($tmp/a.npy, bf16) and B ($tmp/b.npy, bf16) is rounded into a float format, not i32 (--out-format)" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format i32 -o "$tmp/x.npy"
+mknpy "$tmp/i32o.npy" '<i4' '(2, 2)' '\001\000\000\000\002\000\000\000\003\000\000\000\004\000\000\000'
+run "float product, i32 OUT" 2 "not i32 ($tmp/i32o.npy): name a float output format (--out-format f32)" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/i32o.npy" $BF
 # int16 without a format (torch's view(torch.int16) of bf16): not an mmai operand; the flag named
 mknpy "$tmp/i16.npy" '<i2' '(2, 2)' '\001\000\002\000\003\000\004\000'
 run "int16 without a format" 2 "B ($tmp/i16.npy) was read as i16 integers" matmul "$tmp/a.npy" "$tmp/i16.npy" --a-format bf16 --out-format f32 -o "$tmp/x.npy"
