@@ -447,14 +447,18 @@ void er_cli_report_svg(er_sbuf *b, const er_cli_check *c)
 
 /* ---- The failure bundle. ---- */
 
-static int copy_file(const char *from, const char *to)
+/* Copy a file's bytes (npy.h's output rules); 0, or -1 with the reason in why. */
+static int copy_file(const char *from, const char *to, char *why, size_t why_size)
 {
     FILE *in = fopen(from, "rb");
     er_sbuf b = {0};
     char buf[65536], msg[512];
     size_t n;
     int ok = 1;
-    if (!in) return -1;
+    if (!in) {
+        snprintf(why, why_size, "cannot read %s: %s", from, strerror(errno));
+        return -1;
+    }
     while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
         er_sb_printf(&b, "%s", "");
         if (b.failed) break;
@@ -472,9 +476,15 @@ static int copy_file(const char *from, const char *to)
         memcpy(b.p + b.len, buf, n);
         b.len += n;
     }
-    ok &= !ferror(in) && !b.failed;
+    if (ferror(in) || b.failed) {
+        snprintf(why, why_size, b.failed ? "%s: out of memory for a copy" : "cannot read %s", from);
+        ok = 0;
+    }
     fclose(in);
-    if (ok && er_npy_write_bytes(to, b.p, b.len, msg, sizeof msg) != ER_OK) ok = 0;
+    if (ok && er_npy_write_bytes(to, b.p, b.len, msg, sizeof msg) != ER_OK) {
+        snprintf(why, why_size, "%s", msg);
+        ok = 0;
+    }
     er_sb_free(&b);
     return ok ? 0 : -1;
 }
@@ -514,10 +524,7 @@ int er_cli_save_failures(const char *dir, int argc, char **argv, const er_cli_ch
     for (int f = 0; f < 6; f++) {
         if (!files[f]) continue;
         snprintf(path, sizeof path, "%s/%s", dir, names[f]);
-        if (copy_file(files[f], path) != 0) {
-            snprintf(why, why_size, "cannot copy %s to %s: %s", files[f], path, strerror(errno));
-            return -1;
-        }
+        if (copy_file(files[f], path, why, why_size) != 0) return -1;
     }
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) snprintf(self, sizeof self, "exactref");

@@ -192,6 +192,15 @@ int er_cmd_check(int argc, char **argv)
                         return er_cli_usage_error("check", "--save-failures %s: %s is the input %s (%s): refusing to "
                                                   "overwrite an input", save, p, roles[q], src[q]);
             }
+            /* an existing file of the bundle must be one the command may replace (not read-only, ...) */
+            static const char *const all[7] = {"a.npy", "b.npy", "acc.npy", "a_scale.npy", "b_scale.npy", "out.npy",
+                                               "repro.sh"};
+            for (int k = 0; k < 7; k++) {
+                char why[1024];
+                snprintf(p, sizeof p, "%s/%s", save, all[k]);
+                if (access(p, F_OK) == 0 && er_npy_output_check(p, why, sizeof why) != ER_OK)
+                    return er_cli_usage_error("check", "--save-failures: %s", why);
+            }
             snprintf(p, sizeof p, "%s/repro.sh", save);
             if (access(p, F_OK) != 0)
                 for (int k = 0; k < 6; k++) {

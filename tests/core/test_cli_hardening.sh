@@ -77,6 +77,16 @@ chmod 444 "$tmp/ro.npy"
 run "D13 read-only -o" 2 "read-only" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/ro.npy"
 cmp -s "$tmp/ro.npy" "$tmp/w.npy" && ok || bad "D13: the read-only file changed"
 run "D13 read-only --json" 2 "read-only" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json "$tmp/ro.npy"
+# a read-only file of an earlier bundle, or of earlier bounds: refused before the work, nothing written
+mkdir "$tmp/rob" "$tmp/robd"
+: >"$tmp/rob/repro.sh"
+cp "$tmp/w.npy" "$tmp/rob/out.npy"
+chmod 444 "$tmp/rob/out.npy"
+run "D13 read-only bundle file" 2 "rob/out.npy: the file is read-only" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-failures "$tmp/rob"
+[ -s "$tmp/out" ] || [ -e "$tmp/rob/a.npy" ] && bad "D13: the read-only bundle file was found after the work" || ok
+cp "$tmp/w.npy" "$tmp/robd/tolerance.npy"
+chmod 444 "$tmp/robd/tolerance.npy"
+run "D13 read-only bounds file" 2 "robd/tolerance.npy: the file is read-only" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds "$tmp/robd"
 
 # ---- D3: an output that is an input is refused before computing ----
 cp "$tmp/a.npy" "$tmp/a0.npy"
