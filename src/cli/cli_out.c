@@ -72,6 +72,8 @@ static int check_dir(const char *cmd, const char *dir, const char *what)
     const char *slash;
     if (!dir) return 0;
     if (!*dir) return er_cli_usage_error(cmd, "%s: a directory needs a name", what);
+    /* the files inside are named in 4096-byte buffers: a name that long could be cut short */
+    if (strlen(dir) > 4000) return er_cli_usage_error(cmd, "%s: the directory's name is too long (%zu bytes)", what, strlen(dir));
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
             return er_cli_usage_error(cmd, "%s %s: exists and is not a directory", what, dir);

@@ -286,6 +286,9 @@ run "D12 --compute bf16" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF -
 run "D12 empty --save-failures" 2 "--save-failures: a directory needs a name" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures ""
 [ -s "$tmp/out" ] && bad "D12: an empty --save-failures was found after the work" || ok
 run "D12 empty --save-bounds" 2 "--save-bounds: a directory needs a name" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds ""
+# a directory name so long that the files inside could not be named whole
+long=$(printf 'd/%.0s' $(seq 2100))
+run "D12 long --save-bounds" 2 "--save-bounds: the directory's name is too long (4200 bytes)" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds "$long"
 # the same directory for the bundle and the bounds, spelt two ways, before either exists
 run "D12 one directory, two spellings" 2 "name the same directory" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures "$tmp/both" --save-bounds "$tmp/./both//"
 [ -e "$tmp/both" ] && bad "D12: the directory named twice was created" || ok
