@@ -295,6 +295,9 @@ int er_cmd_check(int argc, char **argv)
     char note0[256];
     snprintf(note0, sizeof note0, "%s", er_result_stats(res)->note);
     if (note0[0]) fprintf(stderr, "exactref check: note: %s\n", note0);
+    if (er_result_stats(res)->wrapped) /* as matmul says: the defined result, worth knowing */
+        fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the i32 "
+                "range)\n", (long long)er_result_stats(res)->wrapped, er_result_stats(res)->wrapped == 1 ? "" : "s");
     double t_ref = now() - t0;
     er_tol_opts o;
     er_tol_opts_init(&o);

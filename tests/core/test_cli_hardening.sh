@@ -208,6 +208,12 @@ hasnt "D14 no 4.94e-324" "$tmp/out" "e-324"
 hasnt "D4 no false zero warning" "$tmp/out" "all-zero output"
 has "D4 time line: integer sums" "$tmp/out" ": 1 exact integer sums)"
 run "D4 mmai check passes" 0 "" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/kk.npy"
+# a sum outside the i32 range: 255 x -128 twice, plus -2^31; the wrapped value passes, with a note as matmul's
+mknpy "$tmp/ia.npy" '|u1' '(1, 2)' '\377\377'
+mknpy "$tmp/ib.npy" '|i1' '(2, 1)' '\200\200'
+mknpy "$tmp/ic.npy" '<i4' '(1, 1)' '\000\000\000\200'
+mknpy "$tmp/io.npy" '<i4' '(1, 1)' '\000\001\377\177'   # 2147418368 = -2^31 - 65280 + 2^32
+run "D4 mmai wrapped passes" 0 "1 element wrapped modulo 2^32" check "$tmp/ia.npy" "$tmp/ib.npy" "$tmp/io.npy" --acc "$tmp/ic.npy"
 # (not under AddressSanitizer, whose binaries valgrind cannot run)
 if command -v valgrind >"$tmp/which" 2>&1 && ! grep -qa __asan_init "$X"; then
     valgrind -q --error-exitcode=9 --log-file="$tmp/vg.log" "$X" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/k.npy" >"$tmp/out" 2>"$tmp/err"
