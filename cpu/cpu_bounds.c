@@ -8,6 +8,7 @@
 
 #include "cpu_engine.h"
 #include "cpu_internal.h"
+#include "../src/host/er_progress.h"
 #include "exactref/core/er_d64.h"
 
 /*
@@ -23,6 +24,7 @@ typedef struct {
     const er_bjob *job;
     er_bounds *out;
     int64_t e0, r0, r1;
+    er_progress *pg; /* rows done, for the caller's hook */
 } bctx;
 
 /* Subnormals of compute format cf to the zero of their sign (the core's er_d_flush). */
@@ -295,6 +297,7 @@ static int engine_rows(bctx *c)
             er_b_eng_element(par, &g[col], j->cv ? j->cv[i * n + col] : 0.0, j->rb[i * n + col], &b);
             put_bel(c->out, c->e0 + i * n + col, &b);
         }
+        er_progress_add(c->pg, n);
     }
     free(g); free(sv); free(xs); free(em);
     return 1;
@@ -335,7 +338,7 @@ static void bounds_rows(bctx *c)
         free(aa);
         free(aw);
     }
-    for (int64_t i = c->r0; i < c->r1; i++)
+    for (int64_t i = c->r0; i < c->r1; er_progress_add(c->pg, n), i++)
         for (int64_t col = 0; col < n; col++) {
             er_bel b;
             double pre[3];
@@ -375,7 +378,10 @@ static int bounds_cpu(const er_bjob *job, er_bounds *out, int64_t e0, int thread
         free(started);
         return ER_ENOMEM;
     }
+    er_progress pg;
+    er_progress_init(&pg, job->progress, job->progress_ctx, e0, job->m * job->n, out->count);
     for (int t = 0; t < T; t++) {
+        ctx[t].pg = &pg;
         ctx[t].job = job;
         ctx[t].out = out;
         ctx[t].e0 = e0;

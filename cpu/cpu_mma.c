@@ -10,6 +10,7 @@
 
 #include "cpu_engine.h"
 #include "cpu_internal.h"
+#include "../src/host/er_progress.h"
 #include "exactref/core/er_acc.h"
 #include "exactref/core/er_bounds.h" /* er_b_up, er_b_down */
 #include "exactref/core/er_mma.h"    /* the per-element sums */
@@ -239,8 +240,10 @@ static void *worker(void *arg)
         return NULL;
     }
     if (P->q.kind) {
-        for (int64_t i = w->r0; i < w->r1; i++)
+        for (int64_t i = w->r0; i < w->r1; i++) {
             for (int64_t j = 0; j < P->q.n; j++) mmai_element(P, w->b, i, j, &w->wrapped);
+            er_progress_add(P->q.progress, P->q.n);
+        }
         return NULL;
     }
     acc = (er_acc *)malloc(sizeof *acc);
@@ -259,6 +262,7 @@ static void *worker(void *arg)
             for (int64_t j = 0; j < P->q.n; j++) {
                 exact_element(P, w->b, i, j, NULL, acc, tmp);
                 w->exact_path++;
+                if (j + 1 == P->q.n) er_progress_add(P->q.progress, P->q.n);
             }
     } else {
         /* The undecided elements (a row-major scan), sorted by column: column j of B is gathered
@@ -285,12 +289,14 @@ static void *worker(void *arg)
         if (cnt) qsort(list, (size_t)cnt, sizeof *list, cmp_i64);
         if (P->q.exact64) w->exact_f64 += (w->r1 - w->r0) * P->q.n - cnt;
         else w->fast_decided += (w->r1 - w->r0) * P->q.n - cnt;
+        er_progress_add(P->q.progress, (w->r1 - w->r0) * P->q.n - cnt);
         for (int64_t t = 0; t < cnt; t++) {
             int64_t j = list[t] / P->q.m, i = list[t] % P->q.m;
             if (t == 0 || list[t - 1] / P->q.m != j)
                 for (int64_t p = 0; p < P->q.k; p++) col[p] = P->bf[p * P->q.n + j];
             exact_element(P, w->b, i, j, col, acc, tmp);
             w->exact_path++;
+            if ((t & 63) == 63 || t + 1 == cnt) er_progress_add(P->q.progress, (t & 63) + 1);
         }
         free(list);
     }
@@ -327,6 +333,9 @@ int er_cpu_mma(const er_problem *pr)
     unsigned char *started = NULL;
     memset(&P, 0, sizeof P);
     P.q = *pr;
+    er_progress pg; /* rows done, for the caller's hook (host/er_progress.h) */
+    er_progress_init(&pg, pr->args->progress, pr->args->progress_ctx, 0, pr->batch * pr->m * pr->n, pr->batch * pr->m * pr->n);
+    P.q.progress = &pg;
     if (P.q.m == 0 || P.q.n == 0 || P.q.batch == 0) goto done;
 
     if (P.q.fast) {

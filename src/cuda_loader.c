@@ -30,6 +30,7 @@
 #include "../cuda/er_cuda_backend.h"
 #include "er_front.h"
 #include "host/er_problem.h"
+#include "host/er_progress.h"
 #include "exactref/config.h"
 
 #if ER_HAVE_CUDA
@@ -246,6 +247,7 @@ int er_cuda_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int dev
     if ((st = load_module(msg, msg_size, &m)) != ER_OK) return st;
     st = (g_host_pass ? m.host_bounds : m.bounds)(job, out, e0, device, msg, msg_size);
     dlclose(m.handle);
+    if (st == ER_OK) er_progress_part_done(job->progress, job->progress_ctx, e0 + job->m * job->n, out->count); /* per batch */
     return st;
 }
 

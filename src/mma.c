@@ -359,5 +359,6 @@ er_status er_mma(er_mma_args *args)
             snprintf(args->stats->note, sizeof args->stats->note, "%s", note);
         }
     }
+    if (st == ER_OK && ran != ER_BACKEND_CPU && args->progress) args->progress(args->progress_ctx, 1.0); /* a device: its end */
     return st;
 }

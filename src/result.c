@@ -75,6 +75,13 @@ er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, 
     return ER_OK;
 }
 
+void er_result_set_progress(er_result *r, er_progress_fn fn, void *ctx)
+{
+    if (!r) return;
+    r->args.progress = fn;
+    r->args.progress_ctx = ctx;
+}
+
 const char *er_result_output_name(const er_result *r) { return r ? r->output_name : NULL; }
 
 int er_result_boundaries(const er_result *r, const er_boundary **list)

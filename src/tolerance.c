@@ -246,6 +246,7 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
     int16_t *ea = NULL, *eb = NULL, *ebt = NULL;
     uint64_t *rb = NULL;
     memset(&job, 0, sizeof job);
+    job.progress = args->progress, job.progress_ctx = args->progress_ctx; /* er_progress_fn: the backends call it */
     /* engines: the accumulator D's format (f32, or f16 for the f16-accumulator models) */
     int cfmt = std->kind == ER_STD_ENGINE ? (std->acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32) : compute;
     {

@@ -55,6 +55,16 @@ typedef struct er_mma_stats {
 } er_mma_stats;
 
 /*
+ * A progress hook: fraction in (0, 1] of the work done.  The library calls it from its worker threads
+ * as rows of the output complete, never from two threads at once, with fractions that increase within
+ * one computation, the last exactly 1, at most about 128 times per computation (on a device: the
+ * bounds once per batch or tile, the product once, at its end).  A computation that a failing device
+ * leaves to the CPU starts again from its first fraction.  The hook must return quickly and must not call the library on the same objects;
+ * it cannot change any result's bits.
+ */
+typedef void (*er_progress_fn)(void *ctx, double fraction);
+
+/*
  * The arguments of er_mma.  D = A B + C, exactly, rounded once.
  *   a: m x k, b: k x n (2-D, or 3-D with the same batch; a 2-D operand is broadcast over the batch).
  *   c: m x n or NULL.  d: m x n, the rounded result, or NULL when only enclosures are wanted.
@@ -81,6 +91,8 @@ typedef struct er_mma_args {
     er_mma_stats *stats; /* may be NULL */
     char *msg;           /* may be NULL: receives a sentence explaining an error */
     size_t msg_size;
+    er_progress_fn progress; /* may be NULL: told how far the work is (er_progress_fn) */
+    void *progress_ctx;      /* its first argument */
 } er_mma_args;
 
 /* Initialise args with defaults: everything NULL or 0, rounding nearest_even, strategy auto,

@@ -163,6 +163,13 @@ ER_API er_status er_result_reshape(er_result *r, int ndim, const int64_t *shape,
 /* The accumulation format the default compute option resolves to for this result. */
 ER_API int er_result_default_compute(const er_result *r);
 
+/*
+ * The progress hook of r's later computations (the bounds; NULL: none), replacing the one its
+ * er_mma_args gave er_result_create (which reports the exact reference's computation).  See
+ * er_progress_fn (mma.h) for when it is called.  A view reports through its base's hook.
+ */
+ER_API void er_result_set_progress(er_result *r, er_progress_fn fn, void *ctx);
+
 /* The bounds for options o (computed once per distinct options and kept). */
 ER_API er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds **out, char *msg, size_t msg_size);
 

@@ -177,6 +177,8 @@ int er_cli_mma_load(er_cli_mma *m)
     int rc;
     if ((m->SA.path != NULL) != (m->SB.path != NULL))
         return er_cli_usage_error(m->cmd, "block scaling needs both --a-scale and --b-scale");
+    if (m->device >= 0 && m->backend && !strcmp(m->backend, "cpu"))
+        return er_cli_usage_error(m->cmd, "--device has no effect with --backend cpu (it picks an OpenCL or CUDA device)");
     if ((rc = load_operand(m->cmd, "A", &m->A, m->afmt)) || (rc = load_operand(m->cmd, "B", &m->B, m->bfmt)))
         return rc;
     if (m->C.path && (rc = load_operand(m->cmd, "--acc", &m->C, m->cfmt))) return rc;
@@ -261,6 +263,22 @@ int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what)
                                       m->b_transposed ? "n x ceil(k/block), as B is transposed" : "ceil(k/block) x n");
     }
     int aint = fa.kind != ER_KIND_FLOAT, bint = fb.kind != ER_KIND_FLOAT;
+    /* integers wider than 8 bits (int16 without a format: torch's view(torch.int16) of bf16) */
+    for (int side = 0; side < 2; side++) {
+        const er_format_info *fi = side ? &fb : &fa;
+        if (fi->kind != ER_KIND_FLOAT && fi->storage_bytes > 1)
+            return er_cli_usage_error(cmd, "%s (%s) was read as %s integers, and an integer product (mmai) takes i8 or "
+                                      "u8 operands. For bf16 or f16 bit patterns in an int16 array (torch's "
+                                      "t.view(torch.int16)), name the format: %s bf16 (or f16); for integer values, "
+                                      "name a float format that holds them exactly (%s f32)",
+                                      side ? "B" : "A", fname(side ? &m->B : &m->A), fi->name,
+                                      side ? "--b-format" : "--a-format", side ? "--b-format" : "--a-format");
+    }
+    if (aint != bint)
+        return er_cli_usage_error(cmd, "A (%s) is %s and B (%s) is %s: both float formats (mma) or both i8/u8 "
+                                  "integers (mmai). For fp8 bit patterns in a uint8/int8 array, name the format: "
+                                  "%s f8E4M3FN (or f8E5M2, ...)", fname(&m->A), fa.name, fname(&m->B), fb.name,
+                                  aint ? "--a-format" : "--b-format");
     if (aint && bint) {
         const char *flag = m->rounding_set ? "--rounding" : (m->opts & ER_OPT_SATURATE) ? "--saturate"
                            : m->ftz ? "--flush-to-zero" : NULL;
@@ -277,6 +295,23 @@ int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what)
                                       "f8E4M3FN (or f8E5M2, ...)",
                                       fname(&m->A), fname(&m->B), fa.name, fb.name, fo.name, out_what);
         }
+    }
+    return ER_EXIT_OK;
+}
+
+int er_cli_mma_out_kind(er_cli_mma *m, int out_fmt, const char *out_what)
+{
+    er_format_info fa, fb;
+    er_format_get_info(m->A.t.format, &fa);
+    er_format_get_info(m->B.t.format, &fb);
+    if (fa.kind == ER_KIND_FLOAT && fb.kind == ER_KIND_FLOAT && out_fmt >= 0) {
+        er_format_info fo;
+        er_format_get_info(out_fmt, &fo);
+        if (fo.kind != ER_KIND_FLOAT)
+            return er_cli_usage_error(m->cmd, "the product of A (%s, %s) and B (%s, %s) is rounded into a float format, "
+                                      "not %s (%s): name a float output format (--out-format f32); i32 is the integer "
+                                      "product's (mmai: i8/u8 operands)",
+                                      fname(&m->A), fa.name, fname(&m->B), fb.name, fo.name, out_what);
     }
     return ER_EXIT_OK;
 }

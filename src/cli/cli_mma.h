@@ -36,6 +36,9 @@ int er_cli_mma_once(er_cli_mma *m, const char *flag);
  * sense for the product (no rounding flags for mmai, no --block without scales, ...), and out_fmt (-1:
  * not known yet) suits the product; an exit status. */
 int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what);
+/* A float product's output format must be a float format (after the shapes: they are told first);
+ * an exit status. */
+int er_cli_mma_out_kind(er_cli_mma *m, int out_fmt, const char *out_what);
 /* er_mma arguments over the loaded operands (d, outputs and stats left to the caller). */
 void er_cli_mma_args(er_cli_mma *m, er_mma_args *args);
 /* The product's batch, rows and columns, and whether it is batched. */

@@ -35,12 +35,45 @@ int er_cli_same_file(const char *p, const char *q)
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* Split a path into its directory (".", "/" or the part before the last slash, trailing slashes
+ * dropped) and its last name. */
+static void split_path(const char *path, char *parent, size_t psize, char *name, size_t nsize)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/') p[--n] = '\0';
+    char *slash = strrchr(p, '/');
+    if (!slash) {
+        snprintf(parent, psize, ".");
+        snprintf(name, nsize, "%s", p);
+    } else {
+        snprintf(name, nsize, "%s", slash + 1);
+        if (slash == p) slash[1] = '\0';
+        else *slash = '\0';
+        snprintf(parent, psize, "%s", p);
+    }
+}
+
+/* Whether two directory paths name the same directory, existing or to be created ("d", "./d/"). */
+static int same_dir(const char *p, const char *q)
+{
+    char pp[4096], pn[1024], qp[4096], qn[1024];
+    if (er_cli_same_file(p, q)) return 1;
+    split_path(p, pp, sizeof pp, pn, sizeof pn);
+    split_path(q, qp, sizeof qp, qn, sizeof qn);
+    return !strcmp(pn, qn) && er_cli_same_file(pp, qp);
+}
+
 static int check_dir(const char *cmd, const char *dir, const char *what)
 {
     struct stat st;
     char parent[4096];
     const char *slash;
     if (!dir) return 0;
+    if (!*dir) return er_cli_usage_error(cmd, "%s: a directory needs a name", what);
+    /* the files inside are named in 4096-byte buffers: a name that long could be cut short */
+    if (strlen(dir) > 4000) return er_cli_usage_error(cmd, "%s: the directory's name is too long (%zu bytes)", what, strlen(dir));
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
             return er_cli_usage_error(cmd, "%s %s: exists and is not a directory", what, dir);
@@ -88,7 +121,7 @@ int er_cli_files_check(const char *cmd, const er_cli_files *f)
             return er_cli_usage_error(cmd, "%s: %s", f->out_what[o], msg);
     }
     if (check_dir(cmd, f->dir, f->dir_what) || check_dir(cmd, f->dir2, f->dir2_what)) return ER_EXIT_USAGE;
-    if (f->dir && f->dir2 && er_cli_same_file(f->dir, f->dir2))
+    if (f->dir && f->dir2 && same_dir(f->dir, f->dir2))
         return er_cli_usage_error(cmd, "%s and %s name the same directory (%s)", f->dir_what, f->dir2_what, f->dir);
     return 0;
 }

@@ -193,6 +193,13 @@ void er_cli_check_warnings(er_cli_check *c, char hint[256])
     }
 }
 
+/* Only the zeros allowed (-0 and +0: two patterns, one value): the tolerance is exactly 0, whatever
+ * upper bound the bounds rounded it up to. */
+static int zeros_only(const er_check_report *r)
+{
+    return r->has_range && !r->single_value && r->low_value == 0 && r->high_value == 0;
+}
+
 void er_cli_report_text(FILE *f, const er_cli_check *c)
 {
     const er_check_report *r = c->rep;
@@ -218,6 +225,8 @@ void er_cli_report_text(FILE *f, const er_cli_check *c)
         fprintf(f, "  worst element      %s: output %s (%s), rounded %s (%s)\n", idx, ov, oh, rv, rh);
         if (r->single_value)
             fprintf(f, "                     allowed exactly %s (%s): a single value, tolerance 0\n", lv, lh);
+        else if (zeros_only(r))
+            fprintf(f, "                     allowed -0 or 0 (%s, %s): zero of either sign, tolerance 0\n", lh, hh);
         else if (r->has_range && isfinite(r->tolerance))
             fprintf(f, "                     allowed [%s, %s] ([%s, %s]), tolerance %.3g\n", lv, hv, lh, hh, r->tolerance);
         else if (r->has_range)
@@ -239,10 +248,14 @@ void er_cli_report_text(FILE *f, const er_cli_check *c)
                    "%lld by the exact accumulator)\n",
                 c->seconds, c->seconds_ref, s->backend == ER_BACKEND_CUDA ? "CUDA" : "OpenCL", (long long)s->exact_f64,
                 (long long)s->exact_path);
+    else if (!strcmp(c->compute, "i32")) /* mmai: exact integer sums */
+        fprintf(f, "  time               %.3f s (exact reference %.3f s on %d thread%s: %lld exact integer sums)\n",
+                c->seconds, c->seconds_ref, s->threads, s->threads == 1 ? "" : "s", (long long)s->elements);
     else
-        fprintf(f, "  time               %.3f s (exact reference %.3f s on %d threads: %lld elements by the fast path, "
-                   "%lld by the exact accumulator)\n",
-                c->seconds, c->seconds_ref, s->threads, (long long)s->fast_decided, (long long)s->exact_path);
+        fprintf(f, "  time               %.3f s (exact reference %.3f s on %d thread%s: %lld elements by the fast path, "
+                   "%lld in exact binary64 (integral inputs), %lld by the exact accumulator)\n",
+                c->seconds, c->seconds_ref, s->threads, s->threads == 1 ? "" : "s", (long long)s->fast_decided,
+                (long long)s->exact_f64, (long long)s->exact_path);
     fprintf(f, "%s\n", r->outside ? "FAIL" : "PASS");
 }
 
@@ -315,7 +328,7 @@ void er_cli_report_json(er_sbuf *b, const er_cli_check *c)
         er_sb_printf(b, ", \"may_be\": {\"+inf\": %s, \"-inf\": %s, \"nan\": %s}", r->may_pinf ? "true" : "false",
                      r->may_ninf ? "true" : "false", r->may_nan ? "true" : "false");
         er_sb_printf(b, ", \"single_value\": %s, \"tolerance\": ", r->single_value ? "true" : "false");
-        json_num(b, r->tolerance);
+        json_num(b, zeros_only(r) ? 0.0 : r->tolerance);
         er_sb_printf(b, ", \"ulps_beyond\": %lld, \"reason\": ", (long long)(r->worst_covered ? 0 : r->ulps_beyond));
         er_sb_json_str(b, why);
         er_sb_printf(b, "}");
@@ -434,14 +447,18 @@ void er_cli_report_svg(er_sbuf *b, const er_cli_check *c)
 
 /* ---- The failure bundle. ---- */
 
-static int copy_file(const char *from, const char *to)
+/* Copy a file's bytes (npy.h's output rules); 0, or -1 with the reason in why. */
+static int copy_file(const char *from, const char *to, char *why, size_t why_size)
 {
     FILE *in = fopen(from, "rb");
     er_sbuf b = {0};
     char buf[65536], msg[512];
     size_t n;
     int ok = 1;
-    if (!in) return -1;
+    if (!in) {
+        snprintf(why, why_size, "cannot read %s: %s", from, strerror(errno));
+        return -1;
+    }
     while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
         er_sb_printf(&b, "%s", "");
         if (b.failed) break;
@@ -459,9 +476,15 @@ static int copy_file(const char *from, const char *to)
         memcpy(b.p + b.len, buf, n);
         b.len += n;
     }
-    ok &= !ferror(in) && !b.failed;
+    if (ferror(in) || b.failed) {
+        snprintf(why, why_size, b.failed ? "%s: out of memory for a copy" : "cannot read %s", from);
+        ok = 0;
+    }
     fclose(in);
-    if (ok && er_npy_write_bytes(to, b.p, b.len, msg, sizeof msg) != ER_OK) ok = 0;
+    if (ok && er_npy_write_bytes(to, b.p, b.len, msg, sizeof msg) != ER_OK) {
+        snprintf(why, why_size, "%s", msg);
+        ok = 0;
+    }
     er_sb_free(&b);
     return ok ? 0 : -1;
 }
@@ -501,10 +524,7 @@ int er_cli_save_failures(const char *dir, int argc, char **argv, const er_cli_ch
     for (int f = 0; f < 6; f++) {
         if (!files[f]) continue;
         snprintf(path, sizeof path, "%s/%s", dir, names[f]);
-        if (copy_file(files[f], path) != 0) {
-            snprintf(why, why_size, "cannot copy %s to %s: %s", files[f], path, strerror(errno));
-            return -1;
-        }
+        if (copy_file(files[f], path, why, why_size) != 0) return -1;
     }
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) snprintf(self, sizeof self, "exactref");

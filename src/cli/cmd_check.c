@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +19,18 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The library's progress hook (er_progress_fn): the phase's fraction on the progress line. */
+typedef struct {
+    er_cli_progress *pr;
+    const char *what;
+} check_progress;
+
+static void on_progress(void *ctx, double fraction)
+{
+    const check_progress *c = (const check_progress *)ctx;
+    er_cli_progress_set(c->pr, c->what, fraction);
 }
 
 /* The per-element bounds as .npy files in dir: tolerance.npy (float64), range_low.npy and
@@ -102,7 +115,7 @@ int er_cmd_check(int argc, char **argv)
                     er_standard_table(t, n + 1);
                     fputs(t, stdout);
                     free(t);
-                    return fflush(stdout) == 0 ? ER_EXIT_OK : ER_EXIT_INTERNAL;
+                    return ER_EXIT_OK; /* main checks that standard output was written */
                 }
                 if (er_standard_parse(v, &std, msg, sizeof msg) != ER_OK) return er_cli_usage_error("check", "%s", msg);
                 std_given = 1;
@@ -127,6 +140,9 @@ int er_cmd_check(int argc, char **argv)
         else return er_cli_usage_error("check", "unexpected argument '%s' (A.npy B.npy OUT.npy)", a);
     }
     if (npos < 3) return er_cli_usage_error("check", "three arrays are required: A.npy B.npy OUT.npy");
+    if (compute >= 0 && compute != ER_FMT_F64 && compute != ER_FMT_F32 && compute != ER_FMT_F16 && compute != ER_FMT_BF16)
+        return er_cli_usage_error("check", "--compute %s: the accumulation format must be f64, f32, f16 or bf16",
+                                  er_format_name(compute));
     if (compute >= 0 && std.kind == ER_STD_ENGINE)
         return er_cli_usage_error("check", "--compute %s has no effect with --standard %s: a matrix-engine model fixes "
                                   "its own accumulator (--compute applies to normal and any_order)",
@@ -147,6 +163,15 @@ int er_cmd_check(int argc, char **argv)
         er_cli_files_out(&f, json, "--json", 1);
         er_cli_files_out(&f, junit, "--junit", 1);
         er_cli_files_out(&f, plot, "--plot", 1);
+        /* --save-bounds' files in an existing directory: outputs like the others (never an input) */
+        static const char *const bnames[4] = {"tolerance.npy", "has_range.npy", "range_low.npy", "range_high.npy"};
+        char bpath[4][4096];
+        struct stat bst;
+        if (bounds_dir && stat(bounds_dir, &bst) == 0 && S_ISDIR(bst.st_mode))
+            for (int k = 0; k < 4; k++) {
+                snprintf(bpath[k], sizeof bpath[k], "%s/%s", bounds_dir, bnames[k]);
+                er_cli_files_out(&f, bpath[k], "--save-bounds", 0);
+            }
         f.dir = save;
         f.dir_what = "--save-failures";
         f.dir2 = bounds_dir;
@@ -157,7 +182,25 @@ int er_cmd_check(int argc, char **argv)
         if (save) {
             static const char *const names[6] = {"a.npy", "b.npy", "acc.npy", "a_scale.npy", "b_scale.npy", "out.npy"};
             const char *src[6] = {pos[0], pos[1], m.C.path, m.SA.path, m.SB.path, pos[2]};
+            static const char *const roles[6] = {"A", "B", "--acc", "--a-scale", "--b-scale", "OUT"};
             char p[4096];
+            /* never an input other than the one it is a copy of (a.npy may be A itself) */
+            for (int k = 0; k < 6; k++) {
+                snprintf(p, sizeof p, "%s/%s", save, names[k]);
+                for (int q = 0; q < 6; q++)
+                    if (q != k && src[q] && er_cli_same_file(p, src[q]))
+                        return er_cli_usage_error("check", "--save-failures %s: %s is the input %s (%s): refusing to "
+                                                  "overwrite an input", save, p, roles[q], src[q]);
+            }
+            /* an existing file of the bundle must be one the command may replace (not read-only, ...) */
+            static const char *const all[7] = {"a.npy", "b.npy", "acc.npy", "a_scale.npy", "b_scale.npy", "out.npy",
+                                               "repro.sh"};
+            for (int k = 0; k < 7; k++) {
+                char why[1024];
+                snprintf(p, sizeof p, "%s/%s", save, all[k]);
+                if (access(p, F_OK) == 0 && er_npy_output_check(p, why, sizeof why) != ER_OK)
+                    return er_cli_usage_error("check", "--save-failures: %s", why);
+            }
             snprintf(p, sizeof p, "%s/repro.sh", save);
             if (access(p, F_OK) != 0)
                 for (int k = 0; k < 6; k++) {
@@ -197,6 +240,7 @@ int er_cmd_check(int argc, char **argv)
         rc = ER_EXIT_USAGE;
         goto done;
     }
+    if ((rc = er_cli_mma_out_kind(&m, O.format, pos[2])) != ER_EXIT_OK) goto done;
     {
         er_format_info fi;
         er_format_get_info(O.format, &fi);
@@ -234,7 +278,13 @@ int er_cmd_check(int argc, char **argv)
     er_mma_args args;
     er_cli_mma_args(&m, &args);
     args.d = &D;
-    er_cli_progress *pr = er_cli_progress_start("check", "computing the exact reference", progress);
+    check_progress cp = {er_cli_progress_start("check", "computing the exact reference", progress),
+                         "computing the exact reference"};
+    er_cli_progress *pr = cp.pr;
+    if (pr) { /* on a terminal only: otherwise the library has no hook to call */
+        args.progress = on_progress;
+        args.progress_ctx = &cp;
+    }
     er_status st = er_result_create(&args, &res, msg, sizeof msg);
     if (st != ER_OK) {
         er_cli_progress_stop(pr);
@@ -245,6 +295,9 @@ int er_cmd_check(int argc, char **argv)
     char note0[256];
     snprintf(note0, sizeof note0, "%s", er_result_stats(res)->note);
     if (note0[0]) fprintf(stderr, "exactref check: note: %s\n", note0);
+    if (er_result_stats(res)->wrapped) /* as matmul says: the defined result, worth knowing */
+        fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the i32 "
+                "range)\n", (long long)er_result_stats(res)->wrapped, er_result_stats(res)->wrapped == 1 ? "" : "s");
     double t_ref = now() - t0;
     er_tol_opts o;
     er_tol_opts_init(&o);
@@ -254,8 +307,11 @@ int er_cmd_check(int argc, char **argv)
     o.standard = std;
     er_check_report rep;
     er_cli_progress_set(pr, "bounding every element", -1);
+    cp.what = "bounding every element"; /* the hook is called only from within the calls below */
+    if (pr) er_result_set_progress(res, on_progress, &cp);
     st = er_check_report_compute(res, &o, &O, &m.A.t, &m.B.t, outside_idx, ER_CLI_OUTSIDE_CAP, &rep, msg, sizeof msg);
     er_cli_progress_stop(pr);
+    er_result_set_progress(res, NULL, NULL); /* the line is gone */
     /* a note that the bounds added (where they ran) */
     if (strcmp(note0, er_result_stats(res)->note)) fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
     if (st != ER_OK) {
@@ -279,7 +335,10 @@ int er_cmd_check(int argc, char **argv)
     c.seconds_ref = t_ref;
     c.stats = er_result_stats(res);
     er_cli_check_warnings(&c, hint);
-    er_cli_report_text(stdout, &c);
+    /* a report written to standard output ('-') is the whole of it: the text goes to stderr */
+    int report_on_stdout = (json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")) || (plot && !strcmp(plot, "-"));
+    FILE *text = report_on_stdout ? stderr : stdout;
+    er_cli_report_text(text, &c);
     rc = rep.outside ? ER_EXIT_FAIL : ER_EXIT_OK;
     const struct {
         const char *path;
@@ -309,7 +368,7 @@ int er_cmd_check(int argc, char **argv)
             fprintf(stderr, "exactref check: cannot write the failure bundle into %s: %s\n", save, why);
             rc = ER_EXIT_INTERNAL;
         } else {
-            printf("  failure bundle     %s (run repro.sh there)\n", save);
+            fprintf(text, "  failure bundle     %s (run repro.sh there)\n", save);
         }
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -151,13 +151,26 @@ static int need_value(const char *cmd, int argc, char **argv, int i)
     return 1;
 }
 
+/* Each flag once (a second --to would silently win): 0, or 2 after the message. */
+static int given_once(const char *cmd, const char *flag, const char **seen, int *nseen)
+{
+    for (int k = 0; k < *nseen; k++)
+        if (!strcmp(seen[k], flag)) return er_cli_usage_error(cmd, "%s is given twice (it takes one value)", flag);
+    if (*nseen < 8) seen[(*nseen)++] = flag;
+    return 0;
+}
+
 int er_cmd_convert(int argc, char **argv)
 {
     convert_ctx c = {-1, -1, ER_RND_NEAREST_EVEN, 0, 0u};
-    const char *path = NULL;
-    int i;
+    const char *path = NULL, *seen[8];
+    int i, nseen = 0;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if ((!strcmp(a, "--from") || !strcmp(a, "--to") || !strcmp(a, "--rounding") || !strcmp(a, "--saturate") ||
+             !strcmp(a, "--flush-to-zero") || !strcmp(a, "--flags")) &&
+            given_once("convert", a, seen, &nseen))
+            return ER_EXIT_USAGE;
         if (!strcmp(a, "--from") || !strcmp(a, "--to")) {
             if (!need_value("convert", argc, argv, i)) return ER_EXIT_USAGE;
             if (er_cli_parse_format("convert", a, argv[++i], !strcmp(a, "--from") ? &c.from : &c.to))
@@ -203,10 +216,11 @@ static int decode_line(void *vctx, uint64_t bits, er_buf *out)
 
 int er_cmd_decode(int argc, char **argv)
 {
-    int fmt = -1, i;
-    const char *path = NULL;
+    int fmt = -1, i, nseen = 0;
+    const char *path = NULL, *seen[8];
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--format") && given_once("decode", a, seen, &nseen)) return ER_EXIT_USAGE;
         if (!strcmp(a, "--format")) {
             if (!need_value("decode", argc, argv, i)) return ER_EXIT_USAGE;
             if (er_cli_parse_format("decode", a, argv[++i], &fmt)) return ER_EXIT_USAGE;

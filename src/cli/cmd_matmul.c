@@ -7,54 +7,10 @@
 #include "cli_out.h"
 #include "cli_progress.h"
 
-/* Rows [r0, r1) of a 2-D or 3-D tensor (every batch entry's), as a view. */
-static er_tensor rows_view(const er_tensor *t, int64_t r0, int64_t r1)
+/* The library's progress hook (er_progress_fn): the fraction of the product's rows done. */
+static void on_progress(void *ctx, double fraction)
 {
-    er_tensor v = *t;
-    er_format_info fi;
-    int rd = t->ndim - 2;
-    er_format_get_info(t->format, &fi);
-    v.shape[rd] = r1 - r0;
-    v.data = (unsigned char *)t->data + (size_t)(r0 * t->strides[rd]) * (size_t)fi.storage_bytes;
-    return v;
-}
-
-/* er_mma in blocks of rows, with the percentage on a terminal: the same bits (every element is its own
- * exact sum, rounded once), used only where the work stays on the CPU. */
-static er_status mma_in_rows(er_mma_args *args, int64_t rows, er_cli_progress *pr)
-{
-    er_mma_args a = *args;
-    er_mma_stats total, one;
-    er_tensor A, C, D, LO, HI, ODD, SA;
-    er_status st = ER_OK;
-    int nchunks = rows < 100 ? (int)rows : 100;
-    memset(&total, 0, sizeof total);
-    a.backend = ER_BACKEND_CPU;
-    a.stats = &one;
-    for (int c = 0; c < nchunks && st == ER_OK; c++) {
-        int64_t r0 = rows * c / nchunks, r1 = rows * (c + 1) / nchunks;
-        if (r1 == r0) continue;
-        A = rows_view(args->a, r0, r1);
-        a.a = &A;
-        if (args->c) C = rows_view(args->c, r0, r1), a.c = &C;
-        if (args->d) D = rows_view(args->d, r0, r1), a.d = &D;
-        if (args->lo) LO = rows_view(args->lo, r0, r1), a.lo = &LO;
-        if (args->hi) HI = rows_view(args->hi, r0, r1), a.hi = &HI;
-        if (args->odd) ODD = rows_view(args->odd, r0, r1), a.odd = &ODD;
-        if (args->a_scale) SA = rows_view(args->a_scale, r0, r1), a.a_scale = &SA;
-        memset(&one, 0, sizeof one);
-        st = er_mma(&a);
-        total.elements += one.elements;
-        total.fast_decided += one.fast_decided;
-        total.exact_f64 += one.exact_f64;
-        total.exact_path += one.exact_path;
-        total.wrapped += one.wrapped;
-        total.threads = one.threads;
-        total.backend = one.backend;
-        er_cli_progress_set(pr, "computing the exact product", (double)r1 / (double)rows);
-    }
-    if (args->stats) *args->stats = total;
-    return st;
+    er_cli_progress_set((er_cli_progress *)ctx, "computing the exact product", fraction);
 }
 
 int er_cmd_matmul(int argc, char **argv)
@@ -116,7 +72,9 @@ int er_cmd_matmul(int argc, char **argv)
         if ((rc = er_cli_files_check("matmul", &f)) != 0) return rc;
     }
     if ((rc = er_cli_mma_load(&m)) != ER_EXIT_OK) goto done;
-    if ((rc = er_cli_mma_validate(&m, out ? m.ofmt : -1, "--out-format")) != ER_EXIT_OK) goto done;
+    if ((rc = er_cli_mma_validate(&m, out ? m.ofmt : -1, "--out-format")) != ER_EXIT_OK ||
+        (rc = er_cli_mma_out_kind(&m, out ? m.ofmt : -1, "--out-format")) != ER_EXIT_OK)
+        goto done;
     {
         int64_t batch, rows, cols;
         int batched;
@@ -159,11 +117,12 @@ int er_cmd_matmul(int argc, char **argv)
             goto done;
         }
         er_status st;
-        int64_t macs = batch * rows * cols * (m.A.t.shape[m.A.t.ndim - 1]);
-        int be = args.backend == ER_BACKEND_AUTO ? er_backend_auto(macs, args.device, NULL, 0) : args.backend;
         er_cli_progress *pr = er_cli_progress_start("matmul", "computing the exact product", progress);
-        if (pr && be == ER_BACKEND_CPU && rows >= 2) st = mma_in_rows(&args, rows, pr);
-        else st = er_mma(&args);
+        if (pr) { /* on a terminal only: otherwise the library has no hook to call */
+            args.progress = on_progress;
+            args.progress_ctx = pr;
+        }
+        st = er_mma(&args);
         er_cli_progress_stop(pr);
         if (st != ER_OK) {
             fprintf(stderr, "exactref matmul: %s\n", msg[0] ? msg : er_status_string(st));

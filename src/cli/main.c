@@ -1,4 +1,5 @@
 /* main.c: the exactref command: dispatch to the subcommands. */
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -35,7 +36,7 @@ static const struct {
     {"check", er_cmd_check},     {"interp", er_cmd_interp},
 };
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     size_t i;
     if (argc < 2) {
@@ -72,4 +73,16 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "exactref: unknown command '%s' (see 'exactref --help')\n", argv[1]);
     return ER_EXIT_USAGE;
+}
+
+/* Every command: what it printed must have reached standard output (a closed or full one is exit 3,
+ * as a failed write of a file is), unless the command already failed that way. */
+int main(int argc, char **argv)
+{
+    int rc = run(argc, argv);
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc != ER_EXIT_INTERNAL) {
+        fprintf(stderr, "exactref: cannot write to standard output: %s\n", strerror(errno));
+        rc = ER_EXIT_INTERNAL;
+    }
+    return rc;
 }

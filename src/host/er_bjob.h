@@ -22,6 +22,7 @@ typedef struct er_bjob {
     const double *bft;      /* CPU only: B' by columns (n x k), or NULL; with it ebt and dbt (or NULL) */
     const int16_t *ebt;
     const double *dbt;
+    void (*progress)(void *ctx, double fraction); void *progress_ctx; /* er_progress_fn, or NULL */
 } er_bjob;
 
 /* Results as inputs: for each element of A, B and C (row-major, the operand's own shape), how far the

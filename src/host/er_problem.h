@@ -21,6 +21,7 @@ typedef struct er_problem {
     int nthreads;
     int device;              /* the device index for OpenCL and CUDA (-1: the backend's default) */
     er_mma_stats *stats;     /* may be NULL */
+    struct er_progress *progress; /* a backend's counter of rows done (host/er_progress.h), or NULL */
     char *msg;               /* may be NULL: receives a sentence explaining an error */
     size_t msg_size;
 } er_problem;

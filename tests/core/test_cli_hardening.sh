@@ -77,6 +77,16 @@ chmod 444 "$tmp/ro.npy"
 run "D13 read-only -o" 2 "read-only" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/ro.npy"
 cmp -s "$tmp/ro.npy" "$tmp/w.npy" && ok || bad "D13: the read-only file changed"
 run "D13 read-only --json" 2 "read-only" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json "$tmp/ro.npy"
+# a read-only file of an earlier bundle, or of earlier bounds: refused before the work, nothing written
+mkdir "$tmp/rob" "$tmp/robd"
+: >"$tmp/rob/repro.sh"
+cp "$tmp/w.npy" "$tmp/rob/out.npy"
+chmod 444 "$tmp/rob/out.npy"
+run "D13 read-only bundle file" 2 "rob/out.npy: the file is read-only" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-failures "$tmp/rob"
+[ -s "$tmp/out" ] || [ -e "$tmp/rob/a.npy" ] && bad "D13: the read-only bundle file was found after the work" || ok
+cp "$tmp/w.npy" "$tmp/robd/tolerance.npy"
+chmod 444 "$tmp/robd/tolerance.npy"
+run "D13 read-only bounds file" 2 "robd/tolerance.npy: the file is read-only" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds "$tmp/robd"
 
 # ---- D3: an output that is an input is refused before computing ----
 cp "$tmp/a.npy" "$tmp/a0.npy"
@@ -87,6 +97,18 @@ run "D3 -o a link to A" 2 "refusing to overwrite an input" matmul "$tmp/a0.npy" 
 cp "$tmp/w.npy" "$tmp/w0.npy"
 run "D3 --json OUT" 2 "refusing to overwrite an input" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w0.npy" $BF --json "$tmp/w0.npy"
 cmp -s "$tmp/w0.npy" "$tmp/w.npy" && ok || bad "D3: OUT was overwritten"
+# the fixed names of --save-bounds and --save-failures are outputs too: never an input
+mkdir "$tmp/sb"
+cp "$tmp/w.npy" "$tmp/sb/tolerance.npy"
+run "D3 --save-bounds over OUT" 2 "is the input OUT" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/sb/tolerance.npy" $BF --save-bounds "$tmp/sb"
+cmp -s "$tmp/sb/tolerance.npy" "$tmp/w.npy" && ok || bad "D3: --save-bounds overwrote OUT"
+[ -e "$tmp/sb/range_low.npy" ] && bad "D3: --save-bounds wrote before refusing" || ok
+run "D3 --json on a --save-bounds file" 2 "name the same file" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds "$tmp/sb" --json "$tmp/sb/has_range.npy"
+mkdir "$tmp/fb"
+: >"$tmp/fb/repro.sh"
+cp "$tmp/b.npy" "$tmp/fb/a.npy"
+run "D3 --save-failures over B" 2 "is the input B" check "$tmp/a.npy" "$tmp/fb/a.npy" "$tmp/w.npy" $BF --save-failures "$tmp/fb"
+cmp -s "$tmp/fb/a.npy" "$tmp/b.npy" && ok || bad "D3: --save-failures overwrote B"
 
 # ---- D8: every output path is checked before the work: nothing is printed, nothing computed ----
 run "D8 --json in a missing directory" 2 "does not exist" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --json "$tmp/nodir/r.json"
@@ -98,6 +120,12 @@ run "D10 uncreatable --save-failures" 2 "--save-failures" check "$tmp/a.npy" "$t
 "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF >&- 2>"$tmp/err"
 rc=$?
 [ "$rc" = 3 ] && ok || bad "D10: check with standard output closed exits $rc, want 3: $(cat "$tmp/err")"
+# every command: what it prints must reach standard output (closed: exit 3 with the reason)
+for c in "--help" "--version" "formats" "info" "help check" "check --help" "check --standard list"; do
+    "$X" $c >&- 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 3 ] && grep -q "standard output" "$tmp/err" && ok || bad "D10: '$c' with standard output closed exits $rc, want 3 with the reason: $(cat "$tmp/err")"
+done
 
 # a write that fails after the work (here: the file size limit, EFBIG) is exit 3, not a usage error
 cols16=$(printf '\\000\\000\\200\\077%.0s' $(seq 16))
@@ -107,6 +135,31 @@ mknpy "$tmp/r16.npy" '<f4' '(1, 16)' "$cols16"
 rc=$?
 [ "$rc" = 3 ] && ok || bad "D10: a write that fails after the work exits $rc, want 3: $(cat "$tmp/err")"
 [ -e "$tmp/efbig.npy" ] && bad "D10: a failed write left $tmp/efbig.npy" || ok
+
+# out of memory while writing: an integer outer product (16384 x 1 times 1 x 4096: 256 MB of i32) under
+# a 400 MB address-space limit: the inputs and the output fit (about 270 MB with the program), the
+# write's contiguous copy of the output (256 MB more) does not.  Exit 3, the output named, nothing left
+# behind.  Not under AddressSanitizer, whose shadow memory needs terabytes of address space.
+if ! grep -qa __asan_init "$X"; then
+    mknpy "$tmp/col.npy" '|i1' '(16384, 1)' "$(printf '\\001%.0s' $(seq 16384))"
+    mknpy "$tmp/row.npy" '|i1' '(1, 4096)' "$(printf '\\002%.0s' $(seq 4096))"
+    mkdir "$tmp/oom"
+    (ulimit -v 409600; exec "$X" matmul "$tmp/col.npy" "$tmp/row.npy" --out-format i32 --backend cpu --threads 1 \
+        -o "$tmp/oom/big.npy") >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 3 ] && ok || bad "D10: out of memory while writing exits $rc, want 3: $(cat "$tmp/err")"
+    has "D10 out of memory: the message" "$tmp/err" "exactref matmul: $tmp/oom/big.npy: out of memory for 268435456 bytes"
+    [ -z "$(ls -A "$tmp/oom")" ] && ok || bad "D10: out of memory while writing left $(ls -A "$tmp/oom")"
+    rm -f "$tmp/col.npy" "$tmp/row.npy"
+fi
+
+# the manual, the README and docs/cli.md say so: exit 3 for an output that cannot be written after the work
+run "D10 help" 0 "" --help
+has "D10 help: exit 3 for a write" "$tmp/out" "3  internal, device or memory error, or an output that cannot be written after the"
+for doc in README.md docs/cli.md; do
+    tr '\n' ' ' <"$(dirname "$0")/../../$doc" >"$tmp/doc"
+    has "D10 $doc: exit 3 for a write" "$tmp/doc" "3 internal, device or memory error, or an output that cannot be written after the work"
+done
 
 # ---- D2: repro.sh with hostile names: fixed names inside, everything quoted, no report files ----
 evil="$tmp/it's \$(touch pwned)\`touch pwned2\`
@@ -153,7 +206,14 @@ has "D4 output value" "$tmp/out" "output 32259 (0x00007e03), rounded 32258"
 has "D4 single value" "$tmp/out" "allowed exactly 32258"
 hasnt "D14 no 4.94e-324" "$tmp/out" "e-324"
 hasnt "D4 no false zero warning" "$tmp/out" "all-zero output"
+has "D4 time line: integer sums" "$tmp/out" ": 1 exact integer sums)"
 run "D4 mmai check passes" 0 "" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/kk.npy"
+# a sum outside the i32 range: 255 x -128 twice, plus -2^31; the wrapped value passes, with a note as matmul's
+mknpy "$tmp/ia.npy" '|u1' '(1, 2)' '\377\377'
+mknpy "$tmp/ib.npy" '|i1' '(2, 1)' '\200\200'
+mknpy "$tmp/ic.npy" '<i4' '(1, 1)' '\000\000\000\200'
+mknpy "$tmp/io.npy" '<i4' '(1, 1)' '\000\001\377\177'   # 2147418368 = -2^31 - 65280 + 2^32
+run "D4 mmai wrapped passes" 0 "1 element wrapped modulo 2^32" check "$tmp/ia.npy" "$tmp/ib.npy" "$tmp/io.npy" --acc "$tmp/ic.npy"
 # (not under AddressSanitizer, whose binaries valgrind cannot run)
 if command -v valgrind >"$tmp/which" 2>&1 && ! grep -qa __asan_init "$X"; then
     valgrind -q --error-exitcode=9 --log-file="$tmp/vg.log" "$X" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/k.npy" >"$tmp/out" 2>"$tmp/err"
@@ -216,7 +276,36 @@ run "D12 --saturate with mmai" 2 "--saturate has no meaning" check "$tmp/i.npy" 
 run "D12 --flush-to-zero with mmai" 2 "--flush-to-zero has no meaning" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/k.npy" --flush-to-zero
 run "D12 --compute with an engine" 2 "--compute bf16 has no effect with --standard hopper" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --compute bf16 --standard hopper
 run "D12 --threads 100000" 2 "more than 1024" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" --threads 100000
+printf '3f800000\n' >"$tmp/one.txt"
+run "D12 convert: a repeated --to" 2 "--to is given twice" convert --from f32 --to bf16 --to f16 "$tmp/one.txt"
+run "D12 decode: a repeated --format" 2 "--format is given twice" decode --format f8E4M3FN --format f32 "$tmp/one.txt"
+run "D12 convert: one of each" 0 "" convert --from f32 --to bf16 --saturate "$tmp/one.txt"
+has "D12 convert: the answer" "$tmp/out" "3f80"
+run "D12 --device with --backend cpu" 2 "--device has no effect with --backend cpu" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/x.npy" --backend cpu --device 0
 [ -e "$tmp/x.npy" ] && bad "D12: a refused command wrote its output" || ok
+# --compute: the four accumulation formats, refused before the work (not by the bounds, after it)
+run "D12 --compute tf32" 2 "--compute tf32: the accumulation format must be f64, f32, f16 or bf16" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --compute tf32
+[ -s "$tmp/out" ] && bad "D12: --compute tf32 was refused after the work: $(cat "$tmp/out")" || ok
+run "D12 --compute fp8" 2 "must be f64, f32, f16 or bf16" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --compute f8E4M3FN
+run "D12 --compute bf16" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --compute bf16
+# a directory with an empty name is refused before the work, not when the bundle is written
+run "D12 empty --save-failures" 2 "--save-failures: a directory needs a name" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures ""
+[ -s "$tmp/out" ] && bad "D12: an empty --save-failures was found after the work" || ok
+run "D12 empty --save-bounds" 2 "--save-bounds: a directory needs a name" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds ""
+# a directory name so long that the files inside could not be named whole
+long=$(printf 'd/%.0s' $(seq 2100))
+run "D12 long --save-bounds" 2 "--save-bounds: the directory's name is too long (4200 bytes)" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds "$long"
+# the same directory for the bundle and the bounds, spelt two ways, before either exists
+run "D12 one directory, two spellings" 2 "name the same directory" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-failures "$tmp/both" --save-bounds "$tmp/./both//"
+[ -e "$tmp/both" ] && bad "D12: the directory named twice was created" || ok
+# the zeros of either sign: tolerance 0 (not the smallest subnormal), in the text and the JSON
+mknpy "$tmp/e20.npy" '<f4' '(2, 0)' ''
+mknpy "$tmp/e02.npy" '<f4' '(0, 2)' ''
+mknpy "$tmp/z22.npy" '<f4' '(2, 2)' '\000\000\000\200\000\000\000\000\000\000\000\000\000\000\000\000'
+run "D14 k = 0" 0 "" check "$tmp/e20.npy" "$tmp/e02.npy" "$tmp/z22.npy" --json "$tmp/z.json"
+has "D14 zeros: text" "$tmp/out" "allowed -0 or 0 (-0x0p+0, 0x0p+0): zero of either sign, tolerance 0"
+has "D14 zeros: json" "$tmp/z.json" '"single_value": false, "tolerance": 0,'
+hasnt "D14 zeros: no 4.94e-324" "$tmp/out" "e-324"
 
 # ---- D14: the help lists what is accepted, and only that ----
 "$X" check --standard nosuch "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" >"$tmp/out" 2>"$tmp/err"
@@ -289,6 +378,18 @@ run "widened output judged as bf16" 0 "" check "$tmp/ah.npy" "$tmp/bh.npy" "$tmp
 mknpy "$tmp/u8.npy" '|u1' '(2, 2)' '\070\070\070\070'
 run "uint8 without a format" 2 "--a-format f8E4M3FN" matmul "$tmp/u8.npy" "$tmp/u8.npy" --out-format f32 -o "$tmp/x.npy"
 has "uint8 message" "$tmp/err" "read as u8 and u8 integers"
+# uint8 against a float operand: the files named (D15), and the flag that reads fp8 patterns
+run "uint8 with bf16" 2 "A ($tmp/u8.npy) is u8 and B ($tmp/b.npy) is bf16" check "$tmp/u8.npy" "$tmp/b.npy" "$tmp/d.npy" --b-format bf16
+has "uint8 with bf16: the flag" "$tmp/err" "name the format: --a-format f8E4M3FN"
+# a float product into an integer format: the files and the flag named (was the library's "d: i32 is not a float format")
+run "float product, i32 output" 2 "the product of A ($tmp/a.npy, bf16) and B ($tmp/b.npy, bf16) is rounded into a float format, not i32 (--out-format)" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format i32 -o "$tmp/x.npy"
+mknpy "$tmp/i32o.npy" '<i4' '(2, 2)' '\001\000\000\000\002\000\000\000\003\000\000\000\004\000\000\000'
+run "float product, i32 OUT" 2 "not i32 ($tmp/i32o.npy): name a float output format (--out-format f32)" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/i32o.npy" $BF
+# int16 without a format (torch's view(torch.int16) of bf16): not an mmai operand; the flag named
+mknpy "$tmp/i16.npy" '<i2' '(2, 2)' '\001\000\002\000\003\000\004\000'
+run "int16 without a format" 2 "B ($tmp/i16.npy) was read as i16 integers" matmul "$tmp/a.npy" "$tmp/i16.npy" --a-format bf16 --out-format f32 -o "$tmp/x.npy"
+has "int16: the flag" "$tmp/err" "name the format: --b-format bf16 (or f16)"
+hasnt "int16: no fp8 advice" "$tmp/err" "f8E4M3FN"
 # torch Linear: B given as n x k with --b-transposed: the same product as B itself
 mknpy "$tmp/bt.npy" '<u2' '(2, 2)' '\200\077\000\100\100\100\200\100'   # A as B^T: B = A^T
 run "b transposed" 0 "" matmul "$tmp/b.npy" "$tmp/bt.npy" $BF --out-format f32 -o "$tmp/dtt.npy" --b-transposed
@@ -307,9 +408,48 @@ has "json outside indices" "$tmp/j.json" '"outside_indices": [[1, 1]]'
 # progress: nothing on stderr when it is not a terminal
 [ -s "$tmp/err" ] && bad "progress text on a non-terminal stderr: $(cat "$tmp/err")" || ok
 run "--no-progress" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --no-progress
+# the time line counts every element where it was computed (here: small integers, exact in binary64)
+has "time line: counts" "$tmp/out" "0 elements by the fast path, 4 in exact binary64 (integral inputs), 0 by the exact accumulator)"
+# on a terminal (a pseudo-terminal of script(1); its typescript in $tmp): both phases of check with
+# their percentage and time left, from the library's hook (a report per row: one thread, the exact
+# accumulator), and matmul's; EXACTREF_PROGRESS_AFTER=0 shows the line from the start
+if command -v script >"$tmp/which" 2>&1 && script --version 2>&1 | grep -q util-linux; then # util-linux script(1): -c, -e
+    ones=$(printf '\\200\\077%.0s' $(seq 2048))
+    mknpy "$tmp/pa.npy" '<u2' '(64, 32)' "$ones"
+    mknpy "$tmp/pb.npy" '<u2' '(32, 64)' "$ones"
+    run "progress: setup" 0 "" matmul "$tmp/pa.npy" "$tmp/pb.npy" $BF --out-format f32 -o "$tmp/pd.npy"
+    EXACTREF_PROGRESS_AFTER=0 script -q -e -c "'$X' check '$tmp/pa.npy' '$tmp/pb.npy' '$tmp/pd.npy' $BF --strategy exact --threads 1" \
+        "$tmp/ts" <"$tmp/which" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 0 ] && ok || bad "progress on a terminal: exit $rc: $(cat "$tmp/err")"
+    tr '\r' '\n' <"$tmp/ts" >"$tmp/ts.lines"
+    has "progress: reference %" "$tmp/ts.lines" "exactref check: computing the exact reference  50% ("
+    has "progress: reference 100%" "$tmp/ts.lines" "exactref check: computing the exact reference 100% ("
+    has "progress: bounds %" "$tmp/ts.lines" "exactref check: bounding every element  50% ("
+    has "progress: time left" "$tmp/ts.lines" "s left)"
+    has "progress: then the report" "$tmp/ts.lines" "elements outside   0"
+    # the percentages increase within each phase
+    for phase in "computing the exact reference" "bounding every element"; do
+        grep -F "exactref check: $phase " "$tmp/ts.lines" | sed -n 's/.* \([0-9]*\)% (.*/\1/p' >"$tmp/pc"
+        [ "$(wc -l <"$tmp/pc")" -ge 10 ] && sort -n -c "$tmp/pc" 2>"$tmp/err" && ok || bad "progress: $phase: $(tr '\n' ' ' <"$tmp/pc")"
+    done
+    EXACTREF_PROGRESS_AFTER=0 script -q -e -c "'$X' check '$tmp/pa.npy' '$tmp/pb.npy' '$tmp/pd.npy' $BF --no-progress" \
+        "$tmp/ts" <"$tmp/which" >"$tmp/out" 2>"$tmp/err"
+    hasnt "--no-progress on a terminal" "$tmp/ts" "computing the exact"
+    EXACTREF_PROGRESS_AFTER=0 script -q -e -c "'$X' matmul '$tmp/pa.npy' '$tmp/pb.npy' $BF --out-format f32 -o '$tmp/pd2.npy' --strategy exact --threads 1" \
+        "$tmp/ts" <"$tmp/which" >"$tmp/out" 2>"$tmp/err"
+    tr '\r' '\n' <"$tmp/ts" >"$tmp/ts.lines"
+    has "progress: matmul %" "$tmp/ts.lines" "exactref matmul: computing the exact product  50% ("
+    has "progress: matmul 100%" "$tmp/ts.lines" "exactref matmul: computing the exact product 100% ("
+    cmp -s "$tmp/pd.npy" "$tmp/pd2.npy" && ok || bad "progress: matmul on a terminal wrote other bits"
+fi
 # '-' is standard output for a text report
 run "--json -" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json -
 has "--json - on stdout" "$tmp/out" '"passed": true'
+# the JSON alone: the text report is on stderr (so that `--json - | jq` works)
+[ "$(head -c 1 "$tmp/out")" = "{" ] && ok || bad "--json -: standard output does not start with the JSON: $(head -c 200 "$tmp/out")"
+hasnt "--json -: no text report in the JSON" "$tmp/out" "elements checked"
+has "--json -: the text report on stderr" "$tmp/err" "elements checked   4"
 [ -e ./- ] || [ -e "$tmp/-" ] && bad "--json - wrote a file named '-'" || ok
 run "two reports on stdout" 2 "both write to standard output" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json - --junit -
 # the picture: well-formed SVG with a bar for the outside element and one map cell
