@@ -1,0 +1,161 @@
+/* cpu_slices.c: the host emulation of the GPU route's exact integer slices: the shared core's slicing and
+ * recombination (include/exactref/core/er_slices.h) around an int8 x int8 -> int32 GEMM in plain C. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_slices.h"
+#include "exactref/core/er_mma.h"
+#include "exactref/core/er_slices.h"
+
+/* Blocking of the int8 GEMM: a tile of rows x columns of D, k in pieces that stay in the cache. */
+#define SL_BI 16
+#define SL_BJ 16
+#define SL_BP 2048
+
+/* An operand's slices: ns slices of rows x k int8 (row r of slice t at s + (t rows + r) k), the rows
+ * with a NaN or an infinity, and which slices are not all zero. */
+typedef struct {
+    int8_t *s;
+    unsigned char *bad;
+    int nz[ER_SL_MAX_SLICES];
+    int ns;
+} slices;
+
+/* Slice rows x k values; side 0: row r is row r of A (batch b), side 1: row r is column r of B. */
+static void cut(const er_problem *P, int side, int64_t b, int64_t rows, slices *S)
+{
+    const view *V = side ? &P->b : &P->a;
+    int64_t k = P->k;
+    unsigned opts = P->args->opts;
+    for (int t = 0; t < S->ns; t++) S->nz[t] = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        S->bad[r] = 0;
+        for (int64_t p = 0; p < k; p++) {
+            int64_t n;
+            uint64_t bits = side ? load(V, b, p, r) : load(V, b, r, p);
+            if (!er_sl_int(V->fmt, bits, opts, &n)) S->bad[r] = 1;
+            for (int t = 0; t < S->ns; t++) {
+                int8_t d = er_sl_digit(n, t);
+                S->s[((int64_t)t * rows + r) * k + p] = d;
+                S->nz[t] |= d != 0;
+            }
+        }
+    }
+}
+
+/* The element-wise exact path (the CPU engine's exact strategy for one element), into D. */
+static void exact_element(const er_problem *P, int64_t b, int64_t i, int64_t j)
+{
+    const view *A = &P->a, *B = &P->b;
+    er_acc acc;
+    er_acc_init(&acc, P->acc_lo, P->acc_nd);
+    er_mma_sum_any(&acc, A->fmt, B->fmt, -1, A->data, b * A->sb + i * A->s0, A->s1, B->data, b * B->sb + j * B->s1,
+                   B->s0, NULL, 0, 0, NULL, 0, 0, 1, P->k, P->args->opts);
+    if (P->has_c) er_acc_add_val(&acc, in_val(P, er_decode(P->c.fmt, load(&P->c, b, i, j))));
+    store(P->d, b, i, j, er_acc_round(&acc, P->d->format, P->args->rounding, P->args->opts).bits,
+          er_storage_bytes(P->d->format));
+}
+
+/* W[i][j] += P_tu 2^(7(t+u)) for a tile: the int32 sums of slice t of A's rows [i0, i1) times slice u of
+ * B's columns [j0, j1) over k in [c0, c1) (c1 - c0 <= ER_SL_KCHUNK: exact), blocked over k. */
+static void gemm_tile(const slices *SA, const slices *SB, int t, int u, int64_t m, int64_t n, int64_t k, int64_t i0,
+                      int64_t i1, int64_t j0, int64_t j1, int64_t c0, int64_t c1, er_sl_wide *W)
+{
+    int32_t acc[SL_BI][SL_BJ];
+    memset(acc, 0, sizeof acc);
+    for (int64_t p0 = c0; p0 < c1; p0 += SL_BP) {
+        int64_t len = c1 - p0 < SL_BP ? c1 - p0 : SL_BP;
+        for (int64_t i = i0; i < i1; i++) {
+            const int8_t *a = SA->s + ((int64_t)t * m + i) * k + p0;
+            for (int64_t j = j0; j < j1; j++) {
+                const int8_t *bb = SB->s + ((int64_t)u * n + j) * k + p0;
+                int32_t s = 0;
+                for (int64_t p = 0; p < len; p++) s += (int32_t)a[p] * (int32_t)bb[p];
+                acc[i - i0][j - j0] += s; /* a partial sum of at most ER_SL_KCHUNK products: exact */
+            }
+        }
+    }
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t j = j0; j < j1; j++) er_sl_wide_add(&W[i * n + j], acc[i - i0][j - j0], ER_SL_DIGIT_BITS * (t + u));
+}
+
+int er_cpu_slices_mma(const er_problem *P, er_slices_stats *st)
+{
+    const er_mma_args *A = P->args;
+    int64_t m = P->m, n = P->n, k = P->k;
+    slices SA, SB;
+    er_sl_wide *W = NULL;
+    er_slices_stats s;
+    int status = ER_OK;
+    memset(&s, 0, sizeof s);
+    memset(&SA, 0, sizeof SA);
+    memset(&SB, 0, sizeof SB);
+    if (P->kind != 0 || P->scaled || !P->d || P->lo || P->hi || P->odd)
+        return er_msgf(P->msg, P->msg_size, ER_EUNSUPPORTED,
+                       "integer slices: a float mma, not block-scaled, with d and no enclosures");
+    SA.ns = er_sl_nslices(P->a.fmt);
+    SB.ns = er_sl_nslices(P->b.fmt);
+    if (!SA.ns || !SB.ns)
+        return er_msgf(P->msg, P->msg_size, ER_EUNSUPPORTED,
+                       "integer slices: %s x %s has no exact int8 slices (formats of at most 8 bits with subnormals)",
+                       er_host_format_name(P->a.fmt), er_host_format_name(P->b.fmt));
+    if (k > ER_SL_KMAX)
+        return er_msgf(P->msg, P->msg_size, ER_EUNSUPPORTED, "integer slices: k = %lld above 2^24", (long long)k);
+    s.slices_a = SA.ns;
+    s.slices_b = SB.ns;
+    if (m && n) {
+        SA.s = (int8_t *)malloc((size_t)(SA.ns * m * (k ? k : 1)));
+        SB.s = (int8_t *)malloc((size_t)(SB.ns * n * (k ? k : 1)));
+        SA.bad = (unsigned char *)malloc((size_t)m);
+        SB.bad = (unsigned char *)malloc((size_t)n);
+        W = (er_sl_wide *)malloc((size_t)(m * n) * sizeof *W);
+        if (!SA.s || !SB.s || !SA.bad || !SB.bad || !W) {
+            status = er_msgf(P->msg, P->msg_size, ER_ENOMEM, "integer slices: out of memory (m %lld, n %lld, k %lld)",
+                             (long long)m, (long long)n, (long long)k);
+            goto out;
+        }
+    }
+    for (int64_t b = 0; b < P->batch && m && n; b++) {
+        int32_t e = er_sl_grid(P->a.fmt) + er_sl_grid(P->b.fmt);
+        cut(P, 0, b, m, &SA);
+        cut(P, 1, b, n, &SB);
+        for (int64_t x = 0; x < m * n; x++) W[x] = er_sl_wide_zero();
+        for (int64_t c0 = 0; c0 < k; c0 += ER_SL_KCHUNK) {
+            int64_t c1 = k - c0 < ER_SL_KCHUNK ? k : c0 + ER_SL_KCHUNK;
+            for (int t = 0; t < SA.ns; t++)
+                for (int u = 0; u < SB.ns; u++) {
+                    if (!SA.nz[t] || !SB.nz[u]) continue; /* a zero slice: every P_tu is 0 */
+                    s.gemms++;
+                    for (int64_t i0 = 0; i0 < m; i0 += SL_BI)
+                        for (int64_t j0 = 0; j0 < n; j0 += SL_BJ)
+                            gemm_tile(&SA, &SB, t, u, m, n, k, i0, i0 + SL_BI < m ? i0 + SL_BI : m, j0,
+                                      j0 + SL_BJ < n ? j0 + SL_BJ : n, c0, c1, W);
+                }
+        }
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                er_val c;
+                uint64_t out;
+                memset(&c, 0, sizeof c);
+                if (P->has_c) c = in_val(P, er_decode(P->c.fmt, load(&P->c, b, i, j)));
+                if (!SA.bad[i] && !SB.bad[j] &&
+                    er_sl_finish(W[i * n + j], e, P->has_c, c, P->acc_lo, P->acc_nd, P->d->format, A->rounding,
+                                 A->opts, &out)) {
+                    store(P->d, b, i, j, out, er_storage_bytes(P->d->format));
+                    s.sliced++;
+                } else {
+                    exact_element(P, b, i, j);
+                    s.exact_path++;
+                }
+            }
+    }
+    s.elements = P->batch * m * n;
+out:
+    free(SA.s);
+    free(SB.s);
+    free(SA.bad);
+    free(SB.bad);
+    free(W);
+    if (st) *st = s;
+    return status;
+}
