@@ -12,10 +12,12 @@
 #define SL_BJ 16
 #define SL_BP 2048
 
-/* An operand's slices: ns slices of rows x k int8 (row r of slice t at s + (t rows + r) k), the rows
- * with a NaN or an infinity, and which slices are not all zero. */
+/* An operand's slices: ns slices of rows x k int8 (row r of slice t at s + (t rows + r) k), each row's
+ * grid exponent, the rows with a NaN or an infinity or that do not fit their grid, and which slices
+ * are not all zero. */
 typedef struct {
     int8_t *s;
+    int32_t *grid;
     unsigned char *bad;
     int nz[ER_SL_MAX_SLICES];
     int ns;
@@ -29,11 +31,14 @@ static void cut(const er_problem *P, int side, int64_t b, int64_t rows, slices *
     unsigned opts = P->args->opts;
     for (int t = 0; t < S->ns; t++) S->nz[t] = 0;
     for (int64_t r = 0; r < rows; r++) {
-        S->bad[r] = 0;
+        int32_t top = -100000, lsb = 100000, fits, finite = 1;
+        for (int64_t p = 0; p < k; p++)
+            finite &= er_sl_scan(V->fmt, side ? load(V, b, p, r) : load(V, b, r, p), opts, &top, &lsb);
+        S->grid[r] = er_sl_row_grid(V->fmt, top, lsb, &fits);
+        S->bad[r] = !finite || !fits;
         for (int64_t p = 0; p < k; p++) {
-            int64_t n;
-            uint64_t bits = side ? load(V, b, p, r) : load(V, b, r, p);
-            if (!er_sl_int(V->fmt, bits, opts, &n)) S->bad[r] = 1;
+            int64_t n = 0;
+            if (!S->bad[r]) er_sl_int_at(V->fmt, side ? load(V, b, p, r) : load(V, b, r, p), opts, S->grid[r], &n);
             for (int t = 0; t < S->ns; t++) {
                 int8_t d = er_sl_digit(n, t);
                 S->s[((int64_t)t * rows + r) * k + p] = d;
@@ -93,11 +98,12 @@ int er_cpu_slices_mma(const er_problem *P, er_slices_stats *st)
     if (P->kind != 0 || P->scaled || !P->d || P->lo || P->hi || P->odd)
         return er_msgf(P->msg, P->msg_size, ER_EUNSUPPORTED,
                        "integer slices: a float mma, not block-scaled, with d and no enclosures");
-    SA.ns = er_sl_nslices(P->a.fmt);
-    SB.ns = er_sl_nslices(P->b.fmt);
+    SA.ns = er_sl_slices_of(P->a.fmt);
+    SB.ns = er_sl_slices_of(P->b.fmt);
     if (!SA.ns || !SB.ns)
         return er_msgf(P->msg, P->msg_size, ER_EUNSUPPORTED,
-                       "integer slices: %s x %s has no exact int8 slices (formats of at most 8 bits with subnormals)",
+                       "integer slices: %s x %s has no exact int8 slices (formats of at most 8 bits with subnormals, or "
+                       "of at most 21 bits of precision: bf16, f16, tf32)",
                        er_host_format_name(P->a.fmt), er_host_format_name(P->b.fmt));
     if (k > ER_SL_KMAX)
         return er_msgf(P->msg, P->msg_size, ER_EUNSUPPORTED, "integer slices: k = %lld above 2^24", (long long)k);
@@ -108,15 +114,16 @@ int er_cpu_slices_mma(const er_problem *P, er_slices_stats *st)
         SB.s = (int8_t *)malloc((size_t)(SB.ns * n * (k ? k : 1)));
         SA.bad = (unsigned char *)malloc((size_t)m);
         SB.bad = (unsigned char *)malloc((size_t)n);
+        SA.grid = (int32_t *)malloc((size_t)m * sizeof(int32_t));
+        SB.grid = (int32_t *)malloc((size_t)n * sizeof(int32_t));
         W = (er_sl_wide *)malloc((size_t)(m * n) * sizeof *W);
-        if (!SA.s || !SB.s || !SA.bad || !SB.bad || !W) {
+        if (!SA.s || !SB.s || !SA.bad || !SB.bad || !SA.grid || !SB.grid || !W) {
             status = er_msgf(P->msg, P->msg_size, ER_ENOMEM, "integer slices: out of memory (m %lld, n %lld, k %lld)",
                              (long long)m, (long long)n, (long long)k);
             goto out;
         }
     }
     for (int64_t b = 0; b < P->batch && m && n; b++) {
-        int32_t e = er_sl_grid(P->a.fmt) + er_sl_grid(P->b.fmt);
         cut(P, 0, b, m, &SA);
         cut(P, 1, b, n, &SB);
         for (int64_t x = 0; x < m * n; x++) W[x] = er_sl_wide_zero();
@@ -139,7 +146,7 @@ int er_cpu_slices_mma(const er_problem *P, er_slices_stats *st)
                 memset(&c, 0, sizeof c);
                 if (P->has_c) c = in_val(P, er_decode(P->c.fmt, load(&P->c, b, i, j)));
                 if (!SA.bad[i] && !SB.bad[j] &&
-                    er_sl_finish(W[i * n + j], e, P->has_c, c, P->acc_lo, P->acc_nd, P->d->format, A->rounding,
+                    er_sl_finish(W[i * n + j], SA.grid[i] + SB.grid[j], P->has_c, c, P->acc_lo, P->acc_nd, P->d->format, A->rounding,
                                  A->opts, &out)) {
                     store(P->d, b, i, j, out, er_storage_bytes(P->d->format));
                     s.sliced++;
@@ -155,6 +162,8 @@ out:
     free(SB.s);
     free(SA.bad);
     free(SB.bad);
+    free(SA.grid);
+    free(SB.grid);
     free(W);
     if (st) *st = s;
     return status;

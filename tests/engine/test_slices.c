@@ -15,7 +15,10 @@
  *  - bigk: m = n = 2 with k = 2^17 + 5 and 2^18 + 3 (two and three chunks of int32 sums), max magnitudes
  *    of one sign and random patterns;
  *  - batch: a batch of 3 with B broadcast and read through a transposed view;
- *  - fp6/fp4: f6E3M2FN x f4E2M1FN (one and two slices).
+ *  - fp6/fp4: f6E3M2FN x f4E2M1FN (one and two slices);
+ *  - scaled: bf16 x bf16 (with and without C), f16 x f8E4M3FN, f8E5M2 x bf16: values within ten binades
+ *    (a grid per row / column holds them in 21 bits), two rows of A and a column of B spanning 41 bits
+ *    (no grid: the exact path), a column of zeros of both signs and one subnormal.
  * Every case also checks that the slices decided the elements they should (so the test cannot pass by
  * leaving everything to the exact path): at most the elements with a NaN or an infinity in their row,
  * column or C, or whose D is a zero, went to the exact path.
@@ -38,9 +41,10 @@ typedef struct {
     int fa, fb, fc; /* fc -1: no C */
     int64_t batch, m, n, k;
     int a3, bt;     /* A 3-D (batch), B given through a transposed view of an n x k array */
-    uint8_t *A, *B; /* one byte per element */
+    uint8_t *A, *B; /* their formats' storage sizes per element */
     uint8_t *C;     /* fc's storage size per element */
     int all_cfg;    /* every output, direction and option set (else a few) */
+    uint64_t wide_rows, wide_cols; /* rows of A / columns of B (< 64) that do not fit a scaled grid */
 } tcase;
 
 static int bytes_of(int f)
@@ -77,8 +81,8 @@ static uint8_t max_of(int f) { return f == ER_FMT_F8E4M3FN ? 0x7E : f == ER_FMT_
 static void setup(tcase *T)
 {
     int64_t na = (T->a3 ? T->batch : 1) * T->m * T->k, nb = T->n * T->k;
-    T->A = (uint8_t *)calloc((size_t)(na ? na : 1), 1);
-    T->B = (uint8_t *)calloc((size_t)(nb ? nb : 1), 1);
+    T->A = (uint8_t *)calloc((size_t)(na ? na : 1), (size_t)bytes_of(T->fa));
+    T->B = (uint8_t *)calloc((size_t)(nb ? nb : 1), (size_t)bytes_of(T->fb));
     T->C = T->fc >= 0 ? (uint8_t *)calloc((size_t)(T->batch * T->m * T->n), (size_t)bytes_of(T->fc)) : NULL;
 }
 
@@ -89,8 +93,18 @@ static void teardown(tcase *T)
     free(T->C);
 }
 
-/* B's element (p, j), in whichever layout the case uses. */
+/* B's element (p, j), in whichever layout the case uses (one-byte formats). */
 static uint8_t *belem(tcase *T, int64_t p, int64_t j) { return T->bt ? &T->B[j * T->k + p] : &T->B[p * T->n + j]; }
+
+/* Element idx of a packed array of format f. */
+static uint64_t getx(const uint8_t *x, int f, int64_t idx)
+{
+    uint64_t v = 0;
+    memcpy(&v, x + idx * bytes_of(f), (size_t)bytes_of(f));
+    return v;
+}
+
+static void setx(uint8_t *x, int f, int64_t idx, uint64_t v) { memcpy(x + idx * bytes_of(f), &v, (size_t)bytes_of(f)); }
 
 /* One configuration: er_mma (CPU) and the slices, compared byte for byte; returns mismatches. */
 static long sliced_total, exact_total; /* over a case's configurations (printed) */
@@ -148,10 +162,11 @@ static long run_cfg(tcase *T, int fd, int dir, unsigned opts, int threads)
         {
             int64_t bb = x / (T->m * T->n), i = (x / T->n) % T->m, j = x % T->n, sp = 0;
             for (int64_t p = 0; p < T->k && !sp; p++) {
-                er_val va = er_decode_pattern(T->fa, T->A[(T->a3 ? bb * T->m * T->k : 0) + i * T->k + p]);
-                er_val vb = er_decode_pattern(T->fb, *belem(T, p, j));
+                er_val va = er_decode_pattern(T->fa, getx(T->A, T->fa, (T->a3 ? bb * T->m * T->k : 0) + i * T->k + p));
+                er_val vb = er_decode_pattern(T->fb, getx(T->B, T->fb, T->bt ? j * T->k + p : p * T->n + j));
                 sp = va.cls >= ER_CLASS_INF || vb.cls >= ER_CLASS_INF;
             }
+            if ((i < 64 && (T->wide_rows >> i & 1)) || (j < 64 && (T->wide_cols >> j & 1))) sp = 1;
             if (T->fc >= 0) {
                 uint64_t cb = 0;
                 memcpy(&cb, T->C + x * bytes_of(T->fc), (size_t)bytes_of(T->fc));
@@ -161,7 +176,8 @@ static long run_cfg(tcase *T, int fd, int dir, unsigned opts, int threads)
         }
     }
     ck_assert_msg(st.exact_path <= zeros + specials,
-                  "%s: d %s dir %d: %lld elements left to the exact path, at most %ld expected (zeros %ld, non-finite %ld)",
+                  "%s: d %s dir %d: %lld elements left to the exact path, at most %ld expected (zeros %ld, non-finite "
+                  "or wide %ld)",
                   T->name, er_format_name(fd), dir, (long long)st.exact_path, zeros + specials, zeros, specials);
     ck_assert_int_eq(st.sliced + st.exact_path, el);
     sliced_total += (long)st.sliced;
@@ -212,7 +228,7 @@ START_TEST(random_data)
                             {ER_FMT_F8E4M3FN, ER_FMT_F8E4M3FN, ER_FMT_F32}, {ER_FMT_F8E5M2, ER_FMT_F8E5M2, -1}};
     long bad = 0;
     for (size_t q = 0; q < sizeof pairs / sizeof pairs[0]; q++) {
-        tcase T = {"random", pairs[q][0], pairs[q][1], pairs[q][2], 1, 19, 23, 77, 0, 0, NULL, NULL, NULL, 1};
+        tcase T = {"random", pairs[q][0], pairs[q][1], pairs[q][2], 1, 19, 23, 77, 0, 0, NULL, NULL, NULL, 1, 0, 0};
         setup(&T);
         for (int64_t x = 0; x < T.m * T.k; x++) T.A[x] = rnd_finite(T.fa, &rng);
         for (int64_t x = 0; x < T.k * T.n; x++) T.B[x] = rnd_finite(T.fb, &rng);
@@ -231,7 +247,7 @@ START_TEST(specials)
                             {ER_FMT_F8E4M3FN, ER_FMT_F8E4M3FN, ER_FMT_BF16}};
     long bad = 0;
     for (size_t q = 0; q < sizeof pairs / sizeof pairs[0]; q++) {
-        tcase T = {"specials", pairs[q][0], pairs[q][1], pairs[q][2], 1, 13, 11, 40, 0, 0, NULL, NULL, NULL, 1};
+        tcase T = {"specials", pairs[q][0], pairs[q][1], pairs[q][2], 1, 13, 11, 40, 0, 0, NULL, NULL, NULL, 1, 0, 0};
         setup(&T);
         for (int64_t x = 0; x < T.m * T.k; x++) T.A[x] = rnd_finite(T.fa, &rng);
         for (int64_t x = 0; x < T.k * T.n; x++) T.B[x] = rnd_finite(T.fb, &rng);
@@ -274,7 +290,7 @@ START_TEST(max_cancel_subnormal)
         for (int kind = 0; kind < 3; kind++) {
             static const char *names[] = {"max", "cancel", "subnormal"};
             int f = fm[q];
-            tcase T = {names[kind], f, f, kind == 1 ? ER_FMT_F32 : -1, 1, 9, 7, 64, 0, 0, NULL, NULL, NULL, 1};
+            tcase T = {names[kind], f, f, kind == 1 ? ER_FMT_F32 : -1, 1, 9, 7, 64, 0, 0, NULL, NULL, NULL, 1, 0, 0};
             setup(&T);
             for (int64_t x = 0; x < T.m * T.k; x++) {
                 uint8_t s = (uint8_t)(er_test_rand(&rng) & 0x80);
@@ -317,7 +333,7 @@ START_TEST(bigk)
     for (int q = 0; q < 2; q++)
         for (int f = 0; f < 2; f++) {
             int fmt = f ? ER_FMT_F8E5M2 : ER_FMT_F8E4M3FN;
-            tcase T = {"bigk", fmt, fmt, q ? ER_FMT_F32 : -1, 1, 2, 3, ks[q], 0, 1, NULL, NULL, NULL, 0};
+            tcase T = {"bigk", fmt, fmt, q ? ER_FMT_F32 : -1, 1, 2, 3, ks[q], 0, 1, NULL, NULL, NULL, 0, 0, 0};
             setup(&T);
             for (int64_t p = 0; p < T.k; p++) {
                 T.A[p] = max_of(fmt);              /* row 0: every product +max^2 or -max^2 by column */
@@ -340,7 +356,7 @@ START_TEST(batch_and_narrow)
     uint64_t rng = er_test_seed("engine_slices/batch_and_narrow");
     long bad = 0;
     {
-        tcase T = {"batch", ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, ER_FMT_F16, 3, 5, 6, 33, 1, 1, NULL, NULL, NULL, 0};
+        tcase T = {"batch", ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, ER_FMT_F16, 3, 5, 6, 33, 1, 1, NULL, NULL, NULL, 0, 0, 0};
         setup(&T);
         for (int64_t x = 0; x < T.batch * T.m * T.k; x++) T.A[x] = rnd_finite(T.fa, &rng);
         for (int64_t x = 0; x < T.k * T.n; x++) T.B[x] = rnd_finite(T.fb, &rng);
@@ -349,7 +365,7 @@ START_TEST(batch_and_narrow)
         teardown(&T);
     }
     {
-        tcase T = {"fp6xfp4", ER_FMT_F6E3M2FN, ER_FMT_F4E2M1FN, -1, 1, 8, 9, 50, 0, 0, NULL, NULL, NULL, 0};
+        tcase T = {"fp6xfp4", ER_FMT_F6E3M2FN, ER_FMT_F4E2M1FN, -1, 1, 8, 9, 50, 0, 0, NULL, NULL, NULL, 0, 0, 0};
         setup(&T);
         for (int64_t x = 0; x < T.m * T.k; x++) T.A[x] = rnd_finite(T.fa, &rng);
         for (int64_t x = 0; x < T.k * T.n; x++) T.B[x] = rnd_finite(T.fb, &rng);
@@ -362,10 +378,9 @@ END_TEST
 
 START_TEST(declines)
 {
-    /* bf16 has no int8 slices (yet), nor a block-scaled problem: ER_EUNSUPPORTED with a sentence */
-    uint16_t a[4] = {0x3F80, 0, 0, 0x3F80}, b[4] = {0x4000, 0, 0, 0x4000};
-    uint32_t d[4];
-    er_tensor ta = er_tensor_2d(ER_FMT_BF16, 2, 2, a), tb_ = er_tensor_2d(ER_FMT_BF16, 2, 2, b),
+    /* f32 has no int8 slices (24 bits of precision), nor has a block-scaled problem: ER_EUNSUPPORTED */
+    uint32_t a[4] = {0x3F800000u, 0, 0, 0x3F800000u}, b[4] = {0x40000000u, 0, 0, 0x40000000u}, d[4];
+    er_tensor ta = er_tensor_2d(ER_FMT_F32, 2, 2, a), tb_ = er_tensor_2d(ER_FMT_F32, 2, 2, b),
               td = er_tensor_2d(ER_FMT_F32, 2, 2, d);
     er_mma_args args;
     er_problem P;
@@ -376,7 +391,50 @@ START_TEST(declines)
     args.d = &td;
     ck_assert_int_eq(er_problem_validate(&P, &args, &td, NULL, NULL, NULL, msg, sizeof msg), ER_OK);
     ck_assert_int_eq(er_cpu_slices_mma(&P, NULL), ER_EUNSUPPORTED);
-    ck_assert_msg(strstr(msg, "bf16") != NULL, "message: %s", msg);
+    ck_assert_msg(strstr(msg, "f32") != NULL, "message: %s", msg);
+}
+END_TEST
+
+/* A random pattern of bf16 (ebits 8, 7 stored bits) or f16 (5, 10) with its binade in [e0 - 4, e0 + 5]. */
+static uint64_t rnd_band(int f, uint64_t *rng)
+{
+    uint64_t r = er_test_rand(rng);
+    int mb = f == ER_FMT_BF16 ? 7 : 10, bias = f == ER_FMT_BF16 ? 127 : 15;
+    uint64_t e = (uint64_t)(bias - 4 + (int)(r % 10));
+    return ((r >> 8) & 1u) << 15 | e << mb | ((r >> 16) & ((UINT64_C(1) << mb) - 1u));
+}
+
+START_TEST(scaled_bf16_f16)
+{
+    uint64_t rng = er_test_seed("engine_slices/scaled_bf16_f16");
+    const int pairs[][3] = {{ER_FMT_BF16, ER_FMT_BF16, -1}, {ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F32},
+                            {ER_FMT_F16, ER_FMT_F8E4M3FN, ER_FMT_BF16}, {ER_FMT_F8E5M2, ER_FMT_BF16, -1}};
+    long bad = 0;
+    for (size_t q = 0; q < sizeof pairs / sizeof pairs[0]; q++) {
+        tcase T = {"scaled", pairs[q][0], pairs[q][1], pairs[q][2], 1, 12, 10, 64, 0, 0, NULL, NULL, NULL, 1, 0, 0};
+        setup(&T);
+        for (int64_t x = 0; x < T.m * T.k; x++)
+            setx(T.A, T.fa, x, bytes_of(T.fa) == 1 ? rnd_finite(T.fa, &rng) : rnd_band(T.fa, &rng));
+        for (int64_t x = 0; x < T.k * T.n; x++)
+            setx(T.B, T.fb, x, bytes_of(T.fb) == 1 ? rnd_finite(T.fb, &rng) : rnd_band(T.fb, &rng));
+        if (T.fa == ER_FMT_BF16) { /* rows 0 and 1: 2^20 and 2^-20 (41 bits apart): no common 21-bit grid */
+            setx(T.A, T.fa, 0 * T.k + 3, 0x4980);
+            setx(T.A, T.fa, 0 * T.k + 9, 0x3580);
+            setx(T.A, T.fa, 1 * T.k + 0, 0xC980);
+            setx(T.A, T.fa, 1 * T.k + 63, 0x3581);
+            T.wide_rows = 3;
+        }
+        if (T.fb == ER_FMT_BF16) { /* column 3 likewise; column 5 all zero but one tiny subnormal (fits) */
+            setx(T.B, T.fb, 7 * T.n + 3, 0x4980);
+            setx(T.B, T.fb, 8 * T.n + 3, 0x3580);
+            for (int64_t p = 0; p < T.k; p++) setx(T.B, T.fb, p * T.n + 5, p == 11 ? 0x0001 : (p % 2 ? 0x8000 : 0));
+            T.wide_cols = 1u << 3;
+        }
+        if (T.fc >= 0) fill_c(&T, &rng, 0);
+        bad += run_case(&T);
+        teardown(&T);
+    }
+    ck_assert_msg(bad == 0, "scaled: %ld mismatches (see stderr)", bad);
 }
 END_TEST
 
@@ -390,6 +448,7 @@ int main(void)
     tcase_add_test(tc, max_cancel_subnormal);
     tcase_add_test(tc, bigk);
     tcase_add_test(tc, batch_and_narrow);
+    tcase_add_test(tc, scaled_bf16_f16);
     tcase_add_test(tc, declines);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -18,9 +18,12 @@
  *   - One rounding.  The integer is normalised to 64 bits and a sticky bit exactly as er_acc_round
  *     normalises the accumulator's digits, and er_round rounds it: the same call, the same bits.  With
  *     a nonzero C (or an infinite or NaN C) the integer and C go through the long accumulator (er_acc).
+ *   - Scaled slices (bf16, f16, tf32): a grid per row of A / column of B instead of the format's
+ *     (er_sl_row_grid below); the element's exponent is then G_a(i) + G_b(j) instead of ga + gb.
  *   - What is left to the element-wise exact path (the caller's): elements whose row of A or column of
- *     B holds a NaN or an infinity (er_sl_int returns 0 for them), and elements whose integer sum is 0
- *     with no C or a zero C (the sign of a zero sum comes from the terms' signs, IEEE 754 6.3).
+ *     B holds a NaN or an infinity (er_sl_int returns 0 for them) or does not fit its grid, and
+ *     elements whose integer sum is 0 with no C or a zero C (the sign of a zero sum comes from the
+ *     terms' signs, IEEE 754 6.3).
  * Integers only; no floating point.
  */
 #ifndef ER_SLICES_H
@@ -66,6 +69,74 @@ ER_FN er_i32 er_sl_int(er_i32 f, er_u64 bits, er_u32 opts, er_i64 *n)
     if (v.cls == ER_CLASS_ZERO) return 1;
     {
         er_i64 mag = (er_i64)(v.sig << (v.exp - er_sl_grid(f))); /* v.exp >= g: below 2^33 */
+        *n = v.sign ? -mag : mag;
+    }
+    return 1;
+}
+
+/*
+ * Scaled slices (formats without a fixed grid whose precision is at most 21 bits: bf16, f16, tf32):
+ * each row of A (column of B) gets its own grid 2^G, G = max(top - 21, g), where |x| < 2^top for
+ * every value of the row; the row FITS when every finite nonzero value is a multiple of 2^G (its least
+ * significant bit lies at or above G), and then every N = x / 2^G is an integer below 2^21: three
+ * slices.  A row that does not fit, or holds a NaN or an infinity, goes to the element-wise exact path.
+ * Fixed-grid formats (er_sl_nslices > 0) take G = g for every row and always fit.
+ */
+#define ER_SL_SCALED_BITS 21
+#define ER_SL_SCALED_SLICES 3
+
+ER_FN er_i32 er_sl_scaled(er_i32 f)
+{
+    er_fmt d = er_fmt_get(f);
+    return er_sl_nslices(f) == 0 && d.kind == ER_KIND_FLOAT && d.width <= 32 && d.width > 0 &&
+           d.mbits + 1 <= ER_SL_SCALED_BITS && (d.flags & ER_F_NOSUB) == 0u;
+}
+
+/* Slices per operand of format f (fixed grid or scaled); 0: no slices. */
+ER_FN er_i32 er_sl_slices_of(er_i32 f) { return er_sl_nslices(f) ? er_sl_nslices(f) : er_sl_scaled(f) ? ER_SL_SCALED_SLICES : 0; }
+
+/* Trailing zero bits of a nonzero value. */
+ER_FN er_i32 er_sl_ctz_(er_u64 x) { return 63 - ER_CLZ64(x & (~x + 1u)); }
+
+/* One value of a row into the row's scan: *top (least t with |x| < 2^t) and *lsb (least exponent of a
+ * least significant bit) over its finite nonzero values (start: top = -100000, lsb = 100000); 0 for a
+ * NaN or an infinity. */
+ER_FN er_i32 er_sl_scan(er_i32 f, er_u64 bits, er_u32 opts, er_i32 *top, er_i32 *lsb)
+{
+    er_val v = er_val_flush_in(er_decode(f, bits), opts);
+    if (v.cls == ER_CLASS_NAN || v.cls == ER_CLASS_INF) return 0;
+    if (v.cls != ER_CLASS_ZERO && v.sig) {
+        er_i32 t = v.exp + 64 - ER_CLZ64(v.sig), l = v.exp + er_sl_ctz_(v.sig);
+        if (t > *top) *top = t;
+        if (l < *lsb) *lsb = l;
+    }
+    return 1;
+}
+
+/* A row's grid G from its scan, and whether it fits (see above). */
+ER_FN er_i32 er_sl_row_grid(er_i32 f, er_i32 top, er_i32 lsb, er_i32 *fits)
+{
+    er_i32 g = er_sl_grid(f), G;
+    if (er_sl_nslices(f)) {
+        *fits = 1;
+        return g;
+    }
+    G = top - ER_SL_SCALED_BITS > g ? top - ER_SL_SCALED_BITS : g;
+    *fits = lsb >= G; /* an empty or all-zero row has lsb = 100000: it fits */
+    return G;
+}
+
+/* The integer N of a value on grid 2^G of a row that fits (value = N 2^G): 1, or 0 for a NaN or an
+ * infinity (then *n = 0). */
+ER_FN er_i32 er_sl_int_at(er_i32 f, er_u64 bits, er_u32 opts, er_i32 G, er_i64 *n)
+{
+    er_val v = er_val_flush_in(er_decode(f, bits), opts);
+    *n = 0;
+    if (v.cls == ER_CLASS_NAN || v.cls == ER_CLASS_INF) return 0;
+    if (v.cls == ER_CLASS_ZERO) return 1;
+    {
+        er_i32 sh = v.exp - G;
+        er_i64 mag = (er_i64)(sh >= 0 ? v.sig << sh : v.sig >> -sh); /* exact: the row fits */
         *n = v.sign ? -mag : mag;
     }
     return 1;
