@@ -3,7 +3,9 @@
  * results recombined exactly and rounded once by the shared core (include/exactref/core/er_slices.h).
  *
  * Per packed tile of er_cuda_mma.cu and per batch of it:
- *   1. er_cus_slice_kernel: A's rows and B's columns into slices As[t][i][p] and Bs[u][j][p] (k
+ *   1. er_cus_scan_kernel: each row of A / column of B its grid (bf16, f16, tf32: from the row's
+ *      values, one thread per row; fixed-grid formats: the format's) and whether it fits;
+ *      er_cus_slice_kernel: A's rows and B's columns into slices As[t][i][p] and Bs[u][j][p] (k
  *      contiguous, zero-padded to multiples of 16 in rows, columns and k), the rows / columns holding a
  *      NaN or an infinity, and which slices are not all zero;
  *   2. per chunk of at most ER_SL_KCHUNK = 2^17 values of k and per pair (t, u) of slices not all zero:
@@ -13,7 +15,9 @@
  *   3. er_cus_finish_kernel: er_sl_finish per element (rounded once, C through the long accumulator),
  *      done[e] = 1; elements with a NaN or an infinity in their row or column, or a zero sum with no or
  *      a zero C, are left (done[e] = 0) to the module's exact kernel.
- * The host pass runs the same per-element functions in loops, with the core's int8 dot product in
+ * A tile whose bf16 / f16 / tf32 operand has a row (column) without a grid, or with a NaN or an
+ * infinity, is declined as a whole: the exact binary64 path may take it, which is better than leaving
+ * those rows to the exact kernel.  The host pass runs the same per-element functions in loops, with the core's int8 dot product in
  * place of cuBLASLt.  Without libcublasLt (dlopen of libcublasLt.so.13, .12, .11, .so, or the path in
  * EXACTREF_CUBLASLT), or when any cuBLASLt call or allocation fails, the route declines and the tile
  * goes to the module's other kernels: the same bits, computed another way.  EXACTREF_CUDA_SLICES=0
@@ -152,24 +156,46 @@ int lt_gemm_run(lt_gemm *G, const er_i8 *X, const er_i8 *Y, er_i32 *P, int64_t n
 
 /* ---- The kernels and their per-element functions (the host pass runs the same functions). ---- */
 
-/* Slicing one operand: side 0 row r of A (x: nr x k), side 1 column r of B (x: k x ld). */
+/* Slicing one operand: side 0 row r of A (x: nr x k), side 1 column r of B (x: k x ld), elements of
+ * format f in its storage size. */
 typedef struct {
     const unsigned char *x;
-    int f, side, ns;
+    int f, side, ns, scaled;
     er_u32 opts;
     er_i64 rows, rowsp, k, kp, ld;
     er_i8 *out;          /* ns x rowsp x kp */
-    unsigned char *bad;  /* rowsp: a NaN or an infinity in the row (set to 1; zeroed by the host) */
+    unsigned char *bad;  /* rowsp: a NaN or an infinity in the row, or (scaled) no grid (set to 1; zeroed by the host) */
+    int *grid;           /* rowsp: the row's grid exponent (er_sl_row_grid) */
     int *nz;             /* bit t: slice t has a nonzero digit (OR-ed in) */
 } er_cus_slice_args;
+
+ER_KFN er_u64 er_cus_elem(const er_cus_slice_args &S, er_i64 r, er_i64 p)
+{
+    return er_mma_ld(S.x, S.f, S.side ? p * S.ld + r : r * S.k + p);
+}
+
+/* Row r's grid (scaled formats: from a scan of the row; fixed grids: the format's). */
+ER_KFN void er_cus_scan_one(const er_cus_slice_args &S, er_i64 r)
+{
+    er_i32 top = -100000, lsb = 100000, fits = 1, finite = 1;
+    if (S.scaled && r < S.rows)
+        for (er_i64 p = 0; p < S.k; p++) finite &= er_sl_scan(S.f, er_cus_elem(S, r, p), S.opts, &top, &lsb);
+    S.grid[r] = er_sl_row_grid(S.f, top, lsb, &fits);
+    if (!finite || !fits) S.bad[r] = 1;
+}
+
+__global__ void __launch_bounds__(ER_CUS_THREADS) er_cus_scan_kernel(er_cus_slice_args S)
+{
+    er_i64 stride = (er_i64)gridDim.x * blockDim.x;
+    for (er_i64 r = (er_i64)blockIdx.x * blockDim.x + threadIdx.x; r < S.rowsp; r += stride) er_cus_scan_one(S, r);
+}
 
 ER_KFN int er_cus_slice_one(const er_cus_slice_args &S, er_i64 e)
 {
     er_i64 r = e / S.kp, p = e % S.kp, n = 0;
     int mask = 0;
-    if (r < S.rows && p < S.k) {
-        er_u64 bits = (er_u64)(S.side ? S.x[p * S.ld + r] : S.x[r * S.k + p]);
-        if (!er_sl_int(S.f, bits, S.opts, &n)) S.bad[r] = 1;
+    if (r < S.rows && p < S.k && !(S.scaled && S.bad[r])) { /* a scaled row without a grid: left out */
+        if (!er_sl_int_at(S.f, er_cus_elem(S, r, p), S.opts, S.grid[r], &n)) S.bad[r] = 1;
     }
     for (int t = 0; t < S.ns; t++) {
         er_i8 d = er_sl_digit(n, t);
@@ -214,10 +240,10 @@ __global__ void __launch_bounds__(ER_CUS_THREADS) er_cus_recombine_kernel(er_cus
 typedef struct {
     const er_sl_wide *W;
     const unsigned char *bad_a, *bad_b, *c; /* c: this batch's C ([row][col]) or NULL */
+    const int *grid_a, *grid_b;             /* the rows' and columns' grid exponents */
     er_u64 *d;
     unsigned char *done;
     int fc, fd, dir, acc_lo, acc_nd;
-    er_i32 e2; /* ga + gb */
     er_u32 opts;
     er_i64 nr, nc;
 } er_cus_finish_args;
@@ -236,7 +262,7 @@ ER_KFN void er_cus_finish_one(const er_cus_finish_args &F, er_i64 e)
         return;
     }
     if (F.c) c = er_val_flush_in(er_decode(F.fc, er_mma_ld(F.c, F.fc, o)), F.opts);
-    if (er_sl_finish(F.W[e], F.e2, F.c != NULL, c, F.acc_lo, F.acc_nd, F.fd, F.dir, F.opts, &out)) {
+    if (er_sl_finish(F.W[e], F.grid_a[i] + F.grid_b[j], F.c != NULL, c, F.acc_lo, F.acc_nd, F.fd, F.dir, F.opts, &out)) {
         F.d[o] = out;
         F.done[o] = 1;
     } else {
@@ -253,7 +279,7 @@ __global__ void __launch_bounds__(ER_CUS_THREADS) er_cus_finish_kernel(er_cus_fi
 int64_t up16(int64_t x) { return (x + 15) / 16 * 16; }
 
 /* The route's buffers for one tile. */
-enum { S_AS, S_BS, S_P, S_W, S_BAD, S_NZ, S_WS, S_N };
+enum { S_AS, S_BS, S_P, S_W, S_BAD, S_GRID, S_NZ, S_WS, S_N };
 
 int zero_fill(const er_cum_dev *d, void *p, size_t n, char *msg, size_t ms)
 {
@@ -269,12 +295,16 @@ int zero_fill(const er_cum_dev *d, void *p, size_t n, char *msg, size_t ms)
 int slice(const er_cum_dev *d, const er_cus_slice_args &S, char *msg, size_t ms)
 {
     er_i64 total = S.rowsp * S.kp;
+    int st;
     if (d->device < 0) {
         int mask = 0;
+        for (er_i64 r = 0; r < S.rowsp; r++) er_cus_scan_one(S, r);
         for (er_i64 e = 0; e < total; e++) mask |= er_cus_slice_one(S, e);
         *S.nz |= mask;
         return ER_OK;
     }
+    er_cus_scan_kernel<<<er_cum_blocks((uint64_t)S.rowsp, ER_CUS_THREADS), ER_CUS_THREADS>>>(S);
+    if ((st = er_cum_sync(d, "er_cus_scan_kernel", msg, ms)) != ER_OK) return st;
     er_cus_slice_kernel<<<er_cum_blocks((uint64_t)total, ER_CUS_THREADS), ER_CUS_THREADS>>>(S);
     return er_cum_sync(d, "er_cus_slice_kernel", msg, ms);
 }
@@ -288,7 +318,7 @@ int er_cus_run_tile(const er_cus_tile *T, int *ran, char *msg, size_t ms)
     uint64_t sz[S_N];
     const lt_api *L = NULL;
     lt_gemm G;
-    int na = er_sl_nslices(T->fa), nb = er_sl_nslices(T->fb), st = ER_OK, declined = 0;
+    int na = er_sl_slices_of(T->fa), nb = er_sl_slices_of(T->fb), st = ER_OK, declined = 0;
     int64_t nrp = up16(T->nr), ncp = up16(T->nc), kp = up16(T->k), el = T->nr * T->nc;
     const char *env = getenv("EXACTREF_CUDA_SLICES");
     *ran = 0;
@@ -306,6 +336,7 @@ int er_cus_run_tile(const er_cus_tile *T, int *ran, char *msg, size_t ms)
     sz[S_P] = (uint64_t)na * nb * nrp * ncp * 4;
     sz[S_W] = (uint64_t)el * sizeof(er_sl_wide);
     sz[S_BAD] = (uint64_t)(nrp + ncp);
+    sz[S_GRID] = (uint64_t)(nrp + ncp) * sizeof(int);
     sz[S_NZ] = 2 * sizeof(int);
     sz[S_WS] = T->device >= 0 ? ER_CUS_WORKSPACE : 0;
     for (int i = 0; i < S_N; i++)
@@ -327,10 +358,11 @@ int er_cus_run_tile(const er_cus_tile *T, int *ran, char *msg, size_t ms)
         if ((st = zero_fill(&dev, dnz, (size_t)sz[S_NZ], msg, ms)) != ER_OK) goto out;
         if ((st = zero_fill(&dev, buf[S_W], (size_t)sz[S_W], msg, ms)) != ER_OK) goto out;
         memset(&SA, 0, sizeof SA);
-        SA.x = T->a + bb * T->a_bs;
+        SA.x = T->a + bb * T->a_bs * er_fmt_storage_bytes(er_fmt_get(T->fa));
         SA.f = T->fa;
         SA.side = 0;
         SA.ns = na;
+        SA.scaled = er_sl_scaled(T->fa);
         SA.opts = T->opts;
         SA.rows = T->nr;
         SA.rowsp = nrp;
@@ -339,12 +371,15 @@ int er_cus_run_tile(const er_cus_tile *T, int *ran, char *msg, size_t ms)
         SA.ld = T->k;
         SA.out = As;
         SA.bad = bad;
+        SA.grid = (int *)buf[S_GRID];
         SA.nz = dnz;
         SB = SA;
-        SB.x = T->b + bb * T->b_bs;
+        SB.x = T->b + bb * T->b_bs * er_fmt_storage_bytes(er_fmt_get(T->fb));
         SB.f = T->fb;
         SB.side = 1;
         SB.ns = nb;
+        SB.scaled = er_sl_scaled(T->fb);
+        SB.grid = (int *)buf[S_GRID] + nrp;
         SB.rows = T->nc;
         SB.rowsp = ncp;
         SB.ld = T->nc;
@@ -353,6 +388,27 @@ int er_cus_run_tile(const er_cus_tile *T, int *ran, char *msg, size_t ms)
         SB.nz = dnz + 1;
         if ((st = slice(&dev, SA, msg, ms)) != ER_OK || (st = slice(&dev, SB, msg, ms)) != ER_OK) goto out;
         if ((st = er_cum_copy(&dev, 0, dnz, nz, sizeof nz, msg, ms)) != ER_OK) goto out;
+        if (SA.scaled || SB.scaled) {
+            /* a scaled operand with a row that has no grid (or a NaN / infinity): the exact binary64
+             * path may still take the whole tile, which the exact kernel alone would not; decline */
+            unsigned char *hb = (unsigned char *)malloc((size_t)sz[S_BAD]);
+            int any = 0;
+            if (!hb) {
+                declined = 1;
+                goto out;
+            }
+            if ((st = er_cum_copy(&dev, 0, bad, hb, (size_t)sz[S_BAD], msg, ms)) != ER_OK) {
+                free(hb);
+                goto out;
+            }
+            for (int64_t r = 0; r < T->nr && SA.scaled; r++) any |= hb[r];
+            for (int64_t r = 0; r < T->nc && SB.scaled; r++) any |= hb[nrp + r];
+            free(hb);
+            if (any) {
+                declined = 1;
+                goto out;
+            }
+        }
         for (int t = 0; t < na; t++)
             for (int u = 0; u < nb; u++)
                 if ((nz[0] >> t & 1) && (nz[1] >> u & 1)) {
@@ -408,7 +464,8 @@ int er_cus_run_tile(const er_cus_tile *T, int *ran, char *msg, size_t ms)
             F.dir = T->dir;
             F.acc_lo = T->acc_lo;
             F.acc_nd = T->acc_nd;
-            F.e2 = er_sl_grid(T->fa) + er_sl_grid(T->fb);
+            F.grid_a = (const int *)buf[S_GRID];
+            F.grid_b = (const int *)buf[S_GRID] + nrp;
             F.opts = T->opts;
             F.nr = T->nr;
             F.nc = T->nc;

@@ -9,7 +9,8 @@
  * Problems (seeded, EXACTREF_SEED): f8E5M2 x f8E5M2, f8E4M3FN x f8E5M2 and f8E4M3FN x f8E4M3FN, random
  * finite patterns, with and without C, every output format of a list and every direction, the options;
  * NaN / infinity rows, columns and C elements (the exact kernel takes those); k = 2^17 + 9 (two chunks)
- * on 2 x 3; a batch with B broadcast.  The route's elements are counted in stats.exact_f64 with the
+ * on 2 x 3; a batch with B broadcast; bf16 on grids per row / column (f8E5M2 x bf16, bf16 x bf16, and
+ * a bf16 row spanning 41 bits, which declines the tile to the other paths).  The route's elements are counted in stats.exact_f64 with the
  * exact binary64 path's; f8E5M2 operands span more than 53 bits, so that path declines them, and the
  * host pass must show the slices' elements there (the test cannot pass by the route never running).
  */
@@ -196,6 +197,56 @@ START_TEST(bigk_and_batch)
 }
 END_TEST
 
+/* A bf16 pattern with its binade in [-4, 5] (a 21-bit grid per row holds a row of them). */
+static uint16_t rnd_bf16_band(uint64_t *rng)
+{
+    uint64_t r = er_test_rand(rng);
+    return (uint16_t)(((r >> 8) & 1u) << 15 | (uint64_t)(127 - 4 + (int)(r % 10)) << 7 | ((r >> 16) & 0x7Fu));
+}
+
+START_TEST(scaled_bf16)
+{
+    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/scaled_bf16");
+    long bad = 0;
+    for (int q = 0; q < 3; q++) {
+        /* q 0: f8E5M2 x bf16 (the binary64 path declines f8E5M2: the slices must run); 1: bf16 x bf16;
+         * 2: bf16 x bf16 with a row spanning 41 bits (the route declines the tile to the other paths) */
+        int fa = q == 0 ? ER_FMT_F8E5M2 : ER_FMT_BF16, fb = ER_FMT_BF16;
+        int64_t m = 13, n = 11, k = 50, ab = q == 0 ? 1 : 2;
+        long long sliced = 0;
+        uint8_t *A = (uint8_t *)malloc((size_t)(m * k * ab));
+        uint16_t *B = (uint16_t *)malloc((size_t)(k * n) * 2), *C = (uint16_t *)malloc((size_t)(m * n) * 2);
+        for (int64_t e = 0; e < m * k; e++) {
+            if (q == 0) A[e] = rnd_finite(fa, &rng);
+            else {
+                uint16_t v = rnd_bf16_band(&rng);
+                memcpy(A + e * 2, &v, 2);
+            }
+        }
+        for (int64_t e = 0; e < k * n; e++) B[e] = rnd_bf16_band(&rng);
+        for (int64_t e = 0; e < m * n; e++) C[e] = e % 3 ? (uint16_t)(er_test_rand(&rng) & 0x3FFF) : 0;
+        if (q == 2) {
+            uint16_t big = 0x4980, tiny = 0x3580; /* 2^20, 2^-20 */
+            memcpy(A + (2 * k + 1) * 2, &big, 2);
+            memcpy(A + (2 * k + 7) * 2, &tiny, 2);
+        }
+        for (size_t o = 0; o < sizeof outs / sizeof outs[0]; o++)
+            for (int dir = 0; dir < ER_RND_COUNT; dir++)
+                bad += compare("scaled", fa, fb, dir % 2 ? ER_FMT_BF16 : -1, 1, m, n, k, A, (const uint8_t *)B, C, outs[o],
+                               dir, optv[(o + (size_t)dir) % 3], &sliced);
+        printf("scaled %s x bf16 (%s): %lld elements by the slices or the exact binary64 path\n", er_format_name(fa),
+               q == 2 ? "a wide row" : "every row fits", sliced);
+#ifdef ER_CUDA_HOST_PASS
+        if (q == 0) ck_assert_msg(sliced >= (long long)m * n * 30 * 3 / 4, "the slices computed only %lld elements", sliced);
+#endif
+        free(A);
+        free(B);
+        free(C);
+    }
+    ck_assert_msg(bad == 0, "%ld mismatches (see stderr)", bad);
+}
+END_TEST
+
 /* 0: run; 77: no device (skip); 1: EXACTREF_REQUIRE_CUDA=1 and none, or the host pass without its module. */
 static int probe_(void)
 {
@@ -241,6 +292,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, random_and_specials);
     tcase_add_test(tc, bigk_and_batch);
+    tcase_add_test(tc, scaled_bf16);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* the CUDA runtime does not survive fork() */
