@@ -21,7 +21,7 @@
  * place of cuBLASLt.  Without libcublasLt (dlopen of libcublasLt.so.13, .12, .11, .so, or the path in
  * EXACTREF_CUBLASLT), or when any cuBLASLt call or allocation fails, the route declines and the tile
  * goes to the module's other kernels: the same bits, computed another way.  EXACTREF_CUDA_SLICES=0
- * turns the route off.  Nothing here prints, exits or keeps device memory between calls.
+ * turns the route off; EXACTREF_CUDA_SLICES=require (the tests) makes such a failure an error.  Nothing here prints, exits or keeps device memory between calls.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -320,13 +320,18 @@ int er_cus_run_tile(const er_cus_tile *T, int *ran, char *msg, size_t ms)
     lt_gemm G;
     int na = er_sl_slices_of(T->fa), nb = er_sl_slices_of(T->fb), st = ER_OK, declined = 0;
     int64_t nrp = up16(T->nr), ncp = up16(T->nc), kp = up16(T->k), el = T->nr * T->nc;
-    const char *env = getenv("EXACTREF_CUDA_SLICES");
+    const char *env = getenv("EXACTREF_CUDA_SLICES"), *why = NULL;
+    int require = env && !strcmp(env, "require"); /* the tests: a failure of the route is an error */
     *ran = 0;
     memset(&G, 0, sizeof G);
     if (!na || !nb || T->k <= 0 || T->k > ER_SL_KMAX || el <= 0 || (env && !strcmp(env, "0"))) return ER_OK;
     if (T->device >= 0) {
         L = &lt_get();
-        if (!L->ok) return ER_OK; /* no cuBLASLt: the module's other kernels */
+        if (!L->ok) { /* no cuBLASLt: the module's other kernels */
+            return require ? er_msgf(msg, ms, ER_EDEVICE,
+                                     "integer slices: libcublasLt not found or incomplete (EXACTREF_CUDA_SLICES=require)")
+                           : ER_OK;
+        }
     }
     dev.device = T->device;
     dev.prev = -1;
@@ -342,10 +347,12 @@ int er_cus_run_tile(const er_cus_tile *T, int *ran, char *msg, size_t ms)
     for (int i = 0; i < S_N; i++)
         if (er_cum_alloc(&dev, &buf[i], sz[i], msg, ms) != ER_OK) {
             declined = 1; /* too big for this tile: the other kernels (smaller memory) */
+            why = "out of device memory";
             goto out;
         }
     if (L && lt_gemm_open(&G, L, buf[S_WS]) != 0) {
         declined = 1;
+        why = "cublasLtCreate or cublasLtMatmulDescCreate failed";
         goto out;
     }
     for (int64_t bb = 0; bb < T->nbt; bb++) {
@@ -395,6 +402,7 @@ int er_cus_run_tile(const er_cus_tile *T, int *ran, char *msg, size_t ms)
             int any = 0;
             if (!hb) {
                 declined = 1;
+                why = "out of host memory";
                 goto out;
             }
             if ((st = er_cum_copy(&dev, 0, bad, hb, (size_t)sz[S_BAD], msg, ms)) != ER_OK) {
@@ -426,6 +434,7 @@ int er_cus_run_tile(const er_cus_tile *T, int *ran, char *msg, size_t ms)
                 if (L) {
                     if (lt_gemm_run(&G, X, Y, Pq, nrp, ncp, kcp, kp) != 0) {
                         declined = 1; /* cuBLASLt refused: the other kernels */
+                        why = "cublasLtMatmul (int8, int32 output) failed";
                         goto out;
                     }
                 } else {
@@ -482,8 +491,9 @@ out:
     if (L) lt_gemm_close(&G);
     for (int i = 0; i < S_N; i++) er_cum_free(&dev, buf[i]);
     if (declined) {
-        if (msg && ms) msg[0] = '\0'; /* a decline is no error: the other kernels run */
         *ran = 0;
+        if (require && why) return er_msgf(msg, ms, ER_EDEVICE, "integer slices: %s (EXACTREF_CUDA_SLICES=require)", why);
+        if (msg && ms) msg[0] = '\0'; /* a decline is no error: the other kernels run */
         st = ER_OK;
     }
     return st;

@@ -13,7 +13,10 @@
  * a bf16 row spanning 41 bits, which declines the tile to the other paths).  The route's elements are counted in stats.exact_f64 with the
  * exact binary64 path's; f8E5M2 operands span more than 53 bits, so that path declines them, and the
  * host pass must show the slices' elements there (the test cannot pass by the route never running).
+ * EXACTREF_CUDA_SLICES=require: on a GPU, a missing libcublasLt or a failing cuBLASLt call is an error
+ * (the route would otherwise decline silently to the other kernels, with the same bits).
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +288,8 @@ static int probe_(void)
 
 int main(void)
 {
+    /* a failure of the route (no cuBLASLt, a cuBLASLt error) is an error here, not a silent decline */
+    setenv("EXACTREF_CUDA_SLICES", "require", 1);
     int probe = probe_();
     if (probe) return probe;
     Suite *s = suite_create(ER_SEED_PREFIX);
