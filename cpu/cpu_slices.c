@@ -75,7 +75,13 @@ static void gemm_tile(const slices *SA, const slices *SB, int t, int u, int64_t 
             for (int64_t j = j0; j < j1; j++) {
                 const int8_t *bb = SB->s + ((int64_t)u * n + j) * k + p0;
                 int32_t s = 0;
-                for (int64_t p = 0; p < len; p++) s += (int32_t)a[p] * (int32_t)bb[p];
+                int64_t p = 0;
+                for (; p + 32 <= len; p += 32) { /* fixed-length pieces: the compiler vectorises them */
+                    int32_t piece = 0;
+                    for (int q = 0; q < 32; q++) piece += (int32_t)a[p + q] * (int32_t)bb[p + q];
+                    s += piece;
+                }
+                for (; p < len; p++) s += (int32_t)a[p] * (int32_t)bb[p];
                 acc[i - i0][j - j0] += s; /* a partial sum of at most ER_SL_KCHUNK products: exact */
             }
         }
