@@ -17,11 +17,13 @@
  *      a zero C, are left (done[e] = 0) to the module's exact kernel.
  * A tile whose bf16 / f16 / tf32 operand has a row (column) without a grid, or with a NaN or an
  * infinity, is declined as a whole: the exact binary64 path may take it, which is better than leaving
- * those rows to the exact kernel.  The host pass runs the same per-element functions in loops, with the core's int8 dot product in
- * place of cuBLASLt.  Without libcublasLt (dlopen of libcublasLt.so.13, .12, .11, .so, or the path in
- * EXACTREF_CUBLASLT), or when any cuBLASLt call or allocation fails, the route declines and the tile
- * goes to the module's other kernels: the same bits, computed another way.  EXACTREF_CUDA_SLICES=0
- * turns the route off; EXACTREF_CUDA_SLICES=require (the tests) makes such a failure an error.  Nothing here prints, exits or keeps device memory between calls.
+ * those rows to the exact kernel.  The host pass runs the same per-element functions in loops, with
+ * the core's int8 dot product in place of cuBLASLt.  Without libcublasLt (dlopen of the path in
+ * EXACTREF_CUBLASLT, then libcublasLt.so.13, .12, .11, .so through the loader's search path, then the
+ * build's toolkit copy), or when any cuBLASLt call or allocation fails, the route declines and the
+ * tile goes to the module's other kernels: the same bits, computed another way.
+ * EXACTREF_CUDA_SLICES=0 turns the route off; EXACTREF_CUDA_SLICES=require (the tests) makes such a
+ * failure an error.  Nothing here prints, exits or keeps device memory between calls.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -73,8 +75,11 @@ lt_api lt_open(void)
 {
     lt_api a;
     memset(&a, 0, sizeof a);
+#ifndef ER_CUBLASLT_TOOLKIT_PATH
+#define ER_CUBLASLT_TOOLKIT_PATH NULL
+#endif
     const char *names[] = {getenv("EXACTREF_CUBLASLT"), "libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11",
-                           "libcublasLt.so"};
+                           "libcublasLt.so", ER_CUBLASLT_TOOLKIT_PATH};
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !a.lib; i++)
         if (names[i] && *names[i]) a.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!a.lib) return a;
