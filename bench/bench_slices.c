@@ -4,8 +4,8 @@
  *
  *   bench_slices [--n N] [--threads T]     (default n = 256; T: er_mma's threads, 0 = all cores)
  *
- * The emulation is single-threaded plain C (int8 x int8 -> int32 dot products); it is a model of the
- * tensor-core route for tests and dry runs, not a fast CPU path.
+ * The emulation is plain C (int8 x int8 -> int32 dot products, rows over the same threads as er_mma); it
+ * is a model of the tensor-core route for tests and dry runs, not a fast CPU path.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -107,9 +107,9 @@ int main(int argc, char **argv)
         for (size_t e = 0; e < el; e++) bad += memcmp(&D1[e], &D2[e], 4) != 0;
         double gops = 2.0 * (double)ss.gemms * (double)n * (double)n * (double)n / t_sl / 1e9;
         printf("bench_slices: %s x %s -> f32, %lld^3: er_mma (CPU, %d threads) %.3f s; host emulation %.3f s "
-               "(%d x %d slices, %lld int8 GEMMs, %.2f GOP/s int8, 1 thread; %lld of %lld elements from the slices); %s\n",
+               "(%d x %d slices, %lld int8 GEMMs, %.2f GOP/s int8, %d threads; %lld of %lld elements from the slices); %s\n",
                er_format_name(f), er_format_name(f), n, ms.threads, t_mma, t_sl, ss.slices_a, ss.slices_b,
-               (long long)ss.gemms, gops, (long long)ss.sliced, (long long)ss.elements,
+               (long long)ss.gemms, gops, P.nthreads, (long long)ss.sliced, (long long)ss.elements,
                bad ? "BITS DIFFER" : "bit-identical");
         if (bad) failed = 1;
         free(A);

@@ -1,5 +1,7 @@
 /* cpu_slices.c: the host emulation of the GPU route's exact integer slices: the shared core's slicing and
  * recombination (include/exactref/core/er_slices.h) around an int8 x int8 -> int32 GEMM in plain C. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,9 +92,54 @@ static void gemm_tile(const slices *SA, const slices *SB, int t, int u, int64_t 
         for (int64_t j = j0; j < j1; j++) er_sl_wide_add(&W[i * n + j], acc[i - i0][j - j0], ER_SL_DIGIT_BITS * (t + u));
 }
 
+/* One thread's share of a batch: rows [r0, r1) of D (whole tiles of SL_BI rows), their GEMMs, their
+ * recombination and their rounding; each element is written by one thread. */
+typedef struct {
+    const er_problem *P;
+    const slices *SA, *SB;
+    er_sl_wide *W;
+    int64_t b, r0, r1;
+    int64_t sliced, exact_path;
+} share;
+
+static void *run_share(void *arg)
+{
+    share *S = (share *)arg;
+    const er_problem *P = S->P;
+    const er_mma_args *A = P->args;
+    int64_t m = P->m, n = P->n, k = P->k;
+    for (int64_t c0 = 0; c0 < k; c0 += ER_SL_KCHUNK) {
+        int64_t c1 = k - c0 < ER_SL_KCHUNK ? k : c0 + ER_SL_KCHUNK;
+        for (int t = 0; t < S->SA->ns; t++)
+            for (int u = 0; u < S->SB->ns; u++) {
+                if (!S->SA->nz[t] || !S->SB->nz[u]) continue; /* a zero slice: every P_tu is 0 */
+                for (int64_t i0 = S->r0; i0 < S->r1; i0 += SL_BI)
+                    for (int64_t j0 = 0; j0 < n; j0 += SL_BJ)
+                        gemm_tile(S->SA, S->SB, t, u, m, n, k, i0, i0 + SL_BI < S->r1 ? i0 + SL_BI : S->r1, j0,
+                                  j0 + SL_BJ < n ? j0 + SL_BJ : n, c0, c1, S->W);
+            }
+    }
+    for (int64_t i = S->r0; i < S->r1; i++)
+        for (int64_t j = 0; j < n; j++) {
+            er_val c;
+            uint64_t out;
+            memset(&c, 0, sizeof c);
+            if (P->has_c) c = in_val(P, er_decode(P->c.fmt, load(&P->c, S->b, i, j)));
+            if (!S->SA->bad[i] && !S->SB->bad[j] &&
+                er_sl_finish(S->W[i * n + j], S->SA->grid[i] + S->SB->grid[j], P->has_c, c, P->acc_lo, P->acc_nd,
+                             P->d->format, A->rounding, A->opts, &out)) {
+                store(P->d, S->b, i, j, out, er_storage_bytes(P->d->format));
+                S->sliced++;
+            } else {
+                exact_element(P, S->b, i, j);
+                S->exact_path++;
+            }
+        }
+    return NULL;
+}
+
 int er_cpu_slices_mma(const er_problem *P, er_slices_stats *st)
 {
-    const er_mma_args *A = P->args;
     int64_t m = P->m, n = P->n, k = P->k;
     slices SA, SB;
     er_sl_wide *W = NULL;
@@ -133,34 +180,35 @@ int er_cpu_slices_mma(const er_problem *P, er_slices_stats *st)
         cut(P, 0, b, m, &SA);
         cut(P, 1, b, n, &SB);
         for (int64_t x = 0; x < m * n; x++) W[x] = er_sl_wide_zero();
-        for (int64_t c0 = 0; c0 < k; c0 += ER_SL_KCHUNK) {
-            int64_t c1 = k - c0 < ER_SL_KCHUNK ? k : c0 + ER_SL_KCHUNK;
-            for (int t = 0; t < SA.ns; t++)
-                for (int u = 0; u < SB.ns; u++) {
-                    if (!SA.nz[t] || !SB.nz[u]) continue; /* a zero slice: every P_tu is 0 */
-                    s.gemms++;
-                    for (int64_t i0 = 0; i0 < m; i0 += SL_BI)
-                        for (int64_t j0 = 0; j0 < n; j0 += SL_BJ)
-                            gemm_tile(&SA, &SB, t, u, m, n, k, i0, i0 + SL_BI < m ? i0 + SL_BI : m, j0,
-                                      j0 + SL_BJ < n ? j0 + SL_BJ : n, c0, c1, W);
-                }
-        }
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) {
-                er_val c;
-                uint64_t out;
-                memset(&c, 0, sizeof c);
-                if (P->has_c) c = in_val(P, er_decode(P->c.fmt, load(&P->c, b, i, j)));
-                if (!SA.bad[i] && !SB.bad[j] &&
-                    er_sl_finish(W[i * n + j], SA.grid[i] + SB.grid[j], P->has_c, c, P->acc_lo, P->acc_nd, P->d->format, A->rounding,
-                                 A->opts, &out)) {
-                    store(P->d, b, i, j, out, er_storage_bytes(P->d->format));
-                    s.sliced++;
-                } else {
-                    exact_element(P, b, i, j);
-                    s.exact_path++;
-                }
+        for (int t = 0; t < SA.ns; t++)
+            for (int u = 0; u < SB.ns; u++) s.gemms += (SA.nz[t] && SB.nz[u]) ? (k + ER_SL_KCHUNK - 1) / ER_SL_KCHUNK : 0;
+        {
+            /* the rows in whole tiles over the threads (P->nthreads; 1 if a thread cannot start) */
+            int64_t tiles = (m + SL_BI - 1) / SL_BI, nth = P->nthreads < 1 ? 1 : P->nthreads;
+            share sh[64];
+            pthread_t tid[64];
+            int started[64];
+            if (nth > 64) nth = 64;
+            if (nth > tiles) nth = tiles;
+            for (int64_t q = 0; q < nth; q++) {
+                memset(&sh[q], 0, sizeof sh[q]);
+                sh[q].P = P;
+                sh[q].SA = &SA;
+                sh[q].SB = &SB;
+                sh[q].W = W;
+                sh[q].b = b;
+                sh[q].r0 = tiles * q / nth * SL_BI;
+                sh[q].r1 = q + 1 == nth ? m : tiles * (q + 1) / nth * SL_BI;
+                started[q] = q > 0 && pthread_create(&tid[q], NULL, run_share, &sh[q]) == 0;
             }
+            for (int64_t q = 0; q < nth; q++)
+                if (!started[q]) run_share(&sh[q]);
+            for (int64_t q = 0; q < nth; q++) {
+                if (started[q]) pthread_join(tid[q], NULL);
+                s.sliced += sh[q].sliced;
+                s.exact_path += sh[q].exact_path;
+            }
+        }
     }
     s.elements = P->batch * m * n;
 out:
