@@ -9,6 +9,10 @@
  *              accumulator elsewhere; the note gives stats.exact_f64 / exact_path).  First on a block of
  *              --block rows and columns with the full k, extrapolated; then at full size when the
  *              extrapolation fits what is left of the time budget, else the row says EXTRAPOLATED;
+ *   slices off (f8E4M3FN) the reference block again with EXACTREF_CUDA_SLICES=0: the exact binary64 path
+ *              on CUDA cores instead of the integer slices on tensor cores (cuda/er_cuda_slices.cu), timed,
+ *              and its bits compared with the slices' (the note of the reference row counts both paths
+ *              together: stats.exact_f64);
  *   long acc.  the long accumulator alone (strategy EXACT) on a smaller block, for its rate;
  *   check      the CUDA reference against the CPU engine (strategy AUTO), bit for bit, on the block's
  *              first rows;
@@ -344,7 +348,7 @@ void sub_init(sub &s, int fmt, const unsigned char *A, const unsigned char *Bt, 
 std::string paths(const er_mma_stats &s)
 {
     char b[160];
-    snprintf(b, sizeof b, "%.1f%% exact binary64 path, %.1f%% long accumulator",
+    snprintf(b, sizeof b, "%.1f%% integer slices or exact binary64 path, %.1f%% long accumulator",
              s.elements ? 100.0 * (double)s.exact_f64 / (double)s.elements : 0.0,
              s.elements ? 100.0 * (double)s.exact_path / (double)s.elements : 0.0);
     return b;
@@ -544,6 +548,29 @@ int main(int argc, char **argv)
                 add(fname, "check: reference CUDA == CPU", dims(rows, MB, N), fmt_s("%.2f s", tc), "(CPU time)",
                     cs != ER_OK ? std::string("CPU failed: ") + c.msg
                                 : bad == 0 ? "bit-identical" : fmt_s("%.0f elements DIFFER", (double)bad));
+            }
+            /* fp8: the block again without the integer slices (EXACTREF_CUDA_SLICES=0: the exact binary64
+             * path of the CUDA cores), for the slices' gain; the two answers must be the same bits */
+            if (st == ER_OK && fmt != ER_FMT_BF16) {
+                std::vector<float> Dn((size_t)MB * MB, -3.0f);
+                sub s0;
+                const char *prev = getenv("EXACTREF_CUDA_SLICES");
+                std::string keep = prev ? prev : "";
+                sub_init(s0, fmt, A.data(), Bt.data(), N, MB, MB, Dn.data(), ER_BACKEND_CUDA);
+                setenv("EXACTREF_CUDA_SLICES", "0", 1);
+                t0 = now_s();
+                int s0st = er_mma(&s0.x);
+                double t = now_s() - t0;
+                if (prev) setenv("EXACTREF_CUDA_SLICES", keep.c_str(), 1);
+                else unsetenv("EXACTREF_CUDA_SLICES");
+                long long bad = 0;
+                if (s0st == ER_OK)
+                    for (size_t i = 0; i < Dn.size(); i++) bad += memcmp(&Dn[i], &Dex[i], 4) != 0;
+                add(fname, "reference (CUDA, slices off)", dims(MB, MB, N), s0st == ER_OK ? fmt_s("%.3f s", t) : "FAILED",
+                    s0st == ER_OK ? fmt_s("%.1f GMAC/s", (double)MB * MB * N / t / 1e9) : "",
+                    s0st != ER_OK ? std::string(s0.msg)
+                                  : "block; " + paths(s0.stats) +
+                                        (bad == 0 ? "; bit-identical to the row above" : fmt_s("; %.0f elements DIFFER", (double)bad)));
             }
         }
 

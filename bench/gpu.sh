@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # bench/gpu.sh: build exactref with CUDA, run the CUDA tests, and benchmark exactref against cuBLAS.
 #
-#   bench/gpu.sh [BUILD_DIR]        (default: build-gpu in the source tree; JOBS=n: build jobs)
+#   bench/gpu.sh [BUILD_DIR]             (default: build-gpu in the source tree; JOBS=n: build jobs)
+#   bench/gpu.sh --dry-run [BUILD_DIR]   (default: build): no device, nothing configured or built
+#
+# --dry-run runs end to end anywhere (ctest runs it: bench_gpu_dry_run): it prints the steps a device
+# run takes, then from an existing build runs bench_slices (the host emulation of the CUDA module's
+# integer slices against er_mma, bit for bit, at n = ER_DRY_N, default 96) and, where the build has
+# CUDA, bench_gpu --dry-run (the module's host pass, cuBLAS replaced by the CPU engine) at n =
+# ER_DRY_GPU_N (default 64), its table in a temporary directory that is removed afterwards.  Exit 0
+# when every step it ran passed (no FAILED or DIFFER row), 1 otherwise.
 #
 # 1. cmake with CUDA on (-DCMAKE_CUDA_ARCHITECTURES=90, Release), building only what is needed (the
 #    tests too when the Check and MPFR libraries are there; without them the tests are skipped, said so);
@@ -20,18 +28,56 @@
 set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${1:-$src/build-gpu}
-jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+dry=0
+if [ "${1:-}" = "--dry-run" ]; then
+  dry=1
+  shift
+fi
+if [ $dry -eq 1 ]; then build=${1:-$src/build}; else build=${1:-$src/build-gpu}; fi
+jobs=${JOBS:-$(nproc || echo 4)}
 total=${TOTAL_S:-285}
 start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 status=0
 have_timeout=0
-command -v timeout >/dev/null 2>&1 && have_timeout=1
+[ -n "$(command -v timeout 2>&1 || true)" ] && have_timeout=1
+
+common=(-DER_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DER_BENCH_PEERS=OFF)
+targets=(exactref_cuda_backend exactref_cli bench_gpu bench_slices)
+test_targets=(test_cuda_loader test_cuda_host_convert test_cuda_convert test_cuda_mma_host test_cuda_mma
+              test_cuda_bounds_host test_cuda_bounds test_cuda_slices_host test_cuda_slices)
+
+if [ $dry -eq 1 ]; then
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpu-dry.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  echo "== gpu.sh --dry-run: no device; nothing configured or built.  A device run would do:"
+  echo "   cmake -S $src -B <build-gpu> ${common[*]} -DER_BUILD_TESTS=ON"
+  echo "   cmake --build <build-gpu> -j$jobs --target ${targets[*]} ${test_targets[*]}"
+  echo "   <build-gpu>/bench_gpu --n 0                       (the device check; exit 3 without one)"
+  echo "   EXACTREF_REQUIRE_CUDA=1 ctest -R cuda -j4         (within $(( total / 3 )) s)"
+  echo "   <build-gpu>/bench_gpu --n ${ER_BENCH_N:-8192} --block ${ER_BENCH_BLOCK:-1024} --tol-block ${ER_BENCH_TOL_BLOCK:-256} --table <build-gpu>/bench_gpu_table.md"
+  if [ ! -x "$build/bench_slices" ]; then
+    echo "gpu.sh --dry-run: $build/bench_slices is not built (cmake --build $build --target bench_slices)" >&2
+    exit 1
+  fi
+  echo "== gpu.sh --dry-run: the host emulation of the integer slices against er_mma"
+  "$build/bench_slices" --n "${ER_DRY_N:-96}" || status=1
+  if [ -x "$build/bench_gpu" ]; then
+    echo "== gpu.sh --dry-run: bench_gpu --dry-run (the module's host pass; cuBLAS replaced by the CPU engine)"
+    "$build/bench_gpu" --dry-run --n "${ER_DRY_GPU_N:-64}" --block 32 --tol-block 16 --table "$tmp/table.md" || status=1
+    if grep -E -q "FAILED|DIFFER" "$tmp/table.md"; then
+      echo "gpu.sh --dry-run: a row of bench_gpu's table FAILED or DIFFERS" >&2
+      status=1
+    fi
+  else
+    echo "== gpu.sh --dry-run: this build has no CUDA backend (no $build/bench_gpu): bench_gpu NOT RUN"
+  fi
+  echo "== gpu.sh --dry-run: done in $(elapsed) s, status $status"
+  exit $status
+fi
 
 echo "== gpu.sh: configure and build in $build ($jobs jobs)"
 mkdir -p "$build"
-common=(-DER_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DER_BENCH_PEERS=OFF)
 tests=1
 if ! cmake -S "$src" -B "$build" "${common[@]}" -DER_BUILD_TESTS=ON >"$build/gpu-configure.log" 2>&1; then
   echo "gpu.sh: configuring with the tests failed (the Check or MPFR library missing?); last lines:" >&2
@@ -44,10 +90,8 @@ if ! cmake -S "$src" -B "$build" "${common[@]}" -DER_BUILD_TESTS=ON >"$build/gpu
     exit 1
   fi
 fi
-targets=(exactref_cuda_backend exactref_cli bench_gpu)
 if [ $tests -eq 1 ]; then
-  targets+=(test_cuda_loader test_cuda_host_convert test_cuda_convert test_cuda_mma_host test_cuda_mma
-            test_cuda_bounds_host test_cuda_bounds)
+  targets+=("${test_targets[@]}")
 fi
 if ! cmake --build "$build" -j"$jobs" --target "${targets[@]}" >"$build/gpu-build.log" 2>&1; then
   grep -E "error|Error" "$build/gpu-build.log" | head -40 >&2 || true

@@ -46,6 +46,7 @@
 #include "er_cuda_backend.h"
 #include "er_cuda_chains.cuh"
 #include "er_cuda_module.cuh"
+#include "er_cuda_slices.h"
 #include "exactref/core/er_acc.h"
 #include "exactref/core/er_d64.h"
 #include "exactref/core/er_mma.h" /* the per-element bodies and the parameter block, shared with OpenCL */
@@ -499,7 +500,11 @@ int run_tile(runner *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64_t n
     buf.hi = (er_u64 *)r->buf[B_HI];
     buf.odd = (er_u64 *)r->buf[B_ODD];
     buf.skip = NULL;
-    if (S->fx && (st = run_fx(r, S, prm, buf, nbt, nr, nc, &fits)) != ER_OK) return st;
+    /* the exact integer slices (cuda/er_cuda_slices.cu) first, then the exact binary64 path */
+    if (S->fx && (st = er_cus_run_params(prm.v, dv->device, buf.a, buf.b, buf.c, buf.d, r->buf[F_DONE], &fits, A->msg,
+                                         A->msg_size)) != ER_OK)
+        return st;
+    if (S->fx && !fits && (st = run_fx(r, S, prm, buf, nbt, nr, nc, &fits)) != ER_OK) return st;
     if (fits) {
         buf.skip = r->buf[F_DONE];
         if ((st = er_cum_copy(dv, 0, r->buf[F_DONE], r->host[F_DONE], (size_t)el, A->msg, A->msg_size)) != ER_OK)
