@@ -27,7 +27,7 @@ enum {
     ENR = 4,   /* columns of a tile (one AVX2 register of binary64) */
     ENG = 16,  /* columns of an exponent group (one AVX2 register of int16); four tiles */
     ENC = 64,  /* columns of a chunk of B (a multiple of ENG) */
-    EMC = 256, /* rows of a block of the state (a multiple of EMR) */
+    EMC = 4096, /* rows of a block of the state (a multiple of EMR): B is packed once per block */
     EKC = 512  /* terms of a chunk of B, rounded down to a multiple of mk */
 };
 
@@ -309,6 +309,126 @@ __attribute__((target("avx2"))) static int block4_avx2(const er_bpar *c, double 
 #undef ER_POW2_4
     return 1;
 }
+
+/*
+ * The NVIDIA branch of er_b_eng_block (F2 = 0) with its constants hoisted out of the elements' loop:
+ * the weights are formed from their bits (cnt 2^(Es - F) is cnt's pattern plus (Es - F) << 52 while it
+ * is a normal value, checked from Es), frexp and 2^sh from exponent fields.  Only the conditions the
+ * arithmetic needs are checked: a sign bit in B, E, R or xs, a lane done, Es outside the normal range of
+ * the weight, and at the end an infinite or NaN E, B (or, promoting, E and R), into which every
+ * infinite or NaN intermediate (xs, dmax, a sum beyond binary64) propagates.
+ */
+typedef struct {
+    double infl, q2, maxc;
+    int64_t kt, limb, lowb, eminb, shsub, gx;
+    int ok, zero_fix, low_check, promote, promote_now;
+} eng_k;
+
+static void eng_k_set(const er_bpar *c, eng_k *K, int64_t nt, int64_t p1)
+{
+    int64_t cnt = nt + 1 + c->xterms, bl = 0;
+    double dc = (double)cnt;
+    uint64_t cb;
+    while (bl < 62 && (INT64_C(1) << bl) <= cnt) bl++;
+    memcpy(&cb, &dc, 8);
+    K->ok = !c->F2 && c->F >= 0 && c->F <= 900 && cnt >= 1 && cnt < (INT64_C(1) << 40);
+    K->infl = 1.0 + (double)(c->k + 8) * 0x1p-51;
+    K->q2 = er_b_pow2(er_b_eng_qe(c));
+    K->maxc = c->max_c;
+    K->kt = (int64_t)cb + 1 - ((int64_t)(1023 + c->F) << 52);
+    K->limb = 2047 + c->F - bl;
+    K->lowb = 1 + c->F;
+    K->eminb = c->emin_c + 1023;
+    K->low_check = (c->emin_c < -126 ? c->emin_c : -126) + 1023 < K->lowb;
+    K->zero_fix = c->emin_c != -126; /* a zero B: exponent -126, not emin_D (f16 accumulators) */
+    K->shsub = (int64_t)(c->out_p + (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0)) << 52;
+    K->gx = c->gextra + 1023;
+    K->promote = c->promote != 0;
+    K->promote_now = c->promote && (p1 % c->promote == 0 || p1 == c->k);
+}
+
+__attribute__((target("avx2"))) static inline int block4f_avx2(const eng_k *K, double *Tp, double *Ep, double *Bp,
+                                                                double *Rp, unsigned char *dn, const double *xsp,
+                                                                const int32_t *emp)
+{
+    uint32_t d4;
+    memcpy(&d4, dn, 4);
+    if (d4) return 0;
+    __m256d B = _mm256_loadu_pd(Bp), E = _mm256_loadu_pd(Ep), R = _mm256_loadu_pd(Rp), xs = _mm256_loadu_pd(xsp);
+    if (_mm256_movemask_pd(_mm256_or_pd(_mm256_or_pd(B, E), _mm256_or_pd(R, xs)))) return 0;
+    const __m256i one = _mm256_set1_epi64x(1);
+#define ER_UP4(v) _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), one))
+    __m256d T = _mm256_add_pd(_mm256_loadu_pd(Tp), xs);
+    __m256d xs2 = ER_UP4(_mm256_mul_pd(xs, _mm256_set1_pd(K->infl)));
+    /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B (the same for a
+     * subnormal B: its field 0 is below emin_D's) */
+    __m256i bb = _mm256_castpd_si256(B), exb = _mm256_srli_epi64(bb, 52), eminb = _mm256_set1_epi64x(K->eminb);
+    __m256i ecb = _mm256_blendv_epi8(eminb, exb, _mm256_cmpgt_epi64(exb, eminb));
+    if (K->zero_fix)
+        ecb = _mm256_blendv_epi8(ecb, _mm256_set1_epi64x(-126 + 1023), _mm256_cmpeq_epi64(bb, _mm256_setzero_si256()));
+    __m256i emb = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)emp)), _mm256_set1_epi64x(K->gx));
+    __m256i Esb = _mm256_blendv_epi8(ecb, emb, _mm256_cmpgt_epi64(emb, ecb));
+    __m256i bad = _mm256_cmpgt_epi64(Esb, _mm256_set1_epi64x(K->limb));
+    if (K->low_check) bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(_mm256_set1_epi64x(K->lowb), Esb));
+    /* trunc = er_b_up(ldexp(cnt, Es - F)) */
+    __m256d trunc = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_slli_epi64(Esb, 52), _mm256_set1_epi64x(K->kt)));
+    __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B, xs2)), trunc));
+    /* norm = 2^max(sh, qe): 2^sh from dmax's exponent field (a field at or below out_p + rne gives
+     * +0 or a negative value, below 2^qe) */
+    __m256d norm = _mm256_castsi256_pd(_mm256_sub_epi64(
+        _mm256_and_si256(_mm256_castpd_si256(dmax), _mm256_set1_epi64x(0x7FF0000000000000LL)), _mm256_set1_epi64x(K->shsub)));
+    norm = _mm256_max_pd(norm, _mm256_set1_pd(K->q2));
+    E = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(E, trunc)), norm));
+    B = ER_UP4(_mm256_add_pd(dmax, norm));
+    const __m256d maxc = _mm256_set1_pd(K->maxc), big = _mm256_set1_pd(DBL_MAX);
+    __m256d done = _mm256_cmp_pd(B, maxc, _CMP_GE_OQ);
+    if (K->promote) done = _mm256_or_pd(done, _mm256_cmp_pd(R, maxc, _CMP_GE_OQ));
+    bad = _mm256_or_si256(bad, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(E, B), big, _CMP_NLE_UQ)));
+    __m256d E2 = E, R2 = R, B2 = B;
+    if (K->promote_now) {
+        __m256d rnew = ER_UP4(_mm256_add_pd(R, B));
+        __m256d perr = ER_UP4(_mm256_mul_pd(rnew, _mm256_set1_pd(0x1p-24)));
+        E2 = ER_UP4(_mm256_add_pd(E, perr));
+        R2 = ER_UP4(_mm256_add_pd(rnew, perr));
+        B2 = _mm256_setzero_pd();
+        bad = _mm256_or_si256(bad, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(E2, R2), big, _CMP_NLE_UQ)));
+    }
+#undef ER_UP4
+    if (!_mm256_testz_si256(bad, bad)) return 0;
+    _mm256_storeu_pd(Tp, T);
+    int dm = _mm256_movemask_pd(done);
+    if (dm) {
+        /* a lane that overflowed keeps the values of the overflow step */
+        E2 = _mm256_blendv_pd(E2, E, done);
+        R2 = _mm256_blendv_pd(R2, R, done);
+        B2 = _mm256_blendv_pd(B2, B, done);
+        for (int l = 0; l < 4; l++) dn[l] = (unsigned char)((dm >> l) & 1);
+    }
+    _mm256_storeu_pd(Ep, E2);
+    _mm256_storeu_pd(Bp, B2);
+    if (K->promote_now) _mm256_storeu_pd(Rp, R2);
+    return 1;
+}
+
+/* The recurrence of a 4 x 16 group of elements (4 tiles), rows from q0 (step ld): four lanes at a time,
+ * lane by lane where the vector path declines. */
+__attribute__((target("avx2"))) static void blocks_avx2(const er_bpar *c, eng_state *st, int64_t q0,
+                                                         const double (*xs)[EMR * ENR], const int32_t *em,
+                                                         int64_t nt, int64_t p1)
+{
+    eng_k K;
+    eng_k_set(c, &K, nt, p1);
+    for (int r = 0; r < EMR; r++)
+        for (int t = 0; t < ENG / ENR; t++) {
+            int64_t q = q0 + r * st->ld + t * ENR;
+            const double *x4 = xs[t] + r * ENR;
+            const int32_t *e4 = em + r * ENG + t * ENR;
+            if (K.ok ? block4f_avx2(&K, st->T + q, st->E + q, st->B + q, st->R + q, st->dn + q, x4, e4)
+                     : block4_avx2(c, st->T + q, st->E + q, st->B + q, st->R + q, st->dn + q, x4, e4, nt, p1))
+                continue;
+            for (int l = 0; l < ENR; l++) block1(c, st, q + l, x4[l], e4[l], nt, p1);
+        }
+}
 #endif
 
 /* AVX2 where the processor has it, unless EXACTREF_NO_SIMD is set (the tests compare both paths). */
@@ -325,7 +445,12 @@ int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double 
                       const double *xs, const int32_t *emax, int64_t nt, int64_t p1)
 {
 #ifdef ER_HAVE_AVX2_ENGINE
-    if (__builtin_cpu_supports("avx2")) return block4_avx2(c, T, E, B, R, done, xs, emax, nt, p1);
+    if (__builtin_cpu_supports("avx2")) {
+        eng_k K;
+        eng_k_set(c, &K, nt, p1);
+        if (K.ok) return block4f_avx2(&K, T, E, B, R, done, xs, emax);
+        return block4_avx2(c, T, E, B, R, done, xs, emax, nt, p1);
+    }
 #endif
     (void)c, (void)T, (void)E, (void)B, (void)R, (void)done, (void)xs, (void)emax, (void)nt, (void)p1;
     return 0;
@@ -467,17 +592,17 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
 #endif
                                         terms_plain(arb, bvals + t * ENR, nt, sp, st.ld, xs[t]);
                                 }
+#ifdef ER_HAVE_AVX2_ENGINE
+                                if (simd) {
+                                    blocks_avx2(par, &st, ir * st.ld + g * ENG, (const double(*)[EMR * ENR])xs, em, nt, p1);
+                                    continue;
+                                }
+#endif
                                 for (int r = 0; r < EMR; r++)
                                     for (int t = 0; t < ENG / ENR; t++) {
                                         int64_t q = (ir + r) * st.ld + g * ENG + t * ENR;
-                                        const double *x4 = xs[t] + r * ENR;
-                                        const int32_t *e4 = em + r * ENG + t * ENR;
-#ifdef ER_HAVE_AVX2_ENGINE
-                                        if (simd && block4_avx2(par, st.T + q, st.E + q, st.B + q, st.R + q,
-                                                                st.dn + q, x4, e4, nt, p1))
-                                            continue;
-#endif
-                                        for (int l = 0; l < ENR; l++) block1(par, &st, q + l, x4[l], e4[l], nt, p1);
+                                        for (int l = 0; l < ENR; l++)
+                                            block1(par, &st, q + l, xs[t][r * ENR + l], em[r * ENG + t * ENR + l], nt, p1);
                                     }
                             }
                         }
