@@ -347,7 +347,7 @@ static void eng_k_set(const er_bpar *c, eng_k *K, int64_t nt, int64_t p1)
     K->promote_now = c->promote && (p1 % c->promote == 0 || p1 == c->k);
 }
 
-__attribute__((target("avx2"))) static inline int block4f_avx2(const eng_k *K, double *Tp, double *Ep, double *Bp,
+__attribute__((target("avx2"), always_inline)) static inline int block4f_avx2(const eng_k *K, double *Tp, double *Ep, double *Bp,
                                                                 double *Rp, unsigned char *dn, const double *xsp,
                                                                 const int32_t *emp)
 {
@@ -410,16 +410,23 @@ __attribute__((target("avx2"))) static inline int block4f_avx2(const eng_k *K, d
     return 1;
 }
 
-/* The recurrence of a 4 x 16 group of elements (4 tiles), rows from q0 (step ld): four lanes at a time,
- * lane by lane where the vector path declines. */
+/* block4f_avx2 out of line (the test's entry). */
+__attribute__((target("avx2"))) static int block4f_call(const eng_k *K, double *Tp, double *Ep, double *Bp, double *Rp,
+                                                         unsigned char *dn, const double *xsp, const int32_t *emp)
+{
+    return block4f_avx2(K, Tp, Ep, Bp, Rp, dn, xsp, emp);
+}
+
+/* The recurrence of a 4 x 16 group of elements (its first ntl tiles), rows from q0 (step ld): four lanes
+ * at a time, lane by lane where the vector path declines. */
 __attribute__((target("avx2"))) static void blocks_avx2(const er_bpar *c, eng_state *st, int64_t q0,
-                                                         const double (*xs)[EMR * ENR], const int32_t *em,
+                                                         const double (*xs)[EMR * ENR], const int32_t *em, int ntl,
                                                          int64_t nt, int64_t p1)
 {
     eng_k K;
     eng_k_set(c, &K, nt, p1);
     for (int r = 0; r < EMR; r++)
-        for (int t = 0; t < ENG / ENR; t++) {
+        for (int t = 0; t < ntl; t++) {
             int64_t q = q0 + r * st->ld + t * ENR;
             const double *x4 = xs[t] + r * ENR;
             const int32_t *e4 = em + r * ENG + t * ENR;
@@ -448,7 +455,7 @@ int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double 
     if (__builtin_cpu_supports("avx2")) {
         eng_k K;
         eng_k_set(c, &K, nt, p1);
-        if (K.ok) return block4f_avx2(&K, T, E, B, R, done, xs, emax);
+        if (K.ok) return block4f_call(&K, T, E, B, R, done, xs, emax);
         return block4_avx2(c, T, E, B, R, done, xs, emax, nt, p1);
     }
 #endif
@@ -563,6 +570,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                             if (amax[i - r0] > amx) amx = amax[i - r0];
                         }
                         for (int64_t g = 0; g < ng; g++) {
+                            /* the tiles with a column of B (the others: padding only) */
+                            const int ntl = (int)((nc - g * ENG + ENR - 1) / ENR < ENG / ENR ? (nc - g * ENG + ENR - 1) / ENR : ENG / ENR);
                             int fast[ENG / ENR];
                             for (int t = 0; t < ENG / ENR; t++) fast[t] = amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX;
                             for (int64_t b0 = 0; b0 < kc; b0 += mk) {
@@ -582,7 +591,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                 else
 #endif
                                     exps_plain(erb, bexps, nt, em);
-                                for (int t = 0; t < ENG / ENR; t++) {
+                                for (int t = 0; t < ntl; t++) {
                                     double *sp = st.s + ir * st.ld + g * ENG + t * ENR;
 #ifdef ER_HAVE_AVX2_ENGINE
                                     if (simd)
@@ -594,12 +603,12 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                 }
 #ifdef ER_HAVE_AVX2_ENGINE
                                 if (simd) {
-                                    blocks_avx2(par, &st, ir * st.ld + g * ENG, (const double(*)[EMR * ENR])xs, em, nt, p1);
+                                    blocks_avx2(par, &st, ir * st.ld + g * ENG, (const double(*)[EMR * ENR])xs, em, ntl, nt, p1);
                                     continue;
                                 }
 #endif
                                 for (int r = 0; r < EMR; r++)
-                                    for (int t = 0; t < ENG / ENR; t++) {
+                                    for (int t = 0; t < ntl; t++) {
                                         int64_t q = (ir + r) * st.ld + g * ENG + t * ENR;
                                         for (int l = 0; l < ENR; l++)
                                             block1(par, &st, q + l, xs[t][r * ENR + l], em[r * ENG + t * ENR + l], nt, p1);
