@@ -79,6 +79,10 @@ static double factor(uint64_t *st, int profile, int16_t *e)
             *e = 127;
             return (r & 1 ? -1 : 1) * 0x1.fep127;
         }
+        if (r == 9 && irand(st, 0, 3) == 0) { /* an exponent bound far beyond any format's: e_a + e_b beyond int16 */
+            *e = (int16_t)(irand(st, 0, 1) ? 20000 : -20000);
+            return 1.0;
+        }
     }
     if (r < 5) {
         *e = profile == 2 ? -6 : -126;
