@@ -419,22 +419,52 @@ __attribute__((target("avx2"))) static int block4f_call(const eng_k *K, double *
 
 /* The recurrence of a 4 x 16 group of elements (its first ntl tiles), rows from q0 (step ld): four lanes
  * at a time, lane by lane where the vector path declines. */
+__attribute__((target("avx2"), always_inline)) static inline void blocks_loop(const er_bpar *c, const eng_k *K,
+                                                                            eng_state *st, int64_t q0,
+                                                                            const double (*xs)[EMR * ENR],
+                                                                            const int32_t *em, int ntl, int64_t nt,
+                                                                            int64_t p1)
+{
+    double *restrict T = st->T, *restrict E = st->E, *restrict B = st->B, *restrict R = st->R;
+    unsigned char *restrict dn = st->dn;
+    const int64_t ld = st->ld;
+    for (int r = 0; r < EMR; r++)
+        for (int t = 0; t < ntl; t++) {
+            int64_t q = q0 + r * ld + t * ENR;
+            const double *x4 = xs[t] + r * ENR;
+            const int32_t *e4 = em + r * ENG + t * ENR;
+            if (!block4f_avx2(K, T + q, E + q, B + q, R + q, dn + q, x4, e4))
+                for (int l = 0; l < ENR; l++) block1(c, st, q + l, x4[l], e4[l], nt, p1);
+        }
+}
+
+/* The recurrence of a 4 x 16 group of elements (its first ntl tiles), rows from q0 (step ld): four lanes
+ * at a time, lane by lane where the vector path declines.  The common case (an f32 accumulator, no
+ * promotion) runs with its flags as constants. */
 __attribute__((target("avx2"))) static void blocks_avx2(const er_bpar *c, eng_state *st, int64_t q0,
                                                          const double (*xs)[EMR * ENR], const int32_t *em, int ntl,
                                                          int64_t nt, int64_t p1)
 {
-    eng_k K;
-    eng_k_set(c, &K, nt, p1);
-    for (int r = 0; r < EMR; r++)
-        for (int t = 0; t < ntl; t++) {
-            int64_t q = q0 + r * st->ld + t * ENR;
-            const double *x4 = xs[t] + r * ENR;
-            const int32_t *e4 = em + r * ENG + t * ENR;
-            if (K.ok ? block4f_avx2(&K, st->T + q, st->E + q, st->B + q, st->R + q, st->dn + q, x4, e4)
-                     : block4_avx2(c, st->T + q, st->E + q, st->B + q, st->R + q, st->dn + q, x4, e4, nt, p1))
-                continue;
-            for (int l = 0; l < ENR; l++) block1(c, st, q + l, x4[l], e4[l], nt, p1);
-        }
+    eng_k K0;
+    eng_k_set(c, &K0, nt, p1);
+    if (!K0.ok) {
+        for (int r = 0; r < EMR; r++)
+            for (int t = 0; t < ntl; t++) {
+                int64_t q = q0 + r * st->ld + t * ENR;
+                const double *x4 = xs[t] + r * ENR;
+                const int32_t *e4 = em + r * ENG + t * ENR;
+                if (!block4_avx2(c, st->T + q, st->E + q, st->B + q, st->R + q, st->dn + q, x4, e4, nt, p1))
+                    for (int l = 0; l < ENR; l++) block1(c, st, q + l, x4[l], e4[l], nt, p1);
+            }
+        return;
+    }
+    eng_k K = K0; /* a copy whose address stays here: its fields are constants of the loop */
+    if (!K.zero_fix && !K.low_check && !K.promote) {
+        K.zero_fix = K.low_check = K.promote = K.promote_now = 0;
+        blocks_loop(c, &K, st, q0, xs, em, ntl, nt, p1);
+    } else {
+        blocks_loop(c, &K, st, q0, xs, em, ntl, nt, p1);
+    }
 }
 #endif
 
@@ -464,6 +494,45 @@ int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double 
 }
 
 /* ---- The driver. ---- */
+
+/* The elements of rows [i0, i0 + mc) x columns [jc, jc + nc) from their finished states
+ * (er_b_eng_element), everything inlined: with the output format a constant (the common ones), the
+ * conversions of er_b_finish fold their format's row (the same functions, the same bits). */
+static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_state *st,
+                                                er_bounds *out, int64_t e0, int64_t i0, int64_t mc, int64_t jc,
+                                                int64_t nc)
+{
+    const int64_t n = j->n;
+    for (int64_t r = 0; r < mc; r++)
+        for (int64_t c = 0; c < nc; c++) {
+            int64_t e = (i0 + r) * n + jc + c, q = r * st->ld + c;
+            double cval = j->cv ? j->cv[e] : 0.0;
+            er_b_eng g;
+            er_bel b;
+            er_b_eng_init(par, &g, cval, j->dc ? j->dc[e] : 0.0); /* pert */
+            g.s = st->s[q];
+            g.T = st->T[q];
+            g.E = st->E[q];
+            g.B = st->B[q];
+            g.R = st->R[q];
+            g.done = st->dn[q];
+            er_b_eng_element(par, &g, cval, j->rb[e], &b);
+            store_bel(out, e0 + e, &b);
+        }
+}
+
+__attribute__((flatten)) static void finish_rows(const er_bjob *j, const eng_state *st, er_bounds *out, int64_t e0, int64_t i0, int64_t mc,
+                        int64_t jc, int64_t nc)
+{
+    er_bpar p = j->par;
+    switch (p.out_fmt) {
+    case ER_FMT_F32: p.out_fmt = ER_FMT_F32; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
+    case ER_FMT_BF16: p.out_fmt = ER_FMT_BF16; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
+    case ER_FMT_F16: p.out_fmt = ER_FMT_F16; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
+    default: finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
+    }
+}
+
 
 /* Largest magnitude, an infinity for any infinite or NaN value (so that a product with it is not
  * "known finite"). */
@@ -618,22 +687,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                     }
                 }
                 /* the elements from their finished states */
-                for (int64_t r = 0; r < mc; r++)
-                    for (int64_t c = 0; c < nc; c++) {
-                        int64_t e = (i0 + r) * n + jc + c, q = r * st.ld + c;
-                        double cval = j->cv ? j->cv[e] : 0.0;
-                        er_b_eng g;
-                        er_bel b;
-                        er_b_eng_init(par, &g, cval, j->dc ? j->dc[e] : 0.0); /* pert */
-                        g.s = st.s[q];
-                        g.T = st.T[q];
-                        g.E = st.E[q];
-                        g.B = st.B[q];
-                        g.R = st.R[q];
-                        g.done = st.dn[q];
-                        er_b_eng_element(par, &g, cval, j->rb[e], &b);
-                        store_bel(out, e0 + e, &b);
-                    }
+                finish_rows(j, &st, out, e0, i0, mc, jc, nc);
             }
         }
     }
