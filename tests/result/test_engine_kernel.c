@@ -128,17 +128,22 @@ static void prob_make(prob *P, uint64_t *st, const er_standard *s, int64_t m, in
         P->dc = xcalloc((size_t)(m * n), sizeof(double));
         for (int64_t q = 0; q < m * n; q++) P->dc[q] = irand(st, 0, 3) ? ldexp(urand(st), irand(st, -60, 10)) : 0.0;
     }
+    static const int ofmts[4] = {ER_FMT_F32, ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16};
+    const int ofmt = ofmts[irand(st, 0, 3)]; /* the output's format (er_b_finish's conversions) */
     for (int64_t i = 0; i < m; i++)
         for (int64_t c = 0; c < n; c++) {
             double sum = P->cv ? P->cv[i * n + c] : 0.0;
             for (int64_t p = 0; p < k; p++) sum += P->af[i * k + p] * P->bf[p * n + c];
-            float f = (float)sum;
-            uint32_t u;
-            memcpy(&u, &f, 4);
+            uint64_t u, sb;
+            memcpy(&sb, &sum, 8);
+            ck_assert_int_eq(er_convert_bits(ER_FMT_F64, ofmt, sb, ER_RND_NEAREST_EVEN, 0, &u, NULL), ER_OK);
             if (irand(st, 0, 9) == 0) u ^= 1u; /* an output an ulp away now and then */
             P->rb[i * n + c] = u;
         }
     make_par(&P->j.par, s, k, n, has_c, irand(st, 0, 1), irand(st, 0, 1), irand(st, 0, 1));
+    P->j.par.out_fmt = ofmt;
+    P->j.par.maxo = fmtmax(ofmt);
+    if (irand(st, 0, 3) == 0) P->j.par.dir = irand(st, 0, 1) ? ER_RND_ZERO : ER_RND_NEAREST_EVEN;
     P->j.par.slack_c = slack_c;
     P->j.m = m;
     P->j.n = n;
