@@ -410,6 +410,44 @@ __attribute__((target("avx2"), always_inline)) static inline int block4f_avx2(co
     return 1;
 }
 
+/* The packing of one full group of B's chunk (kc terms x ENG columns from b and eb, step n): the values
+ * and exponents copied, each tile column's largest magnitude (an infinity for an infinite or NaN value)
+ * into pm[0..3], the exponents' range into *emn, *emx (mag_max's and the scalar loop's results). */
+__attribute__((target("avx2"))) static void pack_avx2(const double *b, const int16_t *eb, int64_t n, int64_t kc,
+                                                       double *dv, int16_t *de, double *pm, int *emn, int *emx)
+{
+    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
+    const __m256d big = _mm256_set1_pd(DBL_MAX), inf = _mm256_set1_pd(INFINITY);
+    __m256d m[ENG / ENR];
+    __m256i mn = _mm256_set1_epi16(INT16_MAX), mx = _mm256_set1_epi16(INT16_MIN);
+    for (int t = 0; t < ENG / ENR; t++) m[t] = _mm256_setzero_pd();
+    for (int64_t p = 0; p < kc; p++) {
+        for (int t = 0; t < ENG / ENR; t++) {
+            __m256d v = _mm256_loadu_pd(b + p * n + t * ENR);
+            _mm256_storeu_pd(dv + p * ENG + t * ENR, v);
+            __m256d a = _mm256_and_pd(v, am);
+            a = _mm256_blendv_pd(inf, a, _mm256_cmp_pd(a, big, _CMP_LE_OQ));
+            m[t] = _mm256_max_pd(m[t], a);
+        }
+        __m256i e = _mm256_loadu_si256((const __m256i *)(eb + p * n));
+        _mm256_storeu_si256((__m256i *)(de + p * ENG), e);
+        mn = _mm256_min_epi16(mn, e);
+        mx = _mm256_max_epi16(mx, e);
+    }
+    for (int t = 0; t < ENG / ENR; t++) {
+        double v[4];
+        _mm256_storeu_pd(v, m[t]);
+        for (int l = 0; l < 4; l++) pm[t] = v[l] > pm[t] ? v[l] : pm[t];
+    }
+    int16_t a[16], z[16];
+    _mm256_storeu_si256((__m256i *)a, mn);
+    _mm256_storeu_si256((__m256i *)z, mx);
+    for (int l = 0; l < 16; l++) {
+        if (a[l] < *emn) *emn = a[l];
+        if (z[l] > *emx) *emx = z[l];
+    }
+}
+
 /* block4f_avx2 out of line (the test's entry). */
 __attribute__((target("avx2"))) static int block4f_call(const eng_k *K, double *Tp, double *Ep, double *Bp, double *Rp,
                                                          unsigned char *dn, const double *xsp, const int32_t *emp)
@@ -609,7 +647,14 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                     int ebmin = INT16_MAX, ebmax = INT16_MIN;
                     /* pack B's chunk (zeros beyond column n) and each tile column's largest magnitude */
                     for (int64_t t = 0; t < ncp / ENR; t++) pmax[t] = 0;
-                    for (int64_t g = 0; g < ng; g++)
+                    for (int64_t g = 0; g < ng; g++) {
+#ifdef ER_HAVE_AVX2_ENGINE
+                        if (simd && (g + 1) * ENG <= nc) {
+                            pack_avx2(j->bf + p0 * n + jc + g * ENG, j->eb + p0 * n + jc + g * ENG, n, kc,
+                                      pv + g * kc * ENG, pe + g * kc * ENG, pmax + g * (ENG / ENR), &ebmin, &ebmax);
+                            continue;
+                        }
+#endif
                         for (int64_t p = 0; p < kc; p++) {
                             const double *brow = j->bf + (p0 + p) * n;
                             const int16_t *erow = j->eb + (p0 + p) * n;
@@ -626,6 +671,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                 if (e > ebmax) ebmax = e;
                             }
                         }
+                    }
                     /* int16 lanes only where every e_a + e_b fits */
                     const int e16 = simd && eamax + ebmax <= INT16_MAX && eamin + ebmin >= -INT16_MAX;
                     for (int64_t ir = 0; ir < mcp; ir += EMR) {
