@@ -1,4 +1,4 @@
-/* cpu_bounds_engine.c: the engines' bounds on the CPU, register-blocked like the GEMM, the bits of er_bound_element. */
+/* cpu_bounds_engine.c: the engines' bounds on the CPU, register-blocked like the GEMM (er_bound_element's bits). */
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
 #include <math.h>
@@ -359,9 +359,10 @@ static void eng_k_set(const er_bpar *c, eng_k *K, int64_t nt, int64_t p1)
     K->promote_now = c->promote && (p1 % c->promote == 0 || p1 == c->k);
 }
 
-__attribute__((target("avx2"), always_inline)) static inline int block4f_avx2(const eng_k *K, double *Tp, double *Ep, double *Bp,
-                                                                double *Rp, unsigned char *dn, const double *xsp,
-                                                                const int32_t *emp)
+__attribute__((target("avx2"), always_inline)) static inline int block4f_avx2(const eng_k *K, double *Tp,
+                                                                               double *Ep, double *Bp, double *Rp,
+                                                                               unsigned char *dn, const double *xsp,
+                                                                               const int32_t *emp)
 {
     uint32_t d4;
     memcpy(&d4, dn, 4);
@@ -378,7 +379,8 @@ __attribute__((target("avx2"), always_inline)) static inline int block4f_avx2(co
     __m256i ecb = _mm256_blendv_epi8(eminb, exb, _mm256_cmpgt_epi64(exb, eminb));
     if (K->zero_fix)
         ecb = _mm256_blendv_epi8(ecb, _mm256_set1_epi64x(-126 + 1023), _mm256_cmpeq_epi64(bb, _mm256_setzero_si256()));
-    __m256i emb = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)emp)), _mm256_set1_epi64x(K->gx));
+    __m256i emb = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)emp)),
+                                   _mm256_set1_epi64x(K->gx));
     __m256i Esb = _mm256_blendv_epi8(ecb, emb, _mm256_cmpgt_epi64(emb, ecb));
     __m256i bad = _mm256_cmpgt_epi64(Esb, _mm256_set1_epi64x(K->limb));
     if (K->low_check) bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(_mm256_set1_epi64x(K->lowb), Esb));
@@ -387,8 +389,9 @@ __attribute__((target("avx2"), always_inline)) static inline int block4f_avx2(co
     __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B, xs2)), trunc));
     /* norm = 2^max(sh, qe): 2^sh from dmax's exponent field (a field at or below out_p + rne gives
      * +0 or a negative value, below 2^qe) */
-    __m256d norm = _mm256_castsi256_pd(_mm256_sub_epi64(
-        _mm256_and_si256(_mm256_castpd_si256(dmax), _mm256_set1_epi64x(0x7FF0000000000000LL)), _mm256_set1_epi64x(K->shsub)));
+    __m256d norm = _mm256_castsi256_pd(
+        _mm256_sub_epi64(_mm256_and_si256(_mm256_castpd_si256(dmax), _mm256_set1_epi64x(0x7FF0000000000000LL)),
+                         _mm256_set1_epi64x(K->shsub)));
     norm = _mm256_max_pd(norm, _mm256_set1_pd(K->q2));
     E = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(E, trunc)), norm));
     B = ER_UP4(_mm256_add_pd(dmax, norm));
@@ -571,8 +574,8 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
         }
 }
 
-__attribute__((flatten)) static void finish_rows(const er_bjob *j, const eng_state *st, er_bounds *out, int64_t e0, int64_t i0, int64_t mc,
-                        int64_t jc, int64_t nc)
+__attribute__((flatten)) static void finish_rows(const er_bjob *j, const eng_state *st, er_bounds *out, int64_t e0,
+                                                 int64_t i0, int64_t mc, int64_t jc, int64_t nc)
 {
     er_bpar p = j->par;
     switch (p.out_fmt) {
@@ -698,7 +701,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                         }
                         for (int64_t g = 0; g < ng; g++) {
                             /* the tiles with a column of B (the others: padding only) */
-                            const int ntl = (int)((nc - g * ENG + ENR - 1) / ENR < ENG / ENR ? (nc - g * ENG + ENR - 1) / ENR : ENG / ENR);
+                            const int64_t tl = (nc - g * ENG + ENR - 1) / ENR;
+                            const int ntl = (int)(tl < ENG / ENR ? tl : ENG / ENR);
                             int fast[ENG / ENR];
                             for (int t = 0; t < ENG / ENR; t++) fast[t] = amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX;
                             for (int64_t b0 = 0; b0 < kc; b0 += mk) {
@@ -730,7 +734,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                 }
 #ifdef ER_HAVE_AVX2_ENGINE
                                 if (simd) {
-                                    blocks_avx2(par, &st, ir * st.ld + g * ENG, (const double(*)[EMR * ENR])xs, em, ntl, nt, p1);
+                                    blocks_avx2(par, &st, ir * st.ld + g * ENG, (const double(*)[EMR * ENR])xs, em,
+                                                ntl, nt, p1);
                                     continue;
                                 }
 #endif
@@ -738,7 +743,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                     for (int t = 0; t < ntl; t++) {
                                         int64_t q = (ir + r) * st.ld + g * ENG + t * ENR;
                                         for (int l = 0; l < ENR; l++)
-                                            block1(par, &st, q + l, xs[t][r * ENR + l], em[r * ENG + t * ENR + l], nt, p1);
+                                            block1(par, &st, q + l, xs[t][r * ENR + l], em[r * ENG + t * ENR + l],
+                                                   nt, p1);
                                     }
                             }
                         }

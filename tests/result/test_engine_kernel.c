@@ -243,7 +243,8 @@ static int64_t check_prob(prob *P, uint64_t *st, const char *std)
         ck_assert_int_eq(er_cpu_engine_rows(j, &o.b, 0, 0, a, simd), 1);
         ck_assert_int_eq(er_cpu_engine_rows(j, &o.b, 0, a, b, simd), 1);
         ck_assert_int_eq(er_cpu_engine_rows(j, &o.b, 0, b, m, simd), 1);
-        for (int64_t e = 0; e < cnt; e++) same_el(&o, e, &ref[e], simd ? "AVX2 kernel" : "portable kernel", std, e / n, e % n);
+        for (int64_t e = 0; e < cnt; e++)
+            same_el(&o, e, &ref[e], simd ? "AVX2 kernel" : "portable kernel", std, e / n, e % n);
         obuf_free(&o);
     }
     {
@@ -395,7 +396,8 @@ START_TEST(block4_vs_scalar)
            accepted_typical, typical, declined);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     /* where AVX2 runs, the typical states take the vector path (else this test would test nothing) */
-    if (__builtin_cpu_supports("avx2")) ck_assert_msg(accepted_typical * 2 > typical, "the vector path declined most typical states");
+    if (__builtin_cpu_supports("avx2"))
+        ck_assert_msg(accepted_typical * 2 > typical, "the vector path declined most typical states");
 #endif
 }
 END_TEST
