@@ -1,0 +1,770 @@
+/* cpu_bounds_engine.c: the engines' bounds on the CPU, register-blocked like the GEMM (er_bound_element's bits). */
+#define _POSIX_C_SOURCE 200809L
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_bounds_engine.h"
+#include "exactref/core/er_bounds.h"
+
+/*
+ * The definition (include/exactref/core/er_bounds.h, er_b_eng_run; docs/proofs/engines.md): per element,
+ * per instruction of mk terms, xs = the sum of the finite |a_p b_p| in index order from 0, emax = the
+ * largest e_a + e_b, then er_b_eng_block; s = the sum of the products in index order.  Here the
+ * elements run in tiles of 4 rows x 4 columns (AVX2: a register per row holds four elements, each lane
+ * its own element's chain, so every lane performs its element's additions in index order: the same
+ * bits), B packed by chunks of KC rows (a multiple of mk) x 64 columns, the exponents' max-plus
+ * products sixteen int16 lanes at a time, and the recurrence four elements at a time at every
+ * instruction's end.  Between chunks each element's s and recurrence state wait in memory (a value
+ * stored and reloaded: the same bits).  Every loop that carries an element's chain runs in index order;
+ * the tiling only decides which elements share a register.
+ */
+
+enum {
+    EMR = 4,   /* rows of a tile */
+    ENR = 4,   /* columns of a tile (one AVX2 register of binary64) */
+    ENG = 16,  /* columns of an exponent group (one AVX2 register of int16); four tiles */
+    ENC = 64,  /* columns of a chunk of B (a multiple of ENG) */
+    EMC = 4096, /* rows of a block of the state (a multiple of EMR): B is packed once per block */
+    EKC = 512  /* terms of a chunk of B, rounded down to a multiple of mk */
+};
+
+/* The running state of a block of elements: row r, column c at r * ld + c. */
+typedef struct {
+    int64_t ld;
+    double *s, *T, *E, *B, *R;
+    unsigned char *dn;
+} eng_state;
+
+/* Store one element's bounds (cpu_bounds.c's layout). */
+static void store_bel(er_bounds *o, int64_t e, const er_bel *b)
+{
+    o->radius[e] = b->radius;
+    o->tolerance[e] = b->tolerance;
+    o->low[e] = b->low;
+    o->high[e] = b->high;
+    o->has_range[e] = (unsigned char)((b->flags & ER_BF_RANGE) != 0);
+    o->may_pinf[e] = (unsigned char)((b->flags & ER_BF_PINF) != 0);
+    o->may_ninf[e] = (unsigned char)((b->flags & ER_BF_NINF) != 0);
+    o->may_nan[e] = (unsigned char)((b->flags & ER_BF_NAN) != 0);
+}
+
+/* er_b_eng_block for the element at q of the state (it reads neither s nor pert). */
+static void block1(const er_bpar *c, eng_state *st, int64_t q, double xs, int emax, int64_t nt, int64_t p1)
+{
+    er_b_eng g;
+    g.s = 0;
+    g.pert = 0;
+    g.T = st->T[q];
+    g.E = st->E[q];
+    g.B = st->B[q];
+    g.R = st->R[q];
+    g.done = st->dn[q];
+    er_b_eng_block(c, &g, xs, emax, nt, p1);
+    st->T[q] = g.T;
+    st->E[q] = g.E;
+    st->B[q] = g.B;
+    st->R[q] = g.R;
+    st->dn[q] = (unsigned char)(g.done != 0);
+}
+
+/* ---- The portable kernels. ---- */
+
+/* One instruction's terms of a 4 x 4 tile: rows a[r] (from the instruction's first term), B's packed
+ * columns b (ENG values per term), s the tile's running sums (step ld), xs[r * 4 + c] the step's sums. */
+static void terms_plain(const double *const *a, const double *b, int64_t nt, double *s, int64_t ld, double *xs,
+                        int fast)
+{
+    double sv[EMR * ENR], xv[EMR * ENR];
+    for (int r = 0; r < EMR; r++)
+        for (int c = 0; c < ENR; c++) {
+            sv[r * ENR + c] = s[r * ld + c];
+            xv[r * ENR + c] = 0;
+        }
+    if (fast) /* every product finite (the test below always true): a loop the compiler may vectorise */
+        for (int64_t p = 0; p < nt; p++)
+            for (int r = 0; r < EMR; r++) {
+                double av = a[r][p];
+                for (int c = 0; c < ENR; c++) {
+                    double x = av * b[p * ENG + c];
+                    sv[r * ENR + c] = sv[r * ENR + c] + x;
+                    xv[r * ENR + c] = xv[r * ENR + c] + fabs(x);
+                }
+            }
+    else
+        for (int64_t p = 0; p < nt; p++)
+            for (int r = 0; r < EMR; r++) {
+                double av = a[r][p];
+                for (int c = 0; c < ENR; c++) {
+                    double x = av * b[p * ENG + c]; /* er_b_eng_term's operations */
+                    sv[r * ENR + c] = sv[r * ENR + c] + x;
+                    if (er_b_finite(x)) xv[r * ENR + c] = xv[r * ENR + c] + fabs(x);
+                }
+            }
+    for (int r = 0; r < EMR; r++)
+        for (int c = 0; c < ENR; c++) {
+            s[r * ld + c] = sv[r * ENR + c];
+            xs[r * ENR + c] = xv[r * ENR + c];
+        }
+}
+
+/* One instruction's largest exponents of 4 rows x ENG columns: em[r * ENG + c] = max_p ea_r[p] + eb[p][c]. */
+static void exps_plain(const int16_t *const *ea, const int16_t *eb, int64_t nt, int32_t *em)
+{
+    for (int r = 0; r < EMR; r++)
+        for (int c = 0; c < ENG; c++) {
+            int m = -100000;
+            for (int64_t p = 0; p < nt; p++) {
+                int e = ea[r][p] + eb[p * ENG + c];
+                if (e > m) m = e;
+            }
+            em[r * ENG + c] = m;
+        }
+}
+
+/* ---- The AVX2 kernels. ---- */
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ER_HAVE_AVX2_ENGINE 1
+
+/* terms_plain four columns at a time: IEEE multiplication and addition lane by lane.  fast: every
+ * product of the tile is known finite (then |x| joins xs without the test). */
+__attribute__((target("avx2"))) static void terms_avx2(const double *a0, const double *a1, const double *a2,
+                                                        const double *a3, const double *b, int64_t nt, double *s,
+                                                        int64_t ld, double *xs, int fast)
+{
+    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
+    __m256d s0 = _mm256_loadu_pd(s), s1 = _mm256_loadu_pd(s + ld), s2 = _mm256_loadu_pd(s + 2 * ld),
+            s3 = _mm256_loadu_pd(s + 3 * ld);
+    __m256d x0 = _mm256_setzero_pd(), x1 = x0, x2 = x0, x3 = x0;
+    if (fast) {
+        for (int64_t p = 0; p < nt; p++) {
+            __m256d bv = _mm256_loadu_pd(b + p * ENG);
+            __m256d t0 = _mm256_mul_pd(_mm256_broadcast_sd(a0 + p), bv);
+            __m256d t1 = _mm256_mul_pd(_mm256_broadcast_sd(a1 + p), bv);
+            __m256d t2 = _mm256_mul_pd(_mm256_broadcast_sd(a2 + p), bv);
+            __m256d t3 = _mm256_mul_pd(_mm256_broadcast_sd(a3 + p), bv);
+            s0 = _mm256_add_pd(s0, t0);
+            s1 = _mm256_add_pd(s1, t1);
+            s2 = _mm256_add_pd(s2, t2);
+            s3 = _mm256_add_pd(s3, t3);
+            x0 = _mm256_add_pd(x0, _mm256_and_pd(t0, am));
+            x1 = _mm256_add_pd(x1, _mm256_and_pd(t1, am));
+            x2 = _mm256_add_pd(x2, _mm256_and_pd(t2, am));
+            x3 = _mm256_add_pd(x3, _mm256_and_pd(t3, am));
+        }
+    } else {
+        /* an infinite or NaN product adds +0 to xs, which is +0 or positive: xs unchanged, as in
+         * er_b_eng_term */
+        const __m256d big = _mm256_set1_pd(DBL_MAX);
+#define ER_T1(sv, xv, t)                                                                                 \
+    do {                                                                                                 \
+        __m256d ax_ = _mm256_and_pd((t), am);                                                            \
+        sv = _mm256_add_pd(sv, (t));                                                                     \
+        xv = _mm256_add_pd(xv, _mm256_and_pd(ax_, _mm256_cmp_pd(ax_, big, _CMP_LE_OQ)));                 \
+    } while (0)
+        for (int64_t p = 0; p < nt; p++) {
+            __m256d bv = _mm256_loadu_pd(b + p * ENG);
+            __m256d t0 = _mm256_mul_pd(_mm256_broadcast_sd(a0 + p), bv);
+            __m256d t1 = _mm256_mul_pd(_mm256_broadcast_sd(a1 + p), bv);
+            __m256d t2 = _mm256_mul_pd(_mm256_broadcast_sd(a2 + p), bv);
+            __m256d t3 = _mm256_mul_pd(_mm256_broadcast_sd(a3 + p), bv);
+            ER_T1(s0, x0, t0);
+            ER_T1(s1, x1, t1);
+            ER_T1(s2, x2, t2);
+            ER_T1(s3, x3, t3);
+        }
+#undef ER_T1
+    }
+    _mm256_storeu_pd(s, s0);
+    _mm256_storeu_pd(s + ld, s1);
+    _mm256_storeu_pd(s + 2 * ld, s2);
+    _mm256_storeu_pd(s + 3 * ld, s3);
+    _mm256_storeu_pd(xs, x0);
+    _mm256_storeu_pd(xs + 4, x1);
+    _mm256_storeu_pd(xs + 8, x2);
+    _mm256_storeu_pd(xs + 12, x3);
+}
+
+/* exps_plain sixteen columns at a time in int16 lanes (the caller has checked that every e_a + e_b
+ * fits: the maximum is then exact). */
+__attribute__((target("avx2"))) static void exps_avx2(const int16_t *e0, const int16_t *e1, const int16_t *e2,
+                                                       const int16_t *e3, const int16_t *eb, int64_t nt, int32_t *em)
+{
+    __m256i m0 = _mm256_set1_epi16(INT16_MIN), m1 = m0, m2 = m0, m3 = m0;
+    for (int64_t p = 0; p < nt; p++) {
+        __m256i bv = _mm256_loadu_si256((const __m256i *)(eb + p * ENG));
+        m0 = _mm256_max_epi16(m0, _mm256_add_epi16(_mm256_set1_epi16(e0[p]), bv));
+        m1 = _mm256_max_epi16(m1, _mm256_add_epi16(_mm256_set1_epi16(e1[p]), bv));
+        m2 = _mm256_max_epi16(m2, _mm256_add_epi16(_mm256_set1_epi16(e2[p]), bv));
+        m3 = _mm256_max_epi16(m3, _mm256_add_epi16(_mm256_set1_epi16(e3[p]), bv));
+    }
+#define ER_ST(r, m)                                                                                      \
+    do {                                                                                                 \
+        _mm256_storeu_si256((__m256i *)(em + (r) * ENG), _mm256_cvtepi16_epi32(_mm256_castsi256_si128(m))); \
+        _mm256_storeu_si256((__m256i *)(em + (r) * ENG + 8), _mm256_cvtepi16_epi32(_mm256_extracti128_si256(m, 1))); \
+    } while (0)
+    ER_ST(0, m0);
+    ER_ST(1, m1);
+    ER_ST(2, m2);
+    ER_ST(3, m3);
+#undef ER_ST
+}
+
+/*
+ * er_b_eng_block for four elements at once, where every value is finite and not negative (then
+ * er_b_up(x) is the next pattern, bits + 1, also for +0, and frexp and 2^e are exponent-field
+ * arithmetic on normal values).  Declines (0, touching nothing) when a lane does not meet those
+ * conditions before or after (done, a negative or subnormal accumulator bound, an infinity or NaN on
+ * the way, a weight 2^(E - F) outside binary64's normal range): the caller then runs er_b_eng_block
+ * lane by lane.  Otherwise the same operations, lane by lane, in the same order: the same bits.
+ */
+__attribute__((target("avx2"))) static int block4_avx2(const er_bpar *c, double *Tp, double *Ep, double *Bp,
+                                                        double *Rp, unsigned char *dn, const double *xsp,
+                                                        const int32_t *emp, int64_t nt, int64_t p1)
+{
+    uint32_t d4;
+    memcpy(&d4, dn, 4);
+    if (d4) return 0;
+    const __m256i one = _mm256_set1_epi64x(1), expmask = _mm256_set1_epi64x(0x7FF0000000000000LL);
+    const __m256i zi = _mm256_setzero_si256();
+    __m256d T = _mm256_loadu_pd(Tp), B = _mm256_loadu_pd(Bp), E = _mm256_loadu_pd(Ep), R = _mm256_loadu_pd(Rp);
+    __m256d xs = _mm256_loadu_pd(xsp), zero = _mm256_setzero_pd();
+    {
+        /* the inputs: no sign bit (-0 included), finite, B zero or normal */
+        __m256i bb = _mm256_castpd_si256(B), be = _mm256_castpd_si256(E), br = _mm256_castpd_si256(R),
+                bx = _mm256_castpd_si256(xs);
+        __m256i any = _mm256_or_si256(_mm256_or_si256(bb, be), _mm256_or_si256(br, bx));
+        if (_mm256_movemask_pd(_mm256_castsi256_pd(any))) return 0;
+        __m256i nf = _mm256_or_si256(_mm256_cmpeq_epi64(_mm256_and_si256(bb, expmask), expmask),
+                                     _mm256_cmpeq_epi64(_mm256_and_si256(be, expmask), expmask));
+        nf = _mm256_or_si256(nf, _mm256_cmpeq_epi64(_mm256_and_si256(br, expmask), expmask));
+        nf = _mm256_or_si256(nf, _mm256_cmpeq_epi64(_mm256_and_si256(bx, expmask), expmask));
+        nf = _mm256_or_si256(nf, _mm256_andnot_si256(_mm256_cmpeq_epi64(bb, zi),
+                                                     _mm256_cmpeq_epi64(_mm256_and_si256(bb, expmask), zi)));
+        if (!_mm256_testz_si256(nf, nf)) return 0;
+    }
+#define ER_UP4(v) _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), one))
+#define ER_POW2_4(e) _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64((e), _mm256_set1_epi64x(1023)), 52))
+    __m256d infl = _mm256_set1_pd(1.0 + (double)(c->k + 8) * 0x1p-51);
+    T = _mm256_add_pd(T, xs);
+    __m256d xs2 = ER_UP4(_mm256_mul_pd(xs, infl));
+    /* ec = max(emin_D, frexp_e(B) - 1) where B > 0, else -126 (a zero C) */
+    __m256i m126 = _mm256_set1_epi64x(-126), emd = _mm256_set1_epi64x(c->emin_c);
+    __m256i exb = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(B), 52), _mm256_set1_epi64x(1023));
+    __m256i ec = _mm256_blendv_epi8(emd, exb, _mm256_cmpgt_epi64(exb, emd));
+    ec = _mm256_blendv_epi8(m126, ec, _mm256_castpd_si256(_mm256_cmp_pd(B, zero, _CMP_GT_OQ)));
+    /* Es = max(emax + gextra, ec) */
+    __m256i em = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)emp)),
+                                  _mm256_set1_epi64x(c->gextra));
+    __m256i Es = _mm256_blendv_epi8(ec, em, _mm256_cmpgt_epi64(em, ec));
+    {
+        /* 2^(Es - F), and for CDNA3 2^(em - F) and 2^(Es - F2), normal binary64 values (else
+         * er_b_eng_block's ldexp, lane by lane) */
+        __m256i lo = _mm256_set1_epi64x(-1022), hi = _mm256_set1_epi64x(1023);
+        __m256i ef = _mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F));
+        __m256i ef2 = _mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F2 ? c->F2 : c->F));
+        __m256i efp = _mm256_sub_epi64(c->F2 ? em : Es, _mm256_set1_epi64x(c->F));
+        __m256i out = _mm256_or_si256(_mm256_cmpgt_epi64(lo, ef), _mm256_cmpgt_epi64(ef, hi));
+        out = _mm256_or_si256(out, _mm256_or_si256(_mm256_cmpgt_epi64(lo, ef2), _mm256_cmpgt_epi64(ef2, hi)));
+        out = _mm256_or_si256(out, _mm256_or_si256(_mm256_cmpgt_epi64(lo, efp), _mm256_cmpgt_epi64(efp, hi)));
+        if (!_mm256_testz_si256(out, out)) return 0;
+    }
+    __m256d trunc;
+    if (c->F2) { /* CDNA3: er_b_eng_block's three terms, in its order */
+        trunc = ER_UP4(_mm256_mul_pd(_mm256_set1_pd((double)(nt + c->xterms)),
+                                     ER_POW2_4(_mm256_sub_epi64(em, _mm256_set1_epi64x(c->F)))));
+        trunc = ER_UP4(_mm256_add_pd(trunc, ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F)))));
+        trunc = ER_UP4(_mm256_add_pd(trunc, ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F2)))));
+    } else {
+        trunc = ER_UP4(_mm256_mul_pd(_mm256_set1_pd((double)(nt + 1 + c->xterms)),
+                                     ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F)))));
+    }
+    __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B, xs2)), trunc));
+    /* sh = frexp_e(dmax) - 1 - out_p - rne; norm = 2^max(sh, qe) */
+    const int rne = c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0, qe = er_b_eng_qe(c);
+    __m256i sh = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(dmax), 52),
+                                  _mm256_set1_epi64x(1023 + c->out_p + rne));
+    __m256d norm = _mm256_blendv_pd(ER_POW2_4(sh), _mm256_set1_pd(er_b_pow2(qe)),
+                                    _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(qe), sh)));
+    E = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(E, trunc)), norm));
+    B = ER_UP4(_mm256_add_pd(dmax, norm));
+    __m256d maxc = _mm256_set1_pd(c->max_c);
+    __m256d done = _mm256_or_pd(_mm256_cmp_pd(B, maxc, _CMP_GE_OQ), _mm256_cmp_pd(R, maxc, _CMP_GE_OQ));
+    __m256d E2 = E, R2 = R, B2 = B;
+    if (c->promote && (p1 % c->promote == 0 || p1 == c->k)) {
+        __m256d rnew = ER_UP4(_mm256_add_pd(R, B));
+        __m256d perr = ER_UP4(_mm256_mul_pd(rnew, _mm256_set1_pd(0x1p-24)));
+        E2 = ER_UP4(_mm256_add_pd(E, perr));
+        R2 = ER_UP4(_mm256_add_pd(rnew, perr));
+        B2 = zero;
+    }
+    /* every value finite (a pattern past the largest finite one would not be er_b_up's): else decline */
+    __m256i bad = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(xs2), expmask), expmask);
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(trunc), expmask), expmask));
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(dmax), expmask), expmask));
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(E2), expmask), expmask));
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(R2), expmask), expmask));
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(B), expmask), expmask));
+    if (!_mm256_testz_si256(bad, bad)) return 0;
+    _mm256_storeu_pd(Tp, T);
+    /* a lane that overflowed keeps the values of the overflow step (its state is never read again) */
+    _mm256_storeu_pd(Ep, _mm256_blendv_pd(E2, E, done));
+    _mm256_storeu_pd(Rp, _mm256_blendv_pd(R2, R, done));
+    _mm256_storeu_pd(Bp, _mm256_blendv_pd(B2, B, done));
+    int dm = _mm256_movemask_pd(done);
+    for (int l = 0; l < 4; l++) dn[l] = (unsigned char)((dm >> l) & 1);
+#undef ER_UP4
+#undef ER_POW2_4
+    return 1;
+}
+
+/*
+ * The NVIDIA branch of er_b_eng_block (F2 = 0) with its constants hoisted out of the elements' loop:
+ * the weights are formed from their bits (cnt 2^(Es - F) is cnt's pattern plus (Es - F) << 52 while it
+ * is a normal value, checked from Es), frexp and 2^sh from exponent fields.  Only the conditions the
+ * arithmetic needs are checked: a sign bit in B, E, R or xs, a lane done, Es outside the normal range of
+ * the weight, and at the end an infinite or NaN E, B (or, promoting, E and R), into which every
+ * infinite or NaN intermediate (xs, dmax, a sum beyond binary64) propagates.
+ */
+typedef struct {
+    double infl, q2, maxc;
+    int64_t kt, limb, lowb, eminb, shsub, gx;
+    int ok, zero_fix, low_check, promote, promote_now;
+} eng_k;
+
+static void eng_k_set(const er_bpar *c, eng_k *K, int64_t nt, int64_t p1)
+{
+    int64_t cnt = nt + 1 + c->xterms, bl = 0;
+    double dc = (double)cnt;
+    uint64_t cb;
+    while (bl < 62 && (INT64_C(1) << bl) <= cnt) bl++;
+    memcpy(&cb, &dc, 8);
+    K->ok = !c->F2 && c->F >= 0 && c->F <= 900 && cnt >= 1 && cnt < (INT64_C(1) << 40);
+    K->infl = 1.0 + (double)(c->k + 8) * 0x1p-51;
+    K->q2 = er_b_pow2(er_b_eng_qe(c));
+    K->maxc = c->max_c;
+    K->kt = (int64_t)cb + 1 - ((int64_t)(1023 + c->F) << 52);
+    K->limb = 2047 + c->F - bl;
+    K->lowb = 1 + c->F;
+    K->eminb = c->emin_c + 1023;
+    K->low_check = (c->emin_c < -126 ? c->emin_c : -126) + 1023 < K->lowb;
+    K->zero_fix = c->emin_c != -126; /* a zero B: exponent -126, not emin_D (f16 accumulators) */
+    K->shsub = (int64_t)(c->out_p + (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0)) << 52;
+    K->gx = c->gextra + 1023;
+    K->promote = c->promote != 0;
+    K->promote_now = c->promote && (p1 % c->promote == 0 || p1 == c->k);
+}
+
+__attribute__((target("avx2"), always_inline)) static inline int block4f_avx2(const eng_k *K, double *Tp,
+                                                                               double *Ep, double *Bp, double *Rp,
+                                                                               unsigned char *dn, const double *xsp,
+                                                                               const int32_t *emp)
+{
+    uint32_t d4;
+    memcpy(&d4, dn, 4);
+    if (d4) return 0;
+    __m256d B = _mm256_loadu_pd(Bp), E = _mm256_loadu_pd(Ep), R = _mm256_loadu_pd(Rp), xs = _mm256_loadu_pd(xsp);
+    if (_mm256_movemask_pd(_mm256_or_pd(_mm256_or_pd(B, E), _mm256_or_pd(R, xs)))) return 0;
+    const __m256i one = _mm256_set1_epi64x(1);
+#define ER_UP4(v) _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), one))
+    __m256d T = _mm256_add_pd(_mm256_loadu_pd(Tp), xs);
+    __m256d xs2 = ER_UP4(_mm256_mul_pd(xs, _mm256_set1_pd(K->infl)));
+    /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B (the same for a
+     * subnormal B: its field 0 is below emin_D's) */
+    __m256i bb = _mm256_castpd_si256(B), exb = _mm256_srli_epi64(bb, 52), eminb = _mm256_set1_epi64x(K->eminb);
+    __m256i ecb = _mm256_blendv_epi8(eminb, exb, _mm256_cmpgt_epi64(exb, eminb));
+    if (K->zero_fix)
+        ecb = _mm256_blendv_epi8(ecb, _mm256_set1_epi64x(-126 + 1023), _mm256_cmpeq_epi64(bb, _mm256_setzero_si256()));
+    __m256i emb = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)emp)),
+                                   _mm256_set1_epi64x(K->gx));
+    __m256i Esb = _mm256_blendv_epi8(ecb, emb, _mm256_cmpgt_epi64(emb, ecb));
+    __m256i bad = _mm256_cmpgt_epi64(Esb, _mm256_set1_epi64x(K->limb));
+    if (K->low_check) bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(_mm256_set1_epi64x(K->lowb), Esb));
+    /* trunc = er_b_up(ldexp(cnt, Es - F)) */
+    __m256d trunc = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_slli_epi64(Esb, 52), _mm256_set1_epi64x(K->kt)));
+    __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B, xs2)), trunc));
+    /* norm = 2^max(sh, qe): 2^sh from dmax's exponent field (a field at or below out_p + rne gives
+     * +0 or a negative value, below 2^qe) */
+    __m256d norm = _mm256_castsi256_pd(
+        _mm256_sub_epi64(_mm256_and_si256(_mm256_castpd_si256(dmax), _mm256_set1_epi64x(0x7FF0000000000000LL)),
+                         _mm256_set1_epi64x(K->shsub)));
+    norm = _mm256_max_pd(norm, _mm256_set1_pd(K->q2));
+    E = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(E, trunc)), norm));
+    B = ER_UP4(_mm256_add_pd(dmax, norm));
+    const __m256d maxc = _mm256_set1_pd(K->maxc), big = _mm256_set1_pd(DBL_MAX);
+    __m256d done = _mm256_cmp_pd(B, maxc, _CMP_GE_OQ);
+    if (K->promote) done = _mm256_or_pd(done, _mm256_cmp_pd(R, maxc, _CMP_GE_OQ));
+    bad = _mm256_or_si256(bad, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(E, B), big, _CMP_NLE_UQ)));
+    __m256d E2 = E, R2 = R, B2 = B;
+    if (K->promote_now) {
+        __m256d rnew = ER_UP4(_mm256_add_pd(R, B));
+        __m256d perr = ER_UP4(_mm256_mul_pd(rnew, _mm256_set1_pd(0x1p-24)));
+        E2 = ER_UP4(_mm256_add_pd(E, perr));
+        R2 = ER_UP4(_mm256_add_pd(rnew, perr));
+        B2 = _mm256_setzero_pd();
+        bad = _mm256_or_si256(bad, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(E2, R2), big, _CMP_NLE_UQ)));
+    }
+#undef ER_UP4
+    if (!_mm256_testz_si256(bad, bad)) return 0;
+    _mm256_storeu_pd(Tp, T);
+    int dm = _mm256_movemask_pd(done);
+    if (dm) {
+        /* a lane that overflowed keeps the values of the overflow step */
+        E2 = _mm256_blendv_pd(E2, E, done);
+        R2 = _mm256_blendv_pd(R2, R, done);
+        B2 = _mm256_blendv_pd(B2, B, done);
+        for (int l = 0; l < 4; l++) dn[l] = (unsigned char)((dm >> l) & 1);
+    }
+    _mm256_storeu_pd(Ep, E2);
+    _mm256_storeu_pd(Bp, B2);
+    if (K->promote_now) _mm256_storeu_pd(Rp, R2);
+    return 1;
+}
+
+/* The packing of one full group of B's chunk (kc terms x ENG columns from b and eb, step n): the values
+ * and exponents copied, each tile column's largest magnitude (an infinity for an infinite or NaN value)
+ * into pm[0..3], the exponents' range into *emn, *emx (mag_max's and the scalar loop's results). */
+__attribute__((target("avx2"))) static void pack_avx2(const double *b, const int16_t *eb, int64_t n, int64_t kc,
+                                                       double *dv, int16_t *de, double *pm, int *emn, int *emx)
+{
+    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
+    const __m256d big = _mm256_set1_pd(DBL_MAX), inf = _mm256_set1_pd(INFINITY);
+    __m256d m[ENG / ENR];
+    __m256i mn = _mm256_set1_epi16(INT16_MAX), mx = _mm256_set1_epi16(INT16_MIN);
+    for (int t = 0; t < ENG / ENR; t++) m[t] = _mm256_setzero_pd();
+    for (int64_t p = 0; p < kc; p++) {
+        for (int t = 0; t < ENG / ENR; t++) {
+            __m256d v = _mm256_loadu_pd(b + p * n + t * ENR);
+            _mm256_storeu_pd(dv + p * ENG + t * ENR, v);
+            __m256d a = _mm256_and_pd(v, am);
+            a = _mm256_blendv_pd(inf, a, _mm256_cmp_pd(a, big, _CMP_LE_OQ));
+            m[t] = _mm256_max_pd(m[t], a);
+        }
+        __m256i e = _mm256_loadu_si256((const __m256i *)(eb + p * n));
+        _mm256_storeu_si256((__m256i *)(de + p * ENG), e);
+        mn = _mm256_min_epi16(mn, e);
+        mx = _mm256_max_epi16(mx, e);
+    }
+    for (int t = 0; t < ENG / ENR; t++) {
+        double v[4];
+        _mm256_storeu_pd(v, m[t]);
+        for (int l = 0; l < 4; l++) pm[t] = v[l] > pm[t] ? v[l] : pm[t];
+    }
+    int16_t a[16], z[16];
+    _mm256_storeu_si256((__m256i *)a, mn);
+    _mm256_storeu_si256((__m256i *)z, mx);
+    for (int l = 0; l < 16; l++) {
+        if (a[l] < *emn) *emn = a[l];
+        if (z[l] > *emx) *emx = z[l];
+    }
+}
+
+/* block4f_avx2 out of line (the test's entry). */
+__attribute__((target("avx2"))) static int block4f_call(const eng_k *K, double *Tp, double *Ep, double *Bp, double *Rp,
+                                                         unsigned char *dn, const double *xsp, const int32_t *emp)
+{
+    return block4f_avx2(K, Tp, Ep, Bp, Rp, dn, xsp, emp);
+}
+
+/* The recurrence of a 4 x 16 group of elements (its first ntl tiles), rows from q0 (step ld): four lanes
+ * at a time, lane by lane where the vector path declines. */
+__attribute__((target("avx2"), always_inline)) static inline void blocks_loop(const er_bpar *c, const eng_k *K,
+                                                                            eng_state *st, int64_t q0,
+                                                                            const double (*xs)[EMR * ENR],
+                                                                            const int32_t *em, int ntl, int64_t nt,
+                                                                            int64_t p1)
+{
+    double *restrict T = st->T, *restrict E = st->E, *restrict B = st->B, *restrict R = st->R;
+    unsigned char *restrict dn = st->dn;
+    const int64_t ld = st->ld;
+    for (int r = 0; r < EMR; r++)
+        for (int t = 0; t < ntl; t++) {
+            int64_t q = q0 + r * ld + t * ENR;
+            const double *x4 = xs[t] + r * ENR;
+            const int32_t *e4 = em + r * ENG + t * ENR;
+            if (!block4f_avx2(K, T + q, E + q, B + q, R + q, dn + q, x4, e4))
+                for (int l = 0; l < ENR; l++) block1(c, st, q + l, x4[l], e4[l], nt, p1);
+        }
+}
+
+/* The recurrence of a 4 x 16 group of elements (its first ntl tiles), rows from q0 (step ld): four lanes
+ * at a time, lane by lane where the vector path declines.  The common case (an f32 accumulator, no
+ * promotion) runs with its flags as constants. */
+__attribute__((target("avx2"))) static void blocks_avx2(const er_bpar *c, eng_state *st, int64_t q0,
+                                                         const double (*xs)[EMR * ENR], const int32_t *em, int ntl,
+                                                         int64_t nt, int64_t p1)
+{
+    eng_k K0;
+    eng_k_set(c, &K0, nt, p1);
+    if (!K0.ok) {
+        for (int r = 0; r < EMR; r++)
+            for (int t = 0; t < ntl; t++) {
+                int64_t q = q0 + r * st->ld + t * ENR;
+                const double *x4 = xs[t] + r * ENR;
+                const int32_t *e4 = em + r * ENG + t * ENR;
+                if (!block4_avx2(c, st->T + q, st->E + q, st->B + q, st->R + q, st->dn + q, x4, e4, nt, p1))
+                    for (int l = 0; l < ENR; l++) block1(c, st, q + l, x4[l], e4[l], nt, p1);
+            }
+        return;
+    }
+    eng_k K = K0; /* a copy whose address stays here: its fields are constants of the loop */
+    if (!K.zero_fix && !K.low_check && !K.promote) {
+        K.zero_fix = K.low_check = K.promote = K.promote_now = 0;
+        blocks_loop(c, &K, st, q0, xs, em, ntl, nt, p1);
+    } else {
+        blocks_loop(c, &K, st, q0, xs, em, ntl, nt, p1);
+    }
+}
+#endif
+
+/* AVX2 where the processor has it, unless EXACTREF_NO_SIMD is set (the tests compare both paths). */
+static int simd_wanted(void)
+{
+#ifdef ER_HAVE_AVX2_ENGINE
+    return __builtin_cpu_supports("avx2") && !getenv("EXACTREF_NO_SIMD");
+#else
+    return 0;
+#endif
+}
+
+int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double *R, unsigned char *done,
+                      const double *xs, const int32_t *emax, int64_t nt, int64_t p1)
+{
+#ifdef ER_HAVE_AVX2_ENGINE
+    if (__builtin_cpu_supports("avx2")) {
+        eng_k K;
+        eng_k_set(c, &K, nt, p1);
+        if (K.ok) return block4f_call(&K, T, E, B, R, done, xs, emax);
+        return block4_avx2(c, T, E, B, R, done, xs, emax, nt, p1);
+    }
+#endif
+    (void)c, (void)T, (void)E, (void)B, (void)R, (void)done, (void)xs, (void)emax, (void)nt, (void)p1;
+    return 0;
+}
+
+/* ---- The driver. ---- */
+
+/* The elements of rows [i0, i0 + mc) x columns [jc, jc + nc) from their finished states
+ * (er_b_eng_element), everything inlined: with the output format a constant (the common ones), the
+ * conversions of er_b_finish fold their format's row (the same functions, the same bits). */
+static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_state *st,
+                                                er_bounds *out, int64_t e0, int64_t i0, int64_t mc, int64_t jc,
+                                                int64_t nc)
+{
+    const int64_t n = j->n;
+    for (int64_t r = 0; r < mc; r++)
+        for (int64_t c = 0; c < nc; c++) {
+            int64_t e = (i0 + r) * n + jc + c, q = r * st->ld + c;
+            double cval = j->cv ? j->cv[e] : 0.0;
+            er_b_eng g;
+            er_bel b;
+            er_b_eng_init(par, &g, cval, j->dc ? j->dc[e] : 0.0); /* pert */
+            g.s = st->s[q];
+            g.T = st->T[q];
+            g.E = st->E[q];
+            g.B = st->B[q];
+            g.R = st->R[q];
+            g.done = st->dn[q];
+            er_b_eng_element(par, &g, cval, j->rb[e], &b);
+            store_bel(out, e0 + e, &b);
+        }
+}
+
+__attribute__((flatten)) static void finish_rows(const er_bjob *j, const eng_state *st, er_bounds *out, int64_t e0,
+                                                 int64_t i0, int64_t mc, int64_t jc, int64_t nc)
+{
+    er_bpar p = j->par;
+    switch (p.out_fmt) {
+    case ER_FMT_F32: p.out_fmt = ER_FMT_F32; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
+    case ER_FMT_BF16: p.out_fmt = ER_FMT_BF16; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
+    case ER_FMT_F16: p.out_fmt = ER_FMT_F16; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
+    default: finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
+    }
+}
+
+
+/* Largest magnitude, an infinity for any infinite or NaN value (so that a product with it is not
+ * "known finite"). */
+static double mag_max(double m, double v)
+{
+    double a = fabs(v);
+    if (!(a <= DBL_MAX)) return INFINITY;
+    return a > m ? a : m;
+}
+
+int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0, int64_t r1, int simd,
+                       er_progress *pg)
+{
+    const er_bpar *par = &j->par;
+    const int64_t n = j->n, k = par->k, mk = par->mk;
+    if (par->kind != ER_BK_ENGINE || !j->ea || !j->eb || par->slack_a || par->slack_b || mk < 1) return 0;
+    if (r0 >= r1 || n <= 0) return 1;
+    if (simd < 0) simd = simd_wanted();
+#ifndef ER_HAVE_AVX2_ENGINE
+    simd = 0;
+#else
+    if (simd && !__builtin_cpu_supports("avx2")) simd = 0;
+#endif
+    const int64_t rows = r1 - r0;
+    const int64_t KC = mk * (EKC / mk > 0 ? EKC / mk : 1);
+    const int64_t MC = rows < EMC ? (rows + EMR - 1) / EMR * EMR : EMC;
+    const int64_t kcap = k < KC ? (k > 0 ? k : 1) : KC;
+    eng_state st;
+    st.ld = ENC;
+    size_t ns = (size_t)(MC * ENC);
+    st.s = malloc(sizeof(double) * ns);
+    st.T = malloc(sizeof(double) * ns);
+    st.E = malloc(sizeof(double) * ns);
+    st.B = malloc(sizeof(double) * ns);
+    st.R = malloc(sizeof(double) * ns);
+    st.dn = malloc(ns);
+    double *pv = malloc(sizeof(double) * (size_t)(kcap * ENC)); /* B's chunk: group g, term p, column c */
+    int16_t *pe = malloc(sizeof(int16_t) * (size_t)(kcap * ENC));
+    double *amax = malloc(sizeof(double) * (size_t)rows);
+    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax;
+    if (ok) {
+        int eamin = INT16_MAX, eamax = INT16_MIN;
+        for (int64_t i = 0; i < rows; i++) {
+            const double *ar = j->af + (r0 + i) * k;
+            const int16_t *er = j->ea + (r0 + i) * k;
+            double m = 0;
+            for (int64_t p = 0; p < k; p++) {
+                m = mag_max(m, ar[p]);
+                if (er[p] < eamin) eamin = er[p];
+                if (er[p] > eamax) eamax = er[p];
+            }
+            amax[i] = m;
+        }
+        for (int64_t jc = 0; jc < n; jc += ENC) {
+            const int64_t nc = n - jc < ENC ? n - jc : ENC, ncp = (nc + ENG - 1) / ENG * ENG, ng = ncp / ENG;
+            for (int64_t i0 = r0; i0 < r1; i0 += MC) {
+                const int64_t mc = r1 - i0 < MC ? r1 - i0 : MC, mcp = (mc + EMR - 1) / EMR * EMR;
+                /* the state (the padding rows and columns as elements without C: computed, never read) */
+                for (int64_t r = 0; r < mcp; r++)
+                    for (int64_t c = 0; c < ncp; c++) {
+                        int real = r < mc && c < nc;
+                        int64_t e = (i0 + r) * n + jc + c, q = r * st.ld + c;
+                        er_b_eng g;
+                        er_b_eng_init(par, &g, real && j->cv ? j->cv[e] : 0.0, real && j->dc ? j->dc[e] : 0.0);
+                        st.s[q] = 0;
+                        st.T[q] = g.T;
+                        st.E[q] = g.E;
+                        st.B[q] = g.B;
+                        st.R[q] = g.R;
+                        st.dn[q] = (unsigned char)(g.done != 0);
+                    }
+                for (int64_t p0 = 0; p0 < k; p0 += KC) {
+                    const int64_t kc = k - p0 < KC ? k - p0 : KC;
+                    double pmax[ENC / ENR];
+                    int ebmin = INT16_MAX, ebmax = INT16_MIN;
+                    /* pack B's chunk (zeros beyond column n) and each tile column's largest magnitude */
+                    for (int64_t t = 0; t < ncp / ENR; t++) pmax[t] = 0;
+                    for (int64_t g = 0; g < ng; g++) {
+#ifdef ER_HAVE_AVX2_ENGINE
+                        if (simd && (g + 1) * ENG <= nc) {
+                            pack_avx2(j->bf + p0 * n + jc + g * ENG, j->eb + p0 * n + jc + g * ENG, n, kc,
+                                      pv + g * kc * ENG, pe + g * kc * ENG, pmax + g * (ENG / ENR), &ebmin, &ebmax);
+                            continue;
+                        }
+#endif
+                        for (int64_t p = 0; p < kc; p++) {
+                            const double *brow = j->bf + (p0 + p) * n;
+                            const int16_t *erow = j->eb + (p0 + p) * n;
+                            double *dv = pv + (g * kc + p) * ENG;
+                            int16_t *de = pe + (g * kc + p) * ENG;
+                            for (int c = 0; c < ENG; c++) {
+                                int64_t col = jc + g * ENG + c;
+                                double v = col < jc + nc ? brow[col] : 0.0;
+                                int16_t e = col < jc + nc ? erow[col] : 0;
+                                dv[c] = v;
+                                de[c] = e;
+                                pmax[(g * ENG + c) / ENR] = mag_max(pmax[(g * ENG + c) / ENR], v);
+                                if (e < ebmin) ebmin = e;
+                                if (e > ebmax) ebmax = e;
+                            }
+                        }
+                    }
+                    /* int16 lanes only where every e_a + e_b fits */
+                    const int e16 = simd && eamax + ebmax <= INT16_MAX && eamin + ebmin >= -INT16_MAX;
+                    for (int64_t ir = 0; ir < mcp; ir += EMR) {
+                        const double *ar[EMR];
+                        const int16_t *er[EMR];
+                        double amx = 0;
+                        for (int r = 0; r < EMR; r++) {
+                            int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1); /* padding: a real row again */
+                            ar[r] = j->af + i * k + p0;
+                            er[r] = j->ea + i * k + p0;
+                            if (amax[i - r0] > amx) amx = amax[i - r0];
+                        }
+                        for (int64_t g = 0; g < ng; g++) {
+                            /* the tiles with a column of B (the others: padding only) */
+                            const int64_t tl = (nc - g * ENG + ENR - 1) / ENR;
+                            const int ntl = (int)(tl < ENG / ENR ? tl : ENG / ENR);
+                            int fast[ENG / ENR];
+                            for (int t = 0; t < ENG / ENR; t++) fast[t] = amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX;
+                            for (int64_t b0 = 0; b0 < kc; b0 += mk) {
+                                const int64_t nt = kc - b0 < mk ? kc - b0 : mk, p1 = p0 + b0 + nt;
+                                const double *bvals = pv + (g * kc + b0) * ENG;
+                                const int16_t *bexps = pe + (g * kc + b0) * ENG;
+                                int32_t em[EMR * ENG];
+                                double xs[ENG / ENR][EMR * ENR];
+                                const double *arb[EMR];
+                                const int16_t *erb[EMR];
+                                for (int r = 0; r < EMR; r++) {
+                                    arb[r] = ar[r] + b0;
+                                    erb[r] = er[r] + b0;
+                                }
+#ifdef ER_HAVE_AVX2_ENGINE
+                                if (e16) exps_avx2(erb[0], erb[1], erb[2], erb[3], bexps, nt, em);
+                                else
+#endif
+                                    exps_plain(erb, bexps, nt, em);
+                                for (int t = 0; t < ntl; t++) {
+                                    double *sp = st.s + ir * st.ld + g * ENG + t * ENR;
+#ifdef ER_HAVE_AVX2_ENGINE
+                                    if (simd)
+                                        terms_avx2(arb[0], arb[1], arb[2], arb[3], bvals + t * ENR, nt, sp, st.ld,
+                                                   xs[t], fast[t]);
+                                    else
+#endif
+                                        terms_plain(arb, bvals + t * ENR, nt, sp, st.ld, xs[t], fast[t]);
+                                }
+#ifdef ER_HAVE_AVX2_ENGINE
+                                if (simd) {
+                                    blocks_avx2(par, &st, ir * st.ld + g * ENG, (const double(*)[EMR * ENR])xs, em,
+                                                ntl, nt, p1);
+                                    continue;
+                                }
+#endif
+                                for (int r = 0; r < EMR; r++)
+                                    for (int t = 0; t < ntl; t++) {
+                                        int64_t q = (ir + r) * st.ld + g * ENG + t * ENR;
+                                        for (int l = 0; l < ENR; l++)
+                                            block1(par, &st, q + l, xs[t][r * ENR + l], em[r * ENG + t * ENR + l],
+                                                   nt, p1);
+                                    }
+                            }
+                        }
+                    }
+                }
+                /* the elements from their finished states */
+                finish_rows(j, &st, out, e0, i0, mc, jc, nc);
+                er_progress_add(pg, mc * nc);
+            }
+        }
+    }
+    free(st.s);
+    free(st.T);
+    free(st.E);
+    free(st.B);
+    free(st.R);
+    free(st.dn);
+    free(pv);
+    free(pe);
+    free(amax);
+    return ok;
+}

@@ -1,0 +1,30 @@
+/* cpu_bounds_engine.h: the engines' bounds on the CPU, register-blocked (cpu/cpu_bounds_engine.c). */
+#ifndef ER_CPU_BOUNDS_ENGINE_H
+#define ER_CPU_BOUNDS_ENGINE_H
+
+#include <stdint.h>
+
+#include "../src/host/er_bjob.h"
+#include "../src/host/er_progress.h"
+#include "exactref/result.h"
+
+/*
+ * The elements of rows [r0, r1) of an engine's batch (no slack of A or B) into out from index e0 on:
+ * the bits of er_bound_element, element by element.  simd: 1 the AVX2 kernels where the processor has
+ * them, 0 the portable ones, -1 as the environment says (AVX2 unless EXACTREF_NO_SIMD is set).
+ * Returns 1 when done, 0 when it cannot (no memory, no exponents, slack of A or B): the caller then
+ * runs the elements one at a time.
+ */
+int er_cpu_engine_rows(const er_bjob *job, er_bounds *out, int64_t e0, int64_t r0, int64_t r1, int simd,
+                       er_progress *pg);
+
+/*
+ * er_b_eng_block for four consecutive elements whose states are the arrays T, E, B, R and done (4
+ * each), xs and emax their step's sums and exponents: 1 when the AVX2 path computed them (the same
+ * bits as er_b_eng_block lane by lane), 0 when it declined, touching nothing (no AVX2, a lane done, a
+ * negative, subnormal, infinite or NaN value on the way).
+ */
+int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double *R, unsigned char *done,
+                      const double *xs, const int32_t *emax, int64_t nt, int64_t p1);
+
+#endif
