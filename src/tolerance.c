@@ -60,27 +60,30 @@ static int16_t group_exp(int16_t e, int fmt, uint64_t bits, int gextra)
     return (int16_t)(e < fl ? fl : e);
 }
 
-/* normal's roundings per term: products (one each), within-lane additions, lane combination;
- * the largest over 1, 2 and 4 lanes (docs/proofs/normal.md). */
+/* normal's roundings per term: products (one each), within-lane additions, the combination of the
+ * nonempty lanes; the largest over 1, 2 and 4 lanes (docs/proofs/normal.md). */
 static void normal_weights(double *rw, int64_t k, int has_c, int c_rounds, double *r_c, double *r_max)
 {
     static const int lanes[3] = {1, 2, 4};
     *r_c = 0;
     for (int64_t p = 0; p < k; p++) rw[p] = 0;
     for (int li = 0; li < 3; li++) {
-        int L = lanes[li];
+        int L = lanes[li], ne = 0;
+        /* the lane combination adds the nonempty lanes only (adding an empty lane's zero is exact):
+         * min(L, k) lanes, or C's lane alone when k = 0 */
+        for (int l = 0; l < L; l++) ne += (k > l) || (l == 0 && has_c);
         for (int l = 0; l < L; l++) {
             int64_t cnt = (k > l ? (k - l + L - 1) / L : 0) + (l == 0 && has_c ? 1 : 0);
             int64_t q = 0;
             if (l == 0 && has_c) {
                 q = 1;
-                double r = (double)c_rounds + (cnt >= 2 ? (double)(cnt - 1) : 0) + (L - 1);
+                double r = (double)c_rounds + (cnt >= 2 ? (double)(cnt - 1) : 0) + (ne - 1);
                 if (r > *r_c) *r_c = r;
             }
             for (int64_t p = l; p < k; p += L) {
                 q++;
                 double within = cnt >= 2 ? (double)(cnt - (q > 2 ? q : 2) + 1) : 0;
-                double r = 1 + within + (L - 1);
+                double r = 1 + within + (ne - 1);
                 if (r > rw[p]) rw[p] = r;
             }
         }

@@ -1864,6 +1864,83 @@ START_TEST(sound_zero_padding)
 END_TEST
 
 
+/* ---- normal within any_order. ---- */
+/*
+ * normal admits some of the trees any_order admits, so its bounds must never be wider: per element,
+ * tolerance(normal) <= tolerance(any_order) and normal's finite range inside any_order's.  The seed's
+ * 1x2 f32 example (A = [1, 2], B = [3; 4]: 11) had normal at 3 f32 ulps (its 4-lane combination counted
+ * three additions of lanes that are empty at k = 2) and any_order at 1; both are 1 ulp (2^-20) now.
+ */
+static void tol_of(prob *P, const char *std, double *tol, double *lo, double *hi, int *rng_ok)
+{
+    const er_bounds *bd;
+    er_tol_opts o;
+    char msg[200] = "";
+    std_opts(&o, std, -1, 0);
+    REQUIRE(er_result_bounds(P->r, &o, &bd, msg, sizeof msg) == ER_OK, "er_result_bounds(%s): %s", std, msg);
+    for (int e = 0; e < P->m * P->n; e++) {
+        tol[e] = bd->tolerance[e];
+        rng_ok[e] = bd->has_range[e];
+        lo[e] = rng_ok[e] ? val(P->fo, bd->low[e]) : 0;
+        hi[e] = rng_ok[e] ? val(P->fo, bd->high[e]) : 0;
+    }
+}
+
+START_TEST(normal_within_any_order)
+{
+    uint64_t rng = er_test_seed("test_bounds/normal_within_any_order");
+    long checked = 0;
+    {
+        prob P;
+        double tn[1], ta[1], ln[1], hn[1], la[1], ha[1];
+        int rn[1], ra[1];
+        prob_init(&P, 1, 1, 2, ER_FMT_F32, ER_FMT_F32, -1, ER_FMT_F32, ER_RND_NEAREST_EVEN, -1, 1);
+        P.A[0] = 1, P.A[1] = 2, P.B[0] = 3, P.B[1] = 4;
+        prob_create(&P);
+        tol_of(&P, "normal", tn, ln, hn, rn);
+        tol_of(&P, "any_order", ta, la, ha, ra);
+        REQUIRE(P.rv[0] == 11.0, "the seed's example rounds to 11, not %g", P.rv[0]);
+        /* one f32 ulp (2^-20), the tolerance moved up one binary64 step */
+        REQUIRE(tn[0] == ta[0] && tn[0] >= 0x1p-20 && tn[0] < 0x1.8p-20, "the seed's example: normal %a, any_order %a (want 1 ulp, 2^-20, both)",
+                tn[0], ta[0]);
+        prob_free(&P);
+    }
+    for (int cs = 0; cs < scaled(600); cs++) {
+        prob P;
+        int kind;
+        uint64_t crng = R(&rng);
+        random_config(&P, &crng, cs % 3 == 0 ? 9 : 400, &kind);
+        if (cs % 3 == 0) {
+            /* k = 1..9: the lanes are partly empty */
+            int m = P.m, n = P.n, fa = P.fa, fb = P.fb, fc = P.fc, fo = P.fo, dir = P.dir;
+            prob_free(&P);
+            prob_init(&P, m, n, rint_(&crng, 1, 9), fa, fb, fc, fo, dir, -1, 1);
+        }
+        gen_opts g = {.tc = 24};
+        gen_data(&P, kind, &crng, &g);
+        prob_create(&P);
+        double tn[16], ta[16], ln[16], hn[16], la[16], ha[16];
+        int rn[16], ra[16];
+        tol_of(&P, "normal", tn, ln, hn, rn);
+        tol_of(&P, "any_order", ta, la, ha, ra);
+        for (int e = 0; e < P.m * P.n; e++) {
+            if (isnan(ta[e])) continue; /* rounded not finite */
+            REQUIRE(!(tn[e] > ta[e]), "case %d (k %d, %s x %s -> %s), element %d: normal's tolerance %a > any_order's %a", cs,
+                    P.k, fname(P.fa), fname(P.fb), fname(P.fo), e, tn[e], ta[e]);
+            if (ra[e]) {
+                REQUIRE(rn[e], "case %d element %d: any_order has a finite range, normal none", cs, e);
+                REQUIRE(ln[e] >= la[e] && hn[e] <= ha[e], "case %d element %d: normal's range [%a, %a] beyond any_order's [%a, %a]",
+                        cs, e, ln[e], hn[e], la[e], ha[e]);
+            }
+            checked++;
+        }
+        prob_free(&P);
+    }
+    printf("test_bounds/normal_within_any_order: %ld elements\n", checked);
+    REQUIRE(checked > 1000, "too few elements checked: %ld", checked);
+}
+END_TEST
+
 /* ---- Tightness (reported). ---- */
 typedef struct trow {
     char std[24], data[40];
@@ -2058,6 +2135,7 @@ int main(void)
     tcase_add_test(tc, sound_any_order);
     tcase_add_test(tc, sound_compute);
     tcase_add_test(tc, sound_engines);
+    tcase_add_test(tc, normal_within_any_order);
     tcase_add_test(tc, tightness);
     suite_add_tcase(su, tc);
     /* the reproducers of the unsoundness this suite found (fixed in 5548157): regressions */

@@ -225,13 +225,16 @@ ER_FN double er_b_radius_from_sums(const er_bpar *c, double s, double T, double 
     *e64 = er_b_up(er_b_up((double)(c->k + 3) * 0x1p-53 * T * infl) + (double)(c->k + 1) * 0x1p-1074);
     Tup = er_b_up(T * infl);
     nterms = (double)c->k + (c->has_c ? 1 : 0);
-    if (any || er_b_up(Tup * (1 + 0x1p-20)) >= c->max_c) {
+    {
         /* any tree (also normal's restarted partial sums): r_t <= n */
         double g = er_b_gamma(c->u, nterms + c->c_rounds);
         rad = er_b_up(g * Tup * (nterms + c->c_rounds));
-    } else {
+    }
+    if (!any && er_b_up(Tup * (1 + 0x1p-20)) < c->max_c) {
+        /* normal's trees are some of any order's: the smaller of the two bounds holds */
         double g = er_b_gamma(c->u, c->r_max);
-        rad = er_b_up(g * er_b_up(W * infl));
+        double rn = er_b_up(g * er_b_up(W * infl));
+        if (rn < rad) rad = rn;
     }
     /* underflow of each rounded product: absolute eta, at most doubled on its way */
     rad = er_b_up(rad + er_b_up(2.0 * c->eta * (double)c->k));
