@@ -62,6 +62,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <mpfr.h>
+
 #include "er_test.h"
 #include "sim.h"
 
@@ -1941,6 +1943,85 @@ START_TEST(normal_within_any_order)
 }
 END_TEST
 
+/* ---- The ends from the exact sum. ---- */
+/*
+ * normal's and any_order's ends are defined from the exact sum x (docs/proofs/foundations.md): low is
+ * the output rounding of RD(x - radius), high of RU(x + radius), RD and RU binary64's directed
+ * roundings of the exact values.  Here x, x - radius and x + radius are computed with MPFR (exact
+ * products and sums at 2400 bits: the data's exponents span far less), rounded once to binary64, and
+ * converted to the output; every element with a finite range inside compute's range must have exactly
+ * those patterns.  f64 outputs take the exact accumulator on (nearly) every element, f32 and bf16
+ * outputs the enclosure's shortcut: both are checked.
+ */
+START_TEST(ends_from_exact_sum)
+{
+    uint64_t rng = er_test_seed("test_bounds/ends_from_exact_sum");
+    static const int fins[] = {ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32, ER_FMT_F8E4M3FN};
+    static const int fouts[] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F64};
+    static const int kinds[] = {K_RANDOM, K_POSITIVE, K_DRIFT, K_CANCEL, K_ZEROC};
+    long checked = 0, exact_out = 0;
+    mpfr_t x, t, pr;
+    mpfr_inits2(2400, x, t, pr, (mpfr_ptr)0);
+    for (int cs = 0; cs < scaled(500); cs++) {
+        prob P;
+        uint64_t crng = R(&rng);
+        int fa = fins[R(&crng) % 4], fb = R(&crng) % 3 ? fa : fins[R(&crng) % 4], fo = fouts[R(&crng) % 3];
+        int fc = R(&crng) % 3 == 0 ? (R(&crng) % 2 ? ER_FMT_F32 : ER_FMT_BF16) : -1;
+        int dir = (int)(R(&crng) % ER_RND_COUNT), kind = kinds[R(&crng) % 5];
+        const char *sn = R(&crng) % 2 ? "any_order" : "normal";
+        prob_init(&P, rint_(&crng, 1, 4), rint_(&crng, 1, 4), rint_(&crng, 1, cs % 4 ? 64 : 700), fa, fb, fc, fo, dir,
+                  -1, 1);
+        gen_opts g = {.tc = 24};
+        gen_data(&P, kind, &crng, &g);
+        prob_create(&P);
+        const er_bounds *bd;
+        er_tol_opts o;
+        char msg[200] = "";
+        std_opts(&o, sn, -1, 0);
+        REQUIRE(er_result_bounds(P.r, &o, &bd, msg, sizeof msg) == ER_OK, "er_result_bounds: %s", msg);
+        double cmax = fmax_(ER_FMT_F32), omax = fmax_(fo);
+        for (int i = 0; i < P.m; i++)
+            for (int j = 0; j < P.n; j++) {
+                int e = i * P.n + j;
+                double rad = bd->radius[e], lo, hi;
+                if (!bd->has_range[e] || !isfinite(rad)) continue;
+                mpfr_set_zero(x, 1);
+                for (int p = 0; p < P.k; p++) {
+                    mpfr_set_d(pr, P.A[(size_t)i * P.k + p], MPFR_RNDN);
+                    mpfr_mul_d(pr, pr, P.B[(size_t)p * P.n + j], MPFR_RNDN); /* exact at 2400 bits */
+                    mpfr_add(x, x, pr, MPFR_RNDN);                             /* exact: the span is small */
+                }
+                if (P.fc >= 0) mpfr_add_d(x, x, P.C[e], MPFR_RNDN); /* zero_c sets a C */
+                mpfr_sub_d(t, x, rad, MPFR_RNDN);
+                lo = mpfr_get_d(t, MPFR_RNDD);
+                mpfr_add_d(t, x, rad, MPFR_RNDN);
+                hi = mpfr_get_d(t, MPFR_RNDU);
+                if (lo == 0) lo = 0.0; /* the real number 0 */
+                if (hi == 0) hi = 0.0;
+                if (!(lo > -cmax && hi < cmax && lo > -omax && hi < omax)) continue; /* clipped ends: not here */
+                uint64_t lb, hb, want_lo, want_hi;
+                unsigned fl;
+                memcpy(&lb, &lo, 8);
+                memcpy(&hb, &hi, 8);
+                REQUIRE(er_convert_bits(ER_FMT_F64, fo, lb, dir, 0u, &want_lo, &fl) == ER_OK, "convert");
+                REQUIRE(er_convert_bits(ER_FMT_F64, fo, hb, dir, 0u, &want_hi, &fl) == ER_OK, "convert");
+                REQUIRE(bd->low[e] == want_lo && bd->high[e] == want_hi,
+                        "case %d (%s, %s x %s -> %s, dir %d, k %d) element %d: low/high 0x%llx/0x%llx, from the exact "
+                        "sum 0x%llx/0x%llx (RD(x - r) %a, RU(x + r) %a, r %a)",
+                        cs, sn, fname(fa), fname(fb), fname(fo), dir, P.k, e, (unsigned long long)bd->low[e],
+                        (unsigned long long)bd->high[e], (unsigned long long)want_lo, (unsigned long long)want_hi, lo, hi,
+                        rad);
+                checked++;
+                exact_out += fo == ER_FMT_F64;
+            }
+        prob_free(&P);
+    }
+    mpfr_clears(x, t, pr, (mpfr_ptr)0);
+    printf("test_bounds/ends_from_exact_sum: %ld elements (%ld with f64 outputs)\n", checked, exact_out);
+    REQUIRE(checked > 1000 && exact_out > 200, "too few elements checked: %ld (%ld f64)", checked, exact_out);
+}
+END_TEST
+
 /* ---- Tightness (reported). ---- */
 typedef struct trow {
     char std[24], data[40];
@@ -2136,6 +2217,7 @@ int main(void)
     tcase_add_test(tc, sound_compute);
     tcase_add_test(tc, sound_engines);
     tcase_add_test(tc, normal_within_any_order);
+    tcase_add_test(tc, ends_from_exact_sum);
     tcase_add_test(tc, tightness);
     suite_add_tcase(su, tc);
     /* the reproducers of the unsoundness this suite found (fixed in 5548157): regressions */
