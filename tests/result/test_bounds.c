@@ -2025,18 +2025,20 @@ END_TEST
 /* ---- Tightness (reported). ---- */
 typedef struct trow {
     char std[24], data[40];
-    double *r;
+    double *r, *u; /* |impl - rounded| / tolerance; tolerance in ulps of rounded */
     long n, cap;
     double worst_err, worst_tol;
 } trow;
 
-static void trow_add(trow *t, double x)
+static void trow_add(trow *t, double x, double ulps)
 {
     if (t->n == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 256;
         t->r = realloc(t->r, sizeof(double) * (size_t)t->cap);
-        REQUIRE(t->r != NULL, "t->r != NULL");
+        t->u = realloc(t->u, sizeof(double) * (size_t)t->cap);
+        REQUIRE(t->r != NULL && t->u != NULL, "t->r != NULL");
     }
+    t->u[t->n] = ulps;
     t->r[t->n++] = x;
 }
 
@@ -2058,21 +2060,25 @@ static void tight_case(trow *t, prob *P, const er_tol_opts *o, const double *wor
         double r = worst[e] / tol;
         REQUIRE(r <= 1.0, "%s: |impl - rounded| %g > tolerance %g", o->standard.name, worst[e], tol);
         if (r > 0 && (t->n == 0 || r >= t->worst_err / t->worst_tol)) t->worst_err = worst[e], t->worst_tol = tol;
-        trow_add(t, r);
+        double av = fabs(P->rv[e]), ulp = rnd(P->fo, nextafter(av, INFINITY), ER_RND_POSITIVE_INF) - av;
+        trow_add(t, r, tol / ulp);
     }
 }
 
 static void trow_print(trow *t)
 {
-    double med = 0, mx = 0;
+    double med = 0, mx = 0, umed = 0;
     if (t->n) {
         qsort(t->r, (size_t)t->n, sizeof(double), cmp_d);
+        qsort(t->u, (size_t)t->n, sizeof(double), cmp_d);
         med = t->n % 2 ? t->r[t->n / 2] : 0.5 * (t->r[t->n / 2 - 1] + t->r[t->n / 2]);
+        umed = t->n % 2 ? t->u[t->n / 2] : 0.5 * (t->u[t->n / 2 - 1] + t->u[t->n / 2]);
         mx = t->r[t->n - 1];
     }
-    printf("  %-20s %-26s %6ld %10.3g %10.3g\n", t->std, t->data, t->n, med, mx);
+    printf("  %-20s %-26s %6ld %10.3g %10.3g %10.4g\n", t->std, t->data, t->n, med, mx, umed);
     free(t->r);
-    t->r = NULL;
+    free(t->u);
+    t->r = t->u = NULL;
 }
 
 START_TEST(tightness)
@@ -2081,8 +2087,8 @@ START_TEST(tightness)
     int nc = scaled(60);
     double t0 = (double)clock();
     printf("tightness: |implementation - rounded| / tolerance (max over the standard's implementations, per\n"
-           "element; f32 output, nearest even, 2 x 2, k 8..1500)\n");
-    printf("  %-20s %-26s %6s %10s %10s\n", "standard", "data", "cases", "median", "max");
+           "element; f32 output, nearest even, 2 x 2, k 8..1500; tol ulps: the median tolerance in ulps of rounded)\n");
+    printf("  %-20s %-26s %6s %10s %10s %10s\n", "standard", "data", "cases", "median", "max", "tol ulps");
     for (int sd = 0; sd < 2; sd++) {
         const char *sn = sd ? "any_order" : "normal";
         for (int dk = 0; dk < 3; dk++) {
