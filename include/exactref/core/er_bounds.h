@@ -537,9 +537,10 @@ ER_FN int er_b_nan_pattern(int f, er_u64 bits) { return er_decode(f, bits).cls =
 ER_FN int er_b_inf_pattern(int f, er_u64 bits) { return er_decode(f, bits).cls == ER_CLASS_INF; }
 
 /* From the ends lo <= hi of the compute values an implementation may reach (radius rad) to tolerance,
- * finite_range and may_be (docs/proofs/foundations.md). */
+ * finite_range and may_be (docs/proofs/foundations.md).  lpk, hpk: the output patterns of the clipped
+ * ends where the caller has them already (er_b_key_of's), or NULL. */
 ER_FN void er_b_finish_lh(const er_bpar *c, er_u64 rbits, double lo, double hi, double rad, int nonfinite,
-                          int uncertain, er_bel *o)
+                          int uncertain, const er_u64 *lpk, const er_u64 *hpk, er_bel *o)
 {
     int of = c->out_fmt, dir = c->dir;
     er_u32 opts = c->opts;
@@ -593,8 +594,8 @@ ER_FN void er_b_finish_lh(const er_bpar *c, er_u64 rbits, double lo, double hi, 
         lo_c = 0x1p-1074;
     }
     if (lo_c <= hi_c) {
-        er_u64 lp = er_convert(ER_FMT_F64, of, er_b_bits(lo_c), dir, opts).bits;
-        er_u64 hp = er_convert(ER_FMT_F64, of, er_b_bits(hi_c), dir, opts).bits;
+        er_u64 lp = lpk ? *lpk : er_convert(ER_FMT_F64, of, er_b_bits(lo_c), dir, opts).bits;
+        er_u64 hp = hpk ? *hpk : er_convert(ER_FMT_F64, of, er_b_bits(hi_c), dir, opts).bits;
         double lv = er_b_value(of, lp), hv = er_b_value(of, hp);
         if (er_b_isnan(lv) || er_b_isnan(hv)) o->flags |= ER_BF_NAN;
         if (er_b_isinf(lv) && lv < 0) o->flags |= ER_BF_NINF;
@@ -632,7 +633,7 @@ ER_FN void er_b_finish(const er_bpar *c, er_u64 rbits, double s64, double e64, d
         lo = er_b_down(er_b_down(s64 - e64) - rad);
         hi = er_b_up(er_b_up(s64 + e64) + rad);
     }
-    er_b_finish_lh(c, rbits, lo, hi, rad, nonfinite, uncertain, o);
+    er_b_finish_lh(c, rbits, lo, hi, rad, nonfinite, uncertain, 0, 0, o);
 }
 
 /*
@@ -704,12 +705,12 @@ ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_G
         /* an infinite or NaN C: the exact value is not finite; every order meets it, unless the finite
          * terms can overflow a partial (then nothing is excluded) */
         rad = ER_B_INF;
-        er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, rad, !(er_b_up(T * (1 + 0x1p-20)) >= c->max_c), 0, o);
+        er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, rad, !(er_b_up(T * (1 + 0x1p-20)) >= c->max_c), 0, 0, 0, o);
         return;
     }
     rad = er_b_radius_exact(c, T, W, cval);
     if (!er_b_finite(rad)) {
-        er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, rad, 0, 0, o);
+        er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, rad, 0, 0, 0, 0, o);
         return;
     }
     e = er_b_up(er_b_up(er_b_gamma(0x1p-53, (double)c->k) * (double)c->k) * T);
@@ -721,9 +722,9 @@ ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_G
     }
     {
         double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
-        if (er_b_key_eq(er_b_key_of(c, la, 0), er_b_key_of(c, lb, 0)) &&
-            er_b_key_eq(er_b_key_of(c, ha, 1), er_b_key_of(c, hb, 1))) {
-            er_b_finish_lh(c, rbits, la, hb, rad, 0, 0, o);
+        er_b_key kl = er_b_key_of(c, la, 0), kh = er_b_key_of(c, hb, 1);
+        if (er_b_key_eq(kl, er_b_key_of(c, lb, 0)) && er_b_key_eq(kh, er_b_key_of(c, ha, 1))) {
+            er_b_finish_lh(c, rbits, la, hb, rad, 0, 0, &kl.pat, &kh.pat, o);
             return;
         }
     }
@@ -747,7 +748,7 @@ ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_G
         hi = er_b_dbl(er_acc_round(&acc2, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits);
         if (lo == 0) lo = 0.0; /* the real number 0 (an exact zero rounds to -0 toward -inf) */
         if (hi == 0) hi = 0.0;
-        er_b_finish_lh(c, rbits, lo, hi, rad, 0, 0, o);
+        er_b_finish_lh(c, rbits, lo, hi, rad, 0, 0, 0, 0, o);
     }
 }
 
