@@ -16,7 +16,7 @@
  * source the OpenCL and CUDA kernels run; this file runs the elements of a batch that the front door
  * prepared (src/tolerance.c: er_bjob) on the CPU's threads.  On the CPU, normal's and
  * any_order's exact quantities (S and the integer sums of the quantized magnitudes) come from the
- * matrix-product kernel (cpu/cpu_gemm.c) in tiles of rows: exact in any order, so the bits are those
+ * matrix-product kernel (cpu/cpu_gemm.c) in tiles of rows (bounds_tile_rows): exact in any order, so the bits are those
  * er_bound_element gives when it forms them one element at a time.
  */
 
@@ -325,8 +325,14 @@ static int bounds_gemm(const double *a, const double *b, double *out, int64_t ro
     return er_cpu_gemm_rows(a, k, b, n, out, n, 0, rows, n, k);
 }
 
-/* Rows per tile of normal's and any_order's matrix products: the work arrays are 3 x ER_BTILE x n. */
-#define ER_BTILE 128
+/* Rows per tile of normal's and any_order's matrix products: at least 128, and as many as keep each
+ * of the three work arrays (tile rows x n) within 8 MiB, so that B' is packed for few tiles: the work
+ * memory is bounded, whatever m. */
+static int64_t bounds_tile_rows(int64_t n)
+{
+    int64_t t = ((int64_t)1 << 20) / (n > 0 ? n : 1);
+    return t < 128 ? 128 : t;
+}
 
 static void bounds_rows(bctx *c)
 {
@@ -337,8 +343,9 @@ static void bounds_rows(bctx *c)
     double *S = NULL, *TT = NULL, *WW = NULL;
     int any = j->par.kind == ER_BK_ANY;
     if (j->par.kind == ER_BK_ENGINE && !j->par.slack_a && !j->par.slack_b && engine_rows(c)) return;
+    const int64_t TR = bounds_tile_rows(n);
     if (j->par.gemm_form && c->r1 > c->r0 && k > 0) {
-        int64_t tr = c->r1 - c->r0 < ER_BTILE ? c->r1 - c->r0 : ER_BTILE;
+        int64_t tr = c->r1 - c->r0 < TR ? c->r1 - c->r0 : TR;
         S = malloc(sizeof(double) * (size_t)(tr * n));
         TT = malloc(sizeof(double) * (size_t)(tr * n));
         WW = any ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
@@ -347,8 +354,8 @@ static void bounds_rows(bctx *c)
             S = TT = WW = NULL;
         }
     }
-    for (int64_t i0 = c->r0; i0 < c->r1; i0 += ER_BTILE) {
-        int64_t i1 = c->r1 - i0 < ER_BTILE ? c->r1 : i0 + ER_BTILE, rows = i1 - i0;
+    for (int64_t i0 = c->r0; i0 < c->r1; i0 += TR) {
+        int64_t i1 = c->r1 - i0 < TR ? c->r1 : i0 + TR, rows = i1 - i0;
         int have = S && bounds_gemm(j->af + i0 * k, j->bf, S, rows, n, k) == 0 &&
                    bounds_gemm(j->qa + i0 * k, j->qb, TT, rows, n, k) == 0 &&
                    (any || bounds_gemm(j->qw + i0 * k, j->qb, WW, rows, n, k) == 0);

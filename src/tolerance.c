@@ -177,9 +177,26 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
                 if (q->cv) q->cv[i * n + j] = val_to_double(er_decode(P->c.fmt, load(&P->c, b, i, j)));
             }
     } else if (q->phase == 4) {
+        /* B's columns, 64 at a time: each pass over p reads a contiguous piece of every row (the same
+         * values as quantize() of each column) */
         int Qa, Qb;
         er_b_q_bits(k, &Qa, &Qb);
-        for (int64_t j = r0; j < r1; j++) q->sb[j] = quantize(q->bf + j, n, k, NULL, Qb, q->qb + j, n);
+        for (int64_t j0 = r0; j0 < r1; j0 += 64) {
+            int64_t nj = r1 - j0 < 64 ? r1 - j0 : 64;
+            double mx[64];
+            int bad[64];
+            for (int64_t t = 0; t < nj; t++) mx[t] = 0, bad[t] = 0;
+            for (int64_t p = 0; p < k; p++)
+                for (int64_t t = 0; t < nj; t++) {
+                    double v = fabs(q->bf[p * n + j0 + t]);
+                    if (!er_b_finite(v)) bad[t] = 1;
+                    else if (v > mx[t]) mx[t] = v;
+                }
+            for (int64_t t = 0; t < nj; t++) q->sb[j0 + t] = bad[t] ? ER_BQ_BAD : (int32_t)er_b_q_scale(mx[t], Qb);
+            for (int64_t p = 0; p < k; p++)
+                for (int64_t t = 0; t < nj; t++)
+                    q->qb[p * n + j0 + t] = bad[t] ? 0.0 : er_b_q_value(q->bf[p * n + j0 + t], q->sb[j0 + t]);
+        }
     } else if (q->bft) {
         for (int64_t j = r0; j < r1; j++)
             for (int64_t p = 0; p < k; p++) {
