@@ -65,6 +65,7 @@
 #include <mpfr.h>
 
 #include "er_test.h"
+#include "exactref/core/er_bounds.h"
 #include "sim.h"
 
 #ifdef ER_TEST_HAVE_OPENBLAS
@@ -1943,6 +1944,61 @@ START_TEST(normal_within_any_order)
 }
 END_TEST
 
+/* ---- The quantized magnitudes (the shared core's integer helpers). ---- */
+/*
+ * er_b_q_value (ceil(|v| 2^-s) from the bits), er_b_scale_up (RU(N 2^e), subnormal and overflowing
+ * results included) and er_b_q_bits (Qa + Qb + ceil(log2 k) <= 53) against MPFR: exact scaling by
+ * powers of two, ceil, and rounding upward to binary64 (with binary64's exponent range).
+ */
+START_TEST(quantized_core)
+{
+    uint64_t rng = er_test_seed("test_bounds/quantized_core");
+    mpfr_t t;
+    long n = 0;
+    mpfr_init2(t, 128);
+    for (int cs = 0; cs < scaled(200000); cs++) {
+        /* q_value: a finite v (every exponent, subnormals too), a grid with |v| < 2^(s + Q) */
+        uint64_t vb = R(&rng) & UINT64_C(0x7FFFFFFFFFFFFFFF);
+        double v;
+        if ((vb >> 52) == 0x7FF) vb &= UINT64_C(0x7FEFFFFFFFFFFFFF);
+        if (cs % 7 == 0) vb &= UINT64_C(0x000FFFFFFFFFFFFF); /* subnormal */
+        if (cs % 11 == 0) vb = 0;
+        memcpy(&v, &vb, 8);
+        if (R(&rng) % 2) v = -v;
+        int Q = rint_(&rng, 1, 53), s = (v != 0 ? er_b_frexp_e(v) : rint_(&rng, -1100, 1000)) - Q + rint_(&rng, 0, 3);
+        double q = er_b_q_value(v, s), want;
+        mpfr_set_d(t, fabs(v), MPFR_RNDN);
+        mpfr_mul_2si(t, t, -s, MPFR_RNDN); /* exact */
+        mpfr_ceil(t, t);
+        want = mpfr_get_d(t, MPFR_RNDN); /* an integer <= 2^53: exact */
+        REQUIRE(q == want && q <= 0x1p53, "er_b_q_value(%a, %d) = %a, want %a", v, s, q, want);
+        /* scale_up: N <= 2^53, e from deep subnormal to overflow */
+        double N = cs % 5 == 0 ? 0x1p53 : (double)(R(&rng) >> rint_(&rng, 11, 63));
+        int e = rint_(&rng, -1200, 1100);
+        double got = er_b_scale_up(N, e);
+        mpfr_set_d(t, N, MPFR_RNDN);
+        mpfr_mul_2si(t, t, e, MPFR_RNDN);
+        if (mpfr_cmp_d(t, 0x1p-1022) < 0) {
+            /* below binary64's normal range: a multiple of 2^-1074, rounded up */
+            mpfr_mul_2si(t, t, 1074, MPFR_RNDN);
+            mpfr_ceil(t, t);
+            mpfr_mul_2si(t, t, -1074, MPFR_RNDN);
+        }
+        want = mpfr_get_d(t, MPFR_RNDU); /* +inf beyond binary64 */
+        REQUIRE(got == want, "er_b_scale_up(%a, %d) = %a, want %a", N, e, got, want);
+        n++;
+    }
+    for (int64_t k = 1; k < ((int64_t)1 << 40); k = k * 3 + 1) {
+        int qa, qb, lg = 0;
+        er_b_q_bits(k, &qa, &qb);
+        while (((int64_t)1 << lg) < k) lg++;
+        REQUIRE(qa >= 1 && qb >= 1 && qa + qb + lg <= 53, "er_b_q_bits(%lld) = %d, %d", (long long)k, qa, qb);
+    }
+    mpfr_clear(t);
+    printf("test_bounds/quantized_core: %ld values\n", n);
+}
+END_TEST
+
 /* ---- The ends from the exact sum. ---- */
 /*
  * normal's and any_order's ends are defined from the exact sum x (docs/proofs/foundations.md): low is
@@ -2224,6 +2280,7 @@ int main(void)
     tcase_add_test(tc, sound_engines);
     tcase_add_test(tc, normal_within_any_order);
     tcase_add_test(tc, ends_from_exact_sum);
+    tcase_add_test(tc, quantized_core);
     tcase_add_test(tc, tightness);
     suite_add_tcase(su, tc);
     /* the reproducers of the unsoundness this suite found (fixed in 5548157): regressions */
