@@ -11,7 +11,7 @@
  * pattern the exact result rounded to.  It is the same source for the CPU (cpu/cpu_bounds.c), the OpenCL
  * kernel (opencl/kernels/bounds.cl) and the CUDA kernel (cuda/er_cuda_bounds.cu), so the three give the
  * same bits: binary64 operations are IEEE 754 correctly rounded on each (contraction off everywhere,
- * fma only where written), and every loop runs in index order.  The proofs are docs/proofs/.
+ * fma only where written), and every loop whose order matters runs in index order (docs/proofs/).
  *
  * normal and any_order from exact quantities.  Where the products are exact in binary64 and nothing
  * else depends on a single product (no flush to zero, no slack: par.gemm_form), the bounds are defined
@@ -87,7 +87,7 @@ typedef struct er_bpar {
     er_u32 opts;        /* the result's conversion options (ER_OPT_*) */
     int ftz;            /* flush-to-zero model */
     int has_c, c_rounds;/* C given; C is rounded into compute first */
-    int gemm_form;      /* the canonical fused sums apply (see the top of this file) */
+    int gemm_form;      /* the exact quantities apply (see the top of this file) */
     int slack_a, slack_b, slack_c; /* results as inputs: slack arrays given */
     int emin_c;         /* compute's least normal exponent (engines: the accumulator D's) */
     double u, eta, max_c, r_c, r_max, maxo;
@@ -738,7 +738,8 @@ ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_G
         er_acc_window(-2148, 2048, c->k + 3, &wlo, &wnd);
         er_acc_init(&acc, wlo, wnd);
         for (p = 0; p < c->k; p++)
-            er_acc_add_product(&acc, er_decode(ER_FMT_F64, er_b_bits(ar[p])), er_decode(ER_FMT_F64, er_b_bits(bc[p * c->ldb])));
+            er_acc_add_product(&acc, er_decode(ER_FMT_F64, er_b_bits(ar[p])),
+                               er_decode(ER_FMT_F64, er_b_bits(bc[p * c->ldb])));
         if (c->has_c) er_acc_add_val(&acc, er_decode(ER_FMT_F64, er_b_bits(cval)));
         er_acc_add_val(&acc, mr);
         er_acc_copy(&acc2, &acc);
