@@ -16,8 +16,9 @@
  * arithmetic is the shared core's (include/exactref/core/er_bounds.h: er_bound_element), the same
  * source the OpenCL and CUDA kernels run; this file runs the elements of a batch that the front door
  * prepared (src/tolerance.c: er_bjob) on the CPU's threads.  On the CPU, normal's and
- * any_order's canonical sums come from the matrix-product kernel (cpu/cpu_gemm.c: the same fused
- * chains in index order as er_bound_element forms one element at a time).
+ * any_order's exact quantities (S and the integer sums of the quantized magnitudes) come from the
+ * matrix-product kernel (cpu/cpu_gemm.c) in tiles of rows (bounds_tile_rows): exact in any order, so the bits are those
+ * er_bound_element gives when it forms them one element at a time.
  */
 
 typedef struct {
@@ -46,19 +47,35 @@ static void put_bel(er_bounds *o, int64_t e, const er_bel *b)
 void er_bjob_element(const er_bjob *j, int64_t i, int64_t col, const double *pre, er_bel *o)
 {
     int64_t k = j->par.k, n = j->n;
+    int sa = j->sa ? j->sa[i] : ER_BQ_BAD, sw = j->sw ? j->sw[i] : ER_BQ_BAD, sb = j->sb ? j->sb[col] : ER_BQ_BAD;
+    const double *qa = j->qa ? j->qa + i * k : NULL, *qw = j->qw ? j->qw + i * k : NULL;
+    double loc[3];
+    if (j->par.gemm_form && !pre && sa != ER_BQ_BAD && sb != ER_BQ_BAD) {
+        /* no matrix products (out of memory): the same quantities element by element, B' by rows */
+        const double *ar = j->af + i * k;
+        loc[0] = loc[1] = loc[2] = 0;
+        for (int64_t p = 0; p < k; p++) {
+            double q = j->qb[p * n + col];
+            loc[0] = fma(ar[p], j->bf[p * n + col], loc[0]);
+            loc[1] = loc[1] + qa[p] * q;
+            loc[2] = loc[2] + qw[p] * q;
+        }
+        pre = loc;
+    }
     if (j->bft) {
         /* B' by columns (the CPU's copy): the same values in the same order, read with step 1 */
         er_bpar c = j->par;
         c.ldb = 1;
         er_bound_element(&c, j->af + i * k, j->bft + col * k, j->ea ? j->ea + i * k : NULL,
                          j->ebt ? j->ebt + col * k : NULL, j->rw, j->da ? j->da + i * k : NULL,
-                         j->dbt ? j->dbt + col * k : NULL, j->cv ? j->cv[i * n + col] : 0.0,
+                         j->dbt ? j->dbt + col * k : NULL, qa, qw, NULL, sa, sw, sb, j->cv ? j->cv[i * n + col] : 0.0,
                          j->dc ? j->dc[i * n + col] : 0.0, j->rb[i * n + col], pre, o);
         return;
     }
     er_bound_element(&j->par, j->af + i * k, j->bf + col, j->ea ? j->ea + i * k : NULL, j->eb ? j->eb + col : NULL,
-                     j->rw, j->da ? j->da + i * k : NULL, j->db ? j->db + col : NULL,
-                     j->cv ? j->cv[i * n + col] : 0.0, j->dc ? j->dc[i * n + col] : 0.0, j->rb[i * n + col], pre, o);
+                     j->rw, j->da ? j->da + i * k : NULL, j->db ? j->db + col : NULL, qa, qw, j->qb ? j->qb + col : NULL,
+                     sa, sw, sb, j->cv ? j->cv[i * n + col] : 0.0, j->dc ? j->dc[i * n + col] : 0.0, j->rb[i * n + col],
+                     pre, o);
 }
 
 /* ---- Threads over rows. ---- */
@@ -68,56 +85,64 @@ void er_bjob_element(const er_bjob *j, int64_t i, int64_t col, const double *pre
 #include "cpu_bounds_engine.h"
 static int engine_rows(bctx *c) { return er_cpu_engine_rows(c->job, c->out, c->e0, c->r0, c->r1, -1, c->pg); }
 
+/* C = A B for `rows` rows of A (k x n B, row-major, binary64): every matrix product of the bounds
+ * goes through here (valid in any order: the quantities are exact sums, or S, whose bound holds for
+ * every order).  0 on success. */
+static int bounds_gemm(const double *a, const double *b, double *out, int64_t rows, int64_t n, int64_t k)
+{
+    return er_cpu_gemm_rows(a, k, b, n, out, n, 0, rows, n, k);
+}
+
+/* Rows per tile of normal's and any_order's matrix products: at least 128, and as many as keep each
+ * of the three work arrays (tile rows x n) within 8 MiB, so that B' is packed for few tiles: the work
+ * memory is bounded, whatever m. */
+static int64_t bounds_tile_rows(int64_t n)
+{
+    int64_t t = ((int64_t)1 << 20) / (n > 0 ? n : 1);
+    return t < 128 ? 128 : t;
+}
+
 static void bounds_rows(bctx *c)
 {
     const er_bjob *j = c->job;
-    int64_t n = j->n, k = j->par.k, rows = c->r1 - c->r0;
-    /* normal and any_order: the canonical sums s, T = sum |a||b| and W = sum |a| r_p |b| are three
-     * matrix products, on the fast path's kernel (the same chains as er_bound_element's) */
-    double *S = NULL, *TT = NULL, *WW = NULL, *aa = NULL, *aw = NULL;
-    const double *babs = NULL;
+    int64_t n = j->n, k = j->par.k;
+    /* normal and any_order: S = A' B', and the integer sums of the quantized magnitudes, three matrix
+     * products per tile of rows (er_bound_element's quantities, in any order) */
+    double *S = NULL, *TT = NULL, *WW = NULL;
+    int any = j->par.kind == ER_BK_ANY;
     if (j->par.kind == ER_BK_ENGINE && !j->par.slack_a && !j->par.slack_b && engine_rows(c)) return;
-    if (j->par.gemm_form && rows > 0 && k > 0) {
-        S = malloc(sizeof(double) * (size_t)(rows * n));
-        TT = malloc(sizeof(double) * (size_t)(rows * n));
-        WW = malloc(sizeof(double) * (size_t)(rows * n));
-        aa = malloc(sizeof(double) * (size_t)(rows * k));
-        aw = malloc(sizeof(double) * (size_t)(rows * k));
-        babs = j->babs;
-        int ok = S && TT && WW && aa && aw && babs;
-        if (ok) {
-            for (int64_t i = 0; i < rows; i++)
-                for (int64_t p = 0; p < k; p++) {
-                    double v = fabs(j->af[(c->r0 + i) * k + p]);
-                    aa[i * k + p] = v;
-                    aw[i * k + p] = v * j->rw[p]; /* exact: at most 24 + 26 bits */
-                }
-            ok = er_cpu_gemm_rows(j->af + c->r0 * k, k, j->bf, n, S, n, 0, rows, n, k) == 0 &&
-                 er_cpu_gemm_rows(aa, k, babs, n, TT, n, 0, rows, n, k) == 0 &&
-                 er_cpu_gemm_rows(aw, k, babs, n, WW, n, 0, rows, n, k) == 0;
-        }
-        if (!ok) { /* no memory: er_bound_element forms the same sums itself */
+    const int64_t TR = bounds_tile_rows(n);
+    if (j->par.gemm_form && c->r1 > c->r0 && k > 0) {
+        int64_t tr = c->r1 - c->r0 < TR ? c->r1 - c->r0 : TR;
+        S = malloc(sizeof(double) * (size_t)(tr * n));
+        TT = malloc(sizeof(double) * (size_t)(tr * n));
+        WW = any ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
+        if (!S || !TT || (!any && !WW)) { /* no memory: er_bjob_element forms the same quantities itself */
             free(S); free(TT); free(WW);
             S = TT = WW = NULL;
         }
-        free(aa);
-        free(aw);
     }
-    for (int64_t i = c->r0; i < c->r1; er_progress_add(c->pg, n), i++)
-        for (int64_t col = 0; col < n; col++) {
-            er_bel b;
-            double pre[3];
-            const double *pp = NULL;
-            if (S) {
-                int64_t q = (i - c->r0) * n + col;
-                pre[0] = S[q];
-                pre[1] = TT[q];
-                pre[2] = WW[q];
-                pp = pre;
+    for (int64_t i0 = c->r0; i0 < c->r1; i0 += TR) {
+        int64_t i1 = c->r1 - i0 < TR ? c->r1 : i0 + TR, rows = i1 - i0;
+        int have = S && bounds_gemm(j->af + i0 * k, j->bf, S, rows, n, k) == 0 &&
+                   bounds_gemm(j->qa + i0 * k, j->qb, TT, rows, n, k) == 0 &&
+                   (any || bounds_gemm(j->qw + i0 * k, j->qb, WW, rows, n, k) == 0);
+        for (int64_t i = i0; i < i1; er_progress_add(c->pg, n), i++)
+            for (int64_t col = 0; col < n; col++) {
+                er_bel b;
+                double pre[3];
+                const double *pp = NULL;
+                if (have) {
+                    int64_t q = (i - i0) * n + col;
+                    pre[0] = S[q];
+                    pre[1] = TT[q];
+                    pre[2] = any ? 0.0 : WW[q];
+                    pp = pre;
+                }
+                er_bjob_element(j, i, col, pp, &b);
+                put_bel(c->out, c->e0 + i * n + col, &b);
             }
-            er_bjob_element(j, i, col, pp, &b);
-            put_bel(c->out, c->e0 + i * n + col, &b);
-        }
+    }
     free(S);
     free(TT);
     free(WW);
@@ -169,17 +194,13 @@ static int bounds_cpu(const er_bjob *job, er_bounds *out, int64_t e0, int thread
 int er_cpu_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int threads)
 {
     int st;
-    if ((job->par.gemm_form && !job->babs) || !job->bft) {
-        /* prepared for a device that declined: the CPU's own copies (|B'|, B' by columns), without
-         * which the same bits come more slowly */
+    if (!job->bft) {
+        /* prepared for a device that declined: the CPU's own copy of B' by columns, without which the
+         * same bits come more slowly */
         er_bjob j2 = *job;
         int64_t kn = job->par.k * job->n, k = job->par.k, n = job->n;
-        double *babs = NULL, *bft = NULL, *dbt = NULL;
+        double *bft = NULL, *dbt = NULL;
         int16_t *ebt = NULL;
-        if (job->par.gemm_form && !job->babs && (babs = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1)))) {
-            for (int64_t q = 0; q < kn; q++) babs[q] = fabs(job->bf[q]);
-            j2.babs = babs;
-        }
         if (!job->bft) {
             bft = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
             if (job->eb) ebt = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
@@ -197,7 +218,6 @@ int er_cpu_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int thre
             }
         }
         st = bounds_cpu(&j2, out, e0, threads);
-        free(babs);
         free(bft);
         free(ebt);
         free(dbt);

@@ -20,7 +20,7 @@ int er_cpu_threads(int requested);
  * P->stats (may be NULL) the counts, all but the note. */
 int er_cpu_mma(const er_problem *P);
 
-/* Element (i, col) of a batch on the host (pre: the canonical sums, or NULL). */
+/* Element (i, col) of a batch on the host (pre: S and the integer sums of er_b_exact_element, or NULL). */
 void er_bjob_element(const er_bjob *job, int64_t i, int64_t col, const double *pre, er_bel *o);
 
 /* The elements of one prepared batch on the CPU's threads (a batch prepared for a device gets the

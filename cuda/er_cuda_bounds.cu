@@ -8,13 +8,12 @@
  * binary64 operations are IEEE 754 correctly rounded on both, contraction is off (--fmad=false) and fma
  * is used only where the source writes it, so the bits are the CPU's.
  *
- * normal and any_order, where the canonical fused sums apply (par.gemm_form): the element's three
- * sums S, T and W are formed first by the tiled binary64 kernel (er_cuda_chains.cuh: shared-memory
- * tiles, several elements per thread, each element's k loop sequential in index order) and passed to
- * er_bound_element as `pre`: the same operations on the same operands in the same order as the loop
- * er_bound_element runs with pre == NULL, hence the same bits (the argument is at the top of
- * er_cuda_chains.cuh).  EXACTREF_CUDA_BOUNDS_CHAINS=0 turns that kernel off (pre == NULL: the
- * per-element loop), for tests.
+ * normal and any_order, where the exact quantities apply (par.gemm_form): S = A' B' and the integer
+ * sums of the quantized magnitudes (er_bjob: qa qb, qw qb) are formed first by the tiled binary64
+ * kernel (er_cuda_chains.cuh, one sum per run) and passed to er_bound_element as `pre`.  The integer
+ * sums are exact in any order and S only encloses the exact sum (er_b_exact_element), so the bits are
+ * the CPU's whatever order a kernel takes.  EXACTREF_CUDA_BOUNDS_CHAINS=0 turns that kernel off (pre ==
+ * NULL: the per-element loop), for tests.
  *
  * Tiles: rows i0.. and columns j0.. of the batch, sized to half the device's free memory and to
  * EXACTREF_CUDA_MAX_CHUNK elements; B's columns of a tile are uploaded once for all its row tiles.
@@ -36,7 +35,8 @@ namespace {
 /* The buffers of a tile, as the kernel sees them (NULL where unused). */
 typedef struct {
     er_bpar par; /* par.ldb: the tile's columns */
-    const double *af, *bf, *rw, *da, *db, *dc, *cv, *ps, *pt, *pw;
+    const double *af, *bf, *rw, *da, *db, *dc, *cv, *ps, *pt, *pw, *qa, *qw, *qb;
+    const er_i32 *sa, *sw, *sb;
     const er_i16 *ea, *eb;
     const er_u64 *rb;
     double *radius, *tol;
@@ -59,7 +59,9 @@ ER_KFN void er_bd_element(const er_bd_bufs &B, const er_bpar *par, er_i64 e)
         pp = pre;
     }
     er_bound_element(par, B.af + i * k, B.bf + j, B.ea ? B.ea + i * k : NULL, B.eb ? B.eb + j : NULL, B.rw,
-                     B.da ? B.da + i * k : NULL, B.db ? B.db + j : NULL, B.cv ? B.cv[e] : 0.0, B.dc ? B.dc[e] : 0.0,
+                     B.da ? B.da + i * k : NULL, B.db ? B.db + j : NULL, B.qa ? B.qa + i * k : NULL,
+                     B.qw ? B.qw + i * k : NULL, B.qb ? B.qb + j : NULL, B.sa ? B.sa[i] : ER_BQ_BAD,
+                     B.sw ? B.sw[i] : 0, B.sb ? B.sb[j] : ER_BQ_BAD, B.cv ? B.cv[e] : 0.0, B.dc ? B.dc[e] : 0.0,
                      B.rb[e], pp, &o);
     B.radius[e] = o.radius;
     B.tol[e] = o.tolerance;
@@ -79,12 +81,12 @@ __global__ void __launch_bounds__(ER_BD_THREADS) er_bd_kernel(er_bd_bufs B)
 }
 
 /* The device buffers, in order. */
-enum { D_AF, D_BF, D_RW, D_EA, D_EB, D_DA, D_DB, D_DC, D_CV, D_RB, D_PS, D_PT, D_PW, D_RAD, D_TOL, D_LOW, D_HIGH,
-       D_RANGE, D_PINF, D_NINF, D_NAN, D_COUNT };
+enum { D_AF, D_BF, D_RW, D_EA, D_EB, D_DA, D_DB, D_DC, D_CV, D_RB, D_PS, D_PT, D_PW, D_QA, D_QW, D_QB, D_SA, D_SW,
+       D_SB, D_RAD, D_TOL, D_LOW, D_HIGH, D_RANGE, D_PINF, D_NINF, D_NAN, D_COUNT };
 
 typedef struct {
     const er_bjob *job;
-    int pre; /* the tiled kernel forms S, T, W */
+    int pre; /* the tiled kernel forms S and the integer sums */
 } bplan;
 
 /* Bytes of each buffer for a tile of nr rows and nc columns. */
@@ -104,6 +106,10 @@ void bsizes(const bplan *P, uint64_t nr, uint64_t nc, uint64_t sz[D_COUNT])
     if (J->cv) sz[D_CV] = el * 8;
     sz[D_RB] = el * 8;
     if (P->pre) sz[D_PS] = sz[D_PT] = sz[D_PW] = el * 8;
+    if (J->qa) sz[D_QA] = sz[D_QW] = nr * k * 8;
+    if (J->qb) sz[D_QB] = k * nc * 8;
+    if (J->sa) sz[D_SA] = sz[D_SW] = nr * 4;
+    if (J->sb) sz[D_SB] = nc * 4;
     sz[D_RAD] = sz[D_TOL] = sz[D_LOW] = sz[D_HIGH] = el * 8;
     sz[D_RANGE] = sz[D_PINF] = sz[D_NINF] = sz[D_NAN] = el;
 }
@@ -171,7 +177,10 @@ int bounds_run(const er_bjob *job, er_bounds *out, int64_t e0, int device, int h
             (job->eb && (st = er_cum_copy2d(&dev, 1, buf[D_EB], (size_t)tc * 2, (void *)(job->eb + j0), (size_t)n * 2,
                                             (size_t)tc * 2, (size_t)k, msg, msg_size))) ||
             (job->db && (st = er_cum_copy2d(&dev, 1, buf[D_DB], tp8, (void *)(job->db + j0), hp8, tp8, (size_t)k, msg,
-                                            msg_size))))
+                                            msg_size))) ||
+            (job->qb && (st = er_cum_copy2d(&dev, 1, buf[D_QB], tp8, (void *)(job->qb + j0), hp8, tp8, (size_t)k, msg,
+                                            msg_size))) ||
+            (job->sb && (st = er_cum_copy(&dev, 1, buf[D_SB], (void *)(job->sb + j0), (size_t)tc * 4, msg, msg_size))))
             goto done;
         for (int64_t i0 = 0; i0 < m; i0 += nr) {
             int64_t tr = m - i0 < nr ? m - i0 : nr, el = tr * tc;
@@ -184,6 +193,12 @@ int bounds_run(const er_bjob *job, er_bounds *out, int64_t e0, int device, int h
                                               msg_size))) ||
                 (job->da && (st = er_cum_copy(&dev, 1, buf[D_DA], (void *)(job->da + i0 * k), (size_t)(tr * k) * 8, msg,
                                               msg_size))) ||
+                (job->qa && (st = er_cum_copy(&dev, 1, buf[D_QA], (void *)(job->qa + i0 * k), (size_t)(tr * k) * 8, msg,
+                                              msg_size))) ||
+                (job->qw && (st = er_cum_copy(&dev, 1, buf[D_QW], (void *)(job->qw + i0 * k), (size_t)(tr * k) * 8, msg,
+                                              msg_size))) ||
+                (job->sa && (st = er_cum_copy(&dev, 1, buf[D_SA], (void *)(job->sa + i0), (size_t)tr * 4, msg, msg_size))) ||
+                (job->sw && (st = er_cum_copy(&dev, 1, buf[D_SW], (void *)(job->sw + i0), (size_t)tr * 4, msg, msg_size))) ||
                 (st = er_cum_copy2d(&dev, 1, buf[D_RB], tp8, (void *)(job->rb + o), hp8, tp8, rows, msg, msg_size)) ||
                 (job->cv && (st = er_cum_copy2d(&dev, 1, buf[D_CV], tp8, (void *)(job->cv + o), hp8, tp8, rows, msg,
                                                 msg_size))) ||
@@ -193,19 +208,26 @@ int bounds_run(const er_bjob *job, er_bounds *out, int64_t e0, int device, int h
             if (P.pre) {
                 er_ch_args C;
                 memset(&C, 0, sizeof C);
-                C.a = (const double *)buf[D_AF];
+                /* three products: S = A' B' and the integer sums qa qb, qw qb (exact in any order) */
                 C.lda = k;
-                C.b = (const double *)buf[D_BF];
                 C.ldb = tc;
-                C.rw = (const double *)buf[D_RW];
-                C.s = (double *)buf[D_PS];
-                C.t = (double *)buf[D_PT];
-                C.w = (double *)buf[D_PW];
                 C.ldo = tc;
                 C.m = tr;
                 C.n = tc;
                 C.k = k;
-                if ((st = er_ch_run<3>(&dev, C, 1, msg, msg_size)) != ER_OK) goto done;
+                C.a = (const double *)buf[D_AF];
+                C.b = (const double *)buf[D_BF];
+                C.s = (double *)buf[D_PS];
+                if ((st = er_ch_run<1>(&dev, C, 1, msg, msg_size)) != ER_OK) goto done;
+                C.a = (const double *)buf[D_QA];
+                C.b = (const double *)buf[D_QB];
+                C.s = (double *)buf[D_PT];
+                if ((st = er_ch_run<1>(&dev, C, 1, msg, msg_size)) != ER_OK) goto done;
+                if (job->par.kind != ER_BK_ANY) {
+                    C.a = (const double *)buf[D_QW];
+                    C.s = (double *)buf[D_PW];
+                    if ((st = er_ch_run<1>(&dev, C, 1, msg, msg_size)) != ER_OK) goto done;
+                }
             }
             memset(&B, 0, sizeof B);
             B.par = job->par;
@@ -220,6 +242,14 @@ int bounds_run(const er_bjob *job, er_bounds *out, int64_t e0, int device, int h
             B.dc = job->dc ? (const double *)buf[D_DC] : NULL;
             B.cv = job->cv ? (const double *)buf[D_CV] : NULL;
             B.rb = (const er_u64 *)buf[D_RB];
+            if (job->qa) {
+                B.qa = (const double *)buf[D_QA];
+                B.qw = (const double *)buf[D_QW];
+                B.qb = (const double *)buf[D_QB];
+                B.sa = (const er_i32 *)buf[D_SA];
+                B.sw = (const er_i32 *)buf[D_SW];
+                B.sb = (const er_i32 *)buf[D_SB];
+            }
             if (P.pre) {
                 B.ps = (const double *)buf[D_PS];
                 B.pt = (const double *)buf[D_PT];

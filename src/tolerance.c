@@ -60,27 +60,30 @@ static int16_t group_exp(int16_t e, int fmt, uint64_t bits, int gextra)
     return (int16_t)(e < fl ? fl : e);
 }
 
-/* normal's roundings per term: products (one each), within-lane additions, lane combination;
- * the largest over 1, 2 and 4 lanes (docs/proofs/normal.md). */
+/* normal's roundings per term: products (one each), within-lane additions, the combination of the
+ * nonempty lanes; the largest over 1, 2 and 4 lanes (docs/proofs/normal.md). */
 static void normal_weights(double *rw, int64_t k, int has_c, int c_rounds, double *r_c, double *r_max)
 {
     static const int lanes[3] = {1, 2, 4};
     *r_c = 0;
     for (int64_t p = 0; p < k; p++) rw[p] = 0;
     for (int li = 0; li < 3; li++) {
-        int L = lanes[li];
+        int L = lanes[li], ne = 0;
+        /* the lane combination adds the nonempty lanes only (adding an empty lane's zero is exact):
+         * min(L, k) lanes, or C's lane alone when k = 0 */
+        for (int l = 0; l < L; l++) ne += (k > l) || (l == 0 && has_c);
         for (int l = 0; l < L; l++) {
             int64_t cnt = (k > l ? (k - l + L - 1) / L : 0) + (l == 0 && has_c ? 1 : 0);
             int64_t q = 0;
             if (l == 0 && has_c) {
                 q = 1;
-                double r = (double)c_rounds + (cnt >= 2 ? (double)(cnt - 1) : 0) + (L - 1);
+                double r = (double)c_rounds + (cnt >= 2 ? (double)(cnt - 1) : 0) + (ne - 1);
                 if (r > *r_c) *r_c = r;
             }
             for (int64_t p = l; p < k; p += L) {
                 q++;
                 double within = cnt >= 2 ? (double)(cnt - (q > 2 ? q : 2) + 1) : 0;
-                double r = 1 + within + (L - 1);
+                double r = 1 + within + (ne - 1);
                 if (r > rw[p]) rw[p] = r;
             }
         }
@@ -90,20 +93,43 @@ static void normal_weights(double *rw, int64_t k, int has_c, int c_rounds, doubl
         if (rw[p] > *r_max) *r_max = rw[p];
 }
 
-/* The preparation of one batch, on the CPU's threads: phase 0 the rows of A', 1 the rows of B', 2 the
- * output's patterns and C, 3 B' by columns; each phase split over ranges of its rows. */
+/* The preparation of one batch, on the CPU's threads: phase 0 the rows of A' (and their quantized
+ * copies), 1 the rows of B', 2 the output's patterns and C, 3 B' by columns, 4 B's quantized columns;
+ * each phase split over ranges of its rows. */
 typedef struct {
     const er_problem *P;
     const er_mma_args *args;
     const view *rv;
     int64_t b;
     const er_bjob *job;
-    double *af, *bf, *babs, *bft, *cv;
+    double *af, *bf, *bft, *cv;
     int16_t *ea, *eb, *ebt;
     double *dbt;
     uint64_t *rb;
+    double *qa, *qw, *qb; /* gemm_form: the quantized magnitudes (er_bjob), else NULL */
+    int32_t *sa, *sw, *sb;
     int phase;
 } prep;
+
+/* A row of k values x[p * step] (p < k) quantized upward on its grid of Q bits (er_b_q_value): the
+ * grid's exponent, or ER_BQ_BAD (and zeros) where one is not finite.  w: the path lengths to multiply
+ * by first (|a| r_p is exact: at most 24 + 26 bits), or NULL. */
+static int32_t quantize(const double *x, int64_t step, int64_t k, const double *w, int Q, double *q, int64_t qstep)
+{
+    double mx = 0;
+    int s;
+    for (int64_t p = 0; p < k; p++) {
+        double v = fabs(x[p * step]) * (w ? w[p] : 1.0);
+        if (!er_b_finite(v)) {
+            for (int64_t r = 0; r < k; r++) q[r * qstep] = 0;
+            return ER_BQ_BAD;
+        }
+        if (v > mx) mx = v;
+    }
+    s = er_b_q_scale(mx, Q);
+    for (int64_t p = 0; p < k; p++) q[p * qstep] = er_b_q_value(fabs(x[p * step]) * (w ? w[p] : 1.0), s);
+    return (int32_t)s;
+}
 
 static void prep_range(prep *q, int64_t r0, int64_t r1)
 {
@@ -124,12 +150,19 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
                     q->ea[i * k + p] = e;
                 }
             }
+        if (q->qa) {
+            int Qa, Qb;
+            er_b_q_bits(k, &Qa, &Qb);
+            for (int64_t i = r0; i < r1; i++) {
+                q->sa[i] = quantize(q->af + i * k, 1, k, NULL, Qa, q->qa + i * k, 1);
+                q->sw[i] = quantize(q->af + i * k, 1, k, q->job->rw, Qa, q->qw + i * k, 1);
+            }
+        }
     } else if (q->phase == 1) {
         for (int64_t p = r0; p < r1; p++)
             for (int64_t j = 0; j < n; j++) {
                 double v = val_to_double(b_val(P, b, p, j));
                 q->bf[p * n + j] = v;
-                if (q->babs) q->babs[p * n + j] = fabs(v);
                 if (q->eb) {
                     int16_t e = hw_exp(er_decode(P->b.fmt, load(&P->b, b, p, j)), P->b.fmt);
                     if (q->job->par.gextra > 0) e = group_exp(e, P->b.fmt, load(&P->b, b, p, j), q->job->par.gextra);
@@ -143,6 +176,27 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
                 q->rb[i * n + j] = load(q->rv, b, i, j);
                 if (q->cv) q->cv[i * n + j] = val_to_double(er_decode(P->c.fmt, load(&P->c, b, i, j)));
             }
+    } else if (q->phase == 4) {
+        /* B's columns, 64 at a time: each pass over p reads a contiguous piece of every row (the same
+         * values as quantize() of each column) */
+        int Qa, Qb;
+        er_b_q_bits(k, &Qa, &Qb);
+        for (int64_t j0 = r0; j0 < r1; j0 += 64) {
+            int64_t nj = r1 - j0 < 64 ? r1 - j0 : 64;
+            double mx[64];
+            int bad[64];
+            for (int64_t t = 0; t < nj; t++) mx[t] = 0, bad[t] = 0;
+            for (int64_t p = 0; p < k; p++)
+                for (int64_t t = 0; t < nj; t++) {
+                    double v = fabs(q->bf[p * n + j0 + t]);
+                    if (!er_b_finite(v)) bad[t] = 1;
+                    else if (v > mx[t]) mx[t] = v;
+                }
+            for (int64_t t = 0; t < nj; t++) q->sb[j0 + t] = bad[t] ? ER_BQ_BAD : (int32_t)er_b_q_scale(mx[t], Qb);
+            for (int64_t p = 0; p < k; p++)
+                for (int64_t t = 0; t < nj; t++)
+                    q->qb[p * n + j0 + t] = bad[t] ? 0.0 : er_b_q_value(q->bf[p * n + j0 + t], q->sb[j0 + t]);
+        }
     } else if (q->bft) {
         for (int64_t j = r0; j < r1; j++)
             for (int64_t p = 0; p < k; p++) {
@@ -168,7 +222,7 @@ static void *prep_thread(void *arg)
 /* One phase over all its rows, split over the threads (every range written by one thread). */
 static void par_for(int threads, prep *q)
 {
-    int64_t rows = q->phase == 0 || q->phase == 2 ? q->P->m : q->phase == 1 ? q->P->k : q->P->n;
+    int64_t rows = q->phase == 0 || q->phase == 2 ? q->P->m : q->phase == 1 ? q->P->k : q->P->n; /* 3, 4: n */
     int T = er_cpu_threads(threads);
     if (T > 64) T = 64;
     if ((int64_t)T > rows / 64) T = (int)(rows / 64 > 0 ? rows / 64 : 1);
@@ -242,7 +296,9 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
     int64_t mk = P->m * P->k, kn = P->k * P->n, mn = P->m * P->n;
     er_bjob job;
     er_bpar *c = &job.par;
-    double *af = NULL, *bf = NULL, *rw = NULL, *cv = NULL, *babs = NULL, *bft = NULL, *dbt = NULL;
+    double *af = NULL, *bf = NULL, *rw = NULL, *cv = NULL, *bft = NULL, *dbt = NULL;
+    double *qa = NULL, *qw = NULL, *qb = NULL;
+    int32_t *sa = NULL, *sw = NULL, *sb = NULL;
     int16_t *ea = NULL, *eb = NULL, *ebt = NULL;
     uint64_t *rb = NULL;
     memset(&job, 0, sizeof job);
@@ -274,8 +330,10 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
         c->slack_a = slack && slack->da;
         c->slack_b = slack && slack->db;
         c->slack_c = slack && slack->dc;
-        /* the canonical fused sums: exact products, no flush, no slack (er_bounds.h) */
-        c->gemm_form = std->kind != ER_STD_ENGINE && !ftz && !slack && fa.mbits + fb.mbits + 2 <= 53;
+        /* the exact quantities: exact products, no flush, no slack (er_bounds.h) */
+        int Qa, Qb;
+        er_b_q_bits(P->k, &Qa, &Qb);
+        c->gemm_form = std->kind != ER_STD_ENGINE && !ftz && !slack && fa.mbits + fb.mbits + 2 <= 53 && Qa > 0;
         if (std->kind == ER_STD_ENGINE) {
             c->mk = std->k;
             c->F = std->F;
@@ -302,8 +360,15 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
     }
     /* where the elements will run: the CPU's extra copies only where they serve (a device that then
      * declines leaves the elements to the CPU, which computes the same bits without them) */
-    if (c->gemm_form && target == ER_BACKEND_CPU)
-        babs = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1)); /* NULL: no GEMM */
+    if (c->gemm_form) {
+        /* the quantized magnitudes, for every backend */
+        qa = (double *)malloc(sizeof(double) * (size_t)(mk ? mk : 1));
+        qw = (double *)malloc(sizeof(double) * (size_t)(mk ? mk : 1));
+        qb = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+        sa = (int32_t *)malloc(sizeof(int32_t) * (size_t)(P->m ? P->m : 1));
+        sw = (int32_t *)malloc(sizeof(int32_t) * (size_t)(P->m ? P->m : 1));
+        sb = (int32_t *)malloc(sizeof(int32_t) * (size_t)(P->n ? P->n : 1));
+    }
     /* B' (and the engines' exponents, and B's slack) by columns for the per-element loops: the same
      * values in the same order, read with step 1 (NULL: read by rows, slower, the same bits); OpenCL
      * on a CPU device reads them too, CUDA does not */
@@ -314,7 +379,8 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
         free(bft);
         bft = NULL;
     }
-    if (!af || !bf || !rw || !rb || (P->has_c && !cv) || (std->kind == ER_STD_ENGINE && (!ea || !eb))) {
+    if (!af || !bf || !rw || !rb || (P->has_c && !cv) || (std->kind == ER_STD_ENGINE && (!ea || !eb)) ||
+        (c->gemm_form && (!qa || !qw || !qb || !sa || !sw || !sb))) {
         st = ER_ENOMEM;
         goto done;
     }
@@ -328,7 +394,12 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
     job.rw = rw;
     job.cv = cv;
     job.rb = rb;
-    job.babs = babs;
+    job.qa = qa;
+    job.qw = qw;
+    job.qb = qb;
+    job.sa = sa;
+    job.sw = sw;
+    job.sb = sb;
     view rv = make_view(rounded);
     for (int64_t b = 0; b < P->batch && st == ER_OK; b++) {
         if (slack) {
@@ -337,8 +408,9 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
             job.db = slack->db ? slack->db + (args->b->ndim == 3 ? b * P->k * P->n : 0) : NULL;
             job.dc = slack->dc ? slack->dc + (args->c && args->c->ndim == 3 ? b * P->m * P->n : 0) : NULL;
         }
-        prep pr = {P, args, &rv, b, &job, af, bf, babs, bft, cv, ea, eb, ebt, dbt, rb, 0};
-        for (pr.phase = 0; pr.phase < 4; pr.phase++) par_for(args->threads, &pr);
+        prep pr = {P, args, &rv, b, &job, af, bf, bft, cv, ea, eb, ebt, dbt, rb, qa, qw, qb, sa, sw, sb, 0};
+        for (pr.phase = 0; pr.phase < 5; pr.phase++)
+            if (pr.phase != 4 || qb) par_for(args->threads, &pr);
         job.bft = bft;
         job.ebt = ebt;
         job.dbt = dbt;
@@ -365,7 +437,12 @@ done:
     free(cv);
     free(ea);
     free(eb);
-    free(babs);
+    free(qa);
+    free(qw);
+    free(qb);
+    free(sa);
+    free(sw);
+    free(sb);
     free(bft);
     free(ebt);
     free(dbt);

@@ -4,9 +4,10 @@
  * One work-item per element of a tile.  Each calls the shared core's er_bound_element
  * (include/exactref/core/er_bounds.h), the same source the CPU runs (cpu/cpu_bounds.c), in binary64:
  * IEEE 754 operations correctly rounded, contraction off, fma only where the core writes it, every
- * loop in index order, hence the CPU's bits.  The canonical fused sums of normal and any_order are
- * formed here (pre = NULL), one element at a time, the same chains the CPU's matrix-product kernel
- * forms.  Nothing is shared between work-items: every output element is written by exactly one.
+ * loop in index order, hence the CPU's bits.  normal's and any_order's quantities are formed here
+ * (pre = NULL), one element at a time: S (its bound holds for any order) and the integer sums of the
+ * quantized magnitudes (exact in any order), the values the CPU's matrix products give, so the bits
+ * are the CPU's.  Nothing is shared between work-items: every output element is written by exactly one.
  *
  * Needs fp64 (cl_khr_fp64): the host (opencl/er_opencl_bounds.c) checks CL_DEVICE_DOUBLE_FP_CONFIG and
  * leaves the batch to the CPU on a device without it.
@@ -18,6 +19,7 @@
  *               [col][p] (ldb 1, bcol k: each work-item reads its column with step 1, for CPUs); the
  *               same values in the same order either way, hence the same bits
  *   rw [p]                                      (k)
+ *   qa, qw [row][p], qb as bf, sa, sw [row], sb [col]: the quantized magnitudes (gemm_form only)
  *   cv [row][col]  dc [row][col]  rb [row][col] (C's values, C's slack, the rounded patterns)
  * and receives radius, tolerance (binary64), low, high (patterns) and flags (ER_BF_*, one byte) per
  * element, [row][col].  Arrays the problem lacks (ea/eb but for engines, the slack arrays, cv without
@@ -35,7 +37,10 @@ __kernel void er_bounds_tile(__constant const long *prm, long nr, long nc, long 
                              __global const double *af, __global const double *bf,
                              __global const short *ea, __global const short *eb,
                              __global const double *rw, __global const double *da,
-                             __global const double *db, __global const double *dc,
+                             __global const double *db, __global const double *qa,
+                             __global const double *qw, __global const double *qb,
+                             __global const int *sa, __global const int *sw,
+                             __global const int *sb, __global const double *dc,
                              __global const double *cv, __global const ulong *rb,
                              __global double *radius, __global double *tolerance,
                              __global ulong *low, __global ulong *high, __global uchar *flags)
@@ -56,8 +61,10 @@ __kernel void er_bounds_tile(__constant const long *prm, long nr, long nc, long 
     if (k == 0) bcol = 0;
     er_bound_element(&c, af + i * k, bf + j * bcol, c.kind == ER_BK_ENGINE ? ea + i * k : ea,
                      c.kind == ER_BK_ENGINE ? eb + j * bcol : eb, rw, c.slack_a ? da + i * k : da,
-                     c.slack_b ? db + j * bcol : db,
-                     c.has_c ? cv[e] : 0.0, c.slack_c ? dc[e] : 0.0, rb[e], 0, &o);
+                     c.slack_b ? db + j * bcol : db, c.gemm_form ? qa + i * k : qa,
+                     c.gemm_form && c.kind != ER_BK_ANY ? qw + i * k : qw, c.gemm_form ? qb + j * bcol : qb,
+                     c.gemm_form ? sa[i] : ER_BQ_BAD, c.gemm_form && c.kind != ER_BK_ANY ? sw[i] : 0,
+                     c.gemm_form ? sb[j] : ER_BQ_BAD, c.has_c ? cv[e] : 0.0, c.slack_c ? dc[e] : 0.0, rb[e], 0, &o);
     radius[e] = o.radius;
     tolerance[e] = o.tolerance;
     low[e] = o.low;

@@ -18,7 +18,12 @@ typedef struct er_bjob {
     const double *da, *db, *dc; /* results as inputs: slack of A (m x k), B (k x n), C (m x n), or NULL */
     const double *cv;       /* C's values (m x n), NULL without C */
     const uint64_t *rb;     /* the exactly rounded result's patterns (m x n) */
-    const double *babs;     /* CPU only: |B'| for the matrix-product sums, or NULL */
+    /* gemm_form (normal, any_order): the magnitudes quantized upward to integers on power-of-two grids
+     * (include/exactref/core/er_bounds.h: er_b_q_value), NULL otherwise: |A'| and |A'| diag(rw) by
+     * rows (m x k), |B'| (k x n, as bf), and the grids' exponents (ER_BQ_BAD: a row or column with an
+     * infinity or NaN, whose integers are 0) */
+    const double *qa, *qw, *qb;
+    const int32_t *sa, *sw, *sb; /* m, m, n */
     const double *bft;      /* CPU only: B' by columns (n x k), or NULL; with it ebt and dbt (or NULL) */
     const int16_t *ebt;
     const double *dbt;

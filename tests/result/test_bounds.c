@@ -62,7 +62,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <mpfr.h>
+
 #include "er_test.h"
+#include "exactref/core/er_bounds.h"
 #include "sim.h"
 
 #ifdef ER_TEST_HAVE_OPENBLAS
@@ -1864,21 +1867,234 @@ START_TEST(sound_zero_padding)
 END_TEST
 
 
+/* ---- normal within any_order. ---- */
+/*
+ * normal admits some of the trees any_order admits, so its bounds must never be wider: per element,
+ * tolerance(normal) <= tolerance(any_order) and normal's finite range inside any_order's.  The seed's
+ * 1x2 f32 example (A = [1, 2], B = [3; 4]: 11) had normal at 3 f32 ulps (its 4-lane combination counted
+ * three additions of lanes that are empty at k = 2) and any_order at 1; both are 1 ulp (2^-20) now.
+ */
+static void tol_of(prob *P, const char *std, double *tol, double *lo, double *hi, int *rng_ok)
+{
+    const er_bounds *bd;
+    er_tol_opts o;
+    char msg[200] = "";
+    std_opts(&o, std, -1, 0);
+    REQUIRE(er_result_bounds(P->r, &o, &bd, msg, sizeof msg) == ER_OK, "er_result_bounds(%s): %s", std, msg);
+    for (int e = 0; e < P->m * P->n; e++) {
+        tol[e] = bd->tolerance[e];
+        rng_ok[e] = bd->has_range[e];
+        lo[e] = rng_ok[e] ? val(P->fo, bd->low[e]) : 0;
+        hi[e] = rng_ok[e] ? val(P->fo, bd->high[e]) : 0;
+    }
+}
+
+START_TEST(normal_within_any_order)
+{
+    uint64_t rng = er_test_seed("test_bounds/normal_within_any_order");
+    long checked = 0;
+    {
+        prob P;
+        double tn[1], ta[1], ln[1], hn[1], la[1], ha[1];
+        int rn[1], ra[1];
+        prob_init(&P, 1, 1, 2, ER_FMT_F32, ER_FMT_F32, -1, ER_FMT_F32, ER_RND_NEAREST_EVEN, -1, 1);
+        P.A[0] = 1, P.A[1] = 2, P.B[0] = 3, P.B[1] = 4;
+        prob_create(&P);
+        tol_of(&P, "normal", tn, ln, hn, rn);
+        tol_of(&P, "any_order", ta, la, ha, ra);
+        REQUIRE(P.rv[0] == 11.0, "the seed's example rounds to 11, not %g", P.rv[0]);
+        /* one f32 ulp (2^-20), the tolerance moved up one binary64 step */
+        REQUIRE(tn[0] == ta[0] && tn[0] >= 0x1p-20 && tn[0] < 0x1.8p-20, "the seed's example: normal %a, any_order %a (want 1 ulp, 2^-20, both)",
+                tn[0], ta[0]);
+        prob_free(&P);
+    }
+    for (int cs = 0; cs < scaled(600); cs++) {
+        prob P;
+        int kind;
+        uint64_t crng = R(&rng);
+        random_config(&P, &crng, cs % 3 == 0 ? 9 : 400, &kind);
+        if (cs % 3 == 0) {
+            /* k = 1..9: the lanes are partly empty */
+            int m = P.m, n = P.n, fa = P.fa, fb = P.fb, fc = P.fc, fo = P.fo, dir = P.dir;
+            prob_free(&P);
+            prob_init(&P, m, n, rint_(&crng, 1, 9), fa, fb, fc, fo, dir, -1, 1);
+        }
+        gen_opts g = {.tc = 24};
+        gen_data(&P, kind, &crng, &g);
+        prob_create(&P);
+        double tn[16], ta[16], ln[16], hn[16], la[16], ha[16];
+        int rn[16], ra[16];
+        tol_of(&P, "normal", tn, ln, hn, rn);
+        tol_of(&P, "any_order", ta, la, ha, ra);
+        for (int e = 0; e < P.m * P.n; e++) {
+            if (isnan(ta[e])) continue; /* rounded not finite */
+            REQUIRE(!(tn[e] > ta[e]), "case %d (k %d, %s x %s -> %s), element %d: normal's tolerance %a > any_order's %a", cs,
+                    P.k, fname(P.fa), fname(P.fb), fname(P.fo), e, tn[e], ta[e]);
+            if (ra[e]) {
+                REQUIRE(rn[e], "case %d element %d: any_order has a finite range, normal none", cs, e);
+                REQUIRE(ln[e] >= la[e] && hn[e] <= ha[e], "case %d element %d: normal's range [%a, %a] beyond any_order's [%a, %a]",
+                        cs, e, ln[e], hn[e], la[e], ha[e]);
+            }
+            checked++;
+        }
+        prob_free(&P);
+    }
+    printf("test_bounds/normal_within_any_order: %ld elements\n", checked);
+    REQUIRE(checked > 1000, "too few elements checked: %ld", checked);
+}
+END_TEST
+
+/* ---- The quantized magnitudes (the shared core's integer helpers). ---- */
+/*
+ * er_b_q_value (ceil(|v| 2^-s) from the bits), er_b_scale_up (RU(N 2^e), subnormal and overflowing
+ * results included) and er_b_q_bits (Qa + Qb + ceil(log2 k) <= 53) against MPFR: exact scaling by
+ * powers of two, ceil, and rounding upward to binary64 (with binary64's exponent range).
+ */
+START_TEST(quantized_core)
+{
+    uint64_t rng = er_test_seed("test_bounds/quantized_core");
+    mpfr_t t;
+    long n = 0;
+    mpfr_init2(t, 128);
+    for (int cs = 0; cs < scaled(200000); cs++) {
+        /* q_value: a finite v (every exponent, subnormals too), a grid with |v| < 2^(s + Q) */
+        uint64_t vb = R(&rng) & UINT64_C(0x7FFFFFFFFFFFFFFF);
+        double v;
+        if ((vb >> 52) == 0x7FF) vb &= UINT64_C(0x7FEFFFFFFFFFFFFF);
+        if (cs % 7 == 0) vb &= UINT64_C(0x000FFFFFFFFFFFFF); /* subnormal */
+        if (cs % 11 == 0) vb = 0;
+        memcpy(&v, &vb, 8);
+        if (R(&rng) % 2) v = -v;
+        int Q = rint_(&rng, 1, 53), s = (v != 0 ? er_b_frexp_e(v) : rint_(&rng, -1100, 1000)) - Q + rint_(&rng, 0, 3);
+        double q = er_b_q_value(v, s), want;
+        mpfr_set_d(t, fabs(v), MPFR_RNDN);
+        mpfr_mul_2si(t, t, -s, MPFR_RNDN); /* exact */
+        mpfr_ceil(t, t);
+        want = mpfr_get_d(t, MPFR_RNDN); /* an integer <= 2^53: exact */
+        REQUIRE(q == want && q <= 0x1p53, "er_b_q_value(%a, %d) = %a, want %a", v, s, q, want);
+        /* scale_up: N <= 2^53, e from deep subnormal to overflow */
+        double N = cs % 5 == 0 ? 0x1p53 : (double)(R(&rng) >> rint_(&rng, 11, 63));
+        int e = rint_(&rng, -1200, 1100);
+        double got = er_b_scale_up(N, e);
+        mpfr_set_d(t, N, MPFR_RNDN);
+        mpfr_mul_2si(t, t, e, MPFR_RNDN);
+        if (mpfr_cmp_d(t, 0x1p-1022) < 0) {
+            /* below binary64's normal range: a multiple of 2^-1074, rounded up */
+            mpfr_mul_2si(t, t, 1074, MPFR_RNDN);
+            mpfr_ceil(t, t);
+            mpfr_mul_2si(t, t, -1074, MPFR_RNDN);
+        }
+        want = mpfr_get_d(t, MPFR_RNDU); /* +inf beyond binary64 */
+        REQUIRE(got == want, "er_b_scale_up(%a, %d) = %a, want %a", N, e, got, want);
+        n++;
+    }
+    for (int64_t k = 1; k < ((int64_t)1 << 40); k = k * 3 + 1) {
+        int qa, qb, lg = 0;
+        er_b_q_bits(k, &qa, &qb);
+        while (((int64_t)1 << lg) < k) lg++;
+        REQUIRE(qa >= 1 && qb >= 1 && qa + qb + lg <= 53, "er_b_q_bits(%lld) = %d, %d", (long long)k, qa, qb);
+    }
+    mpfr_clear(t);
+    printf("test_bounds/quantized_core: %ld values\n", n);
+}
+END_TEST
+
+/* ---- The ends from the exact sum. ---- */
+/*
+ * normal's and any_order's ends are defined from the exact sum x (docs/proofs/foundations.md): low is
+ * the output rounding of RD(x - radius), high of RU(x + radius), RD and RU binary64's directed
+ * roundings of the exact values.  Here x, x - radius and x + radius are computed with MPFR (exact
+ * products and sums at 2400 bits: the data's exponents span far less), rounded once to binary64, and
+ * converted to the output; every element with a finite range inside compute's range must have exactly
+ * those patterns.  f64 outputs take the exact accumulator on (nearly) every element, f32 and bf16
+ * outputs the enclosure's shortcut: both are checked.
+ */
+START_TEST(ends_from_exact_sum)
+{
+    uint64_t rng = er_test_seed("test_bounds/ends_from_exact_sum");
+    static const int fins[] = {ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32, ER_FMT_F8E4M3FN};
+    static const int fouts[] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F64};
+    static const int kinds[] = {K_RANDOM, K_POSITIVE, K_DRIFT, K_CANCEL, K_ZEROC};
+    long checked = 0, exact_out = 0;
+    mpfr_t x, t, pr;
+    mpfr_inits2(2400, x, t, pr, (mpfr_ptr)0);
+    for (int cs = 0; cs < scaled(500); cs++) {
+        prob P;
+        uint64_t crng = R(&rng);
+        int fa = fins[R(&crng) % 4], fb = R(&crng) % 3 ? fa : fins[R(&crng) % 4], fo = fouts[R(&crng) % 3];
+        int fc = R(&crng) % 3 == 0 ? (R(&crng) % 2 ? ER_FMT_F32 : ER_FMT_BF16) : -1;
+        int dir = (int)(R(&crng) % ER_RND_COUNT), kind = kinds[R(&crng) % 5];
+        const char *sn = R(&crng) % 2 ? "any_order" : "normal";
+        prob_init(&P, rint_(&crng, 1, 4), rint_(&crng, 1, 4), rint_(&crng, 1, cs % 4 ? 64 : 700), fa, fb, fc, fo, dir,
+                  -1, 1);
+        gen_opts g = {.tc = 24};
+        gen_data(&P, kind, &crng, &g);
+        prob_create(&P);
+        const er_bounds *bd;
+        er_tol_opts o;
+        char msg[200] = "";
+        std_opts(&o, sn, -1, 0);
+        REQUIRE(er_result_bounds(P.r, &o, &bd, msg, sizeof msg) == ER_OK, "er_result_bounds: %s", msg);
+        double cmax = fmax_(ER_FMT_F32), omax = fmax_(fo);
+        for (int i = 0; i < P.m; i++)
+            for (int j = 0; j < P.n; j++) {
+                int e = i * P.n + j;
+                double rad = bd->radius[e], lo, hi;
+                if (!bd->has_range[e] || !isfinite(rad)) continue;
+                mpfr_set_zero(x, 1);
+                for (int p = 0; p < P.k; p++) {
+                    mpfr_set_d(pr, P.A[(size_t)i * P.k + p], MPFR_RNDN);
+                    mpfr_mul_d(pr, pr, P.B[(size_t)p * P.n + j], MPFR_RNDN); /* exact at 2400 bits */
+                    mpfr_add(x, x, pr, MPFR_RNDN);                             /* exact: the span is small */
+                }
+                if (P.fc >= 0) mpfr_add_d(x, x, P.C[e], MPFR_RNDN); /* zero_c sets a C */
+                mpfr_sub_d(t, x, rad, MPFR_RNDN);
+                lo = mpfr_get_d(t, MPFR_RNDD);
+                mpfr_add_d(t, x, rad, MPFR_RNDN);
+                hi = mpfr_get_d(t, MPFR_RNDU);
+                if (lo == 0) lo = 0.0; /* the real number 0 */
+                if (hi == 0) hi = 0.0;
+                if (!(lo > -cmax && hi < cmax && lo > -omax && hi < omax)) continue; /* clipped ends: not here */
+                uint64_t lb, hb, want_lo, want_hi;
+                unsigned fl;
+                memcpy(&lb, &lo, 8);
+                memcpy(&hb, &hi, 8);
+                REQUIRE(er_convert_bits(ER_FMT_F64, fo, lb, dir, 0u, &want_lo, &fl) == ER_OK, "convert");
+                REQUIRE(er_convert_bits(ER_FMT_F64, fo, hb, dir, 0u, &want_hi, &fl) == ER_OK, "convert");
+                REQUIRE(bd->low[e] == want_lo && bd->high[e] == want_hi,
+                        "case %d (%s, %s x %s -> %s, dir %d, k %d) element %d: low/high 0x%llx/0x%llx, from the exact "
+                        "sum 0x%llx/0x%llx (RD(x - r) %a, RU(x + r) %a, r %a)",
+                        cs, sn, fname(fa), fname(fb), fname(fo), dir, P.k, e, (unsigned long long)bd->low[e],
+                        (unsigned long long)bd->high[e], (unsigned long long)want_lo, (unsigned long long)want_hi, lo, hi,
+                        rad);
+                checked++;
+                exact_out += fo == ER_FMT_F64;
+            }
+        prob_free(&P);
+    }
+    mpfr_clears(x, t, pr, (mpfr_ptr)0);
+    printf("test_bounds/ends_from_exact_sum: %ld elements (%ld with f64 outputs)\n", checked, exact_out);
+    REQUIRE(checked > 1000 && exact_out > 200, "too few elements checked: %ld (%ld f64)", checked, exact_out);
+}
+END_TEST
+
 /* ---- Tightness (reported). ---- */
 typedef struct trow {
     char std[24], data[40];
-    double *r;
+    double *r, *u; /* |impl - rounded| / tolerance; tolerance in ulps of rounded */
     long n, cap;
     double worst_err, worst_tol;
 } trow;
 
-static void trow_add(trow *t, double x)
+static void trow_add(trow *t, double x, double ulps)
 {
     if (t->n == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 256;
         t->r = realloc(t->r, sizeof(double) * (size_t)t->cap);
-        REQUIRE(t->r != NULL, "t->r != NULL");
+        t->u = realloc(t->u, sizeof(double) * (size_t)t->cap);
+        REQUIRE(t->r != NULL && t->u != NULL, "t->r != NULL");
     }
+    t->u[t->n] = ulps;
     t->r[t->n++] = x;
 }
 
@@ -1900,21 +2116,25 @@ static void tight_case(trow *t, prob *P, const er_tol_opts *o, const double *wor
         double r = worst[e] / tol;
         REQUIRE(r <= 1.0, "%s: |impl - rounded| %g > tolerance %g", o->standard.name, worst[e], tol);
         if (r > 0 && (t->n == 0 || r >= t->worst_err / t->worst_tol)) t->worst_err = worst[e], t->worst_tol = tol;
-        trow_add(t, r);
+        double av = fabs(P->rv[e]), ulp = rnd(P->fo, nextafter(av, INFINITY), ER_RND_POSITIVE_INF) - av;
+        trow_add(t, r, tol / ulp);
     }
 }
 
 static void trow_print(trow *t)
 {
-    double med = 0, mx = 0;
+    double med = 0, mx = 0, umed = 0;
     if (t->n) {
         qsort(t->r, (size_t)t->n, sizeof(double), cmp_d);
+        qsort(t->u, (size_t)t->n, sizeof(double), cmp_d);
         med = t->n % 2 ? t->r[t->n / 2] : 0.5 * (t->r[t->n / 2 - 1] + t->r[t->n / 2]);
+        umed = t->n % 2 ? t->u[t->n / 2] : 0.5 * (t->u[t->n / 2 - 1] + t->u[t->n / 2]);
         mx = t->r[t->n - 1];
     }
-    printf("  %-20s %-26s %6ld %10.3g %10.3g\n", t->std, t->data, t->n, med, mx);
+    printf("  %-20s %-26s %6ld %10.3g %10.3g %10.4g\n", t->std, t->data, t->n, med, mx, umed);
     free(t->r);
-    t->r = NULL;
+    free(t->u);
+    t->r = t->u = NULL;
 }
 
 START_TEST(tightness)
@@ -1923,8 +2143,8 @@ START_TEST(tightness)
     int nc = scaled(60);
     double t0 = (double)clock();
     printf("tightness: |implementation - rounded| / tolerance (max over the standard's implementations, per\n"
-           "element; f32 output, nearest even, 2 x 2, k 8..1500)\n");
-    printf("  %-20s %-26s %6s %10s %10s\n", "standard", "data", "cases", "median", "max");
+           "element; f32 output, nearest even, 2 x 2, k 8..1500; tol ulps: the median tolerance in ulps of rounded)\n");
+    printf("  %-20s %-26s %6s %10s %10s %10s\n", "standard", "data", "cases", "median", "max", "tol ulps");
     for (int sd = 0; sd < 2; sd++) {
         const char *sn = sd ? "any_order" : "normal";
         for (int dk = 0; dk < 3; dk++) {
@@ -2058,6 +2278,9 @@ int main(void)
     tcase_add_test(tc, sound_any_order);
     tcase_add_test(tc, sound_compute);
     tcase_add_test(tc, sound_engines);
+    tcase_add_test(tc, normal_within_any_order);
+    tcase_add_test(tc, ends_from_exact_sum);
+    tcase_add_test(tc, quantized_core);
     tcase_add_test(tc, tightness);
     suite_add_tcase(su, tc);
     /* the reproducers of the unsoundness this suite found (fixed in 5548157): regressions */

@@ -234,7 +234,7 @@ static int64_t check_prob(prob *P, uint64_t *st, const char *std)
     for (int64_t i = 0; i < m; i++)
         for (int64_t c = 0; c < n; c++)
             er_bound_element(&j->par, j->af + i * k, j->bf + c, j->ea + i * k, j->eb + c, NULL, NULL, NULL,
-                             j->cv ? j->cv[i * n + c] : 0.0, j->dc ? j->dc[i * n + c] : 0.0, j->rb[i * n + c], NULL,
+                             NULL, NULL, NULL, 0, 0, 0, j->cv ? j->cv[i * n + c] : 0.0, j->dc ? j->dc[i * n + c] : 0.0, j->rb[i * n + c], NULL,
                              &ref[i * n + c]);
     for (int simd = 0; simd <= 1; simd++) {
         obuf o;

@@ -2,7 +2,7 @@
 #ifndef ER_BOUNDS_H
 #define ER_BOUNDS_H
 
-#include "er_round.h"
+#include "er_acc.h" /* the exact accumulator (er_round.h with it) */
 
 /*
  * One function, er_bound_element, computes the radius, tolerance, finite range and the specials an
@@ -11,15 +11,20 @@
  * pattern the exact result rounded to.  It is the same source for the CPU (cpu/cpu_bounds.c), the OpenCL
  * kernel (opencl/kernels/bounds.cl) and the CUDA kernel (cuda/er_cuda_bounds.cu), so the three give the
  * same bits: binary64 operations are IEEE 754 correctly rounded on each (contraction off everywhere,
- * fma only where written), and every loop runs in index order.  The proofs are docs/proofs/.
+ * fma only where written), and every loop whose order matters runs in index order (docs/proofs/).
  *
- * The canonical sums.  Where the products are exact in binary64 and nothing else depends on a single
- * product (no flush to zero, no slack), normal's and any_order's sums are defined as fused chains in
- * index order:   s <- fma(a_p, b_p, s),  T <- fma(|a_p|, |b_p|, T),  W <- fma(|a_p| r_p, |b_p|, W),
- * which is what a matrix-product kernel that keeps one accumulator per element through all of k
- * computes (cpu/cpu_gemm.c): the CPU passes those sums in (`pre`), the devices form them here.  Where
- * one is not finite (an infinite or NaN operand, an overflow) the general loop runs instead, on every
- * backend alike.
+ * normal and any_order from exact quantities.  Where the products are exact in binary64 and nothing
+ * else depends on a single product (no flush to zero, no slack: par.gemm_form), the bounds are defined
+ * from quantities that do not depend on how they are computed (docs/proofs/foundations.md):
+ *   T = RU(2^(sa_i + sb_j) sum_p qa_ip qb_pj),  W = RU(2^(sw_i + sb_j) sum_p qw_ip qb_pj),
+ * qa = ceil(|a| 2^-sa), qw = ceil(|a| r_p 2^-sw), qb = ceil(|b| 2^-sb) the magnitudes quantized upward
+ * to integers on per-row / per-column power-of-two grids (er_b_q_value), chosen so that every sum of
+ * products of them is an integer <= 2^53: exact in binary64 in any order, with or without fma; and the
+ * ends of the range from the exact sum x itself, RD(x - radius) and RU(x + radius).  A backend passes
+ * S (a binary64 sum of the products, in ANY order) and the two integer sums in `pre`, or lets
+ * er_bound_element form them; S only encloses x (er_b_exact_element), and where that enclosure cannot
+ * decide an end, x is summed exactly with the core's accumulator.  Where a row of A' or a column of B'
+ * holds an infinity or NaN (its scale is ER_BQ_BAD) the general loop runs instead, on every backend alike.
  *
  * Bound arithmetic is binary64 rounded to nearest then moved outward by one ulp (er_b_up, er_b_down)
  * or inflated by a factor covering every rounding; the rounding mode is never changed.
@@ -82,7 +87,7 @@ typedef struct er_bpar {
     er_u32 opts;        /* the result's conversion options (ER_OPT_*) */
     int ftz;            /* flush-to-zero model */
     int has_c, c_rounds;/* C given; C is rounded into compute first */
-    int gemm_form;      /* the canonical fused sums apply (see the top of this file) */
+    int gemm_form;      /* the exact quantities apply (see the top of this file) */
     int slack_a, slack_b, slack_c; /* results as inputs: slack arrays given */
     int emin_c;         /* compute's least normal exponent (engines: the accumulator D's) */
     double u, eta, max_c, r_c, r_max, maxo;
@@ -195,6 +200,63 @@ ER_FN double er_b_gamma(double u, double rmax)
     return er_b_up(u / er_b_down(1.0 - x));
 }
 
+/* ---- The quantized magnitudes (docs/proofs/foundations.md, "Exact quantities") ---- */
+
+/* The scale of a row or column holding an infinity or NaN: no quantized copy, the general loop. */
+#define ER_BQ_BAD (-100000)
+
+/* Grid bits (Qa for A's rows, Qb for B's columns): Qa + Qb + ceil(log2 k) <= 53, so that a sum of k
+ * products of integers <= 2^Qa and <= 2^Qb is an integer <= 2^53.  0 when k is too large (k > 2^51). */
+ER_FN void er_b_q_bits(er_i64 k, int *qa, int *qb)
+{
+    int lg = 0, t;
+    while (lg < 62 && ((er_i64)1 << lg) < k) lg++;
+    t = 53 - lg;
+    *qa = t >= 2 ? t / 2 : 0;
+    *qb = t >= 2 ? t - t / 2 : 0;
+}
+
+/* The grid exponent of a row (or column) whose largest magnitude is mx (finite): every |v| <= mx is
+ * below 2^(s + Q).  A zero row: 0 (its integers are all 0). */
+ER_FN int er_b_q_scale(double mx, int Q) { return mx > 0 ? er_b_frexp_e(mx) - Q : 0; }
+
+/* ceil(|v| 2^-s) for a finite v with |v| < 2^(s + Q), Q <= 53: an integer <= 2^Q, by integer
+ * arithmetic on the bits (no rounding anywhere; a nonzero v gives at least 1). */
+ER_FN double er_b_q_value(double v, int s)
+{
+    er_u64 u = er_b_bits(v) & ER_U64(0x7FFFFFFFFFFFFFFF), M;
+    int be = (int)(u >> 52), E, sh;
+    if (u == 0) return 0.0;
+    if (be == 0) {
+        M = u;
+        E = -1074;
+    } else {
+        M = (u & ER_U64(0x000FFFFFFFFFFFFF)) | ER_U64(0x0010000000000000);
+        E = be - 1075;
+    }
+    E -= s; /* |v| 2^-s = M 2^E < 2^53 */
+    if (E >= 0) return (double)(M << E);
+    sh = -E;
+    if (sh >= 64) return 1.0;
+    return (double)((M >> sh) + ((M & ((ER_U64(1) << sh) - 1u)) != 0u ? 1u : 0u));
+}
+
+/* RU(N 2^e) for an integer 0 <= N <= 2^53 (a binary64 value): the exponent field moved, or, below
+ * 2^-1022, the significand shifted with the bits shifted out rounding up; +inf beyond binary64. */
+ER_FN double er_b_scale_up(double N, int e)
+{
+    er_u64 u = er_b_bits(N), M;
+    int E, sh;
+    if (!(N > 0)) return 0.0;
+    M = (u & ER_U64(0x000FFFFFFFFFFFFF)) | ER_U64(0x0010000000000000);
+    E = (int)(u >> 52) - 1075 + e; /* N 2^e = M 2^E, 2^52 <= M < 2^53 */
+    if (E + 1075 >= 2047) return ER_B_INF;
+    if (E + 1075 >= 1) return er_b_dbl(((er_u64)(er_i64)(E + 1075) << 52) | (M & ER_U64(0x000FFFFFFFFFFFFF)));
+    sh = -(E + 1074); /* >= 1: M 2^E = (M 2^-sh) 2^-1074 */
+    if (sh >= 64) return er_b_dbl(ER_U64(1));
+    return er_b_dbl((M >> sh) + ((M & ((ER_U64(1) << sh) - 1u)) != 0u ? 1u : 0u));
+}
+
 /* normal and any_order (docs/proofs/normal.md, any-order.md): the radius from the sums s (binary64, of
  * the products), T (of their magnitudes), W (of magnitudes times path lengths), Tf (flushable) and pert
  * (results as inputs); C is added here.  s64 and e64: an enclosure s64 +- e64 of the exact sum. */
@@ -225,13 +287,16 @@ ER_FN double er_b_radius_from_sums(const er_bpar *c, double s, double T, double 
     *e64 = er_b_up(er_b_up((double)(c->k + 3) * 0x1p-53 * T * infl) + (double)(c->k + 1) * 0x1p-1074);
     Tup = er_b_up(T * infl);
     nterms = (double)c->k + (c->has_c ? 1 : 0);
-    if (any || er_b_up(Tup * (1 + 0x1p-20)) >= c->max_c) {
+    {
         /* any tree (also normal's restarted partial sums): r_t <= n */
         double g = er_b_gamma(c->u, nterms + c->c_rounds);
         rad = er_b_up(g * Tup * (nterms + c->c_rounds));
-    } else {
+    }
+    if (!any && er_b_up(Tup * (1 + 0x1p-20)) < c->max_c) {
+        /* normal's trees are some of any order's: the smaller of the two bounds holds */
         double g = er_b_gamma(c->u, c->r_max);
-        rad = er_b_up(g * er_b_up(W * infl));
+        double rn = er_b_up(g * er_b_up(W * infl));
+        if (rn < rad) rad = rn;
     }
     /* underflow of each rounded product: absolute eta, at most doubled on its way */
     rad = er_b_up(rad + er_b_up(2.0 * c->eta * (double)c->k));
@@ -471,14 +536,16 @@ ER_FN void er_b_eng_run(const er_bpar *c, er_b_eng *gp, ER_GLOBAL const double *
 ER_FN int er_b_nan_pattern(int f, er_u64 bits) { return er_decode(f, bits).cls == ER_CLASS_NAN; }
 ER_FN int er_b_inf_pattern(int f, er_u64 bits) { return er_decode(f, bits).cls == ER_CLASS_INF; }
 
-/* From the radius to tolerance, finite_range and may_be (docs/proofs/foundations.md). */
-ER_FN void er_b_finish(const er_bpar *c, er_u64 rbits, double s64, double e64, double rad, int nonfinite,
-                       int uncertain, er_bel *o)
+/* From the ends lo <= hi of the compute values an implementation may reach (radius rad) to tolerance,
+ * finite_range and may_be (docs/proofs/foundations.md).  lpk, hpk: the output patterns of the clipped
+ * ends where the caller has them already (er_b_key_of's), or NULL. */
+ER_FN void er_b_finish_lh(const er_bpar *c, er_u64 rbits, double lo, double hi, double rad, int nonfinite,
+                          int uncertain, const er_u64 *lpk, const er_u64 *hpk, er_bel *o)
 {
     int of = c->out_fmt, dir = c->dir;
     er_u32 opts = c->opts;
     double rv = er_b_value(of, rbits), maxo = c->maxo;
-    double lo = -ER_B_INF, hi = ER_B_INF, lo_c, hi_c, flo = ER_B_NAN, fhi = ER_B_NAN;
+    double lo_c, hi_c, flo = ER_B_NAN, fhi = ER_B_NAN;
     int sgn = er_fmt_signed(er_fmt_get(of));
     o->radius = rad;
     o->flags = 0u;
@@ -502,10 +569,10 @@ ER_FN void er_b_finish(const er_bpar *c, er_u64 rbits, double s64, double e64, d
         else o->flags |= ER_BF_NINF;
         return;
     }
-    if (!er_b_finite(rad)) o->flags |= ER_BF_NAN; /* unbounded: an intermediate overflow may meet its opposite */
-    if (er_b_finite(rad)) {
-        lo = er_b_down(er_b_down(s64 - e64) - rad);
-        hi = er_b_up(er_b_up(s64 + e64) + rad);
+    if (!er_b_finite(rad)) {
+        o->flags |= ER_BF_NAN; /* unbounded: an intermediate overflow may meet its opposite */
+        lo = -ER_B_INF;
+        hi = ER_B_INF;
     }
     /* values beyond compute's range: the compute result is an infinity (no order avoids it then) */
     lo_c = lo < -c->max_c ? -c->max_c : lo;
@@ -527,8 +594,8 @@ ER_FN void er_b_finish(const er_bpar *c, er_u64 rbits, double s64, double e64, d
         lo_c = 0x1p-1074;
     }
     if (lo_c <= hi_c) {
-        er_u64 lp = er_convert(ER_FMT_F64, of, er_b_bits(lo_c), dir, opts).bits;
-        er_u64 hp = er_convert(ER_FMT_F64, of, er_b_bits(hi_c), dir, opts).bits;
+        er_u64 lp = lpk ? *lpk : er_convert(ER_FMT_F64, of, er_b_bits(lo_c), dir, opts).bits;
+        er_u64 hp = hpk ? *hpk : er_convert(ER_FMT_F64, of, er_b_bits(hi_c), dir, opts).bits;
         double lv = er_b_value(of, lp), hv = er_b_value(of, hp);
         if (er_b_isnan(lv) || er_b_isnan(hv)) o->flags |= ER_BF_NAN;
         if (er_b_isinf(lv) && lv < 0) o->flags |= ER_BF_NINF;
@@ -556,6 +623,136 @@ ER_FN void er_b_finish(const er_bpar *c, er_u64 rbits, double s64, double e64, d
     }
 }
 
+/* The ends from an enclosure s64 +- e64 of the exact sum (the engines, and normal's and any_order's
+ * general loop). */
+ER_FN void er_b_finish(const er_bpar *c, er_u64 rbits, double s64, double e64, double rad, int nonfinite,
+                       int uncertain, er_bel *o)
+{
+    double lo = -ER_B_INF, hi = ER_B_INF;
+    if (er_b_finite(rad)) {
+        lo = er_b_down(er_b_down(s64 - e64) - rad);
+        hi = er_b_up(er_b_up(s64 + e64) + rad);
+    }
+    er_b_finish_lh(c, rbits, lo, hi, rad, nonfinite, uncertain, 0, 0, o);
+}
+
+/*
+ * What er_b_finish_lh reads of one end v (lo: side 0, hi: side 1): the comparisons with -max_c, max_c
+ * and 0, and the output pattern of v clipped as it clips it.  Each is a monotone step function of v
+ * (rounding is monotone, and on one side of 0 a pattern's preimage is an interval), so where two values
+ * have the same key, so has every value between them, and er_b_finish_lh gives the same result for
+ * any lo (hi) between them, for lo <= hi (docs/proofs/foundations.md).
+ */
+typedef struct er_b_key {
+    er_u64 pat;
+    er_u32 cmp;
+} er_b_key;
+
+ER_FN er_b_key er_b_key_of(const er_bpar *c, double v, int side)
+{
+    er_b_key k;
+    double vc = v;
+    k.cmp = (v < -c->max_c ? 1u : 0u) | (v > c->max_c ? 2u : 0u) | (v < 0 ? 4u : 0u) | (v <= 0 ? 8u : 0u);
+    if (side == 0) {
+        if (vc < -c->max_c) vc = -c->max_c;
+        if (!er_fmt_signed(er_fmt_get(c->out_fmt)) && vc <= 0) vc = 0x1p-1074;
+    } else if (vc > c->max_c) {
+        vc = c->max_c;
+    }
+    k.pat = er_convert(ER_FMT_F64, c->out_fmt, er_b_bits(vc), c->dir, c->opts).bits;
+    return k;
+}
+
+ER_FN int er_b_key_eq(er_b_key x, er_b_key y) { return x.pat == y.pat && x.cmp == y.cmp; }
+
+/* normal's and any_order's radius from upper bounds T >= sum |x_p| and W >= sum |x_p| r_p (exact
+ * quantities rounded up once), and C (finite): no inflation for the way T and W were computed. */
+ER_FN double er_b_radius_exact(const er_bpar *c, double T, double W, double cval)
+{
+    double cm = fabs(cval), nterms = (double)c->k + (c->has_c ? 1 : 0), n1, g, rad;
+    if (cm > 0) {
+        T = er_b_up(T + cm);
+        W = er_b_up(W + er_b_up(cm * c->r_c));
+    }
+    if (!er_b_finite(T)) return ER_B_INF;
+    /* any tree (also normal's restarted partial sums): r_t <= n' */
+    n1 = nterms + c->c_rounds;
+    g = er_b_gamma(c->u, n1);
+    rad = er_b_up(er_b_up(g * T) * n1);
+    if (c->kind != ER_BK_ANY && er_b_up(T * (1 + 0x1p-20)) < c->max_c) {
+        /* normal's trees are some of any order's: the smaller of the two bounds holds */
+        double rn = er_b_up(er_b_gamma(c->u, c->r_max) * W);
+        if (rn < rad) rad = rn;
+    }
+    /* underflow of each rounded product: absolute eta, at most doubled on its way */
+    return er_b_up(rad + er_b_up(2.0 * c->eta * (double)c->k));
+}
+
+/*
+ * normal and any_order where the exact quantities apply (gemm_form; the row and the column finite).
+ * S: a binary64 sum of the k products in any order (they are exact, so |S - sum| <= gamma_(k-1) T for
+ * every tree, with or without fma); NT, NW: the exact integer sums, with their grids' exponents et, ew.
+ * The element's result is er_b_finish_lh at lo = RD(x - rad) and hi = RU(x + rad), x the exact sum
+ * (C included): taken from the enclosure of x where both its ends give the same key, else from x
+ * summed exactly here (rare: a rounding boundary of the output within a few ulps of binary64).
+ */
+ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
+                              er_u64 rbits, double S, double NT, double NW, int et, int ew, er_bel *o)
+{
+    double T = er_b_scale_up(NT, et), W = c->kind == ER_BK_ANY ? 0.0 : er_b_scale_up(NW, ew), rad, e, xl, xh;
+    double lo, hi;
+    if (!er_b_finite(cval)) {
+        /* an infinite or NaN C: the exact value is not finite; every order meets it, unless the finite
+         * terms can overflow a partial (then nothing is excluded) */
+        rad = ER_B_INF;
+        er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, rad, !(er_b_up(T * (1 + 0x1p-20)) >= c->max_c), 0, 0, 0, o);
+        return;
+    }
+    rad = er_b_radius_exact(c, T, W, cval);
+    if (!er_b_finite(rad)) {
+        er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, rad, 0, 0, 0, 0, o);
+        return;
+    }
+    e = er_b_up(er_b_up(er_b_gamma(0x1p-53, (double)c->k) * (double)c->k) * T);
+    xl = er_b_down(S - e);
+    xh = er_b_up(S + e);
+    if (c->has_c) {
+        xl = er_b_down(xl + cval);
+        xh = er_b_up(xh + cval);
+    }
+    {
+        double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
+        er_b_key kl = er_b_key_of(c, la, 0), kh = er_b_key_of(c, hb, 1);
+        if (er_b_key_eq(kl, er_b_key_of(c, lb, 0)) && er_b_key_eq(kh, er_b_key_of(c, ha, 1))) {
+            er_b_finish_lh(c, rbits, la, hb, rad, 0, 0, &kl.pat, &kh.pat, o);
+            return;
+        }
+    }
+    {
+        /* x exactly: the products of binary64 values (lsb >= 2^-2148, below 2^2048), C and -rad; then
+         * x + rad = (x - rad) + 2 rad on a copy */
+        er_acc acc, acc2;
+        er_i32 wlo, wnd;
+        er_i64 p;
+        er_val mr = er_decode(ER_FMT_F64, er_b_bits(-rad)), pr = er_decode(ER_FMT_F64, er_b_bits(rad));
+        er_acc_window(-2148, 2048, c->k + 3, &wlo, &wnd);
+        er_acc_init(&acc, wlo, wnd);
+        for (p = 0; p < c->k; p++)
+            er_acc_add_product(&acc, er_decode(ER_FMT_F64, er_b_bits(ar[p])),
+                               er_decode(ER_FMT_F64, er_b_bits(bc[p * c->ldb])));
+        if (c->has_c) er_acc_add_val(&acc, er_decode(ER_FMT_F64, er_b_bits(cval)));
+        er_acc_add_val(&acc, mr);
+        er_acc_copy(&acc2, &acc);
+        er_acc_add_val(&acc2, pr);
+        er_acc_add_val(&acc2, pr);
+        lo = er_b_dbl(er_acc_round(&acc, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits);
+        hi = er_b_dbl(er_acc_round(&acc2, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits);
+        if (lo == 0) lo = 0.0; /* the real number 0 (an exact zero rounds to -0 toward -inf) */
+        if (hi == 0) hi = 0.0;
+        er_b_finish_lh(c, rbits, lo, hi, rad, 0, 0, 0, 0, o);
+    }
+}
+
 /* An engine's element from its finished state. */
 ER_FN void er_b_eng_element(const er_bpar *c, const er_b_eng *g, double cval, er_u64 rbits, er_bel *o)
 {
@@ -566,13 +763,16 @@ ER_FN void er_b_eng_element(const er_bpar *c, const er_b_eng *g, double cval, er
 }
 
 /*
- * One element.  pre: the CPU's canonical sums (S, TT, WW) from its matrix-product kernel, or NULL (the
- * devices): then they are formed here, the same fused chains in the same order.
+ * One element.  qa, qw: the element's row of the quantized |A'| and |A'| diag(r) (k values, step 1);
+ * qb: its column of the quantized |B'| (step ldb, as bc); sa, sw, sb their grids' exponents (ER_BQ_BAD:
+ * the row or column holds an infinity or NaN).  pre: S and the two integer sums (er_b_exact_element)
+ * from the backend's matrix products in any order, or NULL: then they are formed here.
  */
 ER_FN void er_bound_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
                             ER_GLOBAL const er_i16 *ea, ER_GLOBAL const er_i16 *eb, ER_GLOBAL const double *rw,
-                            ER_GLOBAL const double *da, ER_GLOBAL const double *db, double cval, double sc,
-                            er_u64 rbits, const double *pre, er_bel *o)
+                            ER_GLOBAL const double *da, ER_GLOBAL const double *db, ER_GLOBAL const double *qa,
+                            ER_GLOBAL const double *qw, ER_GLOBAL const double *qb, int sa, int sw, int sb, double cval,
+                            double sc, er_u64 rbits, const double *pre, er_bel *o)
 {
     double s64 = 0, e64 = 0, rad;
     int nonfinite = 0; /* set by the radius: the exact sum is infinite or NaN and decides the output */
@@ -582,29 +782,28 @@ ER_FN void er_bound_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLO
         er_b_eng_run(c, &g, ar, bc, ea, eb, da, db);
         er_b_eng_element(c, &g, cval, rbits, o);
         return;
-    } else {
-        double S = 0, TT = 0, WW = 0;
-        int have = 0;
-        if (c->gemm_form && pre) {
-            S = pre[0];
-            TT = pre[1];
-            WW = pre[2];
-            have = 1;
-        } else if (c->gemm_form) {
-            er_i64 p;
-            for (p = 0; p < c->k; p++) {
-                double a = ar[p], b = bc[p * c->ldb], aa = fabs(a), ab = fabs(b);
-                S = fma(a, b, S);
-                TT = fma(aa, ab, TT);
-                WW = fma(aa * rw[p], ab, WW); /* |a| r_p exact: at most 24 + 26 bits */
-            }
-            have = 1;
-        }
-        if (have && er_b_finite(S) && er_b_finite(TT))
-            rad = er_b_radius_from_sums(c, S, TT, WW, 0.0, 0.0, cval, sc, &s64, &e64, &nonfinite);
-        else /* an infinite or NaN operand, or no canonical sums: the general loop */
-            rad = er_b_radius_sum(c, ar, bc, rw, da, db, cval, sc, &s64, &e64, &nonfinite);
     }
+    if (c->gemm_form && sa != ER_BQ_BAD && sb != ER_BQ_BAD) {
+        double S = 0, NT = 0, NW = 0;
+        if (pre) {
+            S = pre[0];
+            NT = pre[1];
+            NW = pre[2];
+        } else {
+            er_i64 p;
+            int any = c->kind == ER_BK_ANY;
+            for (p = 0; p < c->k; p++) {
+                double q = qb[p * c->ldb];
+                S = fma(ar[p], bc[p * c->ldb], S);
+                NT = NT + qa[p] * q; /* integers: exact, below 2^53 */
+                if (!any) NW = NW + qw[p] * q;
+            }
+        }
+        er_b_exact_element(c, ar, bc, cval, rbits, S, NT, NW, sa + sb, sw + sb, o);
+        return;
+    }
+    /* an infinite or NaN operand, flush, slack, f64 inputs: the general loop */
+    rad = er_b_radius_sum(c, ar, bc, rw, da, db, cval, sc, &s64, &e64, &nonfinite);
     er_b_finish(c, rbits, s64, e64, rad, nonfinite, (c->slack_a || c->slack_b || c->slack_c) && !er_b_finite(rad), o);
 }
 
