@@ -1,10 +1,18 @@
-/* cpu_gemm.c: a blocked binary64 matrix product for the engine's certified fast path. */
+/* cpu_gemm.c: binary64 matrix products for the engine's certified fast path: a blocked kernel in index
+ * order, and products in any order through a CBLAS where the build found one. */
+#define _GNU_SOURCE /* dlsym's RTLD_DEFAULT: the thread control of a BLAS found at run time */
+#include <dlfcn.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu_internal.h"
+#ifdef ER_HAVE_BLAS
+#include <cblas.h> /* from the BLAS's include directory (cmake/ERBlas.cmake) */
+#endif
 
 /*
  * C[i][j] = sum_p A[i][p] B[p][j] for rows [r0, r1) of row-major A (lda), B (ldb), C (ldc).
@@ -147,4 +155,121 @@ int er_cpu_gemm_rows(const double *a, int64_t lda, const double *b, int64_t ldb,
     free(bp);
     free(ap);
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Products in any order: a BLAS where there is one, else the kernel above on the caller's threads.    */
+
+typedef struct {
+    const double *a, *b;
+    double *c;
+    int64_t lda, ldb, ldc, r0, r1, n, k;
+    int failed;
+} gemm_part;
+
+static void *gemm_part_run(void *arg)
+{
+    gemm_part *g = (gemm_part *)arg;
+    g->failed = er_cpu_gemm_rows(g->a, g->lda, g->b, g->ldb, g->c, g->ldc, g->r0, g->r1, g->n, g->k) != 0;
+    return NULL;
+}
+
+/* The kernel on `threads` threads, a fixed range of rows each (a thread that cannot start has its share
+ * run here). */
+static int gemm_builtin(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc, int64_t m,
+                        int64_t n, int64_t k, int threads)
+{
+    enum { MAXT = 256 };
+    gemm_part g[MAXT];
+    pthread_t th[MAXT];
+    unsigned char started[MAXT];
+    int T = threads < 1 ? 1 : threads > MAXT ? MAXT : threads, failed = 0;
+    if ((int64_t)T > (m + MR - 1) / MR) T = (int)((m + MR - 1) / MR);
+    if (T < 1) T = 1;
+    for (int t = 0; t < T; t++) {
+        /* row ranges in whole micro-tiles, so no thread computes a ragged block it need not */
+        int64_t tiles = (m + MR - 1) / MR;
+        g[t].a = a;
+        g[t].b = b;
+        g[t].c = c;
+        g[t].lda = lda;
+        g[t].ldb = ldb;
+        g[t].ldc = ldc;
+        g[t].r0 = tiles * t / T * MR;
+        g[t].r1 = t + 1 == T ? m : tiles * (t + 1) / T * MR;
+        g[t].n = n;
+        g[t].k = k;
+        g[t].failed = 0;
+        started[t] = t > 0 && pthread_create(&th[t], NULL, gemm_part_run, &g[t]) == 0;
+    }
+    for (int t = 1; t < T; t++)
+        if (!started[t]) gemm_part_run(&g[t]);
+    gemm_part_run(&g[0]);
+    for (int t = 0; t < T; t++) {
+        if (started[t]) pthread_join(th[t], NULL);
+        failed |= g[t].failed;
+    }
+    return failed ? -1 : 0;
+}
+
+#ifdef ER_HAVE_BLAS
+/* One product at a time through the BLAS from this library: its thread count is set to the caller's
+ * for the call and put back after it (other users of the BLAS in the process keep theirs). */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef void (*set_threads_fn)(int64_t);
+typedef int64_t (*get_threads_fn)(void);
+
+static void blas_threads(int want, int *old)
+{
+#ifdef ER_BLAS_OPENBLAS_THREADS
+    if (old) *old = openblas_get_num_threads();
+    openblas_set_num_threads(want);
+#else
+    /* BLIS (bli_thread_set_num_threads) or an OpenBLAS behind a generic libblas, looked up at run time.
+     * Both take and return one integer (BLIS: dim_t); on the ABIs here the low 32 bits carry it. */
+    void *set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads"), *get = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+    if (!set || !get) {
+        set = dlsym(RTLD_DEFAULT, "bli_thread_set_num_threads");
+        get = dlsym(RTLD_DEFAULT, "bli_thread_get_num_threads");
+    }
+    if (!set || !get) return; /* no control: the BLAS threads as it likes */
+    set_threads_fn sf;
+    get_threads_fn gf;
+    memcpy(&sf, &set, sizeof sf);
+    memcpy(&gf, &get, sizeof gf);
+    if (old) *old = (int)(int32_t)gf();
+    sf(want);
+#endif
+}
+#endif
+
+int er_cpu_gemm_uses_blas(void)
+{
+#ifdef ER_HAVE_BLAS
+    const char *e = getenv("EXACTREF_GEMM");
+    return !(e && !strcmp(e, "builtin"));
+#else
+    return 0;
+#endif
+}
+
+int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc, int64_t m,
+                    int64_t n, int64_t k, int threads)
+{
+    if (m <= 0 || n <= 0) return 0;
+#ifdef ER_HAVE_BLAS
+    if (er_cpu_gemm_uses_blas() && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX &&
+        ldc <= INT_MAX && k > 0) {
+        int old = 0;
+        pthread_mutex_lock(&blas_lock);
+        blas_threads(threads < 1 ? 1 : threads, &old);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb,
+                    0.0, c, (int)ldc);
+        if (old > 0) blas_threads(old, NULL);
+        pthread_mutex_unlock(&blas_lock);
+        return 0;
+    }
+#endif
+    return gemm_builtin(a, lda, b, ldb, c, ldc, m, n, k, threads);
 }

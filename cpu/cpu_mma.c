@@ -26,15 +26,16 @@ int er_cpu_threads(int requested)
 /* ------------------------------------------------------------------------------------------------ */
 /* The exact path: one element through the long accumulator                                          */
 
-/* Accumulate element (b, i, j) exactly. */
-static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const double *bcol, er_acc *acc)
+/* Accumulate element (b, i, j) exactly (fast path: arow is row i of the binary64 copy of A). */
+static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const double *arow, const double *bcol,
+                      er_acc *acc)
 {
     er_acc_init(acc, P->q.acc_lo, P->q.acc_nd);
     if (P->q.fast) {
         /* The binary64 copies hold the operands exactly and their products are exact (the fast path's
          * conditions): decode each product's pattern instead of both operands'. */
         /* bcol: column j of the binary64 copy of B, gathered contiguously by the caller */
-        const double *ar = P->af + i * P->q.k;
+        const double *ar = arow;
         for (int64_t p = 0; p < P->q.k; p++) {
             double x = ar[p] * bcol[p];
             uint64_t bits = double_to_bits(x);
@@ -63,11 +64,11 @@ static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const d
     if (P->q.has_c) er_acc_add_val(acc, in_val(&P->q, er_decode(P->q.c.fmt, load(&P->q.c, b, i, j))));
 }
 
-static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, const double *bcol, er_acc *acc,
-                          er_acc *tmp)
+static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, const double *arow, const double *bcol,
+                          er_acc *acc, er_acc *tmp)
 {
     const er_problem *Q = &P->q;
-    exact_sum(P, b, i, j, bcol, acc);
+    exact_sum(P, b, i, j, arow, bcol, acc);
     if (Q->lo) {
         *tmp = *acc;
         store(Q->lo, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits, 8);
@@ -89,7 +90,8 @@ static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, con
 /* The certified fast path (docs/exact-engine.md, "Strategy 2")                                       */
 
 /*
- * For rows [r0, r1) of batch b: S = A B (+ C) in binary64, where every product is exact (precisions
+ * For rows [r0, r1) of batch b: S = A B (+ C) in binary64 (S: the rows of the block that starts at row
+ * blk0, already computed by er_cpu_gemm_any in any order), where every product is exact (precisions
  * add up to at most 53 bits, exponents far inside the binary64 range) and so the only errors are the
  * k additions (k+1 with C): |S - exact| <= gamma * T with gamma = (k+1) u / (1 - (k+1) u), u = 2^-53,
  * and T >= sum of |terms|, for every order of addition, with or without fused multiply-add.
@@ -98,7 +100,8 @@ static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, con
  * [S - E, S + E], each moved one binary64 step outward, round to the same pattern: rounding is
  * monotone, so the exact value rounds to that pattern too.  Undecided elements return 0.
  */
-static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, unsigned char *decided)
+static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0, const double *s,
+                      unsigned char *decided)
 {
     const er_mma_args *A = P->q.args;
     er_tensor *D = P->q.d;
@@ -111,24 +114,29 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
     double infl = 1.0 + (4.0 * (double)k + 64.0) * 0x1p-52;
     int to = D->format, dir = A->rounding, bytes = er_storage_bytes(to);
     unsigned opts = A->opts;
-    if (er_cpu_gemm_rows(P->af, k, P->bf, n, s, n, r0, r1, n, k) != 0) return -1;
+    (void)k;
     for (int64_t i = r0; i < r1; i++) {
+        const double *srow = s + (i - blk0) * n;
+        unsigned char *drow = decided + (i - blk0) * n;
+        /* a row or column holding an infinity or NaN has a non-finite norm: nothing of it is decided
+         * here, whatever the product's kernel did with those values */
+        int row_ok = isfinite(P->a_s1[i]);
         for (int64_t j = 0; j < n; j++) {
-            double si = s[i * n + j];
+            double si = srow[j];
             double cval = 0.0;
-            decided[i * n + j] = 0;
+            drow[j] = 0;
             if (P->q.has_c) {
                 cval = bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
                                                  A->opts & ER_OPT_FTZ_IN).bits);
                 si = si + cval;
             }
-            if (!isfinite(si)) continue;
+            if (!isfinite(si) || !row_ok || !isfinite(P->b_s1[j])) continue;
             if (P->q.exact64) {
                 /* every partial sum is an integer below 2^53: exact in any order (docs/interval.md);
                  * a zero sum takes its sign from the terms, which only the accumulator tracks */
                 if (si != 0) {
                     store(D, b, i, j, convert_from_f64(to, double_to_bits(si), dir, opts).bits, bytes);
-                    decided[i * n + j] = 1;
+                    drow[j] = 1;
                 }
                 continue;
             }
@@ -145,22 +153,23 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
              * negative value), so a NaN at both ends decides nothing */
             if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
                 store(D, b, i, j, rl.bits, bytes);
-                decided[i * n + j] = 1;
+                drow[j] = 1;
             }
         }
     }
-    return 0;
 }
 
 /* Binary64 copies of batch b's operands (scales applied, exactly) and their norms, for rows
- * [r0, r1) of A and rows [q0, q1) of B; the column norms of B are summed per thread into cs. */
-static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t q0, int64_t q1, double *cs)
+ * [r0, r1) of A (into the block's copy, which starts at row blk0) and rows [q0, q1) of B; the column
+ * norms of B are summed per thread into cs. */
+static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0, int64_t q0, int64_t q1,
+                              double *cs)
 {
     int64_t n = P->q.n, k = P->q.k;
     int contiguous_a = !P->q.scaled && P->q.a.s1 == 1 && P->q.a.s0 == k;
     int contiguous_b = !P->q.scaled && P->q.b.s1 == 1 && P->q.b.s0 == n;
     for (int64_t i = r0; i < r1; i++) {
-        double *row = P->af + i * k;
+        double *row = P->af + (i - blk0) * k;
         double s1 = 0, mx = 0, s2 = 0;
         if (contiguous_a) {
             er_convert_array(P->q.a.fmt, ER_FMT_F64, P->q.a.data + (size_t)(b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes, row,
@@ -215,7 +224,7 @@ static void mmai_element(problem *P, int64_t b, int64_t i, int64_t j, int64_t *w
 typedef struct {
     problem *P;
     int phase; /* 0: prepare the fast path's copies, 1: compute */
-    int64_t b, r0, r1, q0, q1;
+    int64_t b, r0, r1, q0, q1, blk0; /* rows [r0, r1) of the block of rows that starts at blk0 */
     double *s, *cs;
     unsigned char *decided;
     int64_t fast_decided, exact_f64, exact_path, wrapped;
@@ -235,7 +244,7 @@ static void *worker(void *arg)
     er_acc *acc = NULL, *tmp = NULL;
     double *col = NULL;
     if (w->phase == 0) {
-        fast_prepare_part(P, w->b, w->r0, w->r1, w->q0, w->q1, w->cs);
+        fast_prepare_part(P, w->b, w->r0, w->r1, w->blk0, w->q0, w->q1, w->cs);
         return NULL;
     }
     if (P->q.kind) {
@@ -246,8 +255,7 @@ static void *worker(void *arg)
     acc = (er_acc *)malloc(sizeof *acc);
     tmp = (er_acc *)malloc(sizeof *tmp);
     if (P->q.fast) col = (double *)malloc(sizeof(double) * (size_t)(P->q.k ? P->q.k : 1));
-    if (!acc || !tmp || (P->q.fast && !col) ||
-        (P->q.fast && w->r1 > w->r0 && fast_rows(P, w->b, w->r0, w->r1, w->s, w->decided) != 0)) {
+    if (!acc || !tmp || (P->q.fast && !col)) {
         w->failed = 1;
         free(acc);
         free(tmp);
@@ -257,7 +265,7 @@ static void *worker(void *arg)
     if (!P->q.fast) {
         for (int64_t i = w->r0; i < w->r1; i++)
             for (int64_t j = 0; j < P->q.n; j++) {
-                exact_element(P, w->b, i, j, NULL, acc, tmp);
+                exact_element(P, w->b, i, j, NULL, NULL, acc, tmp);
                 w->exact_path++;
             }
     } else {
@@ -265,9 +273,10 @@ static void *worker(void *arg)
          * once for all of them, so the accumulator reads both operands contiguously. */
         int64_t cap = 0, cnt = 0;
         int64_t *list = NULL;
+        fast_rows(P, w->b, w->r0, w->r1, w->blk0, w->s, w->decided);
         for (int64_t i = w->r0; i < w->r1; i++)
             for (int64_t j = 0; j < P->q.n; j++) {
-                if (w->decided[i * P->q.n + j]) continue;
+                if (w->decided[(i - w->blk0) * P->q.n + j]) continue;
                 if (cnt == cap) {
                     int64_t *nl = (int64_t *)realloc(list, sizeof *list * (size_t)(cap = cap ? 2 * cap : 256));
                     if (!nl) {
@@ -289,7 +298,7 @@ static void *worker(void *arg)
             int64_t j = list[t] / P->q.m, i = list[t] % P->q.m;
             if (t == 0 || list[t - 1] / P->q.m != j)
                 for (int64_t p = 0; p < P->q.k; p++) col[p] = P->bf[p * P->q.n + j];
-            exact_element(P, w->b, i, j, col, acc, tmp);
+            exact_element(P, w->b, i, j, P->af + (i - w->blk0) * P->q.k, col, acc, tmp);
             w->exact_path++;
         }
         free(list);
@@ -316,6 +325,24 @@ static void run_phase(work *ws, pthread_t *th, unsigned char *started, int T, in
         if (started[t]) pthread_join(th[t], NULL);
 }
 
+/* Rows per block of the fast path: A's binary64 copy, S and the decided map are held for one block of
+ * rows at a time (about 32 MiB, at least 256 rows: the BLAS's product stays efficient); B's copy for
+ * the whole batch.  EXACTREF_CPU_ROW_BLOCK=R sets R rows (a testing hook: small blocks, same bits). */
+static int64_t fast_block_rows(const er_problem *q)
+{
+    const char *e = getenv("EXACTREF_CPU_ROW_BLOCK");
+    int64_t rb;
+    if (e && *e) {
+        long long v = strtoll(e, NULL, 10);
+        rb = v >= 1 ? (int64_t)v : 1;
+    } else {
+        int64_t per_row = 8 * (q->k + q->n) + q->n;
+        rb = ((int64_t)32 << 20) / (per_row > 0 ? per_row : 1);
+        if (rb < 256) rb = 256;
+    }
+    return rb < q->m ? rb : q->m;
+}
+
 int er_cpu_mma(const er_problem *pr)
 {
     problem P;
@@ -329,8 +356,9 @@ int er_cpu_mma(const er_problem *pr)
     P.q = *pr;
     if (P.q.m == 0 || P.q.n == 0 || P.q.batch == 0) goto done;
 
+    int64_t RB = P.q.fast ? fast_block_rows(&P.q) : P.q.m; /* rows per block */
     if (P.q.fast) {
-        size_t mk = (size_t)(P.q.m * P.q.k), kn = (size_t)(P.q.k * P.q.n), mn = (size_t)(P.q.m * P.q.n);
+        size_t mk = (size_t)(RB * P.q.k), kn = (size_t)(P.q.k * P.q.n), mn = (size_t)(RB * P.q.n);
         P.af = (double *)malloc(sizeof(double) * (mk ? mk : 1));
         P.bf = (double *)malloc(sizeof(double) * (kn ? kn : 1));
         P.a_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.m);
@@ -343,6 +371,7 @@ int er_cpu_mma(const er_problem *pr)
             P.af = P.bf = P.a_s1 = P.b_s1 = s = NULL;
             decided = NULL;
             P.q.fast = 0;
+            RB = P.q.m;
         }
     }
     if (P.q.fast) {
@@ -362,14 +391,19 @@ int er_cpu_mma(const er_problem *pr)
         st = er_msgf(P.q.msg, P.q.msg_size, ER_ENOMEM, "out of memory for %d threads", T);
         goto done;
     }
-    for (int64_t b = 0; b < P.q.batch; b++) {
+    int64_t nblk = (P.q.m + RB - 1) / RB; /* blocks of rows per batch */
+    for (int64_t bk = 0; bk < P.q.batch * nblk; bk++) {
+        /* batch b, rows [R0, R1) */
+        int64_t b = bk / nblk, R0 = bk % nblk * RB, R1 = P.q.m - R0 < RB ? P.q.m : R0 + RB, rows = R1 - R0;
         for (int t = 0; t < T; t++) {
             ws[t].P = &P;
             ws[t].b = b;
-            ws[t].r0 = P.q.m * t / T;
-            ws[t].r1 = P.q.m * (t + 1) / T;
-            ws[t].q0 = P.q.k * t / T;
-            ws[t].q1 = P.q.k * (t + 1) / T;
+            ws[t].blk0 = R0;
+            ws[t].r0 = R0 + rows * t / T;
+            ws[t].r1 = R0 + rows * (t + 1) / T;
+            /* B's copy and column norms: once per batch, with the first block */
+            ws[t].q0 = R0 == 0 ? P.q.k * t / T : 0;
+            ws[t].q1 = R0 == 0 ? P.q.k * (t + 1) / T : 0;
             ws[t].s = s;
             ws[t].cs = cs ? cs + (size_t)t * 3 * (size_t)P.q.n : NULL;
             ws[t].decided = decided;
@@ -377,7 +411,7 @@ int er_cpu_mma(const er_problem *pr)
         if (P.q.fast) {
             run_phase(ws, th, started, T, 0);
             /* column norms of B: the threads' partial sums and maxima (any order: see the proof) */
-            for (int64_t j = 0; j < P.q.n; j++) {
+            for (int64_t j = 0; j < P.q.n && R0 == 0; j++) {
                 double s1 = 0, mx = 0, s2 = 0;
                 for (int t = 0; t < T; t++) {
                     const double *c = ws[t].cs;
@@ -388,6 +422,11 @@ int er_cpu_mma(const er_problem *pr)
                 P.b_s1[j] = s1;
                 P.b_mx[j] = mx;
                 P.b_s2[j] = s2;
+            }
+            /* S of the block in one product, any order (a BLAS on the caller's threads where there is one) */
+            if (er_cpu_gemm_any(P.af, P.q.k, P.bf, P.q.n, s, P.q.n, rows, P.q.n, P.q.k, P.q.nthreads) != 0) {
+                st = er_msgf(P.q.msg, P.q.msg_size, ER_ENOMEM, "out of memory for the binary64 product");
+                goto done;
             }
         }
         run_phase(ws, th, started, T, 1);
