@@ -114,13 +114,59 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
     double infl = 1.0 + (4.0 * (double)k + 64.0) * 0x1p-52;
     int to = D->format, dir = A->rounding, bytes = er_storage_bytes(to);
     unsigned opts = A->opts;
-    (void)k;
+    /* The common case (f32, bf16 or f16 out, nearest-even, no C) rounds both ends in integer arithmetic
+     * where they lie in the output's normal range: there er_convert's answer is the binary64 pattern
+     * rounded to nearest-even at the output's precision, whatever the options (saturation and flushing
+     * act outside it), so the decision and the stored bits are er_convert's.  Everything else takes the
+     * general code below. */
+    int pb = to == ER_FMT_F32 ? 23 : to == ER_FMT_BF16 ? 7 : to == ER_FMT_F16 ? 10 : 0;
+    int quick = pb > 0 && dir == ER_RND_NEAREST_EVEN && !P->q.has_c && !P->q.exact64;
+    int sh = 52 - pb, sgn = 8 * bytes - 1;
+    uint64_t emin = to == ER_FMT_F16 ? 1023 - 14 : 1023 - 126; /* biased binary64 exponent of the least normal */
+    uint64_t emax = to == ER_FMT_F16 ? 1023 + 15 : 1023 + 127;
+    uint64_t lo_lim = emin << 52, r_lim = (emax + 1) << pb, off = (emin - 1) << pb;
+    uint64_t half = (UINT64_C(1) << (sh - 1)) - 1u, mag = ~(UINT64_C(1) << 63);
     for (int64_t i = r0; i < r1; i++) {
         const double *srow = s + (i - blk0) * n;
         unsigned char *drow = decided + (i - blk0) * n;
         /* a row or column holding an infinity or NaN has a non-finite norm: nothing of it is decided
          * here, whatever the product's kernel did with those values */
         int row_ok = isfinite(P->a_s1[i]);
+        if (quick && row_ok) {
+            const double as1 = P->a_s1[i], amx = P->a_mx[i], as2 = P->a_s2[i];
+            for (int64_t j = 0; j < n; j++) {
+                /* the same operations as the general code (fabs(cval) = 0 adds nothing) */
+                double si = srow[j];
+                double t1 = as1 * P->b_mx[j], t2 = amx * P->b_s1[j], t = t1 < t2 ? t1 : t2;
+                double t3 = sqrt(as2 * P->b_s2[j]);
+                if (t3 < t) t = t3;
+                t = (t + 0.0) * infl;
+                double e = gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
+                uint64_t X = double_to_bits(er_b_down(si - e)), Y = double_to_bits(er_b_up(si + e));
+                uint64_t mx_ = X & mag, my = Y & mag;
+                uint64_t rx = (mx_ + half + ((mx_ >> sh) & 1u)) >> sh, ry = (my + half + ((my >> sh) & 1u)) >> sh;
+                drow[j] = 0;
+                if (((X ^ Y) >> 63) == 0 && mx_ >= lo_lim && my >= lo_lim && rx < r_lim && ry < r_lim &&
+                    isfinite(si) && isfinite(P->b_s1[j])) {
+                    /* both ends normal and of one sign: decided iff they round alike */
+                    if (rx == ry) {
+                        store(D, b, i, j, (X >> 63) << sgn | (rx - off), bytes);
+                        drow[j] = 1;
+                    }
+                    continue;
+                }
+                if (!isfinite(si) || !isfinite(P->b_s1[j])) continue;
+                double lo = bits_to_double(X), hi = bits_to_double(Y);
+                if (!isfinite(lo) || !isfinite(hi)) continue;
+                er_res rl = convert_from_f64(to, X, dir, opts);
+                er_res rh = convert_from_f64(to, Y, dir, opts);
+                if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
+                    store(D, b, i, j, rl.bits, bytes);
+                    drow[j] = 1;
+                }
+            }
+            continue;
+        }
         for (int64_t j = 0; j < n; j++) {
             double si = srow[j];
             double cval = 0.0;
@@ -159,6 +205,50 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
     }
 }
 
+/* The binary64 value of every pattern of a format stored in one or two bytes, as er_convert gives it
+ * (so a lookup is the conversion, bit for bit), per FTZ_IN: built once per process on first use
+ * (65536 conversions at most), NULL for wider formats or without memory. */
+static pthread_mutex_t decode_lock = PTHREAD_MUTEX_INITIALIZER;
+static double *decode_tab[ER_FMT_COUNT][2];
+
+static const double *decode_table(int fmt, int ftz)
+{
+    int bytes = er_storage_bytes(fmt);
+    double *t;
+    if (fmt < 0 || fmt >= ER_FMT_COUNT || bytes > 2) return NULL;
+    pthread_mutex_lock(&decode_lock);
+    t = decode_tab[fmt][ftz != 0];
+    if (!t) {
+        size_t cnt = (size_t)1 << (8 * bytes);
+        t = (double *)malloc(sizeof(double) * cnt);
+        if (t) {
+            for (size_t x = 0; x < cnt; x++)
+                t[x] = bits_to_double(er_convert(fmt, ER_FMT_F64, x, ER_RND_NEAREST_EVEN, ftz ? ER_OPT_FTZ_IN : 0u).bits);
+            decode_tab[fmt][ftz != 0] = t;
+        }
+    }
+    pthread_mutex_unlock(&decode_lock);
+    return t;
+}
+
+/* cnt contiguous patterns of fmt (bytes each) at src as binary64 into dst: the table where there is
+ * one, else the core's array conversion (the same values). */
+static void decode_row(const double *tab, int fmt, int bytes, const unsigned char *src, double *dst, int64_t cnt,
+                       unsigned ftz)
+{
+    if (tab && bytes == 1) {
+        for (int64_t p = 0; p < cnt; p++) dst[p] = tab[src[p]];
+    } else if (tab && bytes == 2) {
+        for (int64_t p = 0; p < cnt; p++) {
+            uint16_t x;
+            memcpy(&x, src + 2 * p, 2);
+            dst[p] = tab[x];
+        }
+    } else {
+        er_convert_array(fmt, ER_FMT_F64, src, dst, (size_t)cnt, ER_RND_NEAREST_EVEN, ftz, NULL, NULL);
+    }
+}
+
 /* Binary64 copies of batch b's operands (scales applied, exactly) and their norms, for rows
  * [r0, r1) of A (into the block's copy, which starts at row blk0) and rows [q0, q1) of B; the column
  * norms of B are summed per thread into cs. */
@@ -168,12 +258,15 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
     int64_t n = P->q.n, k = P->q.k;
     int contiguous_a = !P->q.scaled && P->q.a.s1 == 1 && P->q.a.s0 == k;
     int contiguous_b = !P->q.scaled && P->q.b.s1 == 1 && P->q.b.s0 == n;
+    unsigned ftz = P->q.args->opts & ER_OPT_FTZ_IN;
+    const double *ta = contiguous_a && r1 > r0 ? decode_table(P->q.a.fmt, ftz != 0) : NULL;
+    const double *tb = contiguous_b && q1 > q0 ? decode_table(P->q.b.fmt, ftz != 0) : NULL;
     for (int64_t i = r0; i < r1; i++) {
         double *row = P->af + (i - blk0) * k;
         double s1 = 0, mx = 0, s2 = 0;
         if (contiguous_a) {
-            er_convert_array(P->q.a.fmt, ER_FMT_F64, P->q.a.data + (size_t)(b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes, row,
-                             (size_t)k, ER_RND_NEAREST_EVEN, P->q.args->opts & ER_OPT_FTZ_IN, NULL, NULL);
+            decode_row(ta, P->q.a.fmt, P->q.a.bytes, P->q.a.data + (size_t)(b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes,
+                       row, k, ftz);
         } else {
             for (int64_t p = 0; p < k; p++) row[p] = val_to_double(a_val(&P->q, b, i, p));
         }
@@ -190,8 +283,8 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
     for (int64_t p = q0; p < q1; p++) {
         double *row = P->bf + p * n;
         if (contiguous_b) {
-            er_convert_array(P->q.b.fmt, ER_FMT_F64, P->q.b.data + (size_t)(b * P->q.b.sb + p * n) * (size_t)P->q.b.bytes, row,
-                             (size_t)n, ER_RND_NEAREST_EVEN, P->q.args->opts & ER_OPT_FTZ_IN, NULL, NULL);
+            decode_row(tb, P->q.b.fmt, P->q.b.bytes, P->q.b.data + (size_t)(b * P->q.b.sb + p * n) * (size_t)P->q.b.bytes,
+                       row, n, ftz);
         } else {
             for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(&P->q, b, p, j));
         }
