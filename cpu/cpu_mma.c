@@ -205,6 +205,65 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
     }
 }
 
+/*
+ * The second stage for an element the first left undecided (no C, not exact64; docs/exact-engine.md,
+ * "Strategy 2", step 7): the k exact products summed in index order by TwoSum chains (Sum2 of Ogita,
+ * Rump and Oishi, 2005): pi_p = fl(pi_(p-1) + x_p) with its exact error q_p, sigma = fl(sum of the q_p)
+ * in order, res = fl(pi_k + sigma).  pi_k + sum q_p is the exact sum; sum |q_p| <= gamma_k S (the
+ * local errors of a recursive sum, S = sum |x_p| <= t, the first stage's norm bound); sigma's own
+ * error is at most gamma_k sum |q_p|; the last addition's at most u |res| (nearest).  So
+ * |res - exact| <= u |res| + gamma_k^2 t, and E2 = (u |res| + gamma^2 t)(1 + 2^-48) + 2^-1070 covers
+ * it with the roundings of its own evaluation (additions with subnormal results are exact).  Decided
+ * as in the first stage: when [pred(res - E2), succ(res + E2)] rounds to one pattern (stored, returns
+ * 1); else 0 and the element goes to the long accumulator.  When every q_p is zero, pi_k is the exact
+ * sum itself (sigma = 0 and res = pi_k): a nonzero one is rounded once, as strategy 3 does.
+ */
+static int fast_sum2(problem *P, int64_t b, int64_t i, int64_t j, const double *ar, const double *bc)
+{
+    er_tensor *D = P->q.d;
+    int64_t k = P->q.k;
+    const double u = 0x1p-53;
+    double kk = (double)(k + 1);
+    double gamma = kk * u * (1.0 + 0x1p-20); /* >= gamma_(k+1) for k + 1 <= 2^25, as in the first stage */
+    double infl = 1.0 + (4.0 * (double)k + 64.0) * 0x1p-52;
+    if (P->q.has_c || P->q.exact64 || !isfinite(P->a_s1[i]) || !isfinite(P->b_s1[j])) return 0;
+    /* the first stage's bound t >= sum |a_p b_p|, the same operations */
+    double t1 = P->a_s1[i] * P->b_mx[j], t2 = P->a_mx[i] * P->b_s1[j], t = t1 < t2 ? t1 : t2;
+    double t3 = sqrt(P->a_s2[i] * P->b_s2[j]);
+    if (t3 < t) t = t3;
+    t = (t + 0.0) * infl;
+    /* Sum2: pi + sigma, pi the running sum, sigma the sum of TwoSum's exact errors (products exact) */
+    double pi = 0.0, sigma = 0.0;
+    int inexact = 0;
+    for (int64_t p = 0; p < k; p++) {
+        double x = ar[p] * bc[p];
+        double sum = pi + x, z = sum - pi;
+        double q = (pi - (sum - z)) + (x - z);
+        pi = sum;
+        sigma = sigma + q;
+        inexact |= q != 0;
+    }
+    double res = pi + sigma;
+    if (!isfinite(res) || res == 0) return 0; /* a zero sum's sign comes from the terms */
+    int to = D->format, dir = P->q.args->rounding;
+    unsigned opts = P->q.args->opts;
+    if (!inexact) {
+        /* every error was zero: pi_k (= res) is the exact sum, rounded once here (midpoints included) */
+        store(D, b, i, j, convert_from_f64(to, double_to_bits(res), dir, opts).bits, er_storage_bytes(to));
+        return 1;
+    }
+    double e = (u * fabs(res) + gamma * gamma * t) * (1.0 + 0x1p-48) + 0x1p-1070;
+    double lo = er_b_down(res - e), hi = er_b_up(res + e);
+    if (!isfinite(lo) || !isfinite(hi)) return 0;
+    er_res rl = convert_from_f64(to, double_to_bits(lo), dir, opts);
+    er_res rh = convert_from_f64(to, double_to_bits(hi), dir, opts);
+    if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
+        store(D, b, i, j, rl.bits, er_storage_bytes(to));
+        return 1;
+    }
+    return 0;
+}
+
 /* The binary64 value of every pattern of a format stored in one or two bytes, as er_convert gives it
  * (so a lookup is the conversion, bit for bit), per FTZ_IN: built once per process on first use
  * (65536 conversions at most), NULL for wider formats or without memory. */
@@ -253,8 +312,9 @@ static void decode_row(const double *tab, int fmt, int bytes, const unsigned cha
  * [r0, r1) of A (into the block's copy, which starts at row blk0) and rows [q0, q1) of B; the column
  * norms of B are summed per thread into cs. */
 static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0, int64_t q0, int64_t q1,
-                              double *cs)
+                              double *cs, unsigned char *bt, int *int_a, int *int_b)
 {
+    int in = 1; /* every value seen is an integer (strategy 3's test, as docs/interval.md's summary) */
     int64_t n = P->q.n, k = P->q.k;
     int contiguous_a = !P->q.scaled && P->q.a.s1 == 1 && P->q.a.s0 == k;
     int contiguous_b = !P->q.scaled && P->q.b.s1 == 1 && P->q.b.s0 == n;
@@ -264,6 +324,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
     for (int64_t i = r0; i < r1; i++) {
         double *row = P->af + (i - blk0) * k;
         double s1 = 0, mx = 0, s2 = 0;
+        int rin = 1;
         if (contiguous_a) {
             decode_row(ta, P->q.a.fmt, P->q.a.bytes, P->q.a.data + (size_t)(b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes,
                        row, k, ftz);
@@ -275,9 +336,15 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             s1 += ax;
             s2 += ax * ax;
             if (ax > mx) mx = ax;
+            /* below 2^62 the int64 cast is defined; every binary64 at or above 2^53 is an integer; a NaN
+             * is not one */
+            rin &= ax < 0x1p62 ? (double)(int64_t)ax == ax : ax == ax;
         }
         P->a_s1[i] = s1; P->a_mx[i] = mx; P->a_s2[i] = s2;
+        in &= rin;
     }
+    *int_a = in;
+    in = 1;
     double *c1 = cs, *cm = cs + n, *c2 = cs + 2 * n;
     for (int64_t j = 0; j < n; j++) { c1[j] = 0; cm[j] = 0; c2[j] = 0; }
     for (int64_t p = q0; p < q1; p++) {
@@ -288,12 +355,33 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
         } else {
             for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(&P->q, b, p, j));
         }
+        int rin = 1;
         for (int64_t j = 0; j < n; j++) {
             double ax = fabs(row[j]);
             c1[j] += ax;
             c2[j] += ax * ax;
             if (ax > cm[j]) cm[j] = ax;
+            rin &= ax < 0x1p62 ? (double)(int64_t)ax == ax : ax == ax;
         }
+        in &= rin;
+    }
+    *int_b = in;
+    if (bt && tb) {
+        /* B's patterns by columns (tiles of 64 x 64), for the exact path: an undecided element reads its
+         * column contiguously (gathering it from B's rows cost a cache miss per term) */
+        int by = P->q.b.bytes;
+        const unsigned char *src = P->q.b.data + (size_t)(b * P->q.b.sb) * (size_t)by;
+        for (int64_t p0 = q0; p0 < q1; p0 += 64)
+            for (int64_t j0 = 0; j0 < n; j0 += 64) {
+                int64_t p1 = q1 - p0 < 64 ? q1 : p0 + 64, j1 = n - j0 < 64 ? n : j0 + 64;
+                for (int64_t j = j0; j < j1; j++) {
+                    if (by == 1) {
+                        for (int64_t p = p0; p < p1; p++) bt[j * k + p] = src[p * n + j];
+                    } else {
+                        for (int64_t p = p0; p < p1; p++) memcpy(bt + 2 * (j * k + p), src + 2 * (p * n + j), 2);
+                    }
+                }
+            }
     }
 }
 
@@ -319,7 +407,8 @@ typedef struct {
     int phase; /* 0: prepare the fast path's copies, 1: compute */
     int64_t b, r0, r1, q0, q1, blk0; /* rows [r0, r1) of the block of rows that starts at blk0 */
     double *s, *cs;
-    unsigned char *decided;
+    unsigned char *decided, *bt; /* bt: B's patterns by columns, or NULL */
+    int int_a, int_b;            /* phase 0: every value of the rows of A, of B, prepared is an integer */
     int64_t fast_decided, exact_f64, exact_path, wrapped;
     int failed;
 } work;
@@ -337,7 +426,7 @@ static void *worker(void *arg)
     er_acc *acc = NULL, *tmp = NULL;
     double *col = NULL;
     if (w->phase == 0) {
-        fast_prepare_part(P, w->b, w->r0, w->r1, w->blk0, w->q0, w->q1, w->cs);
+        fast_prepare_part(P, w->b, w->r0, w->r1, w->blk0, w->q0, w->q1, w->cs, w->bt, &w->int_a, &w->int_b);
         return NULL;
     }
     if (P->q.kind) {
@@ -387,10 +476,28 @@ static void *worker(void *arg)
         if (cnt) qsort(list, (size_t)cnt, sizeof *list, cmp_i64);
         if (P->q.exact64) w->exact_f64 += (w->r1 - w->r0) * P->q.n - cnt;
         else w->fast_decided += (w->r1 - w->r0) * P->q.n - cnt;
+        const double *tab = w->bt ? decode_table(P->q.b.fmt, (P->q.args->opts & ER_OPT_FTZ_IN) != 0) : NULL;
         for (int64_t t = 0; t < cnt; t++) {
             int64_t j = list[t] / P->q.m, i = list[t] % P->q.m;
-            if (t == 0 || list[t - 1] / P->q.m != j)
+            if ((t == 0 || list[t - 1] / P->q.m != j) && tab) {
+                /* column j from B's patterns by columns: the values of bf, read contiguously */
+                const unsigned char *c = w->bt + (size_t)(j * P->q.k) * (size_t)P->q.b.bytes;
+                if (P->q.b.bytes == 1) {
+                    for (int64_t p = 0; p < P->q.k; p++) col[p] = tab[c[p]];
+                } else {
+                    for (int64_t p = 0; p < P->q.k; p++) {
+                        uint16_t x;
+                        memcpy(&x, c + 2 * p, 2);
+                        col[p] = tab[x];
+                    }
+                }
+            } else if (t == 0 || list[t - 1] / P->q.m != j) {
                 for (int64_t p = 0; p < P->q.k; p++) col[p] = P->bf[p * P->q.n + j];
+            }
+            if (fast_sum2(P, w->b, i, j, P->af + (i - w->blk0) * P->q.k, col)) {
+                w->fast_decided++;
+                continue;
+            }
             exact_element(P, w->b, i, j, P->af + (i - w->blk0) * P->q.k, col, acc, tmp);
             w->exact_path++;
         }
@@ -418,6 +525,23 @@ static void run_phase(work *ws, pthread_t *th, unsigned char *started, int T, in
         if (started[t]) pthread_join(th[t], NULL);
 }
 
+/* Batch b of C: 1 when every value (as the fast path reads it) is an integer, with the largest
+ * magnitude in *mc; else 0. */
+static int c_summary(const problem *P, int64_t b, double *mc)
+{
+    double mx = 0;
+    for (int64_t i = 0; i < P->q.m; i++)
+        for (int64_t j = 0; j < P->q.n; j++) {
+            double v = fabs(bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
+                                                      P->q.args->opts & ER_OPT_FTZ_IN)
+                                               .bits));
+            if (!(v < 0x1p62 ? (double)(int64_t)v == v : v == v)) return 0;
+            if (v > mx) mx = v;
+        }
+    *mc = mx;
+    return 1;
+}
+
 /* Rows per block of the fast path: A's binary64 copy, S and the decided map are held for one block of
  * rows at a time (about 32 MiB, at least 256 rows: the BLAS's product stays efficient); B's copy for
  * the whole batch.  EXACTREF_CPU_ROW_BLOCK=R sets R rows (a testing hook: small blocks, same bits). */
@@ -441,7 +565,7 @@ int er_cpu_mma(const er_problem *pr)
     problem P;
     int st = ER_OK;
     double *s = NULL, *cs = NULL;
-    unsigned char *decided = NULL;
+    unsigned char *decided = NULL, *bt = NULL;
     work *ws = NULL;
     pthread_t *th = NULL;
     unsigned char *started = NULL;
@@ -467,6 +591,9 @@ int er_cpu_mma(const er_problem *pr)
             RB = P.q.m;
         }
     }
+    if (P.q.fast && !P.q.scaled && P.q.b.s1 == 1 && P.q.b.s0 == P.q.n && P.q.b.bytes <= 2 && P.q.k > 0 &&
+        decode_table(P.q.b.fmt, (P.q.args->opts & ER_OPT_FTZ_IN) != 0))
+        bt = (unsigned char *)malloc((size_t)(P.q.k * P.q.n) * (size_t)P.q.b.bytes); /* NULL: gather from bf */
     if (P.q.fast) {
         P.a_mx = P.a_s1 + P.q.m;
         P.a_s2 = P.a_s1 + 2 * P.q.m;
@@ -485,6 +612,8 @@ int er_cpu_mma(const er_problem *pr)
         goto done;
     }
     int64_t nblk = (P.q.m + RB - 1) / RB; /* blocks of rows per batch */
+    int int_b = 0, int_c = 0;             /* batch b's B, C: every value an integer */
+    double mc = 0;                        /* and C's largest magnitude */
     for (int64_t bk = 0; bk < P.q.batch * nblk; bk++) {
         /* batch b, rows [R0, R1) */
         int64_t b = bk / nblk, R0 = bk % nblk * RB, R1 = P.q.m - R0 < RB ? P.q.m : R0 + RB, rows = R1 - R0;
@@ -500,6 +629,7 @@ int er_cpu_mma(const er_problem *pr)
             ws[t].s = s;
             ws[t].cs = cs ? cs + (size_t)t * 3 * (size_t)P.q.n : NULL;
             ws[t].decided = decided;
+            ws[t].bt = bt;
         }
         if (P.q.fast) {
             run_phase(ws, th, started, T, 0);
@@ -515,6 +645,24 @@ int er_cpu_mma(const er_problem *pr)
                 P.b_s1[j] = s1;
                 P.b_mx[j] = mx;
                 P.b_s2[j] = s2;
+            }
+            /* strategy 3 for this block (docs/interval.md's test on its rows of A, B and C): integral
+             * operands whose products and sums stay below 2^53 */
+            {
+                int ia = 1;
+                double ma = 0, mb = 0;
+                for (int t = 0; t < T; t++) ia &= ws[t].int_a;
+                if (R0 == 0) {
+                    int_b = 1;
+                    for (int t = 0; t < T; t++) int_b &= ws[t].int_b;
+                    int_c = -1; /* not yet known */
+                    mc = 0;
+                }
+                for (int64_t i = R0; i < R1; i++) ma = P.a_mx[i] > ma ? P.a_mx[i] : ma;
+                for (int64_t j = 0; j < P.q.n; j++) mb = P.b_mx[j] > mb ? P.b_mx[j] : mb;
+                if (ia && int_b && P.q.has_c && int_c < 0) int_c = c_summary(&P, b, &mc);
+                P.q.exact64 = !P.q.scaled && P.q.k > 0 && ia && int_b && (!P.q.has_c || int_c == 1) &&
+                              ((double)P.q.k * ma * mb + mc) * (1.0 + 0x1p-40) < 0x1p53;
             }
             /* S of the block in one product, any order (a BLAS on the caller's threads where there is one) */
             if (er_cpu_gemm_any(P.af, P.q.k, P.bf, P.q.n, s, P.q.n, rows, P.q.n, P.q.k, P.q.nthreads) != 0) {
@@ -554,6 +702,7 @@ done:
     free(P.b_s1);
     free(s);
     free(decided);
+    free(bt);
     free(ws);
     free(th);
     free(started);
