@@ -89,6 +89,109 @@ static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, con
 /* ------------------------------------------------------------------------------------------------ */
 /* The certified fast path (docs/exact-engine.md, "Strategy 2")                                       */
 
+/* The first stage's quick decision for a run of elements of one row (see fast_rows): the enclosure's
+ * ends X, Y (bit patterns) and a code per element: 1 both ends in the output's normal range, of one
+ * sign, rounding alike (decided); 0 the same but rounding apart (undecided); 2 anything else (the
+ * general code decides). */
+typedef struct {
+    double as1, amx, as2, infl, gamma;
+    uint64_t half, lo_lim, r_lim;
+    int sh;
+} quick_par;
+
+static void quick_run(const quick_par *q, int64_t cnt, const double *si_, const double *bmx, const double *bs1,
+                      const double *bs2, uint64_t *xo, uint64_t *yo, unsigned char *code)
+{
+    const uint64_t mag = ~(UINT64_C(1) << 63);
+    for (int64_t j = 0; j < cnt; j++) {
+        /* the same operations as the general code (fabs(cval) = 0 adds nothing) */
+        double si = si_[j];
+        double t1 = q->as1 * bmx[j], t2 = q->amx * bs1[j], t = t1 < t2 ? t1 : t2;
+        double t3 = sqrt(q->as2 * bs2[j]);
+        if (t3 < t) t = t3;
+        t = (t + 0.0) * q->infl;
+        double e = q->gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
+        uint64_t X = double_to_bits(er_b_down(si - e)), Y = double_to_bits(er_b_up(si + e));
+        uint64_t mx_ = X & mag, my = Y & mag;
+        uint64_t rx = (mx_ + q->half + ((mx_ >> q->sh) & 1u)) >> q->sh, ry = (my + q->half + ((my >> q->sh) & 1u)) >> q->sh;
+        int in = ((X ^ Y) >> 63) == 0 && mx_ >= q->lo_lim && my >= q->lo_lim && rx < q->r_lim && ry < q->r_lim &&
+                 (double_to_bits(bs1[j]) & mag) < UINT64_C(0x7FF0000000000000);
+        xo[j] = X;
+        yo[j] = Y;
+        code[j] = (unsigned char)(in ? rx == ry : 2);
+    }
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ER_HAVE_AVX2_QUICK 1
+/* The same, four elements at a time: the same binary64 operations (min as the conditional's
+ * a < b ? a : b, which MINPD is; correctly rounded sqrt), the outward steps and the rounding test on
+ * the 64-bit patterns; cnt a multiple of 4. */
+__attribute__((target("avx2"))) static void quick_run_avx2(const quick_par *q, int64_t cnt, const double *si_,
+                                                           const double *bmx, const double *bs1, const double *bs2,
+                                                           uint64_t *xo, uint64_t *yo, unsigned char *code)
+{
+    const __m256d as1 = _mm256_set1_pd(q->as1), amx = _mm256_set1_pd(q->amx), as2 = _mm256_set1_pd(q->as2);
+    const __m256d infl = _mm256_set1_pd(q->infl), gamma = _mm256_set1_pd(q->gamma), zero = _mm256_setzero_pd();
+    const __m256d f50 = _mm256_set1_pd(1.0 + 0x1p-50), a1070 = _mm256_set1_pd(0x1p-1070);
+    const __m256i mag = _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll), maxfin = _mm256_set1_epi64x(0x7FEFFFFFFFFFFFFFll);
+    const __m256i one = _mm256_set1_epi64x(1), zi = _mm256_setzero_si256(), half = _mm256_set1_epi64x((long long)q->half);
+    const __m256i lo_lim = _mm256_set1_epi64x((long long)q->lo_lim), r_lim = _mm256_set1_epi64x((long long)q->r_lim);
+    const __m256i dmin = _mm256_set1_epi64x((long long)0x8000000000000001ull); /* -2^-1074 */
+    const __m128i shc = _mm_cvtsi32_si128(q->sh);
+    for (int64_t j = 0; j < cnt; j += 4) {
+        __m256d si = _mm256_loadu_pd(si_ + j);
+        __m256d t = _mm256_min_pd(_mm256_mul_pd(as1, _mm256_loadu_pd(bmx + j)),
+                                  _mm256_mul_pd(amx, _mm256_loadu_pd(bs1 + j)));
+        __m256d t3 = _mm256_sqrt_pd(_mm256_mul_pd(as2, _mm256_loadu_pd(bs2 + j)));
+        t = _mm256_min_pd(t3, t);
+        t = _mm256_mul_pd(_mm256_add_pd(t, zero), infl);
+        __m256d e = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(gamma, t), f50), a1070);
+        __m256i lo = _mm256_castpd_si256(_mm256_sub_pd(si, e)), hi = _mm256_castpd_si256(_mm256_add_pd(si, e));
+        /* er_b_down(lo), er_b_up(hi): non-finite kept; zero to -+2^-1074; else one step outward */
+        __m256i alo = _mm256_and_si256(lo, mag), ahi = _mm256_and_si256(hi, mag);
+        __m256i nf_lo = _mm256_cmpgt_epi64(alo, maxfin), nf_hi = _mm256_cmpgt_epi64(ahi, maxfin);
+        __m256i z_lo = _mm256_cmpeq_epi64(alo, zi), z_hi = _mm256_cmpeq_epi64(ahi, zi);
+        __m256i pos_lo = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpgt_epi64(zi, lo), z_lo), _mm256_set1_epi64x(-1));
+        __m256i pos_hi = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpgt_epi64(zi, hi), z_hi), _mm256_set1_epi64x(-1));
+        __m256i X = _mm256_add_epi64(_mm256_add_epi64(lo, one), _mm256_slli_epi64(pos_lo, 1)); /* pos: -1, else +1 */
+        __m256i Y = _mm256_sub_epi64(_mm256_sub_epi64(hi, one), _mm256_slli_epi64(pos_hi, 1)); /* pos: +1, else -1 */
+        X = _mm256_blendv_epi8(X, dmin, z_lo);
+        Y = _mm256_blendv_epi8(Y, one, z_hi);
+        X = _mm256_blendv_epi8(X, lo, nf_lo);
+        Y = _mm256_blendv_epi8(Y, hi, nf_hi);
+        __m256i mx_ = _mm256_and_si256(X, mag), my = _mm256_and_si256(Y, mag);
+        __m256i rx = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(mx_, half), _mm256_and_si256(_mm256_srl_epi64(mx_, shc), one)), shc);
+        __m256i ry = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(my, half), _mm256_and_si256(_mm256_srl_epi64(my, shc), one)), shc);
+        /* out of the quick case: signs differ, an end below the normal range, a rounded end at or past
+         * the overflow threshold, or a non-finite column norm */
+        __m256i out = _mm256_cmpgt_epi64(zi, _mm256_xor_si256(X, Y));
+        out = _mm256_or_si256(out, _mm256_cmpgt_epi64(lo_lim, mx_));
+        out = _mm256_or_si256(out, _mm256_cmpgt_epi64(lo_lim, my));
+        out = _mm256_or_si256(out, _mm256_cmpgt_epi64(rx, _mm256_sub_epi64(r_lim, one)));
+        out = _mm256_or_si256(out, _mm256_cmpgt_epi64(ry, _mm256_sub_epi64(r_lim, one)));
+        out = _mm256_or_si256(out, _mm256_cmpgt_epi64(_mm256_and_si256(_mm256_castpd_si256(_mm256_loadu_pd(bs1 + j)), mag), maxfin));
+        __m256i same = _mm256_cmpeq_epi64(rx, ry);
+        _mm256_storeu_si256((__m256i *)(xo + j), X);
+        _mm256_storeu_si256((__m256i *)(yo + j), Y);
+        int mo = _mm256_movemask_pd(_mm256_castsi256_pd(out)), ms = _mm256_movemask_pd(_mm256_castsi256_pd(same));
+        for (int l = 0; l < 4; l++) code[j + l] = (unsigned char)(mo >> l & 1 ? 2 : ms >> l & 1);
+    }
+}
+#endif
+
+/* The vector decision where the processor has AVX2, unless EXACTREF_NO_SIMD is set (the tests compare
+ * both paths). */
+static int quick_simd(void)
+{
+#ifdef ER_HAVE_AVX2_QUICK
+    return __builtin_cpu_supports("avx2") && !getenv("EXACTREF_NO_SIMD");
+#else
+    return 0;
+#endif
+}
+
 /*
  * For rows [r0, r1) of batch b: S = A B (+ C) in binary64 (S: the rows of the block that starts at row
  * blk0, already computed by er_cpu_gemm_any in any order), where every product is exact (precisions
@@ -126,6 +229,8 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
     uint64_t emax = to == ER_FMT_F16 ? 1023 + 15 : 1023 + 127;
     uint64_t lo_lim = emin << 52, r_lim = (emax + 1) << pb, off = (emin - 1) << pb;
     uint64_t half = (UINT64_C(1) << (sh - 1)) - 1u, mag = ~(UINT64_C(1) << 63);
+    int simd = quick && quick_simd();
+    (void)simd;
     for (int64_t i = r0; i < r1; i++) {
         const double *srow = s + (i - blk0) * n;
         unsigned char *drow = decided + (i - blk0) * n;
@@ -133,36 +238,42 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
          * here, whatever the product's kernel did with those values */
         int row_ok = isfinite(P->a_s1[i]);
         if (quick && row_ok) {
-            const double as1 = P->a_s1[i], amx = P->a_mx[i], as2 = P->a_s2[i];
-            for (int64_t j = 0; j < n; j++) {
-                /* the same operations as the general code (fabs(cval) = 0 adds nothing) */
-                double si = srow[j];
-                double t1 = as1 * P->b_mx[j], t2 = amx * P->b_s1[j], t = t1 < t2 ? t1 : t2;
-                double t3 = sqrt(as2 * P->b_s2[j]);
-                if (t3 < t) t = t3;
-                t = (t + 0.0) * infl;
-                double e = gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
-                uint64_t X = double_to_bits(er_b_down(si - e)), Y = double_to_bits(er_b_up(si + e));
-                uint64_t mx_ = X & mag, my = Y & mag;
-                uint64_t rx = (mx_ + half + ((mx_ >> sh) & 1u)) >> sh, ry = (my + half + ((my >> sh) & 1u)) >> sh;
-                drow[j] = 0;
-                if (((X ^ Y) >> 63) == 0 && mx_ >= lo_lim && my >= lo_lim && rx < r_lim && ry < r_lim &&
-                    isfinite(si) && isfinite(P->b_s1[j])) {
-                    /* both ends normal and of one sign: decided iff they round alike */
-                    if (rx == ry) {
+            enum { RUN = 256 };
+            uint64_t xs[RUN], ys[RUN];
+            unsigned char code[RUN];
+            quick_par qp = {P->a_s1[i], P->a_mx[i], P->a_s2[i], infl, gamma, half, lo_lim, r_lim, sh};
+            for (int64_t j0 = 0; j0 < n; j0 += RUN) {
+                int64_t cnt = n - j0 < RUN ? n - j0 : RUN, v = 0;
+#ifdef ER_HAVE_AVX2_QUICK
+                if (simd) {
+                    v = cnt & ~(int64_t)3;
+                    quick_run_avx2(&qp, v, srow + j0, P->b_mx + j0, P->b_s1 + j0, P->b_s2 + j0, xs, ys, code);
+                }
+#endif
+                quick_run(&qp, cnt - v, srow + j0 + v, P->b_mx + j0 + v, P->b_s1 + j0 + v, P->b_s2 + j0 + v, xs + v,
+                          ys + v, code + v);
+                for (int64_t l = 0; l < cnt; l++) {
+                    int64_t j = j0 + l;
+                    uint64_t X = xs[l], Y = ys[l];
+                    drow[j] = 0;
+                    if (code[l] == 1) {
+                        /* both ends normal and of one sign, rounding alike: decided */
+                        uint64_t mx_ = X & mag, rx = (mx_ + half + ((mx_ >> sh) & 1u)) >> sh;
                         store(D, b, i, j, (X >> 63) << sgn | (rx - off), bytes);
                         drow[j] = 1;
+                        continue;
                     }
-                    continue;
-                }
-                if (!isfinite(si) || !isfinite(P->b_s1[j])) continue;
-                double lo = bits_to_double(X), hi = bits_to_double(Y);
-                if (!isfinite(lo) || !isfinite(hi)) continue;
-                er_res rl = convert_from_f64(to, X, dir, opts);
-                er_res rh = convert_from_f64(to, Y, dir, opts);
-                if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
-                    store(D, b, i, j, rl.bits, bytes);
-                    drow[j] = 1;
+                    if (code[l] == 0) continue; /* both normal, rounding apart */
+                    if (!isfinite(srow[j]) || !isfinite(P->b_s1[j])) continue;
+                    double lo = bits_to_double(X), hi = bits_to_double(Y);
+                    if (!isfinite(lo) || !isfinite(hi)) continue;
+                    er_res rl = convert_from_f64(to, X, dir, opts);
+                    er_res rh = convert_from_f64(to, Y, dir, opts);
+                    if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) &&
+                        er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
+                        store(D, b, i, j, rl.bits, bytes);
+                        drow[j] = 1;
+                    }
                 }
             }
             continue;
