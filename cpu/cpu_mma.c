@@ -1,11 +1,13 @@
 /* cpu_mma.c: the exact engine on the CPU: mma, block-scaled mma, mmai and enclosures, on all cores. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cpu_engine.h"
@@ -636,6 +638,21 @@ static void run_phase(work *ws, pthread_t *th, unsigned char *started, int T, in
         if (started[t]) pthread_join(th[t], NULL);
 }
 
+/* malloc for the fast path's large buffers, with transparent huge pages asked for where the system
+ * offers them on request (fewer page faults on first touch; nothing else changes). */
+static void *big_alloc(size_t bytes)
+{
+    void *p = malloc(bytes);
+#ifdef MADV_HUGEPAGE
+    const uintptr_t hp = (uintptr_t)2 << 20;
+    if (p && bytes >= 2 * hp) {
+        uintptr_t a = ((uintptr_t)p + hp - 1) & ~(hp - 1), e = ((uintptr_t)p + bytes) & ~(hp - 1);
+        if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice only: its failure changes nothing */
+    }
+#endif
+    return p;
+}
+
 /* Batch b of C: 1 when every value (as the fast path reads it) is an integer, with the largest
  * magnitude in *mc; else 0. */
 static int c_summary(const problem *P, int64_t b, double *mc)
@@ -654,8 +671,9 @@ static int c_summary(const problem *P, int64_t b, double *mc)
 }
 
 /* Rows per block of the fast path: A's binary64 copy, S and the decided map are held for one block of
- * rows at a time (about 32 MiB, at least 256 rows: the BLAS's product stays efficient); B's copy for
- * the whole batch.  EXACTREF_CPU_ROW_BLOCK=R sets R rows (a testing hook: small blocks, same bits). */
+ * rows at a time (at most about 64 MiB, at least 256 rows, so that the BLAS's product stays efficient;
+ * the rows split evenly into as few blocks as that allows); B's copy for the whole batch.
+ * EXACTREF_CPU_ROW_BLOCK=R sets R rows (a testing hook: small blocks, same bits). */
 static int64_t fast_block_rows(const er_problem *q)
 {
     const char *e = getenv("EXACTREF_CPU_ROW_BLOCK");
@@ -664,9 +682,11 @@ static int64_t fast_block_rows(const er_problem *q)
         long long v = strtoll(e, NULL, 10);
         rb = v >= 1 ? (int64_t)v : 1;
     } else {
-        int64_t per_row = 8 * (q->k + q->n) + q->n;
-        rb = ((int64_t)32 << 20) / (per_row > 0 ? per_row : 1);
+        int64_t per_row = 8 * (q->k + q->n) + q->n, nb;
+        rb = ((int64_t)64 << 20) / (per_row > 0 ? per_row : 1);
         if (rb < 256) rb = 256;
+        nb = (q->m + rb - 1) / rb;
+        rb = (q->m + nb - 1) / nb;
     }
     return rb < q->m ? rb : q->m;
 }
@@ -687,12 +707,12 @@ int er_cpu_mma(const er_problem *pr)
     int64_t RB = P.q.fast ? fast_block_rows(&P.q) : P.q.m; /* rows per block */
     if (P.q.fast) {
         size_t mk = (size_t)(RB * P.q.k), kn = (size_t)(P.q.k * P.q.n), mn = (size_t)(RB * P.q.n);
-        P.af = (double *)malloc(sizeof(double) * (mk ? mk : 1));
-        P.bf = (double *)malloc(sizeof(double) * (kn ? kn : 1));
+        P.af = (double *)big_alloc(sizeof(double) * (mk ? mk : 1));
+        P.bf = (double *)big_alloc(sizeof(double) * (kn ? kn : 1));
         P.a_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.m);
         P.b_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.n);
-        s = (double *)malloc(sizeof(double) * mn);
-        decided = (unsigned char *)malloc(mn);
+        s = (double *)big_alloc(sizeof(double) * mn);
+        decided = (unsigned char *)big_alloc(mn);
         if (!P.af || !P.bf || !P.a_s1 || !P.b_s1 || !s || !decided) {
             /* Not enough memory for the binary64 copies: the exact path alone needs none. */
             free(P.af); free(P.bf); free(P.a_s1); free(P.b_s1); free(s); free(decided);
@@ -704,7 +724,7 @@ int er_cpu_mma(const er_problem *pr)
     }
     if (P.q.fast && !P.q.scaled && P.q.b.s1 == 1 && P.q.b.s0 == P.q.n && P.q.b.bytes <= 2 && P.q.k > 0 &&
         decode_table(P.q.b.fmt, (P.q.args->opts & ER_OPT_FTZ_IN) != 0))
-        bt = (unsigned char *)malloc((size_t)(P.q.k * P.q.n) * (size_t)P.q.b.bytes); /* NULL: gather from bf */
+        bt = (unsigned char *)big_alloc((size_t)(P.q.k * P.q.n) * (size_t)P.q.b.bytes); /* NULL: gather from bf */
     if (P.q.fast) {
         P.a_mx = P.a_s1 + P.q.m;
         P.a_s2 = P.a_s1 + 2 * P.q.m;
