@@ -331,7 +331,53 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
  * 1); else 0 and the element goes to the long accumulator.  When every q_p is zero, pi_k is the exact
  * sum itself (sigma = 0 and res = pi_k): a nonzero one is rounded once, as strategy 3 does.
  */
-static int fast_sum2(problem *P, int64_t b, int64_t i, int64_t j, const double *ar, const double *bc)
+static int fast_sum2_applies(const problem *P, int64_t i, int64_t j)
+{
+    return !P->q.has_c && !P->q.exact64 && isfinite(P->a_s1[i]) && isfinite(P->b_s1[j]);
+}
+
+/* Sum2 of the k products ar[p] bc[p]: res, and whether any TwoSum error was nonzero. */
+static void sum2(const double *ar, const double *bc, int64_t k, double *res, int *inexact)
+{
+    /* pi the running sum, sigma the sum of TwoSum's exact errors (the products are exact) */
+    double pi = 0.0, sigma = 0.0;
+    int in = 0;
+    for (int64_t p = 0; p < k; p++) {
+        double x = ar[p] * bc[p];
+        double sum = pi + x, z = sum - pi;
+        double q = (pi - (sum - z)) + (x - z);
+        pi = sum;
+        sigma = sigma + q;
+        in |= q != 0;
+    }
+    *res = pi + sigma;
+    *inexact = in;
+}
+
+#ifdef ER_HAVE_AVX2_QUICK
+/* The same for four elements at once, lane l the element whose operands are ap[4p + l] and bp[4p + l]:
+ * each lane runs the scalar loop's operations in its order (the same bits). */
+__attribute__((target("avx2"))) static void sum2_x4(const double *ap, const double *bp, int64_t k, double *res,
+                                                    int *inexact)
+{
+    __m256d pi = _mm256_setzero_pd(), sigma = _mm256_setzero_pd(), in = _mm256_setzero_pd();
+    const __m256d zero = _mm256_setzero_pd();
+    for (int64_t p = 0; p < k; p++) {
+        __m256d x = _mm256_mul_pd(_mm256_loadu_pd(ap + 4 * p), _mm256_loadu_pd(bp + 4 * p));
+        __m256d sum = _mm256_add_pd(pi, x), z = _mm256_sub_pd(sum, pi);
+        __m256d q = _mm256_add_pd(_mm256_sub_pd(pi, _mm256_sub_pd(sum, z)), _mm256_sub_pd(x, z));
+        pi = sum;
+        sigma = _mm256_add_pd(sigma, q);
+        in = _mm256_or_pd(in, _mm256_cmp_pd(q, zero, _CMP_NEQ_UQ));
+    }
+    _mm256_storeu_pd(res, _mm256_add_pd(pi, sigma));
+    int m = _mm256_movemask_pd(in);
+    for (int l = 0; l < 4; l++) inexact[l] = m >> l & 1;
+}
+#endif
+
+/* Decide element (b, i, j) from its Sum2 result (fast_sum2_applies holds): stored, 1; else 0. */
+static int fast_sum2_finish(problem *P, int64_t b, int64_t i, int64_t j, double res, int inexact)
 {
     er_tensor *D = P->q.d;
     int64_t k = P->q.k;
@@ -339,24 +385,11 @@ static int fast_sum2(problem *P, int64_t b, int64_t i, int64_t j, const double *
     double kk = (double)(k + 1);
     double gamma = kk * u * (1.0 + 0x1p-20); /* >= gamma_(k+1) for k + 1 <= 2^25, as in the first stage */
     double infl = 1.0 + (4.0 * (double)k + 64.0) * 0x1p-52;
-    if (P->q.has_c || P->q.exact64 || !isfinite(P->a_s1[i]) || !isfinite(P->b_s1[j])) return 0;
     /* the first stage's bound t >= sum |a_p b_p|, the same operations */
     double t1 = P->a_s1[i] * P->b_mx[j], t2 = P->a_mx[i] * P->b_s1[j], t = t1 < t2 ? t1 : t2;
     double t3 = sqrt(P->a_s2[i] * P->b_s2[j]);
     if (t3 < t) t = t3;
     t = (t + 0.0) * infl;
-    /* Sum2: pi + sigma, pi the running sum, sigma the sum of TwoSum's exact errors (products exact) */
-    double pi = 0.0, sigma = 0.0;
-    int inexact = 0;
-    for (int64_t p = 0; p < k; p++) {
-        double x = ar[p] * bc[p];
-        double sum = pi + x, z = sum - pi;
-        double q = (pi - (sum - z)) + (x - z);
-        pi = sum;
-        sigma = sigma + q;
-        inexact |= q != 0;
-    }
-    double res = pi + sigma;
     if (!isfinite(res) || res == 0) return 0; /* a zero sum's sign comes from the terms */
     int to = D->format, dir = P->q.args->rounding;
     unsigned opts = P->q.args->opts;
@@ -522,6 +555,7 @@ typedef struct {
     double *s, *cs;
     unsigned char *decided, *bt; /* bt: B's patterns by columns, or NULL */
     int int_a, int_b;            /* phase 0: every value of the rows of A, of B, prepared is an integer */
+    double *ab4;                 /* phase 1: 8k doubles for four second stages at once, or NULL */
     int64_t fast_decided, exact_f64, exact_path, wrapped;
     int failed;
 } work;
@@ -590,31 +624,89 @@ static void *worker(void *arg)
         if (P->q.exact64) w->exact_f64 += (w->r1 - w->r0) * P->q.n - cnt;
         else w->fast_decided += (w->r1 - w->r0) * P->q.n - cnt;
         const double *tab = w->bt ? decode_table(P->q.b.fmt, (P->q.args->opts & ER_OPT_FTZ_IN) != 0) : NULL;
-        for (int64_t t = 0; t < cnt; t++) {
+        int64_t k = P->q.k, colj = -1; /* the column of B in col */
+        w->ab4 = NULL;
+#ifdef ER_HAVE_AVX2_QUICK
+        if (cnt >= 4 && tab && k <= 65536 && quick_simd()) w->ab4 = (double *)malloc(sizeof(double) * 8 * (size_t)k);
+#endif
+        for (int64_t t = 0; t < cnt;) {
+#ifdef ER_HAVE_AVX2_QUICK
+            /* four elements' second stages at once: their rows of A and columns of B interleaved */
+            if (w->ab4 && t + 4 <= cnt) {
+                int64_t gi[4], gj[4];
+                int ok = 1;
+                for (int l = 0; l < 4; l++) {
+                    gj[l] = list[t + l] / P->q.m;
+                    gi[l] = list[t + l] % P->q.m;
+                    ok &= fast_sum2_applies(P, gi[l], gj[l]);
+                }
+                if (ok) {
+                    double *ap = w->ab4, *bp = w->ab4 + 4 * k, res[4];
+                    int inexact[4];
+                    for (int l = 0; l < 4; l++) {
+                        const double *ar = P->af + (gi[l] - w->blk0) * k;
+                        const unsigned char *c = w->bt + (size_t)(gj[l] * k) * (size_t)P->q.b.bytes;
+                        for (int64_t p = 0; p < k; p++) ap[4 * p + l] = ar[p];
+                        if (P->q.b.bytes == 1) {
+                            for (int64_t p = 0; p < k; p++) bp[4 * p + l] = tab[c[p]];
+                        } else {
+                            for (int64_t p = 0; p < k; p++) {
+                                uint16_t x;
+                                memcpy(&x, c + 2 * p, 2);
+                                bp[4 * p + l] = tab[x];
+                            }
+                        }
+                    }
+                    sum2_x4(ap, bp, k, res, inexact);
+                    for (int l = 0; l < 4; l++) {
+                        if (fast_sum2_finish(P, w->b, gi[l], gj[l], res[l], inexact[l])) {
+                            w->fast_decided++;
+                            continue;
+                        }
+                        for (int64_t p = 0; p < k; p++) col[p] = bp[4 * p + l];
+                        colj = gj[l];
+                        exact_element(P, w->b, gi[l], gj[l], P->af + (gi[l] - w->blk0) * k, col, acc, tmp);
+                        w->exact_path++;
+                    }
+                    t += 4;
+                    continue;
+                }
+            }
+#endif
             int64_t j = list[t] / P->q.m, i = list[t] % P->q.m;
-            if ((t == 0 || list[t - 1] / P->q.m != j) && tab) {
+            t++;
+            if (colj != j && tab) {
                 /* column j from B's patterns by columns: the values of bf, read contiguously */
-                const unsigned char *c = w->bt + (size_t)(j * P->q.k) * (size_t)P->q.b.bytes;
+                const unsigned char *c = w->bt + (size_t)(j * k) * (size_t)P->q.b.bytes;
                 if (P->q.b.bytes == 1) {
-                    for (int64_t p = 0; p < P->q.k; p++) col[p] = tab[c[p]];
+                    for (int64_t p = 0; p < k; p++) col[p] = tab[c[p]];
                 } else {
-                    for (int64_t p = 0; p < P->q.k; p++) {
+                    for (int64_t p = 0; p < k; p++) {
                         uint16_t x;
                         memcpy(&x, c + 2 * p, 2);
                         col[p] = tab[x];
                     }
                 }
-            } else if (t == 0 || list[t - 1] / P->q.m != j) {
-                for (int64_t p = 0; p < P->q.k; p++) col[p] = P->bf[p * P->q.n + j];
+            } else if (colj != j) {
+                for (int64_t p = 0; p < k; p++) col[p] = P->bf[p * P->q.n + j];
             }
-            if (fast_sum2(P, w->b, i, j, P->af + (i - w->blk0) * P->q.k, col)) {
-                w->fast_decided++;
-                continue;
+            colj = j;
+            const double *ar = P->af + (i - w->blk0) * k;
+            if (fast_sum2_applies(P, i, j)) {
+                double res;
+                int inexact;
+                sum2(ar, col, k, &res, &inexact);
+                if (fast_sum2_finish(P, w->b, i, j, res, inexact)) {
+                    w->fast_decided++;
+                    continue;
+                }
             }
-            exact_element(P, w->b, i, j, P->af + (i - w->blk0) * P->q.k, col, acc, tmp);
+            exact_element(P, w->b, i, j, ar, col, acc, tmp);
             w->exact_path++;
         }
         free(list);
+        free(w->ab4);
+        w->ab4 = NULL;
     }
     free(acc);
     free(tmp);
