@@ -482,8 +482,11 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             s1 += ax;
             s2 += ax * ax;
             if (ax > mx) mx = ax;
-            /* below 2^62 the int64 cast is defined; every binary64 at or above 2^53 is an integer; a NaN
-             * is not one */
+        }
+        /* below 2^62 the int64 cast is defined; every binary64 at or above 2^53 is an integer; a NaN
+         * is not one (tested only while every value so far was an integer) */
+        for (int64_t p = 0; p < k && in && rin; p++) {
+            double ax = fabs(row[p]);
             rin &= ax < 0x1p62 ? (double)(int64_t)ax == ax : ax == ax;
         }
         P->a_s1[i] = s1; P->a_mx[i] = mx; P->a_s2[i] = s2;
@@ -507,6 +510,9 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             c1[j] += ax;
             c2[j] += ax * ax;
             if (ax > cm[j]) cm[j] = ax;
+        }
+        for (int64_t j = 0; j < n && in && rin; j++) {
+            double ax = fabs(row[j]);
             rin &= ax < 0x1p62 ? (double)(int64_t)ax == ax : ax == ax;
         }
         in &= rin;
