@@ -751,6 +751,49 @@ static void *big_alloc(size_t bytes)
     return p;
 }
 
+/* The fast path's workspace (A's and B's binary64 copies, S, the decided map, B by columns) in one
+ * allocation, kept for the next call: an er_mma call after another of similar size finds its pages
+ * already mapped (first-touch page faults cost as much as a tenth of a 1024^3 product here).  One call
+ * at a time holds it; a concurrent call, or one needing more than ER_KEEP_MAX bytes, allocates its own
+ * and frees it after.  At most ER_KEEP_MAX bytes stay allocated between calls. */
+#define ER_KEEP_MAX ((size_t)256 << 20)
+static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *ws_mem;
+static size_t ws_size;
+static int ws_busy;
+
+static void *workspace_get(size_t bytes, int *kept)
+{
+    void *p = NULL;
+    *kept = 0;
+    pthread_mutex_lock(&ws_lock);
+    if (!ws_busy && bytes <= ER_KEEP_MAX) {
+        if (ws_size < bytes) {
+            free(ws_mem);
+            ws_mem = big_alloc(bytes);
+            ws_size = ws_mem ? bytes : 0;
+        }
+        if (ws_mem) {
+            ws_busy = 1;
+            *kept = 1;
+            p = ws_mem;
+        }
+    }
+    pthread_mutex_unlock(&ws_lock);
+    return p ? p : big_alloc(bytes);
+}
+
+static void workspace_put(void *p, int kept)
+{
+    if (!kept) {
+        free(p);
+        return;
+    }
+    pthread_mutex_lock(&ws_lock);
+    ws_busy = 0;
+    pthread_mutex_unlock(&ws_lock);
+}
+
 /* Batch b of C: 1 when every value (as the fast path reads it) is an integer, with the largest
  * magnitude in *mc; else 0. */
 static int c_summary(const problem *P, int64_t b, double *mc)
@@ -795,6 +838,8 @@ int er_cpu_mma(const er_problem *pr)
     int st = ER_OK;
     double *s = NULL, *cs = NULL;
     unsigned char *decided = NULL, *bt = NULL;
+    void *wsp = NULL; /* the workspace: af, bf, s, decided and bt, each at a multiple of 64 bytes */
+    int kept = 0;
     work *ws = NULL;
     pthread_t *th = NULL;
     unsigned char *started = NULL;
@@ -805,24 +850,33 @@ int er_cpu_mma(const er_problem *pr)
     int64_t RB = P.q.fast ? fast_block_rows(&P.q) : P.q.m; /* rows per block */
     if (P.q.fast) {
         size_t mk = (size_t)(RB * P.q.k), kn = (size_t)(P.q.k * P.q.n), mn = (size_t)(RB * P.q.n);
-        P.af = (double *)big_alloc(sizeof(double) * (mk ? mk : 1));
-        P.bf = (double *)big_alloc(sizeof(double) * (kn ? kn : 1));
+        /* B's patterns by columns too, where they can be read through the decode table */
+        int want_bt = !P.q.scaled && P.q.b.s1 == 1 && P.q.b.s0 == P.q.n && P.q.b.bytes <= 2 && P.q.k > 0 &&
+                      decode_table(P.q.b.fmt, (P.q.args->opts & ER_OPT_FTZ_IN) != 0);
+        size_t o_af = 0, o_bf = o_af + ((8 * mk + 63) & ~(size_t)63), o_s = o_bf + ((8 * kn + 63) & ~(size_t)63);
+        size_t o_d = o_s + ((8 * mn + 63) & ~(size_t)63), o_bt = o_d + ((mn + 63) & ~(size_t)63);
+        size_t total = o_bt + (want_bt ? kn * (size_t)P.q.b.bytes : 0) + 64;
+        wsp = workspace_get(total, &kept);
         P.a_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.m);
         P.b_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.n);
-        s = (double *)big_alloc(sizeof(double) * mn);
-        decided = (unsigned char *)big_alloc(mn);
-        if (!P.af || !P.bf || !P.a_s1 || !P.b_s1 || !s || !decided) {
+        if (!wsp || !P.a_s1 || !P.b_s1) {
             /* Not enough memory for the binary64 copies: the exact path alone needs none. */
-            free(P.af); free(P.bf); free(P.a_s1); free(P.b_s1); free(s); free(decided);
-            P.af = P.bf = P.a_s1 = P.b_s1 = s = NULL;
-            decided = NULL;
+            workspace_put(wsp, kept);
+            free(P.a_s1); free(P.b_s1);
+            wsp = NULL;
+            kept = 0;
+            P.a_s1 = P.b_s1 = NULL;
             P.q.fast = 0;
             RB = P.q.m;
+        } else {
+            unsigned char *w0 = (unsigned char *)wsp;
+            P.af = (double *)(w0 + o_af);
+            P.bf = (double *)(w0 + o_bf);
+            s = (double *)(w0 + o_s);
+            decided = w0 + o_d;
+            bt = want_bt ? w0 + o_bt : NULL; /* NULL: the exact path gathers columns from bf */
         }
     }
-    if (P.q.fast && !P.q.scaled && P.q.b.s1 == 1 && P.q.b.s0 == P.q.n && P.q.b.bytes <= 2 && P.q.k > 0 &&
-        decode_table(P.q.b.fmt, (P.q.args->opts & ER_OPT_FTZ_IN) != 0))
-        bt = (unsigned char *)big_alloc((size_t)(P.q.k * P.q.n) * (size_t)P.q.b.bytes); /* NULL: gather from bf */
     if (P.q.fast) {
         P.a_mx = P.a_s1 + P.q.m;
         P.a_s2 = P.a_s1 + 2 * P.q.m;
@@ -925,13 +979,9 @@ done:
         P.q.stats->threads = P.q.nthreads;
         P.q.stats->backend = ER_BACKEND_CPU;
     }
-    free(P.af);
-    free(P.bf);
+    workspace_put(wsp, kept);
     free(P.a_s1);
     free(P.b_s1);
-    free(s);
-    free(decided);
-    free(bt);
     free(ws);
     free(th);
     free(started);
