@@ -203,10 +203,29 @@ static int quick_simd(void)
  * T is bounded from row and column norms (Cauchy-Schwarz and Hoelder), computed in binary64 and
  * inflated to cover their own rounding.  The element is decided when the two ends of the enclosure
  * [S - E, S + E], each moved one binary64 step outward, round to the same pattern: rounding is
- * monotone, so the exact value rounds to that pattern too.  Undecided elements return 0.
+ * monotone, so the exact value rounds to that pattern too.  The undecided elements are appended to
+ * *list (column-major keys j m + i; drow is a row's scratch map); -1 when out of memory.
  */
-static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0, const double *s,
-                      unsigned char *decided)
+/* Append the keys j m + i of row i's undecided elements (drow[j] == 0) to *list. */
+static int append_undecided(const unsigned char *drow, int64_t n, int64_t i, int64_t m, int64_t **list, int64_t *cnt,
+                            int64_t *cap)
+{
+    for (int64_t j = 0; j < n; j++) {
+        if (drow[j]) continue;
+        if (*cnt == *cap) {
+            int64_t nc = *cap ? 2 * *cap : 256;
+            int64_t *nl = (int64_t *)realloc(*list, sizeof **list * (size_t)nc);
+            if (!nl) return -1;
+            *list = nl;
+            *cap = nc;
+        }
+        (*list)[(*cnt)++] = j * m + i; /* column-major key: sorting groups columns */
+    }
+    return 0;
+}
+
+static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0, const double *s,
+                      unsigned char *drow, int64_t **list, int64_t *cnt, int64_t *cap)
 {
     const er_mma_args *A = P->q.args;
     er_tensor *D = P->q.d;
@@ -235,7 +254,6 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
     (void)simd;
     for (int64_t i = r0; i < r1; i++) {
         const double *srow = s + (i - blk0) * n;
-        unsigned char *drow = decided + (i - blk0) * n;
         /* a row or column holding an infinity or NaN has a non-finite norm: nothing of it is decided
          * here, whatever the product's kernel did with those values */
         int row_ok = isfinite(P->a_s1[i]);
@@ -244,6 +262,9 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
             uint64_t xs[RUN], ys[RUN];
             unsigned char code[RUN];
             quick_par qp = {P->a_s1[i], P->a_mx[i], P->a_s2[i], infl, gamma, half, lo_lim, r_lim, sh};
+            /* row i of D (store()'s addressing, hoisted out of the loop) */
+            int64_t dsb = D->ndim == 3 ? D->strides[0] : 0, ds1 = D->strides[D->ndim - 1];
+            unsigned char *orow = (unsigned char *)D->data + (size_t)(b * dsb + i * D->strides[D->ndim - 2]) * (size_t)bytes;
             for (int64_t j0 = 0; j0 < n; j0 += RUN) {
                 int64_t cnt = n - j0 < RUN ? n - j0 : RUN, v = 0;
 #ifdef ER_HAVE_AVX2_QUICK
@@ -261,7 +282,15 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
                     if (code[l] == 1) {
                         /* both ends normal and of one sign, rounding alike: decided */
                         uint64_t mx_ = X & mag, rx = (mx_ + half + ((mx_ >> sh) & 1u)) >> sh;
-                        store(D, b, i, j, (X >> 63) << sgn | (rx - off), bytes);
+                        uint64_t pat = (X >> 63) << sgn | (rx - off);
+                        unsigned char *o = orow + (size_t)(j * ds1) * (size_t)bytes;
+                        if (bytes == 4) {
+                            uint32_t v = (uint32_t)pat;
+                            memcpy(o, &v, 4);
+                        } else {
+                            uint16_t v = (uint16_t)pat;
+                            memcpy(o, &v, 2);
+                        }
                         drow[j] = 1;
                         continue;
                     }
@@ -278,6 +307,7 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
                     }
                 }
             }
+            if (append_undecided(drow, n, i, P->q.m, list, cnt, cap) != 0) return -1;
             continue;
         }
         for (int64_t j = 0; j < n; j++) {
@@ -315,7 +345,9 @@ static void fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk
                 drow[j] = 1;
             }
         }
+        if (append_undecided(drow, n, i, P->q.m, list, cnt, cap) != 0) return -1;
     }
+    return 0;
 }
 
 /*
@@ -559,7 +591,7 @@ typedef struct {
     int phase; /* 0: prepare the fast path's copies, 1: compute */
     int64_t b, r0, r1, q0, q1, blk0; /* rows [r0, r1) of the block of rows that starts at blk0 */
     double *s, *cs;
-    unsigned char *decided, *bt; /* bt: B's patterns by columns, or NULL */
+    unsigned char *bt;           /* B's patterns by columns, or NULL */
     int int_a, int_b;            /* phase 0: every value of the rows of A, of B, prepared is an integer */
     double *ab4;                 /* phase 1: 8k doubles for four second stages at once, or NULL */
     int64_t fast_decided, exact_f64, exact_path, wrapped;
@@ -608,24 +640,17 @@ static void *worker(void *arg)
          * once for all of them, so the accumulator reads both operands contiguously. */
         int64_t cap = 0, cnt = 0;
         int64_t *list = NULL;
-        fast_rows(P, w->b, w->r0, w->r1, w->blk0, w->s, w->decided);
-        for (int64_t i = w->r0; i < w->r1; i++)
-            for (int64_t j = 0; j < P->q.n; j++) {
-                if (w->decided[(i - w->blk0) * P->q.n + j]) continue;
-                if (cnt == cap) {
-                    int64_t *nl = (int64_t *)realloc(list, sizeof *list * (size_t)(cap = cap ? 2 * cap : 256));
-                    if (!nl) {
-                        w->failed = 1;
-                        free(list);
-                        free(acc);
-                        free(tmp);
-                        free(col);
-                        return NULL;
-                    }
-                    list = nl;
-                }
-                list[cnt++] = j * P->q.m + i; /* column-major key: sorting groups columns */
-            }
+        unsigned char *drow = (unsigned char *)malloc((size_t)P->q.n);
+        if (!drow || fast_rows(P, w->b, w->r0, w->r1, w->blk0, w->s, drow, &list, &cnt, &cap) != 0) {
+            w->failed = 1;
+            free(drow);
+            free(list);
+            free(acc);
+            free(tmp);
+            free(col);
+            return NULL;
+        }
+        free(drow);
         if (cnt) qsort(list, (size_t)cnt, sizeof *list, cmp_i64);
         if (P->q.exact64) w->exact_f64 += (w->r1 - w->r0) * P->q.n - cnt;
         else w->fast_decided += (w->r1 - w->r0) * P->q.n - cnt;
@@ -751,7 +776,7 @@ static void *big_alloc(size_t bytes)
     return p;
 }
 
-/* The fast path's workspace (A's and B's binary64 copies, S, the decided map, B by columns) in one
+/* The fast path's workspace (A's and B's binary64 copies, S, B by columns) in one
  * allocation, kept for the next call: an er_mma call after another of similar size finds its pages
  * already mapped (first-touch page faults cost as much as a tenth of a 1024^3 product here).  One call
  * at a time holds it; a concurrent call, or one needing more than ER_KEEP_MAX bytes, allocates its own
@@ -811,7 +836,7 @@ static int c_summary(const problem *P, int64_t b, double *mc)
     return 1;
 }
 
-/* Rows per block of the fast path: A's binary64 copy, S and the decided map are held for one block of
+/* Rows per block of the fast path: A's binary64 copy and S are held for one block of
  * rows at a time (at most about 64 MiB, at least 256 rows, so that the BLAS's product stays efficient;
  * the rows split evenly into as few blocks as that allows); B's copy for the whole batch.
  * EXACTREF_CPU_ROW_BLOCK=R sets R rows (a testing hook: small blocks, same bits). */
@@ -837,8 +862,8 @@ int er_cpu_mma(const er_problem *pr)
     problem P;
     int st = ER_OK;
     double *s = NULL, *cs = NULL;
-    unsigned char *decided = NULL, *bt = NULL;
-    void *wsp = NULL; /* the workspace: af, bf, s, decided and bt, each at a multiple of 64 bytes */
+    unsigned char *bt = NULL;
+    void *wsp = NULL; /* the workspace: af, bf, s and bt, each at a multiple of 64 bytes */
     int kept = 0;
     work *ws = NULL;
     pthread_t *th = NULL;
@@ -854,7 +879,7 @@ int er_cpu_mma(const er_problem *pr)
         int want_bt = !P.q.scaled && P.q.b.s1 == 1 && P.q.b.s0 == P.q.n && P.q.b.bytes <= 2 && P.q.k > 0 &&
                       decode_table(P.q.b.fmt, (P.q.args->opts & ER_OPT_FTZ_IN) != 0);
         size_t o_af = 0, o_bf = o_af + ((8 * mk + 63) & ~(size_t)63), o_s = o_bf + ((8 * kn + 63) & ~(size_t)63);
-        size_t o_d = o_s + ((8 * mn + 63) & ~(size_t)63), o_bt = o_d + ((mn + 63) & ~(size_t)63);
+        size_t o_bt = o_s + ((8 * mn + 63) & ~(size_t)63);
         size_t total = o_bt + (want_bt ? kn * (size_t)P.q.b.bytes : 0) + 64;
         wsp = workspace_get(total, &kept);
         P.a_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.m);
@@ -873,7 +898,6 @@ int er_cpu_mma(const er_problem *pr)
             P.af = (double *)(w0 + o_af);
             P.bf = (double *)(w0 + o_bf);
             s = (double *)(w0 + o_s);
-            decided = w0 + o_d;
             bt = want_bt ? w0 + o_bt : NULL; /* NULL: the exact path gathers columns from bf */
         }
     }
@@ -911,7 +935,6 @@ int er_cpu_mma(const er_problem *pr)
             ws[t].q1 = R0 == 0 ? P.q.k * (t + 1) / T : 0;
             ws[t].s = s;
             ws[t].cs = cs ? cs + (size_t)t * 3 * (size_t)P.q.n : NULL;
-            ws[t].decided = decided;
             ws[t].bt = bt;
         }
         if (P.q.fast) {
