@@ -97,7 +97,7 @@ static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, con
  * general code decides). */
 typedef struct {
     double as1, amx, as2, infl, gamma;
-    uint64_t half, lo_lim, r_lim;
+    uint64_t half, lo_lim, r_lim, off;
     int sh;
 } quick_par;
 
@@ -132,8 +132,13 @@ static void quick_run(const quick_par *q, int64_t cnt, const double *si_, const 
  * the 64-bit patterns; cnt a multiple of 4. */
 __attribute__((target("avx2"))) static void quick_run_avx2(const quick_par *q, int64_t cnt, const double *si_,
                                                            const double *bmx, const double *bs1, const double *bs2,
-                                                           uint64_t *xo, uint64_t *yo, unsigned char *code)
+                                                           uint64_t *xo, uint64_t *yo, unsigned char *code,
+                                                           unsigned char *out32)
 {
+    /* out32 (f32 outputs stored contiguously, or NULL): a decided element's pattern is stored there
+     * directly, sign | (rx - off) as the scalar consumer forms it, and its code is 3 */
+    const __m256i off = _mm256_set1_epi64x((long long)q->off);
+    const __m256i pidx = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
     const __m256d as1 = _mm256_set1_pd(q->as1), amx = _mm256_set1_pd(q->amx), as2 = _mm256_set1_pd(q->as2);
     const __m256d infl = _mm256_set1_pd(q->infl), gamma = _mm256_set1_pd(q->gamma), zero = _mm256_setzero_pd();
     const __m256d f50 = _mm256_set1_pd(1.0 + 0x1p-50), a1070 = _mm256_set1_pd(0x1p-1070);
@@ -178,6 +183,15 @@ __attribute__((target("avx2"))) static void quick_run_avx2(const quick_par *q, i
         _mm256_storeu_si256((__m256i *)(xo + j), X);
         _mm256_storeu_si256((__m256i *)(yo + j), Y);
         int mo = _mm256_movemask_pd(_mm256_castsi256_pd(out)), ms = _mm256_movemask_pd(_mm256_castsi256_pd(same));
+        if (out32) {
+            __m256i dec = _mm256_andnot_si256(out, same);
+            __m256i pat = _mm256_or_si256(_mm256_slli_epi64(_mm256_srli_epi64(X, 63), 31), _mm256_sub_epi64(rx, off));
+            __m128i p32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(pat, pidx));
+            __m128i m32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(dec, pidx));
+            _mm_maskstore_epi32((int *)(out32 + 4 * j), m32, p32);
+            for (int l = 0; l < 4; l++) code[j + l] = (unsigned char)(mo >> l & 1 ? 2 : ms >> l & 1 ? 3 : 0);
+            continue;
+        }
         for (int l = 0; l < 4; l++) code[j + l] = (unsigned char)(mo >> l & 1 ? 2 : ms >> l & 1);
     }
 }
@@ -261,7 +275,7 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
             enum { RUN = 256 };
             uint64_t xs[RUN], ys[RUN];
             unsigned char code[RUN];
-            quick_par qp = {P->a_s1[i], P->a_mx[i], P->a_s2[i], infl, gamma, half, lo_lim, r_lim, sh};
+            quick_par qp = {P->a_s1[i], P->a_mx[i], P->a_s2[i], infl, gamma, half, lo_lim, r_lim, off, sh};
             /* row i of D (store()'s addressing, hoisted out of the loop) */
             int64_t dsb = D->ndim == 3 ? D->strides[0] : 0, ds1 = D->strides[D->ndim - 1];
             unsigned char *orow = (unsigned char *)D->data + (size_t)(b * dsb + i * D->strides[D->ndim - 2]) * (size_t)bytes;
@@ -270,7 +284,8 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
 #ifdef ER_HAVE_AVX2_QUICK
                 if (simd) {
                     v = cnt & ~(int64_t)3;
-                    quick_run_avx2(&qp, v, srow + j0, P->b_mx + j0, P->b_s1 + j0, P->b_s2 + j0, xs, ys, code);
+                    quick_run_avx2(&qp, v, srow + j0, P->b_mx + j0, P->b_s1 + j0, P->b_s2 + j0, xs, ys, code,
+                                   bytes == 4 && ds1 == 1 ? orow + 4 * j0 : NULL);
                 }
 #endif
                 quick_run(&qp, cnt - v, srow + j0 + v, P->b_mx + j0 + v, P->b_s1 + j0 + v, P->b_s2 + j0 + v, xs + v,
@@ -278,7 +293,8 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
                 for (int64_t l = 0; l < cnt; l++) {
                     int64_t j = j0 + l;
                     uint64_t X = xs[l], Y = ys[l];
-                    drow[j] = 0;
+                    drow[j] = code[l] == 3;
+                    if (code[l] == 3) continue; /* decided and stored by the vector loop */
                     if (code[l] == 1) {
                         /* both ends normal and of one sign, rounding alike: decided */
                         uint64_t mx_ = X & mag, rx = (mx_ + half + ((mx_ >> sh) & 1u)) >> sh;
