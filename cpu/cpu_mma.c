@@ -796,8 +796,9 @@ static void *big_alloc(size_t bytes)
  * allocation, kept for the next call: an er_mma call after another of similar size finds its pages
  * already mapped (first-touch page faults cost as much as a tenth of a 1024^3 product here).  One call
  * at a time holds it; a concurrent call, or one needing more than ER_KEEP_MAX bytes, allocates its own
- * and frees it after.  At most ER_KEEP_MAX bytes stay allocated between calls. */
-#define ER_KEEP_MAX ((size_t)256 << 20)
+ * and frees it after.  At most ER_KEEP_MAX bytes stay allocated between calls (32 MiB: n = 1024 with
+ * bf16 operands; a larger workspace kept would add to the peak of what follows, such as the bounds). */
+#define ER_KEEP_MAX ((size_t)32 << 20)
 static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *ws_mem;
 static size_t ws_size;
