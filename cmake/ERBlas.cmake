@@ -8,7 +8,10 @@
 #   ER_BLAS_VENDOR      "OpenBLAS", "BLIS", "CBLAS" or "none"
 #   ER_BLAS_INCLUDE_DIR the directory holding its cblas.h
 #   ER_BLAS_LIBRARY     the library's full path
-#   ER_BLAS_LINK_NAME   the name to link it by once installed (openblas, blis, cblas, blas)
+#   ER_BLAS_LINK_NAME   its name (openblas, blis, cblas, blas)
+#   ER_BLAS_RUNTIME     the file the library's path resolves to (what cpu/cpu_gemm.c loads first)
+#   ER_BLAS_SONAME      its SONAME where objdump tells it (loaded next), else empty
+# The library is not linked: cpu/cpu_gemm.c loads it at run time (docs/building.md).
 include(CheckCSourceCompiles)
 
 set(ER_HAVE_BLAS 0)
@@ -50,15 +53,6 @@ if(NOT ER_WITH_BLAS STREQUAL "OFF")
       set(ER_BLAS_INCLUDE_DIR "${ER_OPENBLAS_INCLUDE_DIR}")
       set(ER_BLAS_LIBRARY "${ER_OPENBLAS_LIBRARY}")
       set(ER_BLAS_LINK_NAME openblas)
-      # its thread count, set to the caller's for each product (cpu/cpu_gemm.c)
-      set(CMAKE_REQUIRED_INCLUDES ${ER_OPENBLAS_INCLUDE_DIR})
-      set(CMAKE_REQUIRED_LIBRARIES ${ER_OPENBLAS_LIBRARY} ${CMAKE_THREAD_LIBS_INIT} m)
-      set(CMAKE_REQUIRED_QUIET ON)
-      check_c_source_compiles("
-#include <cblas.h>
-int main(void) { int t = openblas_get_num_threads(); openblas_set_num_threads(t); return 0; }" ER_OPENBLAS_THREADS)
-      unset(CMAKE_REQUIRED_INCLUDES)
-      unset(CMAKE_REQUIRED_LIBRARIES)
     endif()
   endif()
 
@@ -105,4 +99,16 @@ int main(void) { int t = openblas_get_num_threads(); openblas_set_num_threads(t)
       "(Debian: libopenblas-dev); -DER_WITH_BLAS=AUTO builds the hand-written kernel instead")
   endif()
 endif()
-message(STATUS "exactref: BLAS for the engine's binary64 products: ${ER_BLAS_VENDOR} ${ER_BLAS_LIBRARY}")
+set(ER_BLAS_RUNTIME "")
+set(ER_BLAS_SONAME "")
+if(ER_HAVE_BLAS)
+  get_filename_component(ER_BLAS_RUNTIME "${ER_BLAS_LIBRARY}" REALPATH)
+  if(CMAKE_OBJDUMP)
+    execute_process(COMMAND ${CMAKE_OBJDUMP} -p "${ER_BLAS_RUNTIME}" OUTPUT_VARIABLE _er_blas_dump ERROR_QUIET)
+    string(REGEX MATCH "SONAME[ \t]+([^ \t\r\n]+)" _er_blas_m "${_er_blas_dump}")
+    if(_er_blas_m)
+      set(ER_BLAS_SONAME "${CMAKE_MATCH_1}")
+    endif()
+  endif()
+endif()
+message(STATUS "exactref: BLAS for the engine's binary64 products: ${ER_BLAS_VENDOR} ${ER_BLAS_RUNTIME} ${ER_BLAS_SONAME}")

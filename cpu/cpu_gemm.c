@@ -1,17 +1,24 @@
 /* cpu_gemm.c: binary64 matrix products for the engine's certified fast path: a blocked kernel in index
  * order, and products in any order through a CBLAS where the build found one. */
-#define _GNU_SOURCE /* dlsym's RTLD_DEFAULT: the thread control of a BLAS found at run time */
+#define _GNU_SOURCE /* pthread_sigmask, dlopen */
 #include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu_internal.h"
 #ifdef ER_HAVE_BLAS
-#include <cblas.h> /* from the BLAS's include directory (cmake/ERBlas.cmake) */
+#include <cblas.h> /* from the BLAS's include directory (cmake/ERBlas.cmake): the prototype only */
+#ifndef ER_BLAS_PATH
+#define ER_BLAS_PATH ""
+#endif
+#ifndef ER_BLAS_SONAME
+#define ER_BLAS_SONAME ""
+#endif
 #endif
 
 /*
@@ -213,34 +220,53 @@ static int gemm_builtin(const double *a, int64_t lda, const double *b, int64_t l
 }
 
 #ifdef ER_HAVE_BLAS
-/* One product at a time through the BLAS from this library: its thread count is set to the caller's
- * for the call and put back after it (other users of the BLAS in the process keep theirs). */
-static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
-
+/*
+ * The BLAS is loaded at run time (dlopen), not linked: its thread pool (OpenBLAS starts one when it is
+ * loaded) is then created with every signal blocked, so its threads never take a signal meant for
+ * the process (a command that holds SIGTERM while it writes a file, src/npy.c, relies on that), and a
+ * machine without the library runs the hand-written kernel.  The prototype is the cblas.h found at
+ * build time (its integer type); the library is the one found then (ER_BLAS_PATH), else its usual
+ * names.  One product at a time through it from this library: its thread count is set to the caller's
+ * for the call and put back after it (other users of the BLAS in the process keep theirs).
+ */
+typedef __typeof__(&cblas_dgemm) dgemm_fn;
 typedef void (*set_threads_fn)(int64_t);
 typedef int64_t (*get_threads_fn)(void);
 
-static void blas_threads(int want, int *old)
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static dgemm_fn blas_dgemm;
+static set_threads_fn blas_set;
+static get_threads_fn blas_get;
+
+static void *blas_sym(void *h, const char *name)
 {
-#ifdef ER_BLAS_OPENBLAS_THREADS
-    if (old) *old = openblas_get_num_threads();
-    openblas_set_num_threads(want);
-#else
-    /* BLIS (bli_thread_set_num_threads) or an OpenBLAS behind a generic libblas, looked up at run time.
-     * Both take and return one integer (BLIS: dim_t); on the ABIs here the low 32 bits carry it. */
-    void *set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads"), *get = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+    return h ? dlsym(h, name) : NULL;
+}
+
+static void blas_load(void)
+{
+    static const char *names[] = {ER_BLAS_PATH, ER_BLAS_SONAME, "libopenblas.so.0", "libblis.so.4", "libcblas.so.3"};
+    sigset_t all, old;
+    void *h = NULL, *f;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* threads the library starts inherit this mask */
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++)
+        if (names[i][0]) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!(f = blas_sym(h, "cblas_dgemm"))) return;
+    memcpy(&blas_dgemm, &f, sizeof f);
+    /* its thread control: OpenBLAS's, else BLIS's; both take and return one integer (BLIS: dim_t),
+     * which the low 32 bits carry on the ABIs here */
+    void *set = blas_sym(h, "openblas_set_num_threads"), *get = blas_sym(h, "openblas_get_num_threads");
     if (!set || !get) {
-        set = dlsym(RTLD_DEFAULT, "bli_thread_set_num_threads");
-        get = dlsym(RTLD_DEFAULT, "bli_thread_get_num_threads");
+        set = blas_sym(h, "bli_thread_set_num_threads");
+        get = blas_sym(h, "bli_thread_get_num_threads");
     }
-    if (!set || !get) return; /* no control: the BLAS threads as it likes */
-    set_threads_fn sf;
-    get_threads_fn gf;
-    memcpy(&sf, &set, sizeof sf);
-    memcpy(&gf, &get, sizeof gf);
-    if (old) *old = (int)(int32_t)gf();
-    sf(want);
-#endif
+    if (set && get) {
+        memcpy(&blas_set, &set, sizeof set);
+        memcpy(&blas_get, &get, sizeof get);
+    }
 }
 #endif
 
@@ -248,7 +274,9 @@ int er_cpu_gemm_uses_blas(void)
 {
 #ifdef ER_HAVE_BLAS
     const char *e = getenv("EXACTREF_GEMM");
-    return !(e && !strcmp(e, "builtin"));
+    if (e && !strcmp(e, "builtin")) return 0;
+    pthread_once(&blas_once, blas_load);
+    return blas_dgemm != NULL;
 #else
     return 0;
 #endif
@@ -259,14 +287,22 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
 {
     if (m <= 0 || n <= 0) return 0;
 #ifdef ER_HAVE_BLAS
-    if (er_cpu_gemm_uses_blas() && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX &&
-        ldc <= INT_MAX && k > 0) {
-        int old = 0;
+    if (m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX && k > 0 &&
+        er_cpu_gemm_uses_blas()) {
+        sigset_t all, old;
+        int64_t before = 0;
         pthread_mutex_lock(&blas_lock);
-        blas_threads(threads < 1 ? 1 : threads, &old);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb,
-                    0.0, c, (int)ldc);
-        if (old > 0) blas_threads(old, NULL);
+        /* threads the BLAS may start now (more of them) inherit a mask with every signal blocked */
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        if (blas_set) {
+            before = (int64_t)(int32_t)blas_get();
+            blas_set(threads < 1 ? 1 : threads);
+        }
+        blas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0,
+                   c, (int)ldc);
+        if (blas_set && before > 0) blas_set(before);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_mutex_unlock(&blas_lock);
         return 0;
     }

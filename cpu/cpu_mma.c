@@ -672,6 +672,10 @@ static void *worker(void *arg)
         else w->fast_decided += (w->r1 - w->r0) * P->q.n - cnt;
         const double *tab = w->bt ? decode_table(P->q.b.fmt, (P->q.args->opts & ER_OPT_FTZ_IN) != 0) : NULL;
         int64_t k = P->q.k, colj = -1; /* the column of B in col */
+        /* A's patterns through the table where its binary64 copy came from them (fast_prepare_part) */
+        const double *taba = !P->q.scaled && P->q.a.s1 == 1 && P->q.a.s0 == k
+                                 ? decode_table(P->q.a.fmt, (P->q.args->opts & ER_OPT_FTZ_IN) != 0)
+                                 : NULL;
         w->ab4 = NULL;
 #ifdef ER_HAVE_AVX2_QUICK
         if (cnt >= 4 && tab && k <= 65536 && quick_simd()) w->ab4 = (double *)malloc(sizeof(double) * 8 * (size_t)k);
@@ -693,7 +697,23 @@ static void *worker(void *arg)
                     for (int l = 0; l < 4; l++) {
                         const double *ar = P->af + (gi[l] - w->blk0) * k;
                         const unsigned char *c = w->bt + (size_t)(gj[l] * k) * (size_t)P->q.b.bytes;
-                        for (int64_t p = 0; p < k; p++) ap[4 * p + l] = ar[p];
+                        if (taba) {
+                            /* A's row from its patterns (the values of af, a quarter of the reads for
+                             * 16-bit formats) */
+                            const unsigned char *ra =
+                                P->q.a.data + (size_t)(w->b * P->q.a.sb + gi[l] * k) * (size_t)P->q.a.bytes;
+                            if (P->q.a.bytes == 1) {
+                                for (int64_t p = 0; p < k; p++) ap[4 * p + l] = taba[ra[p]];
+                            } else {
+                                for (int64_t p = 0; p < k; p++) {
+                                    uint16_t x;
+                                    memcpy(&x, ra + 2 * p, 2);
+                                    ap[4 * p + l] = taba[x];
+                                }
+                            }
+                        } else {
+                            for (int64_t p = 0; p < k; p++) ap[4 * p + l] = ar[p];
+                        }
                         if (P->q.b.bytes == 1) {
                             for (int64_t p = 0; p < k; p++) bp[4 * p + l] = tab[c[p]];
                         } else {
