@@ -109,7 +109,7 @@ static void quick_run(const quick_par *q, int64_t cnt, const double *si_, const 
         /* the same operations as the general code (fabs(cval) = 0 adds nothing) */
         double si = si_[j];
         double t1 = q->as1 * bmx[j], t2 = q->amx * bs1[j], t = t1 < t2 ? t1 : t2;
-        double t3 = sqrt(q->as2 * bs2[j]);
+        double t3 = q->as2 * bs2[j];
         if (t3 < t) t = t3;
         t = (t + 0.0) * q->infl;
         double e = q->gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
@@ -128,7 +128,7 @@ static void quick_run(const quick_par *q, int64_t cnt, const double *si_, const 
 #include <immintrin.h>
 #define ER_HAVE_AVX2_QUICK 1
 /* The same, four elements at a time: the same binary64 operations (min as the conditional's
- * a < b ? a : b, which MINPD is; correctly rounded sqrt), the outward steps and the rounding test on
+ * a < b ? a : b, which MINPD is), the outward steps and the rounding test on
  * the 64-bit patterns; cnt a multiple of 4. */
 __attribute__((target("avx2"))) static void quick_run_avx2(const quick_par *q, int64_t cnt, const double *si_,
                                                            const double *bmx, const double *bs1, const double *bs2,
@@ -151,7 +151,7 @@ __attribute__((target("avx2"))) static void quick_run_avx2(const quick_par *q, i
         __m256d si = _mm256_loadu_pd(si_ + j);
         __m256d t = _mm256_min_pd(_mm256_mul_pd(as1, _mm256_loadu_pd(bmx + j)),
                                   _mm256_mul_pd(amx, _mm256_loadu_pd(bs1 + j)));
-        __m256d t3 = _mm256_sqrt_pd(_mm256_mul_pd(as2, _mm256_loadu_pd(bs2 + j)));
+        __m256d t3 = _mm256_mul_pd(as2, _mm256_loadu_pd(bs2 + j));
         t = _mm256_min_pd(t3, t);
         t = _mm256_mul_pd(_mm256_add_pd(t, zero), infl);
         __m256d e = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(gamma, t), f50), a1070);
@@ -346,7 +346,7 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
                 continue;
             }
             double t1 = P->a_s1[i] * P->b_mx[j], t2 = P->a_mx[i] * P->b_s1[j], t = t1 < t2 ? t1 : t2;
-            double t3 = sqrt(P->a_s2[i] * P->b_s2[j]);
+            double t3 = P->a_s2[i] * P->b_s2[j]; /* the 2-norms (square roots taken once per row and column) */
             if (t3 < t) t = t3;
             t = (t + fabs(cval)) * infl;
             double e = gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
@@ -435,7 +435,7 @@ static int fast_sum2_finish(problem *P, int64_t b, int64_t i, int64_t j, double 
     double infl = 1.0 + (4.0 * (double)k + 64.0) * 0x1p-52;
     /* the first stage's bound t >= sum |a_p b_p|, the same operations */
     double t1 = P->a_s1[i] * P->b_mx[j], t2 = P->a_mx[i] * P->b_s1[j], t = t1 < t2 ? t1 : t2;
-    double t3 = sqrt(P->a_s2[i] * P->b_s2[j]);
+    double t3 = P->a_s2[i] * P->b_s2[j];
     if (t3 < t) t = t3;
     t = (t + 0.0) * infl;
     if (!isfinite(res) || res == 0) return 0; /* a zero sum's sign comes from the terms */
@@ -537,7 +537,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             double ax = fabs(row[p]);
             rin &= ax < 0x1p62 ? (double)(int64_t)ax == ax : ax == ax;
         }
-        P->a_s1[i] = s1; P->a_mx[i] = mx; P->a_s2[i] = s2;
+        P->a_s1[i] = s1; P->a_mx[i] = mx; P->a_s2[i] = sqrt(s2); /* |a|_2 */
         in &= rin;
     }
     *int_a = in;
@@ -987,7 +987,7 @@ int er_cpu_mma(const er_problem *pr)
                 }
                 P.b_s1[j] = s1;
                 P.b_mx[j] = mx;
-                P.b_s2[j] = s2;
+                P.b_s2[j] = sqrt(s2); /* |b|_2 */
             }
             /* strategy 3 for this block (docs/interval.md's test on its rows of A, B and C): integral
              * operands whose products and sums stay below 2^53 */
