@@ -208,6 +208,22 @@ static int quick_simd(void)
 #endif
 }
 
+#ifdef ER_HAVE_AVX2_QUICK
+/* col_norms_add four columns at a time (the same operations: MAXPD(|x|, cm) is |x| > cm ? |x| : cm);
+ * cnt a multiple of 4. */
+__attribute__((target("avx2"))) static void col_norms_add_avx2(const double *x, int64_t cnt, double *c1, double *c2,
+                                                               double *cm)
+{
+    const __m256d mag = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
+    for (int64_t j = 0; j < cnt; j += 4) {
+        __m256d ax = _mm256_and_pd(_mm256_loadu_pd(x + j), mag);
+        _mm256_storeu_pd(c1 + j, _mm256_add_pd(_mm256_loadu_pd(c1 + j), ax));
+        _mm256_storeu_pd(c2 + j, _mm256_add_pd(_mm256_loadu_pd(c2 + j), _mm256_mul_pd(ax, ax)));
+        _mm256_storeu_pd(cm + j, _mm256_max_pd(ax, _mm256_loadu_pd(cm + j)));
+    }
+}
+#endif
+
 /*
  * For rows [r0, r1) of batch b: S = A B (+ C) in binary64 (S: the rows of the block that starts at row
  * blk0, already computed by er_cpu_gemm_any in any order), where every product is exact (precisions
@@ -502,6 +518,52 @@ static void decode_row(const double *tab, int fmt, int bytes, const unsigned cha
     }
 }
 
+/* The norms of a row of A': sum |x|, max |x| and sum x^2, each in four interleaved partial sums
+ * (independent chains; any order of these non-negative sums is covered by the bound, step 3 of
+ * docs/exact-engine.md); a NaN is skipped by the maximum and makes the sums NaN. */
+static void row_norms(const double *x, int64_t cnt, double *s1o, double *mxo, double *s2o)
+{
+    double a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0}, m[4] = {0, 0, 0, 0};
+    int64_t p = 0;
+    for (; p + 4 <= cnt; p += 4)
+        for (int l = 0; l < 4; l++) {
+            double ax = fabs(x[p + l]);
+            a1[l] += ax;
+            a2[l] += ax * ax;
+            if (ax > m[l]) m[l] = ax;
+        }
+    for (; p < cnt; p++) {
+        double ax = fabs(x[p]);
+        a1[0] += ax;
+        a2[0] += ax * ax;
+        if (ax > m[0]) m[0] = ax;
+    }
+    for (int l = 1; l < 4; l++)
+        if (m[l] > m[0]) m[0] = m[l];
+    *s1o = (a1[0] + a1[1]) + (a1[2] + a1[3]);
+    *s2o = (a2[0] + a2[1]) + (a2[2] + a2[3]);
+    *mxo = m[0];
+}
+
+/* One row of B' into the running column norms: c1 += |x|, c2 += x^2, cm = max(cm, |x|) element by
+ * element (a NaN leaves the maximum). */
+static void col_norms_add(const double *x, int64_t cnt, double *c1, double *c2, double *cm)
+{
+    int64_t j = 0;
+#ifdef ER_HAVE_AVX2_QUICK
+    if (quick_simd()) {
+        j = cnt & ~(int64_t)3;
+        col_norms_add_avx2(x, j, c1, c2, cm);
+    }
+#endif
+    for (; j < cnt; j++) {
+        double ax = fabs(x[j]);
+        c1[j] += ax;
+        c2[j] += ax * ax;
+        if (ax > cm[j]) cm[j] = ax;
+    }
+}
+
 /* Binary64 copies of batch b's operands (scales applied, exactly) and their norms, for rows
  * [r0, r1) of A (into the block's copy, which starts at row blk0) and rows [q0, q1) of B; the column
  * norms of B are summed per thread into cs. */
@@ -525,12 +587,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
         } else {
             for (int64_t p = 0; p < k; p++) row[p] = val_to_double(a_val(&P->q, b, i, p));
         }
-        for (int64_t p = 0; p < k; p++) {
-            double ax = fabs(row[p]);
-            s1 += ax;
-            s2 += ax * ax;
-            if (ax > mx) mx = ax;
-        }
+        row_norms(row, k, &s1, &mx, &s2);
         /* below 2^62 the int64 cast is defined; every binary64 at or above 2^53 is an integer; a NaN
          * is not one (tested only while every value so far was an integer) */
         for (int64_t p = 0; p < k && in && rin; p++) {
@@ -553,12 +610,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(&P->q, b, p, j));
         }
         int rin = 1;
-        for (int64_t j = 0; j < n; j++) {
-            double ax = fabs(row[j]);
-            c1[j] += ax;
-            c2[j] += ax * ax;
-            if (ax > cm[j]) cm[j] = ax;
-        }
+        col_norms_add(row, n, c1, c2, cm);
         for (int64_t j = 0; j < n && in && rin; j++) {
             double ax = fabs(row[j]);
             rin &= ax < 0x1p62 ? (double)(int64_t)ax == ax : ax == ax;
