@@ -127,7 +127,7 @@ static int nsizes;
 static int use_set[SET_COUNT] = {1, 1, 1};
 static int reps = 3, samples = 64, hard = 256;
 static int64_t arb_rows = 0; /* 0: all rows */
-static int no_blas, no_arb, no_mpfr, no_opencl;
+static int no_blas, no_arb, no_mpfr, no_opencl, no_check;
 static int64_t ocl_rows = 8;
 
 static void usage(FILE *f)
@@ -135,7 +135,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_matmul [--sizes N[,N...]] [--quick] [--sets narrow,wide,fp8] [--reps R]\n"
             "                    [--samples S] [--hard H] [--arb-rows R] [--opencl-rows R] [--no-blas]\n"
-            "                    [--no-arb] [--no-mpfr] [--no-opencl]\n"
+            "                    [--no-arb] [--no-mpfr] [--no-opencl] [--no-check]\n"
             "  --sizes      n of the n x n x n products (default 1024,2048)\n"
             "  --quick      n = 256 only, a smoke check\n"
             "  --sets       data sets (default all three)\n"
@@ -147,7 +147,10 @@ static void usage(FILE *f)
             "  --arb-rows   time Arb on the first R rows of A only (R x n x n), for large n\n"
             "  --opencl-rows  time the OpenCL backend on the first R rows of A (default 8): it runs the exact\n"
             "               accumulator for every element, on PoCL a CPU-speed check of the kernels\n"
-            "  --no-blas, --no-arb, --no-mpfr, --no-opencl   skip a peer or the OpenCL backend\n");
+            "  --no-blas, --no-arb, --no-mpfr, --no-opencl   skip a peer or the OpenCL backend\n"
+            "  --no-check   skip the whole check (tolerance and covers): the reference and its peers only\n"
+            "  The engine's binary64 products come from the BLAS the library was built with; EXACTREF_GEMM=builtin\n"
+            "  in the environment selects the hand-written kernel instead (same bits).\n");
 }
 
 static void parse(int argc, char **argv)
@@ -208,6 +211,8 @@ static void parse(int argc, char **argv)
             no_mpfr = 1;
         } else if (!strcmp(a, "--no-opencl")) {
             no_opencl = 1;
+        } else if (!strcmp(a, "--no-check")) {
+            no_check = 1;
         } else if (!strcmp(a, "--opencl-rows") && i + 1 < argc) {
             ocl_rows = strtoll(argv[++i], NULL, 10);
             if (ocl_rows < 1) ocl_rows = 1;
@@ -342,12 +347,17 @@ static void run_case(int set, int64_t n)
     row *r = add_row(set_name[set], n, "exactref er_mma (auto)");
     snprintf(r->threads, sizeof r->threads, "%d", st.threads);
     r->gmacs = er_g;
-    snprintf(r->notes, sizeof r->notes, "exact, rounded once to f32; fast path decided %.4f%% of elements",
-             100.0 * fast_share);
+    {
+        const char *g = getenv("EXACTREF_GEMM");
+        snprintf(r->notes, sizeof r->notes, "exact, rounded once to f32; fast path decided %.4f%% of elements; %s",
+                 100.0 * fast_share,
+                 g && !strcmp(g, "builtin") ? "products: hand-written kernel (EXACTREF_GEMM=builtin)"
+                                            : "products: the library's BLAS (where built with one)");
+    }
 
     /* the whole check of an output (here the exact one): the reference (er_result_create), the
      * tolerance and finite range of a standard (er_result_bounds), and covers, per standard */
-    {
+    if (!no_check) {
         static const char *stds[] = {"normal", "hopper"};
         unsigned char *cov = malloc((size_t)nn);
         int64_t keep = ocl_rows < n ? ocl_rows * n : nn;

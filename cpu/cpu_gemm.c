@@ -1,10 +1,25 @@
-/* cpu_gemm.c: a blocked binary64 matrix product for the engine's certified fast path. */
+/* cpu_gemm.c: binary64 matrix products for the engine's certified fast path: a blocked kernel in index
+ * order, and products in any order through a CBLAS where the build found one. */
+#define _GNU_SOURCE /* pthread_sigmask, dlopen */
+#include <dlfcn.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu_internal.h"
+#ifdef ER_HAVE_BLAS
+#include <cblas.h> /* from the BLAS's include directory (cmake/ERBlas.cmake): the prototype only */
+#ifndef ER_BLAS_PATH
+#define ER_BLAS_PATH ""
+#endif
+#ifndef ER_BLAS_SONAME
+#define ER_BLAS_SONAME ""
+#endif
+#endif
 
 /*
  * C[i][j] = sum_p A[i][p] B[p][j] for rows [r0, r1) of row-major A (lda), B (ldb), C (ldc).
@@ -147,4 +162,150 @@ int er_cpu_gemm_rows(const double *a, int64_t lda, const double *b, int64_t ldb,
     free(bp);
     free(ap);
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Products in any order: a BLAS where there is one, else the kernel above on the caller's threads.    */
+
+typedef struct {
+    const double *a, *b;
+    double *c;
+    int64_t lda, ldb, ldc, r0, r1, n, k;
+    int failed;
+} gemm_part;
+
+static void *gemm_part_run(void *arg)
+{
+    gemm_part *g = (gemm_part *)arg;
+    g->failed = er_cpu_gemm_rows(g->a, g->lda, g->b, g->ldb, g->c, g->ldc, g->r0, g->r1, g->n, g->k) != 0;
+    return NULL;
+}
+
+/* The kernel on `threads` threads, a fixed range of rows each (a thread that cannot start has its share
+ * run here). */
+static int gemm_builtin(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc, int64_t m,
+                        int64_t n, int64_t k, int threads)
+{
+    enum { MAXT = 256 };
+    gemm_part g[MAXT];
+    pthread_t th[MAXT];
+    unsigned char started[MAXT];
+    int T = threads < 1 ? 1 : threads > MAXT ? MAXT : threads, failed = 0;
+    if ((int64_t)T > (m + MR - 1) / MR) T = (int)((m + MR - 1) / MR);
+    if (T < 1) T = 1;
+    for (int t = 0; t < T; t++) {
+        /* row ranges in whole micro-tiles, so no thread computes a ragged block it need not */
+        int64_t tiles = (m + MR - 1) / MR;
+        g[t].a = a;
+        g[t].b = b;
+        g[t].c = c;
+        g[t].lda = lda;
+        g[t].ldb = ldb;
+        g[t].ldc = ldc;
+        g[t].r0 = tiles * t / T * MR;
+        g[t].r1 = t + 1 == T ? m : tiles * (t + 1) / T * MR;
+        g[t].n = n;
+        g[t].k = k;
+        g[t].failed = 0;
+        started[t] = t > 0 && pthread_create(&th[t], NULL, gemm_part_run, &g[t]) == 0;
+    }
+    for (int t = 1; t < T; t++)
+        if (!started[t]) gemm_part_run(&g[t]);
+    gemm_part_run(&g[0]);
+    for (int t = 0; t < T; t++) {
+        if (started[t]) pthread_join(th[t], NULL);
+        failed |= g[t].failed;
+    }
+    return failed ? -1 : 0;
+}
+
+#ifdef ER_HAVE_BLAS
+/*
+ * The BLAS is loaded at run time (dlopen), not linked: its thread pool (OpenBLAS starts one when it is
+ * loaded) is then created with every signal blocked, so its threads never take a signal meant for
+ * the process (a command that holds SIGTERM while it writes a file, src/npy.c, relies on that), and a
+ * machine without the library runs the hand-written kernel.  The prototype is the cblas.h found at
+ * build time (its integer type); the library is the one found then (ER_BLAS_PATH), else its usual
+ * names.  One product at a time through it from this library: its thread count is set to the caller's
+ * for the call and put back after it (other users of the BLAS in the process keep theirs).
+ */
+typedef __typeof__(&cblas_dgemm) dgemm_fn;
+typedef void (*set_threads_fn)(int64_t);
+typedef int64_t (*get_threads_fn)(void);
+
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static dgemm_fn blas_dgemm;
+static set_threads_fn blas_set;
+static get_threads_fn blas_get;
+
+static void *blas_sym(void *h, const char *name)
+{
+    return h ? dlsym(h, name) : NULL;
+}
+
+static void blas_load(void)
+{
+    static const char *names[] = {ER_BLAS_PATH, ER_BLAS_SONAME, "libopenblas.so.0", "libblis.so.4", "libcblas.so.3"};
+    sigset_t all, old;
+    void *h = NULL, *f;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* threads the library starts inherit this mask */
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++)
+        if (names[i][0]) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!(f = blas_sym(h, "cblas_dgemm"))) return;
+    memcpy(&blas_dgemm, &f, sizeof f);
+    /* its thread control: OpenBLAS's, else BLIS's; both take and return one integer (BLIS: dim_t),
+     * which the low 32 bits carry on the ABIs here */
+    void *set = blas_sym(h, "openblas_set_num_threads"), *get = blas_sym(h, "openblas_get_num_threads");
+    if (!set || !get) {
+        set = blas_sym(h, "bli_thread_set_num_threads");
+        get = blas_sym(h, "bli_thread_get_num_threads");
+    }
+    if (set && get) {
+        memcpy(&blas_set, &set, sizeof set);
+        memcpy(&blas_get, &get, sizeof get);
+    }
+}
+#endif
+
+int er_cpu_gemm_uses_blas(void)
+{
+#ifdef ER_HAVE_BLAS
+    const char *e = getenv("EXACTREF_GEMM");
+    if (e && !strcmp(e, "builtin")) return 0;
+    pthread_once(&blas_once, blas_load);
+    return blas_dgemm != NULL;
+#else
+    return 0;
+#endif
+}
+
+int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc, int64_t m,
+                    int64_t n, int64_t k, int threads)
+{
+    if (m <= 0 || n <= 0) return 0;
+#ifdef ER_HAVE_BLAS
+    if (m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX && k > 0 &&
+        er_cpu_gemm_uses_blas()) {
+        sigset_t all, old;
+        int64_t before = 0;
+        pthread_mutex_lock(&blas_lock);
+        /* threads the BLAS may start now (more of them) inherit a mask with every signal blocked */
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        if (blas_set) {
+            before = (int64_t)(int32_t)blas_get();
+            blas_set(threads < 1 ? 1 : threads);
+        }
+        blas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0,
+                   c, (int)ldc);
+        if (blas_set && before > 0) blas_set(before);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_mutex_unlock(&blas_lock);
+        return 0;
+    }
+#endif
+    return gemm_builtin(a, lda, b, ldb, c, ldc, m, n, k, threads);
 }

@@ -13,6 +13,17 @@
 int er_cpu_gemm_rows(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc,
                      int64_t r0, int64_t r1, int64_t n, int64_t k);
 
+/* C = A B (m x n, k terms; binary64, row-major) in ANY order of addition, with or without fused
+ * multiply-add: for results certified by a bound valid for every order (the engine's fast path).  A
+ * CBLAS's dgemm on `threads` threads where the build has one (cmake/ERBlas.cmake) and the environment
+ * does not say EXACTREF_GEMM=builtin; else er_cpu_gemm_rows on `threads` threads, a fixed range of
+ * rows each.  0 on success, -1 out of memory. */
+int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc, int64_t m,
+                    int64_t n, int64_t k, int threads);
+
+/* 1 when er_cpu_gemm_any calls a BLAS (built with one, EXACTREF_GEMM not "builtin"), else 0. */
+int er_cpu_gemm_uses_blas(void);
+
 /* Number of threads to use: requested > 0, else the online processors. */
 int er_cpu_threads(int requested);
 

@@ -1,11 +1,13 @@
 /* cpu_mma.c: the exact engine on the CPU: mma, block-scaled mma, mmai and enclosures, on all cores. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cpu_engine.h"
@@ -27,15 +29,16 @@ int er_cpu_threads(int requested)
 /* ------------------------------------------------------------------------------------------------ */
 /* The exact path: one element through the long accumulator                                          */
 
-/* Accumulate element (b, i, j) exactly. */
-static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const double *bcol, er_acc *acc)
+/* Accumulate element (b, i, j) exactly (fast path: arow is row i of the binary64 copy of A). */
+static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const double *arow, const double *bcol,
+                      er_acc *acc)
 {
     er_acc_init(acc, P->q.acc_lo, P->q.acc_nd);
     if (P->q.fast) {
         /* The binary64 copies hold the operands exactly and their products are exact (the fast path's
          * conditions): decode each product's pattern instead of both operands'. */
         /* bcol: column j of the binary64 copy of B, gathered contiguously by the caller */
-        const double *ar = P->af + i * P->q.k;
+        const double *ar = arow;
         for (int64_t p = 0; p < P->q.k; p++) {
             double x = ar[p] * bcol[p];
             uint64_t bits = double_to_bits(x);
@@ -64,11 +67,11 @@ static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const d
     if (P->q.has_c) er_acc_add_val(acc, in_val(&P->q, er_decode(P->q.c.fmt, load(&P->q.c, b, i, j))));
 }
 
-static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, const double *bcol, er_acc *acc,
-                          er_acc *tmp)
+static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, const double *arow, const double *bcol,
+                          er_acc *acc, er_acc *tmp)
 {
     const er_problem *Q = &P->q;
-    exact_sum(P, b, i, j, bcol, acc);
+    exact_sum(P, b, i, j, arow, bcol, acc);
     if (Q->lo) {
         *tmp = *acc;
         store(Q->lo, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits, 8);
@@ -89,17 +92,171 @@ static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, con
 /* ------------------------------------------------------------------------------------------------ */
 /* The certified fast path (docs/exact-engine.md, "Strategy 2")                                       */
 
+/* The first stage's quick decision for a run of elements of one row (see fast_rows): the enclosure's
+ * ends X, Y (bit patterns) and a code per element: 1 both ends in the output's normal range, of one
+ * sign, rounding alike (decided); 0 the same but rounding apart (undecided); 2 anything else (the
+ * general code decides). */
+typedef struct {
+    double as1, amx, as2, infl, gamma;
+    uint64_t half, lo_lim, r_lim, off;
+    int sh;
+} quick_par;
+
+static void quick_run(const quick_par *q, int64_t cnt, const double *si_, const double *bmx, const double *bs1,
+                      const double *bs2, uint64_t *xo, uint64_t *yo, unsigned char *code)
+{
+    const uint64_t mag = ~(UINT64_C(1) << 63);
+    for (int64_t j = 0; j < cnt; j++) {
+        /* the same operations as the general code (fabs(cval) = 0 adds nothing) */
+        double si = si_[j];
+        double t1 = q->as1 * bmx[j], t2 = q->amx * bs1[j], t = t1 < t2 ? t1 : t2;
+        double t3 = q->as2 * bs2[j];
+        if (t3 < t) t = t3;
+        t = (t + 0.0) * q->infl;
+        double e = q->gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
+        uint64_t X = double_to_bits(er_b_down(si - e)), Y = double_to_bits(er_b_up(si + e));
+        uint64_t mx_ = X & mag, my = Y & mag;
+        uint64_t rx = (mx_ + q->half + ((mx_ >> q->sh) & 1u)) >> q->sh, ry = (my + q->half + ((my >> q->sh) & 1u)) >> q->sh;
+        int in = ((X ^ Y) >> 63) == 0 && mx_ >= q->lo_lim && my >= q->lo_lim && rx < q->r_lim && ry < q->r_lim &&
+                 (double_to_bits(bs1[j]) & mag) < UINT64_C(0x7FF0000000000000);
+        xo[j] = X;
+        yo[j] = Y;
+        code[j] = (unsigned char)(in ? rx == ry : 2);
+    }
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ER_HAVE_AVX2_QUICK 1
+/* The same, four elements at a time: the same binary64 operations (min as the conditional's
+ * a < b ? a : b, which MINPD is), the outward steps and the rounding test on
+ * the 64-bit patterns; cnt a multiple of 4. */
+__attribute__((target("avx2"))) static void quick_run_avx2(const quick_par *q, int64_t cnt, const double *si_,
+                                                           const double *bmx, const double *bs1, const double *bs2,
+                                                           uint64_t *xo, uint64_t *yo, unsigned char *code,
+                                                           unsigned char *out32)
+{
+    /* out32 (f32 outputs stored contiguously, or NULL): a decided element's pattern is stored there
+     * directly, sign | (rx - off) as the scalar consumer forms it, and its code is 3 */
+    const __m256i off = _mm256_set1_epi64x((long long)q->off);
+    const __m256i pidx = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    const __m256d as1 = _mm256_set1_pd(q->as1), amx = _mm256_set1_pd(q->amx), as2 = _mm256_set1_pd(q->as2);
+    const __m256d infl = _mm256_set1_pd(q->infl), gamma = _mm256_set1_pd(q->gamma), zero = _mm256_setzero_pd();
+    const __m256d f50 = _mm256_set1_pd(1.0 + 0x1p-50), a1070 = _mm256_set1_pd(0x1p-1070);
+    const __m256i mag = _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll), maxfin = _mm256_set1_epi64x(0x7FEFFFFFFFFFFFFFll);
+    const __m256i one = _mm256_set1_epi64x(1), zi = _mm256_setzero_si256(), half = _mm256_set1_epi64x((long long)q->half);
+    const __m256i lo_lim = _mm256_set1_epi64x((long long)q->lo_lim), r_lim = _mm256_set1_epi64x((long long)q->r_lim);
+    const __m256i dmin = _mm256_set1_epi64x((long long)0x8000000000000001ull); /* -2^-1074 */
+    const __m128i shc = _mm_cvtsi32_si128(q->sh);
+    for (int64_t j = 0; j < cnt; j += 4) {
+        __m256d si = _mm256_loadu_pd(si_ + j);
+        __m256d t = _mm256_min_pd(_mm256_mul_pd(as1, _mm256_loadu_pd(bmx + j)),
+                                  _mm256_mul_pd(amx, _mm256_loadu_pd(bs1 + j)));
+        __m256d t3 = _mm256_mul_pd(as2, _mm256_loadu_pd(bs2 + j));
+        t = _mm256_min_pd(t3, t);
+        t = _mm256_mul_pd(_mm256_add_pd(t, zero), infl);
+        __m256d e = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(gamma, t), f50), a1070);
+        __m256i lo = _mm256_castpd_si256(_mm256_sub_pd(si, e)), hi = _mm256_castpd_si256(_mm256_add_pd(si, e));
+        /* er_b_down(lo), er_b_up(hi): non-finite kept; zero to -+2^-1074; else one step outward */
+        __m256i alo = _mm256_and_si256(lo, mag), ahi = _mm256_and_si256(hi, mag);
+        __m256i nf_lo = _mm256_cmpgt_epi64(alo, maxfin), nf_hi = _mm256_cmpgt_epi64(ahi, maxfin);
+        __m256i z_lo = _mm256_cmpeq_epi64(alo, zi), z_hi = _mm256_cmpeq_epi64(ahi, zi);
+        __m256i pos_lo = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpgt_epi64(zi, lo), z_lo), _mm256_set1_epi64x(-1));
+        __m256i pos_hi = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpgt_epi64(zi, hi), z_hi), _mm256_set1_epi64x(-1));
+        __m256i X = _mm256_add_epi64(_mm256_add_epi64(lo, one), _mm256_slli_epi64(pos_lo, 1)); /* pos: -1, else +1 */
+        __m256i Y = _mm256_sub_epi64(_mm256_sub_epi64(hi, one), _mm256_slli_epi64(pos_hi, 1)); /* pos: +1, else -1 */
+        X = _mm256_blendv_epi8(X, dmin, z_lo);
+        Y = _mm256_blendv_epi8(Y, one, z_hi);
+        X = _mm256_blendv_epi8(X, lo, nf_lo);
+        Y = _mm256_blendv_epi8(Y, hi, nf_hi);
+        __m256i mx_ = _mm256_and_si256(X, mag), my = _mm256_and_si256(Y, mag);
+        __m256i rx = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(mx_, half), _mm256_and_si256(_mm256_srl_epi64(mx_, shc), one)), shc);
+        __m256i ry = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(my, half), _mm256_and_si256(_mm256_srl_epi64(my, shc), one)), shc);
+        /* out of the quick case: signs differ, an end below the normal range, a rounded end at or past
+         * the overflow threshold, or a non-finite column norm */
+        __m256i out = _mm256_cmpgt_epi64(zi, _mm256_xor_si256(X, Y));
+        out = _mm256_or_si256(out, _mm256_cmpgt_epi64(lo_lim, mx_));
+        out = _mm256_or_si256(out, _mm256_cmpgt_epi64(lo_lim, my));
+        out = _mm256_or_si256(out, _mm256_cmpgt_epi64(rx, _mm256_sub_epi64(r_lim, one)));
+        out = _mm256_or_si256(out, _mm256_cmpgt_epi64(ry, _mm256_sub_epi64(r_lim, one)));
+        out = _mm256_or_si256(out, _mm256_cmpgt_epi64(_mm256_and_si256(_mm256_castpd_si256(_mm256_loadu_pd(bs1 + j)), mag), maxfin));
+        __m256i same = _mm256_cmpeq_epi64(rx, ry);
+        _mm256_storeu_si256((__m256i *)(xo + j), X);
+        _mm256_storeu_si256((__m256i *)(yo + j), Y);
+        int mo = _mm256_movemask_pd(_mm256_castsi256_pd(out)), ms = _mm256_movemask_pd(_mm256_castsi256_pd(same));
+        if (out32) {
+            __m256i dec = _mm256_andnot_si256(out, same);
+            __m256i pat = _mm256_or_si256(_mm256_slli_epi64(_mm256_srli_epi64(X, 63), 31), _mm256_sub_epi64(rx, off));
+            __m128i p32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(pat, pidx));
+            __m128i m32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(dec, pidx));
+            _mm_maskstore_epi32((int *)(out32 + 4 * j), m32, p32);
+            for (int l = 0; l < 4; l++) code[j + l] = (unsigned char)(mo >> l & 1 ? 2 : ms >> l & 1 ? 3 : 0);
+            continue;
+        }
+        for (int l = 0; l < 4; l++) code[j + l] = (unsigned char)(mo >> l & 1 ? 2 : ms >> l & 1);
+    }
+}
+#endif
+
+/* The vector decision where the processor has AVX2, unless EXACTREF_NO_SIMD is set (the tests compare
+ * both paths). */
+static int quick_simd(void)
+{
+#ifdef ER_HAVE_AVX2_QUICK
+    return __builtin_cpu_supports("avx2") && !getenv("EXACTREF_NO_SIMD");
+#else
+    return 0;
+#endif
+}
+
+#ifdef ER_HAVE_AVX2_QUICK
+/* col_norms_add four columns at a time (the same operations: MAXPD(|x|, cm) is |x| > cm ? |x| : cm);
+ * cnt a multiple of 4. */
+__attribute__((target("avx2"))) static void col_norms_add_avx2(const double *x, int64_t cnt, double *c1, double *c2,
+                                                               double *cm)
+{
+    const __m256d mag = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
+    for (int64_t j = 0; j < cnt; j += 4) {
+        __m256d ax = _mm256_and_pd(_mm256_loadu_pd(x + j), mag);
+        _mm256_storeu_pd(c1 + j, _mm256_add_pd(_mm256_loadu_pd(c1 + j), ax));
+        _mm256_storeu_pd(c2 + j, _mm256_add_pd(_mm256_loadu_pd(c2 + j), _mm256_mul_pd(ax, ax)));
+        _mm256_storeu_pd(cm + j, _mm256_max_pd(ax, _mm256_loadu_pd(cm + j)));
+    }
+}
+#endif
+
 /*
- * For rows [r0, r1) of batch b: S = A B (+ C) in binary64, where every product is exact (precisions
+ * For rows [r0, r1) of batch b: S = A B (+ C) in binary64 (S: the rows of the block that starts at row
+ * blk0, already computed by er_cpu_gemm_any in any order), where every product is exact (precisions
  * add up to at most 53 bits, exponents far inside the binary64 range) and so the only errors are the
  * k additions (k+1 with C): |S - exact| <= gamma * T with gamma = (k+1) u / (1 - (k+1) u), u = 2^-53,
  * and T >= sum of |terms|, for every order of addition, with or without fused multiply-add.
  * T is bounded from row and column norms (Cauchy-Schwarz and Hoelder), computed in binary64 and
  * inflated to cover their own rounding.  The element is decided when the two ends of the enclosure
  * [S - E, S + E], each moved one binary64 step outward, round to the same pattern: rounding is
- * monotone, so the exact value rounds to that pattern too.  Undecided elements return 0.
+ * monotone, so the exact value rounds to that pattern too.  The undecided elements are appended to
+ * *list (column-major keys j m + i; drow is a row's scratch map); -1 when out of memory.
  */
-static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, unsigned char *decided)
+/* Append the keys j m + i of row i's undecided elements (drow[j] == 0) to *list. */
+static int append_undecided(const unsigned char *drow, int64_t n, int64_t i, int64_t m, int64_t **list, int64_t *cnt,
+                            int64_t *cap)
+{
+    for (int64_t j = 0; j < n; j++) {
+        if (drow[j]) continue;
+        if (*cnt == *cap) {
+            int64_t nc = *cap ? 2 * *cap : 256;
+            int64_t *nl = (int64_t *)realloc(*list, sizeof **list * (size_t)nc);
+            if (!nl) return -1;
+            *list = nl;
+            *cap = nc;
+        }
+        (*list)[(*cnt)++] = j * m + i; /* column-major key: sorting groups columns */
+    }
+    return 0;
+}
+
+static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0, const double *s,
+                      unsigned char *drow, int64_t **list, int64_t *cnt, int64_t *cap)
 {
     const er_mma_args *A = P->q.args;
     er_tensor *D = P->q.d;
@@ -112,29 +269,101 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
     double infl = 1.0 + (4.0 * (double)k + 64.0) * 0x1p-52;
     int to = D->format, dir = A->rounding, bytes = er_storage_bytes(to);
     unsigned opts = A->opts;
-    if (er_cpu_gemm_rows(P->af, k, P->bf, n, s, n, r0, r1, n, k) != 0) return -1;
+    /* The common case (f32, bf16 or f16 out, nearest-even, no C) rounds both ends in integer arithmetic
+     * where they lie in the output's normal range: there er_convert's answer is the binary64 pattern
+     * rounded to nearest-even at the output's precision, whatever the options (saturation and flushing
+     * act outside it), so the decision and the stored bits are er_convert's.  Everything else takes the
+     * general code below. */
+    int pb = to == ER_FMT_F32 ? 23 : to == ER_FMT_BF16 ? 7 : to == ER_FMT_F16 ? 10 : 0;
+    int quick = pb > 0 && dir == ER_RND_NEAREST_EVEN && !P->q.has_c && !P->q.exact64;
+    int sh = 52 - pb, sgn = 8 * bytes - 1;
+    uint64_t emin = to == ER_FMT_F16 ? 1023 - 14 : 1023 - 126; /* biased binary64 exponent of the least normal */
+    uint64_t emax = to == ER_FMT_F16 ? 1023 + 15 : 1023 + 127;
+    uint64_t lo_lim = emin << 52, r_lim = (emax + 1) << pb, off = (emin - 1) << pb;
+    uint64_t half = (UINT64_C(1) << (sh - 1)) - 1u, mag = ~(UINT64_C(1) << 63);
+    int simd = quick && quick_simd();
+    (void)simd;
     for (int64_t i = r0; i < r1; i++) {
+        const double *srow = s + (i - blk0) * n;
+        /* a row or column holding an infinity or NaN has a non-finite norm: nothing of it is decided
+         * here, whatever the product's kernel did with those values */
+        int row_ok = isfinite(P->a_s1[i]);
+        if (quick && row_ok) {
+            enum { RUN = 256 };
+            uint64_t xs[RUN], ys[RUN];
+            unsigned char code[RUN];
+            quick_par qp = {P->a_s1[i], P->a_mx[i], P->a_s2[i], infl, gamma, half, lo_lim, r_lim, off, sh};
+            /* row i of D (store()'s addressing, hoisted out of the loop) */
+            int64_t dsb = D->ndim == 3 ? D->strides[0] : 0, ds1 = D->strides[D->ndim - 1];
+            unsigned char *orow = (unsigned char *)D->data + (size_t)(b * dsb + i * D->strides[D->ndim - 2]) * (size_t)bytes;
+            for (int64_t j0 = 0; j0 < n; j0 += RUN) {
+                int64_t cnt = n - j0 < RUN ? n - j0 : RUN, v = 0;
+#ifdef ER_HAVE_AVX2_QUICK
+                if (simd) {
+                    v = cnt & ~(int64_t)3;
+                    quick_run_avx2(&qp, v, srow + j0, P->b_mx + j0, P->b_s1 + j0, P->b_s2 + j0, xs, ys, code,
+                                   bytes == 4 && ds1 == 1 ? orow + 4 * j0 : NULL);
+                }
+#endif
+                quick_run(&qp, cnt - v, srow + j0 + v, P->b_mx + j0 + v, P->b_s1 + j0 + v, P->b_s2 + j0 + v, xs + v,
+                          ys + v, code + v);
+                for (int64_t l = 0; l < cnt; l++) {
+                    int64_t j = j0 + l;
+                    uint64_t X = xs[l], Y = ys[l];
+                    drow[j] = code[l] == 3;
+                    if (code[l] == 3) continue; /* decided and stored by the vector loop */
+                    if (code[l] == 1) {
+                        /* both ends normal and of one sign, rounding alike: decided */
+                        uint64_t mx_ = X & mag, rx = (mx_ + half + ((mx_ >> sh) & 1u)) >> sh;
+                        uint64_t pat = (X >> 63) << sgn | (rx - off);
+                        unsigned char *o = orow + (size_t)(j * ds1) * (size_t)bytes;
+                        if (bytes == 4) {
+                            uint32_t v = (uint32_t)pat;
+                            memcpy(o, &v, 4);
+                        } else {
+                            uint16_t v = (uint16_t)pat;
+                            memcpy(o, &v, 2);
+                        }
+                        drow[j] = 1;
+                        continue;
+                    }
+                    if (code[l] == 0) continue; /* both normal, rounding apart */
+                    if (!isfinite(srow[j]) || !isfinite(P->b_s1[j])) continue;
+                    double lo = bits_to_double(X), hi = bits_to_double(Y);
+                    if (!isfinite(lo) || !isfinite(hi)) continue;
+                    er_res rl = convert_from_f64(to, X, dir, opts);
+                    er_res rh = convert_from_f64(to, Y, dir, opts);
+                    if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) &&
+                        er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
+                        store(D, b, i, j, rl.bits, bytes);
+                        drow[j] = 1;
+                    }
+                }
+            }
+            if (append_undecided(drow, n, i, P->q.m, list, cnt, cap) != 0) return -1;
+            continue;
+        }
         for (int64_t j = 0; j < n; j++) {
-            double si = s[i * n + j];
+            double si = srow[j];
             double cval = 0.0;
-            decided[i * n + j] = 0;
+            drow[j] = 0;
             if (P->q.has_c) {
                 cval = bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
                                                  A->opts & ER_OPT_FTZ_IN).bits);
                 si = si + cval;
             }
-            if (!isfinite(si)) continue;
+            if (!isfinite(si) || !row_ok || !isfinite(P->b_s1[j])) continue;
             if (P->q.exact64) {
                 /* every partial sum is an integer below 2^53: exact in any order (docs/interval.md);
                  * a zero sum takes its sign from the terms, which only the accumulator tracks */
                 if (si != 0) {
                     store(D, b, i, j, convert_from_f64(to, double_to_bits(si), dir, opts).bits, bytes);
-                    decided[i * n + j] = 1;
+                    drow[j] = 1;
                 }
                 continue;
             }
             double t1 = P->a_s1[i] * P->b_mx[j], t2 = P->a_mx[i] * P->b_s1[j], t = t1 < t2 ? t1 : t2;
-            double t3 = sqrt(P->a_s2[i] * P->b_s2[j]);
+            double t3 = P->a_s2[i] * P->b_s2[j]; /* the 2-norms (square roots taken once per row and column) */
             if (t3 < t) t = t3;
             t = (t + fabs(cval)) * infl;
             double e = gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
@@ -146,53 +375,266 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, double *s, u
              * negative value), so a NaN at both ends decides nothing */
             if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
                 store(D, b, i, j, rl.bits, bytes);
-                decided[i * n + j] = 1;
+                drow[j] = 1;
             }
         }
+        if (append_undecided(drow, n, i, P->q.m, list, cnt, cap) != 0) return -1;
     }
     return 0;
 }
 
-/* Binary64 copies of batch b's operands (scales applied, exactly) and their norms, for rows
- * [r0, r1) of A and rows [q0, q1) of B; the column norms of B are summed per thread into cs. */
-static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t q0, int64_t q1, double *cs)
+/*
+ * The second stage for an element the first left undecided (no C, not exact64; docs/exact-engine.md,
+ * "Strategy 2", step 7): the k exact products summed in index order by TwoSum chains (Sum2 of Ogita,
+ * Rump and Oishi, 2005): pi_p = fl(pi_(p-1) + x_p) with its exact error q_p, sigma = fl(sum of the q_p)
+ * in order, res = fl(pi_k + sigma).  pi_k + sum q_p is the exact sum; sum |q_p| <= gamma_k S (the
+ * local errors of a recursive sum, S = sum |x_p| <= t, the first stage's norm bound); sigma's own
+ * error is at most gamma_k sum |q_p|; the last addition's at most u |res| (nearest).  So
+ * |res - exact| <= u |res| + gamma_k^2 t, and E2 = (u |res| + gamma^2 t)(1 + 2^-48) + 2^-1070 covers
+ * it with the roundings of its own evaluation (additions with subnormal results are exact).  Decided
+ * as in the first stage: when [pred(res - E2), succ(res + E2)] rounds to one pattern (stored, returns
+ * 1); else 0 and the element goes to the long accumulator.  When every q_p is zero, pi_k is the exact
+ * sum itself (sigma = 0 and res = pi_k): a nonzero one is rounded once, as strategy 3 does.
+ */
+static int fast_sum2_applies(const problem *P, int64_t i, int64_t j)
 {
+    return !P->q.has_c && !P->q.exact64 && isfinite(P->a_s1[i]) && isfinite(P->b_s1[j]);
+}
+
+/* Sum2 of the k products ar[p] bc[p]: res, and whether any TwoSum error was nonzero. */
+static void sum2(const double *ar, const double *bc, int64_t k, double *res, int *inexact)
+{
+    /* pi the running sum, sigma the sum of TwoSum's exact errors (the products are exact) */
+    double pi = 0.0, sigma = 0.0;
+    int in = 0;
+    for (int64_t p = 0; p < k; p++) {
+        double x = ar[p] * bc[p];
+        double sum = pi + x, z = sum - pi;
+        double q = (pi - (sum - z)) + (x - z);
+        pi = sum;
+        sigma = sigma + q;
+        in |= q != 0;
+    }
+    *res = pi + sigma;
+    *inexact = in;
+}
+
+#ifdef ER_HAVE_AVX2_QUICK
+/* The same for four elements at once, lane l the element whose operands are ap[4p + l] and bp[4p + l]:
+ * each lane runs the scalar loop's operations in its order (the same bits). */
+__attribute__((target("avx2"))) static void sum2_x4(const double *ap, const double *bp, int64_t k, double *res,
+                                                    int *inexact)
+{
+    __m256d pi = _mm256_setzero_pd(), sigma = _mm256_setzero_pd(), in = _mm256_setzero_pd();
+    const __m256d zero = _mm256_setzero_pd();
+    for (int64_t p = 0; p < k; p++) {
+        __m256d x = _mm256_mul_pd(_mm256_loadu_pd(ap + 4 * p), _mm256_loadu_pd(bp + 4 * p));
+        __m256d sum = _mm256_add_pd(pi, x), z = _mm256_sub_pd(sum, pi);
+        __m256d q = _mm256_add_pd(_mm256_sub_pd(pi, _mm256_sub_pd(sum, z)), _mm256_sub_pd(x, z));
+        pi = sum;
+        sigma = _mm256_add_pd(sigma, q);
+        in = _mm256_or_pd(in, _mm256_cmp_pd(q, zero, _CMP_NEQ_UQ));
+    }
+    _mm256_storeu_pd(res, _mm256_add_pd(pi, sigma));
+    int m = _mm256_movemask_pd(in);
+    for (int l = 0; l < 4; l++) inexact[l] = m >> l & 1;
+}
+#endif
+
+/* Decide element (b, i, j) from its Sum2 result (fast_sum2_applies holds): stored, 1; else 0. */
+static int fast_sum2_finish(problem *P, int64_t b, int64_t i, int64_t j, double res, int inexact)
+{
+    er_tensor *D = P->q.d;
+    int64_t k = P->q.k;
+    const double u = 0x1p-53;
+    double kk = (double)(k + 1);
+    double gamma = kk * u * (1.0 + 0x1p-20); /* >= gamma_(k+1) for k + 1 <= 2^25, as in the first stage */
+    double infl = 1.0 + (4.0 * (double)k + 64.0) * 0x1p-52;
+    /* the first stage's bound t >= sum |a_p b_p|, the same operations */
+    double t1 = P->a_s1[i] * P->b_mx[j], t2 = P->a_mx[i] * P->b_s1[j], t = t1 < t2 ? t1 : t2;
+    double t3 = P->a_s2[i] * P->b_s2[j];
+    if (t3 < t) t = t3;
+    t = (t + 0.0) * infl;
+    if (!isfinite(res) || res == 0) return 0; /* a zero sum's sign comes from the terms */
+    int to = D->format, dir = P->q.args->rounding;
+    unsigned opts = P->q.args->opts;
+    if (!inexact) {
+        /* every error was zero: pi_k (= res) is the exact sum, rounded once here (midpoints included) */
+        store(D, b, i, j, convert_from_f64(to, double_to_bits(res), dir, opts).bits, er_storage_bytes(to));
+        return 1;
+    }
+    double e = (u * fabs(res) + gamma * gamma * t) * (1.0 + 0x1p-48) + 0x1p-1070;
+    double lo = er_b_down(res - e), hi = er_b_up(res + e);
+    if (!isfinite(lo) || !isfinite(hi)) return 0;
+    er_res rl = convert_from_f64(to, double_to_bits(lo), dir, opts);
+    er_res rh = convert_from_f64(to, double_to_bits(hi), dir, opts);
+    if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
+        store(D, b, i, j, rl.bits, er_storage_bytes(to));
+        return 1;
+    }
+    return 0;
+}
+
+/* The binary64 value of every pattern of a format stored in one or two bytes, as er_convert gives it
+ * (so a lookup is the conversion, bit for bit), per FTZ_IN: built once per process on first use
+ * (65536 conversions at most), NULL for wider formats or without memory. */
+static pthread_mutex_t decode_lock = PTHREAD_MUTEX_INITIALIZER;
+static double *decode_tab[ER_FMT_COUNT][2];
+
+static const double *decode_table(int fmt, int ftz)
+{
+    int bytes = er_storage_bytes(fmt);
+    double *t;
+    if (fmt < 0 || fmt >= ER_FMT_COUNT || bytes > 2) return NULL;
+    pthread_mutex_lock(&decode_lock);
+    t = decode_tab[fmt][ftz != 0];
+    if (!t) {
+        size_t cnt = (size_t)1 << (8 * bytes);
+        t = (double *)malloc(sizeof(double) * cnt);
+        if (t) {
+            for (size_t x = 0; x < cnt; x++)
+                t[x] = bits_to_double(er_convert(fmt, ER_FMT_F64, x, ER_RND_NEAREST_EVEN, ftz ? ER_OPT_FTZ_IN : 0u).bits);
+            decode_tab[fmt][ftz != 0] = t;
+        }
+    }
+    pthread_mutex_unlock(&decode_lock);
+    return t;
+}
+
+/* cnt contiguous patterns of fmt (bytes each) at src as binary64 into dst: the table where there is
+ * one, else the core's array conversion (the same values). */
+static void decode_row(const double *tab, int fmt, int bytes, const unsigned char *src, double *dst, int64_t cnt,
+                       unsigned ftz)
+{
+    if (tab && bytes == 1) {
+        for (int64_t p = 0; p < cnt; p++) dst[p] = tab[src[p]];
+    } else if (tab && bytes == 2) {
+        for (int64_t p = 0; p < cnt; p++) {
+            uint16_t x;
+            memcpy(&x, src + 2 * p, 2);
+            dst[p] = tab[x];
+        }
+    } else {
+        er_convert_array(fmt, ER_FMT_F64, src, dst, (size_t)cnt, ER_RND_NEAREST_EVEN, ftz, NULL, NULL);
+    }
+}
+
+/* The norms of a row of A': sum |x|, max |x| and sum x^2, each in four interleaved partial sums
+ * (independent chains; any order of these non-negative sums is covered by the bound, step 3 of
+ * docs/exact-engine.md); a NaN is skipped by the maximum and makes the sums NaN. */
+static void row_norms(const double *x, int64_t cnt, double *s1o, double *mxo, double *s2o)
+{
+    double a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0}, m[4] = {0, 0, 0, 0};
+    int64_t p = 0;
+    for (; p + 4 <= cnt; p += 4)
+        for (int l = 0; l < 4; l++) {
+            double ax = fabs(x[p + l]);
+            a1[l] += ax;
+            a2[l] += ax * ax;
+            if (ax > m[l]) m[l] = ax;
+        }
+    for (; p < cnt; p++) {
+        double ax = fabs(x[p]);
+        a1[0] += ax;
+        a2[0] += ax * ax;
+        if (ax > m[0]) m[0] = ax;
+    }
+    for (int l = 1; l < 4; l++)
+        if (m[l] > m[0]) m[0] = m[l];
+    *s1o = (a1[0] + a1[1]) + (a1[2] + a1[3]);
+    *s2o = (a2[0] + a2[1]) + (a2[2] + a2[3]);
+    *mxo = m[0];
+}
+
+/* One row of B' into the running column norms: c1 += |x|, c2 += x^2, cm = max(cm, |x|) element by
+ * element (a NaN leaves the maximum). */
+static void col_norms_add(const double *x, int64_t cnt, double *c1, double *c2, double *cm)
+{
+    int64_t j = 0;
+#ifdef ER_HAVE_AVX2_QUICK
+    if (quick_simd()) {
+        j = cnt & ~(int64_t)3;
+        col_norms_add_avx2(x, j, c1, c2, cm);
+    }
+#endif
+    for (; j < cnt; j++) {
+        double ax = fabs(x[j]);
+        c1[j] += ax;
+        c2[j] += ax * ax;
+        if (ax > cm[j]) cm[j] = ax;
+    }
+}
+
+/* Binary64 copies of batch b's operands (scales applied, exactly) and their norms, for rows
+ * [r0, r1) of A (into the block's copy, which starts at row blk0) and rows [q0, q1) of B; the column
+ * norms of B are summed per thread into cs. */
+static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0, int64_t q0, int64_t q1,
+                              double *cs, unsigned char *bt, int *int_a, int *int_b)
+{
+    int in = 1; /* every value seen is an integer (strategy 3's test, as docs/interval.md's summary) */
     int64_t n = P->q.n, k = P->q.k;
     int contiguous_a = !P->q.scaled && P->q.a.s1 == 1 && P->q.a.s0 == k;
     int contiguous_b = !P->q.scaled && P->q.b.s1 == 1 && P->q.b.s0 == n;
+    unsigned ftz = P->q.args->opts & ER_OPT_FTZ_IN;
+    const double *ta = contiguous_a && r1 > r0 ? decode_table(P->q.a.fmt, ftz != 0) : NULL;
+    const double *tb = contiguous_b && q1 > q0 ? decode_table(P->q.b.fmt, ftz != 0) : NULL;
     for (int64_t i = r0; i < r1; i++) {
-        double *row = P->af + i * k;
+        double *row = P->af + (i - blk0) * k;
         double s1 = 0, mx = 0, s2 = 0;
+        int rin = 1;
         if (contiguous_a) {
-            er_convert_array(P->q.a.fmt, ER_FMT_F64, P->q.a.data + (size_t)(b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes, row,
-                             (size_t)k, ER_RND_NEAREST_EVEN, P->q.args->opts & ER_OPT_FTZ_IN, NULL, NULL);
+            decode_row(ta, P->q.a.fmt, P->q.a.bytes, P->q.a.data + (size_t)(b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes,
+                       row, k, ftz);
         } else {
             for (int64_t p = 0; p < k; p++) row[p] = val_to_double(a_val(&P->q, b, i, p));
         }
-        for (int64_t p = 0; p < k; p++) {
+        row_norms(row, k, &s1, &mx, &s2);
+        /* below 2^62 the int64 cast is defined; every binary64 at or above 2^53 is an integer; a NaN
+         * is not one (tested only while every value so far was an integer) */
+        for (int64_t p = 0; p < k && in && rin; p++) {
             double ax = fabs(row[p]);
-            s1 += ax;
-            s2 += ax * ax;
-            if (ax > mx) mx = ax;
+            rin &= ax < 0x1p62 ? (double)(int64_t)ax == ax : ax == ax;
         }
-        P->a_s1[i] = s1; P->a_mx[i] = mx; P->a_s2[i] = s2;
+        P->a_s1[i] = s1; P->a_mx[i] = mx; P->a_s2[i] = sqrt(s2); /* |a|_2 */
+        in &= rin;
     }
+    *int_a = in;
+    in = 1;
     double *c1 = cs, *cm = cs + n, *c2 = cs + 2 * n;
     for (int64_t j = 0; j < n; j++) { c1[j] = 0; cm[j] = 0; c2[j] = 0; }
     for (int64_t p = q0; p < q1; p++) {
         double *row = P->bf + p * n;
         if (contiguous_b) {
-            er_convert_array(P->q.b.fmt, ER_FMT_F64, P->q.b.data + (size_t)(b * P->q.b.sb + p * n) * (size_t)P->q.b.bytes, row,
-                             (size_t)n, ER_RND_NEAREST_EVEN, P->q.args->opts & ER_OPT_FTZ_IN, NULL, NULL);
+            decode_row(tb, P->q.b.fmt, P->q.b.bytes, P->q.b.data + (size_t)(b * P->q.b.sb + p * n) * (size_t)P->q.b.bytes,
+                       row, n, ftz);
         } else {
             for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(&P->q, b, p, j));
         }
-        for (int64_t j = 0; j < n; j++) {
+        int rin = 1;
+        col_norms_add(row, n, c1, c2, cm);
+        for (int64_t j = 0; j < n && in && rin; j++) {
             double ax = fabs(row[j]);
-            c1[j] += ax;
-            c2[j] += ax * ax;
-            if (ax > cm[j]) cm[j] = ax;
+            rin &= ax < 0x1p62 ? (double)(int64_t)ax == ax : ax == ax;
         }
+        in &= rin;
+    }
+    *int_b = in;
+    if (bt && tb) {
+        /* B's patterns by columns (tiles of 64 x 64), for the exact path: an undecided element reads its
+         * column contiguously (gathering it from B's rows cost a cache miss per term) */
+        int by = P->q.b.bytes;
+        const unsigned char *src = P->q.b.data + (size_t)(b * P->q.b.sb) * (size_t)by;
+        for (int64_t p0 = q0; p0 < q1; p0 += 64)
+            for (int64_t j0 = 0; j0 < n; j0 += 64) {
+                int64_t p1 = q1 - p0 < 64 ? q1 : p0 + 64, j1 = n - j0 < 64 ? n : j0 + 64;
+                for (int64_t j = j0; j < j1; j++) {
+                    if (by == 1) {
+                        for (int64_t p = p0; p < p1; p++) bt[j * k + p] = src[p * n + j];
+                    } else {
+                        for (int64_t p = p0; p < p1; p++) memcpy(bt + 2 * (j * k + p), src + 2 * (p * n + j), 2);
+                    }
+                }
+            }
     }
 }
 
@@ -216,9 +658,11 @@ static void mmai_element(problem *P, int64_t b, int64_t i, int64_t j, int64_t *w
 typedef struct {
     problem *P;
     int phase; /* 0: prepare the fast path's copies, 1: compute */
-    int64_t b, r0, r1, q0, q1;
+    int64_t b, r0, r1, q0, q1, blk0; /* rows [r0, r1) of the block of rows that starts at blk0 */
     double *s, *cs;
-    unsigned char *decided;
+    unsigned char *bt;           /* B's patterns by columns, or NULL */
+    int int_a, int_b;            /* phase 0: every value of the rows of A, of B, prepared is an integer */
+    double *ab4;                 /* phase 1: 8k doubles for four second stages at once, or NULL */
     int64_t fast_decided, exact_f64, exact_path, wrapped;
     int failed;
 } work;
@@ -236,7 +680,7 @@ static void *worker(void *arg)
     er_acc *acc = NULL, *tmp = NULL;
     double *col = NULL;
     if (w->phase == 0) {
-        fast_prepare_part(P, w->b, w->r0, w->r1, w->q0, w->q1, w->cs);
+        fast_prepare_part(P, w->b, w->r0, w->r1, w->blk0, w->q0, w->q1, w->cs, w->bt, &w->int_a, &w->int_b);
         return NULL;
     }
     if (P->q.kind) {
@@ -249,8 +693,7 @@ static void *worker(void *arg)
     acc = (er_acc *)malloc(sizeof *acc);
     tmp = (er_acc *)malloc(sizeof *tmp);
     if (P->q.fast) col = (double *)malloc(sizeof(double) * (size_t)(P->q.k ? P->q.k : 1));
-    if (!acc || !tmp || (P->q.fast && !col) ||
-        (P->q.fast && w->r1 > w->r0 && fast_rows(P, w->b, w->r0, w->r1, w->s, w->decided) != 0)) {
+    if (!acc || !tmp || (P->q.fast && !col)) {
         w->failed = 1;
         free(acc);
         free(tmp);
@@ -260,7 +703,7 @@ static void *worker(void *arg)
     if (!P->q.fast) {
         for (int64_t i = w->r0; i < w->r1; i++)
             for (int64_t j = 0; j < P->q.n; j++) {
-                exact_element(P, w->b, i, j, NULL, acc, tmp);
+                exact_element(P, w->b, i, j, NULL, NULL, acc, tmp);
                 w->exact_path++;
                 if (j + 1 == P->q.n) er_progress_add(P->q.progress, P->q.n);
             }
@@ -269,36 +712,126 @@ static void *worker(void *arg)
          * once for all of them, so the accumulator reads both operands contiguously. */
         int64_t cap = 0, cnt = 0;
         int64_t *list = NULL;
-        for (int64_t i = w->r0; i < w->r1; i++)
-            for (int64_t j = 0; j < P->q.n; j++) {
-                if (w->decided[i * P->q.n + j]) continue;
-                if (cnt == cap) {
-                    int64_t *nl = (int64_t *)realloc(list, sizeof *list * (size_t)(cap = cap ? 2 * cap : 256));
-                    if (!nl) {
-                        w->failed = 1;
-                        free(list);
-                        free(acc);
-                        free(tmp);
-                        free(col);
-                        return NULL;
-                    }
-                    list = nl;
-                }
-                list[cnt++] = j * P->q.m + i; /* column-major key: sorting groups columns */
-            }
+        unsigned char *drow = (unsigned char *)malloc((size_t)P->q.n);
+        if (!drow || fast_rows(P, w->b, w->r0, w->r1, w->blk0, w->s, drow, &list, &cnt, &cap) != 0) {
+            w->failed = 1;
+            free(drow);
+            free(list);
+            free(acc);
+            free(tmp);
+            free(col);
+            return NULL;
+        }
+        free(drow);
         if (cnt) qsort(list, (size_t)cnt, sizeof *list, cmp_i64);
         if (P->q.exact64) w->exact_f64 += (w->r1 - w->r0) * P->q.n - cnt;
         else w->fast_decided += (w->r1 - w->r0) * P->q.n - cnt;
         er_progress_add(P->q.progress, (w->r1 - w->r0) * P->q.n - cnt);
-        for (int64_t t = 0; t < cnt; t++) {
+        const double *tab = w->bt ? decode_table(P->q.b.fmt, (P->q.args->opts & ER_OPT_FTZ_IN) != 0) : NULL;
+        int64_t k = P->q.k, colj = -1; /* the column of B in col */
+        /* A's patterns through the table where its binary64 copy came from them (fast_prepare_part) */
+        const double *taba = !P->q.scaled && P->q.a.s1 == 1 && P->q.a.s0 == k
+                                 ? decode_table(P->q.a.fmt, (P->q.args->opts & ER_OPT_FTZ_IN) != 0)
+                                 : NULL;
+        w->ab4 = NULL;
+#ifdef ER_HAVE_AVX2_QUICK
+        if (cnt >= 4 && tab && k <= 65536 && quick_simd()) w->ab4 = (double *)malloc(sizeof(double) * 8 * (size_t)k);
+#endif
+        for (int64_t t = 0; t < cnt;) {
+#ifdef ER_HAVE_AVX2_QUICK
+            /* four elements' second stages at once: their rows of A and columns of B interleaved */
+            if (w->ab4 && t + 4 <= cnt) {
+                int64_t gi[4], gj[4];
+                int ok = 1;
+                for (int l = 0; l < 4; l++) {
+                    gj[l] = list[t + l] / P->q.m;
+                    gi[l] = list[t + l] % P->q.m;
+                    ok &= fast_sum2_applies(P, gi[l], gj[l]);
+                }
+                if (ok) {
+                    double *ap = w->ab4, *bp = w->ab4 + 4 * k, res[4];
+                    int inexact[4];
+                    for (int l = 0; l < 4; l++) {
+                        const double *ar = P->af + (gi[l] - w->blk0) * k;
+                        const unsigned char *c = w->bt + (size_t)(gj[l] * k) * (size_t)P->q.b.bytes;
+                        if (taba) {
+                            /* A's row from its patterns (the values of af, a quarter of the reads for
+                             * 16-bit formats) */
+                            const unsigned char *ra =
+                                P->q.a.data + (size_t)(w->b * P->q.a.sb + gi[l] * k) * (size_t)P->q.a.bytes;
+                            if (P->q.a.bytes == 1) {
+                                for (int64_t p = 0; p < k; p++) ap[4 * p + l] = taba[ra[p]];
+                            } else {
+                                for (int64_t p = 0; p < k; p++) {
+                                    uint16_t x;
+                                    memcpy(&x, ra + 2 * p, 2);
+                                    ap[4 * p + l] = taba[x];
+                                }
+                            }
+                        } else {
+                            for (int64_t p = 0; p < k; p++) ap[4 * p + l] = ar[p];
+                        }
+                        if (P->q.b.bytes == 1) {
+                            for (int64_t p = 0; p < k; p++) bp[4 * p + l] = tab[c[p]];
+                        } else {
+                            for (int64_t p = 0; p < k; p++) {
+                                uint16_t x;
+                                memcpy(&x, c + 2 * p, 2);
+                                bp[4 * p + l] = tab[x];
+                            }
+                        }
+                    }
+                    sum2_x4(ap, bp, k, res, inexact);
+                    for (int l = 0; l < 4; l++) {
+                        if (fast_sum2_finish(P, w->b, gi[l], gj[l], res[l], inexact[l])) {
+                            w->fast_decided++;
+                            continue;
+                        }
+                        for (int64_t p = 0; p < k; p++) col[p] = bp[4 * p + l];
+                        colj = gj[l];
+                        exact_element(P, w->b, gi[l], gj[l], P->af + (gi[l] - w->blk0) * k, col, acc, tmp);
+                        w->exact_path++;
+                    }
+                    t += 4;
+                    continue;
+                }
+            }
+#endif
             int64_t j = list[t] / P->q.m, i = list[t] % P->q.m;
-            if (t == 0 || list[t - 1] / P->q.m != j)
-                for (int64_t p = 0; p < P->q.k; p++) col[p] = P->bf[p * P->q.n + j];
-            exact_element(P, w->b, i, j, col, acc, tmp);
+            t++;
+            if (colj != j && tab) {
+                /* column j from B's patterns by columns: the values of bf, read contiguously */
+                const unsigned char *c = w->bt + (size_t)(j * k) * (size_t)P->q.b.bytes;
+                if (P->q.b.bytes == 1) {
+                    for (int64_t p = 0; p < k; p++) col[p] = tab[c[p]];
+                } else {
+                    for (int64_t p = 0; p < k; p++) {
+                        uint16_t x;
+                        memcpy(&x, c + 2 * p, 2);
+                        col[p] = tab[x];
+                    }
+                }
+            } else if (colj != j) {
+                for (int64_t p = 0; p < k; p++) col[p] = P->bf[p * P->q.n + j];
+            }
+            colj = j;
+            const double *ar = P->af + (i - w->blk0) * k;
+            if (fast_sum2_applies(P, i, j)) {
+                double res;
+                int inexact;
+                sum2(ar, col, k, &res, &inexact);
+                if (fast_sum2_finish(P, w->b, i, j, res, inexact)) {
+                    w->fast_decided++;
+                    continue;
+                }
+            }
+            exact_element(P, w->b, i, j, ar, col, acc, tmp);
             w->exact_path++;
-            if ((t & 63) == 63 || t + 1 == cnt) er_progress_add(P->q.progress, (t & 63) + 1);
         }
+        er_progress_add(P->q.progress, cnt); /* the undecided elements: few, reported together */
         free(list);
+        free(w->ab4);
+        w->ab4 = NULL;
     }
     free(acc);
     free(tmp);
@@ -322,12 +855,111 @@ static void run_phase(work *ws, pthread_t *th, unsigned char *started, int T, in
         if (started[t]) pthread_join(th[t], NULL);
 }
 
+/* malloc for the fast path's large buffers, with transparent huge pages asked for where the system
+ * offers them on request (fewer page faults on first touch; nothing else changes). */
+static void *big_alloc(size_t bytes)
+{
+    void *p = malloc(bytes);
+#ifdef MADV_HUGEPAGE
+    const uintptr_t hp = (uintptr_t)2 << 20;
+    if (p && bytes >= 2 * hp) {
+        uintptr_t a = ((uintptr_t)p + hp - 1) & ~(hp - 1), e = ((uintptr_t)p + bytes) & ~(hp - 1);
+        if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice only: its failure changes nothing */
+    }
+#endif
+    return p;
+}
+
+/* The fast path's workspace (A's and B's binary64 copies, S, B by columns) in one
+ * allocation, kept for the next call: an er_mma call after another of similar size finds its pages
+ * already mapped (first-touch page faults cost as much as a tenth of a 1024^3 product here).  One call
+ * at a time holds it; a concurrent call, or one needing more than ER_KEEP_MAX bytes, allocates its own
+ * and frees it after.  At most ER_KEEP_MAX bytes stay allocated between calls (32 MiB: n = 1024 with
+ * bf16 operands; a larger workspace kept would add to the peak of what follows, such as the bounds). */
+#define ER_KEEP_MAX ((size_t)32 << 20)
+static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *ws_mem;
+static size_t ws_size;
+static int ws_busy;
+
+static void *workspace_get(size_t bytes, int *kept)
+{
+    void *p = NULL;
+    *kept = 0;
+    pthread_mutex_lock(&ws_lock);
+    if (!ws_busy && bytes <= ER_KEEP_MAX) {
+        if (ws_size < bytes) {
+            free(ws_mem);
+            ws_mem = big_alloc(bytes);
+            ws_size = ws_mem ? bytes : 0;
+        }
+        if (ws_mem) {
+            ws_busy = 1;
+            *kept = 1;
+            p = ws_mem;
+        }
+    }
+    pthread_mutex_unlock(&ws_lock);
+    return p ? p : big_alloc(bytes);
+}
+
+static void workspace_put(void *p, int kept)
+{
+    if (!kept) {
+        free(p);
+        return;
+    }
+    pthread_mutex_lock(&ws_lock);
+    ws_busy = 0;
+    pthread_mutex_unlock(&ws_lock);
+}
+
+/* Batch b of C: 1 when every value (as the fast path reads it) is an integer, with the largest
+ * magnitude in *mc; else 0. */
+static int c_summary(const problem *P, int64_t b, double *mc)
+{
+    double mx = 0;
+    for (int64_t i = 0; i < P->q.m; i++)
+        for (int64_t j = 0; j < P->q.n; j++) {
+            double v = fabs(bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
+                                                      P->q.args->opts & ER_OPT_FTZ_IN)
+                                               .bits));
+            if (!(v < 0x1p62 ? (double)(int64_t)v == v : v == v)) return 0;
+            if (v > mx) mx = v;
+        }
+    *mc = mx;
+    return 1;
+}
+
+/* Rows per block of the fast path: A's binary64 copy and S are held for one block of
+ * rows at a time (at most about 64 MiB, at least 256 rows, so that the BLAS's product stays efficient;
+ * the rows split evenly into as few blocks as that allows); B's copy for the whole batch.
+ * EXACTREF_CPU_ROW_BLOCK=R sets R rows (a testing hook: small blocks, same bits). */
+static int64_t fast_block_rows(const er_problem *q)
+{
+    const char *e = getenv("EXACTREF_CPU_ROW_BLOCK");
+    int64_t rb;
+    if (e && *e) {
+        long long v = strtoll(e, NULL, 10);
+        rb = v >= 1 ? (int64_t)v : 1;
+    } else {
+        int64_t per_row = 8 * (q->k + q->n) + q->n, nb;
+        rb = ((int64_t)64 << 20) / (per_row > 0 ? per_row : 1);
+        if (rb < 256) rb = 256;
+        nb = (q->m + rb - 1) / rb;
+        rb = (q->m + nb - 1) / nb;
+    }
+    return rb < q->m ? rb : q->m;
+}
+
 int er_cpu_mma(const er_problem *pr)
 {
     problem P;
     int st = ER_OK;
     double *s = NULL, *cs = NULL;
-    unsigned char *decided = NULL;
+    unsigned char *bt = NULL;
+    void *wsp = NULL; /* the workspace: af, bf, s and bt, each at a multiple of 64 bytes */
+    int kept = 0;
     work *ws = NULL;
     pthread_t *th = NULL;
     unsigned char *started = NULL;
@@ -338,20 +970,33 @@ int er_cpu_mma(const er_problem *pr)
     P.q.progress = &pg;
     if (P.q.m == 0 || P.q.n == 0 || P.q.batch == 0) goto done;
 
+    int64_t RB = P.q.fast ? fast_block_rows(&P.q) : P.q.m; /* rows per block */
     if (P.q.fast) {
-        size_t mk = (size_t)(P.q.m * P.q.k), kn = (size_t)(P.q.k * P.q.n), mn = (size_t)(P.q.m * P.q.n);
-        P.af = (double *)malloc(sizeof(double) * (mk ? mk : 1));
-        P.bf = (double *)malloc(sizeof(double) * (kn ? kn : 1));
+        size_t mk = (size_t)(RB * P.q.k), kn = (size_t)(P.q.k * P.q.n), mn = (size_t)(RB * P.q.n);
+        /* B's patterns by columns too, where they can be read through the decode table */
+        int want_bt = !P.q.scaled && P.q.b.s1 == 1 && P.q.b.s0 == P.q.n && P.q.b.bytes <= 2 && P.q.k > 0 &&
+                      decode_table(P.q.b.fmt, (P.q.args->opts & ER_OPT_FTZ_IN) != 0);
+        size_t o_af = 0, o_bf = o_af + ((8 * mk + 63) & ~(size_t)63), o_s = o_bf + ((8 * kn + 63) & ~(size_t)63);
+        size_t o_bt = o_s + ((8 * mn + 63) & ~(size_t)63);
+        size_t total = o_bt + (want_bt ? kn * (size_t)P.q.b.bytes : 0) + 64;
+        wsp = workspace_get(total, &kept);
         P.a_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.m);
         P.b_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.n);
-        s = (double *)malloc(sizeof(double) * mn);
-        decided = (unsigned char *)malloc(mn);
-        if (!P.af || !P.bf || !P.a_s1 || !P.b_s1 || !s || !decided) {
+        if (!wsp || !P.a_s1 || !P.b_s1) {
             /* Not enough memory for the binary64 copies: the exact path alone needs none. */
-            free(P.af); free(P.bf); free(P.a_s1); free(P.b_s1); free(s); free(decided);
-            P.af = P.bf = P.a_s1 = P.b_s1 = s = NULL;
-            decided = NULL;
+            workspace_put(wsp, kept);
+            free(P.a_s1); free(P.b_s1);
+            wsp = NULL;
+            kept = 0;
+            P.a_s1 = P.b_s1 = NULL;
             P.q.fast = 0;
+            RB = P.q.m;
+        } else {
+            unsigned char *w0 = (unsigned char *)wsp;
+            P.af = (double *)(w0 + o_af);
+            P.bf = (double *)(w0 + o_bf);
+            s = (double *)(w0 + o_s);
+            bt = want_bt ? w0 + o_bt : NULL; /* NULL: the exact path gathers columns from bf */
         }
     }
     if (P.q.fast) {
@@ -371,22 +1016,29 @@ int er_cpu_mma(const er_problem *pr)
         st = er_msgf(P.q.msg, P.q.msg_size, ER_ENOMEM, "out of memory for %d threads", T);
         goto done;
     }
-    for (int64_t b = 0; b < P.q.batch; b++) {
+    int64_t nblk = (P.q.m + RB - 1) / RB; /* blocks of rows per batch */
+    int int_b = 0, int_c = 0;             /* batch b's B, C: every value an integer */
+    double mc = 0;                        /* and C's largest magnitude */
+    for (int64_t bk = 0; bk < P.q.batch * nblk; bk++) {
+        /* batch b, rows [R0, R1) */
+        int64_t b = bk / nblk, R0 = bk % nblk * RB, R1 = P.q.m - R0 < RB ? P.q.m : R0 + RB, rows = R1 - R0;
         for (int t = 0; t < T; t++) {
             ws[t].P = &P;
             ws[t].b = b;
-            ws[t].r0 = P.q.m * t / T;
-            ws[t].r1 = P.q.m * (t + 1) / T;
-            ws[t].q0 = P.q.k * t / T;
-            ws[t].q1 = P.q.k * (t + 1) / T;
+            ws[t].blk0 = R0;
+            ws[t].r0 = R0 + rows * t / T;
+            ws[t].r1 = R0 + rows * (t + 1) / T;
+            /* B's copy and column norms: once per batch, with the first block */
+            ws[t].q0 = R0 == 0 ? P.q.k * t / T : 0;
+            ws[t].q1 = R0 == 0 ? P.q.k * (t + 1) / T : 0;
             ws[t].s = s;
             ws[t].cs = cs ? cs + (size_t)t * 3 * (size_t)P.q.n : NULL;
-            ws[t].decided = decided;
+            ws[t].bt = bt;
         }
         if (P.q.fast) {
             run_phase(ws, th, started, T, 0);
             /* column norms of B: the threads' partial sums and maxima (any order: see the proof) */
-            for (int64_t j = 0; j < P.q.n; j++) {
+            for (int64_t j = 0; j < P.q.n && R0 == 0; j++) {
                 double s1 = 0, mx = 0, s2 = 0;
                 for (int t = 0; t < T; t++) {
                     const double *c = ws[t].cs;
@@ -396,7 +1048,30 @@ int er_cpu_mma(const er_problem *pr)
                 }
                 P.b_s1[j] = s1;
                 P.b_mx[j] = mx;
-                P.b_s2[j] = s2;
+                P.b_s2[j] = sqrt(s2); /* |b|_2 */
+            }
+            /* strategy 3 for this block (docs/interval.md's test on its rows of A, B and C): integral
+             * operands whose products and sums stay below 2^53 */
+            {
+                int ia = 1;
+                double ma = 0, mb = 0;
+                for (int t = 0; t < T; t++) ia &= ws[t].int_a;
+                if (R0 == 0) {
+                    int_b = 1;
+                    for (int t = 0; t < T; t++) int_b &= ws[t].int_b;
+                    int_c = -1; /* not yet known */
+                    mc = 0;
+                }
+                for (int64_t i = R0; i < R1; i++) ma = P.a_mx[i] > ma ? P.a_mx[i] : ma;
+                for (int64_t j = 0; j < P.q.n; j++) mb = P.b_mx[j] > mb ? P.b_mx[j] : mb;
+                if (ia && int_b && P.q.has_c && int_c < 0) int_c = c_summary(&P, b, &mc);
+                P.q.exact64 = !P.q.scaled && P.q.k > 0 && ia && int_b && (!P.q.has_c || int_c == 1) &&
+                              ((double)P.q.k * ma * mb + mc) * (1.0 + 0x1p-40) < 0x1p53;
+            }
+            /* S of the block in one product, any order (a BLAS on the caller's threads where there is one) */
+            if (er_cpu_gemm_any(P.af, P.q.k, P.bf, P.q.n, s, P.q.n, rows, P.q.n, P.q.k, P.q.nthreads) != 0) {
+                st = er_msgf(P.q.msg, P.q.msg_size, ER_ENOMEM, "out of memory for the binary64 product");
+                goto done;
             }
         }
         run_phase(ws, th, started, T, 1);
@@ -425,12 +1100,9 @@ done:
         P.q.stats->threads = P.q.nthreads;
         P.q.stats->backend = ER_BACKEND_CPU;
     }
-    free(P.af);
-    free(P.bf);
+    workspace_put(wsp, kept);
     free(P.a_s1);
     free(P.b_s1);
-    free(s);
-    free(decided);
     free(ws);
     free(th);
     free(started);

@@ -331,7 +331,8 @@ static int mma_on_device(void *ctx, int backend, int device, char *msg, size_t m
 static int mma_on_cpu(void *ctx)
 {
     er_problem *P = (er_problem *)ctx;
-    er_problem_decide_exact64(P);
+    /* strategy 3 (exact64): the engine applies the summaries' test itself, on its binary64 copies, per
+     * block of rows (cpu/cpu_mma.c), instead of a separate pass over both operands here */
     return er_cpu_mma(P);
 }
 
