@@ -1,5 +1,9 @@
-/* result.c: seed 002's Result for the exact engine: tolerances kept per options, covers (the standards:
- * src/standards.c; the bounds' preparation and routing: src/tolerance.c). */
+/* result.c: the Result of a matrix product: er_result_create runs the exact engine once and keeps the
+ * rounded output; the bounds are computed per options and kept (a small cache); normal(), the exact
+ * enclosures, backward (the gradients' products), views (transpose, reshape) that move elements
+ * without rounding, and results as the inputs of later products, whose stored values' distances from
+ * the exact ones widen the later bounds.  The standards are in src/standards.c; the bounds'
+ * preparation and routing, covers and may_be in src/tolerance.c. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -202,7 +206,7 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
     }
     compute = o->compute < 0 ? er_result_default_compute(r) : o->compute;
     if (r->base) {
-        /* a view: the base's bounds, moved (seed 002: moving elements rounds nothing) */
+        /* a view: the base's bounds, moved (moving elements rounds nothing) */
         const er_bounds *bb;
         if ((st = er_result_bounds(r->base, o, &bb, msg, msg_size)) != ER_OK) return st;
         for (int i = 0; i < r->ncache; i++)
@@ -343,7 +347,7 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
     if (r->is_int) return msgf(msg, msg_size, ER_EINVAL, "mmai is exact: its normal() is rounded");
     if (compute < 0) compute = er_result_default_compute(r);
     if (r->from[0] || r->from[1] || r->from[2]) {
-        /* seed 002: a later result's normal() works on the earlier results' normal() */
+        /* a later result's normal() works on the earlier results' normal() */
         er_mma_args a2 = r->args;
         er_tensor t[3];
         void *buf[3] = {NULL, NULL, NULL};
@@ -497,7 +501,7 @@ er_status er_result_create_from(const er_mma_args *args, er_result *a_from, er_r
             goto fail;
         }
         for (int64_t e = 0; e < bd->count; e++) {
-            /* within tolerance of rounded; an allowed infinity or NaN leaves no bound (seed 002) */
+            /* within tolerance of rounded; an allowed infinity or NaN leaves no bound */
             int special = bd->may_pinf[e] || bd->may_ninf[e] || bd->may_nan[e] || !bd->has_range[e];
             double t = bd->tolerance[e];
             slack[q][e] = special || !(t >= 0) ? INFINITY : t;

@@ -13,7 +13,7 @@ struct er_result {
     er_tensor a_view, b_view; /* backward: the transposed operands the args point at */
     void *owned;              /* backward: the output storage this result owns */
     const char *output_name;
-    er_result *from[3];       /* results passed as A, B, C (seed 002: results as inputs), or NULL */
+    er_result *from[3];       /* results passed as A, B, C (results as inputs), or NULL */
     er_tol_opts from_opts;    /* the options their bounds are taken with */
     double *slack[3];         /* per element of A, B, C: how far a stored value may be (inf: unbounded) */
     er_result *base;          /* a view (reshape, transpose): the result it shows, and */
