@@ -22,15 +22,17 @@ typedef struct er_tb_backend {
 /* The backend the suites are running on. */
 extern const er_tb_backend *er_tb;
 
-/* The suites (tests/backends/test_backend_mma.c, test_backend_normal.c, test_backend_bounds.c) for
- * er_tb; the bounds' suite on the device backends only. */
+/* The suites (tests/backends/test_backend_mma.c, test_backend_normal.c, test_backend_bounds.c,
+ * test_backend_sweep.c) for er_tb; the bounds' suites on the device backends only. */
 Suite *er_tb_mma_suite(void);
 Suite *er_tb_normal_suite(void);
 Suite *er_tb_bounds_suite(void);
+Suite *er_tb_sweep_suite(void);
 /* Printed at the end: what a suite counted on er_tb. */
 void er_tb_mma_summary(void);
 void er_tb_normal_summary(void);
 void er_tb_bounds_summary(void);
+void er_tb_sweep_summary(void);
 
 /* The seed of test `test` of suite `suite` on er_tb ("<backend>_<suite>/<test>", EXACTREF_SEED). */
 uint64_t er_tb_seed(const char *suite, const char *test);

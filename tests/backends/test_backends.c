@@ -1,5 +1,5 @@
 /* test_backends.c: the backend-parametrised test: the suites of mma (test_backend_mma.c), normal()
- * (test_backend_normal.c) and the bounds (test_backend_bounds.c) run on every backend present, each
+ * (test_backend_normal.c) and the bounds (test_backend_bounds.c, test_backend_sweep.c) run on every backend present, each
  * against the CPU's bits, and on the CPU against the independent references (the long accumulator
  * against the fast path and IEEE 754's special cases; normal() against the host's binary64
  * arithmetic, normal_ref.c; the CPU's bounds have theirs in tests/result).
@@ -133,7 +133,10 @@ int main(void)
         {
             SRunner *sr = srunner_create(er_tb_mma_suite());
             srunner_add_suite(sr, er_tb_normal_suite());
-            if (be->backend != ER_BACKEND_CPU) srunner_add_suite(sr, er_tb_bounds_suite());
+            if (be->backend != ER_BACKEND_CPU) {
+                srunner_add_suite(sr, er_tb_bounds_suite());
+                srunner_add_suite(sr, er_tb_sweep_suite());
+            }
             srunner_set_fork_status(sr, CK_NOFORK);
             srunner_run_all(sr, CK_VERBOSE);
             failed += srunner_ntests_failed(sr);
@@ -141,7 +144,10 @@ int main(void)
         }
         er_tb_mma_summary();
         er_tb_normal_summary();
-        if (be->backend != ER_BACKEND_CPU) er_tb_bounds_summary();
+        if (be->backend != ER_BACKEND_CPU) {
+            er_tb_bounds_summary();
+            er_tb_sweep_summary();
+        }
         printf("%s: done in %.2f s\n", be->label, now_s() - t);
         ran++;
     }
