@@ -7,8 +7,8 @@
  * (src/host/er_problem.h), so the accumulator's window is the one every backend uses.
  *
  * The output is cut into tiles (src/host/er_tile.h, shared with the CUDA module): a run of whole
- * batches when they fit, else a block of rows and columns of one batch.  For each tile the host packs the operands it reads (a's rows, b's columns,
- * the scales' rows and columns, c) into contiguous buffers, each pattern in its storage size, launches
+ * batches when they fit, else a block of rows and columns of one batch.  For each tile the host packs
+ * the operands it reads (a's rows, b's columns, the scales' rows and columns, c) into contiguous buffers, each pattern in its storage size, launches
  * one work-item per element and scatters the results back through the output tensors' strides.  A
  * tile's buffers together fit in CL_DEVICE_MAX_MEM_ALLOC_SIZE and in half the global memory (and in
  * 512 MiB, the host's staging copy); EXACTREF_OPENCL_MAX_CHUNK (a count of elements of D) makes the

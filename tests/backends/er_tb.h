@@ -7,6 +7,8 @@
 #include <check.h>
 #include <stdint.h>
 
+#include "exactref/exactref.h"
+
 typedef struct er_tb_backend {
     const char *name;        /* "cpu", "opencl", "cuda", "cuda_host": the seeds' and suites' prefix */
     const char *label;       /* "CPU", "OpenCL", "CUDA", "CUDA host pass": for the messages */
@@ -33,6 +35,15 @@ void er_tb_mma_summary(void);
 void er_tb_normal_summary(void);
 void er_tb_bounds_summary(void);
 void er_tb_sweep_summary(void);
+
+/* Tolerance options of the bounds' suites: a standard by name, a compute format (-1: default),
+ * flush_to_zero; er_tb_make_opts turns them into er_tol_opts (a standard it cannot parse fails the
+ * test). */
+typedef struct er_tb_topt {
+    const char *std;
+    int compute, ftz;
+} er_tb_topt;
+void er_tb_make_opts(er_tol_opts *o, const er_tb_topt *t);
 
 /* The seed of test `test` of suite `suite` on er_tb ("<backend>_<suite>/<test>", EXACTREF_SEED). */
 uint64_t er_tb_seed(const char *suite, const char *test);

@@ -1,13 +1,12 @@
-/* test_backend_bounds.c: the bounds and normal() of a result made on a device backend (OpenCL, CUDA on
+/* test_backend_bounds.c: the bounds of a result made on a device backend (OpenCL, CUDA on
  * a GPU, the CUDA module's host pass) give the CPU's bits.  The suite of test_backends, run once per
  * device backend (er_tb); on the CPU itself the bounds are checked against simulated implementations
  * and MPFR in tests/result (test_bounds), not here.
  *
  * The bounds run on the device (one work-item or thread per element calling the shared core's
  * er_bound_element; on CUDA with normal's and any_order's canonical sums from the tiled binary64
- * kernel of cuda/er_cuda_chains.cuh); normal() runs the integer-only emulation of
- * include/exactref/core/er_d64.h.  Each problem is made into a Result twice, on the CPU and on the
- * backend, and compared byte for byte:
+ * kernel of cuda/er_cuda_chains.cuh); normal() on every backend is test_backend_normal.c's.  Each
+ * problem is made into a Result twice, on the CPU and on the backend, and compared byte for byte:
  *   standards  normal, any_order, hopper, hopper-fp8, blackwell-mx, cdna3 and a user engine
  *              (engine:k=8,f=20,p=13,promote=32) over bf16, f16, f8E4M3FN and f32 inputs and mixed
  *              pairs, C absent or f32 / bf16, outputs f32 / bf16 / f16, several directions, compute
@@ -19,8 +18,6 @@
  *   tiles      EXACTREF_<X>_MAX_CHUNK cutting rows and columns (on CUDA B's columns by 2-D copies)
  *   batched    3-D problems, broadcast operands, transposed views
  *   slack      results as inputs (er_result_create_from: slack of A, B and C)
- *   normal     er_result_normal over input, output and compute formats, flush_to_zero, specials, block
- *              scaling, sums that overflow and restart, NaN rules, k = 0
  *   device     er_front_bounds of a device problem does not fall back to the CPU (*on_cpu == 0); on
  *              CUDA, without the module normal() fails with ER_EUNSUPPORTED and the bounds come from
  *              the CPU, same bits; a device index that does not exist is refused
@@ -94,23 +91,9 @@ static void res_free(res *R)
     R->d = NULL;
 }
 
-typedef struct {
-    const char *std;
-    int compute, ftz;
-} topt;
-
-static void make_opts(er_tol_opts *o, const topt *t)
-{
-    char msg[MSG];
-    er_tol_opts_init(o);
-    ck_assert_msg(er_standard_parse(t->std, &o->standard, msg, sizeof msg) == ER_OK, "parse %s: %s", t->std, msg);
-    o->compute = t->compute;
-    o->flush_to_zero = t->ftz;
-}
-
 static long g_compared, g_elements;
 
-static void same_bounds(const er_bounds *x, const er_bounds *y, const char *what, const topt *t)
+static void same_bounds(const er_bounds *x, const er_bounds *y, const char *what, const er_tb_topt *t)
 {
     ck_assert_msg(x->count == y->count, "%s (%s): count %lld vs %lld", what, t->std, (long long)x->count,
                   (long long)y->count);
@@ -132,12 +115,12 @@ static void same_bounds(const er_bounds *x, const er_bounds *y, const char *what
 }
 
 /* Bounds of r[0] (CPU) and r[1] (the backend) under t; covers() of rounded and of a perturbed output. */
-static void compare_bounds(res R[2], prob *P, const topt *t, const char *what, uint64_t *rng)
+static void compare_bounds(res R[2], prob *P, const er_tb_topt *t, const char *what, uint64_t *rng)
 {
     er_tol_opts o;
     const er_bounds *b[2];
     char msg[MSG];
-    make_opts(&o, t);
+    er_tb_make_opts(&o, t);
     for (int be = 0; be < 2; be++) {
         er_status st = er_result_bounds(R[be].r, &o, &b[be], msg, sizeof msg);
         ck_assert_msg(st == ER_OK, "%s: bounds (%s, %s): %s", what, path_name(be), t->std, msg);
@@ -181,7 +164,7 @@ static void compare_bounds(res R[2], prob *P, const topt *t, const char *what, u
 }
 
 /* P on both backends: rounded, then the bounds under each of ts. */
-static void check_prob(prob *P, const topt *ts, int nt, const char *what, uint64_t *rng)
+static void check_prob(prob *P, const er_tb_topt *ts, int nt, const char *what, uint64_t *rng)
 {
     res R[2];
     res_make(&R[0], P, ER_BACKEND_CPU, what);
@@ -192,7 +175,7 @@ static void check_prob(prob *P, const topt *ts, int nt, const char *what, uint64
     res_free(&R[1]);
 }
 
-static const topt all_std[] = {
+static const er_tb_topt all_std[] = {
     {"normal", -1, 0},        {"any_order", -1, 0},  {"normal", ER_FMT_BF16, 0},
     {"any_order", ER_FMT_F16, 1}, {"normal", ER_FMT_F32, 1}, {"hopper", -1, 0},
     {"hopper-fp8", -1, 0},    {"blackwell-mx", -1, 0}, {"cdna3", -1, 0},
@@ -212,7 +195,7 @@ START_TEST(test_standards)
     for (int it = 0; it < 24; it++) {
         prob P;
         char what[64];
-        topt ts[4];
+        er_tb_topt ts[4];
         memset(&P, 0, sizeof P);
         P.fa = ins[it % 4];
         P.fb = it % 3 ? P.fa : ins[below(&rng, 4)];
@@ -240,7 +223,7 @@ END_TEST
 START_TEST(test_mxfp8)
 {
     uint64_t rng = er_tb_seed("bounds", "mxfp8");
-    static const topt ts[4] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"blackwell-mx", -1, 0}, {"hopper-fp8", -1, 0}};
+    static const er_tb_topt ts[4] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"blackwell-mx", -1, 0}, {"hopper-fp8", -1, 0}};
     for (int it = 0; it < 6; it++) {
         prob P;
         char what[64];
@@ -269,7 +252,7 @@ END_TEST
 START_TEST(test_chains)
 {
     uint64_t rng = er_tb_seed("bounds", "chains");
-    static const topt ts[3] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"normal", ER_FMT_BF16, 0}};
+    static const er_tb_topt ts[3] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"normal", ER_FMT_BF16, 0}};
     static const int fm[3][2] = {{ER_FMT_BF16, ER_FMT_BF16}, {ER_FMT_F8E4M3FN, ER_FMT_F8E4M3FN}, {ER_FMT_F16, ER_FMT_F32}};
     for (int it = 0; it < 3; it++) {
         prob P;
@@ -299,7 +282,7 @@ START_TEST(test_chains)
             er_tol_opts o;
             const er_bounds *b[3];
             char msg[MSG];
-            make_opts(&o, &ts[q]);
+            er_tb_make_opts(&o, &ts[q]);
             for (int x = 0; x < 3; x++) {
                 if (x == 1) unsetenv("EXACTREF_CUDA_BOUNDS_CHAINS");
                 if (x == 2) setenv("EXACTREF_CUDA_BOUNDS_CHAINS", "0", 1);
@@ -323,7 +306,7 @@ START_TEST(test_tiles_batched)
     for (int it = 0; it < 8; it++) {
         prob P;
         char what[96];
-        topt ts[3] = {all_std[it % NSTD], all_std[(it + 4) % NSTD], {"any_order", -1, 0}};
+        er_tb_topt ts[3] = {all_std[it % NSTD], all_std[(it + 4) % NSTD], {"any_order", -1, 0}};
         memset(&P, 0, sizeof P);
         P.fa = it % 2 ? ER_FMT_BF16 : ER_FMT_F16;
         P.fb = it % 3 ? ER_FMT_BF16 : ER_FMT_F8E4M3FN;
@@ -355,7 +338,7 @@ END_TEST
 START_TEST(test_slack)
 {
     uint64_t rng = er_tb_seed("bounds", "slack");
-    static const topt ts[4] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"hopper", -1, 0}, {"normal", ER_FMT_F32, 1}};
+    static const er_tb_topt ts[4] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"hopper", -1, 0}, {"normal", ER_FMT_F32, 1}};
     for (int it = 0; it < 4; it++) {
         prob X, Y, Z;
         res RX[2], RY[2];
@@ -416,7 +399,7 @@ START_TEST(test_slack)
         for (int q = 0; q < 4; q++) {
             er_tol_opts o;
             const er_bounds *b[2];
-            make_opts(&o, &ts[q]);
+            er_tb_make_opts(&o, &ts[q]);
             for (int be = 0; be < 2; be++)
                 ck_assert_msg(er_result_bounds(rz[be], &o, &b[be], msg, sizeof msg) == ER_OK, "%s: %s", what, msg);
             same_bounds(b[0], b[1], what, &ts[q]);
@@ -437,168 +420,6 @@ START_TEST(test_slack)
         prob_free(&X);
         prob_free(&Y);
         prob_free(&Z);
-    }
-}
-END_TEST
-
-/* normal(compute, ftz) of P on both backends: the same bytes. */
-static void check_normal(prob *P, const int *computes, int ncomp, const char *what)
-{
-    res R[2];
-    size_t nb = out_bytes(P);
-    unsigned char *out[2];
-    char msg[MSG];
-    res_make(&R[0], P, ER_BACKEND_CPU, what);
-    res_make(&R[1], P, er_tb->backend, what);
-    ck_assert_msg(!memcmp(R[0].d, R[1].d, nb), "%s: rounded differs", what);
-    out[0] = (unsigned char *)malloc(nb ? nb : 1);
-    out[1] = (unsigned char *)malloc(nb ? nb : 1);
-    ck_assert(out[0] && out[1]);
-    for (int q = 0; q < ncomp; q++)
-        for (int ftz = 0; ftz < 2; ftz++) {
-            for (int be = 0; be < 2; be++) {
-                er_tensor O = R[be].D;
-                er_status st;
-                O.data = out[be];
-                memset(out[be], 0x5A, nb);
-                st = er_result_normal(R[be].r, computes[q], ftz, &O, msg, sizeof msg);
-                ck_assert_msg(st == ER_OK, "%s: normal (%s, compute %d): %s", what, path_name(be), computes[q], msg);
-            }
-            if (memcmp(out[0], out[1], nb)) {
-                int eb = sbytes(P->fd);
-                for (size_t e = 0; e * (size_t)eb < nb; e++)
-                    if (memcmp(out[0] + e * (size_t)eb, out[1] + e * (size_t)eb, (size_t)eb))
-                        ck_abort_msg("%s: normal(compute %s, ftz %d) element %zu: CPU 0x%llx, %s"
-                                     " 0x%llx (%s x %s -> %s, c %d, k %lld, dir %d, opts %u)",
-                                     what, computes[q] < 0 ? "default" : er_format_name(computes[q]), ftz, e,
-                                     (unsigned long long)get_(out[0] + e * (size_t)eb, eb), er_tb->label,
-                                     (unsigned long long)get_(out[1] + e * (size_t)eb, eb), er_format_name(P->fa),
-                                     er_format_name(P->fb), er_format_name(P->fd), P->fc, (long long)P->k, P->dir,
-                                     P->opts);
-            }
-            g_compared++;
-        }
-    free(out[0]);
-    free(out[1]);
-    res_free(&R[0]);
-    res_free(&R[1]);
-}
-
-START_TEST(test_normal)
-{
-    static const int comps[] = {-1, ER_FMT_F64, ER_FMT_F32, ER_FMT_TF32, ER_FMT_F16, ER_FMT_BF16, ER_FMT_F8E4M3FN,
-                                ER_FMT_F8E5M2};
-    static const int fm[4] = {ER_FMT_F16, ER_FMT_BF16, ER_FMT_F32, ER_FMT_F64};
-    uint64_t rng = er_tb_seed("bounds", "normal");
-    /* random: 13 float formats in and out, C or not, specials, batches and views */
-    for (int it = 0; it < 40; it++) {
-        prob P;
-        int cs[2];
-        char what[64];
-        memset(&P, 0, sizeof P);
-        P.fa = (int)below(&rng, 13);
-        P.fb = (int)below(&rng, 13);
-        P.fd = (int)below(&rng, 13);
-        P.fc = below(&rng, 2) ? (int)below(&rng, 13) : -1;
-        P.fs = -1;
-        P.block = 1;
-        P.dir = (int)below(&rng, ER_RND_COUNT);
-        P.opts = opt_set[below(&rng, 4)];
-        P.m = 1 + (int64_t)below(&rng, 4);
-        P.n = 1 + (int64_t)below(&rng, 4);
-        P.k = (int64_t)below(&rng, 40);
-        if (below(&rng, 4) == 0) {
-            P.batch = 2;
-            P.a2d = below(&rng, 3) == 0;
-            P.b2d = !P.a2d && below(&rng, 3) == 0;
-        }
-        P.at = below(&rng, 3) == 0;
-        P.bt = below(&rng, 3) == 0;
-        P.mode = (int)below(&rng, 3);
-        P.spec = below(&rng, 2) ? 12 : 0;
-        cs[0] = comps[below(&rng, sizeof comps / sizeof comps[0])];
-        cs[1] = comps[below(&rng, sizeof comps / sizeof comps[0])];
-        prob_make(&P, &rng);
-        snprintf(what, sizeof what, "normal random %d", it);
-        check_normal(&P, cs, 2, what);
-        prob_free(&P);
-    }
-    /* block-scaled (MXFP8, NVFP4-like) */
-    for (int it = 0; it < 4; it++) {
-        prob P;
-        static const int cs[2] = {-1, ER_FMT_F16};
-        memset(&P, 0, sizeof P);
-        P.fa = P.fb = it < 2 ? ER_FMT_F8E4M3FN : ER_FMT_F4E2M1FN;
-        P.fs = it < 2 ? ER_FMT_F8E8M0FNU : ER_FMT_F8E4M3FN;
-        P.block = it < 2 ? 32 : 16;
-        P.fc = it % 2 ? ER_FMT_F32 : -1;
-        P.fd = ER_FMT_F32;
-        P.dir = it % ER_RND_COUNT;
-        P.m = 2;
-        P.n = 3;
-        P.k = 1 + (int64_t)below(&rng, 70);
-        P.mode = it % 2;
-        P.spec = 5;
-        prob_make(&P, &rng);
-        check_normal(&P, cs, 2, "normal scaled");
-        prob_free(&P);
-    }
-    /* sums that overflow and restart */
-    for (int it = 0; it < 4; it++) {
-        prob P;
-        int cs[2] = {fm[it], -1};
-        memset(&P, 0, sizeof P);
-        P.fa = P.fb = P.fd = fm[it];
-        P.fc = it % 2 ? fm[it] : -1;
-        P.fs = -1;
-        P.dir = it % ER_RND_COUNT;
-        P.m = 3;
-        P.n = 3;
-        P.k = 24;
-        P.mode = 2;
-        prob_make(&P, &rng);
-        check_normal(&P, cs, 2, "normal overflow");
-        prob_free(&P);
-    }
-    /* NaN rules and k = 0 */
-    {
-        static const float inf = __builtin_inff();
-        const float nan = __builtin_nanf("");
-        static const int cs[3] = {ER_FMT_F32, ER_FMT_F64, ER_FMT_BF16};
-        const float rows[][4] = {{0, nan, 0, 0}, {inf, -inf, 0, 0}, {-nan, 1, 0, 0}, {3e38f, 3e38f, -3e38f, 1}};
-        const float cols[][4] = {{inf, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}};
-        for (size_t q = 0; q < 4; q++) {
-            prob P;
-            uint64_t st = 1;
-            memset(&P, 0, sizeof P);
-            P.fa = P.fb = P.fd = ER_FMT_F32;
-            P.fc = -1;
-            P.fs = -1;
-            P.m = 1;
-            P.n = 1;
-            P.k = 4;
-            prob_make(&P, &st);
-            memcpy(P.A.mem, rows[q], sizeof rows[q]);
-            memcpy(P.B.mem, cols[q], sizeof cols[q]);
-            check_normal(&P, cs, 3, "normal nans");
-            prob_free(&P);
-        }
-        {
-            prob P;
-            uint64_t st = 7;
-            memset(&P, 0, sizeof P);
-            P.fa = P.fb = ER_FMT_BF16;
-            P.fd = ER_FMT_F16;
-            P.fc = -1;
-            P.fs = -1;
-            P.m = 2;
-            P.n = 2;
-            P.k = 0;
-            P.dir = ER_RND_NEGATIVE_INF;
-            prob_make(&P, &st);
-            check_normal(&P, cs, 3, "normal k = 0");
-            prob_free(&P);
-        }
     }
 }
 END_TEST
@@ -649,8 +470,8 @@ START_TEST(test_device)
     {
         er_tol_opts o;
         const er_bounds *bc;
-        topt t = {"normal", ER_FMT_F32, 0};
-        make_opts(&o, &t);
+        er_tb_topt t = {"normal", ER_FMT_F32, 0};
+        er_tb_make_opts(&o, &t);
         ck_assert(er_result_bounds(R[0].r, &o, &bc, msg, sizeof msg) == ER_OK);
         same_bounds(bc, &b, "device (er_front_bounds)", &t);
     }
@@ -659,7 +480,7 @@ START_TEST(test_device)
         const char *was = getenv("EXACTREF_CUDA_MODULE");
         er_tensor O = R[1].D;
         unsigned char *out = (unsigned char *)malloc(out_bytes(&P));
-        topt t = {"any_order", -1, 0};
+        er_tb_topt t = {"any_order", -1, 0};
         er_tol_opts o;
         const er_bounds *b2[2];
         snprintf(module, sizeof module, "%s", was ? was : "");
@@ -672,7 +493,7 @@ START_TEST(test_device)
         st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
         ck_assert_msg(st == ER_OK && on_cpu == 1, "bounds without the module: %s, on_cpu %d (%s)", er_status_string(st),
                       on_cpu, msg);
-        make_opts(&o, &t);
+        er_tb_make_opts(&o, &t);
         for (int be = 0; be < 2; be++) ck_assert(er_result_bounds(R[be].r, &o, &b2[be], msg, sizeof msg) == ER_OK);
         same_bounds(b2[0], b2[1], "device (no module)", &t);
         if (module[0]) setenv("EXACTREF_CUDA_MODULE", module, 1);
@@ -709,7 +530,6 @@ Suite *er_tb_bounds_suite(void)
     tcase_add_test(tc, test_chains);
     tcase_add_test(tc, test_tiles_batched);
     tcase_add_test(tc, test_slack);
-    tcase_add_test(tc, test_normal);
     tcase_set_timeout(tc, 600);
     suite_add_tcase(s, tc);
     return s;

@@ -54,21 +54,6 @@ static void clean_env(void)
     unsetenv("EXACTREF_OPENCL_BOUNDS_LAYOUT");
 }
 
-/* The options: a standard by name, a compute format (-1: default), flush_to_zero. */
-typedef struct {
-    const char *std;
-    int compute, ftz;
-} topt;
-
-static void make_opts(er_tol_opts *o, const topt *t)
-{
-    char msg[MSG];
-    er_tol_opts_init(o);
-    ck_assert_msg(er_standard_parse(t->std, &o->standard, msg, sizeof msg) == ER_OK, "standard %s: %s", t->std, msg);
-    o->compute = t->compute;
-    o->flush_to_zero = t->ftz;
-}
-
 #define CMP_ARRAY(field, size)                                                                                   \
     do {                                                                                                         \
         if (memcmp(b[0]->field, b[1]->field, (size_t)cnt * (size))) {                                            \
@@ -92,13 +77,13 @@ static const char *show(const er_bounds *b, int64_t e, char *buf, size_t size)
 }
 
 /* The two results' bounds under t, and covers() of two outputs: identical. */
-static void compare_results(er_result *r[2], const topt *t, const char *what, uint64_t *rng)
+static void compare_results(er_result *r[2], const er_tb_topt *t, const char *what, uint64_t *rng)
 {
     const er_bounds *b[2];
     er_tol_opts o;
     char msg[MSG], sc0[256], sc1[256];
     er_status st[2];
-    make_opts(&o, t);
+    er_tb_make_opts(&o, t);
     for (int be = 0; be < 2; be++) {
         msg[0] = 0;
         st[be] = er_result_bounds(r[be], &o, &b[be], msg, sizeof msg);
@@ -172,7 +157,7 @@ static void compare_results(er_result *r[2], const topt *t, const char *what, ui
 }
 
 /* P as a Result on the CPU and on the backend (the same rounded bits), then every option of ts compared. */
-static void check_prob(prob *P, const topt *ts, int nt, const char *what, uint64_t *rng)
+static void check_prob(prob *P, const er_tb_topt *ts, int nt, const char *what, uint64_t *rng)
 {
     er_result *r[2] = {NULL, NULL};
     unsigned char *d[2];
@@ -221,7 +206,7 @@ START_TEST(test_standards)
     for (size_t fi = 0; fi < N_(in_formats); fi++)
         for (int rep = 0; rep < 3; rep++) {
             prob P;
-            topt ts[NSTD + 4];
+            er_tb_topt ts[NSTD + 4];
             int nt = 0;
             char what[96];
             memset(&P, 0, sizeof P);
@@ -238,12 +223,12 @@ START_TEST(test_standards)
             P.k = rep == 0 ? 1 + (int64_t)below(&rng, 40) : (int64_t)below(&rng, 300);
             P.mode = rep == 1 ? 4 : (int)below(&rng, 2);
             P.spec = rep == 2 ? 10 : 0;
-            for (int s = 0; s < NSTD; s++) ts[nt++] = (topt){all_standards[s], -1, 0};
+            for (int s = 0; s < NSTD; s++) ts[nt++] = (er_tb_topt){all_standards[s], -1, 0};
             /* normal and any_order with other compute formats and flush to zero */
-            ts[nt++] = (topt){"normal", computes[below(&rng, N_(computes))], 1};
-            ts[nt++] = (topt){"any_order", computes[below(&rng, N_(computes))], (int)below(&rng, 2)};
-            ts[nt++] = (topt){"normal", computes[below(&rng, N_(computes))], 0};
-            ts[nt++] = (topt){all_standards[2 + below(&rng, NSTD - 2)], -1, 1};
+            ts[nt++] = (er_tb_topt){"normal", computes[below(&rng, N_(computes))], 1};
+            ts[nt++] = (er_tb_topt){"any_order", computes[below(&rng, N_(computes))], (int)below(&rng, 2)};
+            ts[nt++] = (er_tb_topt){"normal", computes[below(&rng, N_(computes))], 0};
+            ts[nt++] = (er_tb_topt){all_standards[2 + below(&rng, NSTD - 2)], -1, 1};
             prob_make(&P, &rng);
             /* B' by rows (the GPU layout) for every other problem, else the device's own choice */
             if ((fi + (size_t)rep) % 2) setenv("EXACTREF_OPENCL_BOUNDS_LAYOUT", "rows", 1);
@@ -264,7 +249,7 @@ START_TEST(test_scaled)
     static const int elems[3][3] = {{ER_FMT_F8E4M3FN, ER_FMT_F8E8M0FNU, 32},
                                     {ER_FMT_F4E2M1FN, ER_FMT_F8E8M0FNU, 32},
                                     {ER_FMT_F4E2M1FN, ER_FMT_F8E4M3FN, 16}};
-    static const topt ts[] = {{"normal", -1, 0},        {"any_order", -1, 0},     {"blackwell-mx", -1, 0},
+    static const er_tb_topt ts[] = {{"normal", -1, 0},        {"any_order", -1, 0},     {"blackwell-mx", -1, 0},
                               {"blackwell-mxf8f6f4", -1, 0}, {"blackwell-mxf4", -1, 0}, {"hopper-fp8", -1, 0},
                               {"deepgemm-fp8", -1, 0},  {"ada-fp8", -1, 0},       {"normal", ER_FMT_BF16, 1},
                               {"blackwell-f8f6f4", -1, 1}};
@@ -299,7 +284,7 @@ END_TEST
 START_TEST(test_batched)
 {
     clean_env();
-    static const topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 1}, {"hopper", -1, 0}, {"ampere", -1, 0},
+    static const er_tb_topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 1}, {"hopper", -1, 0}, {"ampere", -1, 0},
                               {"cdna3", -1, 0},  {"normal", ER_FMT_F16, 0}};
     uint64_t rng = er_tb_seed("sweep", "batched");
     for (int it = 0; it < 10; it++) {
@@ -336,7 +321,7 @@ START_TEST(test_overflow)
 {
     clean_env();
     static const int fm[4] = {ER_FMT_F16, ER_FMT_BF16, ER_FMT_F32, ER_FMT_F64};
-    static const topt ts[] = {{"normal", -1, 0},        {"any_order", -1, 0}, {"hopper", -1, 0},
+    static const er_tb_topt ts[] = {{"normal", -1, 0},        {"any_order", -1, 0}, {"hopper", -1, 0},
                               {"volta", -1, 0},         {"deepgemm-fp8", -1, 0}, {"normal", ER_FMT_F16, 0},
                               {"any_order", ER_FMT_BF16, 1}, {"blackwell-mxf4", -1, 0}};
     uint64_t rng = er_tb_seed("sweep", "overflow");
@@ -369,7 +354,7 @@ END_TEST
 START_TEST(test_chain)
 {
     clean_env();
-    static const topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"hopper", -1, 0}, {"blackwell", -1, 1},
+    static const er_tb_topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"hopper", -1, 0}, {"blackwell", -1, 1},
                               {"normal", ER_FMT_BF16, 0}};
     static const char *const from[3] = {"normal", "any_order", "hopper"};
     uint64_t rng = er_tb_seed("sweep", "chain");
@@ -384,7 +369,7 @@ START_TEST(test_chain)
         unsigned char *mem[2][4];
         char msg[MSG], what[64];
         er_tol_opts fo;
-        make_opts(&fo, &(topt){from[it % 3], -1, it % 2});
+        er_tb_make_opts(&fo, &(er_tb_topt){from[it % 3], -1, it % 2});
         tens_make(&A1, f1, 0, M, K, 0, &rng, 1, spec);
         tens_make(&B1, f1, 0, K, N, 0, &rng, 1, spec);
         tens_make(&G, f1, 0, N, K2, 0, &rng, 1, 0);
@@ -454,7 +439,7 @@ START_TEST(test_tiles)
 {
     clean_env();
     static const char *const caps[] = {"1", "5", "7", "30", "64", "1", "5", "7", "30", "64"};
-    static const topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 1}, {"hopper", -1, 0}, {"normal", ER_FMT_F16, 0}};
+    static const er_tb_topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 1}, {"hopper", -1, 0}, {"normal", ER_FMT_F16, 0}};
     uint64_t rng = er_tb_seed("sweep", "tiles");
     for (size_t c = 0; c < N_(caps); c++) {
         prob P;
@@ -487,7 +472,7 @@ END_TEST
 /* EXACTREF_OPENCL_FAULT=nofp64: a device without fp64 leaves the bounds to the CPU: the same bits. */
 START_TEST(test_nofp64)
 {
-    static const topt ts[] = {{"normal", -1, 0}, {"hopper", -1, 0}, {"any_order", ER_FMT_F16, 1}};
+    static const er_tb_topt ts[] = {{"normal", -1, 0}, {"hopper", -1, 0}, {"any_order", ER_FMT_F16, 1}};
     uint64_t rng = er_tb_seed("sweep", "nofp64");
     prob P;
     clean_env();
@@ -540,7 +525,7 @@ START_TEST(test_faults)
         D = er_tensor_2d(P.fd, P.m, P.n, d);
         prob_args(&P, &a, &D, er_tb->backend);
         ck_assert_msg(er_result_create(&a, &r, msg, sizeof msg) == ER_OK, "faults: create: %s", msg);
-        make_opts(&o, &(topt){f == 2 ? "hopper" : "normal", -1, 0});
+        er_tb_make_opts(&o, &(er_tb_topt){f == 2 ? "hopper" : "normal", -1, 0});
         setenv("EXACTREF_OPENCL_FAULT", fault[f], 1);
         {
             /* normal() on the device fails the same way, with the device's message */

@@ -1,8 +1,8 @@
 /* test_backends.c: the backend-parametrised test: the suites of mma (test_backend_mma.c), normal()
- * (test_backend_normal.c) and the bounds (test_backend_bounds.c, test_backend_sweep.c) run on every backend present, each
- * against the CPU's bits, and on the CPU against the independent references (the long accumulator
- * against the fast path and IEEE 754's special cases; normal() against the host's binary64
- * arithmetic, normal_ref.c; the CPU's bounds have theirs in tests/result).
+ * (test_backend_normal.c) and the bounds (test_backend_bounds.c, test_backend_sweep.c) run on every
+ * backend present, each against the CPU's bits, and on the CPU against the independent references
+ * (the long accumulator against the fast path and IEEE 754's special cases; normal() against the
+ * host's binary64 arithmetic, normal_ref.c; the CPU's bounds have theirs in tests/result).
  *
  * The CPU is always present.  OpenCL runs where a platform with a device is found (else it is
  * skipped, or with EXACTREF_REQUIRE_OPENCL=1 the test fails); CUDA where the backend module and a GPU
@@ -41,6 +41,15 @@ uint64_t er_tb_seed(const char *suite, const char *test)
     char name[128];
     snprintf(name, sizeof name, "%s_%s/%s", er_tb->name, suite, test);
     return er_test_seed(name);
+}
+
+void er_tb_make_opts(er_tol_opts *o, const er_tb_topt *t)
+{
+    char msg[8192];
+    er_tol_opts_init(o);
+    ck_assert_msg(er_standard_parse(t->std, &o->standard, msg, sizeof msg) == ER_OK, "standard %s: %s", t->std, msg);
+    o->compute = t->compute;
+    o->flush_to_zero = t->ftz;
 }
 
 static int env_on(const char *name)
