@@ -577,21 +577,6 @@ ER_CUM_EXPORT int er_cuda_backend_device_count(void)
     return count > 0 ? count : 0;
 }
 
-/* The module's own arguments from the front door's problem (its outputs, device, message, counts). */
-static er_mma_args module_args(const er_problem *P)
-{
-    er_mma_args a = *P->args;
-    a.d = P->d;
-    a.lo = P->lo;
-    a.hi = P->hi;
-    a.odd = P->odd;
-    a.device = P->device;
-    a.stats = P->stats;
-    a.msg = P->msg;
-    a.msg_size = P->msg_size;
-    return a;
-}
-
 /* The problem and the job as the loader of this ABI made them, then the run. */
 static int enter(const er_problem *P, const er_cuda_job *job, int normal, int host)
 {
@@ -601,7 +586,7 @@ static int enter(const er_problem *P, const er_cuda_job *job, int normal, int ho
         job->problem_size != (int)sizeof(er_problem))
         return er_msgf(P->msg, P->msg_size, ER_EINVAL, "CUDA backend: the job is not of ABI %d (internal)",
                        ER_CUDA_BACKEND_ABI);
-    a = module_args(P);
+    a = er_problem_args(P); /* the module's own arguments: the problem's outputs, device, message, counts */
     if (job->normal != normal)
         return fail(&a, ER_EINVAL, "CUDA backend: the job is not a%s (internal)", normal ? " normal()" : "n mma");
     return run(&a, job, host);

@@ -179,20 +179,11 @@ static int run_(const er_problem *Q, int normal, int compute, int ftz)
     int st = ER_OK;
     int64_t wrapped = 0, nbt = 1, nr = 1, nc = 1;
     er_problem *P = &S.P;
-    /* the caller's arguments with the problem's outputs, device, message and counts */
-    er_mma_args argv = *Q->args, *args = &argv;
+    er_mma_args argv = er_problem_args(Q), *args = &argv;
     memset(&S, 0, sizeof S);
     memset(&r, 0, sizeof r);
     *P = *Q;
     P->args = args;
-    argv.d = Q->d;
-    argv.lo = Q->lo;
-    argv.hi = Q->hi;
-    argv.odd = Q->odd;
-    argv.device = Q->device;
-    argv.stats = Q->stats;
-    argv.msg = Q->msg;
-    argv.msg_size = Q->msg_size;
     S.normal = normal;
     er_tiling_init(&S.T, args, P->kind, P->scaled, P->has_c, P->acc_lo, P->acc_nd, P->batch, P->m, P->n, P->k,
                    P->nblocks, normal, compute, ftz);
