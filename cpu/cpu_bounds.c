@@ -8,9 +8,7 @@
 
 #include "cpu_engine.h"
 #include "cpu_internal.h"
-#include "../src/host/er_tile.h"
 #include "exactref/core/er_d64.h"
-#include "exactref/core/er_mma.h" /* er_mma_normal_element */
 
 /*
  * Every bound is proven in docs/proofs/ (normal.md, any-order.md, engines.md).  The per-element
@@ -26,6 +24,9 @@ typedef struct {
     er_bounds *out;
     int64_t e0, r0, r1;
 } bctx;
+
+/* Subnormals of compute format cf to the zero of their sign (the core's er_d_flush). */
+static double flush_sub(int cf, double x) { return bits_to_double(er_d_flush(cf, double_to_bits(x))); }
 
 /* Store one element's bounds. */
 static void put_bel(er_bounds *o, int64_t e, const er_bel *b)
@@ -435,6 +436,9 @@ int er_cpu_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int thre
 }
 
 /* ---- normal(): index order emulated to the bit. ---- */
+
+#include "../src/host/er_tile.h"
+#include "exactref/core/er_mma.h" /* er_mma_normal_element */
 
 /*
  * normal() on the CPU runs the core's element, er_mma_normal_element (include/exactref/core/er_mma.h:
