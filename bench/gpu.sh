@@ -14,7 +14,7 @@
 # 1. cmake with CUDA on (-DCMAKE_CUDA_ARCHITECTURES=90, Release), building only what is needed (the
 #    tests too when the Check and MPFR libraries are there; without them the tests are skipped, said so);
 # 2. the device check (bench_gpu --n 0): no device -> "gpu.sh: no CUDA device: ..." and exit 3;
-# 3. ctest -R cuda with EXACTREF_REQUIRE_CUDA=1 (a skipped device test is a failure here), under a time
+# 3. ctest -R 'cuda|^test_backends$' with EXACTREF_REQUIRE_CUDA=1 (a skipped device test is a failure here), under a time
 #    limit; a failure is reported and the benchmark still runs (the exit status says so at the end);
 # 4. bench_gpu: 8192 x 8192 x 8192, bf16 and f8E4M3FN inputs, f32 output: cuBLASLt against exactref's
 #    reference, tolerance and covers through the library (er_result_create / er_result_bounds /
@@ -44,8 +44,8 @@ have_timeout=0
 
 common=(-DER_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DER_BENCH_PEERS=OFF)
 targets=(exactref_cuda_backend exactref_cli bench_gpu bench_slices)
-test_targets=(test_cuda_loader test_cuda_host_convert test_cuda_convert test_cuda_mma_host test_cuda_mma
-              test_cuda_bounds_host test_cuda_bounds test_cuda_slices_host test_cuda_slices)
+test_targets=(test_cuda_loader test_cuda_host_convert test_cuda_convert test_backends test_cuda_slices_host
+              test_cuda_slices)
 
 if [ $dry -eq 1 ]; then
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpu-dry.XXXXXX")
@@ -121,9 +121,9 @@ if [ $tests -eq 1 ]; then
   limit=$(( total / 3 ))
   set +e
   if [ $have_timeout -eq 1 ]; then
-    (cd "$build" && EXACTREF_REQUIRE_CUDA=1 timeout -k 5 $limit ctest -R cuda -j4 --output-on-failure)
+    (cd "$build" && EXACTREF_REQUIRE_CUDA=1 timeout -k 5 $limit ctest -R 'cuda|^test_backends$' -j4 --output-on-failure)
   else
-    (cd "$build" && EXACTREF_REQUIRE_CUDA=1 ctest -R cuda -j4 --output-on-failure)
+    (cd "$build" && EXACTREF_REQUIRE_CUDA=1 ctest -R 'cuda|^test_backends$' -j4 --output-on-failure)
   fi
   rc=$?
   set -e

@@ -228,79 +228,97 @@ int er_cpu_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int thre
 
 /* ---- normal(): index order emulated to the bit. ---- */
 
-/* x + y rounded to nearest even into compute cf (binary64 operands that are values of cf). */
-static double add_rn(int cf, double x, double y)
+#include "../src/host/er_tile.h"
+#include "exactref/core/er_mma.h" /* er_mma_normal_element */
+
+/*
+ * normal() on the CPU runs the core's element, er_mma_normal_element (include/exactref/core/er_mma.h:
+ * binary64 emulated with integers, er_d64.h), the very source the OpenCL and CUDA kernels run, over
+ * the same tiles (src/host/er_tile.h): each tile's operands packed, its elements computed on the
+ * problem's threads, the results scattered into out.  A tile's buffers take at most
+ * ER_CPU_NORMAL_TILE bytes.
+ */
+#define ER_CPU_NORMAL_TILE ((uint64_t)64 << 20)
+
+static int normal_fits(const void *ctx, uint64_t nbt, uint64_t nr, uint64_t nc)
 {
-    if (cf == ER_FMT_F64) return x + y;
-    /* TwoSum, then round to odd in binary64 (seed 001's odd_of), then to cf: one rounding, since cf
-     * has at most 24 significand bits <= 51 (Boldo and Melquiond) */
-    double s = x + y, bp = s - x, e = (x - (s - bp)) + (y - bp);
-    if (e != 0 && isfinite(s)) {
-        uint64_t u = double_to_bits(s);
-        if ((u & 1u) == 0) s = (e > 0) == (s > 0) ? bits_to_double(u + 1) : bits_to_double(u - 1);
-    }
-    return er_b_value(cf, er_convert(ER_FMT_F64, cf, double_to_bits(s), ER_RND_NEAREST_EVEN, 0u).bits);
+    uint64_t sz[ER_TB_COUNT], t = 0;
+    er_tile_sizes((const er_tiling *)ctx, nbt, nr, nc, sz);
+    for (int i = 0; i < ER_TB_COUNT; i++) t += sz[i];
+    return t <= ER_CPU_NORMAL_TILE;
 }
 
-static double round_c(int cf, double x, int ftz)
+/* The elements [e0, e1) of a packed tile (one thread's share; each element is its own: the same bits
+ * for any split). */
+typedef struct {
+    const er_i64 *prm;
+    unsigned char *const *buf;
+    int64_t e0, e1;
+} normal_part;
+
+static void *normal_thread(void *arg)
 {
-    double r = er_b_value(cf, er_convert(ER_FMT_F64, cf, double_to_bits(x), ER_RND_NEAREST_EVEN, 0u).bits);
-    if (ftz) r = flush_sub(cf, r);
-    return r;
+    const normal_part *w = (const normal_part *)arg;
+    uint64_t *d = (uint64_t *)w->buf[ER_TB_D];
+    for (int64_t e = w->e0; e < w->e1; e++)
+        d[e] = er_mma_normal_element(w->prm, w->buf[ER_TB_A], w->buf[ER_TB_B], w->buf[ER_TB_SA], w->buf[ER_TB_SB],
+                                     w->buf[ER_TB_C], e);
+    return NULL;
+}
+
+/* Every element of a tile on up to `threads` threads (the calling one among them). */
+static void normal_tile(const er_i64 *prm, unsigned char *const *buf, int64_t el, int threads)
+{
+    enum { MAXT = 64 };
+    normal_part w[MAXT];
+    pthread_t th[MAXT];
+    int started[MAXT], T = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
+    if (T > el) T = (int)(el > 0 ? el : 1);
+    for (int t = 0; t < T; t++) {
+        w[t].prm = prm;
+        w[t].buf = buf;
+        w[t].e0 = el * t / T;
+        w[t].e1 = el * (t + 1) / T;
+        started[t] = t > 0 && pthread_create(&th[t], NULL, normal_thread, &w[t]) == 0;
+    }
+    for (int t = 1; t < T; t++)
+        if (!started[t]) normal_thread(&w[t]); /* no thread: this one does the share */
+    normal_thread(&w[0]);
+    for (int t = 1; t < T; t++)
+        if (started[t]) pthread_join(th[t], NULL);
 }
 
 int er_cpu_normal(const er_problem *P, int compute, int ftz, er_tensor *out)
 {
-    const er_mma_args *args = P->args;
-    int bytes = er_storage_bytes(out->format);
-    double *parts = (double *)malloc(sizeof(double) * (size_t)(P->k + 2));
-    if (!parts) return ER_ENOMEM;
-    for (int64_t b = 0; b < P->batch; b++)
-        for (int64_t i = 0; i < P->m; i++)
-            for (int64_t j = 0; j < P->n; j++) {
-                int np = 0;
-                double acc = 0;
-                int have = 0;
-                if (P->has_c) {
-                    acc = round_c(compute, val_to_double(er_decode(P->c.fmt, load(&P->c, b, i, j))), ftz);
-                    have = 1;
-                }
-                for (int64_t p = 0; p < P->k; p++) {
-                    double a = val_to_double(a_val(P, b, i, p)), bb = val_to_double(b_val(P, b, p, j));
-                    if (ftz) {
-                        a = flush_sub(compute, a);
-                        bb = flush_sub(compute, bb);
-                    }
-                    double x = round_c(compute, a * bb, ftz); /* a*b exact for inputs up to f32 */
-                    if (!have) {
-                        acc = x;
-                        have = 1;
-                        continue;
-                    }
-                    double t = add_rn(compute, acc, x);
-                    if (ftz) t = flush_sub(compute, t);
-                    if (isinf(t) && isfinite(acc) && isfinite(x)) {
-                        /* the next addition would overflow: a new partial sum */
-                        parts[np++] = acc;
-                        acc = x;
-                    } else {
-                        acc = t;
-                    }
-                }
-                /* the partial sums combined the same way */
-                double r = acc;
-                if (np) {
-                    double s = parts[0];
-                    for (int q = 1; q < np; q++) s = add_rn(compute, s, parts[q]);
-                    r = add_rn(compute, s, acc);
-                }
-                if (!have) r = 0.0;
-                /* a NaN result is the output format's canonical NaN: the sign and payload of an
-                 * intermediate NaN depend on the machine's floating-point unit (x86: negative) */
-                if (r != r) r = bits_to_double(UINT64_C(0x7FF8000000000000));
-                store(out, b, i, j, er_convert(ER_FMT_F64, out->format, double_to_bits(r), args->rounding, args->opts).bits,
-                      bytes);
+    er_mma_args a = *P->args;
+    er_tiling T;
+    unsigned char *buf[ER_TB_COUNT];
+    uint64_t sz[ER_TB_COUNT];
+    int64_t nbt = 1, nr = 1, nc = 1, wrapped = 0;
+    int st = ER_OK;
+    a.d = out;
+    a.lo = a.hi = a.odd = NULL;
+    er_tiling_init(&T, &a, P->kind, P->scaled, P->has_c, P->acc_lo, P->acc_nd, P->batch, P->m, P->n, P->k, P->nblocks,
+                   1, compute, ftz ? 1 : 0);
+    if (P->batch == 0 || P->m == 0 || P->n == 0) return ER_OK;
+    if (!er_tile_plan((uint64_t)P->batch, (uint64_t)P->m, (uint64_t)P->n, UINT64_MAX, normal_fits, &T, &nbt, &nr, &nc))
+        nbt = nr = nc = 1; /* one element's operands beyond the tile's size: one element at a time */
+    er_tile_sizes(&T, (uint64_t)nbt, (uint64_t)nr, (uint64_t)nc, sz);
+    memset(buf, 0, sizeof buf);
+    for (int i = 0; i < ER_TB_COUNT; i++)
+        if (sz[i] && !(buf[i] = (unsigned char *)malloc((size_t)sz[i]))) st = ER_ENOMEM;
+    for (int64_t b0 = 0; st == ER_OK && b0 < P->batch; b0 += nbt) {
+        int64_t tb_ = P->batch - b0 < nbt ? P->batch - b0 : nbt;
+        for (int64_t i0 = 0; i0 < P->m; i0 += nr)
+            for (int64_t j0 = 0; j0 < P->n; j0 += nc) {
+                int64_t tr_ = P->m - i0 < nr ? P->m - i0 : nr, tc_ = P->n - j0 < nc ? P->n - j0 : nc;
+                er_i64 prm[ER_MP_COUNT];
+                er_tile_params(&T, tb_, tr_, tc_, prm);
+                er_tile_pack(&T, buf, b0, tb_, i0, tr_, j0, tc_);
+                normal_tile(prm, buf, tb_ * tr_ * tc_, P->nthreads);
+                er_tile_scatter(&T, buf, b0, tb_, i0, tr_, j0, tc_, &wrapped);
             }
-    free(parts);
-    return ER_OK;
+    }
+    for (int i = 0; i < ER_TB_COUNT; i++) free(buf[i]);
+    return st;
 }

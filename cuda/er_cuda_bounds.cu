@@ -23,6 +23,7 @@
  * er_cuda_backend_host_bounds runs the same tiles with the buffers in host memory and the kernels'
  * functions on the CPU (the tiled kernel block by block): the tests' host pass, no GPU needed.
  */
+#include "../src/host/er_tile.h" /* the tiles' plan (with OpenCL) */
 #include "er_cuda_backend.h"
 #include "er_cuda_chains.cuh"
 #include "er_cuda_module.cuh"
@@ -122,6 +123,19 @@ uint64_t btotal(const bplan *P, uint64_t nr, uint64_t nc)
     return t;
 }
 
+/* What a tile may take (the plan's er_tile_fits_fn, src/host/er_tile.h): at most limit bytes. */
+typedef struct {
+    const bplan *P;
+    uint64_t limit;
+} bfit_ctx;
+
+int bfits(const void *ctx, uint64_t nbt, uint64_t nr, uint64_t nc)
+{
+    const bfit_ctx *f = (const bfit_ctx *)ctx;
+    (void)nbt; /* one batch per job */
+    return btotal(f->P, nr, nc) <= f->limit;
+}
+
 /* Is EXACTREF_CUDA_BOUNDS_CHAINS=0 set (the tiled kernel off)? */
 int chains_off(void)
 {
@@ -135,7 +149,8 @@ int bounds_run(const er_bjob *job, er_bounds *out, int64_t e0, int device, int h
     bplan P;
     void *buf[D_COUNT];
     uint64_t sz[D_COUNT], limit = UINT64_MAX, cap;
-    int64_t nr = 1, nc = 1, m, n, k;
+    int64_t nbt = 1, nr = 1, nc = 1, m, n, k;
+    bfit_ctx fit;
     int st = ER_OK;
     if (msg && msg_size) msg[0] = '\0';
     if (!job || !out) return er_cum_fail(msg, msg_size, ER_EINVAL, "CUDA bounds: no job or no output");
@@ -153,10 +168,11 @@ int bounds_run(const er_bjob *job, er_bounds *out, int64_t e0, int device, int h
         er_cum_close(&dev);
         return st;
     }
-    cap = er_cum_env_cap();
+    cap = er_tile_env_cap("EXACTREF_CUDA_MAX_CHUNK");
     if (!cap) cap = UINT64_MAX;
-    if (!er_cum_plan2d((uint64_t)m, (uint64_t)n, limit, cap,
-                       [&](uint64_t r, uint64_t c) { return btotal(&P, r, c); }, &nr, &nc)) {
+    fit.P = &P;
+    fit.limit = limit;
+    if (!er_tile_plan(1, (uint64_t)m, (uint64_t)n, cap, bfits, &fit, &nbt, &nr, &nc)) {
         /* as OpenCL: ER_EUNSUPPORTED, and the CPU computes the same bits */
         st = er_cum_fail(msg, msg_size, ER_EUNSUPPORTED,
                          "CUDA bounds: one element's operands (k = %lld) do not fit the limit of %llu bytes; the CPU "

@@ -28,7 +28,9 @@
  * loader (src/cuda_loader.c) passes what it found (er_cuda_job: the accumulator's window, the shapes); the
  * output is cut into tiles (a run of whole batches when they fit, else a block of rows and columns of
  * one batch), each operand of a tile packed into a contiguous buffer in its storage size, one thread
- * launched per element, the 64-bit results scattered back through the output tensors' strides.  A tile
+ * launched per element, the 64-bit results scattered back through the output tensors' strides: the
+ * plan, the parameter block, the packing and the scatter are src/host/er_tile.h's, which the OpenCL
+ * backend runs too.  A tile
  * fits in half the device's free memory and in 1 GiB of host staging; EXACTREF_CUDA_MAX_CHUNK (elements
  * of D) makes tiles smaller, for tests.
  *
@@ -43,6 +45,7 @@
 
 #include <cuda_runtime.h>
 
+#include "../src/host/er_tile.h" /* the tiles' plan, parameter block, packing and scatter (with OpenCL) */
 #include "er_cuda_backend.h"
 #include "er_cuda_chains.cuh"
 #include "er_cuda_module.cuh"
@@ -223,43 +226,29 @@ __global__ void __launch_bounds__(ER_CUM_THREADS) er_fx_finish_kernel(er_cu_prm 
 /* ------------------------------------------------------------------------------------------------ */
 /* Host side (opencl/er_opencl_mma.c, with CUDA's calls)                                              */
 
-/* Buffers of a tile: the packed operands and outputs (staged on the host), then the exact binary64
- * path's, which live on the device only (F_DONE is read back to count the elements it computed). */
+/* Buffers of a tile: the packed operands and outputs (staged on the host; src/host/er_tile.h's
+ * ER_TB_A .. ER_TB_ODD, in its order), then the exact binary64 path's, which live on the device only
+ * (F_DONE is read back to count the elements it computed). */
 enum { B_A, B_B, B_SA, B_SB, B_C, B_D, B_LO, B_HI, B_ODD, F_AF, F_BF, F_S, F_DONE, F_WIN, NBUF };
 #define NSTAGED (B_ODD + 1)
-
-/* Views, load, store and pack: the host helpers' (src/host/er_host.h, through er_cuda_backend.h). */
-static inline int sbytes(int f) { return er_storage_bytes(f); }
 
 /* What the tiles are cut from. */
 typedef struct {
     er_mma_args *args;
     er_cuda_job job;
-    view a, b, c, sa, sb;
-    int a3, b3, c3, sa3, sb3; /* operands with their own batch dimension (else broadcast) */
-    int want;                 /* ER_MW_*: the outputs, 64 bits each per element */
+    er_tiling T;              /* views, batch dimensions, the outputs wanted (src/host/er_tile.h) */
     int fx;                   /* the exact binary64 path may run (job.exact64, float mma, D only) */
 } shape;
 
 /* Bytes of each buffer of a tile of nbt batches, nr rows and nc columns (0 for a buffer not used). */
 void tile_sizes(const shape *S, uint64_t nbt, uint64_t nr, uint64_t nc, uint64_t sz[NBUF])
 {
-    uint64_t k = (uint64_t)S->job.k, nblk = (uint64_t)S->job.nblocks, el = nbt * nr * nc;
+    uint64_t k = (uint64_t)S->job.k, el = nbt * nr * nc;
     memset(sz, 0, NBUF * sizeof sz[0]);
-    sz[B_A] = (S->a3 ? nbt : 1) * nr * k * (uint64_t)S->a.bytes;
-    sz[B_B] = (S->b3 ? nbt : 1) * k * nc * (uint64_t)S->b.bytes;
-    if (S->job.scaled) {
-        sz[B_SA] = (S->sa3 ? nbt : 1) * nr * nblk;
-        sz[B_SB] = (S->sb3 ? nbt : 1) * nblk * nc;
-    }
-    if (S->job.has_c) sz[B_C] = (S->c3 ? nbt : 1) * nr * nc * (uint64_t)S->c.bytes;
-    sz[B_D] = S->want & ER_MW_D ? el * 8 : 0;
-    sz[B_LO] = S->want & ER_MW_LO ? el * 8 : 0;
-    sz[B_HI] = S->want & ER_MW_HI ? el * 8 : 0;
-    sz[B_ODD] = S->want & ER_MW_ODD ? el * 8 : 0;
+    er_tile_sizes(&S->T, nbt, nr, nc, sz + B_A);
     if (S->fx) {
-        sz[F_AF] = (S->a3 || S->sa3 ? nbt : 1) * nr * k * 8; /* A' differs per batch if A or its scales do */
-        sz[F_BF] = (S->b3 || S->sb3 ? nbt : 1) * k * nc * 8;
+        sz[F_AF] = (S->T.a3 || S->T.sa3 ? nbt : 1) * nr * k * 8; /* A' differs per batch if A or its scales do */
+        sz[F_BF] = (S->T.b3 || S->T.sb3 ? nbt : 1) * k * nc * 8;
         sz[F_S] = el * 8;
         sz[F_DONE] = el;
         sz[F_WIN] = ER_FX_WIN * sizeof(int);
@@ -281,28 +270,26 @@ int tile_fits(const shape *S, uint64_t nbt, uint64_t nr, uint64_t nc, uint64_t h
     return tile_total(S, nbt, nr, nc, 1) <= host_limit && tile_total(S, nbt, nr, nc, 0) <= dev_limit;
 }
 
-/* The tile (as the OpenCL backend): as many whole batches as fit (the limits, cap elements), else one
- * batch's rows nr and columns nc: the columns halved until one row fits, then as many rows as fit.
- * 0 if not even one element fits. */
+/* What a tile may take (the plan's er_tile_fits_fn): host_limit staged, dev_limit on the device. */
+typedef struct {
+    const shape *S;
+    uint64_t host_limit, dev_limit;
+} fit_ctx;
+
+int fits_cb(const void *ctx, uint64_t nbt, uint64_t nr, uint64_t nc)
+{
+    const fit_ctx *f = (const fit_ctx *)ctx;
+    return tile_fits(f->S, nbt, nr, nc, f->host_limit, f->dev_limit);
+}
+
+/* The tile (src/host/er_tile.h, as the OpenCL backend's): 0 if not even one element fits. */
 int plan_tiles(const shape *S, uint64_t hl, uint64_t dl, uint64_t cap, int64_t *nbt, int64_t *nr, int64_t *nc)
 {
-    uint64_t m = (uint64_t)S->job.m, n = (uint64_t)S->job.n, B = (uint64_t)S->job.batch;
-    if (m * n <= cap && tile_fits(S, 1, m, n, hl, dl)) {
-        uint64_t lo = 1, hi = B;
-        if (hi > cap / (m * n)) hi = cap / (m * n);
-        while (lo < hi) {
-            uint64_t mid = lo + (hi - lo + 1) / 2;
-            if (tile_fits(S, mid, m, n, hl, dl)) lo = mid; else hi = mid - 1;
-        }
-        *nbt = (int64_t)lo;
-        *nr = (int64_t)m;
-        *nc = (int64_t)n;
-        return 1;
-    }
-    *nbt = 1;
-    return er_cum_plan2d(m, n, 0, cap,
-                         [&](uint64_t r, uint64_t c) { return tile_fits(S, 1, r, c, hl, dl) ? (uint64_t)0 : UINT64_MAX; },
-                         nr, nc);
+    fit_ctx f;
+    f.S = S;
+    f.host_limit = hl;
+    f.dev_limit = dl;
+    return er_tile_plan((uint64_t)S->job.batch, (uint64_t)S->job.m, (uint64_t)S->job.n, cap, fits_cb, &f, nbt, nr, nc);
 }
 
 #define fail(a, ...) er_msgf((a)->msg, (a)->msg_size, __VA_ARGS__)
@@ -354,27 +341,27 @@ int run_fx(runner *r, shape *S, const er_cu_prm &prm, const er_cu_bufs &buf, int
     ops[0].s = buf.sa;
     ops[0].f = A->a->format;
     ops[0].side = 0;
-    ops[0].nb = S->a3 || S->sa3 ? nbt : 1;
+    ops[0].nb = S->T.a3 || S->T.sa3 ? nbt : 1;
     ops[0].rows = nr;
     ops[0].cols = k;
-    ops[0].xbs = S->a3 ? nr * k : 0;
-    ops[0].sbs = S->sa3 ? nr * J->nblocks : 0;
+    ops[0].xbs = S->T.a3 ? nr * k : 0;
+    ops[0].sbs = S->T.sa3 ? nr * J->nblocks : 0;
     ops[0].out = (double *)r->buf[F_AF];
     ops[1].x = buf.b;
     ops[1].s = buf.sb;
     ops[1].f = A->b->format;
     ops[1].side = 1;
-    ops[1].nb = S->b3 || S->sb3 ? nbt : 1;
+    ops[1].nb = S->T.b3 || S->T.sb3 ? nbt : 1;
     ops[1].rows = k;
     ops[1].cols = nc;
-    ops[1].xbs = S->b3 ? k * nc : 0;
-    ops[1].sbs = S->sb3 ? J->nblocks * nc : 0;
+    ops[1].xbs = S->T.b3 ? k * nc : 0;
+    ops[1].sbs = S->T.sb3 ? J->nblocks * nc : 0;
     ops[1].out = (double *)r->buf[F_BF];
     if (J->has_c) {
         ops[2].x = buf.c;
         ops[2].f = A->c->format;
         ops[2].side = 2;
-        ops[2].nb = S->c3 ? nbt : 1;
+        ops[2].nb = S->T.c3 ? nbt : 1;
         ops[2].rows = nr;
         ops[2].cols = nc;
         ops[2].xbs = nr * nc;
@@ -450,43 +437,11 @@ int run_tile(runner *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64_t n
     er_cu_prm prm;
     er_cu_bufs buf;
     int64_t el = nbt * nr * nc;
-    er_i64 *p = prm.v;
     int st, fits = 0;
     tile_sizes(S, (uint64_t)nbt, (uint64_t)nr, (uint64_t)nc, sz);
 
-    memset(&prm, 0, sizeof prm);
-    p[ER_MP_KIND] = J->kind;
-    p[ER_MP_FA] = A->a->format;
-    p[ER_MP_FB] = A->b->format;
-    p[ER_MP_FC] = J->has_c ? A->c->format : -1;
-    p[ER_MP_FS] = J->scaled ? A->a_scale->format : -1;
-    p[ER_MP_FD] = A->d ? A->d->format : ER_FMT_F64;
-    p[ER_MP_WANT] = S->want;
-    p[ER_MP_DIR] = A->rounding;
-    p[ER_MP_OPTS] = (long long)A->opts;
-    p[ER_MP_ACC_LO] = J->acc_lo;
-    p[ER_MP_ACC_ND] = J->acc_nd;
-    p[ER_MP_K] = J->k;
-    p[ER_MP_BLOCK] = J->scaled ? A->block : 1;
-    p[ER_MP_NBLK] = J->nblocks;
-    p[ER_MP_NC] = nc;
-    p[ER_MP_NR] = nr;
-    p[ER_MP_TOTAL] = el;
-    p[ER_MP_A_BS] = S->a3 ? nr * J->k : 0;
-    p[ER_MP_B_BS] = S->b3 ? J->k * nc : 0;
-    p[ER_MP_SA_BS] = S->sa3 ? nr * J->nblocks : 0;
-    p[ER_MP_SB_BS] = S->sb3 ? J->nblocks * nc : 0;
-    p[ER_MP_C_BS] = S->c3 ? nr * nc : 0;
-    p[ER_MP_COMPUTE] = J->compute;
-    p[ER_MP_FTZ] = J->ftz;
-
-    pack(r->host[B_A], &S->a, S->a3 ? b0 : 0, S->a3 ? nbt : 1, i0, nr, 0, J->k);
-    pack(r->host[B_B], &S->b, S->b3 ? b0 : 0, S->b3 ? nbt : 1, 0, J->k, j0, nc);
-    if (J->scaled) {
-        pack(r->host[B_SA], &S->sa, S->sa3 ? b0 : 0, S->sa3 ? nbt : 1, i0, nr, 0, J->nblocks);
-        pack(r->host[B_SB], &S->sb, S->sb3 ? b0 : 0, S->sb3 ? nbt : 1, 0, J->nblocks, j0, nc);
-    }
-    if (J->has_c) pack(r->host[B_C], &S->c, S->c3 ? b0 : 0, S->c3 ? nbt : 1, i0, nr, j0, nc);
+    er_tile_params(&S->T, nbt, nr, nc, prm.v);
+    er_tile_pack(&S->T, r->host + B_A, b0, nbt, i0, nr, j0, nc);
     for (int i = B_A; i <= B_C; i++)
         if ((st = er_cum_copy(dv, 1, r->buf[i], r->host[i], (size_t)sz[i], A->msg, A->msg_size)) != ER_OK) return st;
 
@@ -530,26 +485,7 @@ int run_tile(runner *r, shape *S, int64_t b0, int64_t nbt, int64_t i0, int64_t n
         if ((st = er_cum_copy(dv, 0, r->buf[i], r->host[i], (size_t)sz[i], A->msg, A->msg_size)) != ER_OK) return st;
 
     /* Scatter through the output tensors' strides. */
-    {
-        const uint64_t *od = (const uint64_t *)r->host[B_D], *olo = (const uint64_t *)r->host[B_LO];
-        const uint64_t *ohi = (const uint64_t *)r->host[B_HI], *oodd = (const uint64_t *)r->host[B_ODD];
-        int db = A->d ? sbytes(A->d->format) : 0;
-        int64_t x = 0;
-        for (int64_t b = b0; b < b0 + nbt; b++)
-            for (int64_t i = i0; i < i0 + nr; i++)
-                for (int64_t j = j0; j < j0 + nc; j++, x++) {
-                    if (J->kind) {
-                        int64_t s = (int64_t)od[x];
-                        if (s < INT32_MIN || s > INT32_MAX) (*wrapped)++;
-                        store(A->d, b, i, j, (uint64_t)s & 0xFFFFFFFFu, 4);
-                        continue;
-                    }
-                    if (S->want & ER_MW_D) store(A->d, b, i, j, od[x], db);
-                    if (S->want & ER_MW_LO) store(A->lo, b, i, j, olo[x], 8);
-                    if (S->want & ER_MW_HI) store(A->hi, b, i, j, ohi[x], 8);
-                    if (S->want & ER_MW_ODD) store(A->odd, b, i, j, oodd[x], 8);
-                }
-    }
+    er_tile_scatter(&S->T, r->host + B_A, b0, nbt, i0, nr, j0, nc, wrapped);
     return ER_OK;
 }
 
@@ -571,27 +507,14 @@ int run(er_mma_args *args, const er_cuda_job *job, int host)
                     ER_CUDA_BACKEND_ABI);
     S.args = args;
     S.job = *job;
-    S.a = make_view(args->a);
-    S.b = make_view(args->b);
-    if (job->has_c) S.c = make_view(args->c);
-    if (job->scaled) {
-        S.sa = make_view(args->a_scale);
-        S.sb = make_view(args->b_scale);
-    }
-    S.a3 = args->a->ndim == 3;
-    S.b3 = args->b->ndim == 3;
-    S.c3 = args->c && args->c->ndim == 3;
-    S.sa3 = args->a_scale && args->a_scale->ndim == 3;
-    S.sb3 = args->b_scale && args->b_scale->ndim == 3;
-    S.want = job->kind || job->normal ? ER_MW_D
-                                      : (args->d ? ER_MW_D : 0) | (args->lo ? ER_MW_LO : 0) |
-                                            (args->hi ? ER_MW_HI : 0) | (args->odd ? ER_MW_ODD : 0);
-    S.fx = job->exact64 && !job->kind && !job->normal && S.want == ER_MW_D;
+    er_tiling_init(&S.T, args, job->kind, job->scaled, job->has_c, job->acc_lo, job->acc_nd, job->batch, job->m,
+                   job->n, job->k, job->nblocks, job->normal, job->compute, job->ftz);
+    S.fx = job->exact64 && !job->kind && !job->normal && S.T.want == ER_MW_D;
 
     if (job->m == 0 || job->n == 0 || job->batch == 0) goto done; /* nothing to compute: no device needed */
     if ((st = er_cum_open(&r.dev, args->device, host, &dev_limit, args->msg, args->msg_size)) != ER_OK) goto done;
     if (r.dev.device < 0) dev_limit = ER_CUM_HOST_LIMIT; /* the host pass's "device" buffers are host memory */
-    cap = er_cum_env_cap();
+    cap = er_tile_env_cap("EXACTREF_CUDA_MAX_CHUNK");
     if (!cap) cap = UINT64_MAX;
     planned = plan_tiles(&S, host_limit, dev_limit, cap, &nbt, &nr, &nc);
     if (!planned && S.fx) {
@@ -659,21 +582,6 @@ ER_CUM_EXPORT int er_cuda_backend_device_count(void)
     return count > 0 ? count : 0;
 }
 
-/* The module's own arguments from the front door's problem (its outputs, device, message, counts). */
-static er_mma_args module_args(const er_problem *P)
-{
-    er_mma_args a = *P->args;
-    a.d = P->d;
-    a.lo = P->lo;
-    a.hi = P->hi;
-    a.odd = P->odd;
-    a.device = P->device;
-    a.stats = P->stats;
-    a.msg = P->msg;
-    a.msg_size = P->msg_size;
-    return a;
-}
-
 /* The problem and the job as the loader of this ABI made them, then the run. */
 static int enter(const er_problem *P, const er_cuda_job *job, int normal, int host)
 {
@@ -683,7 +591,7 @@ static int enter(const er_problem *P, const er_cuda_job *job, int normal, int ho
         job->problem_size != (int)sizeof(er_problem))
         return er_msgf(P->msg, P->msg_size, ER_EINVAL, "CUDA backend: the job is not of ABI %d (internal)",
                        ER_CUDA_BACKEND_ABI);
-    a = module_args(P);
+    a = er_problem_args(P); /* the module's own arguments: the problem's outputs, device, message, counts */
     if (job->normal != normal)
         return fail(&a, ER_EINVAL, "CUDA backend: the job is not a%s (internal)", normal ? " normal()" : "n mma");
     return run(&a, job, host);

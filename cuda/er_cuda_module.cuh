@@ -48,18 +48,6 @@ int er_cum_cuda_fail(char *msg, size_t msg_size, cudaError_t e, const char *what
     return st;
 }
 
-/* EXACTREF_CUDA_MAX_CHUNK: at most this many output elements per tile (0: no cap). */
-uint64_t er_cum_env_cap(void)
-{
-    const char *env = getenv("EXACTREF_CUDA_MAX_CHUNK");
-    if (env && *env) {
-        char *end;
-        unsigned long long v = strtoull(env, &end, 10);
-        if (end != env && !*end && v > 0) return (uint64_t)v;
-    }
-    return 0;
-}
-
 /* The device index: device, or -1: EXACTREF_CUDA_DEVICE, else 0.  -1 on a bad index (msg set). */
 int er_cum_pick_index(int device, char *msg, size_t msg_size)
 {
@@ -207,30 +195,6 @@ unsigned er_cum_blocks(uint64_t n, unsigned threads)
 {
     uint64_t want = (n + threads - 1) / threads;
     return want > ((uint64_t)1 << 30) ? 1u << 30 : (unsigned)(want ? want : 1);
-}
-
-/*
- * A tile plan over an m x n output: whole rows of nc = n columns when one row fits, else the columns
- * halved until one row fits; then as many rows as fit.  bytes(nr, nc) is the memory a tile needs
- * (increasing in both); at most cap elements per tile.  0 when not even one element fits.
- */
-template <typename F>
-int er_cum_plan2d(uint64_t m, uint64_t n, uint64_t limit, uint64_t cap, F bytes, int64_t *nr, int64_t *nc)
-{
-    uint64_t c = n < cap ? n : cap, r;
-    if (c < 1) c = 1;
-    while (c > 1 && bytes(1, c) > limit) c = (c + 1) / 2;
-    if (bytes(1, c) > limit) return 0;
-    uint64_t lo = 1, hi = m < cap / c ? m : cap / c;
-    if (hi < 1) hi = 1;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo + 1) / 2;
-        if (bytes(mid, c) <= limit) lo = mid; else hi = mid - 1;
-    }
-    r = lo;
-    *nr = (int64_t)r;
-    *nc = (int64_t)c;
-    return 1;
 }
 
 } /* namespace */

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/host/er_tile.h"
 #include "er_opencl_common.h"
 #include "er_opencl_internal.h"
 #include "../src/host/er_progress.h"
@@ -103,41 +104,17 @@ static uint64_t tile_total(const er_bjob *j, uint64_t nr, uint64_t nc)
     return t;
 }
 
-/* The tile: the whole batch when it fits (limit bytes, cap elements), else nc columns (halved until one
- * row fits) and as many rows as fit.  0 if not even one element fits. */
-static int plan_tiles(const er_bjob *j, uint64_t limit, uint64_t cap, int64_t *nr, int64_t *nc)
-{
-    uint64_t m = (uint64_t)j->m, n = (uint64_t)j->n, c, lo, hi;
-    if (m * n <= cap && tile_total(j, m, n) <= limit) {
-        *nr = (int64_t)m;
-        *nc = (int64_t)n;
-        return 1;
-    }
-    c = n < cap ? n : cap;
-    while (c > 1 && tile_total(j, 1, c) > limit) c = (c + 1) / 2;
-    if (tile_total(j, 1, c) > limit) return 0;
-    lo = 1;
-    hi = m < cap / c ? m : cap / c;
-    if (hi < 1) hi = 1;
-    while (lo < hi) { /* tile_total is increasing in the rows */
-        uint64_t mid = lo + (hi - lo + 1) / 2;
-        if (tile_total(j, mid, c) <= limit) lo = mid; else hi = mid - 1;
-    }
-    *nr = (int64_t)lo;
-    *nc = (int64_t)c;
-    return 1;
-}
+/* What a tile may take (the plan's er_tile_fits_fn, src/host/er_tile.h): at most limit bytes. */
+typedef struct {
+    const er_bjob *j;
+    uint64_t limit;
+} fit_ctx;
 
-/* EXACTREF_OPENCL_MAX_CHUNK: at most this many output elements per launch (0: no cap). */
-static uint64_t env_cap(void)
+static int tile_fits(const void *ctx, uint64_t nbt, uint64_t nr, uint64_t nc)
 {
-    const char *env = getenv("EXACTREF_OPENCL_MAX_CHUNK");
-    if (env && *env) {
-        char *end;
-        unsigned long long v = strtoull(env, &end, 10);
-        if (end != env && !*end && v > 0) return (uint64_t)v;
-    }
-    return 0;
+    const fit_ctx *f = (const fit_ctx *)ctx;
+    (void)nbt; /* one batch per job */
+    return tile_total(f->j, nr, nc) <= f->limit;
 }
 
 static void clb_release(clb *r)
@@ -329,11 +306,15 @@ int er_opencl_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int d
     memset(&r, 0, sizeof r);
     if ((st = clb_setup(&r, device, msg, msg_size)) != ER_OK) goto done;
     {
-        uint64_t limit = r.max_alloc, cap = env_cap();
+        uint64_t limit = r.max_alloc, cap = er_tile_env_cap("EXACTREF_OPENCL_MAX_CHUNK");
+        int64_t nbt = 1;
+        fit_ctx fc;
         if (r.global_mem / 2 < limit) limit = r.global_mem / 2;
         if (ER_CLB_HOST_LIMIT < limit) limit = ER_CLB_HOST_LIMIT;
         if (!cap) cap = UINT64_MAX;
-        if (!plan_tiles(job, limit, cap, &nr, &nc)) {
+        fc.j = job;
+        fc.limit = limit;
+        if (!er_tile_plan(1, (uint64_t)job->m, (uint64_t)job->n, cap, tile_fits, &fc, &nbt, &nr, &nc)) {
             /* k so large that one element's row and column do not fit: the CPU has no such limit */
             er_msg_(msg, msg_size,
                     "OpenCL: one element's operands (k = %lld) exceed the device's allocation limit of %llu bytes; "

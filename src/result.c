@@ -1,5 +1,9 @@
-/* result.c: seed 002's Result for the exact engine: tolerances kept per options, covers (the standards:
- * src/standards.c; the bounds' preparation and routing: src/tolerance.c). */
+/* result.c: the Result of a matrix product: er_result_create runs the exact engine once and keeps the
+ * rounded output; the bounds are computed per options and kept (a small cache); normal(), the exact
+ * enclosures, backward (the gradients' products), views (transpose, reshape) that move elements
+ * without rounding, and results as the inputs of later products, whose stored values' distances from
+ * the exact ones widen the later bounds.  The standards are in src/standards.c; the bounds'
+ * preparation and routing, covers and may_be in src/tolerance.c. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +11,7 @@
 #include <string.h>
 
 #include "er_front.h"
+#include "result_internal.h"
 #include "host/er_msg.h"
 #include "exactref/exactref.h"
 #include "exactref/report.h"
@@ -21,30 +26,6 @@ void er_tol_opts_init(er_tol_opts *o)
     o->standard.group = 1;
     snprintf(o->standard.name, sizeof o->standard.name, "normal");
 }
-
-#define ER_CACHE 8
-
-struct er_result {
-    er_mma_args args;
-    er_tensor d;
-    er_tensor a_view, b_view; /* backward: the transposed operands the args point at */
-    void *owned;              /* backward: the output storage this result owns */
-    const char *output_name;
-    er_result *from[3];       /* results passed as A, B, C (seed 002: results as inputs), or NULL */
-    er_tol_opts from_opts;    /* the options their bounds are taken with */
-    double *slack[3];         /* per element of A, B, C: how far a stored value may be (inf: unbounded) */
-    er_result *base;          /* a view (reshape, transpose): the result it shows, and */
-    int64_t *map;             /* for each element of the view, its index in base's row-major order */
-    er_mma_stats stats;
-    int is_int;
-    int64_t count;
-    int ncache;
-    struct {
-        er_tol_opts o;
-        int compute;
-        er_bounds b;
-    } cache[ER_CACHE];
-};
 
 er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, size_t msg_size)
 {
@@ -232,7 +213,7 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
     }
     compute = o->compute < 0 ? er_result_default_compute(r) : o->compute;
     if (r->base) {
-        /* a view: the base's bounds, moved (seed 002: moving elements rounds nothing) */
+        /* a view: the base's bounds, moved (moving elements rounds nothing) */
         const er_bounds *bb;
         if ((st = er_result_bounds(r->base, o, &bb, msg, msg_size)) != ER_OK) return st;
         for (int i = 0; i < r->ncache; i++)
@@ -343,23 +324,6 @@ keep:
     return ER_OK;
 }
 
-er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
-                           int64_t *outside, char *msg, size_t msg_size)
-{
-    const er_bounds *b;
-    er_status st;
-    if (!r || !output || !covered) return ER_EINVAL;
-    if (output->format != r->d.format || output->ndim != r->d.ndim)
-        return msgf(msg, msg_size, ER_EINVAL, "the output must have the result's format (%s) and shape",
-                    er_format_name(r->d.format));
-    for (int i = 0; i < output->ndim; i++)
-        if (output->shape[i] != r->d.shape[i])
-            return msgf(msg, msg_size, ER_EINVAL, "the output's shape differs from the result's in dimension %d", i);
-    if ((st = er_result_bounds(r, o, &b, msg, msg_size)) != ER_OK) return st;
-    /* the patterns compared as order-mapped integers, rows over threads (src/report.c) */
-    return er_bounds_covers(b, output, r->is_int, covered, outside, msg, msg_size);
-}
-
 er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)
 {
     if (!r || !out) return ER_EINVAL;
@@ -390,7 +354,7 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
     if (r->is_int) return msgf(msg, msg_size, ER_EINVAL, "mmai is exact: its normal() is rounded");
     if (compute < 0) compute = er_result_default_compute(r);
     if (r->from[0] || r->from[1] || r->from[2]) {
-        /* seed 002: a later result's normal() works on the earlier results' normal() */
+        /* a later result's normal() works on the earlier results' normal() */
         er_mma_args a2 = r->args;
         er_tensor t[3];
         void *buf[3] = {NULL, NULL, NULL};
@@ -423,61 +387,6 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
     char dmsg[512] = "";
     er_status st = er_front_normal(&r->args, compute, flush_to_zero, out, dmsg, sizeof dmsg);
     if (st != ER_OK) return msgf(msg, msg_size, st, "normal() failed: %s", dmsg[0] ? dmsg : er_status_string(st));
-    return ER_OK;
-}
-
-er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *kind, int *answer, char *msg,
-                               size_t msg_size)
-{
-    er_interval ia, ib, ic;
-    er_tol_opts def;
-    if (!r || !kind || !answer) return ER_EINVAL;
-    if (strcmp(kind, "+inf") && strcmp(kind, "-inf") && strcmp(kind, "nan"))
-        return msgf(msg, msg_size, ER_EINVAL, "may_be: kind is \"+inf\", \"-inf\" or \"nan\", not \"%s\"", kind);
-    if (!o) {
-        er_tol_opts_init(&def);
-        o = &def;
-    }
-    *answer = -1;
-    if (r->is_int) {
-        *answer = 0; /* integers are exact and never infinite or NaN */
-        return ER_OK;
-    }
-    if (r->args.a_scale) return ER_OK; /* scales: not summarised here */
-    if (er_interval_of_tensor(r->args.a, &ia) != ER_OK || er_interval_of_tensor(r->args.b, &ib) != ER_OK) return ER_OK;
-    if (er_interval_is_top(ia) || er_interval_is_top(ib) || !(ia.lo <= ia.hi) || !(ib.lo <= ib.hi)) return ER_OK;
-    double ma = fmax(fabs(ia.lo), fabs(ia.hi)), mb = fmax(fabs(ib.lo), fabs(ib.hi)), mc = 0;
-    if (r->args.c) {
-        if (er_interval_of_tensor(r->args.c, &ic) != ER_OK || er_interval_is_top(ic) || !(ic.lo <= ic.hi)) return ER_OK;
-        mc = fmax(fabs(ic.lo), fabs(ic.hi));
-    }
-    if (!isfinite(ma) || !isfinite(mb) || !isfinite(mc)) return ER_OK;
-    /* Every partial sum of every admitted implementation is at most (1 + 1/2)(k ma mb + mc) in magnitude
-     * when the standards' bounds are below half of it (k u <= 1/4 for the compute format, or a
-     * matrix-engine model whose errors are relative to 2^-F and 2^-p with F, p >= 8): bounded with
-     * room by 2 (k ma mb + mc), computed with a margin for its own roundings. */
-    int compute = o->standard.kind == ER_STD_ENGINE ? (o->standard.acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32)
-                  : o->compute < 0                  ? er_result_default_compute(r)
-                                                    : o->compute;
-    er_fmt cf = er_fmt_get(compute);
-    if ((double)r->args.a->shape[r->args.a->ndim - 1] * ldexp(1.0, -(cf.mbits + 1)) > 0.25) return ER_OK;
-    if (o->standard.kind == ER_STD_ENGINE) {
-        /* per step the errors are below (k + 1) 2^-F and 2^-p relative to the step's largest
-         * magnitude, which is at most the bound itself: over K products they stay below a quarter of
-         * it when 2 K 2^-min(F, p) <= 1/4 */
-        int f = o->standard.F < o->standard.out_p ? o->standard.F : o->standard.out_p;
-        if (2.0 * (double)r->args.a->shape[r->args.a->ndim - 1] * ldexp(1.0, -f) > 0.25) return ER_OK;
-    }
-    double big = 2.0 * ((double)r->args.a->shape[r->args.a->ndim - 1] * ma * mb + mc) * (1.0 + 0x1p-40);
-    double maxc = 0, maxo = 0;
-    er_format_info fc, fo;
-    er_format_get_info(compute, &fc);
-    er_format_get_info(r->d.format, &fo);
-    er_from_bits(compute, fc.max_finite_bits, &maxc);
-    er_from_bits(r->d.format, fo.max_finite_bits, &maxo);
-    /* below both formats' largest values, rounding (any direction) cannot overflow to inf or NaN, and
-     * f8E8M0FNU (unsigned) outputs are excluded: negative values give NaN there */
-    if (big < maxc && big < maxo && er_fmt_signed(er_fmt_get(r->d.format))) *answer = 0;
     return ER_OK;
 }
 
@@ -599,7 +508,7 @@ er_status er_result_create_from(const er_mma_args *args, er_result *a_from, er_r
             goto fail;
         }
         for (int64_t e = 0; e < bd->count; e++) {
-            /* within tolerance of rounded; an allowed infinity or NaN leaves no bound (seed 002) */
+            /* within tolerance of rounded; an allowed infinity or NaN leaves no bound */
             int special = bd->may_pinf[e] || bd->may_ninf[e] || bd->may_nan[e] || !bd->has_range[e];
             double t = bd->tolerance[e];
             slack[q][e] = special || !(t >= 0) ? INFINITY : t;

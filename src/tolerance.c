@@ -18,9 +18,15 @@
 #include "../cuda/er_cuda_backend.h"
 #include "../opencl/er_opencl_internal.h"
 #include "er_front.h"
+#include "result_internal.h"
 #include "host/er_bjob.h"
+#include "host/er_msg.h"
 #include "host/er_problem.h"
 #include "exactref/core/er_bounds.h"
+#include "exactref/exactref.h"
+#include "exactref/report.h"
+
+#define msgf er_msgf /* src/host/er_msg.h */
 
 /* Where the prepared batches of a bounds computation go (the router below): batch job into index e0
  * onward of out's arrays. */
@@ -514,4 +520,79 @@ int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compu
     target = args->backend;
     if (target == ER_BACKEND_AUTO) target = er_backend_auto(c.macs, args->device, NULL, 0);
     return prepare_bounds(&P, target, compute, ftz, std, slack, out, bounds_sink, &c);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* covers and may_be: the output against the bounds, and what the bounds allow                       */
+
+er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
+                           int64_t *outside, char *msg, size_t msg_size)
+{
+    const er_bounds *b;
+    er_status st;
+    if (!r || !output || !covered) return ER_EINVAL;
+    if (output->format != r->d.format || output->ndim != r->d.ndim)
+        return msgf(msg, msg_size, ER_EINVAL, "the output must have the result's format (%s) and shape",
+                    er_format_name(r->d.format));
+    for (int i = 0; i < output->ndim; i++)
+        if (output->shape[i] != r->d.shape[i])
+            return msgf(msg, msg_size, ER_EINVAL, "the output's shape differs from the result's in dimension %d", i);
+    if ((st = er_result_bounds(r, o, &b, msg, msg_size)) != ER_OK) return st;
+    /* the patterns compared as order-mapped integers, rows over threads (src/report.c) */
+    return er_bounds_covers(b, output, r->is_int, covered, outside, msg, msg_size);
+}
+
+er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *kind, int *answer, char *msg,
+                               size_t msg_size)
+{
+    er_interval ia, ib, ic;
+    er_tol_opts def;
+    if (!r || !kind || !answer) return ER_EINVAL;
+    if (strcmp(kind, "+inf") && strcmp(kind, "-inf") && strcmp(kind, "nan"))
+        return msgf(msg, msg_size, ER_EINVAL, "may_be: kind is \"+inf\", \"-inf\" or \"nan\", not \"%s\"", kind);
+    if (!o) {
+        er_tol_opts_init(&def);
+        o = &def;
+    }
+    *answer = -1;
+    if (r->is_int) {
+        *answer = 0; /* integers are exact and never infinite or NaN */
+        return ER_OK;
+    }
+    if (r->args.a_scale) return ER_OK; /* scales: not summarised here */
+    if (er_interval_of_tensor(r->args.a, &ia) != ER_OK || er_interval_of_tensor(r->args.b, &ib) != ER_OK) return ER_OK;
+    if (er_interval_is_top(ia) || er_interval_is_top(ib) || !(ia.lo <= ia.hi) || !(ib.lo <= ib.hi)) return ER_OK;
+    double ma = fmax(fabs(ia.lo), fabs(ia.hi)), mb = fmax(fabs(ib.lo), fabs(ib.hi)), mc = 0;
+    if (r->args.c) {
+        if (er_interval_of_tensor(r->args.c, &ic) != ER_OK || er_interval_is_top(ic) || !(ic.lo <= ic.hi)) return ER_OK;
+        mc = fmax(fabs(ic.lo), fabs(ic.hi));
+    }
+    if (!isfinite(ma) || !isfinite(mb) || !isfinite(mc)) return ER_OK;
+    /* Every partial sum of every admitted implementation is at most (1 + 1/2)(k ma mb + mc) in magnitude
+     * when the standards' bounds are below half of it (k u <= 1/4 for the compute format, or a
+     * matrix-engine model whose errors are relative to 2^-F and 2^-p with F, p >= 8): bounded with
+     * room by 2 (k ma mb + mc), computed with a margin for its own roundings. */
+    int compute = o->standard.kind == ER_STD_ENGINE ? (o->standard.acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32)
+                  : o->compute < 0                  ? er_result_default_compute(r)
+                                                    : o->compute;
+    er_fmt cf = er_fmt_get(compute);
+    if ((double)r->args.a->shape[r->args.a->ndim - 1] * ldexp(1.0, -(cf.mbits + 1)) > 0.25) return ER_OK;
+    if (o->standard.kind == ER_STD_ENGINE) {
+        /* per step the errors are below (k + 1) 2^-F and 2^-p relative to the step's largest
+         * magnitude, which is at most the bound itself: over K products they stay below a quarter of
+         * it when 2 K 2^-min(F, p) <= 1/4 */
+        int f = o->standard.F < o->standard.out_p ? o->standard.F : o->standard.out_p;
+        if (2.0 * (double)r->args.a->shape[r->args.a->ndim - 1] * ldexp(1.0, -f) > 0.25) return ER_OK;
+    }
+    double big = 2.0 * ((double)r->args.a->shape[r->args.a->ndim - 1] * ma * mb + mc) * (1.0 + 0x1p-40);
+    double maxc = 0, maxo = 0;
+    er_format_info fc, fo;
+    er_format_get_info(compute, &fc);
+    er_format_get_info(r->d.format, &fo);
+    er_from_bits(compute, fc.max_finite_bits, &maxc);
+    er_from_bits(r->d.format, fo.max_finite_bits, &maxo);
+    /* below both formats' largest values, rounding (any direction) cannot overflow to inf or NaN, and
+     * f8E8M0FNU (unsigned) outputs are excluded: negative values give NaN there */
+    if (big < maxc && big < maxo && er_fmt_signed(er_fmt_get(r->d.format))) *answer = 0;
+    return ER_OK;
 }

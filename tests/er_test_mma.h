@@ -1,5 +1,4 @@
-/* er_test_mma.h: random engine problems for the backend tests (tests/opencl/test_opencl_mma.c and
- * tests/cuda/test_cuda_mma.c share it): patterns of every format with special values, tensors with
+/* er_test_mma.h: random engine problems for the backend tests (tests/backends/test_backend_mma.c): patterns of every format with special values, tensors with
  * batches, transposes and padding, block scales, the output tensors, and the run of one problem on
  * the CPU (both strategies) and on the backend under test with every output compared.  Static functions: include
  * once per test program, after er_test.h and exactref/exactref.h. */
@@ -220,9 +219,9 @@ static void out_alloc(tens *T, int f, int64_t batch, int64_t m, int64_t n, int t
 }
 
 /* ---- The comparison with the CPU engine, for the backend under test ------------------------------
- * The test program defines before including this file ER_TEST_BACKEND (ER_BACKEND_OPENCL or
- * ER_BACKEND_CUDA), ER_TEST_BACKEND_NAME (a string for the messages) and ER_TEST_RUN(args) (one
- * engine call: er_mma, or the CUDA host pass), and after it backend_stats (its own counts' rules). */
+ * The test program defines before including this file ER_TEST_BACKEND (the backend under test: an
+ * expression), ER_TEST_BACKEND_NAME (a string expression for the messages) and ER_TEST_RUN(args) (one
+ * engine call), and after it backend_stats (its own counts' rules). */
 static long g_calls;      /* engine calls on the backend under test */
 static double g_dev_time; /* their time */
 static void backend_stats(const char *ctx, const er_mma_stats *s, int mmai, const cfg *c, const char *d);
@@ -332,7 +331,7 @@ static void check3(const char *ctx, const prob *P, const cfg *c, er_mma_stats *c
     describe(P, c, d, sizeof d);
     ck_assert_msg(ex.st == ER_OK, "%s: CPU exact: %s: %s [%s]", ctx, er_status_string(ex.st), ex.msg, d);
     ck_assert_msg(au.st == ER_OK, "%s: CPU auto: %s: %s [%s]", ctx, er_status_string(au.st), au.msg, d);
-    ck_assert_msg(cl.st == ER_OK, "%s: " ER_TEST_BACKEND_NAME ": %s: %s [%s]", ctx, er_status_string(cl.st), cl.msg, d);
+    ck_assert_msg(cl.st == ER_OK, "%s: %s: %s: %s [%s]", ctx, ER_TEST_BACKEND_NAME, er_status_string(cl.st), cl.msg, d);
     same_or_abort(ctx, "d", "CPU auto", &ex.d, &au.d, dfmt, P, c);
     same_or_abort(ctx, "d", ER_TEST_BACKEND_NAME, &ex.d, &cl.d, dfmt, P, c);
     if (c->encl) {
@@ -343,7 +342,7 @@ static void check3(const char *ctx, const prob *P, const cfg *c, er_mma_stats *c
     ck_assert_msg(cl.stats.elements == ex.stats.elements, "%s: stats.elements %lld, CPU %lld [%s]", ctx,
                   (long long)cl.stats.elements, (long long)ex.stats.elements, d);
     ck_assert_msg(cl.stats.wrapped == ex.stats.wrapped && au.stats.wrapped == ex.stats.wrapped,
-                  "%s: stats.wrapped: " ER_TEST_BACKEND_NAME " %lld, CPU exact %lld, CPU auto %lld [%s]", ctx,
+                  "%s: stats.wrapped: %s %lld, CPU exact %lld, CPU auto %lld [%s]", ctx, ER_TEST_BACKEND_NAME,
                   (long long)cl.stats.wrapped, (long long)ex.stats.wrapped, (long long)au.stats.wrapped, d);
     backend_stats(ctx, &cl.stats, mmai, c, d);
     ck_assert_str_eq(cl.msg, "");

@@ -1,7 +1,7 @@
 /* er_test_prob.h: random problems for the bounds and normal() tests of every backend
- * (tests/opencl/test_opencl_bounds.c, tests/opencl/test_opencl_normal.c, tests/cuda/test_cuda_bounds.c
- * share it): patterns of every format with specials, tensors with batches and transposes, block
- * scales, and the er_mma_args of a problem.  Static functions: include once per test program, after
+ * (tests/backends/test_backend_normal.c, test_backend_bounds.c and test_backend_sweep.c share it):
+ * patterns of every format with specials, tensors with batches and transposes, block scales, and the
+ * er_mma_args of a problem.  Static functions: include once per test program, after
  * er_test.h and exactref/exactref.h.  A test program may define, before including it,
  *   ER_PROB_C_MODE(mode)  the generator mode of C for a problem of `mode` (default: mode);
  *   ER_PROB_S_MODE        the generator mode of the scales (default: 1),

@@ -72,13 +72,16 @@ static int hw_exponent(int f, double v)
     return e < emin ? emin : e;
 }
 
-/* One dot product as a tensor-core model computes it (accumulation-models.md): per instruction of
- * `kstep` products and the f32 accumulator C, the terms aligned to the largest exponent and truncated
- * toward zero to F fractional bits, summed exactly, normalised toward zero to f32.  Inputs: values and
- * their formats; scales (block-scaled) already folded into the values with their exponents in se. */
-static float tensor_core_dot(int n, const double *a, const double *b, const int *ea, const int *eb, int kstep, int F)
+/* One dot product as the library's matrix-engine standard std computes it (er_standard_parse; the model
+ * of docs/accumulation-models.md): per instruction of std.k products and the f32 accumulator C, the
+ * terms aligned to the largest exponent and truncated toward zero to std.F fractional bits, summed
+ * exactly, normalised into f32 with std.out_round.  Inputs: values and their exponents; scales
+ * (block-scaled) already folded into the values and their exponents.  The standards the demo uses are
+ * of this form (demo_model checks it). */
+static float tensor_core_dot(int n, const double *a, const double *b, const int *ea, const int *eb, const er_standard *std)
 {
     double c = 0.0;
+    int kstep = std->k, F = std->F;
     for (int p0 = 0; p0 < n; p0 += kstep) {
         int p1 = p0 + kstep < n ? p0 + kstep : n;
         int E = -126, ec = -126;
@@ -98,10 +101,28 @@ static float tensor_core_dot(int n, const double *a, const double *b, const int 
             sum += (int64_t)(t * ldexp(1.0, F - E)); /* (int64_t) truncates toward zero; scaling exact */
         }
         uint64_t mag = sum < 0 ? (uint64_t)(-sum) : (uint64_t)sum;
-        er_res r = er_round(ER_FMT_F32, sum < 0, mag, E - F, 0u, ER_RND_ZERO, 0u);
+        er_res r = er_round(ER_FMT_F32, sum < 0, mag, E - F, 0u, std->out_round, 0u);
         c = bitsd(er_convert(ER_FMT_F32, ER_FMT_F64, r.bits, ER_RND_NEAREST_EVEN, 0u).bits);
     }
     return (float)c;
+}
+
+/* The library's standard `name` as the model tensor_core_dot simulates: an engine with an f32
+ * accumulator (out_p 23), no promotion, no exact groups, no CDNA3 arithmetic, one stage. */
+static int demo_model(const char *name, er_standard *std)
+{
+    char msg[256];
+    if (er_standard_parse(name, std, msg, sizeof msg) != ER_OK) {
+        fprintf(stderr, "exactref demo: %s\n", msg);
+        return ER_EXIT_INTERNAL;
+    }
+    if (std->kind != ER_STD_ENGINE || std->out_p != 23 || std->acc_fmt != ER_FMT_F32 || std->promote ||
+        std->group != 1 || std->floor_terms || std->tf32_inputs || std->F2 || std->two_stage || std->F > 40 ||
+        std->k < 1) {
+        fprintf(stderr, "exactref demo: the standard %s is not of the form the demo simulates\n", name);
+        return ER_EXIT_INTERNAL;
+    }
+    return ER_EXIT_OK;
 }
 
 typedef struct {
@@ -207,6 +228,9 @@ static int demo_matmul(void)
             bt[(size_t)j * K + p] = f32_of_bits((uint32_t)b[(size_t)p * N + j] << 16);
             ebt[(size_t)j * K + p] = hw_exponent(ER_FMT_BF16, bt[(size_t)j * K + p]);
         }
+    er_standard hopper, mx;
+    if ((rc = demo_model("hopper", &hopper)) != ER_EXIT_OK || (rc = demo_model("blackwell-mx", &mx)) != ER_EXIT_OK)
+        goto done;
     double t0 = now();
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
@@ -228,7 +252,7 @@ static int demo_matmul(void)
     t0 = now();
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++)
-            oh[i * N + j] = tensor_core_dot(K, ad + (size_t)i * K, bt + (size_t)j * K, ea + (size_t)i * K, ebt + (size_t)j * K, 16, 25);
+            oh[i * N + j] = tensor_core_dot(K, ad + (size_t)i * K, bt + (size_t)j * K, ea + (size_t)i * K, ebt + (size_t)j * K, &hopper);
     double t_tc = now() - t0;
     memcpy(ob, o4, sizeof(float) * M * N);
     {
@@ -296,7 +320,7 @@ static int demo_matmul(void)
             for (int i = 0; i < M; i++)
                 for (int j = 0; j < N; j++)
                     mt[i * N + j] = tensor_core_dot(KM, va + (size_t)i * KM, vbt + (size_t)j * KM, xa + (size_t)i * KM,
-                                                    xbt + (size_t)j * KM, 32, 25);
+                                                    xbt + (size_t)j * KM, &mx);
             double tmt = now() - t0;
             er_tensor A = er_tensor_2d(ER_FMT_F8E4M3FN, M, KM, qa), B = er_tensor_2d(ER_FMT_F8E4M3FN, KM, N, qb);
             er_tensor SA = er_tensor_2d(ER_FMT_F8E8M0FNU, M, KM / 32, sa), SB = er_tensor_2d(ER_FMT_F8E8M0FNU, KM / 32, N, sb);

@@ -26,6 +26,22 @@ typedef struct er_problem {
     size_t msg_size;
 } er_problem;
 
+/* The caller's arguments with the problem's outputs, device, message and counts: the er_mma_args a
+ * device backend works through. */
+static inline er_mma_args er_problem_args(const er_problem *P)
+{
+    er_mma_args a = *P->args;
+    a.d = P->d;
+    a.lo = P->lo;
+    a.hi = P->hi;
+    a.odd = P->odd;
+    a.device = P->device;
+    a.stats = P->stats;
+    a.msg = P->msg;
+    a.msg_size = P->msg_size;
+    return a;
+}
+
 /* An operand element, its subnormals read as zero with ER_OPT_FTZ_IN (the flush of inputs). */
 static inline er_val in_val(const er_problem *P, er_val v) { return er_val_flush_in(v, P->args->opts); }
 

@@ -19,17 +19,24 @@
  *                  may_nan) under normal, any_order (compute formats, flush to zero) and every engine
  *                  model, over the float input formats, block-scaled operands and a batch; on OpenCL
  *                  they come from the bounds kernel (kernels/bounds.cl)
- * Each part is computed on the CPU (ER_BACKEND_CPU) and, where an OpenCL platform exists, on OpenCL
- * (ER_BACKEND_OPENCL, er_opencl_convert_mixed); both must equal tests/golden/hashes.txt, one line per
- * part: "name hex-digest".  A mismatch names the part and the backend.
+ * Each part is computed on every backend present: the CPU (ER_BACKEND_CPU), OpenCL where a platform
+ * with a device exists (ER_BACKEND_OPENCL, er_opencl_convert_mixed), CUDA where the backend module and
+ * a GPU are found (ER_BACKEND_CUDA, er_cuda_convert_mixed) and the CUDA module's host pass where the
+ * module is found (er_cuda_set_host_pass, er_cuda_host_convert_mixed: the kernels' code compiled by
+ * nvcc for the host); each must equal tests/golden/hashes.txt, one line per part: "name hex-digest".
+ * A mismatch names the part and the backend.
  *
  * Regenerating the golden file (after a deliberate change of the suite or of the semantics):
  *     EXACTREF_GOLDEN_WRITE=1 ./test_golden_hashes        or        ./test_golden_hashes --write [path]
  * writes the CPU's hashes to tests/golden/hashes.txt of the source tree (or to path) and still checks
- * OpenCL against them.  EXACTREF_GOLDEN_FILE reads (or writes) another file.
+ * the other backends against them.  EXACTREF_GOLDEN_FILE reads (or writes) another file.
  *
- * Without an OpenCL platform the CPU is still checked and OpenCL is skipped, unless
- * EXACTREF_REQUIRE_OPENCL=1, which makes that a failure.  EXACTREF_OPENCL_DEVICE picks the device.
+ * The CPU is always checked.  Without an OpenCL platform OpenCL is skipped, unless
+ * EXACTREF_REQUIRE_OPENCL=1, which makes that a failure; without the CUDA module or a GPU, CUDA is
+ * skipped unless EXACTREF_REQUIRE_CUDA=1; the host pass is skipped without the module, and fails when
+ * EXACTREF_CUDA_MODULE names it (ctest does in a CUDA build).  EXACTREF_OPENCL_DEVICE and
+ * EXACTREF_CUDA_DEVICE pick the devices.  A build without the CUDA backend (ER_GOLDEN_CUDA 0: no
+ * libexactref_cuda for the conversions) skips both CUDA backends and says so.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -39,7 +46,14 @@
 #include <time.h>
 
 #include "er_batch.h"
+#include "er_cuda_backend.h" /* er_cuda_set_host_pass */
 #include "exactref/exactref.h"
+#ifndef ER_GOLDEN_CUDA
+#define ER_GOLDEN_CUDA 0
+#endif
+#if ER_GOLDEN_CUDA
+#include "er_cuda.h" /* er_cuda_convert_mixed, er_cuda_host_convert_mixed */
+#endif
 #include "sha256.h"
 
 #ifndef ER_GOLDEN_FILE
@@ -191,7 +205,8 @@ static void hash_tens(er_sha256 *h, const tens *T)
 /* ---- The suite -------------------------------------------------------------------------------- */
 
 typedef struct {
-    int backend; /* ER_BACKEND_CPU or ER_BACKEND_OPENCL */
+    int backend; /* ER_BACKEND_CPU, ER_BACKEND_OPENCL or ER_BACKEND_CUDA */
+    int host;    /* CUDA: through the module's host pass */
     int calls;   /* operations run */
     int errors;  /* calls that returned an unexpected status (printed) */
 } ctx;
@@ -316,10 +331,21 @@ static void part_convert(ctx *c, er_sha256 *h)
     if (c->backend == ER_BACKEND_CPU) {
         er_batch_reference(spec, src, dst, flags, n);
     } else {
-        er_status st = er_opencl_convert_mixed(spec, src, dst, flags, n, -1, msg, sizeof msg);
+        er_status st;
+        if (c->backend == ER_BACKEND_OPENCL) {
+            st = er_opencl_convert_mixed(spec, src, dst, flags, n, -1, msg, sizeof msg);
+        } else {
+#if ER_GOLDEN_CUDA
+            st = c->host ? er_cuda_host_convert_mixed(spec, src, dst, flags, n, msg, sizeof msg)
+                         : er_cuda_convert_mixed(spec, src, dst, flags, n, -1, msg, sizeof msg);
+#else
+            st = ER_EUNSUPPORTED; /* not reached: main skips CUDA in such a build */
+            snprintf(msg, sizeof msg, "this test was built without libexactref_cuda");
+#endif
+        }
         if (st != ER_OK) {
             c->errors++;
-            fprintf(stderr, "  er_opencl_convert_mixed: status %d: %s\n", st, msg);
+            fprintf(stderr, "  convert on backend %d: status %d: %s\n", c->backend, st, msg);
             memset(dst, 0, n * sizeof *dst);
             memset(flags, 0, n * sizeof *flags);
         }
@@ -737,10 +763,11 @@ static void list_parts(void)
     add_part("bounds", part_bounds, -1);
 }
 
-/* Every part's digest on one backend; returns the number of calls that failed. */
-static int run_all(int backend, char hex[MAXPART][65])
+/* Every part's digest on one backend (name: for the lines printed); returns the number of calls that
+ * failed. */
+static int run_all(int backend, int host, const char *name, char hex[MAXPART][65])
 {
-    ctx c = {backend, 0, 0};
+    ctx c = {backend, host, 0, 0};
     double t0 = now_();
     for (int i = 0; i < nparts; i++) {
         er_sha256 h;
@@ -750,10 +777,9 @@ static int run_all(int backend, char hex[MAXPART][65])
         if (parts[i].fn) parts[i].fn(&c, &h);
         else part_mma_dir(&c, &h, parts[i].dir);
         er_sha256_final(&h, dig, hex[i]);
-        printf("  %-8s %-20s %s  (%.2f s)\n", backend == ER_BACKEND_CPU ? "cpu" : "opencl", parts[i].name, hex[i],
-               now_() - t);
+        printf("  %-9s %-20s %s  (%.2f s)\n", name, parts[i].name, hex[i], now_() - t);
     }
-    printf("  %s: %d calls in %.2f s, %d failed\n", backend == ER_BACKEND_CPU ? "cpu" : "opencl", c.calls,
+    printf("  %s: %d calls in %.2f s, %d failed\n", name, c.calls,
            now_() - t0, c.errors);
     fflush(stdout);
     return c.errors;
@@ -843,9 +869,34 @@ static int compare(const char *backend, char hex[MAXPART][65], char gold[MAXPART
     return bad;
 }
 
+static int env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* One 1 x 1 product on CUDA (as er_cuda_set_host_pass says): ER_OK where the backend works. */
+static int cuda_probe(char *msg, size_t size)
+{
+    uint16_t a = 0x3f80, b = 0x3f80;
+    float d = 0;
+    er_tensor ta = er_tensor_2d(ER_FMT_BF16, 1, 1, &a), tb = er_tensor_2d(ER_FMT_BF16, 1, 1, &b);
+    er_tensor td = er_tensor_2d(ER_FMT_F32, 1, 1, &d);
+    er_mma_args x;
+    msg[0] = '\0';
+    er_mma_args_init(&x);
+    x.a = &ta;
+    x.b = &tb;
+    x.d = &td;
+    x.backend = ER_BACKEND_CUDA;
+    x.msg = msg;
+    x.msg_size = size;
+    return er_mma(&x);
+}
+
 int main(int argc, char **argv)
 {
-    static char cpu[MAXPART][65], ocl[MAXPART][65], gold[MAXPART][65];
+    static char cpu[MAXPART][65], other[MAXPART][65], gold[MAXPART][65];
     const char *path = getenv("EXACTREF_GOLDEN_FILE");
     const char *w = getenv("EXACTREF_GOLDEN_WRITE");
     const char *req = getenv("EXACTREF_REQUIRE_OPENCL");
@@ -868,7 +919,7 @@ int main(int argc, char **argv)
     list_parts();
 
     printf("cpu:\n");
-    bad += run_all(ER_BACKEND_CPU, cpu) != 0;
+    bad += run_all(ER_BACKEND_CPU, 0, "cpu", cpu) != 0;
     if (write) {
         if (write_golden(path, cpu)) {
             fprintf(stderr, "FAIL cannot write %s\n", path);
@@ -889,9 +940,30 @@ int main(int argc, char **argv)
         if (require) bad++;
     } else {
         printf("opencl:\n");
-        bad += run_all(ER_BACKEND_OPENCL, ocl) != 0;
-        bad += compare("opencl", ocl, gold);
+        bad += run_all(ER_BACKEND_OPENCL, 0, "opencl", other) != 0;
+        bad += compare("opencl", other, gold);
     }
+    for (int host = 0; host < 2; host++) {
+        const char *name = host ? "cuda_host" : "cuda";
+        char msg[MSG];
+        int st;
+        er_cuda_set_host_pass(host);
+        st = cuda_probe(msg, sizeof msg);
+        if (!ER_GOLDEN_CUDA) {
+            printf("%s: skipped (this build has no CUDA backend)\n", name);
+        } else if (st == ER_OK) {
+            printf("%s:\n", name);
+            bad += run_all(ER_BACKEND_CUDA, host, name, other) != 0;
+            bad += compare(name, other, gold);
+        } else if (host ? getenv("EXACTREF_CUDA_MODULE") != NULL : env_on("EXACTREF_REQUIRE_CUDA")) {
+            printf("%s: cannot start (%s): a failure (%s)\n", name, msg,
+                   host ? "EXACTREF_CUDA_MODULE names the module" : "EXACTREF_REQUIRE_CUDA=1");
+            bad++;
+        } else {
+            printf("%s: skipped (%s)\n", name, msg);
+        }
+    }
+    er_cuda_set_host_pass(0);
     printf(bad ? "golden: FAILED\n" : "golden: every part matches %s\n", path);
     return bad ? 1 : 0;
 }

@@ -6,15 +6,17 @@
 #include "er_acc.h"
 
 /*
- * cpu/cpu_bounds.c (er_cpu_normal) computes normal() in binary64 on the host: each operand's value as
- * a double, the product a*b in binary64, rounded to `compute` (nearest even), added in index order
- * after C, each sum rounded to compute (for compute narrower than f64: TwoSum and round to odd in
- * binary64, then to compute: one rounding), a new partial sum where the next addition would overflow,
+ * normal() is index-order accumulation in binary64 (tests/backends/normal_ref.c computes it with the
+ * host's binary64 arithmetic, the tests' independent reference): each operand's value as a double,
+ * the product a*b in binary64, rounded to `compute` (nearest even), added in index order after C,
+ * each sum rounded to compute (for compute narrower than f64: TwoSum and round to odd in binary64,
+ * then to compute: one rounding), a new partial sum where the next addition would overflow,
  * the partial sums then added in order, and the result converted to the output format with the
  * result's rounding and options.  Here every one of those binary64 values is carried as its bit
  * pattern and every operation is done with the core's integer functions (er_round, er_convert,
- * er_acc): no floating point, so a device without fp64 gives the same bits (the OpenCL kernel
- * er_mma_normal in opencl/kernels/mma.cl, the CUDA kernel in cuda/er_cuda_mma.cu).
+ * er_acc): no floating point, so a device without fp64 gives the same bits.  Every backend runs it
+ * through er_mma_normal_element (er_mma.h): the CPU (cpu/cpu_bounds.c: er_cpu_normal), the OpenCL
+ * kernel er_mma_normal in opencl/kernels/mma.cl and the CUDA kernel in cuda/er_cuda_mma.cu.
  *
  * The binary64 operations follow IEEE 754 with the x86-64 (SSE2) rules for NaNs, as the host computes
  * them: an invalid operation (0 x inf, inf - inf) gives the default NaN 0xFFF8000000000000, and an
@@ -112,7 +114,7 @@ ER_FN er_u64 er_d_add(er_acc *acc, er_u64 x, er_u64 y, int dir)
     return er_acc_round(acc, ER_FMT_F64, dir, 0u).bits;
 }
 
-/* add_rn: x + y (values of cf) rounded to cf to nearest even, as binary64 (cpu_bounds.c: add_rn). */
+/* add_rn: x + y (values of cf) rounded to cf to nearest even, as binary64. */
 ER_FN er_u64 er_d_add_rn(er_acc *acc, int cf, er_u64 x, er_u64 y)
 {
     er_u64 s;
@@ -123,7 +125,7 @@ ER_FN er_u64 er_d_add_rn(er_acc *acc, int cf, er_u64 x, er_u64 y)
                       ER_RND_NEAREST_EVEN, 0u).bits;
 }
 
-/* ---- normal(): one element, index order (er_cpu_normal's loop, operation for operation) ---------- */
+/* ---- normal(): one element, index order (the binary64 loop's operations, one for one) ------------ */
 
 /* An operand's value as binary64: the pattern `bits` of format f read as the engine reads it (flushed
  * with ER_OPT_FTZ_IN), times its scale (pattern sbits of format fs) when fs >= 0. */
@@ -152,7 +154,7 @@ ER_FN void er_dnorm_init(er_dnorm *s, int cf, int ftz)
     s->ftz = ftz;
 }
 
-/* C, as stored (not flushed by ER_OPT_FTZ_IN: er_cpu_normal reads it with er_decode alone): the pattern
+/* C, as stored (not flushed by ER_OPT_FTZ_IN: normal() reads it with er_decode alone): the pattern
  * cbits of format fc. */
 ER_FN void er_dnorm_c(er_dnorm *s, int fc, er_u64 cbits)
 {

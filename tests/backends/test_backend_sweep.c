@@ -1,11 +1,11 @@
-/* test_opencl_bounds.c: the bounds on OpenCL (er_result_bounds of a result made with ER_BACKEND_OPENCL,
- * computed on the device by kernels/bounds.cl, the shared core's er_bound_element in binary64) give
- * the CPU's bits.
+/* test_backend_sweep.c: the bounds of a result made on a device backend (OpenCL, CUDA on a GPU, the
+ * CUDA module's host pass), swept over the standards, formats and shapes, give the CPU's bits.  The
+ * suite of test_backends, run once per device backend (er_tb).
  *
- * Each problem is made into a Result twice, on the CPU and on OpenCL; for each set of tolerance options
- * the eight bounds arrays (radius, tolerance, low, high, has_range, may_pinf, may_ninf, may_nan) must
- * be byte-identical, and so must covers() of several outputs (the rounded answer, and one with
- * neighbours, specials and the range's ends mixed in) and its count of elements outside:
+ * Each problem is made into a Result twice, on the CPU and on the backend; for each set of tolerance
+ * options the eight bounds arrays (radius, tolerance, low, high, has_range, may_pinf, may_ninf,
+ * may_nan) must be byte-identical, and so must covers() of several outputs (the rounded answer, and one
+ * with neighbours, specials and the range's ends mixed in) and its count of elements outside:
  *   standards  every name er_standard_parse accepts (normal, any_order, every engine model) and user
  *              engines (engine:...), over bf16, f16, f32, tf32, f8E4M3FN, f8E5M2 and f64 inputs and
  *              mixed pairs, C or not, every output format family, several directions, compute formats,
@@ -15,14 +15,14 @@
  *   batched    3-D problems, operands broadcast over the batch, transposed views
  *   overflow   sums that overflow compute or the output, infinite and NaN operands
  *   chain      results as inputs (er_result_create_from: slack of A, B and C), on each backend
- *   tiles      EXACTREF_OPENCL_MAX_CHUNK forcing tiles of a few rows and columns, B' by columns and
- *              by rows (EXACTREF_OPENCL_BOUNDS_LAYOUT; the standards test alternates the layouts too)
+ *   tiles      EXACTREF_<X>_MAX_CHUNK forcing tiles of a few rows and columns; on OpenCL B' by columns
+ *              and by rows (EXACTREF_OPENCL_BOUNDS_LAYOUT; the standards test alternates the layouts)
+ * On OpenCL only (its fault-injection hook):
  *   nofp64     EXACTREF_OPENCL_FAULT=nofp64: a device without fp64 leaves the bounds to the CPU
  *   faults     EXACTREF_OPENCL_FAULT=build|nomem|lost: the bounds (and normal()) fail with ER_EDEVICE,
  *              the bounds with a message naming the problem (which also proves they run on the device),
  *              and succeed once the fault is gone
- * The random tests print their seed (EXACTREF_SEED).  Without an OpenCL platform the program exits 77
- * (skipped) unless EXACTREF_REQUIRE_OPENCL=1.
+ * The random tests print their seed (EXACTREF_SEED).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "er_tb.h"
 #include "er_test.h"
 #include "exactref/exactref.h"
 
@@ -47,24 +48,10 @@ static long g_compared, g_elements, g_covers;
  * and the layout that other tests set. */
 static void clean_env(void)
 {
+    if (er_tb->chunk_env) unsetenv(er_tb->chunk_env);
     unsetenv("EXACTREF_OPENCL_MAX_CHUNK");
     unsetenv("EXACTREF_OPENCL_FAULT");
     unsetenv("EXACTREF_OPENCL_BOUNDS_LAYOUT");
-}
-
-/* The options: a standard by name, a compute format (-1: default), flush_to_zero. */
-typedef struct {
-    const char *std;
-    int compute, ftz;
-} topt;
-
-static void make_opts(er_tol_opts *o, const topt *t)
-{
-    char msg[MSG];
-    er_tol_opts_init(o);
-    ck_assert_msg(er_standard_parse(t->std, &o->standard, msg, sizeof msg) == ER_OK, "standard %s: %s", t->std, msg);
-    o->compute = t->compute;
-    o->flush_to_zero = t->ftz;
 }
 
 #define CMP_ARRAY(field, size)                                                                                   \
@@ -74,9 +61,10 @@ static void make_opts(er_tol_opts *o, const topt *t)
                 if (memcmp((const char *)b[0]->field + e_ * (size), (const char *)b[1]->field + e_ * (size),     \
                            (size)))                                                                              \
                     ck_abort_msg("%s, %s (compute %d, ftz %d): " #field " differs at element %lld of %lld: "     \
-                                 "cpu %s, opencl %s",                                                            \
+                                 "cpu %s, %s %s",                                                                \
                                  what, t->std, t->compute, t->ftz, (long long)e_, (long long)cnt,                \
-                                 show(b[0], e_, sc0, sizeof sc0), show(b[1], e_, sc1, sizeof sc1));              \
+                                 show(b[0], e_, sc0, sizeof sc0), er_tb->name,                                   \
+                                 show(b[1], e_, sc1, sizeof sc1));                                               \
         }                                                                                                        \
     } while (0)
 
@@ -89,18 +77,18 @@ static const char *show(const er_bounds *b, int64_t e, char *buf, size_t size)
 }
 
 /* The two results' bounds under t, and covers() of two outputs: identical. */
-static void compare_results(er_result *r[2], const topt *t, const char *what, uint64_t *rng)
+static void compare_results(er_result *r[2], const er_tb_topt *t, const char *what, uint64_t *rng)
 {
     const er_bounds *b[2];
     er_tol_opts o;
     char msg[MSG], sc0[256], sc1[256];
     er_status st[2];
-    make_opts(&o, t);
+    er_tb_make_opts(&o, t);
     for (int be = 0; be < 2; be++) {
         msg[0] = 0;
         st[be] = er_result_bounds(r[be], &o, &b[be], msg, sizeof msg);
     }
-    ck_assert_msg(st[0] == st[1], "%s, %s: er_result_bounds: cpu status %d, opencl %d (%s)", what, t->std, st[0], st[1],
+    ck_assert_msg(st[0] == st[1], "%s, %s: er_result_bounds: cpu status %d, %s %d (%s)", what, t->std, st[0], er_tb->name, st[1],
                   msg);
     if (st[0] != ER_OK) return; /* options refused on both (none in this suite so far) */
     int64_t cnt = b[0]->count;
@@ -168,8 +156,8 @@ static void compare_results(er_result *r[2], const topt *t, const char *what, ui
     }
 }
 
-/* P as a Result on the CPU and on OpenCL (the same rounded bits), then every option of ts compared. */
-static void check_prob(prob *P, const topt *ts, int nt, const char *what, uint64_t *rng)
+/* P as a Result on the CPU and on the backend (the same rounded bits), then every option of ts compared. */
+static void check_prob(prob *P, const er_tb_topt *ts, int nt, const char *what, uint64_t *rng)
 {
     er_result *r[2] = {NULL, NULL};
     unsigned char *d[2];
@@ -183,9 +171,9 @@ static void check_prob(prob *P, const topt *ts, int nt, const char *what, uint64
         ck_assert(d[be] != NULL);
         memset(d[be], 0xA5, nb);
         D[be] = P->batch ? er_tensor_3d(P->fd, P->batch, P->m, P->n, d[be]) : er_tensor_2d(P->fd, P->m, P->n, d[be]);
-        prob_args(P, &a, &D[be], be ? ER_BACKEND_OPENCL : ER_BACKEND_CPU);
+        prob_args(P, &a, &D[be], be ? er_tb->backend : ER_BACKEND_CPU);
         st = er_result_create(&a, &r[be], msg, sizeof msg);
-        ck_assert_msg(st == ER_OK, "%s: er_result_create (%s): %s", what, be ? "opencl" : "cpu", msg);
+        ck_assert_msg(st == ER_OK, "%s: er_result_create (%s): %s", what, be ? er_tb->name : "cpu", msg);
     }
     ck_assert_msg(!memcmp(d[0], d[1], nb), "%s: rounded differs", what);
     for (int q = 0; q < nt; q++) compare_results(r, &ts[q], what, rng);
@@ -214,11 +202,11 @@ static const unsigned opt_set[4] = {0u, ER_OPT_SATURATE, ER_OPT_FTZ, ER_OPT_SATU
 START_TEST(test_standards)
 {
     clean_env();
-    uint64_t rng = er_test_seed("opencl_bounds/standards");
+    uint64_t rng = er_tb_seed("sweep", "standards");
     for (size_t fi = 0; fi < N_(in_formats); fi++)
         for (int rep = 0; rep < 3; rep++) {
             prob P;
-            topt ts[NSTD + 4];
+            er_tb_topt ts[NSTD + 4];
             int nt = 0;
             char what[96];
             memset(&P, 0, sizeof P);
@@ -235,12 +223,12 @@ START_TEST(test_standards)
             P.k = rep == 0 ? 1 + (int64_t)below(&rng, 40) : (int64_t)below(&rng, 300);
             P.mode = rep == 1 ? 4 : (int)below(&rng, 2);
             P.spec = rep == 2 ? 10 : 0;
-            for (int s = 0; s < NSTD; s++) ts[nt++] = (topt){all_standards[s], -1, 0};
+            for (int s = 0; s < NSTD; s++) ts[nt++] = (er_tb_topt){all_standards[s], -1, 0};
             /* normal and any_order with other compute formats and flush to zero */
-            ts[nt++] = (topt){"normal", computes[below(&rng, N_(computes))], 1};
-            ts[nt++] = (topt){"any_order", computes[below(&rng, N_(computes))], (int)below(&rng, 2)};
-            ts[nt++] = (topt){"normal", computes[below(&rng, N_(computes))], 0};
-            ts[nt++] = (topt){all_standards[2 + below(&rng, NSTD - 2)], -1, 1};
+            ts[nt++] = (er_tb_topt){"normal", computes[below(&rng, N_(computes))], 1};
+            ts[nt++] = (er_tb_topt){"any_order", computes[below(&rng, N_(computes))], (int)below(&rng, 2)};
+            ts[nt++] = (er_tb_topt){"normal", computes[below(&rng, N_(computes))], 0};
+            ts[nt++] = (er_tb_topt){all_standards[2 + below(&rng, NSTD - 2)], -1, 1};
             prob_make(&P, &rng);
             /* B' by rows (the GPU layout) for every other problem, else the device's own choice */
             if ((fi + (size_t)rep) % 2) setenv("EXACTREF_OPENCL_BOUNDS_LAYOUT", "rows", 1);
@@ -261,11 +249,11 @@ START_TEST(test_scaled)
     static const int elems[3][3] = {{ER_FMT_F8E4M3FN, ER_FMT_F8E8M0FNU, 32},
                                     {ER_FMT_F4E2M1FN, ER_FMT_F8E8M0FNU, 32},
                                     {ER_FMT_F4E2M1FN, ER_FMT_F8E4M3FN, 16}};
-    static const topt ts[] = {{"normal", -1, 0},        {"any_order", -1, 0},     {"blackwell-mx", -1, 0},
+    static const er_tb_topt ts[] = {{"normal", -1, 0},        {"any_order", -1, 0},     {"blackwell-mx", -1, 0},
                               {"blackwell-mxf8f6f4", -1, 0}, {"blackwell-mxf4", -1, 0}, {"hopper-fp8", -1, 0},
                               {"deepgemm-fp8", -1, 0},  {"ada-fp8", -1, 0},       {"normal", ER_FMT_BF16, 1},
                               {"blackwell-f8f6f4", -1, 1}};
-    uint64_t rng = er_test_seed("opencl_bounds/scaled");
+    uint64_t rng = er_tb_seed("sweep", "scaled");
     for (int it = 0; it < 12; it++) {
         prob P;
         char what[96];
@@ -296,9 +284,9 @@ END_TEST
 START_TEST(test_batched)
 {
     clean_env();
-    static const topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 1}, {"hopper", -1, 0}, {"ampere", -1, 0},
+    static const er_tb_topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 1}, {"hopper", -1, 0}, {"ampere", -1, 0},
                               {"cdna3", -1, 0},  {"normal", ER_FMT_F16, 0}};
-    uint64_t rng = er_test_seed("opencl_bounds/batched");
+    uint64_t rng = er_tb_seed("sweep", "batched");
     for (int it = 0; it < 10; it++) {
         prob P;
         char what[96];
@@ -333,10 +321,10 @@ START_TEST(test_overflow)
 {
     clean_env();
     static const int fm[4] = {ER_FMT_F16, ER_FMT_BF16, ER_FMT_F32, ER_FMT_F64};
-    static const topt ts[] = {{"normal", -1, 0},        {"any_order", -1, 0}, {"hopper", -1, 0},
+    static const er_tb_topt ts[] = {{"normal", -1, 0},        {"any_order", -1, 0}, {"hopper", -1, 0},
                               {"volta", -1, 0},         {"deepgemm-fp8", -1, 0}, {"normal", ER_FMT_F16, 0},
                               {"any_order", ER_FMT_BF16, 1}, {"blackwell-mxf4", -1, 0}};
-    uint64_t rng = er_test_seed("opencl_bounds/overflow");
+    uint64_t rng = er_tb_seed("sweep", "overflow");
     for (int it = 0; it < 16; it++) {
         prob P;
         char what[96];
@@ -366,10 +354,10 @@ END_TEST
 START_TEST(test_chain)
 {
     clean_env();
-    static const topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"hopper", -1, 0}, {"blackwell", -1, 1},
+    static const er_tb_topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"hopper", -1, 0}, {"blackwell", -1, 1},
                               {"normal", ER_FMT_BF16, 0}};
     static const char *const from[3] = {"normal", "any_order", "hopper"};
-    uint64_t rng = er_test_seed("opencl_bounds/chain");
+    uint64_t rng = er_tb_seed("sweep", "chain");
     for (int it = 0; it < 9; it++) {
         int64_t M = 1 + (int64_t)below(&rng, 4), K = 1 + (int64_t)below(&rng, 60), N = 1 + (int64_t)below(&rng, 4),
                 K2 = 1 + (int64_t)below(&rng, 30), P2 = 1 + (int64_t)below(&rng, 5);
@@ -381,7 +369,7 @@ START_TEST(test_chain)
         unsigned char *mem[2][4];
         char msg[MSG], what[64];
         er_tol_opts fo;
-        make_opts(&fo, &(topt){from[it % 3], -1, it % 2});
+        er_tb_make_opts(&fo, &(er_tb_topt){from[it % 3], -1, it % 2});
         tens_make(&A1, f1, 0, M, K, 0, &rng, 1, spec);
         tens_make(&B1, f1, 0, K, N, 0, &rng, 1, spec);
         tens_make(&G, f1, 0, N, K2, 0, &rng, 1, 0);
@@ -390,7 +378,7 @@ START_TEST(test_chain)
         tens_make(&B2, ER_FMT_F32, 0, N, P2, 0, &rng, 1, 0);
         for (int be = 0; be < 2; be++) {
             er_mma_args g;
-            int backend = be ? ER_BACKEND_OPENCL : ER_BACKEND_CPU;
+            int backend = be ? er_tb->backend : ER_BACKEND_CPU;
             for (int q = 0; q < 4; q++) {
                 mem[be][q] = (unsigned char *)calloc((size_t)((M > N ? M : N) * (N > P2 ? N : P2)), 4);
                 ck_assert(mem[be][q] != NULL);
@@ -446,13 +434,13 @@ START_TEST(test_chain)
 }
 END_TEST
 
-/* Tiles of a few rows and columns (EXACTREF_OPENCL_MAX_CHUNK), against the CPU. */
+/* Tiles of a few rows and columns (EXACTREF_<X>_MAX_CHUNK), against the CPU. */
 START_TEST(test_tiles)
 {
     clean_env();
     static const char *const caps[] = {"1", "5", "7", "30", "64", "1", "5", "7", "30", "64"};
-    static const topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 1}, {"hopper", -1, 0}, {"normal", ER_FMT_F16, 0}};
-    uint64_t rng = er_test_seed("opencl_bounds/tiles");
+    static const er_tb_topt ts[] = {{"normal", -1, 0}, {"any_order", -1, 1}, {"hopper", -1, 0}, {"normal", ER_FMT_F16, 0}};
+    uint64_t rng = er_tb_seed("sweep", "tiles");
     for (size_t c = 0; c < N_(caps); c++) {
         prob P;
         char what[64];
@@ -471,7 +459,7 @@ START_TEST(test_tiles)
         P.mode = 1;
         P.spec = 4;
         prob_make(&P, &rng);
-        setenv("EXACTREF_OPENCL_MAX_CHUNK", caps[c], 1);
+        if (er_tb->chunk_env) setenv(er_tb->chunk_env, caps[c], 1);
         setenv("EXACTREF_OPENCL_BOUNDS_LAYOUT", c < 5 ? "columns" : "rows", 1);
         snprintf(what, sizeof what, "tiles of at most %s elements, B' by %s", caps[c], c < 5 ? "columns" : "rows");
         check_prob(&P, ts, (int)N_(ts), what, &rng);
@@ -484,8 +472,8 @@ END_TEST
 /* EXACTREF_OPENCL_FAULT=nofp64: a device without fp64 leaves the bounds to the CPU: the same bits. */
 START_TEST(test_nofp64)
 {
-    static const topt ts[] = {{"normal", -1, 0}, {"hopper", -1, 0}, {"any_order", ER_FMT_F16, 1}};
-    uint64_t rng = er_test_seed("opencl_bounds/nofp64");
+    static const er_tb_topt ts[] = {{"normal", -1, 0}, {"hopper", -1, 0}, {"any_order", ER_FMT_F16, 1}};
+    uint64_t rng = er_tb_seed("sweep", "nofp64");
     prob P;
     clean_env();
     memset(&P, 0, sizeof P);
@@ -535,9 +523,9 @@ START_TEST(test_faults)
         P.mode = 1;
         prob_make(&P, &rng);
         D = er_tensor_2d(P.fd, P.m, P.n, d);
-        prob_args(&P, &a, &D, ER_BACKEND_OPENCL);
+        prob_args(&P, &a, &D, er_tb->backend);
         ck_assert_msg(er_result_create(&a, &r, msg, sizeof msg) == ER_OK, "faults: create: %s", msg);
-        make_opts(&o, &(topt){f == 2 ? "hopper" : "normal", -1, 0});
+        er_tb_make_opts(&o, &(er_tb_topt){f == 2 ? "hopper" : "normal", -1, 0});
         setenv("EXACTREF_OPENCL_FAULT", fault[f], 1);
         {
             /* normal() on the device fails the same way, with the device's message */
@@ -563,37 +551,14 @@ START_TEST(test_faults)
 }
 END_TEST
 
-static int probe_(void)
+Suite *er_tb_sweep_suite(void)
 {
-    const char *req = getenv("EXACTREF_REQUIRE_OPENCL");
-    int required = req && *req && strcmp(req, "0");
-    char msg[MSG];
-    er_status st = er_opencl_describe(msg, sizeof msg);
-    if (st == ER_OK && strstr(msg, "device 0")) {
-        printf("%s", msg);
-        return 0;
+    Suite *s = suite_create(er_tb->name);
+    TCase *tc = tcase_create("sweep");
+    if (er_tb->backend == ER_BACKEND_OPENCL) {
+        tcase_add_test(tc, test_faults);
+        tcase_add_test(tc, test_nofp64);
     }
-    if (required) {
-        printf("FAIL: no OpenCL platform or device, and EXACTREF_REQUIRE_OPENCL=1 (%s)\n", msg);
-        return 1;
-    }
-    printf("SKIP: no OpenCL platform or device; set EXACTREF_REQUIRE_OPENCL=1 to make this a failure\n");
-    return 77;
-}
-
-int main(void)
-{
-    struct timespec t0, t1;
-    Suite *s;
-    TCase *tc;
-    SRunner *sr;
-    int failed, probe = probe_();
-    if (probe) return probe;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    s = suite_create("opencl_bounds");
-    tc = tcase_create("bounds");
-    tcase_add_test(tc, test_faults);
-    tcase_add_test(tc, test_nofp64);
     tcase_add_test(tc, test_tiles);
     tcase_add_test(tc, test_overflow);
     tcase_add_test(tc, test_scaled);
@@ -602,13 +567,14 @@ int main(void)
     tcase_add_test(tc, test_standards);
     tcase_set_timeout(tc, 600);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_VERBOSE);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("%ld bounds comparisons (%ld elements), %ld covers comparisons, in %.2f s\n", g_compared, g_elements,
-           g_covers, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
+}
+
+void er_tb_sweep_summary(void)
+{
+    printf("%s: %ld bounds comparisons (%ld elements), %ld covers comparisons in the sweep\n", er_tb->label,
+           g_compared, g_elements, g_covers);
+    g_compared = 0;
+    g_elements = 0;
+    g_covers = 0;
 }

@@ -1,32 +1,26 @@
-/* test_cuda_bounds.c: the bounds and normal() of a result made with ER_BACKEND_CUDA give the CPU's bits.
+/* test_backend_bounds.c: the bounds of a result made on a device backend (OpenCL, CUDA on
+ * a GPU, the CUDA module's host pass) give the CPU's bits.  The suite of test_backends, run once per
+ * device backend (er_tb); on the CPU itself the bounds are checked against simulated implementations
+ * and MPFR in tests/result (test_bounds), not here.
  *
- * The bounds run in the CUDA backend module (cuda/er_cuda_bounds.cu: one thread per element calling the
- * shared core's er_bound_element, with normal's and any_order's canonical sums from the tiled binary64
- * kernel of cuda/er_cuda_chains.cuh); normal() runs the integer-only emulation of
- * include/exactref/core/er_d64.h (cuda/er_cuda_mma.cu).  Each problem is made into a Result twice, on
- * the CPU and on CUDA, and compared byte for byte:
+ * The bounds run on the device (one work-item or thread per element calling the shared core's
+ * er_bound_element; on CUDA with normal's and any_order's canonical sums from the tiled binary64
+ * kernel of cuda/er_cuda_chains.cuh); normal() on every backend is test_backend_normal.c's.  Each
+ * problem is made into a Result twice, on the CPU and on the backend, and compared byte for byte:
  *   standards  normal, any_order, hopper, hopper-fp8, blackwell-mx, cdna3 and a user engine
  *              (engine:k=8,f=20,p=13,promote=32) over bf16, f16, f8E4M3FN and f32 inputs and mixed
  *              pairs, C absent or f32 / bf16, outputs f32 / bf16 / f16, several directions, compute
  *              formats, flush_to_zero, special values; the eight bounds arrays, then covers() of two
  *              outputs (rounded, and one with neighbours and specials) and its count outside
  *   mxfp8      f8E4M3FN with f8E8M0FNU scales, block 32 (and f4E2M1FN with f8E4M3FN scales, block 16)
- *   chains     the tiled kernel off (EXACTREF_CUDA_BOUNDS_CHAINS=0: er_bound_element's own loop) gives
- *              the same bits as on; problems wider than one 64 x 64 block
- *   tiles      EXACTREF_CUDA_MAX_CHUNK cutting rows and columns (B's columns by 2-D copies)
+ *   chains     problems wider than one 64 x 64 block; on CUDA the tiled kernel off
+ *              (EXACTREF_CUDA_BOUNDS_CHAINS=0: er_bound_element's own loop) gives the same bits as on
+ *   tiles      EXACTREF_<X>_MAX_CHUNK cutting rows and columns (on CUDA B's columns by 2-D copies)
  *   batched    3-D problems, broadcast operands, transposed views
  *   slack      results as inputs (er_result_create_from: slack of A, B and C)
- *   normal     er_result_normal over input, output and compute formats, flush_to_zero, specials, block
- *              scaling, sums that overflow and restart, NaN rules, k = 0
- *   device     er_front_bounds of a CUDA problem does not fall back to the CPU (*on_cpu == 0); without the
- *              module, normal() fails with ER_EUNSUPPORTED and the bounds come from the CPU, same bits
- *
- * Built twice (tests/cuda/CMakeLists.txt):
- *   test_cuda_bounds       on a GPU, through the module the loader finds.  Without a driver or a device it
- *                          exits 77 (skipped) unless EXACTREF_REQUIRE_CUDA=1, which makes it fail.
- *   test_cuda_bounds_host  (ER_CUDA_HOST_PASS) every CUDA call through the module's host pass
- *                          (er_cuda_set_host_pass): the same per-element functions compiled by nvcc for
- *                          the host, the tiled kernel run block by block; no GPU needed.
+ *   device     er_front_bounds of a device problem does not fall back to the CPU (*on_cpu == 0); on
+ *              CUDA, without the module normal() fails with ER_EUNSUPPORTED and the bounds come from
+ *              the CPU, same bits; a device index that does not exist is refused
  * The random tests print their seed (EXACTREF_SEED).
  */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, clock_gettime */
@@ -39,17 +33,9 @@
 #include <time.h>
 
 #include "../../src/er_front.h"      /* er_front_bounds: where the bounds ran */
-#include "er_cuda_backend.h"        /* er_cuda_set_host_pass */
+#include "er_tb.h"
 #include "er_test.h"
 #include "exactref/exactref.h"
-
-#ifdef ER_CUDA_HOST_PASS
-#define ER_SEED_PREFIX "cuda_bounds_host"
-#define ER_CUDA_PATH "CUDA host pass"
-#else
-#define ER_SEED_PREFIX "cuda_bounds"
-#define ER_CUDA_PATH "CUDA"
-#endif
 
 #define MSG 8192
 
@@ -62,7 +48,15 @@ static double now_(void)
 
 #include "er_test_prob.h"
 
-static const char *path_name(int be) { return be ? ER_CUDA_PATH : "CPU"; }
+static const char *path_name(int be) { return be ? er_tb->label : "CPU"; }
+
+/* EXACTREF_<X>_MAX_CHUNK of the backend under test set to v (NULL: unset). */
+static void chunk_(const char *v)
+{
+    if (!er_tb->chunk_env) return;
+    if (v) setenv(er_tb->chunk_env, v, 1);
+    else unsetenv(er_tb->chunk_env);
+}
 
 /* ---- Results and comparisons ------------------------------------------------------------------- */
 
@@ -97,23 +91,9 @@ static void res_free(res *R)
     R->d = NULL;
 }
 
-typedef struct {
-    const char *std;
-    int compute, ftz;
-} topt;
-
-static void make_opts(er_tol_opts *o, const topt *t)
-{
-    char msg[MSG];
-    er_tol_opts_init(o);
-    ck_assert_msg(er_standard_parse(t->std, &o->standard, msg, sizeof msg) == ER_OK, "parse %s: %s", t->std, msg);
-    o->compute = t->compute;
-    o->flush_to_zero = t->ftz;
-}
-
 static long g_compared, g_elements;
 
-static void same_bounds(const er_bounds *x, const er_bounds *y, const char *what, const topt *t)
+static void same_bounds(const er_bounds *x, const er_bounds *y, const char *what, const er_tb_topt *t)
 {
     ck_assert_msg(x->count == y->count, "%s (%s): count %lld vs %lld", what, t->std, (long long)x->count,
                   (long long)y->count);
@@ -123,24 +103,24 @@ static void same_bounds(const er_bounds *x, const er_bounds *y, const char *what
                   x->may_pinf[e] != y->may_pinf[e] || x->may_ninf[e] != y->may_ninf[e] || x->may_nan[e] != y->may_nan[e];
         if (bad)
             ck_abort_msg("%s: standard %s, compute %d, ftz %d: element %lld differs: CPU radius %a tolerance %a low "
-                         "0x%llx high 0x%llx flags %d%d%d%d; " ER_CUDA_PATH " radius %a tolerance %a low 0x%llx high "
+                         "0x%llx high 0x%llx flags %d%d%d%d; %s radius %a tolerance %a low 0x%llx high "
                          "0x%llx flags %d%d%d%d",
                          what, t->std, t->compute, t->ftz, (long long)e, x->radius[e], x->tolerance[e],
                          (unsigned long long)x->low[e], (unsigned long long)x->high[e], x->has_range[e], x->may_pinf[e],
-                         x->may_ninf[e], x->may_nan[e], y->radius[e], y->tolerance[e], (unsigned long long)y->low[e],
+                         x->may_ninf[e], x->may_nan[e], er_tb->label, y->radius[e], y->tolerance[e], (unsigned long long)y->low[e],
                          (unsigned long long)y->high[e], y->has_range[e], y->may_pinf[e], y->may_ninf[e], y->may_nan[e]);
     }
     g_compared++;
     g_elements += (long)x->count;
 }
 
-/* Bounds of r[0] (CPU) and r[1] (CUDA) under t; covers() of rounded and of a perturbed output. */
-static void compare_bounds(res R[2], prob *P, const topt *t, const char *what, uint64_t *rng)
+/* Bounds of r[0] (CPU) and r[1] (the backend) under t; covers() of rounded and of a perturbed output. */
+static void compare_bounds(res R[2], prob *P, const er_tb_topt *t, const char *what, uint64_t *rng)
 {
     er_tol_opts o;
     const er_bounds *b[2];
     char msg[MSG];
-    make_opts(&o, t);
+    er_tb_make_opts(&o, t);
     for (int be = 0; be < 2; be++) {
         er_status st = er_result_bounds(R[be].r, &o, &b[be], msg, sizeof msg);
         ck_assert_msg(st == ER_OK, "%s: bounds (%s, %s): %s", what, path_name(be), t->std, msg);
@@ -184,18 +164,18 @@ static void compare_bounds(res R[2], prob *P, const topt *t, const char *what, u
 }
 
 /* P on both backends: rounded, then the bounds under each of ts. */
-static void check_prob(prob *P, const topt *ts, int nt, const char *what, uint64_t *rng)
+static void check_prob(prob *P, const er_tb_topt *ts, int nt, const char *what, uint64_t *rng)
 {
     res R[2];
     res_make(&R[0], P, ER_BACKEND_CPU, what);
-    res_make(&R[1], P, ER_BACKEND_CUDA, what);
+    res_make(&R[1], P, er_tb->backend, what);
     ck_assert_msg(!memcmp(R[0].d, R[1].d, out_bytes(P)), "%s: rounded differs", what);
     for (int q = 0; q < nt; q++) compare_bounds(R, P, &ts[q], what, rng);
     res_free(&R[0]);
     res_free(&R[1]);
 }
 
-static const topt all_std[] = {
+static const er_tb_topt all_std[] = {
     {"normal", -1, 0},        {"any_order", -1, 0},  {"normal", ER_FMT_BF16, 0},
     {"any_order", ER_FMT_F16, 1}, {"normal", ER_FMT_F32, 1}, {"hopper", -1, 0},
     {"hopper-fp8", -1, 0},    {"blackwell-mx", -1, 0}, {"cdna3", -1, 0},
@@ -211,11 +191,11 @@ START_TEST(test_standards)
 {
     static const int ins[4] = {ER_FMT_BF16, ER_FMT_F16, ER_FMT_F8E4M3FN, ER_FMT_F32};
     static const int outs_[3] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16};
-    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/standards");
+    uint64_t rng = er_tb_seed("bounds", "standards");
     for (int it = 0; it < 24; it++) {
         prob P;
         char what[64];
-        topt ts[4];
+        er_tb_topt ts[4];
         memset(&P, 0, sizeof P);
         P.fa = ins[it % 4];
         P.fb = it % 3 ? P.fa : ins[below(&rng, 4)];
@@ -242,8 +222,8 @@ END_TEST
 
 START_TEST(test_mxfp8)
 {
-    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/mxfp8");
-    static const topt ts[4] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"blackwell-mx", -1, 0}, {"hopper-fp8", -1, 0}};
+    uint64_t rng = er_tb_seed("bounds", "mxfp8");
+    static const er_tb_topt ts[4] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"blackwell-mx", -1, 0}, {"hopper-fp8", -1, 0}};
     for (int it = 0; it < 6; it++) {
         prob P;
         char what[64];
@@ -267,11 +247,12 @@ START_TEST(test_mxfp8)
 }
 END_TEST
 
-/* Problems wider than one block of the tiled kernel; the tiled kernel off gives the same bits. */
+/* Problems wider than one block of CUDA's tiled kernel; the tiled kernel off gives the same bits (on
+ * OpenCL the variable changes nothing: the same comparison, thrice). */
 START_TEST(test_chains)
 {
-    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/chains");
-    static const topt ts[3] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"normal", ER_FMT_BF16, 0}};
+    uint64_t rng = er_tb_seed("bounds", "chains");
+    static const er_tb_topt ts[3] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"normal", ER_FMT_BF16, 0}};
     static const int fm[3][2] = {{ER_FMT_BF16, ER_FMT_BF16}, {ER_FMT_F8E4M3FN, ER_FMT_F8E4M3FN}, {ER_FMT_F16, ER_FMT_F32}};
     for (int it = 0; it < 3; it++) {
         prob P;
@@ -294,14 +275,14 @@ START_TEST(test_chains)
         snprintf(what, sizeof what, "chains %d (%lld x %lld x %lld)", it, (long long)P.m, (long long)P.n,
                  (long long)P.k);
         res_make(&R[0], &P, ER_BACKEND_CPU, what);
-        res_make(&R[1], &P, ER_BACKEND_CUDA, what);
+        res_make(&R[1], &P, er_tb->backend, what);
         setenv("EXACTREF_CUDA_BOUNDS_CHAINS", "0", 1);
-        res_make(&R[2], &P, ER_BACKEND_CUDA, what);
+        res_make(&R[2], &P, er_tb->backend, what);
         for (int q = 0; q < 3; q++) {
             er_tol_opts o;
             const er_bounds *b[3];
             char msg[MSG];
-            make_opts(&o, &ts[q]);
+            er_tb_make_opts(&o, &ts[q]);
             for (int x = 0; x < 3; x++) {
                 if (x == 1) unsetenv("EXACTREF_CUDA_BOUNDS_CHAINS");
                 if (x == 2) setenv("EXACTREF_CUDA_BOUNDS_CHAINS", "0", 1);
@@ -317,15 +298,15 @@ START_TEST(test_chains)
 }
 END_TEST
 
-/* Tiles of a few rows and columns (EXACTREF_CUDA_MAX_CHUNK), batches, broadcast and transposed operands. */
+/* Tiles of a few rows and columns (EXACTREF_<X>_MAX_CHUNK), batches, broadcast and transposed operands. */
 START_TEST(test_tiles_batched)
 {
     static const char *caps[4] = {"1", "7", "64", "150"};
-    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/tiles");
+    uint64_t rng = er_tb_seed("bounds", "tiles");
     for (int it = 0; it < 8; it++) {
         prob P;
         char what[96];
-        topt ts[3] = {all_std[it % NSTD], all_std[(it + 4) % NSTD], {"any_order", -1, 0}};
+        er_tb_topt ts[3] = {all_std[it % NSTD], all_std[(it + 4) % NSTD], {"any_order", -1, 0}};
         memset(&P, 0, sizeof P);
         P.fa = it % 2 ? ER_FMT_BF16 : ER_FMT_F16;
         P.fb = it % 3 ? ER_FMT_BF16 : ER_FMT_F8E4M3FN;
@@ -344,10 +325,10 @@ START_TEST(test_tiles_batched)
         P.mode = 1;
         P.spec = it % 4 == 0 ? 5 : 0;
         prob_make(&P, &rng);
-        setenv("EXACTREF_CUDA_MAX_CHUNK", caps[it % 4], 1);
-        snprintf(what, sizeof what, "tiles %d (EXACTREF_CUDA_MAX_CHUNK=%s)", it, caps[it % 4]);
+        chunk_(caps[it % 4]);
+        snprintf(what, sizeof what, "tiles %d (%s=%s)", it, er_tb->chunk_env, caps[it % 4]);
         check_prob(&P, ts, 3, what, &rng);
-        unsetenv("EXACTREF_CUDA_MAX_CHUNK");
+        chunk_(NULL);
         prob_free(&P);
     }
 }
@@ -356,8 +337,8 @@ END_TEST
 /* Results as inputs: the slack of A, B and C. */
 START_TEST(test_slack)
 {
-    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/slack");
-    static const topt ts[4] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"hopper", -1, 0}, {"normal", ER_FMT_F32, 1}};
+    uint64_t rng = er_tb_seed("bounds", "slack");
+    static const er_tb_topt ts[4] = {{"normal", -1, 0}, {"any_order", -1, 0}, {"hopper", -1, 0}, {"normal", ER_FMT_F32, 1}};
     for (int it = 0; it < 4; it++) {
         prob X, Y, Z;
         res RX[2], RY[2];
@@ -403,12 +384,12 @@ START_TEST(test_slack)
         if (it % 2) ck_assert(er_standard_parse("hopper", &fo.standard, msg, sizeof msg) == ER_OK);
         for (int be = 0; be < 2; be++) {
             er_mma_args a;
-            res_make(&RX[be], &X, be ? ER_BACKEND_CUDA : ER_BACKEND_CPU, what);
-            res_make(&RY[be], &Y, be ? ER_BACKEND_CUDA : ER_BACKEND_CPU, what);
+            res_make(&RX[be], &X, be ? er_tb->backend : ER_BACKEND_CPU, what);
+            res_make(&RY[be], &Y, be ? er_tb->backend : ER_BACKEND_CPU, what);
             dz[be] = (unsigned char *)malloc((size_t)(m * n) * 4);
             ck_assert(dz[be] != NULL);
             DZ[be] = er_tensor_2d(ER_FMT_F32, m, n, dz[be]);
-            prob_args(&Z, &a, &DZ[be], be ? ER_BACKEND_CUDA : ER_BACKEND_CPU);
+            prob_args(&Z, &a, &DZ[be], be ? er_tb->backend : ER_BACKEND_CPU);
             a.c = er_result_rounded(RY[be].r);
             ck_assert_msg(er_result_create_from(&a, RX[be].r, NULL, it >= 2 ? RY[be].r : NULL, &fo, &rz[be], msg,
                                                 sizeof msg) == ER_OK,
@@ -418,7 +399,7 @@ START_TEST(test_slack)
         for (int q = 0; q < 4; q++) {
             er_tol_opts o;
             const er_bounds *b[2];
-            make_opts(&o, &ts[q]);
+            er_tb_make_opts(&o, &ts[q]);
             for (int be = 0; be < 2; be++)
                 ck_assert_msg(er_result_bounds(rz[be], &o, &b[be], msg, sizeof msg) == ER_OK, "%s: %s", what, msg);
             same_bounds(b[0], b[1], what, &ts[q]);
@@ -443,173 +424,12 @@ START_TEST(test_slack)
 }
 END_TEST
 
-/* normal(compute, ftz) of P on both backends: the same bytes. */
-static void check_normal(prob *P, const int *computes, int ncomp, const char *what)
-{
-    res R[2];
-    size_t nb = out_bytes(P);
-    unsigned char *out[2];
-    char msg[MSG];
-    res_make(&R[0], P, ER_BACKEND_CPU, what);
-    res_make(&R[1], P, ER_BACKEND_CUDA, what);
-    ck_assert_msg(!memcmp(R[0].d, R[1].d, nb), "%s: rounded differs", what);
-    out[0] = (unsigned char *)malloc(nb ? nb : 1);
-    out[1] = (unsigned char *)malloc(nb ? nb : 1);
-    ck_assert(out[0] && out[1]);
-    for (int q = 0; q < ncomp; q++)
-        for (int ftz = 0; ftz < 2; ftz++) {
-            for (int be = 0; be < 2; be++) {
-                er_tensor O = R[be].D;
-                er_status st;
-                O.data = out[be];
-                memset(out[be], 0x5A, nb);
-                st = er_result_normal(R[be].r, computes[q], ftz, &O, msg, sizeof msg);
-                ck_assert_msg(st == ER_OK, "%s: normal (%s, compute %d): %s", what, path_name(be), computes[q], msg);
-            }
-            if (memcmp(out[0], out[1], nb)) {
-                int eb = sbytes(P->fd);
-                for (size_t e = 0; e * (size_t)eb < nb; e++)
-                    if (memcmp(out[0] + e * (size_t)eb, out[1] + e * (size_t)eb, (size_t)eb))
-                        ck_abort_msg("%s: normal(compute %s, ftz %d) element %zu: CPU 0x%llx, " ER_CUDA_PATH
-                                     " 0x%llx (%s x %s -> %s, c %d, k %lld, dir %d, opts %u)",
-                                     what, computes[q] < 0 ? "default" : er_format_name(computes[q]), ftz, e,
-                                     (unsigned long long)get_(out[0] + e * (size_t)eb, eb),
-                                     (unsigned long long)get_(out[1] + e * (size_t)eb, eb), er_format_name(P->fa),
-                                     er_format_name(P->fb), er_format_name(P->fd), P->fc, (long long)P->k, P->dir,
-                                     P->opts);
-            }
-            g_compared++;
-        }
-    free(out[0]);
-    free(out[1]);
-    res_free(&R[0]);
-    res_free(&R[1]);
-}
-
-START_TEST(test_normal)
-{
-    static const int comps[] = {-1, ER_FMT_F64, ER_FMT_F32, ER_FMT_TF32, ER_FMT_F16, ER_FMT_BF16, ER_FMT_F8E4M3FN,
-                                ER_FMT_F8E5M2};
-    static const int fm[4] = {ER_FMT_F16, ER_FMT_BF16, ER_FMT_F32, ER_FMT_F64};
-    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/normal");
-    /* random: 13 float formats in and out, C or not, specials, batches and views */
-    for (int it = 0; it < 40; it++) {
-        prob P;
-        int cs[2];
-        char what[64];
-        memset(&P, 0, sizeof P);
-        P.fa = (int)below(&rng, 13);
-        P.fb = (int)below(&rng, 13);
-        P.fd = (int)below(&rng, 13);
-        P.fc = below(&rng, 2) ? (int)below(&rng, 13) : -1;
-        P.fs = -1;
-        P.block = 1;
-        P.dir = (int)below(&rng, ER_RND_COUNT);
-        P.opts = opt_set[below(&rng, 4)];
-        P.m = 1 + (int64_t)below(&rng, 4);
-        P.n = 1 + (int64_t)below(&rng, 4);
-        P.k = (int64_t)below(&rng, 40);
-        if (below(&rng, 4) == 0) {
-            P.batch = 2;
-            P.a2d = below(&rng, 3) == 0;
-            P.b2d = !P.a2d && below(&rng, 3) == 0;
-        }
-        P.at = below(&rng, 3) == 0;
-        P.bt = below(&rng, 3) == 0;
-        P.mode = (int)below(&rng, 3);
-        P.spec = below(&rng, 2) ? 12 : 0;
-        cs[0] = comps[below(&rng, sizeof comps / sizeof comps[0])];
-        cs[1] = comps[below(&rng, sizeof comps / sizeof comps[0])];
-        prob_make(&P, &rng);
-        snprintf(what, sizeof what, "normal random %d", it);
-        check_normal(&P, cs, 2, what);
-        prob_free(&P);
-    }
-    /* block-scaled (MXFP8, NVFP4-like) */
-    for (int it = 0; it < 4; it++) {
-        prob P;
-        static const int cs[2] = {-1, ER_FMT_F16};
-        memset(&P, 0, sizeof P);
-        P.fa = P.fb = it < 2 ? ER_FMT_F8E4M3FN : ER_FMT_F4E2M1FN;
-        P.fs = it < 2 ? ER_FMT_F8E8M0FNU : ER_FMT_F8E4M3FN;
-        P.block = it < 2 ? 32 : 16;
-        P.fc = it % 2 ? ER_FMT_F32 : -1;
-        P.fd = ER_FMT_F32;
-        P.dir = it % ER_RND_COUNT;
-        P.m = 2;
-        P.n = 3;
-        P.k = 1 + (int64_t)below(&rng, 70);
-        P.mode = it % 2;
-        P.spec = 5;
-        prob_make(&P, &rng);
-        check_normal(&P, cs, 2, "normal scaled");
-        prob_free(&P);
-    }
-    /* sums that overflow and restart */
-    for (int it = 0; it < 4; it++) {
-        prob P;
-        int cs[2] = {fm[it], -1};
-        memset(&P, 0, sizeof P);
-        P.fa = P.fb = P.fd = fm[it];
-        P.fc = it % 2 ? fm[it] : -1;
-        P.fs = -1;
-        P.dir = it % ER_RND_COUNT;
-        P.m = 3;
-        P.n = 3;
-        P.k = 24;
-        P.mode = 2;
-        prob_make(&P, &rng);
-        check_normal(&P, cs, 2, "normal overflow");
-        prob_free(&P);
-    }
-    /* NaN rules and k = 0 */
-    {
-        static const float inf = __builtin_inff();
-        const float nan = __builtin_nanf("");
-        static const int cs[3] = {ER_FMT_F32, ER_FMT_F64, ER_FMT_BF16};
-        const float rows[][4] = {{0, nan, 0, 0}, {inf, -inf, 0, 0}, {-nan, 1, 0, 0}, {3e38f, 3e38f, -3e38f, 1}};
-        const float cols[][4] = {{inf, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}};
-        for (size_t q = 0; q < 4; q++) {
-            prob P;
-            uint64_t st = 1;
-            memset(&P, 0, sizeof P);
-            P.fa = P.fb = P.fd = ER_FMT_F32;
-            P.fc = -1;
-            P.fs = -1;
-            P.m = 1;
-            P.n = 1;
-            P.k = 4;
-            prob_make(&P, &st);
-            memcpy(P.A.mem, rows[q], sizeof rows[q]);
-            memcpy(P.B.mem, cols[q], sizeof cols[q]);
-            check_normal(&P, cs, 3, "normal nans");
-            prob_free(&P);
-        }
-        {
-            prob P;
-            uint64_t st = 7;
-            memset(&P, 0, sizeof P);
-            P.fa = P.fb = ER_FMT_BF16;
-            P.fd = ER_FMT_F16;
-            P.fc = -1;
-            P.fs = -1;
-            P.m = 2;
-            P.n = 2;
-            P.k = 0;
-            P.dir = ER_RND_NEGATIVE_INF;
-            prob_make(&P, &st);
-            check_normal(&P, cs, 3, "normal k = 0");
-            prob_free(&P);
-        }
-    }
-}
-END_TEST
-
-/* The bounds of a CUDA problem are computed by the module (no fallback to the CPU); without the module
- * normal() fails with a clear status and the bounds come from the CPU (the same bits). */
+/* The bounds of a device problem are computed by the device (no fallback to the CPU); on CUDA, without
+ * the module normal() fails with a clear status and the bounds come from the CPU (the same bits); a
+ * device index that does not exist is refused. */
 START_TEST(test_device)
 {
-    uint64_t rng = er_test_seed(ER_SEED_PREFIX "/device");
+    uint64_t rng = er_tb_seed("bounds", "device");
     prob P;
     res R[2];
     er_mma_args a;
@@ -629,7 +449,7 @@ START_TEST(test_device)
     P.mode = 1;
     prob_make(&P, &rng);
     res_make(&R[0], &P, ER_BACKEND_CPU, "device");
-    res_make(&R[1], &P, ER_BACKEND_CUDA, "device");
+    res_make(&R[1], &P, er_tb->backend, "device");
     cnt = P.m * P.n;
     memset(&b, 0, sizeof b);
     b.count = cnt;
@@ -643,27 +463,28 @@ START_TEST(test_device)
     b.may_nan = (unsigned char *)malloc((size_t)cnt);
     ck_assert(b.radius && b.tolerance && b.low && b.high && b.has_range && b.may_pinf && b.may_ninf && b.may_nan);
     ck_assert(er_standard_parse("normal", &s, msg, sizeof msg) == ER_OK);
-    prob_args(&P, &a, &R[1].D, ER_BACKEND_CUDA);
+    prob_args(&P, &a, &R[1].D, er_tb->backend);
     st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
     ck_assert_msg(st == ER_OK, "er_front_bounds: %s", msg);
-    ck_assert_msg(on_cpu == 0, "the bounds of a CUDA problem were computed on the CPU");
+    ck_assert_msg(on_cpu == 0, "the bounds of a %s problem were computed on the CPU", er_tb->label);
     {
         er_tol_opts o;
         const er_bounds *bc;
-        topt t = {"normal", ER_FMT_F32, 0};
-        make_opts(&o, &t);
+        er_tb_topt t = {"normal", ER_FMT_F32, 0};
+        er_tb_make_opts(&o, &t);
         ck_assert(er_result_bounds(R[0].r, &o, &bc, msg, sizeof msg) == ER_OK);
         same_bounds(bc, &b, "device (er_front_bounds)", &t);
     }
     /* no module: normal() says so; the bounds fall back to the CPU */
-    {
+    if (er_tb->backend == ER_BACKEND_CUDA) {
         const char *was = getenv("EXACTREF_CUDA_MODULE");
-        snprintf(module, sizeof module, "%s", was ? was : "");
-    }
-    setenv("EXACTREF_CUDA_MODULE", "/nonexistent/exactref-test/libexactref_cuda.so", 1);
-    {
         er_tensor O = R[1].D;
         unsigned char *out = (unsigned char *)malloc(out_bytes(&P));
+        er_tb_topt t = {"any_order", -1, 0};
+        er_tol_opts o;
+        const er_bounds *b2[2];
+        snprintf(module, sizeof module, "%s", was ? was : "");
+        setenv("EXACTREF_CUDA_MODULE", "/nonexistent/exactref-test/libexactref_cuda.so", 1);
         O.data = out;
         st = er_result_normal(R[1].r, -1, 0, &O, msg, sizeof msg);
         ck_assert_msg(st == ER_EUNSUPPORTED, "normal() without the module: %s (%s)", er_status_string(st), msg);
@@ -672,22 +493,19 @@ START_TEST(test_device)
         st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
         ck_assert_msg(st == ER_OK && on_cpu == 1, "bounds without the module: %s, on_cpu %d (%s)", er_status_string(st),
                       on_cpu, msg);
-        topt t = {"any_order", -1, 0};
-        er_tol_opts o;
-        const er_bounds *b2[2];
-        make_opts(&o, &t);
+        er_tb_make_opts(&o, &t);
         for (int be = 0; be < 2; be++) ck_assert(er_result_bounds(R[be].r, &o, &b2[be], msg, sizeof msg) == ER_OK);
         same_bounds(b2[0], b2[1], "device (no module)", &t);
+        if (module[0]) setenv("EXACTREF_CUDA_MODULE", module, 1);
+        else unsetenv("EXACTREF_CUDA_MODULE");
     }
-    if (module[0]) setenv("EXACTREF_CUDA_MODULE", module, 1);
-    else unsetenv("EXACTREF_CUDA_MODULE");
-#ifndef ER_CUDA_HOST_PASS
-    /* a device index that does not exist: the bounds say so */
-    a.device = 100000;
-    st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
-    ck_assert_msg(st == ER_ENODEVICE && strstr(msg, "no CUDA device"), "device 100000: %s (%s)", er_status_string(st),
-                  msg);
-#endif
+    if (er_tb->device) {
+        /* a device index that does not exist: the bounds say so */
+        a.device = 100000;
+        st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
+        ck_assert_msg(st == ER_ENODEVICE && strstr(msg, er_tb->no_device), "device 100000: %s (%s)",
+                      er_status_string(st), msg);
+    }
     free(b.radius);
     free(b.tolerance);
     free(b.low);
@@ -702,74 +520,24 @@ START_TEST(test_device)
 }
 END_TEST
 
-/* 0: the backend works; 77: no module, no driver or no device (skip); 1: EXACTREF_REQUIRE_CUDA=1 and
- * none.  The host pass needs only the module. */
-static int probe_(void)
+Suite *er_tb_bounds_suite(void)
 {
-    const char *req = getenv("EXACTREF_REQUIRE_CUDA");
-    int required = req && strcmp(req, "1") == 0;
-    uint16_t a = 0x3f80, b = 0x3f80;
-    float d = 0;
-    er_tensor ta = er_tensor_2d(ER_FMT_BF16, 1, 1, &a), tb = er_tensor_2d(ER_FMT_BF16, 1, 1, &b);
-    er_tensor td = er_tensor_2d(ER_FMT_F32, 1, 1, &d);
-    er_mma_args x;
-    char msg[MSG] = "";
-    er_status st;
-#ifdef ER_CUDA_HOST_PASS
-    er_cuda_set_host_pass(1);
-#endif
-    er_mma_args_init(&x);
-    x.a = &ta;
-    x.b = &tb;
-    x.d = &td;
-    x.backend = ER_BACKEND_CUDA;
-    x.msg = msg;
-    x.msg_size = sizeof msg;
-    st = (er_status)er_mma(&x);
-    printf("probe: " ER_CUDA_PATH ": %s%s%s\n", er_status_string(st), msg[0] ? ": " : "", msg);
-#ifdef ER_CUDA_HOST_PASS
-    (void)required;
-    if (st != ER_OK) {
-        printf("FAIL: the host pass needs the CUDA backend module (EXACTREF_CUDA_MODULE): %s\n", msg);
-        return 1;
-    }
-    return 0;
-#else
-    if (st != ER_ENODEVICE && st != ER_EUNSUPPORTED) return 0;
-    if (required) {
-        printf("FAIL: no CUDA device, and EXACTREF_REQUIRE_CUDA=1 (%s)\n", msg);
-        return 1;
-    }
-    printf("SKIP: no CUDA device (%s); set EXACTREF_REQUIRE_CUDA=1 to make this a failure\n", msg);
-    return 77;
-#endif
-}
-
-int main(void)
-{
-    Suite *s;
-    TCase *tc;
-    SRunner *sr;
-    int failed, probe = probe_();
-    double t = now_();
-    if (probe) return probe;
-    s = suite_create(ER_SEED_PREFIX);
-    tc = tcase_create("bounds");
+    Suite *s = suite_create(er_tb->name);
+    TCase *tc = tcase_create("bounds");
     tcase_add_test(tc, test_device);
     tcase_add_test(tc, test_standards);
     tcase_add_test(tc, test_mxfp8);
     tcase_add_test(tc, test_chains);
     tcase_add_test(tc, test_tiles_batched);
     tcase_add_test(tc, test_slack);
-    tcase_add_test(tc, test_normal);
     tcase_set_timeout(tc, 600);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    /* Never fork: the CUDA runtime (its threads, its driver state) does not survive fork(). */
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_VERBOSE);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    printf("%ld comparisons (%ld bounds elements) in %.2f s\n", g_compared, g_elements, now_() - t);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
+}
+
+void er_tb_bounds_summary(void)
+{
+    printf("%s: %ld bounds comparisons, %ld bounds elements\n", er_tb->label, g_compared, g_elements);
+    g_compared = 0;
+    g_elements = 0;
 }

@@ -1,9 +1,10 @@
-/* test_opencl_normal.c: normal() on OpenCL (er_result_normal of a result made with ER_BACKEND_OPENCL,
- * computed on the device with the core's integer functions: kernel er_mma_normal) gives the CPU's bits
- * (er_cpu_normal, binary64 with TwoSum and round to odd).
+/* test_backend_normal.c: normal() (er_result_normal) on every backend present: on the CPU against an
+ * independent reference (tests/backends/normal_ref.c: the host's binary64 arithmetic with TwoSum and
+ * round to odd), and on OpenCL and CUDA (the core's integer emulation in their kernels) against the
+ * CPU, byte for byte.  The suite of test_backends, run once per backend (er_tb).
  *
- * Each problem is made into a Result twice, on the CPU and on OpenCL, and normal() of both (output
- * tensors filled with the same junk first) must be byte-identical:
+ * Each problem is made into a Result on the CPU (and on the backend under test), and normal() of each
+ * (output tensors filled with the same junk first) must be byte-identical to the other's:
  *   random     every float input format, output format and direction, C or not, saturation and
  *              flush options, compute f64/f32/tf32/f16/bf16/f8 formats or the default, flush_to_zero
  *              on and off, 12% special values, batches with broadcast operands and transposed views
@@ -11,8 +12,7 @@
  *   overflow   partial sums restarted where the next addition would overflow (f16, bf16, f32, f64)
  *   nans       the host's NaN rules (0 x inf and inf - inf give the default NaN; a NaN operand
  *              propagates, the first of two), k = 0, and subnormal sums with flush_to_zero
- * The random tests print their seed (EXACTREF_SEED).  Without an OpenCL platform the program exits 77
- * (skipped) unless EXACTREF_REQUIRE_OPENCL=1.
+ * The random tests print their seed (EXACTREF_SEED).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,7 +22,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "er_tb.h"
 #include "er_test.h"
+#include "normal_ref.h"
 #include "exactref/exactref.h"
 
 #define NFLOAT 13
@@ -34,8 +36,8 @@
 
 static long g_compared, g_elements;
 
-/* normal(compute, ftz) of P on the CPU and on OpenCL: the same bytes.  Returns the number of
- * (compute, ftz) pairs compared. */
+/* normal(compute, ftz) of P on the CPU and on the backend under test (on the CPU: the reference): the
+ * same bytes. */
 static void check_prob(prob *P, const int *computes, int ncomp, const char *what)
 {
     er_result *r[2] = {NULL, NULL};
@@ -43,6 +45,9 @@ static void check_prob(prob *P, const int *computes, int ncomp, const char *what
     er_tensor D[2], O[2];
     size_t nb = (size_t)((P->batch ? P->batch : 1) * P->m * P->n) * (size_t)sbytes(P->fd);
     char msg[MSG];
+    int cpu = er_tb->backend == ER_BACKEND_CPU;
+    const char *name[2] = {"cpu", cpu ? "reference" : er_tb->name};
+    er_mma_args args[2];
     for (int be = 0; be < 2; be++) {
         er_mma_args a;
         er_status st;
@@ -65,9 +70,11 @@ static void check_prob(prob *P, const int *computes, int ncomp, const char *what
         a.d = &D[be];
         a.rounding = P->dir;
         a.opts = P->opts;
-        a.backend = be ? ER_BACKEND_OPENCL : ER_BACKEND_CPU;
+        a.backend = be ? er_tb->backend : ER_BACKEND_CPU;
+        args[be] = a;
+        args[be].d = &O[be];
         st = er_result_create(&a, &r[be], msg, sizeof msg);
-        ck_assert_msg(st == ER_OK, "%s: er_result_create (%s): %s", what, be ? "opencl" : "cpu", msg);
+        ck_assert_msg(st == ER_OK, "%s: er_result_create (%s): %s", what, name[be], msg);
     }
     ck_assert_msg(!memcmp(d[0], d[1], nb), "%s: rounded differs", what);
     for (int q = 0; q < ncomp; q++)
@@ -75,9 +82,14 @@ static void check_prob(prob *P, const int *computes, int ncomp, const char *what
             for (int be = 0; be < 2; be++) {
                 er_status st;
                 memset(out[be], 0x5A, nb);
-                st = er_result_normal(r[be], computes[q], ftz, &O[be], msg, sizeof msg);
-                ck_assert_msg(st == ER_OK, "%s: normal (%s, compute %d): %s", what, be ? "opencl" : "cpu", computes[q],
-                              msg);
+                if (be && cpu) {
+                    int c = computes[q] < 0 ? er_result_default_compute(r[0]) : computes[q];
+                    st = er_tb_normal_ref(&args[1], c, ftz, &O[1]);
+                    snprintf(msg, sizeof msg, "out of memory");
+                } else {
+                    st = er_result_normal(r[be], computes[q], ftz, &O[be], msg, sizeof msg);
+                }
+                ck_assert_msg(st == ER_OK, "%s: normal (%s, compute %d): %s", what, name[be], computes[q], msg);
             }
             if (memcmp(out[0], out[1], nb)) {
                 int eb = sbytes(P->fd);
@@ -86,10 +98,10 @@ static void check_prob(prob *P, const int *computes, int ncomp, const char *what
                         uint64_t x = 0, y = 0;
                         memcpy(&x, out[0] + e * (size_t)eb, (size_t)eb);
                         memcpy(&y, out[1] + e * (size_t)eb, (size_t)eb);
-                        ck_abort_msg("%s: normal(compute %s, ftz %d) element %zu: cpu 0x%llx, opencl 0x%llx (%s x %s -> %s, "
+                        ck_abort_msg("%s: normal(compute %s, ftz %d) element %zu: cpu 0x%llx, %s 0x%llx (%s x %s -> %s, "
                                      "c %d, k %lld, dir %d, opts %u)",
                                      what, computes[q] < 0 ? "default" : er_format_name(computes[q]), ftz, e,
-                                     (unsigned long long)x, (unsigned long long)y, er_format_name(P->fa),
+                                     (unsigned long long)x, name[1], (unsigned long long)y, er_format_name(P->fa),
                                      er_format_name(P->fb), er_format_name(P->fd), P->fc, (long long)P->k, P->dir, P->opts);
                     }
             }
@@ -109,7 +121,7 @@ START_TEST(test_random)
 {
     static const int comps[] = {-1, ER_FMT_F64, ER_FMT_F32, ER_FMT_TF32, ER_FMT_F16, ER_FMT_BF16, ER_FMT_F8E4M3FN,
                                 ER_FMT_F8E5M2, ER_FMT_F8E4M3FNUZ};
-    uint64_t rng = er_test_seed("opencl_normal/random");
+    uint64_t rng = er_tb_seed("normal", "random");
     for (int it = 0; it < 90; it++) {
         prob P;
         int cs[2];
@@ -149,7 +161,7 @@ START_TEST(test_scaled)
 {
     static const int elems[5] = {ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, ER_FMT_F6E2M3FN, ER_FMT_F6E3M2FN, ER_FMT_F4E2M1FN};
     static const int comps[3] = {-1, ER_FMT_F16, ER_FMT_F64};
-    uint64_t rng = er_test_seed("opencl_normal/scaled");
+    uint64_t rng = er_tb_seed("normal", "scaled");
     for (int it = 0; it < 16; it++) {
         prob P;
         char what[64];
@@ -179,7 +191,7 @@ END_TEST
 START_TEST(test_overflow)
 {
     static const int fm[4] = {ER_FMT_F16, ER_FMT_BF16, ER_FMT_F32, ER_FMT_F64};
-    uint64_t rng = er_test_seed("opencl_normal/overflow");
+    uint64_t rng = er_tb_seed("normal", "overflow");
     for (int it = 0; it < 8; it++) {
         prob P;
         char what[64];
@@ -261,48 +273,22 @@ START_TEST(test_nans)
 }
 END_TEST
 
-static int probe_(void)
+Suite *er_tb_normal_suite(void)
 {
-    const char *req = getenv("EXACTREF_REQUIRE_OPENCL");
-    int required = req && *req && strcmp(req, "0");
-    char msg[MSG];
-    er_status st = er_opencl_describe(msg, sizeof msg);
-    if (st == ER_OK && strstr(msg, "device 0")) {
-        printf("%s", msg);
-        return 0;
-    }
-    if (required) {
-        printf("FAIL: no OpenCL platform or device, and EXACTREF_REQUIRE_OPENCL=1 (%s)\n", msg);
-        return 1;
-    }
-    printf("SKIP: no OpenCL platform or device; set EXACTREF_REQUIRE_OPENCL=1 to make this a failure\n");
-    return 77;
-}
-
-int main(void)
-{
-    struct timespec t0, t1;
-    Suite *s;
-    TCase *tc;
-    SRunner *sr;
-    int failed, probe = probe_();
-    if (probe) return probe;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    s = suite_create("opencl_normal");
-    tc = tcase_create("normal");
+    Suite *s = suite_create(er_tb->name);
+    TCase *tc = tcase_create("normal");
     tcase_add_test(tc, test_nans);
     tcase_add_test(tc, test_overflow);
     tcase_add_test(tc, test_scaled);
     tcase_add_test(tc, test_random);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_VERBOSE);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("%ld normal() comparisons, %ld elements, in %.2f s\n", g_compared, g_elements,
-           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
+}
+
+void er_tb_normal_summary(void)
+{
+    printf("%s: %ld normal() comparisons, %ld elements\n", er_tb->label, g_compared, g_elements);
+    g_compared = 0;
+    g_elements = 0;
 }

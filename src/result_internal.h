@@ -1,0 +1,32 @@
+/* result_internal.h: the Result object's fields, shared by src/result.c (its life, views, normal())
+ * and src/tolerance.c (covers and may_be, beside the bounds they read). Not installed. */
+#ifndef ER_RESULT_INTERNAL_H
+#define ER_RESULT_INTERNAL_H
+
+#include "exactref/result.h"
+
+#define ER_CACHE 8
+
+struct er_result {
+    er_mma_args args;
+    er_tensor d;
+    er_tensor a_view, b_view; /* backward: the transposed operands the args point at */
+    void *owned;              /* backward: the output storage this result owns */
+    const char *output_name;
+    er_result *from[3];       /* results passed as A, B, C (results as inputs), or NULL */
+    er_tol_opts from_opts;    /* the options their bounds are taken with */
+    double *slack[3];         /* per element of A, B, C: how far a stored value may be (inf: unbounded) */
+    er_result *base;          /* a view (reshape, transpose): the result it shows, and */
+    int64_t *map;             /* for each element of the view, its index in base's row-major order */
+    er_mma_stats stats;
+    int is_int;
+    int64_t count;
+    int ncache;
+    struct {
+        er_tol_opts o;
+        int compute;
+        er_bounds b;
+    } cache[ER_CACHE];
+};
+
+#endif
