@@ -25,12 +25,69 @@ static double now(void)
 typedef struct {
     er_cli_progress *pr;
     const char *what;
+    double lo, span; /* the phase's fraction as a part of the whole (blocks: the block's share) */
 } check_progress;
 
 static void on_progress(void *ctx, double fraction)
 {
     const check_progress *c = (const check_progress *)ctx;
-    er_cli_progress_set(c->pr, c->what, fraction);
+    er_cli_progress_set(c->pr, c->what, c->lo + c->span * fraction);
+}
+
+/*
+ * Row blocks.  The check streams: for each block of rows of the output (within one matrix of a batch)
+ * a result of its own on row views of A, C, the scales, OUT and D (B whole), its bounds, covers and
+ * scoring, and its report merged (er_check_report_merge); the block's result and bounds are freed
+ * before the next, so the bounds of the whole output never exist at once.  The block holds about
+ * ER_CHECK_BLOCK_BYTES bytes of work per element (the bounds, the reference's and the bounds' work
+ * arrays, covered: 91 measured); its rows are chosen so that the block's work is about the bytes of the
+ * inputs and output (at least ER_CHECK_BLOCK_MIN elements).  Each block's result prepares B again
+ * (conversions and packing, about the work of 120 rows of the product): fewer, larger blocks are faster.  The bits of the report are the one-shot
+ * report's (tests/core/test_report_merge.c).  --save-bounds keeps the one-shot path (it writes the
+ * bounds of the whole output).  EXACTREF_CHECK_BLOCK_ROWS=R sets the rows of a block (0: one shot).
+ */
+#define ER_CHECK_BLOCK_BYTES 96
+#define ER_CHECK_BLOCK_MIN (INT64_C(1) << 15)
+
+/* Rows r0 .. r0+mb-1 (sliced) or all rows of matrix b of a 2-D or 3-D tensor, as a 2-D view (a 2-D
+ * tensor is every matrix of the batch). */
+static er_tensor rows_view(const er_tensor *t, int64_t b, int64_t r0, int64_t mb, int sliced)
+{
+    er_format_info fi;
+    er_tensor v = *t;
+    int64_t off = 0;
+    er_format_get_info(t->format, &fi);
+    if (t->ndim == 3) {
+        off = b * t->strides[0];
+        v.ndim = 2;
+        v.shape[0] = t->shape[1];
+        v.shape[1] = t->shape[2];
+        v.strides[0] = t->strides[1];
+        v.strides[1] = t->strides[2];
+    }
+    if (sliced) {
+        off += r0 * v.strides[0];
+        v.shape[0] = mb;
+    }
+    v.data = (unsigned char *)t->data + (size_t)off * (size_t)fi.storage_bytes;
+    return v;
+}
+
+/* The rows of a block, from EXACTREF_CHECK_BLOCK_ROWS or the rule above; 0: one shot. */
+static int64_t block_rows_for(int64_t rows, int64_t cols, int64_t io_bytes)
+{
+    const char *e = getenv("EXACTREF_CHECK_BLOCK_ROWS");
+    if (e && *e) {
+        char *end;
+        long long v = strtoll(e, &end, 10);
+        if (!*end && v >= 0) return v > rows ? rows : (int64_t)v;
+    }
+    if (rows < 2 || cols < 1) return 0;
+    int64_t elems = io_bytes / ER_CHECK_BLOCK_BYTES;
+    if (elems < ER_CHECK_BLOCK_MIN) elems = ER_CHECK_BLOCK_MIN;
+    int64_t br = elems / cols;
+    if (br < 1) br = 1;
+    return br >= rows ? 0 : br;
 }
 
 /* The per-element bounds as .npy files in dir: tolerance.npy (float64), range_low.npy and
@@ -88,7 +145,8 @@ int er_cmd_check(int argc, char **argv)
     er_npy outn;
     er_tensor O;
     void *ostore = NULL, *dbuf = NULL;
-    int64_t *outside_idx = NULL;
+    int64_t *outside_idx = NULL, *pidx = NULL;
+    unsigned char *bcov = NULL;
     er_result *res = NULL;
     char msg[1024];
     memset(&outn, 0, sizeof outn);
@@ -279,26 +337,12 @@ int er_cmd_check(int argc, char **argv)
     er_cli_mma_args(&m, &args);
     args.d = &D;
     check_progress cp = {er_cli_progress_start("check", "computing the exact reference", progress),
-                         "computing the exact reference"};
+                         "computing the exact reference", 0, 1};
     er_cli_progress *pr = cp.pr;
     if (pr) { /* on a terminal only: otherwise the library has no hook to call */
         args.progress = on_progress;
         args.progress_ctx = &cp;
     }
-    er_status st = er_result_create(&args, &res, msg, sizeof msg);
-    if (st != ER_OK) {
-        er_cli_progress_stop(pr);
-        fprintf(stderr, "exactref check: %s\n", msg[0] ? msg : er_status_string(st));
-        rc = er_cli_exit_for(st);
-        goto done;
-    }
-    char note0[256];
-    snprintf(note0, sizeof note0, "%s", er_result_stats(res)->note);
-    if (note0[0]) fprintf(stderr, "exactref check: note: %s\n", note0);
-    if (er_result_stats(res)->wrapped) /* as matmul says: the defined result, worth knowing */
-        fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the i32 "
-                "range)\n", (long long)er_result_stats(res)->wrapped, er_result_stats(res)->wrapped == 1 ? "" : "s");
-    double t_ref = now() - t0;
     er_tol_opts o;
     er_tol_opts_init(&o);
     o.compute = compute;
@@ -306,14 +350,140 @@ int er_cmd_check(int argc, char **argv)
     o.ulps = ulps;
     o.standard = std;
     er_check_report rep;
-    er_cli_progress_set(pr, "bounding every element", -1);
-    cp.what = "bounding every element"; /* the hook is called only from within the calls below */
-    if (pr) er_result_set_progress(res, on_progress, &cp);
-    st = er_check_report_compute(res, &o, &O, &m.A.t, &m.B.t, outside_idx, ER_CLI_OUTSIDE_CAP, &rep, msg, sizeof msg);
+    er_mma_stats agg; /* the blocks' statistics together */
+    const er_mma_stats *stats = NULL;
+    int dcompute = -1;
+    double t_ref = 0;
+    er_status st = ER_OK;
+    /* streamed in row blocks (above), unless --save-bounds wants the whole output's bounds */
+    int64_t io_bytes = (int64_t)(elems * (size_t)fo.storage_bytes);
+    {
+        er_format_info ai, bi;
+        er_format_get_info(m.A.t.format, &ai);
+        er_format_get_info(m.B.t.format, &bi);
+        io_bytes += (int64_t)(batched && m.A.t.ndim == 3 ? batch : 1) * rows * m.A.t.shape[m.A.t.ndim - 1] * ai.storage_bytes;
+        io_bytes += (int64_t)(batched && m.B.t.ndim == 3 ? batch : 1) * m.B.t.shape[m.B.t.ndim - 2] * cols * bi.storage_bytes;
+    }
+    int64_t brows = bounds_dir || !elems ? 0 : block_rows_for(rows, cols, io_bytes);
+    if (brows > 0) {
+        bcov = malloc((size_t)(brows * cols));
+        pidx = malloc(sizeof(int64_t) * ER_CLI_OUTSIDE_CAP);
+        if (!bcov || !pidx) {
+            fprintf(stderr, "exactref check: out of memory for a block of %lld elements\n", (long long)(brows * cols));
+            rc = ER_EXIT_INTERNAL;
+            goto done;
+        }
+        memset(&agg, 0, sizeof agg);
+        er_check_report_merge_init(&rep, D.ndim, D.shape, O.format);
+        int64_t nmat = batched ? batch : 1, done_rows = 0, all_rows = nmat * rows;
+        char note_seen[256] = "";
+        for (int64_t bm = 0; bm < nmat && st == ER_OK; bm++)
+            for (int64_t r0 = 0; r0 < rows && st == ER_OK; r0 += brows) {
+                int64_t mb = rows - r0 < brows ? rows - r0 : brows;
+                er_tensor va = rows_view(&m.A.t, bm, r0, mb, 1), vb = rows_view(&m.B.t, bm, 0, 0, 0);
+                er_tensor vd = rows_view(&D, bm, r0, mb, 1), vo = rows_view(&O, bm, r0, mb, 1), vc, vsa, vsb;
+                er_mma_args ba = args;
+                er_result *rb = NULL;
+                ba.a = &va;
+                ba.b = &vb;
+                ba.d = &vd;
+                if (args.c) {
+                    vc = rows_view(args.c, bm, r0, mb, 1);
+                    ba.c = &vc;
+                }
+                if (args.a_scale) {
+                    vsa = rows_view(args.a_scale, bm, r0, mb, 1);
+                    vsb = rows_view(args.b_scale, bm, 0, 0, 0);
+                    ba.a_scale = &vsa;
+                    ba.b_scale = &vsb;
+                }
+                cp.what = "computing the exact reference";
+                cp.lo = (double)done_rows / (double)all_rows;
+                cp.span = (double)mb / (double)all_rows;
+                er_cli_progress_set(pr, cp.what, cp.lo);
+                double t1 = now();
+                st = er_result_create(&ba, &rb, msg, sizeof msg);
+                t_ref += now() - t1;
+                if (st != ER_OK) break;
+                const er_mma_stats *s = er_result_stats(rb);
+                if (s->note[0] && strcmp(s->note, note_seen)) {
+                    snprintf(note_seen, sizeof note_seen, "%s", s->note);
+                    fprintf(stderr, "exactref check: note: %s\n", note_seen);
+                }
+                if (dcompute < 0) dcompute = er_result_default_compute(rb);
+                cp.what = "bounding every element";
+                if (pr) er_result_set_progress(rb, on_progress, &cp);
+                const er_bounds *bd;
+                er_check_report part;
+                int64_t outside = 0;
+                st = er_result_bounds(rb, &o, &bd, msg, sizeof msg);
+                if (st == ER_OK) st = er_result_covers(rb, &o, &vo, bcov, &outside, msg, sizeof msg);
+                if (st == ER_OK)
+                    st = er_check_report_score(bd, &vo, er_result_rounded(rb), bcov, outside, &va, &vb, pidx,
+                                               ER_CLI_OUTSIDE_CAP, &part, msg, sizeof msg);
+                if (st == ER_OK)
+                    st = er_check_report_merge(&rep, &part, bcov, pidx, outside_idx, ER_CLI_OUTSIDE_CAP, msg, sizeof msg);
+                if (s->note[0] && strcmp(s->note, note_seen)) { /* a note that the bounds added */
+                    snprintf(note_seen, sizeof note_seen, "%s", s->note);
+                    fprintf(stderr, "exactref check: note: %s\n", note_seen);
+                }
+                agg.elements += s->elements;
+                agg.fast_decided += s->fast_decided;
+                agg.exact_f64 += s->exact_f64;
+                agg.exact_path += s->exact_path;
+                agg.wrapped += s->wrapped;
+                if (s->threads > agg.threads) agg.threads = s->threads;
+                if (!done_rows) agg.backend = s->backend;
+                if (s->backend != ER_BACKEND_CPU) agg.backend = s->backend; /* a device, where one ran */
+                er_result_set_progress(rb, NULL, NULL);
+                er_result_free(rb);
+                done_rows += mb;
+            }
+        if (st == ER_OK && rep.outside)
+            st = er_check_report_narrower(&rep, &O, &D, m.A.t.format, m.B.t.format, msg, sizeof msg);
+        if (st == ER_OK) {
+            stats = &agg;
+            if (agg.wrapped) /* as matmul says: the defined result, worth knowing */
+                fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the "
+                        "i32 range)\n", (long long)agg.wrapped, agg.wrapped == 1 ? "" : "s");
+        } else {
+            /* an error in a block would name the block's indices: the one-shot path below says it with the
+             * whole output's (and fails the same way) */
+            st = ER_OK;
+            t_ref = 0;
+        }
+    }
+    if (!stats) {
+        cp.what = "computing the exact reference";
+        cp.lo = 0;
+        cp.span = 1;
+        st = er_result_create(&args, &res, msg, sizeof msg);
+        if (st != ER_OK) {
+            er_cli_progress_stop(pr);
+            fprintf(stderr, "exactref check: %s\n", msg[0] ? msg : er_status_string(st));
+            rc = er_cli_exit_for(st);
+            goto done;
+        }
+        char note0[256];
+        snprintf(note0, sizeof note0, "%s", er_result_stats(res)->note);
+        if (note0[0]) fprintf(stderr, "exactref check: note: %s\n", note0);
+        if (er_result_stats(res)->wrapped) /* as matmul says: the defined result, worth knowing */
+            fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the i32 "
+                    "range)\n", (long long)er_result_stats(res)->wrapped, er_result_stats(res)->wrapped == 1 ? "" : "s");
+        t_ref = now() - t0;
+        er_cli_progress_set(pr, "bounding every element", -1);
+        cp.what = "bounding every element"; /* the hook is called only from within the calls below */
+        if (pr) er_result_set_progress(res, on_progress, &cp);
+        st = er_check_report_compute(res, &o, &O, &m.A.t, &m.B.t, outside_idx, ER_CLI_OUTSIDE_CAP, &rep, msg,
+                                     sizeof msg);
+        er_result_set_progress(res, NULL, NULL); /* the line is gone */
+        /* a note that the bounds added (where they ran) */
+        if (strcmp(note0, er_result_stats(res)->note))
+            fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
+        stats = er_result_stats(res);
+        dcompute = er_result_default_compute(res);
+    }
     er_cli_progress_stop(pr);
-    er_result_set_progress(res, NULL, NULL); /* the line is gone */
-    /* a note that the bounds added (where they ran) */
-    if (strcmp(note0, er_result_stats(res)->note)) fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
     if (st != ER_OK) {
         fprintf(stderr, "exactref check: %s\n", msg);
         rc = er_cli_exit_for(st);
@@ -327,13 +497,13 @@ int er_cmd_check(int argc, char **argv)
     /* the standard the bounds used (cdna3 on fp8 operands is cdna3-fp8: er_standard_for_inputs) */
     er_standard used = er_standard_for_inputs(&std, m.A.t.format, m.B.t.format);
     c.standard = fo.kind == ER_KIND_FLOAT ? used.name : "exact (mmai)";
-    c.compute = fo.kind == ER_KIND_FLOAT ? er_format_name(compute < 0 ? er_result_default_compute(res) : compute) : "i32";
+    c.compute = fo.kind == ER_KIND_FLOAT ? er_format_name(compute < 0 ? dcompute : compute) : "i32";
     c.ftz = m.ftz;
     c.rep = &rep;
     c.outside_index = outside_idx;
     c.seconds = now() - t0;
     c.seconds_ref = t_ref;
-    c.stats = er_result_stats(res);
+    c.stats = stats;
     er_cli_check_warnings(&c, hint);
     /* a report written to standard output ('-') is the whole of it: the text goes to stderr */
     int report_on_stdout = (json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")) || (plot && !strcmp(plot, "-"));
@@ -381,6 +551,8 @@ done:
     er_npy_free(&outn);
     free(ostore);
     free(outside_idx);
+    free(pidx);
+    free(bcov);
     free(dbuf);
     return rc;
 }
