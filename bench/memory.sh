@@ -34,7 +34,7 @@ EOF
     kb=$(sed -n 's/^[[:space:]]*Maximum resident set size (kbytes): //p' "$tmp/time.txt")
     wall=$(sed -n 's/^[[:space:]]*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time.txt")
     files=$(($(wc -c <"$tmp/a.npy") + $(wc -c <"$tmp/b.npy") + $(wc -c <"$tmp/out.npy")))
-    blocks=${EXACTREF_CHECK_BLOCK_ROWS:+, EXACTREF_CHECK_BLOCK_ROWS=$EXACTREF_CHECK_BLOCK_ROWS}
+    blocks=; [ -z "${EXACTREF_CHECK_BLOCK_ROWS-}" ] || blocks=", EXACTREF_CHECK_BLOCK_ROWS=$EXACTREF_CHECK_BLOCK_ROWS"
     awk -v n="$n" -v kb="$kb" -v f="$files" -v w="$wall" -v b="$blocks" 'BEGIN {
         printf "memory n=%d bf16 -> f32: peak RSS %.1f MB, inputs+output %.1f MB, ratio %.2f (wall %s%s)\n",
                n, kb * 1024 / 1e6, f / 1e6, kb * 1024 / f, w, b }'
