@@ -74,8 +74,6 @@ er_status er_check_report_merge(er_check_report *into, const er_check_report *pa
                     "(%lld columns; the block has %lld)", (long long)n, (long long)pn);
     if (part->outside > 0 && !part_covered)
         return fail(msg, msg_size, ER_EINVAL, "er_check_report_merge: a block with outside elements needs its covered array");
-    if (part->outside_listed > 0 && !part_index && into_index)
-        return fail(msg, msg_size, ER_EINVAL, "er_check_report_merge: the block's outside list is missing");
     const int64_t base = into->elements, first = into->elements == 0;
     /* the worst element: the block's when it ranks strictly higher (an earlier one wins a tie) */
     int ri, rp;
@@ -115,15 +113,87 @@ er_status er_check_report_merge(er_check_report *into, const er_check_report *pa
             into->map[(int)(i * mr / m)][(int)(j * mc / n)]++;
         }
     }
-    /* the outside list: the block's entries follow, up to the cap */
-    if (into_index)
+    /* the outside list: the block's entries follow, up to the cap (from its covered array when its list
+     * is not given) */
+    if (into_index && part_index)
         for (int64_t k = 0; k < part->outside_listed && into->outside_listed < into_cap; k++)
             into_index[into->outside_listed++] = base + part_index[k];
+    else if (into_index && part->outside > 0)
+        for (int64_t e = 0; e < part->elements && into->outside_listed < into_cap; e++)
+            if (!part_covered[e]) into_index[into->outside_listed++] = base + e;
     into->zero_accepted = (first || into->zero_accepted) && part->zero_accepted;
     into->operand_vacuous = first ? part->operand_vacuous : (into->operand_vacuous & part->operand_vacuous);
     into->narrower_format = -1; /* a property of the whole output: er_check_report_narrower */
     into->elements += part->elements;
     into->outside += part->outside;
+    if (msg && msg_size) msg[0] = '\0';
+    return ER_OK;
+}
+
+er_status er_check_report_merge_columns(er_check_report *band, const er_check_report *tile, int64_t j0,
+                                        const unsigned char *tile_covered, unsigned char *band_covered, char *msg,
+                                        size_t msg_size)
+{
+    if (!band || !tile) return fail(msg, msg_size, ER_EINVAL, "er_check_report_merge_columns: null argument");
+    if (band->ndim != 2 || tile->ndim != 2 || tile->format != band->format)
+        return fail(msg, msg_size, ER_EINVAL, "er_check_report_merge_columns: the band and the tile must be 2-D reports "
+                    "of one output format");
+    int64_t m = band->shape[0], n = band->shape[1], nb = tile->shape[1];
+    if (tile->shape[0] != m || j0 < 0 || nb < 0 || j0 > n - nb || tile->elements != m * nb ||
+        band->elements > m * n - tile->elements)
+        return fail(msg, msg_size, ER_EINVAL, "er_check_report_merge_columns: a tile of %lld x %lld at column %lld does "
+                    "not fit the band of %lld x %lld (%lld elements merged)", (long long)tile->shape[0], (long long)nb,
+                    (long long)j0, (long long)m, (long long)n, (long long)band->elements);
+    if (tile->elements == 0) {
+        if (msg && msg_size) msg[0] = '\0';
+        return ER_OK;
+    }
+    if (!tile_covered || !band_covered)
+        return fail(msg, msg_size, ER_EINVAL, "er_check_report_merge_columns: the covered arrays are needed");
+    const int first = band->elements == 0;
+    int rb, rt;
+    double sb, st;
+    rank_of(band, &rb, &sb);
+    rank_of(tile, &rt, &st);
+    /* the worst element: by rank, then score, then the first in the band's row-major order */
+    int64_t at = tile->worst >= 0 ? (tile->worst / nb) * n + j0 + tile->worst % nb : -1;
+    if (rt > rb || (rt == rb && rt >= 0 && (st > sb || (st == sb && at < band->worst)))) {
+        band->worst = at;
+        band->worst_covered = tile->worst_covered;
+        band->worst_why = tile->worst_why;
+        band->ulps_beyond = tile->ulps_beyond;
+        band->output = tile->output;
+        band->rounded = tile->rounded;
+        band->low = tile->low;
+        band->high = tile->high;
+        band->output_value = tile->output_value;
+        band->rounded_value = tile->rounded_value;
+        band->low_value = tile->low_value;
+        band->high_value = tile->high_value;
+        band->has_range = tile->has_range;
+        band->single_value = tile->single_value;
+        band->tolerance = tile->tolerance;
+        band->ratio = tile->ratio;
+        band->may_pinf = tile->may_pinf;
+        band->may_ninf = tile->may_ninf;
+        band->may_nan = tile->may_nan;
+        er_check_report_index(band, band->worst, band->worst_index);
+    }
+    for (int h = 0; h < ER_REPORT_BINS; h++) band->hist[h] += tile->hist[h];
+    for (int h = 0; h < ER_REPORT_LOG_BINS; h++) band->log_hist[h] += tile->log_hist[h];
+    int64_t mr = m < ER_REPORT_MAP ? m : ER_REPORT_MAP, mc = n < ER_REPORT_MAP ? n : ER_REPORT_MAP;
+    for (int64_t i = 0; i < m; i++) {
+        memcpy(band_covered + i * n + j0, tile_covered + i * nb, (size_t)nb);
+        if (tile->outside > 0)
+            for (int64_t j = 0; j < nb; j++)
+                if (!tile_covered[i * nb + j]) band->map[(int)(i * mr / m)][(int)((j0 + j) * mc / n)]++;
+    }
+    band->outside_listed = 0; /* er_check_report_merge lists the band's outside elements from band_covered */
+    band->zero_accepted = (first || band->zero_accepted) && tile->zero_accepted;
+    band->operand_vacuous = first ? tile->operand_vacuous : (band->operand_vacuous & tile->operand_vacuous);
+    band->narrower_format = -1;
+    band->elements += tile->elements;
+    band->outside += tile->outside;
     if (msg && msg_size) msg[0] = '\0';
     return ER_OK;
 }

@@ -1,6 +1,7 @@
 /* test_report_merge.c: the report of an output scored block by block (each block of rows its own result,
  * bounds and scoring, the reports merged with er_check_report_merge) equals the one-shot report of
- * er_check_report_compute, bit for bit, with the outside list, over random splits (2-D and batched),
+ * er_check_report_compute, bit for bit, with the outside list, over random splits (2-D and batched, and
+ * bands of rows cut into column tiles merged in a random order),
  * outputs with elements outside, specials, ties and a widened output (the narrower-format hint). */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
@@ -60,9 +61,60 @@ static void make_output(const float *d, const er_bounds *bd, int64_t count, int 
     }
 }
 
+/* A band of mb rows (A rows a, B b: K x N, rounded answer d and output out: mb x N, row stride N) as
+ * column tiles in a random order, merged into the band's report, then the band into all. */
+static void merge_band(er_check_report *all, uint16_t *a, uint16_t *b, float *d, float *out, int64_t mb, int64_t N,
+                       int64_t *idx, const er_tol_opts *o, uint64_t *state)
+{
+    int64_t cut[64], order[64], nt = 0;
+    char msg[512];
+    for (int64_t j = 0; j < N;) {
+        int64_t w = 1 + (int64_t)(er_test_rand(state) % (uint64_t)(N - j < 9 ? N - j : 9));
+        cut[nt++] = j;
+        j += w;
+    }
+    cut[nt] = N;
+    for (int64_t t = 0; t < nt; t++) order[t] = t;
+    for (int64_t t = nt - 1; t > 0; t--) {
+        int64_t u = (int64_t)(er_test_rand(state) % (uint64_t)(t + 1)), x = order[t];
+        order[t] = order[u];
+        order[u] = x;
+    }
+    unsigned char *bcov = malloc((size_t)(mb * N)), *tcov = malloc((size_t)(mb * N));
+    float *dt = malloc(sizeof *dt * (size_t)(mb * N));
+    er_check_report band;
+    int64_t bshape[2] = {mb, N};
+    ck_assert(bcov && tcov && dt);
+    er_check_report_merge_init(&band, 2, bshape, ER_FMT_F32);
+    er_tensor A = er_tensor_2d(ER_FMT_BF16, mb, K, a);
+    for (int64_t t = 0; t < nt; t++) {
+        int64_t j0 = cut[order[t]], w = cut[order[t] + 1] - j0;
+        er_tensor B = er_tensor_2d(ER_FMT_BF16, K, w, b + j0), D = er_tensor_2d(ER_FMT_F32, mb, w, dt);
+        er_tensor O = er_tensor_2d(ER_FMT_F32, mb, w, out + j0);
+        B.strides[0] = N;
+        O.strides[0] = N;
+        er_result *r = make(&A, &B, &D);
+        const er_bounds *bd;
+        er_check_report tile;
+        int64_t outside;
+        ck_assert_int_eq(er_result_bounds(r, o, &bd, msg, sizeof msg), ER_OK);
+        ck_assert_int_eq(er_result_covers(r, o, &O, tcov, &outside, msg, sizeof msg), ER_OK);
+        ck_assert_msg(er_check_report_score(bd, &O, er_result_rounded(r), tcov, outside, &A, &B, NULL, 0, &tile, msg,
+                                            sizeof msg) == ER_OK, "%s", msg);
+        ck_assert_msg(er_check_report_merge_columns(&band, &tile, j0, tcov, bcov, msg, sizeof msg) == ER_OK, "%s", msg);
+        for (int64_t i = 0; i < mb; i++) memcpy(d + i * N + j0, dt + i * w, sizeof *dt * (size_t)w);
+        er_result_free(r);
+    }
+    ck_assert_int_eq(band.elements, mb * N);
+    ck_assert_msg(er_check_report_merge(all, &band, bcov, NULL, idx, CAP, msg, sizeof msg) == ER_OK, "%s", msg);
+    free(bcov);
+    free(tcov);
+    free(dt);
+}
+
 /* One batched (nb, m, N) or 2-D (nb = 0) problem: the one-shot report against merged block reports over
  * `splits` random splits into blocks of rows. */
-static void one_problem(int64_t nb, int64_t m, int64_t N, int kind, int splits, uint64_t *state)
+static void one_problem(int64_t nb, int64_t m, int64_t N, int kind, int splits, int tiles, uint64_t *state)
 {
     int64_t bat = nb ? nb : 1, count = bat * m * N;
     uint16_t *av = malloc(sizeof *av * (size_t)(bat * m * K)), *bv = malloc(sizeof *bv * (size_t)(bat * K * N));
@@ -120,6 +172,11 @@ static void one_problem(int64_t nb, int64_t m, int64_t N, int kind, int splits, 
                 int64_t mb = 1 + (int64_t)(er_test_rand(state) % (uint64_t)(m - r0));
                 if (er_test_rand(state) % 4 == 0) mb = m - r0; /* long blocks too */
                 int64_t row = b * m + r0;
+                if (!nb && tiles) { /* the band in column tiles, in a random order */
+                    merge_band(&all, av + row * K, bv, dv2 + row * N, out + row * N, mb, N, idx2, &o, state);
+                    r0 += mb;
+                    continue;
+                }
                 er_tensor a = er_tensor_2d(ER_FMT_BF16, mb, K, av + row * K);
                 er_tensor bb = er_tensor_2d(ER_FMT_BF16, K, N, bv + (nb ? b * K * N : 0));
                 er_tensor d = er_tensor_2d(ER_FMT_F32, mb, N, dv2 + row * N);
@@ -162,22 +219,32 @@ static void one_problem(int64_t nb, int64_t m, int64_t N, int kind, int splits, 
 START_TEST(split_2d)
 {
     uint64_t state = er_test_seed("report_merge_split_2d");
-    one_problem(0, 41, 23, 0, 12, &state);
-    one_problem(0, 70, 37, 0, 6, &state); /* more than ER_REPORT_MAP rows: blocks straddle the map's cells */
+    one_problem(0, 41, 23, 0, 12, 0, &state);
+    one_problem(0, 70, 37, 0, 6, 0, &state); /* more than ER_REPORT_MAP rows: blocks straddle the map's cells */
+}
+END_TEST
+
+/* bands of rows in column tiles (er_check_report_merge_columns), tiles in a random order */
+START_TEST(split_tiles)
+{
+    uint64_t state = er_test_seed("report_merge_split_tiles");
+    one_problem(0, 41, 23, 0, 10, 1, &state);
+    one_problem(0, 70, 45, 0, 4, 1, &state);
 }
 END_TEST
 
 START_TEST(split_batched)
 {
     uint64_t state = er_test_seed("report_merge_split_batched");
-    one_problem(4, 9, 11, 0, 10, &state);
+    one_problem(4, 9, 11, 0, 10, 0, &state);
 }
 END_TEST
 
 START_TEST(widened_hint)
 {
     uint64_t state = er_test_seed("report_merge_widened_hint");
-    one_problem(0, 33, 17, 1, 4, &state);
+    one_problem(0, 33, 17, 1, 4, 0, &state);
+    one_problem(0, 33, 17, 1, 3, 1, &state);
 }
 END_TEST
 
@@ -212,6 +279,7 @@ int main(void)
     TCase *tc = tcase_create("merge");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, split_2d);
+    tcase_add_test(tc, split_tiles);
     tcase_add_test(tc, split_batched);
     tcase_add_test(tc, widened_hint);
     tcase_add_test(tc, refusals);
