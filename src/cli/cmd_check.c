@@ -35,23 +35,31 @@ static void on_progress(void *ctx, double fraction)
 }
 
 /*
- * Row blocks.  The check streams: for each block of rows of the output (within one matrix of a batch)
- * a result of its own on row views of A, C, the scales, OUT and D (B whole), its bounds, covers and
- * scoring, and its report merged (er_check_report_merge); the block's result and bounds are freed
- * before the next, so the bounds of the whole output never exist at once.  The block holds about
- * ER_CHECK_BLOCK_BYTES bytes of work per element (the bounds, the reference's and the bounds' work
- * arrays, covered: 91 measured); its rows are chosen so that the block's work is about the bytes of the
- * inputs and output (at least ER_CHECK_BLOCK_MIN elements).  Each block's result prepares B again
- * (conversions and packing, about the work of 120 rows of the product): fewer, larger blocks are faster.  The bits of the report are the one-shot
- * report's (tests/core/test_report_merge.c).  --save-bounds keeps the one-shot path (it writes the
- * bounds of the whole output).  EXACTREF_CHECK_BLOCK_ROWS=R sets the rows of a block (0: one shot).
+ * Blocks.  The check streams: for each tile of the output (rows of one matrix of a batch, and a range
+ * of its columns) a result of its own on views of A's rows, B's columns, C, the scales, OUT and a
+ * tile of the rounded answer, its bounds, covers and scoring; the tiles of a band of rows are merged
+ * into the band's report (er_check_report_merge_columns), the bands into the whole
+ * (er_check_report_merge).  A tile's result and bounds are freed before the next, so the bounds of the
+ * whole output never exist at once.  What a tile holds (measured, src/tolerance.c and the CPU
+ * backends): about ER_CHECK_BLOCK_BYTES bytes per output element (the bounds, the bounds' products,
+ * covered), ER_CHECK_SIDE_BYTES per element of its A rows (mb x k) and of its B columns (k x nb) (their
+ * binary64 copies).  The tile is chosen to hold about the bytes of the inputs and output: B's columns
+ * a third (all of B when it fits, else at least ER_CHECK_MIN_COLS columns), the rest for the rows (at
+ * least ER_CHECK_BLOCK_MIN elements).  Each tile's result prepares its A rows and B columns again:
+ * smaller tiles cost time (docs/cli.md).  The bits of the report are the one-pass report's
+ * (tests/core/test_report_merge.c, tests/core/test_check_blocks.sh).  --save-bounds keeps the one-pass
+ * path (it writes the bounds of the whole output).  EXACTREF_CHECK_BLOCK_ROWS=R and
+ * EXACTREF_CHECK_BLOCK_COLS=C set a tile's rows and columns (R = 0: one pass; C unset with R set: all
+ * columns).
  */
 #define ER_CHECK_BLOCK_BYTES 96
+#define ER_CHECK_SIDE_BYTES 32
 #define ER_CHECK_BLOCK_MIN (INT64_C(1) << 15)
+#define ER_CHECK_MIN_COLS 128
 
 /* Rows r0 .. r0+mb-1 (sliced) or all rows of matrix b of a 2-D or 3-D tensor, as a 2-D view (a 2-D
- * tensor is every matrix of the batch). */
-static er_tensor rows_view(const er_tensor *t, int64_t b, int64_t r0, int64_t mb, int sliced)
+ * tensor is every matrix of the batch); then columns c0 .. c0+nb-1 when nb >= 0. */
+static er_tensor tile_view(const er_tensor *t, int64_t b, int64_t r0, int64_t mb, int sliced, int64_t c0, int64_t nb)
 {
     er_format_info fi;
     er_tensor v = *t;
@@ -69,25 +77,46 @@ static er_tensor rows_view(const er_tensor *t, int64_t b, int64_t r0, int64_t mb
         off += r0 * v.strides[0];
         v.shape[0] = mb;
     }
+    if (nb >= 0) {
+        off += c0 * v.strides[1];
+        v.shape[1] = nb;
+    }
     v.data = (unsigned char *)t->data + (size_t)off * (size_t)fi.storage_bytes;
     return v;
 }
 
-/* The rows of a block, from EXACTREF_CHECK_BLOCK_ROWS or the rule above; 0: one shot. */
-static int64_t block_rows_for(int64_t rows, int64_t cols, int64_t io_bytes)
+static int64_t env_size(const char *name)
 {
-    const char *e = getenv("EXACTREF_CHECK_BLOCK_ROWS");
-    if (e && *e) {
-        char *end;
-        long long v = strtoll(e, &end, 10);
-        if (!*end && v >= 0) return v > rows ? rows : (int64_t)v;
+    const char *e = getenv(name);
+    if (!e || !*e) return -1;
+    char *end;
+    long long v = strtoll(e, &end, 10);
+    return !*end && v >= 0 ? (int64_t)v : -1;
+}
+
+/* A tile's rows *br and columns *bc (the rule above); *br = 0: one pass. */
+static void tile_for(int64_t rows, int64_t cols, int64_t k, int64_t io_bytes, int64_t *br, int64_t *bc)
+{
+    int64_t er = env_size("EXACTREF_CHECK_BLOCK_ROWS"), ec = env_size("EXACTREF_CHECK_BLOCK_COLS");
+    if (er >= 0) {
+        *br = er > rows ? rows : er;
+        *bc = ec > 0 && ec < cols ? ec : cols;
+        return;
     }
-    if (rows < 2 || cols < 1) return 0;
-    int64_t elems = io_bytes / ER_CHECK_BLOCK_BYTES;
-    if (elems < ER_CHECK_BLOCK_MIN) elems = ER_CHECK_BLOCK_MIN;
-    int64_t br = elems / cols;
-    if (br < 1) br = 1;
-    return br >= rows ? 0 : br;
+    *br = 0;
+    *bc = cols;
+    if (rows < 1 || cols < 1) return;
+    int64_t kk = k > 0 ? k : 1;
+    if (ER_CHECK_SIDE_BYTES * kk * cols > io_bytes / 3) {
+        int64_t c = io_bytes / 3 / (ER_CHECK_SIDE_BYTES * kk);
+        *bc = c < ER_CHECK_MIN_COLS ? ER_CHECK_MIN_COLS : c;
+        if (*bc > cols) *bc = cols;
+    }
+    int64_t r = (io_bytes - ER_CHECK_SIDE_BYTES * kk * *bc) / (ER_CHECK_SIDE_BYTES * kk + ER_CHECK_BLOCK_BYTES * *bc);
+    if (r * *bc < ER_CHECK_BLOCK_MIN) r = ER_CHECK_BLOCK_MIN / *bc;
+    if (r < 1) r = 1;
+    if (r >= rows && *bc >= cols) r = 0; /* one tile: one pass */
+    *br = r > rows ? rows : r;
 }
 
 /* The per-element bounds as .npy files in dir: tolerance.npy (float64), range_low.npy and
@@ -145,8 +174,8 @@ int er_cmd_check(int argc, char **argv)
     er_npy outn;
     er_tensor O;
     void *ostore = NULL, *dbuf = NULL;
-    int64_t *outside_idx = NULL, *pidx = NULL;
-    unsigned char *bcov = NULL;
+    int64_t *outside_idx = NULL;
+    unsigned char *bcov = NULL, *tcov = NULL, *dtile = NULL;
     er_result *res = NULL;
     char msg[1024];
     memset(&outn, 0, sizeof outn);
@@ -364,80 +393,97 @@ int er_cmd_check(int argc, char **argv)
         io_bytes += (int64_t)(batched && m.A.t.ndim == 3 ? batch : 1) * rows * m.A.t.shape[m.A.t.ndim - 1] * ai.storage_bytes;
         io_bytes += (int64_t)(batched && m.B.t.ndim == 3 ? batch : 1) * m.B.t.shape[m.B.t.ndim - 2] * cols * bi.storage_bytes;
     }
-    int64_t brows = bounds_dir || !elems ? 0 : block_rows_for(rows, cols, io_bytes);
+    int64_t brows = 0, bcols = cols;
+    if (!bounds_dir && elems) tile_for(rows, cols, m.A.t.shape[m.A.t.ndim - 1], io_bytes, &brows, &bcols);
     if (brows > 0) {
         bcov = malloc((size_t)(brows * cols));
-        pidx = malloc(sizeof(int64_t) * ER_CLI_OUTSIDE_CAP);
-        if (!bcov || !pidx) {
+        tcov = malloc((size_t)(brows * bcols));
+        dtile = malloc((size_t)(brows * bcols) * (size_t)fo.storage_bytes);
+        if (!bcov || !tcov || !dtile) {
             fprintf(stderr, "exactref check: out of memory for a block of %lld elements\n", (long long)(brows * cols));
             rc = ER_EXIT_INTERNAL;
             goto done;
         }
         memset(&agg, 0, sizeof agg);
         er_check_report_merge_init(&rep, D.ndim, D.shape, O.format);
-        int64_t nmat = batched ? batch : 1, done_rows = 0, all_rows = nmat * rows;
+        int64_t nmat = batched ? batch : 1, done_el = 0, all_el = nmat * rows * cols;
         char note_seen[256] = "";
         for (int64_t bm = 0; bm < nmat && st == ER_OK; bm++)
             for (int64_t r0 = 0; r0 < rows && st == ER_OK; r0 += brows) {
                 int64_t mb = rows - r0 < brows ? rows - r0 : brows;
-                er_tensor va = rows_view(&m.A.t, bm, r0, mb, 1), vb = rows_view(&m.B.t, bm, 0, 0, 0);
-                er_tensor vd = rows_view(&D, bm, r0, mb, 1), vo = rows_view(&O, bm, r0, mb, 1), vc, vsa, vsb;
-                er_mma_args ba = args;
-                er_result *rb = NULL;
-                ba.a = &va;
-                ba.b = &vb;
-                ba.d = &vd;
-                if (args.c) {
-                    vc = rows_view(args.c, bm, r0, mb, 1);
-                    ba.c = &vc;
+                er_check_report band;
+                int64_t bshape[2] = {mb, cols};
+                er_check_report_merge_init(&band, 2, bshape, O.format);
+                for (int64_t c0 = 0; c0 < cols && st == ER_OK; c0 += bcols) {
+                    int64_t nb = cols - c0 < bcols ? cols - c0 : bcols;
+                    er_tensor va = tile_view(&m.A.t, bm, r0, mb, 1, 0, -1), vb = tile_view(&m.B.t, bm, 0, 0, 0, c0, nb);
+                    er_tensor vo = tile_view(&O, bm, r0, mb, 1, c0, nb), vc, vsa, vsb;
+                    er_tensor vd = er_tensor_2d(O.format, mb, nb, dtile);
+                    er_mma_args ba = args;
+                    er_result *rb = NULL;
+                    ba.a = &va;
+                    ba.b = &vb;
+                    ba.d = &vd;
+                    if (args.c) {
+                        vc = tile_view(args.c, bm, r0, mb, 1, c0, nb);
+                        ba.c = &vc;
+                    }
+                    if (args.a_scale) {
+                        vsa = tile_view(args.a_scale, bm, r0, mb, 1, 0, -1);
+                        vsb = tile_view(args.b_scale, bm, 0, 0, 0, c0, nb);
+                        ba.a_scale = &vsa;
+                        ba.b_scale = &vsb;
+                    }
+                    cp.what = "computing the exact reference";
+                    cp.lo = (double)done_el / (double)all_el;
+                    cp.span = (double)(mb * nb) / (double)all_el;
+                    er_cli_progress_set(pr, cp.what, cp.lo);
+                    double t1 = now();
+                    st = er_result_create(&ba, &rb, msg, sizeof msg);
+                    t_ref += now() - t1;
+                    if (st != ER_OK) break;
+                    const er_mma_stats *s = er_result_stats(rb);
+                    if (s->note[0] && strcmp(s->note, note_seen)) {
+                        snprintf(note_seen, sizeof note_seen, "%s", s->note);
+                        fprintf(stderr, "exactref check: note: %s\n", note_seen);
+                    }
+                    if (dcompute < 0) dcompute = er_result_default_compute(rb);
+                    cp.what = "bounding every element";
+                    if (pr) er_result_set_progress(rb, on_progress, &cp);
+                    const er_bounds *bd;
+                    er_check_report part;
+                    int64_t outside = 0;
+                    st = er_result_bounds(rb, &o, &bd, msg, sizeof msg);
+                    if (st == ER_OK) st = er_result_covers(rb, &o, &vo, tcov, &outside, msg, sizeof msg);
+                    if (st == ER_OK)
+                        st = er_check_report_score(bd, &vo, er_result_rounded(rb), tcov, outside, &va, &vb, NULL, 0,
+                                                   &part, msg, sizeof msg);
+                    if (st == ER_OK)
+                        st = er_check_report_merge_columns(&band, &part, c0, tcov, bcov, msg, sizeof msg);
+                    if (s->note[0] && strcmp(s->note, note_seen)) { /* a note that the bounds added */
+                        snprintf(note_seen, sizeof note_seen, "%s", s->note);
+                        fprintf(stderr, "exactref check: note: %s\n", note_seen);
+                    }
+                    agg.elements += s->elements;
+                    agg.fast_decided += s->fast_decided;
+                    agg.exact_f64 += s->exact_f64;
+                    agg.exact_path += s->exact_path;
+                    agg.wrapped += s->wrapped;
+                    if (s->threads > agg.threads) agg.threads = s->threads;
+                    if (!done_el) agg.backend = s->backend;
+                    if (s->backend != ER_BACKEND_CPU) agg.backend = s->backend; /* a device, where one ran */
+                    er_result_set_progress(rb, NULL, NULL);
+                    er_result_free(rb);
+                    /* the tile's rounded answer into D (kept whole for the narrower-format hint) */
+                    er_tensor dd = tile_view(&D, bm, r0, mb, 1, c0, nb);
+                    size_t sb = (size_t)fo.storage_bytes;
+                    for (int64_t i = 0; i < mb; i++)
+                        memcpy((unsigned char *)dd.data + (size_t)(i * dd.strides[0]) * sb, dtile + (size_t)(i * nb) * sb,
+                               (size_t)nb * sb);
+                    done_el += mb * nb;
                 }
-                if (args.a_scale) {
-                    vsa = rows_view(args.a_scale, bm, r0, mb, 1);
-                    vsb = rows_view(args.b_scale, bm, 0, 0, 0);
-                    ba.a_scale = &vsa;
-                    ba.b_scale = &vsb;
-                }
-                cp.what = "computing the exact reference";
-                cp.lo = (double)done_rows / (double)all_rows;
-                cp.span = (double)mb / (double)all_rows;
-                er_cli_progress_set(pr, cp.what, cp.lo);
-                double t1 = now();
-                st = er_result_create(&ba, &rb, msg, sizeof msg);
-                t_ref += now() - t1;
-                if (st != ER_OK) break;
-                const er_mma_stats *s = er_result_stats(rb);
-                if (s->note[0] && strcmp(s->note, note_seen)) {
-                    snprintf(note_seen, sizeof note_seen, "%s", s->note);
-                    fprintf(stderr, "exactref check: note: %s\n", note_seen);
-                }
-                if (dcompute < 0) dcompute = er_result_default_compute(rb);
-                cp.what = "bounding every element";
-                if (pr) er_result_set_progress(rb, on_progress, &cp);
-                const er_bounds *bd;
-                er_check_report part;
-                int64_t outside = 0;
-                st = er_result_bounds(rb, &o, &bd, msg, sizeof msg);
-                if (st == ER_OK) st = er_result_covers(rb, &o, &vo, bcov, &outside, msg, sizeof msg);
                 if (st == ER_OK)
-                    st = er_check_report_score(bd, &vo, er_result_rounded(rb), bcov, outside, &va, &vb, pidx,
-                                               ER_CLI_OUTSIDE_CAP, &part, msg, sizeof msg);
-                if (st == ER_OK)
-                    st = er_check_report_merge(&rep, &part, bcov, pidx, outside_idx, ER_CLI_OUTSIDE_CAP, msg, sizeof msg);
-                if (s->note[0] && strcmp(s->note, note_seen)) { /* a note that the bounds added */
-                    snprintf(note_seen, sizeof note_seen, "%s", s->note);
-                    fprintf(stderr, "exactref check: note: %s\n", note_seen);
-                }
-                agg.elements += s->elements;
-                agg.fast_decided += s->fast_decided;
-                agg.exact_f64 += s->exact_f64;
-                agg.exact_path += s->exact_path;
-                agg.wrapped += s->wrapped;
-                if (s->threads > agg.threads) agg.threads = s->threads;
-                if (!done_rows) agg.backend = s->backend;
-                if (s->backend != ER_BACKEND_CPU) agg.backend = s->backend; /* a device, where one ran */
-                er_result_set_progress(rb, NULL, NULL);
-                er_result_free(rb);
-                done_rows += mb;
+                    st = er_check_report_merge(&rep, &band, bcov, NULL, outside_idx, ER_CLI_OUTSIDE_CAP, msg, sizeof msg);
             }
         if (st == ER_OK && rep.outside)
             st = er_check_report_narrower(&rep, &O, &D, m.A.t.format, m.B.t.format, msg, sizeof msg);
@@ -551,8 +597,9 @@ done:
     er_npy_free(&outn);
     free(ostore);
     free(outside_idx);
-    free(pidx);
     free(bcov);
+    free(tcov);
+    free(dtile);
     free(dbuf);
     return rc;
 }

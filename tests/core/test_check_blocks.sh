@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_check_blocks.sh: `exactref check` streamed in row blocks says what the one-shot check says: the
 # text report (its time line aside), --json (its seconds aside), --junit, --plot and the failure
-# bundle, byte for byte, for blocks of 1, 3 and 7 rows (EXACTREF_CHECK_BLOCK_ROWS; 0 is one shot):
+# bundle, byte for byte, for tiles of 1, 3, 5 and 7 rows and 1, 2, 4 or all columns
+# (EXACTREF_CHECK_BLOCK_ROWS and _COLS; 0 rows is one pass):
 # 2-D and batched products (either operand broadcast), an accumulator, block scales, an integer
 # product, a widened output (the narrower-format hint) and outputs with elements outside.
 # Usage: test_check_blocks.sh PATH/TO/exactref      (random data: EXACTREF_SEED)
@@ -66,26 +67,27 @@ open(dst, "wb").write(bytes(b))
 EOF
 }
 
-# same NAME ARGS...: the check of ARGS in one shot and in blocks of 1, 3 and 7 rows say the same
+# same NAME ARGS...: the check of ARGS in one shot and in tiles of R rows and C columns (R_C; C 0: all
+# columns) say the same
 same() {
     name=$1; shift
-    for r in 0 1 3 7; do
+    for r in 0_0 1_0 3_0 7_0 3_4 5_2 1_1; do
         mkdir -p "$tmp/r$r"
         rm -rf "$tmp/r$r/bundle"
-        EXACTREF_CHECK_BLOCK_ROWS=$r "$X" check "$@" --json "$tmp/r$r/j.json" --junit "$tmp/r$r/u.xml" \
+        EXACTREF_CHECK_BLOCK_ROWS=${r%_*} EXACTREF_CHECK_BLOCK_COLS=${r#*_} "$X" check "$@" --json "$tmp/r$r/j.json" --junit "$tmp/r$r/u.xml" \
             --plot "$tmp/r$r/p.svg" --save-failures "$tmp/r$r/bundle" >"$tmp/r$r/out" 2>"$tmp/r$r/err"
         echo $? >"$tmp/r$r/rc"
         grep -v '^  time  ' "$tmp/r$r/out" | grep -v 'failure bundle' >"$tmp/r$r/text"
         grep -v '"seconds' "$tmp/r$r/j.json" >"$tmp/r$r/json"
         sed 's/time="[^"]*"//g' "$tmp/r$r/u.xml" >"$tmp/r$r/junit"
     done
-    for r in 1 3 7; do
+    for r in 1_0 3_0 7_0 3_4 5_2 1_1; do
         for f in rc text json junit p.svg err; do
-            cmp -s "$tmp/r0/$f" "$tmp/r$r/$f" || { bad "$name: blocks of $r rows: $f differs: $(diff "$tmp/r0/$f" "$tmp/r$r/$f" | head -5)"; continue 2; }
+            cmp -s "$tmp/r0_0/$f" "$tmp/r$r/$f" || { bad "$name: tiles $r: $f differs: $(diff "$tmp/r0_0/$f" "$tmp/r$r/$f" | head -5)"; continue 2; }
         done
-        if [ -d "$tmp/r0/bundle" ]; then
-            for f in "$tmp/r0/bundle"/*.npy; do
-                cmp -s "$f" "$tmp/r$r/bundle/$(basename "$f")" || { bad "$name: blocks of $r rows: bundle $(basename "$f") differs"; continue 2; }
+        if [ -d "$tmp/r0_0/bundle" ]; then
+            for f in "$tmp/r0_0/bundle"/*.npy; do
+                cmp -s "$f" "$tmp/r$r/bundle/$(basename "$f")" || { bad "$name: tiles $r: bundle $(basename "$f") differs"; continue 2; }
             done
         fi
         ok
@@ -100,7 +102,7 @@ same "2-D exact" "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF
 same "2-D moved" "$tmp/a.npy" "$tmp/b.npy" "$tmp/dp.npy" $BF
 same "2-D moved, hopper" "$tmp/a.npy" "$tmp/b.npy" "$tmp/dp.npy" $BF --standard hopper
 same "2-D widened" "$tmp/a.npy" "$tmp/b.npy" "$tmp/dc.npy" $BF
-grep -q "every output value is a bf16 value" "$tmp/r0/out" && ok || bad "2-D widened: no hint in $(cat "$tmp/r0/out" "$tmp/r0/err")"
+grep -q "every output value is a bf16 value" "$tmp/r0_0/out" && ok || bad "2-D widened: no hint in $(cat "$tmp/r0_0/out" "$tmp/r0_0/err")"
 "$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --acc "$tmp/c.npy" --out-format f32 -o "$tmp/dacc.npy" || bad "setup: acc"
 perturb "$tmp/dacc.npy" "$tmp/daccp.npy" pert
 same "2-D accumulator" "$tmp/a.npy" "$tmp/b.npy" "$tmp/daccp.npy" $BF --acc "$tmp/c.npy"
