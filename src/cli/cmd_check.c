@@ -45,7 +45,8 @@ static void on_progress(void *ctx, double fraction)
  * covered), ER_CHECK_SIDE_BYTES per element of its A rows (mb x k) and of its B columns (k x nb) (their
  * binary64 copies).  The tile is chosen to hold about the bytes of the inputs and output: B's columns
  * a third (all of B when it fits, else at least ER_CHECK_MIN_COLS columns), the rest for the rows (at
- * least ER_CHECK_BLOCK_MIN elements).  Each tile's result prepares its A rows and B columns again:
+ * least ER_CHECK_BLOCK_MIN elements); a batch of matrices that each fit in a tile goes matrix by matrix
+ * when the whole batch would not.  Each tile's result prepares its A rows and B columns again:
  * smaller tiles cost time (docs/cli.md).  The bits of the report are the one-pass report's
  * (tests/core/test_report_merge.c, tests/core/test_check_blocks.sh).  --save-bounds keeps the one-pass
  * path (it writes the bounds of the whole output).  EXACTREF_CHECK_BLOCK_ROWS=R and
@@ -95,7 +96,7 @@ static int64_t env_size(const char *name)
 }
 
 /* A tile's rows *br and columns *bc (the rule above); *br = 0: one pass. */
-static void tile_for(int64_t rows, int64_t cols, int64_t k, int64_t io_bytes, int64_t *br, int64_t *bc)
+static void tile_for(int64_t nmat, int64_t rows, int64_t cols, int64_t k, int64_t io_bytes, int64_t *br, int64_t *bc)
 {
     int64_t er = env_size("EXACTREF_CHECK_BLOCK_ROWS"), ec = env_size("EXACTREF_CHECK_BLOCK_COLS");
     if (er >= 0) {
@@ -115,7 +116,11 @@ static void tile_for(int64_t rows, int64_t cols, int64_t k, int64_t io_bytes, in
     int64_t r = (io_bytes - ER_CHECK_SIDE_BYTES * kk * *bc) / (ER_CHECK_SIDE_BYTES * kk + ER_CHECK_BLOCK_BYTES * *bc);
     if (r * *bc < ER_CHECK_BLOCK_MIN) r = ER_CHECK_BLOCK_MIN / *bc;
     if (r < 1) r = 1;
-    if (r >= rows && *bc >= cols) r = 0; /* one tile: one pass */
+    if (r >= rows && *bc >= cols) { /* a matrix in one tile: one pass, or a batch matrix by matrix */
+        double need = (double)nmat * (double)(ER_CHECK_SIDE_BYTES * kk * cols +
+                                              (ER_CHECK_SIDE_BYTES * kk + ER_CHECK_BLOCK_BYTES * cols) * rows);
+        r = nmat > 1 && need > (double)io_bytes ? rows : 0;
+    }
     *br = r > rows ? rows : r;
 }
 
@@ -384,7 +389,7 @@ int er_cmd_check(int argc, char **argv)
     int dcompute = -1;
     double t_ref = 0;
     er_status st = ER_OK;
-    /* streamed in row blocks (above), unless --save-bounds wants the whole output's bounds */
+    /* streamed in tiles (above), unless --save-bounds wants the whole output's bounds */
     int64_t io_bytes = (int64_t)(elems * (size_t)fo.storage_bytes);
     {
         er_format_info ai, bi;
@@ -394,7 +399,8 @@ int er_cmd_check(int argc, char **argv)
         io_bytes += (int64_t)(batched && m.B.t.ndim == 3 ? batch : 1) * m.B.t.shape[m.B.t.ndim - 2] * cols * bi.storage_bytes;
     }
     int64_t brows = 0, bcols = cols;
-    if (!bounds_dir && elems) tile_for(rows, cols, m.A.t.shape[m.A.t.ndim - 1], io_bytes, &brows, &bcols);
+    if (!bounds_dir && elems)
+        tile_for(batched ? batch : 1, rows, cols, m.A.t.shape[m.A.t.ndim - 1], io_bytes, &brows, &bcols);
     if (brows > 0) {
         bcov = malloc((size_t)(brows * cols));
         tcov = malloc((size_t)(brows * bcols));
