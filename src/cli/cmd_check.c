@@ -43,9 +43,10 @@ static void on_progress(void *ctx, double fraction)
  * whole output never exist at once.  What a tile holds (measured, src/tolerance.c and the CPU
  * backends): about ER_CHECK_BLOCK_BYTES bytes per output element (the bounds, the bounds' products,
  * covered), ER_CHECK_SIDE_BYTES per element of its A rows (mb x k) and of its B columns (k x nb) (their
- * binary64 copies).  The tile is chosen to hold about the bytes of the inputs and output: B's columns
- * a third (all of B when it fits, else at least ER_CHECK_MIN_COLS columns), the rest for the rows (at
- * least ER_CHECK_BLOCK_MIN elements); a batch of matrices that each fit in a tile goes matrix by matrix
+ * binary64 copies).  The tile is chosen to hold about the bytes of the inputs and output (past
+ * ER_CHECK_SMALL bytes of them, twice their bytes less ER_CHECK_SMALL): B's columns a third (all of B
+ * when it fits, else at least ER_CHECK_MIN_COLS columns), the rest for the rows (at least
+ * ER_CHECK_BLOCK_MIN elements); a batch of matrices that each fit in a tile goes matrix by matrix
  * when the whole batch would not.  Each tile's result prepares its A rows and B columns again:
  * smaller tiles cost time (docs/cli.md).  The bits of the report are the one-pass report's
  * (tests/core/test_report_merge.c, tests/core/test_check_blocks.sh).  --save-bounds keeps the one-pass
@@ -57,6 +58,7 @@ static void on_progress(void *ctx, double fraction)
 #define ER_CHECK_SIDE_BYTES 32
 #define ER_CHECK_BLOCK_MIN (INT64_C(1) << 15)
 #define ER_CHECK_MIN_COLS 128
+#define ER_CHECK_SMALL (INT64_C(16) << 20)
 
 /* Rows r0 .. r0+mb-1 (sliced) or all rows of matrix b of a 2-D or 3-D tensor, as a 2-D view (a 2-D
  * tensor is every matrix of the batch); then columns c0 .. c0+nb-1 when nb >= 0. */
@@ -108,6 +110,9 @@ static void tile_for(int64_t nmat, int64_t rows, int64_t cols, int64_t k, int64_
     *bc = cols;
     if (rows < 1 || cols < 1) return;
     int64_t kk = k > 0 ? k : 1;
+    /* past 16 MiB of files, up to twice their bytes: fewer tiles (each prepares its operands again)
+     * while the fixed part of the process weighs less */
+    if (io_bytes > ER_CHECK_SMALL) io_bytes = 2 * io_bytes - ER_CHECK_SMALL;
     if (ER_CHECK_SIDE_BYTES * kk * cols > io_bytes / 3) {
         int64_t c = io_bytes / 3 / (ER_CHECK_SIDE_BYTES * kk);
         *bc = c < ER_CHECK_MIN_COLS ? ER_CHECK_MIN_COLS : c;
