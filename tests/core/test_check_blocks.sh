@@ -125,5 +125,15 @@ else
     bad "setup: block-scaled matmul: $(cat "$tmp/errm")"
 fi
 
+# an error inside a tile (here a device that does not exist, where the build has OpenCL) is said as the
+# one-pass check says it: the same status and message
+for r in 0 1; do
+    EXACTREF_CHECK_BLOCK_ROWS=$r "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/dp.npy" $BF --backend opencl --device 99 \
+        >"$tmp/dev$r.out" 2>"$tmp/dev$r.err"
+    echo $? >>"$tmp/dev$r.err"
+done
+if cmp -s "$tmp/dev0.err" "$tmp/dev1.err" && [ "$(tail -n 1 "$tmp/dev0.err")" != 0 ]; then ok; else
+    bad "device error: one pass $(cat "$tmp/dev0.err"), tiles $(cat "$tmp/dev1.err")"; fi
+
 echo "test_check_blocks: $pass passed, $fail failed"
 [ "$fail" = 0 ]
