@@ -3,7 +3,9 @@
 # output, against the bytes of the .npy inputs and output (the ratio issue 16 bounds by 4).
 #   bench/memory.sh EXACTREF [N ...]        (default N: 1024 2048)
 # Needs /usr/bin/time (Debian package "time") and python3 (for the random operands).  The files go to
-# a temporary directory that is removed at the end.  Speed is not measured here.
+# a temporary directory that is removed at the end.  Speed is not measured here.  The check streams
+# in row blocks (docs/cli.md); EXACTREF_CHECK_BLOCK_ROWS=R in the environment sets the rows of a block
+# (0: the one-pass check), and the line then names it.
 set -eu
 exe=${1:?usage: memory.sh EXACTREF [N ...]}
 shift
@@ -32,7 +34,8 @@ EOF
     kb=$(sed -n 's/^[[:space:]]*Maximum resident set size (kbytes): //p' "$tmp/time.txt")
     wall=$(sed -n 's/^[[:space:]]*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time.txt")
     files=$(($(wc -c <"$tmp/a.npy") + $(wc -c <"$tmp/b.npy") + $(wc -c <"$tmp/out.npy")))
-    awk -v n="$n" -v kb="$kb" -v f="$files" -v w="$wall" 'BEGIN {
-        printf "memory n=%d bf16 -> f32: peak RSS %.1f MB, inputs+output %.1f MB, ratio %.2f (wall %s)\n",
-               n, kb * 1024 / 1e6, f / 1e6, kb * 1024 / f, w }'
+    blocks=; [ -z "${EXACTREF_CHECK_BLOCK_ROWS-}" ] || blocks=", EXACTREF_CHECK_BLOCK_ROWS=$EXACTREF_CHECK_BLOCK_ROWS"
+    awk -v n="$n" -v kb="$kb" -v f="$files" -v w="$wall" -v b="$blocks" 'BEGIN {
+        printf "memory n=%d bf16 -> f32: peak RSS %.1f MB, inputs+output %.1f MB, ratio %.2f (wall %s%s)\n",
+               n, kb * 1024 / 1e6, f / 1e6, kb * 1024 / f, w, b }'
 done

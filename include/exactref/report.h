@@ -112,6 +112,39 @@ ER_API er_status er_check_report_score(const er_bounds *bd, const er_tensor *out
                                 const er_tensor *b, int64_t *outside_index, int64_t outside_cap, er_check_report *rep,
                                 char *msg, size_t msg_size);
 
+/*
+ * Reports of blocks merged into the report of the whole output, so that a large output can be scored
+ * block by block (the bounds of one block at a time).  er_check_report_merge_init: an empty report of
+ * an output of this shape (ndim 2 or 3) and format.  er_check_report_merge adds part, the report
+ * (er_check_report_score or _compute) of the block of whole rows that follows the elements into holds in
+ * row-major order (rows of a 2-D output; rows of one matrix, or whole matrices, of a 3-D one): its flat
+ * indices are offset by into->elements.  Counts and histograms add, the worst element is chosen by the
+ * scoring's rule (the earlier one wins a tie), the map's cells are those of the whole output (from
+ * part_covered, the block's er_bounds_covers array, needed when part has outside elements), part_index
+ * (part->outside_listed entries; NULL: listed from part_covered) is appended to into_index up to
+ * into_cap, zero_accepted and operand_vacuous hold when they hold in every block.  Merged over every block in order, the report
+ * equals the one-shot report, narrower_format excepted: the merge sets it to -1, and
+ * er_check_report_narrower computes it from the whole output and rounded answer.
+ */
+ER_API void er_check_report_merge_init(er_check_report *rep, int ndim, const int64_t *shape, int format);
+ER_API er_status er_check_report_merge(er_check_report *into, const er_check_report *part,
+                                       const unsigned char *part_covered, const int64_t *part_index,
+                                       int64_t *into_index, int64_t into_cap, char *msg, size_t msg_size);
+/*
+ * Tiles of a band of rows: band is a 2-D report (er_check_report_merge_init, shape m x n) and tile the
+ * report of its columns j0 .. j0+nb-1 (m x nb, tile_covered its covered array); tiles in any order.  As
+ * er_check_report_merge, with the worst element's tie going to the first in the band's row-major order;
+ * tile_covered is copied into band_covered (m x n), and the band's outside list is left empty: pass
+ * band_covered and a NULL part_index to er_check_report_merge, which then lists from the covered array.
+ */
+ER_API er_status er_check_report_merge_columns(er_check_report *band, const er_check_report *tile, int64_t j0,
+                                               const unsigned char *tile_covered, unsigned char *band_covered,
+                                               char *msg, size_t msg_size);
+/* narrower_format of er_check_report_score for a (merged) report of output against its rounded answer
+ * R, the operands' formats given (-1: none). */
+ER_API er_status er_check_report_narrower(er_check_report *rep, const er_tensor *output, const er_tensor *R,
+                                          int a_format, int b_format, char *msg, size_t msg_size);
+
 /* A flat index as (b, i, j) of the report's shape (b = 0 for 2-D). */
 ER_API void er_check_report_index(const er_check_report *rep, int64_t flat, int64_t idx[3]);
 

@@ -25,12 +25,108 @@ static double now(void)
 typedef struct {
     er_cli_progress *pr;
     const char *what;
+    double lo, span; /* the phase's fraction as a part of the whole (blocks: the block's share) */
 } check_progress;
 
 static void on_progress(void *ctx, double fraction)
 {
     const check_progress *c = (const check_progress *)ctx;
-    er_cli_progress_set(c->pr, c->what, fraction);
+    er_cli_progress_set(c->pr, c->what, c->lo + c->span * fraction);
+}
+
+/*
+ * Blocks.  The check streams: for each tile of the output (rows of one matrix of a batch, and a range
+ * of its columns) a result of its own on views of A's rows, B's columns, C, the scales, OUT and a
+ * tile of the rounded answer, its bounds, covers and scoring; the tiles of a band of rows are merged
+ * into the band's report (er_check_report_merge_columns), the bands into the whole
+ * (er_check_report_merge).  A tile's result and bounds are freed before the next, so the bounds of the
+ * whole output never exist at once.  What a tile holds (measured, src/tolerance.c and the CPU
+ * backends): about ER_CHECK_BLOCK_BYTES bytes per output element (the bounds, the bounds' products,
+ * covered), ER_CHECK_SIDE_BYTES per element of its A rows (mb x k) and of its B columns (k x nb) (their
+ * binary64 copies).  The tile is chosen to hold about the bytes of the inputs and output (past
+ * ER_CHECK_SMALL bytes of them, twice their bytes less ER_CHECK_SMALL): B's columns a third (all of B
+ * when it fits, else at least ER_CHECK_MIN_COLS columns), the rest for the rows (at least
+ * ER_CHECK_BLOCK_MIN elements); a batch of matrices that each fit in a tile goes matrix by matrix
+ * when the whole batch would not.  Each tile's result prepares its A rows and B columns again:
+ * smaller tiles cost time (docs/cli.md).  The bits of the report are the one-pass report's
+ * (tests/core/test_report_merge.c, tests/core/test_check_blocks.sh).  --save-bounds keeps the one-pass
+ * path (it writes the bounds of the whole output).  EXACTREF_CHECK_BLOCK_ROWS=R and
+ * EXACTREF_CHECK_BLOCK_COLS=C set a tile's rows and columns (R = 0: one pass; C unset with R set: all
+ * columns).
+ */
+#define ER_CHECK_BLOCK_BYTES 96
+#define ER_CHECK_SIDE_BYTES 32
+#define ER_CHECK_BLOCK_MIN (INT64_C(1) << 15)
+#define ER_CHECK_MIN_COLS 128
+#define ER_CHECK_SMALL (INT64_C(16) << 20)
+
+/* Rows r0 .. r0+mb-1 (sliced) or all rows of matrix b of a 2-D or 3-D tensor, as a 2-D view (a 2-D
+ * tensor is every matrix of the batch); then columns c0 .. c0+nb-1 when nb >= 0. */
+static er_tensor tile_view(const er_tensor *t, int64_t b, int64_t r0, int64_t mb, int sliced, int64_t c0, int64_t nb)
+{
+    er_format_info fi;
+    er_tensor v = *t;
+    int64_t off = 0;
+    er_format_get_info(t->format, &fi);
+    if (t->ndim == 3) {
+        off = b * t->strides[0];
+        v.ndim = 2;
+        v.shape[0] = t->shape[1];
+        v.shape[1] = t->shape[2];
+        v.strides[0] = t->strides[1];
+        v.strides[1] = t->strides[2];
+    }
+    if (sliced) {
+        off += r0 * v.strides[0];
+        v.shape[0] = mb;
+    }
+    if (nb >= 0) {
+        off += c0 * v.strides[1];
+        v.shape[1] = nb;
+    }
+    v.data = (unsigned char *)t->data + (size_t)off * (size_t)fi.storage_bytes;
+    return v;
+}
+
+static int64_t env_size(const char *name)
+{
+    const char *e = getenv(name);
+    if (!e || !*e) return -1;
+    char *end;
+    long long v = strtoll(e, &end, 10);
+    return !*end && v >= 0 ? (int64_t)v : -1;
+}
+
+/* A tile's rows *br and columns *bc (the rule above); *br = 0: one pass. */
+static void tile_for(int64_t nmat, int64_t rows, int64_t cols, int64_t k, int64_t io_bytes, int64_t *br, int64_t *bc)
+{
+    int64_t er = env_size("EXACTREF_CHECK_BLOCK_ROWS"), ec = env_size("EXACTREF_CHECK_BLOCK_COLS");
+    if (er >= 0) {
+        *br = er > rows ? rows : er;
+        *bc = ec > 0 && ec < cols ? ec : cols;
+        return;
+    }
+    *br = 0;
+    *bc = cols;
+    if (rows < 1 || cols < 1) return;
+    int64_t kk = k > 0 ? k : 1;
+    /* past 16 MiB of files, up to twice their bytes: fewer tiles (each prepares its operands again)
+     * while the fixed part of the process weighs less */
+    if (io_bytes > ER_CHECK_SMALL) io_bytes = 2 * io_bytes - ER_CHECK_SMALL;
+    if (ER_CHECK_SIDE_BYTES * kk * cols > io_bytes / 3) {
+        int64_t c = io_bytes / 3 / (ER_CHECK_SIDE_BYTES * kk);
+        *bc = c < ER_CHECK_MIN_COLS ? ER_CHECK_MIN_COLS : c;
+        if (*bc > cols) *bc = cols;
+    }
+    int64_t r = (io_bytes - ER_CHECK_SIDE_BYTES * kk * *bc) / (ER_CHECK_SIDE_BYTES * kk + ER_CHECK_BLOCK_BYTES * *bc);
+    if (r * *bc < ER_CHECK_BLOCK_MIN) r = ER_CHECK_BLOCK_MIN / *bc;
+    if (r < 1) r = 1;
+    if (r >= rows && *bc >= cols) { /* a matrix in one tile: one pass, or a batch matrix by matrix */
+        double need = (double)nmat * (double)(ER_CHECK_SIDE_BYTES * kk * cols +
+                                              (ER_CHECK_SIDE_BYTES * kk + ER_CHECK_BLOCK_BYTES * cols) * rows);
+        r = nmat > 1 && need > (double)io_bytes ? rows : 0;
+    }
+    *br = r > rows ? rows : r;
 }
 
 /* The per-element bounds as .npy files in dir: tolerance.npy (float64), range_low.npy and
@@ -89,6 +185,7 @@ int er_cmd_check(int argc, char **argv)
     er_tensor O;
     void *ostore = NULL, *dbuf = NULL;
     int64_t *outside_idx = NULL;
+    unsigned char *bcov = NULL, *tcov = NULL, *dtile = NULL;
     er_result *res = NULL;
     char msg[1024];
     memset(&outn, 0, sizeof outn);
@@ -279,26 +376,12 @@ int er_cmd_check(int argc, char **argv)
     er_cli_mma_args(&m, &args);
     args.d = &D;
     check_progress cp = {er_cli_progress_start("check", "computing the exact reference", progress),
-                         "computing the exact reference"};
+                         "computing the exact reference", 0, 1};
     er_cli_progress *pr = cp.pr;
     if (pr) { /* on a terminal only: otherwise the library has no hook to call */
         args.progress = on_progress;
         args.progress_ctx = &cp;
     }
-    er_status st = er_result_create(&args, &res, msg, sizeof msg);
-    if (st != ER_OK) {
-        er_cli_progress_stop(pr);
-        fprintf(stderr, "exactref check: %s\n", msg[0] ? msg : er_status_string(st));
-        rc = er_cli_exit_for(st);
-        goto done;
-    }
-    char note0[256];
-    snprintf(note0, sizeof note0, "%s", er_result_stats(res)->note);
-    if (note0[0]) fprintf(stderr, "exactref check: note: %s\n", note0);
-    if (er_result_stats(res)->wrapped) /* as matmul says: the defined result, worth knowing */
-        fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the i32 "
-                "range)\n", (long long)er_result_stats(res)->wrapped, er_result_stats(res)->wrapped == 1 ? "" : "s");
-    double t_ref = now() - t0;
     er_tol_opts o;
     er_tol_opts_init(&o);
     o.compute = compute;
@@ -306,14 +389,158 @@ int er_cmd_check(int argc, char **argv)
     o.ulps = ulps;
     o.standard = std;
     er_check_report rep;
-    er_cli_progress_set(pr, "bounding every element", -1);
-    cp.what = "bounding every element"; /* the hook is called only from within the calls below */
-    if (pr) er_result_set_progress(res, on_progress, &cp);
-    st = er_check_report_compute(res, &o, &O, &m.A.t, &m.B.t, outside_idx, ER_CLI_OUTSIDE_CAP, &rep, msg, sizeof msg);
+    er_mma_stats agg; /* the blocks' statistics together */
+    const er_mma_stats *stats = NULL;
+    int dcompute = -1;
+    double t_ref = 0;
+    er_status st = ER_OK;
+    /* streamed in tiles (above), unless --save-bounds wants the whole output's bounds */
+    int64_t io_bytes = (int64_t)(elems * (size_t)fo.storage_bytes);
+    {
+        er_format_info ai, bi;
+        er_format_get_info(m.A.t.format, &ai);
+        er_format_get_info(m.B.t.format, &bi);
+        io_bytes += (int64_t)(batched && m.A.t.ndim == 3 ? batch : 1) * rows * m.A.t.shape[m.A.t.ndim - 1] * ai.storage_bytes;
+        io_bytes += (int64_t)(batched && m.B.t.ndim == 3 ? batch : 1) * m.B.t.shape[m.B.t.ndim - 2] * cols * bi.storage_bytes;
+    }
+    int64_t brows = 0, bcols = cols;
+    if (!bounds_dir && elems)
+        tile_for(batched ? batch : 1, rows, cols, m.A.t.shape[m.A.t.ndim - 1], io_bytes, &brows, &bcols);
+    if (brows > 0) {
+        bcov = malloc((size_t)(brows * cols));
+        tcov = malloc((size_t)(brows * bcols));
+        dtile = malloc((size_t)(brows * bcols) * (size_t)fo.storage_bytes);
+        if (!bcov || !tcov || !dtile) {
+            fprintf(stderr, "exactref check: out of memory for a block of %lld elements\n", (long long)(brows * cols));
+            rc = ER_EXIT_INTERNAL;
+            goto done;
+        }
+        memset(&agg, 0, sizeof agg);
+        er_check_report_merge_init(&rep, D.ndim, D.shape, O.format);
+        int64_t nmat = batched ? batch : 1, done_el = 0, all_el = nmat * rows * cols;
+        char note_seen[256] = "";
+        for (int64_t bm = 0; bm < nmat && st == ER_OK; bm++)
+            for (int64_t r0 = 0; r0 < rows && st == ER_OK; r0 += brows) {
+                int64_t mb = rows - r0 < brows ? rows - r0 : brows;
+                er_check_report band;
+                int64_t bshape[2] = {mb, cols};
+                er_check_report_merge_init(&band, 2, bshape, O.format);
+                for (int64_t c0 = 0; c0 < cols && st == ER_OK; c0 += bcols) {
+                    int64_t nb = cols - c0 < bcols ? cols - c0 : bcols;
+                    er_tensor va = tile_view(&m.A.t, bm, r0, mb, 1, 0, -1), vb = tile_view(&m.B.t, bm, 0, 0, 0, c0, nb);
+                    er_tensor vo = tile_view(&O, bm, r0, mb, 1, c0, nb), vc, vsa, vsb;
+                    er_tensor vd = er_tensor_2d(O.format, mb, nb, dtile);
+                    er_mma_args ba = args;
+                    er_result *rb = NULL;
+                    ba.a = &va;
+                    ba.b = &vb;
+                    ba.d = &vd;
+                    if (args.c) {
+                        vc = tile_view(args.c, bm, r0, mb, 1, c0, nb);
+                        ba.c = &vc;
+                    }
+                    if (args.a_scale) {
+                        vsa = tile_view(args.a_scale, bm, r0, mb, 1, 0, -1);
+                        vsb = tile_view(args.b_scale, bm, 0, 0, 0, c0, nb);
+                        ba.a_scale = &vsa;
+                        ba.b_scale = &vsb;
+                    }
+                    cp.what = "computing the exact reference";
+                    cp.lo = (double)done_el / (double)all_el;
+                    cp.span = (double)(mb * nb) / (double)all_el;
+                    er_cli_progress_set(pr, cp.what, cp.lo);
+                    double t1 = now();
+                    st = er_result_create(&ba, &rb, msg, sizeof msg);
+                    t_ref += now() - t1;
+                    if (st != ER_OK) break;
+                    const er_mma_stats *s = er_result_stats(rb);
+                    if (s->note[0] && strcmp(s->note, note_seen)) {
+                        snprintf(note_seen, sizeof note_seen, "%s", s->note);
+                        fprintf(stderr, "exactref check: note: %s\n", note_seen);
+                    }
+                    if (dcompute < 0) dcompute = er_result_default_compute(rb);
+                    cp.what = "bounding every element";
+                    if (pr) er_result_set_progress(rb, on_progress, &cp);
+                    const er_bounds *bd;
+                    er_check_report part;
+                    int64_t outside = 0;
+                    st = er_result_bounds(rb, &o, &bd, msg, sizeof msg);
+                    if (st == ER_OK) st = er_result_covers(rb, &o, &vo, tcov, &outside, msg, sizeof msg);
+                    if (st == ER_OK)
+                        st = er_check_report_score(bd, &vo, er_result_rounded(rb), tcov, outside, &va, &vb, NULL, 0,
+                                                   &part, msg, sizeof msg);
+                    if (st == ER_OK)
+                        st = er_check_report_merge_columns(&band, &part, c0, tcov, bcov, msg, sizeof msg);
+                    if (s->note[0] && strcmp(s->note, note_seen)) { /* a note that the bounds added */
+                        snprintf(note_seen, sizeof note_seen, "%s", s->note);
+                        fprintf(stderr, "exactref check: note: %s\n", note_seen);
+                    }
+                    agg.elements += s->elements;
+                    agg.fast_decided += s->fast_decided;
+                    agg.exact_f64 += s->exact_f64;
+                    agg.exact_path += s->exact_path;
+                    agg.wrapped += s->wrapped;
+                    if (s->threads > agg.threads) agg.threads = s->threads;
+                    if (!done_el) agg.backend = s->backend;
+                    if (s->backend != ER_BACKEND_CPU) agg.backend = s->backend; /* a device, where one ran */
+                    er_result_set_progress(rb, NULL, NULL);
+                    er_result_free(rb);
+                    /* the tile's rounded answer into D (kept whole for the narrower-format hint) */
+                    er_tensor dd = tile_view(&D, bm, r0, mb, 1, c0, nb);
+                    size_t sb = (size_t)fo.storage_bytes;
+                    for (int64_t i = 0; i < mb; i++)
+                        memcpy((unsigned char *)dd.data + (size_t)(i * dd.strides[0]) * sb, dtile + (size_t)(i * nb) * sb,
+                               (size_t)nb * sb);
+                    done_el += mb * nb;
+                }
+                if (st == ER_OK)
+                    st = er_check_report_merge(&rep, &band, bcov, NULL, outside_idx, ER_CLI_OUTSIDE_CAP, msg, sizeof msg);
+            }
+        if (st == ER_OK && rep.outside)
+            st = er_check_report_narrower(&rep, &O, &D, m.A.t.format, m.B.t.format, msg, sizeof msg);
+        if (st == ER_OK) {
+            stats = &agg;
+            if (agg.wrapped) /* as matmul says: the defined result, worth knowing */
+                fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the "
+                        "i32 range)\n", (long long)agg.wrapped, agg.wrapped == 1 ? "" : "s");
+        } else {
+            /* an error in a block would name the block's indices: the one-shot path below says it with the
+             * whole output's (and fails the same way) */
+            st = ER_OK;
+            t_ref = 0;
+        }
+    }
+    if (!stats) {
+        cp.what = "computing the exact reference";
+        cp.lo = 0;
+        cp.span = 1;
+        st = er_result_create(&args, &res, msg, sizeof msg);
+        if (st != ER_OK) {
+            er_cli_progress_stop(pr);
+            fprintf(stderr, "exactref check: %s\n", msg[0] ? msg : er_status_string(st));
+            rc = er_cli_exit_for(st);
+            goto done;
+        }
+        char note0[256];
+        snprintf(note0, sizeof note0, "%s", er_result_stats(res)->note);
+        if (note0[0]) fprintf(stderr, "exactref check: note: %s\n", note0);
+        if (er_result_stats(res)->wrapped) /* as matmul says: the defined result, worth knowing */
+            fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the i32 "
+                    "range)\n", (long long)er_result_stats(res)->wrapped, er_result_stats(res)->wrapped == 1 ? "" : "s");
+        t_ref = now() - t0;
+        er_cli_progress_set(pr, "bounding every element", -1);
+        cp.what = "bounding every element"; /* the hook is called only from within the calls below */
+        if (pr) er_result_set_progress(res, on_progress, &cp);
+        st = er_check_report_compute(res, &o, &O, &m.A.t, &m.B.t, outside_idx, ER_CLI_OUTSIDE_CAP, &rep, msg,
+                                     sizeof msg);
+        er_result_set_progress(res, NULL, NULL); /* the line is gone */
+        /* a note that the bounds added (where they ran) */
+        if (strcmp(note0, er_result_stats(res)->note))
+            fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
+        stats = er_result_stats(res);
+        dcompute = er_result_default_compute(res);
+    }
     er_cli_progress_stop(pr);
-    er_result_set_progress(res, NULL, NULL); /* the line is gone */
-    /* a note that the bounds added (where they ran) */
-    if (strcmp(note0, er_result_stats(res)->note)) fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
     if (st != ER_OK) {
         fprintf(stderr, "exactref check: %s\n", msg);
         rc = er_cli_exit_for(st);
@@ -327,13 +554,13 @@ int er_cmd_check(int argc, char **argv)
     /* the standard the bounds used (cdna3 on fp8 operands is cdna3-fp8: er_standard_for_inputs) */
     er_standard used = er_standard_for_inputs(&std, m.A.t.format, m.B.t.format);
     c.standard = fo.kind == ER_KIND_FLOAT ? used.name : "exact (mmai)";
-    c.compute = fo.kind == ER_KIND_FLOAT ? er_format_name(compute < 0 ? er_result_default_compute(res) : compute) : "i32";
+    c.compute = fo.kind == ER_KIND_FLOAT ? er_format_name(compute < 0 ? dcompute : compute) : "i32";
     c.ftz = m.ftz;
     c.rep = &rep;
     c.outside_index = outside_idx;
     c.seconds = now() - t0;
     c.seconds_ref = t_ref;
-    c.stats = er_result_stats(res);
+    c.stats = stats;
     er_cli_check_warnings(&c, hint);
     /* a report written to standard output ('-') is the whole of it: the text goes to stderr */
     int report_on_stdout = (json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")) || (plot && !strcmp(plot, "-"));
@@ -381,6 +608,9 @@ done:
     er_npy_free(&outn);
     free(ostore);
     free(outside_idx);
+    free(bcov);
+    free(tcov);
+    free(dtile);
     free(dbuf);
     return rc;
 }
