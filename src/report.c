@@ -10,6 +10,7 @@
 #include "exactref/exactref.h"
 #include "exactref/report.h"
 #include "exactref/core/er_round.h"
+#include "er_report.h"
 
 static const char *const bin_names[ER_REPORT_BINS] = {"0 (exact)",   "(0, 1/64]", "(1/64, 1/16]",
                                                       "(1/16, 1/4]", "(1/4, 1/2]", "(1/2, 1]",
@@ -195,6 +196,25 @@ static int fdesc_make(int fmt, fdesc *f, double *lut8)
 #else
 #define ER_VEC
 #endif
+/* x86: each vectorised loop is built twice, for the baseline ISA and for AVX2, and the AVX2 copy runs
+ * where the processor has it (the same operations on the same values: the same bits) */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define ER_AVX2_CLONES 1
+#define ER_AVX2 __attribute__((target("avx2")))
+static int have_avx2_v_;
+static pthread_once_t have_avx2_once_ = PTHREAD_ONCE_INIT;
+static void have_avx2_init_(void)
+{
+    __builtin_cpu_init();
+    have_avx2_v_ = __builtin_cpu_supports("avx2") != 0;
+}
+static int er_isa_portable_; /* set by er_report_portable (tests): the baseline copies everywhere */
+static int have_avx2(void)
+{
+    pthread_once(&have_avx2_once_, have_avx2_init_);
+    return have_avx2_v_ && !er_isa_portable_;
+}
+#endif
 
 ER_AI uint64_t load_(const unsigned char *p, int sb)
 {
@@ -309,6 +329,7 @@ static void run_jobs(void *(*fn)(void *), void *jobs, size_t sz, int nt)
 typedef struct cov_job {
     const er_bounds *bd;
     const fdesc *f;
+    const struct er_bkeys *keys; /* NULL: read the bounds */
     rows_ w;
     int exact_int;
     unsigned char *cov;
@@ -395,29 +416,416 @@ ER_AI int64_t cover_rows_ieee(const er_bounds *bd, const rows_ *w, unsigned char
     return bad;
 }
 
-ER_VEC
-static int64_t cover_rows_f32(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+void er_report_portable(int on)
 {
-    return cover_rows_ieee(bd, w, cov, r0, r1, 4, 0x7F800000u);
+#ifdef ER_AVX2_CLONES
+    er_isa_portable_ = on != 0;
+#else
+    (void)on;
+#endif
 }
 
-ER_VEC
-static int64_t cover_rows_bf16(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
-{
-    return cover_rows_ieee(bd, w, cov, r0, r1, 2, 0x7F80u);
-}
+/* name(args) runs name_avx2 where the processor has AVX2, else name_base: two copies of one body */
+#ifdef ER_AVX2_CLONES
+#define ER_PICK(name) (have_avx2() ? name##_avx2 : name##_base)
+#else
+#define ER_PICK(name) name##_base
+#endif
 
-ER_VEC
-static int64_t cover_rows_f16(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
-{
-    return cover_rows_ieee(bd, w, cov, r0, r1, 2, 0x7C00u);
-}
+#define ER_COVER_IEEE(name, sb, inf)                                                                           \
+    ER_VEC static int64_t name##_base(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0,        \
+                                      int64_t r1)                                                             \
+    {                                                                                                         \
+        return cover_rows_ieee(bd, w, cov, r0, r1, sb, inf);                                                  \
+    }                                                                                                         \
+    ER_CLONE_AVX2(static int64_t name##_avx2(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, \
+                                             int64_t r1) { return cover_rows_ieee(bd, w, cov, r0, r1, sb, inf); })
+#ifdef ER_AVX2_CLONES
+#define ER_CLONE_AVX2(...) ER_VEC ER_AVX2 __VA_ARGS__
+#else
+#define ER_CLONE_AVX2(...)
+#endif
+ER_COVER_IEEE(cover_rows_f32, 4, 0x7F800000u)
+ER_COVER_IEEE(cover_rows_bf16, 2, 0x7F80u)
+ER_COVER_IEEE(cover_rows_f16, 2, 0x7C00u)
 
 static const fdesc f32_desc_ = {ER_FMT_F32, 4, 32, 0, 23, ER_SPECIAL_IEEE, 1, 1, 0xFFFFFFFFu, 0x7FFFFFFFu, 0xFFFFFFFFu, NULL};
+
+/* ---- the compact keys: made once per bounds and output format, kept with the bounds ---- */
+
+struct er_bkeys {
+    int fmt, kb;           /* the output format; key bytes: 2 (formats of up to 2 storage bytes) or 4 */
+    int64_t count, zero_ok;
+    void *lo, *hi;         /* int16_t or int32_t keys; an empty range as lo = max > hi = min */
+    unsigned char *fl;     /* bit 0 may_pinf, bit 1 may_ninf, bit 2 may_nan */
+};
+
+void er_bkeys_free(er_bkeys *k)
+{
+    if (!k) return;
+    free(k->lo);
+    free(k->hi);
+    free(k->fl);
+    free(k);
+}
+
+/* Whether element e's finite range contains zero, as score_slow decides it on doubles: an end that
+ * er_from_bits refuses reads as 0 there, a NaN end compares false, e8m0 has no zero (every value > 0). */
+ER_AI int zero_in(const fdesc *f, const er_bounds *bd, int64_t e)
+{
+    uint64_t lo = bd->low[e], hi = bd->high[e];
+    int cl, ch;
+    int64_t kl = fkey(f, lo, &cl), kh = fkey(f, hi, &ch);
+    int l0 = (lo & ~f->valid) ? 1 : cl != C_NAN && kl <= 0 && f->fmt != ER_FMT_F8E8M0FNU;
+    int h0 = (hi & ~f->valid) ? 1 : ch != C_NAN && kh >= 0;
+    return bd->has_range[e] && l0 && h0;
+}
+
+typedef struct key_job {
+    const er_bounds *bd;
+    const fdesc *f;
+    er_bkeys *k;
+    int64_t e0, e1, zero;
+} key_job;
+
+static void *key_thread(void *arg)
+{
+    key_job *j = (key_job *)arg;
+    const er_bounds *bd = j->bd;
+    const fdesc fd = *j->f;
+    er_bkeys *k = j->k;
+    int64_t zero = 0;
+    for (int64_t e = j->e0; e < j->e1; e++) {
+        int64_t kl, kh;
+        range_keys(&fd, bd->low[e], bd->high[e], &kl, &kh);
+        zero += zero_in(&fd, bd, e);
+        int empty = !bd->has_range[e] || kl > kh;
+        if (k->kb == 2) {
+            ((int16_t *)k->lo)[e] = empty ? INT16_MAX : (int16_t)kl;
+            ((int16_t *)k->hi)[e] = empty ? INT16_MIN : (int16_t)kh;
+        } else {
+            ((int32_t *)k->lo)[e] = empty ? INT32_MAX : (int32_t)kl;
+            ((int32_t *)k->hi)[e] = empty ? INT32_MIN : (int32_t)kh;
+        }
+        k->fl[e] = (unsigned char)((bd->may_pinf[e] != 0) | (bd->may_ninf[e] != 0) << 1 | (bd->may_nan[e] != 0) << 2);
+    }
+    j->zero = zero;
+    return NULL;
+}
+
+/* key_thread's keys for IEEE formats that fill their storage (f32, bf16, f16), branch-free: range_keys
+ * and zero_in on 32-bit sign-magnitude keys, as cover_rows_ieee reads the ends.  K: the key type. */
+#define ER_KEYS_IEEE_BODY(K, KMAX, KMIN)                                                                     \
+    const uint64_t *__restrict low = bd->low, *__restrict high = bd->high;                                   \
+    const unsigned char *__restrict hr = bd->has_range, *__restrict pi = bd->may_pinf,                       \
+                                    *__restrict ni = bd->may_ninf, *__restrict na = bd->may_nan;             \
+    K *__restrict klo = (K *)k->lo, *__restrict khi = (K *)k->hi;                                             \
+    unsigned char *__restrict fl = k->fl;                                                                     \
+    const int bits = sb * 8;                                                                                  \
+    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;                                                    \
+    int64_t zero = 0;                                                                                         \
+    for (int64_t e = e0; e < e1; e++) {                                                                       \
+        uint32_t l = (uint32_t)low[e], u = (uint32_t)high[e];                                                 \
+        uint32_t ml = l & magm, mu = u & magm;                                                                \
+        int32_t sl = -(int32_t)(l >> (bits - 1) & 1u), su = -(int32_t)(u >> (bits - 1) & 1u);               \
+        int32_t kl = (int32_t)(ml ^ (uint32_t)sl) - sl, ku = (int32_t)(mu ^ (uint32_t)su) - su;             \
+        uint32_t lbad = (uint32_t)((low[e] >> bits) != 0), ubad = (uint32_t)((high[e] >> bits) != 0);         \
+        uint32_t h = hr[e] != 0;                                                                              \
+        uint32_t keep = h & (lbad ^ 1u) & (ubad ^ 1u) & (ml <= inf) & (mu <= inf) & (uint32_t)(kl <= ku);    \
+        klo[e] = keep ? (K)kl : (K)KMAX;                                                                      \
+        khi[e] = keep ? (K)ku : (K)KMIN;                                                                      \
+        fl[e] = (unsigned char)((pi[e] != 0) | (ni[e] != 0) << 1 | (na[e] != 0) << 2);                        \
+        uint32_t l0 = lbad | ((ml <= inf) & (uint32_t)(kl <= 0)), u0 = ubad | ((mu <= inf) & (uint32_t)(ku >= 0)); \
+        zero += (int64_t)(h & l0 & u0);                                                                       \
+    }                                                                                                         \
+    return zero;
+
+ER_AI int64_t keys_ieee(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1, const int sb, const uint32_t inf)
+{
+    if (sb == 4) {
+        ER_KEYS_IEEE_BODY(int32_t, INT32_MAX, INT32_MIN)
+    } else {
+        ER_KEYS_IEEE_BODY(int16_t, INT16_MAX, INT16_MIN)
+    }
+}
+
+#define ER_KEYS_IEEE(name, sb, inf)                                                                            \
+    ER_VEC static int64_t name##_base(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1)                  \
+    {                                                                                                         \
+        return keys_ieee(bd, k, e0, e1, sb, inf);                                                             \
+    }                                                                                                         \
+    ER_CLONE_AVX2(static int64_t name##_avx2(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1) {        \
+        return keys_ieee(bd, k, e0, e1, sb, inf);                                                             \
+    })
+ER_KEYS_IEEE(keys_f32, 4, 0x7F800000u)
+ER_KEYS_IEEE(keys_bf16, 2, 0x7F80u)
+ER_KEYS_IEEE(keys_f16, 2, 0x7C00u)
+
+static void *key_thread_ieee(void *arg)
+{
+    key_job *j = (key_job *)arg;
+    int fmt = j->f->fmt;
+    if (fmt == ER_FMT_F32) j->zero = ER_PICK(keys_f32)(j->bd, j->k, j->e0, j->e1);
+    else if (fmt == ER_FMT_BF16) j->zero = ER_PICK(keys_bf16)(j->bd, j->k, j->e0, j->e1);
+    else j->zero = ER_PICK(keys_f16)(j->bd, j->k, j->e0, j->e1);
+    return NULL;
+}
+
+/* The keys of bd for outputs described by f (NULL: out of memory).  Every key of a format of up to 2
+ * storage bytes lies within +-(2^15 - 1), of 4 bytes within +-(2^31 - 1): the extremes mark the empty
+ * range. */
+static er_bkeys *keys_make(const er_bounds *bd, const fdesc *f)
+{
+    er_bkeys *k = (er_bkeys *)calloc(1, sizeof *k);
+    if (!k) return NULL;
+    size_t n = (size_t)(bd->count ? bd->count : 1);
+    k->fmt = f->fmt;
+    k->kb = f->sb <= 2 ? 2 : 4;
+    k->count = bd->count;
+    k->lo = malloc(n * (size_t)k->kb);
+    k->hi = malloc(n * (size_t)k->kb);
+    k->fl = (unsigned char *)malloc(n);
+    if (!k->lo || !k->hi || !k->fl) {
+        er_bkeys_free(k);
+        return NULL;
+    }
+    int nt = nthreads_for(bd->count, bd->count);
+    key_job jobs[64];
+    for (int t = 0; t < nt; t++) {
+        jobs[t].bd = bd;
+        jobs[t].f = f;
+        jobs[t].k = k;
+        jobs[t].e0 = bd->count * t / nt;
+        jobs[t].e1 = bd->count * (t + 1) / nt;
+        jobs[t].zero = 0;
+    }
+    int ieee = f->fmt == ER_FMT_F32 || f->fmt == ER_FMT_BF16 || f->fmt == ER_FMT_F16;
+    run_jobs(ieee ? key_thread_ieee : key_thread, jobs, sizeof jobs[0], nt);
+    for (int t = 0; t < nt; t++) k->zero_ok += jobs[t].zero;
+    return k;
+}
+
+/* covers on the keys, IEEE formats that fill their storage (f32, bf16, f16) with unit stride: one
+ * output pattern, two keys and a flag byte per element, branch-free.  K: the key type. */
+#define ER_COVER_KEYS_BODY(K)                                                                                 \
+    const K *__restrict lo = (const K *)k->lo, *__restrict hi = (const K *)k->hi;                           \
+    const unsigned char *__restrict fl = k->fl;                                                               \
+    const int64_t n = w->n;                                                                                   \
+    const int bits = sb * 8;                                                                                  \
+    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;                                                    \
+    int64_t bad = 0;                                                                                          \
+    for (int64_t r = r0; r < r1; r++) {                                                                       \
+        const unsigned char *__restrict p = w->base + (size_t)row_off(w, r) * (size_t)sb;                    \
+        unsigned char *__restrict c = cov + r * n;                                                            \
+        const K *__restrict l = lo + r * n, *__restrict u = hi + r * n;                                       \
+        const unsigned char *__restrict g = fl + r * n;                                                       \
+        int64_t rowbad = 0;                                                                                   \
+        for (int64_t j = 0; j < n; j++) {                                                                     \
+            uint32_t x;                                                                                       \
+            if (sb == 4) memcpy(&x, p + 4 * j, 4);                                                            \
+            else {                                                                                            \
+                uint16_t x16;                                                                                 \
+                memcpy(&x16, p + 2 * j, 2);                                                                   \
+                x = x16;                                                                                      \
+            }                                                                                                 \
+            uint32_t mx = x & magm;                                                                           \
+            int32_t sx = -(int32_t)(x >> (bits - 1) & 1u);                                                    \
+            int32_t kx = (int32_t)(mx ^ (uint32_t)sx) - sx;                                                   \
+            uint32_t fin = (uint32_t)((int32_t)l[j] <= kx) & (uint32_t)(kx <= (int32_t)u[j]) & (mx < inf);    \
+            uint32_t isinf_ = mx == inf;                                                                      \
+            uint32_t cls = (uint32_t)(mx > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 |                 \
+                           (isinf_ & (uint32_t)(~sx & 1));                                                    \
+            uint32_t ok = fin | (uint32_t)((g[j] & cls) != 0);                                                \
+            c[j] = (unsigned char)ok;                                                                         \
+            rowbad += (int64_t)(ok ^ 1u);                                                                     \
+        }                                                                                                     \
+        bad += rowbad;                                                                                        \
+    }                                                                                                         \
+    return bad;
+
+ER_AI int64_t cover_keys_ieee(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1,
+                              const int sb, const uint32_t inf)
+{
+    if (sb == 4) {
+        ER_COVER_KEYS_BODY(int32_t)
+    } else {
+        ER_COVER_KEYS_BODY(int16_t)
+    }
+}
+
+#define ER_COVER_KEYS_BASE(name, sb, inf)                                                                      \
+    ER_VEC static int64_t name##_base(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,         \
+                                      int64_t r1)                                                             \
+    {                                                                                                         \
+        return cover_keys_ieee(k, w, cov, r0, r1, sb, inf);                                                   \
+    }
+ER_COVER_KEYS_BASE(cover_keys_f32, 4, 0x7F800000u)
+ER_COVER_KEYS_BASE(cover_keys_bf16, 2, 0x7F80u)
+ER_COVER_KEYS_BASE(cover_keys_f16, 2, 0x7C00u)
+
+#ifdef ER_AVX2_CLONES
+#include <immintrin.h>
+/* The same decisions in AVX2 lanes: 16 elements of a 16-bit format per step (16-bit keys), 8 of f32
+ * (32-bit keys); the row's tail by the scalar body. */
+ER_AVX2 static int64_t cover_keys16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,
+                                         int64_t r1, const uint32_t inf)
+{
+    const int64_t n = w->n;
+    const __m256i magm = _mm256_set1_epi16(0x7FFF), vinf = _mm256_set1_epi16((short)inf);
+    const __m256i one = _mm256_set1_epi16(1), two = _mm256_set1_epi16(2), four = _mm256_set1_epi16(4);
+    const __m256i zero = _mm256_setzero_si256();
+    const __m128i bone = _mm_set1_epi8(1);
+    int64_t bad = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const unsigned char *p = w->base + (size_t)row_off(w, r) * 2u;
+        const int16_t *l = (const int16_t *)k->lo + r * n, *u = (const int16_t *)k->hi + r * n;
+        const unsigned char *g = k->fl + r * n;
+        unsigned char *c = cov + r * n;
+        int64_t j = 0;
+        for (; j + 16 <= n; j += 16) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 2 * j));
+            __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)(l + j));
+            __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(u + j));
+            __m256i fl = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(g + j)));
+            __m256i mx = _mm256_and_si256(x, magm), sx = _mm256_srai_epi16(x, 15);
+            __m256i kx = _mm256_sub_epi16(_mm256_xor_si256(mx, sx), sx);
+            /* fin: !(lo > kx) & !(kx > hi) & (inf > mx) */
+            __m256i out = _mm256_or_si256(_mm256_cmpgt_epi16(lo, kx), _mm256_cmpgt_epi16(kx, hi));
+            __m256i fin = _mm256_andnot_si256(out, _mm256_cmpgt_epi16(vinf, mx));
+            __m256i isnan_ = _mm256_cmpgt_epi16(mx, vinf), isinf_ = _mm256_cmpeq_epi16(mx, vinf);
+            __m256i cls = _mm256_or_si256(_mm256_and_si256(isnan_, four),
+                                          _mm256_and_si256(isinf_, _mm256_blendv_epi8(one, two, sx)));
+            __m256i sp = _mm256_cmpeq_epi16(_mm256_and_si256(fl, cls), zero); /* -1: no special allowed */
+            __m256i ok = _mm256_or_si256(fin, _mm256_andnot_si256(sp, _mm256_cmpeq_epi16(zero, zero)));
+            __m128i b = _mm_packs_epi16(_mm256_castsi256_si128(ok), _mm256_extracti128_si256(ok, 1));
+            _mm_storeu_si128((__m128i *)(void *)(c + j), _mm_and_si128(b, bone));
+            bad += 16 - __builtin_popcount((unsigned)_mm_movemask_epi8(b));
+        }
+        for (; j < n; j++) {
+            uint16_t x16;
+            memcpy(&x16, p + 2 * j, 2);
+            uint32_t x = x16, mx = x & 0x7FFFu;
+            int32_t sx = -(int32_t)(x >> 15 & 1u), kx = (int32_t)(mx ^ (uint32_t)sx) - sx;
+            uint32_t fin = (uint32_t)(l[j] <= kx) & (uint32_t)(kx <= u[j]) & (mx < inf), isinf_ = mx == inf;
+            uint32_t cls = (uint32_t)(mx > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 | (isinf_ & (uint32_t)(~sx & 1));
+            uint32_t ok = fin | (uint32_t)((g[j] & cls) != 0);
+            c[j] = (unsigned char)ok;
+            bad += !ok;
+        }
+    }
+    return bad;
+}
+
+ER_AVX2 static int64_t cover_keys_bf16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+{
+    return cover_keys16_avx2(k, w, cov, r0, r1, 0x7F80u);
+}
+
+ER_AVX2 static int64_t cover_keys_f16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+{
+    return cover_keys16_avx2(k, w, cov, r0, r1, 0x7C00u);
+}
+
+ER_AVX2 static int64_t cover_keys_f32_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+{
+    const int64_t n = w->n;
+    const uint32_t inf = 0x7F800000u;
+    const __m256i magm = _mm256_set1_epi32(0x7FFFFFFF), vinf = _mm256_set1_epi32((int)inf);
+    const __m256i one = _mm256_set1_epi32(1), two = _mm256_set1_epi32(2), four = _mm256_set1_epi32(4);
+    const __m256i zero = _mm256_setzero_si256();
+    int64_t bad = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const unsigned char *p = w->base + (size_t)row_off(w, r) * 4u;
+        const int32_t *l = (const int32_t *)k->lo + r * n, *u = (const int32_t *)k->hi + r * n;
+        const unsigned char *g = k->fl + r * n;
+        unsigned char *c = cov + r * n;
+        int64_t j = 0;
+        for (; j + 16 <= n; j += 16) {
+            __m256i okh[2];
+            for (int h = 0; h < 2; h++) {
+                int64_t q = j + 8 * h;
+                __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 4 * q));
+                __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)(l + q));
+                __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(u + q));
+                __m256i fl = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(g + q)));
+                __m256i mx = _mm256_and_si256(x, magm), sx = _mm256_srai_epi32(x, 31);
+                __m256i kx = _mm256_sub_epi32(_mm256_xor_si256(mx, sx), sx);
+                __m256i out = _mm256_or_si256(_mm256_cmpgt_epi32(lo, kx), _mm256_cmpgt_epi32(kx, hi));
+                __m256i fin = _mm256_andnot_si256(out, _mm256_cmpgt_epi32(vinf, mx));
+                __m256i isnan_ = _mm256_cmpgt_epi32(mx, vinf), isinf_ = _mm256_cmpeq_epi32(mx, vinf);
+                __m256i cls = _mm256_or_si256(_mm256_and_si256(isnan_, four),
+                                              _mm256_and_si256(isinf_, _mm256_blendv_epi8(one, two, sx)));
+                __m256i sp = _mm256_cmpeq_epi32(_mm256_and_si256(fl, cls), zero);
+                okh[h] = _mm256_or_si256(fin, _mm256_andnot_si256(sp, _mm256_cmpeq_epi32(zero, zero)));
+            }
+            /* 16 lanes of 0 / -1 as 16 bytes in order */
+            __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(okh[0], okh[1]), 0xD8);
+            __m128i b = _mm_packs_epi16(_mm256_castsi256_si128(w16), _mm256_extracti128_si256(w16, 1));
+            _mm_storeu_si128((__m128i *)(void *)(c + j), _mm_and_si128(b, _mm_set1_epi8(1)));
+            bad += 16 - __builtin_popcount((unsigned)_mm_movemask_epi8(b));
+        }
+        for (; j < n; j++) {
+            uint32_t x;
+            memcpy(&x, p + 4 * j, 4);
+            uint32_t mx = x & 0x7FFFFFFFu;
+            int32_t sx = -(int32_t)(x >> 31 & 1u), kx = (int32_t)(mx ^ (uint32_t)sx) - sx;
+            uint32_t fin = (uint32_t)(l[j] <= kx) & (uint32_t)(kx <= u[j]) & (mx < inf), isinf_ = mx == inf;
+            uint32_t cls = (uint32_t)(mx > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 | (isinf_ & (uint32_t)(~sx & 1));
+            uint32_t ok = fin | (uint32_t)((g[j] & cls) != 0);
+            c[j] = (unsigned char)ok;
+            bad += !ok;
+        }
+    }
+    return bad;
+}
+#endif
+
+/* covers on the keys, any other float format of up to 4 storage bytes, any stride: cover_rows' decisions
+ * (an invalid finite-class pattern is never covered; NaN and infinity by their class) */
+static int64_t cover_keys_any(const er_bkeys *k, const fdesc *f, const rows_ *w, unsigned char *cov, int64_t r0,
+                              int64_t r1)
+{
+    const fdesc fd = *f;
+    const int sb = fd.sb;
+    int64_t bad = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const unsigned char *p = w->base + (size_t)row_off(w, r) * (size_t)sb;
+        for (int64_t j = 0; j < w->n; j++) {
+            int64_t e = r * w->n + j, kl, kh;
+            uint64_t x = load_(p + (size_t)(j * w->s2) * (size_t)sb, sb);
+            int c;
+            int64_t kx = fkey(&fd, x, &c);
+            if (k->kb == 2) {
+                kl = ((const int16_t *)k->lo)[e];
+                kh = ((const int16_t *)k->hi)[e];
+            } else {
+                kl = ((const int32_t *)k->lo)[e];
+                kh = ((const int32_t *)k->hi)[e];
+            }
+            int cls = c == C_NAN ? 4 : c == C_NINF ? 2 : c == C_PINF ? 1 : 0;
+            int ok = c == C_FIN ? (kl <= kx) & (kx <= kh) & ((x & ~fd.valid) == 0) : (k->fl[e] & cls) != 0;
+            cov[e] = (unsigned char)ok;
+            bad += !ok;
+        }
+    }
+    return bad;
+}
 
 static void *cov_thread(void *arg)
 {
     cov_job *j = (cov_job *)arg;
+    if (j->keys) {
+        const er_bkeys *k = j->keys;
+        if (j->f->fmt == ER_FMT_F32 && j->w.s2 == 1)
+            j->bad = ER_PICK(cover_keys_f32)(k, &j->w, j->cov, j->r0, j->r1);
+        else if (j->f->fmt == ER_FMT_BF16 && j->w.s2 == 1)
+            j->bad = ER_PICK(cover_keys_bf16)(k, &j->w, j->cov, j->r0, j->r1);
+        else if (j->f->fmt == ER_FMT_F16 && j->w.s2 == 1)
+            j->bad = ER_PICK(cover_keys_f16)(k, &j->w, j->cov, j->r0, j->r1);
+        else
+            j->bad = cover_keys_any(k, j->f, &j->w, j->cov, j->r0, j->r1);
+        return NULL;
+    }
     if (j->exact_int) {
         int64_t bad = 0;
         for (int64_t r = j->r0; r < j->r1; r++) {
@@ -433,11 +841,11 @@ static void *cov_thread(void *arg)
         }
         j->bad = bad;
     } else if (j->f->fmt == ER_FMT_F32 && j->w.s2 == 1)
-        j->bad = cover_rows_f32(j->bd, &j->w, j->cov, j->r0, j->r1);
+        j->bad = ER_PICK(cover_rows_f32)(j->bd, &j->w, j->cov, j->r0, j->r1);
     else if (j->f->fmt == ER_FMT_BF16 && j->w.s2 == 1)
-        j->bad = cover_rows_bf16(j->bd, &j->w, j->cov, j->r0, j->r1);
+        j->bad = ER_PICK(cover_rows_bf16)(j->bd, &j->w, j->cov, j->r0, j->r1);
     else if (j->f->fmt == ER_FMT_F16 && j->w.s2 == 1)
-        j->bad = cover_rows_f16(j->bd, &j->w, j->cov, j->r0, j->r1);
+        j->bad = ER_PICK(cover_rows_f16)(j->bd, &j->w, j->cov, j->r0, j->r1);
     else if (j->f->fmt == ER_FMT_F32)
         j->bad = cover_rows(j->bd, &f32_desc_, &j->w, j->cov, j->r0, j->r1);
     else
@@ -447,6 +855,13 @@ static void *cov_thread(void *arg)
 
 er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exact_int, unsigned char *covered,
                            int64_t *outside, char *msg, size_t msg_size)
+{
+    return er_bounds_covers_kept(bd, NULL, output, exact_int, covered, outside, NULL, msg, msg_size);
+}
+
+er_status er_bounds_covers_kept(const er_bounds *bd, er_bkeys **keys, const er_tensor *output, int exact_int,
+                                unsigned char *covered, int64_t *outside, int64_t *zero_ok, char *msg,
+                                size_t msg_size)
 {
     fdesc f;
     double lut8[256];
@@ -462,6 +877,21 @@ er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exa
     if (exact_int ? fi.storage_bytes != 4 : !fdesc_make(output->format, &f, lut8))
         return fail(msg, msg_size, ER_EINVAL, "er_bounds_covers: %s outputs are %s", fi.name,
                     exact_int ? "not an integer product's" : "not a float format's");
+    if (zero_ok) *zero_ok = -1;
+    /* the compact keys: made on the first call for this format, then kept (not for integer products'
+     * outputs, nor f64, whose keys would be as wide as the bounds' patterns) */
+    const er_bkeys *k = NULL;
+    if (keys && !exact_int && f.sb <= 4) {
+        if (*keys && ((*keys)->fmt != output->format || (*keys)->count != bd->count)) {
+            er_bkeys_free(*keys);
+            *keys = NULL;
+        }
+        if (!*keys && !(*keys = keys_make(bd, &f)))
+            return fail(msg, msg_size, ER_ENOMEM, "out of memory for the compact bounds of %lld elements",
+                        (long long)count);
+        k = *keys;
+        if (zero_ok) *zero_ok = k->zero_ok;
+    }
     rows_ w = rows_of(output);
     int64_t R = count ? count / w.n : 0;
     int nt = nthreads_for(R, count);
@@ -469,6 +899,7 @@ er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exa
     for (int t = 0; t < nt; t++) {
         jobs[t].bd = bd;
         jobs[t].f = &f;
+        jobs[t].keys = k;
         jobs[t].w = w;
         jobs[t].exact_int = exact_int;
         jobs[t].cov = covered;

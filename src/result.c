@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "er_front.h"
+#include "er_report.h"
 #include "host/er_msg.h"
 #include "exactref/exactref.h"
 #include "exactref/report.h"
@@ -43,6 +44,7 @@ struct er_result {
         er_tol_opts o;
         int compute;
         er_bounds b;
+        er_bkeys *keys; /* b's compact keys, made by the first covers (src/report.c) */
     } cache[ER_CACHE];
 };
 
@@ -192,7 +194,10 @@ static void free_bounds(er_bounds *b)
 void er_result_free(er_result *r)
 {
     if (!r) return;
-    for (int i = 0; i < r->ncache; i++) free_bounds(&r->cache[i].b);
+    for (int i = 0; i < r->ncache; i++) {
+        free_bounds(&r->cache[i].b);
+        er_bkeys_free(r->cache[i].keys);
+    }
     free(r->owned);
     free(r->map);
     for (int q = 0; q < 3; q++) free(r->slack[q]);
@@ -332,12 +337,14 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
 keep:
     if (r->ncache == ER_CACHE) {
         free_bounds(&r->cache[0].b);
+        er_bkeys_free(r->cache[0].keys);
         memmove(&r->cache[0], &r->cache[1], sizeof r->cache[0] * (ER_CACHE - 1));
         r->ncache--;
     }
     r->cache[r->ncache].o = *o;
     r->cache[r->ncache].compute = compute;
     r->cache[r->ncache].b = b;
+    r->cache[r->ncache].keys = NULL;
     *out = &r->cache[r->ncache].b;
     r->ncache++;
     return ER_OK;
@@ -345,6 +352,13 @@ keep:
 
 er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
                            int64_t *outside, char *msg, size_t msg_size)
+{
+    return er_result_covers_kept(r, o, output, covered, outside, NULL, NULL, msg, msg_size);
+}
+
+er_status er_result_covers_kept(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
+                                int64_t *outside, int64_t *zero_ok, const er_bounds **bounds, char *msg,
+                                size_t msg_size)
 {
     const er_bounds *b;
     er_status st;
@@ -356,8 +370,13 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
         if (output->shape[i] != r->d.shape[i])
             return msgf(msg, msg_size, ER_EINVAL, "the output's shape differs from the result's in dimension %d", i);
     if ((st = er_result_bounds(r, o, &b, msg, msg_size)) != ER_OK) return st;
-    /* the patterns compared as order-mapped integers, rows over threads (src/report.c) */
-    return er_bounds_covers(b, output, r->is_int, covered, outside, msg, msg_size);
+    if (bounds) *bounds = b;
+    /* the patterns compared as order-mapped integers, rows over threads, through the compact keys kept
+     * with the bounds (src/report.c) */
+    er_bkeys **keys = NULL;
+    for (int i = 0; i < r->ncache; i++)
+        if (&r->cache[i].b == b) keys = &r->cache[i].keys;
+    return er_bounds_covers_kept(b, keys, output, r->is_int, covered, outside, zero_ok, msg, msg_size);
 }
 
 er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)
