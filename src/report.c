@@ -933,6 +933,7 @@ typedef struct score_job {
     rows_ wo, wr;
     const unsigned char *cov;
     int64_t r0, r1;
+    int zero_known; /* the caller has the count of ranges holding zero: score_ieee does not count them */
     acc_ a;
 } score_job;
 
@@ -1065,7 +1066,9 @@ ER_AI void score_rows(score_job *j, const fdesc *f)
             int oc, rc;
             int64_t kl, kh;
             range_keys(f, lo, hi, &kl, &kh);
-            a->zero_ok += bd->has_range[e] && kl <= 0 && 0 <= kh;
+            (void)kl;
+            (void)kh;
+            a->zero_ok += zero_in(f, bd, e);
             if (!j->cov[e]) {
                 outside_keyed(a, f, e, ob, lo, hi, bd->has_range[e]);
                 continue;
@@ -1161,9 +1164,204 @@ static void score_rows_f32(score_job *j)
     j->a = a;
 }
 
+/*
+ * The scoring of IEEE formats that fill their storage (f32, bf16, f16) with unit strides, in chunks of
+ * a row: first a branch-free pass that classifies every element (0 exact, 1 special, 2 a ratio, 3
+ * outside) and forms the ratio |output - rounded| / tolerance exactly as score_rows does (the same
+ * binary64 subtraction and division, correctly rounded in every lane: the same bits), then a pass
+ * that bins the ratios, keeps the first largest and hands outside elements to score_rows' code.  The
+ * ranges are read only for outside elements and, where the caller has not counted them, for the
+ * ranges that hold zero.  kind: 0 f32, 1 bf16, 2 f16 (values from the table).
+ */
+#define ER_SCH 256
+ER_AI void score_pass1(const unsigned char *__restrict po, const unsigned char *__restrict pr,
+                       const double *__restrict tp, const unsigned char *__restrict cq, double *__restrict sc,
+                       unsigned char *__restrict cd, int64_t len, const int kind, const double *__restrict lut)
+{
+    const int sb = kind == 0 ? 4 : 2;
+    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;
+    const uint32_t inf = kind == 0 ? 0x7F800000u : kind == 1 ? 0x7F80u : 0x7C00u;
+    for (int64_t q = 0; q < len; q++) {
+        uint32_t ob, rb;
+        double fo, fr;
+        if (sb == 4) {
+            memcpy(&ob, po + 4 * q, 4);
+            memcpy(&rb, pr + 4 * q, 4);
+        } else {
+            uint16_t o16, r16;
+            memcpy(&o16, po + 2 * q, 2);
+            memcpy(&r16, pr + 2 * q, 2);
+            ob = o16;
+            rb = r16;
+        }
+        if (kind == 2) {
+            fo = lut[ob];
+            fr = lut[rb];
+        } else {
+            uint32_t uo = kind == 1 ? ob << 16 : ob, ur = kind == 1 ? rb << 16 : rb;
+            float xo, xr;
+            memcpy(&xo, &uo, 4);
+            memcpy(&xr, &ur, 4);
+            fo = (double)xo;
+            fr = (double)xr;
+        }
+        uint32_t mo = ob & magm, mr = rb & magm;
+        double tol = tp[q];
+        uint32_t ex = (uint32_t)(ob == rb) | ((uint32_t)(mo > inf) & (uint32_t)(mr > inf));
+        uint32_t fine = (uint32_t)(mo < inf) & (uint32_t)(mr < inf) & (uint32_t)(tol > 0) & (uint32_t)(tol < INFINITY);
+        double sv = fabs(fo - fr) / tol;
+        uint32_t code = cq[q] == 0 ? 3u : ex ? 0u : fine ? 2u : 1u;
+        sc[q] = code == 2u ? sv : 0.0;
+        cd[q] = (unsigned char)code;
+    }
+}
+
+#ifdef ER_AVX2_CLONES
+/* score_pass1 in AVX2 lanes for f32 and bf16, 8 elements a step (the values widened to binary64 exactly,
+ * one correctly rounded subtraction and division each, as the scalar code); the tail by score_pass1 */
+ER_AVX2 static void score_pass1_avx2(const unsigned char *po, const unsigned char *pr, const double *tp,
+                                     const unsigned char *cq, double *sc, unsigned char *cd, int64_t len,
+                                     const int kind)
+{
+    const __m256i magm = _mm256_set1_epi32(kind == 0 ? 0x7FFFFFFF : 0x7FFF);
+    const __m256i vinf = _mm256_set1_epi32(kind == 0 ? 0x7F800000 : 0x7F80);
+    const __m256i zero = _mm256_setzero_si256(), c1 = _mm256_set1_epi32(1), c2 = _mm256_set1_epi32(2),
+                  c3 = _mm256_set1_epi32(3), c0 = _mm256_setzero_si256();
+    const __m256i even = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    const __m256d dinf = _mm256_set1_pd(INFINITY), dzero = _mm256_setzero_pd(), sgn = _mm256_set1_pd(-0.0);
+    int64_t q = 0;
+    for (; q + 8 <= len; q += 8) {
+        __m256i ob, rb;
+        if (kind == 0) {
+            ob = _mm256_loadu_si256((const __m256i *)(const void *)(po + 4 * q));
+            rb = _mm256_loadu_si256((const __m256i *)(const void *)(pr + 4 * q));
+        } else {
+            ob = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(po + 2 * q)));
+            rb = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pr + 2 * q)));
+        }
+        __m256i mo = _mm256_and_si256(ob, magm), mr = _mm256_and_si256(rb, magm);
+        __m256i ex = _mm256_or_si256(_mm256_cmpeq_epi32(ob, rb),
+                                     _mm256_and_si256(_mm256_cmpgt_epi32(mo, vinf), _mm256_cmpgt_epi32(mr, vinf)));
+        __m256i fin = _mm256_and_si256(_mm256_cmpgt_epi32(vinf, mo), _mm256_cmpgt_epi32(vinf, mr));
+        __m256i cz = _mm256_cmpeq_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cq + q))), zero);
+        __m256 fo = _mm256_castsi256_ps(kind == 0 ? ob : _mm256_slli_epi32(ob, 16));
+        __m256 fr = _mm256_castsi256_ps(kind == 0 ? rb : _mm256_slli_epi32(rb, 16));
+        __m256d t0 = _mm256_loadu_pd(tp + q), t1 = _mm256_loadu_pd(tp + q + 4);
+        __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(fo)), _mm256_cvtps_pd(_mm256_castps256_ps128(fr)));
+        __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(fo, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(fr, 1)));
+        __m256d s0 = _mm256_div_pd(_mm256_andnot_pd(sgn, d0), t0), s1 = _mm256_div_pd(_mm256_andnot_pd(sgn, d1), t1);
+        __m256d g0 = _mm256_and_pd(_mm256_cmp_pd(t0, dzero, _CMP_GT_OQ), _mm256_cmp_pd(t0, dinf, _CMP_LT_OQ));
+        __m256d g1 = _mm256_and_pd(_mm256_cmp_pd(t1, dzero, _CMP_GT_OQ), _mm256_cmp_pd(t1, dinf, _CMP_LT_OQ));
+        /* the two 4-lane 64-bit masks as one 8-lane 32-bit mask, in element order */
+        __m256i g = _mm256_permutevar8x32_epi32(
+            _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castpd_ps(g0), _mm256_castpd_ps(g1), 0x88)), even);
+        fin = _mm256_and_si256(fin, g);
+        __m256i code = _mm256_blendv_epi8(c1, c2, fin);
+        code = _mm256_blendv_epi8(code, c0, ex);
+        code = _mm256_blendv_epi8(code, c3, cz);
+        __m256i is2 = _mm256_cmpeq_epi32(code, c2);
+        __m256d m0 = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(is2)));
+        __m256d m1 = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(is2, 1)));
+        _mm256_storeu_pd(sc + q, _mm256_and_pd(s0, m0));
+        _mm256_storeu_pd(sc + q + 4, _mm256_and_pd(s1, m1));
+        __m128i c16 = _mm_packs_epi32(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1));
+        _mm_storel_epi64((__m128i *)(void *)(cd + q), _mm_packs_epi16(c16, c16));
+    }
+    if (q < len)
+        score_pass1(po + (size_t)q * (kind == 0 ? 4u : 2u), pr + (size_t)q * (kind == 0 ? 4u : 2u), tp + q, cq + q,
+                    sc + q, cd + q, len - q, kind, NULL);
+}
+#endif
+
+/* pass1: the AVX2 lanes (f32, bf16 in the AVX2 copy) or score_pass1 */
+ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
+{
+    const er_bounds *bd = j->bd;
+    const fdesc *f = j->f;
+    const int sb = kind == 0 ? 4 : 2;
+    acc_ a = j->a;
+    int64_t hist4[4][ER_REPORT_BINS], log4[4][ER_REPORT_LOG_BINS];
+    memset(hist4, 0, sizeof hist4);
+    memset(log4, 0, sizeof log4);
+    int64_t n0 = 0, n1 = 0, bidx = -1, zero = 0;
+    double best = -1;
+    double sc[ER_SCH];
+    unsigned char cd[ER_SCH];
+    const int64_t n = j->wo.n;
+    for (int64_t r = j->r0; r < j->r1; r++) {
+        const unsigned char *po = j->wo.base + (size_t)row_off(&j->wo, r) * (size_t)sb;
+        const unsigned char *pr = j->wr.base + (size_t)row_off(&j->wr, r) * (size_t)sb;
+        const int64_t e0 = r * n;
+        for (int64_t c0 = 0; c0 < n; c0 += ER_SCH) {
+            int64_t len = n - c0 < ER_SCH ? n - c0 : ER_SCH;
+#ifdef ER_AVX2_CLONES
+            if (avx2 && kind != 2)
+                score_pass1_avx2(po + (size_t)c0 * (size_t)sb, pr + (size_t)c0 * (size_t)sb, bd->tolerance + e0 + c0,
+                                 j->cov + e0 + c0, sc, cd, len, kind);
+            else
+#endif
+                score_pass1(po + (size_t)c0 * (size_t)sb, pr + (size_t)c0 * (size_t)sb, bd->tolerance + e0 + c0,
+                            j->cov + e0 + c0, sc, cd, len, kind, f->lut);
+            for (int64_t q = 0; q < len; q++) {
+                unsigned code = cd[q];
+                double sv = sc[q];
+                if (code == 3u) {
+                    int64_t e = e0 + c0 + q;
+                    uint64_t lo = bd->low[e], hi = bd->high[e];
+                    uint64_t ob = load_(po + (size_t)(c0 + q) * (size_t)sb, sb),
+                             rb = load_(pr + (size_t)(c0 + q) * (size_t)sb, sb);
+                    if ((lo | hi) & ~f->valid) score_slow(&a, bd, j->fmt, j->fi, e, ob, rb, 0);
+                    else outside_keyed(&a, f, e, ob, lo, hi, bd->has_range[e]);
+                    continue;
+                }
+                if (code == 2u) ratio_bins(hist4[q & 3], log4[q & 3], sv);
+                else if (code == 0u) n0++;
+                else n1++;
+                if (sv > best) {
+                    best = sv;
+                    bidx = e0 + c0 + q;
+                }
+            }
+        }
+        if (!j->zero_known)
+            for (int64_t c = 0; c < n; c++) zero += zero_in(f, bd, e0 + c);
+    }
+    a.hist[ER_REPORT_EXACT] += n0;
+    a.hist[ER_REPORT_SPECIAL] += n1;
+    for (int q = 0; q < 4; q++) {
+        for (int h = 0; h < ER_REPORT_BINS; h++) a.hist[h] += hist4[q][h];
+        for (int h = 0; h < ER_REPORT_LOG_BINS; h++) a.log_hist[h] += log4[q][h];
+    }
+    /* a covered element is the worst only where nothing is outside */
+    if (a.rank < 0 && bidx >= 0) {
+        a.rank = 0;
+        a.score = best;
+        a.worst = bidx;
+        a.why = ER_REPORT_WHY_NONE;
+        a.beyond = 0;
+        a.ratio = best;
+    }
+    a.zero_ok = zero; /* score_slow's counts of outside elements are in `zero` already */
+    j->a = a;
+}
+
+#define ER_SCORE_IEEE(name, kind)                                                                              \
+    ER_VEC static void name##_base(score_job *j) { score_ieee(j, kind, 0); }                                   \
+    ER_CLONE_AVX2(static void name##_avx2(score_job *j) { score_ieee(j, kind, 1); })
+ER_SCORE_IEEE(score_ieee_f32, 0)
+ER_SCORE_IEEE(score_ieee_bf16, 1)
+ER_SCORE_IEEE(score_ieee_f16, 2)
+
 static void *score_thread(void *arg)
 {
     score_job *j = (score_job *)arg;
+    if (j->f && j->wo.s2 == 1 && j->wr.s2 == 1 &&
+        (j->f->fmt == ER_FMT_F32 || j->f->fmt == ER_FMT_BF16 || j->f->fmt == ER_FMT_F16)) {
+        if (j->f->fmt == ER_FMT_F32) ER_PICK(score_ieee_f32)(j);
+        else if (j->f->fmt == ER_FMT_BF16) ER_PICK(score_ieee_bf16)(j);
+        else ER_PICK(score_ieee_f16)(j);
+        return NULL;
+    }
     if (!j->f) {
         int sb = j->fi->storage_bytes;
         for (int64_t r = j->r0; r < j->r1; r++) {
@@ -1186,10 +1384,24 @@ static void *score_thread(void *arg)
     return NULL;
 }
 
+static er_status score_impl(const er_bounds *bd, const er_tensor *output, const er_tensor *R, const unsigned char *cov,
+                            int64_t outside, int64_t zero_known, const er_tensor *a, const er_tensor *b,
+                            int64_t *outside_index, int64_t outside_cap, er_check_report *rep, char *msg,
+                            size_t msg_size);
+
 er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
                                 const unsigned char *cov, int64_t outside, const er_tensor *a,
                                 const er_tensor *b, int64_t *outside_index, int64_t outside_cap, er_check_report *rep,
                                 char *msg, size_t msg_size)
+{
+    return score_impl(bd, output, R, cov, outside, -1, a, b, outside_index, outside_cap, rep, msg, msg_size);
+}
+
+/* zero_known: the number of ranges that hold zero (er_bounds_covers_kept's), or -1 to count them here */
+static er_status score_impl(const er_bounds *bd, const er_tensor *output, const er_tensor *R, const unsigned char *cov,
+                            int64_t outside, int64_t zero_known, const er_tensor *a, const er_tensor *b,
+                            int64_t *outside_index, int64_t outside_cap, er_check_report *rep, char *msg,
+                            size_t msg_size)
 {
     er_format_info fi;
     fdesc f;
@@ -1233,6 +1445,7 @@ er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, co
         jobs[t].wo = wo;
         jobs[t].wr = wr;
         jobs[t].cov = cov;
+        jobs[t].zero_known = zero_known >= 0;
         jobs[t].r0 = rows * t / nt;
         jobs[t].r1 = rows * (t + 1) / nt;
         jobs[t].a.rank = -1;
@@ -1265,6 +1478,11 @@ er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, co
     if (outside > 0) {
         int64_t mr = m < ER_REPORT_MAP ? m : ER_REPORT_MAP, mc = n < ER_REPORT_MAP ? n : ER_REPORT_MAP;
         for (int64_t e = 0; e < count; e++) {
+            uint64_t eight;
+            if ((e & 7) == 0 && e + 8 <= count && (memcpy(&eight, cov + e, 8), eight == UINT64_C(0x0101010101010101))) {
+                e += 7;
+                continue;
+            }
             if (cov[e]) continue;
             rep->hist[ER_REPORT_OUTSIDE]++;
             if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
@@ -1291,6 +1509,7 @@ er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, co
         rep->may_ninf = bd->may_ninf[e];
         rep->may_nan = bd->may_nan[e];
     }
+    if (zero_known >= 0) zero_ok = zero_known;
     rep->zero_accepted = count > 0 && zero_ok == count;
     if (a && all_tiny(a)) rep->operand_vacuous |= 1;
     if (b && all_tiny(b)) rep->operand_vacuous |= 2;
@@ -1330,12 +1549,13 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
     for (int d = 0; d < output->ndim; d++) count *= output->shape[d];
     cov = (unsigned char *)malloc(count ? (size_t)count : 1);
     if (!cov) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the check of %lld elements", (long long)count);
-    if ((st = er_result_covers(r, o, output, cov, &outside, msg, msg_size)) != ER_OK) {
+    int64_t zero_ok = -1;
+    if ((st = er_result_covers_kept(r, o, output, cov, &outside, &zero_ok, &bd, msg, msg_size)) != ER_OK) {
         free(cov);
         return st;
     }
-    st = er_check_report_score(bd, output, er_result_rounded(r), cov, outside, a, b, outside_index, outside_cap, rep,
-                               msg, msg_size);
+    st = score_impl(bd, output, er_result_rounded(r), cov, outside, zero_ok, a, b, outside_index, outside_cap, rep, msg,
+                    msg_size);
     free(cov);
     return st;
 }
