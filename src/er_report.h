@@ -26,6 +26,13 @@ er_status er_result_covers_kept(er_result *r, const er_tol_opts *o, const er_ten
                                 int64_t *outside, int64_t *zero_ok, const er_bounds **bounds, char *msg,
                                 size_t msg_size);
 
+/* er_check_report_score with zero_known, the number of ranges that hold zero (er_bounds_covers_kept's),
+ * or -1 to count them here. */
+er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
+                                     const unsigned char *cov, int64_t outside, int64_t zero_known, const er_tensor *a,
+                                     const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
+                                     er_check_report *rep, char *msg, size_t msg_size);
+
 /* on != 0: the covers and scoring loops run their portable copies even where the processor has AVX2
  * (for the tests, which compare both; not thread-safe: set it before the calls) */
 void er_report_portable(int on);

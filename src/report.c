@@ -1384,24 +1384,19 @@ static void *score_thread(void *arg)
     return NULL;
 }
 
-static er_status score_impl(const er_bounds *bd, const er_tensor *output, const er_tensor *R, const unsigned char *cov,
-                            int64_t outside, int64_t zero_known, const er_tensor *a, const er_tensor *b,
-                            int64_t *outside_index, int64_t outside_cap, er_check_report *rep, char *msg,
-                            size_t msg_size);
-
 er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
                                 const unsigned char *cov, int64_t outside, const er_tensor *a,
                                 const er_tensor *b, int64_t *outside_index, int64_t outside_cap, er_check_report *rep,
                                 char *msg, size_t msg_size)
 {
-    return score_impl(bd, output, R, cov, outside, -1, a, b, outside_index, outside_cap, rep, msg, msg_size);
+    return er_check_report_score_kept(bd, output, R, cov, outside, -1, a, b, outside_index, outside_cap, rep, msg, msg_size);
 }
 
 /* zero_known: the number of ranges that hold zero (er_bounds_covers_kept's), or -1 to count them here */
-static er_status score_impl(const er_bounds *bd, const er_tensor *output, const er_tensor *R, const unsigned char *cov,
-                            int64_t outside, int64_t zero_known, const er_tensor *a, const er_tensor *b,
-                            int64_t *outside_index, int64_t outside_cap, er_check_report *rep, char *msg,
-                            size_t msg_size)
+er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
+                                     const unsigned char *cov, int64_t outside, int64_t zero_known, const er_tensor *a,
+                                     const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
+                                     er_check_report *rep, char *msg, size_t msg_size)
 {
     er_format_info fi;
     fdesc f;
@@ -1554,7 +1549,7 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
         free(cov);
         return st;
     }
-    st = score_impl(bd, output, er_result_rounded(r), cov, outside, zero_ok, a, b, outside_index, outside_cap, rep, msg,
+    st = er_check_report_score_kept(bd, output, er_result_rounded(r), cov, outside, zero_ok, a, b, outside_index, outside_cap, rep, msg,
                     msg_size);
     free(cov);
     return st;

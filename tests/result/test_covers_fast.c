@@ -13,6 +13,7 @@
 #include "exactref/exactref.h"
 #include "exactref/report.h"
 #include "exactref/core/er_round.h"
+#include "er_report.h"
 
 /* ---- the reference ---- */
 
@@ -337,14 +338,56 @@ static void release(data *d)
     free(d->bd.may_nan);
 }
 
-static void compare(data *d, const char *what)
+/* The number of elements whose range holds zero, as the reference reads the patterns (a refused one as 0). */
+static int64_t ref_zero(const data *d)
+{
+    int64_t z = 0;
+    for (int64_t e = 0; e < d->count; e++) {
+        int o1, o2;
+        double lo = val(d->fmt, &d->fi, d->bd.low[e], &o1), hi = val(d->fmt, &d->fi, d->bd.high[e], &o2);
+        z += d->bd.has_range[e] && lo <= 0 && 0 <= hi;
+    }
+    return z;
+}
+
+/* One comparison: portable, the loops' portable copies (else AVX2 where the processor has it); kept, covers
+ * through the compact keys (made by the first call, used again by a second) and the scoring with their count
+ * of ranges that hold zero (else the public functions). */
+typedef struct refs {
+    unsigned char *cr;
+    int64_t bad_ref, ir[64];
+    er_check_report rr;
+} refs;
+
+static void compare_one(data *d, const char *what, int portable, int kept, refs *rf_)
 {
     char msg[512];
-    int64_t n = d->count, bad_ref, bad = -1;
-    unsigned char *cr = malloc((size_t)n), *cf = malloc((size_t)n);
-    ref_covers(&d->bd, &d->O, d->exact_int, cr, &bad_ref);
-    ck_assert_msg(er_bounds_covers(&d->bd, &d->O, d->exact_int, cf, &bad, msg, sizeof msg) == ER_OK, "%s", msg);
-    for (int64_t e = 0; e < n; e++)
+    int64_t n = d->count, bad_ref = rf_->bad_ref, bad = -1, zero = -2;
+    unsigned char *cr = rf_->cr, *cf = malloc((size_t)n);
+    er_bkeys *keys = NULL;
+    er_report_portable(portable);
+    if (kept) {
+        for (int call = 0; call < 2; call++) {
+            memset(cf, 7, (size_t)n);
+            ck_assert_msg(er_bounds_covers_kept(&d->bd, &keys, &d->O, d->exact_int, cf, &bad, &zero, msg, sizeof msg) ==
+                              ER_OK, "%s", msg);
+            ck_assert_int_eq(bad, bad_ref);
+            int64_t first = -1;
+            for (int64_t e = 0; e < n && first < 0; e++)
+                if (cr[e] != cf[e]) first = e;
+            ck_assert_msg(first < 0, "%s %s (kept keys, call %d): covers differs at %lld", what, er_format_name(d->fmt),
+                          call, (long long)first);
+        }
+        /* keys for float formats of up to 4 bytes, and their count of ranges holding zero */
+        ck_assert(d->exact_int || d->fi.storage_bytes > 4 ? keys == NULL && zero == -1 : keys != NULL);
+        if (keys) ck_assert_int_eq(zero, ref_zero(d));
+    } else
+        ck_assert_msg(er_bounds_covers(&d->bd, &d->O, d->exact_int, cf, &bad, msg, sizeof msg) == ER_OK, "%s", msg);
+    er_bkeys_free(keys);
+    int64_t first = -1;
+    for (int64_t e = 0; e < n && first < 0; e++)
+        if (cr[e] != cf[e]) first = e;
+    for (int64_t e = first < 0 ? n : first; e < n && e == first; e++)
         ck_assert_msg(cr[e] == cf[e], "%s %s: covers differs at %lld (output 0x%llx, range 0x%llx..0x%llx)", what,
                       er_format_name(d->fmt), (long long)e, (unsigned long long)get(&d->O, e, d->fi.storage_bytes),
                       (unsigned long long)d->bd.low[e], (unsigned long long)d->bd.high[e]);
@@ -352,11 +395,14 @@ static void compare(data *d, const char *what)
     /* a case that cannot pass by accident: both outcomes occur */
     if (n >= 1000) ck_assert_msg(bad > 0 && bad < n, "%s %s: %lld of %lld outside", what, er_format_name(d->fmt),
                                  (long long)bad, (long long)n);
-    int64_t ir[64], iff[64];
-    er_check_report rr, rf;
-    ref_score(&d->bd, &d->O, &d->R, cr, bad_ref, ir, 64, &rr);
-    ck_assert_msg(er_check_report_score(&d->bd, &d->O, &d->R, cr, bad_ref, NULL, NULL, iff, 64, &rf, msg,
-                                        sizeof msg) == ER_OK, "%s", msg);
+    int64_t *ir = rf_->ir, iff[64];
+    er_check_report rr = rf_->rr, rf;
+    if (kept)
+        ck_assert_msg(er_check_report_score_kept(&d->bd, &d->O, &d->R, cr, bad_ref, zero, NULL, NULL, iff, 64, &rf, msg,
+                                                 sizeof msg) == ER_OK, "%s", msg);
+    else
+        ck_assert_msg(er_check_report_score(&d->bd, &d->O, &d->R, cr, bad_ref, NULL, NULL, iff, 64, &rf, msg,
+                                            sizeof msg) == ER_OK, "%s", msg);
     for (int h = 0; h < ER_REPORT_BINS; h++)
         ck_assert_msg(rr.hist[h] == rf.hist[h], "%s %s: bin %d: %lld, reference %lld", what, er_format_name(d->fmt), h,
                       (long long)rf.hist[h], (long long)rr.hist[h]);
@@ -374,8 +420,19 @@ static void compare(data *d, const char *what)
     ck_assert(memcmp(&rr.tolerance, &rf.tolerance, sizeof(double)) == 0);
     /* and everything else: the whole report, bit for bit */
     ck_assert_msg(memcmp(&rr, &rf, sizeof rr) == 0, "%s %s: the reports differ", what, er_format_name(d->fmt));
-    free(cr);
+    er_report_portable(0);
     free(cf);
+}
+
+static void compare(data *d, const char *what)
+{
+    refs r;
+    r.cr = malloc((size_t)d->count);
+    ref_covers(&d->bd, &d->O, d->exact_int, r.cr, &r.bad_ref);
+    ref_score(&d->bd, &d->O, &d->R, r.cr, r.bad_ref, r.ir, 64, &r.rr);
+    for (int portable = 0; portable < 2; portable++)
+        for (int kept = 0; kept < 2; kept++) compare_one(d, what, portable, kept, &r);
+    free(r.cr);
 }
 
 static const int formats[] = {ER_FMT_F64,        ER_FMT_F32,        ER_FMT_TF32,       ER_FMT_F16,
