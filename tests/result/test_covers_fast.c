@@ -501,6 +501,38 @@ START_TEST(exhaustive_narrow)
 }
 END_TEST
 
+/* Every pattern of the 16-bit formats as the output, each against eight ranges: a random one, all finite
+ * values (-inf..+inf), -0..+0, +0..-0, a NaN end, a single value, no finite range, and the smallest positive
+ * subnormal .. the largest finite value (with, for some outputs, a bit above the width set in an end). */
+START_TEST(exhaustive_16)
+{
+    int fmt = _i ? ER_FMT_BF16 : ER_FMT_F16;
+    uint64_t pinf = _i ? 0x7F80u : 0x7C00u, qnan = _i ? 0x7FC0u : 0x7E00u, maxf = _i ? 0x7F7Fu : 0x7BFFu;
+    data d;
+    uint64_t st = er_test_seed("covers_fast_exhaustive16") ^ (uint64_t)_i;
+    make(&d, fmt, 1, 8 * 256, 256, 0, 0, &st);
+    for (int64_t e = 0; e < d.count; e++) {
+        uint64_t x = (uint64_t)(e & 0xFFFF), c = (uint64_t)(e >> 16);
+        uint16_t x16 = (uint16_t)x;
+        memcpy(d.obuf + 2 * e, &x16, 2);
+        uint64_t *lo = &d.bd.low[e], *hi = &d.bd.high[e];
+        switch (c) {
+        case 0: break;
+        case 1: *lo = pinf | 0x8000u, *hi = pinf; break;
+        case 2: *lo = 0x8000u, *hi = 0; break;
+        case 3: *lo = 0, *hi = 0x8000u; break;
+        case 4: *lo = (x & 1) ? qnan : 0, *hi = (x & 1) ? pinf : qnan | 0x8000u; break;
+        case 5: *lo = *hi = (x * 40503u) & 0xFFFFu; break;
+        case 6: d.bd.has_range[e] = 0; break;
+        default: *lo = (x % 97 == 0) ? 0x10001u : 1u, *hi = (x % 89 == 0) ? maxf | 0x20000u : maxf; break;
+        }
+        if (c && c != 6) d.bd.has_range[e] = 1;
+    }
+    compare(&d, "exhaustive 16-bit");
+    release(&d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("covers_fast");
@@ -510,6 +542,7 @@ int main(void)
     tcase_add_loop_test(tc, every_format_threads, 0, NFORMATS);
     tcase_add_loop_test(tc, every_format_finite, 0, NFORMATS);
     tcase_add_loop_test(tc, exhaustive_narrow, 0, 8);
+    tcase_add_loop_test(tc, exhaustive_16, 0, 2);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
