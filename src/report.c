@@ -665,6 +665,7 @@ ER_COVER_KEYS_BASE(cover_keys_f16, 2, 0x7C00u)
 
 #ifdef ER_AVX2_CLONES
 #include <immintrin.h>
+ER_AVX2 static inline __m128i zero128_(void) { return _mm_setzero_si128(); }
 /* The same decisions in AVX2 lanes: 16 elements of a 16-bit format per step (16-bit keys), 8 of f32
  * (32-bit keys); the row's tail by the scalar body. */
 ER_AVX2 static int64_t cover_keys16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,
@@ -1216,7 +1217,72 @@ ER_AI void score_pass1(const unsigned char *__restrict po, const unsigned char *
     }
 }
 
+/* The bins ratio_bins would count sc[q] in, as indices: hb the histogram's, lb the log histogram's (40:
+ * none, for a zero ratio); a special element (code 1) in ER_REPORT_SPECIAL, an exact one (code 0, ratio
+ * 0) in ER_REPORT_EXACT.  Outside elements (code 3) get no bins. */
+#define ER_LOG_NONE ER_REPORT_LOG_BINS
+ER_AI void score_bins(const double *__restrict sc, const unsigned char *__restrict cd, unsigned char *__restrict hb,
+                      unsigned char *__restrict lb, int64_t len)
+{
+    for (int64_t q = 0; q < len; q++) {
+        double v = sc[q];
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        int h = (v > 1.0 / 64) + (v > 1.0 / 16) + (v > 0.25) + (v > 0.5);
+        int be = (int)((b >> 52) & 0x7FFu), ex = be - 1022;
+        int k = be == 0 ? ER_REPORT_LOG_BINS - 1 : be == 0x7FF ? 0 : (b & ((UINT64_C(1) << 52) - 1u)) == 0 ? 1 - ex : -ex;
+        k = k < 0 ? 0 : k > ER_REPORT_LOG_BINS - 1 ? ER_REPORT_LOG_BINS - 1 : k;
+        hb[q] = (unsigned char)(cd[q] == 1 ? ER_REPORT_SPECIAL : v == 0 ? ER_REPORT_EXACT : ER_REPORT_BIN_64 + h);
+        lb[q] = (unsigned char)(v == 0 ? ER_LOG_NONE : k);
+    }
+}
+
 #ifdef ER_AVX2_CLONES
+/* score_bins in AVX2 lanes, 4 elements a step */
+ER_AVX2 static void score_bins_avx2(const double *sc, const unsigned char *cd, unsigned char *hb, unsigned char *lb,
+                                    int64_t len)
+{
+    const __m256d e64 = _mm256_set1_pd(1.0 / 64), e16 = _mm256_set1_pd(1.0 / 16), e4 = _mm256_set1_pd(0.25),
+                  e2 = _mm256_set1_pd(0.5), dz = _mm256_setzero_pd();
+    const __m256i x7ff = _mm256_set1_epi64x(0x7FF), m52 = _mm256_set1_epi64x((INT64_C(1) << 52) - 1),
+                  c1022 = _mm256_set1_epi64x(1022), one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256(),
+                  last = _mm256_set1_epi64x(ER_REPORT_LOG_BINS - 1), none = _mm256_set1_epi64x(ER_LOG_NONE),
+                  bin64 = _mm256_set1_epi64x(ER_REPORT_BIN_64), spec = _mm256_set1_epi64x(ER_REPORT_SPECIAL),
+                  lo32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    int64_t q = 0;
+    for (; q + 4 <= len; q += 4) {
+        __m256d v = _mm256_loadu_pd(sc + q);
+        int32_t c4;
+        memcpy(&c4, cd + q, 4);
+        __m256i code = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(c4));
+        __m256i h = _mm256_sub_epi64(
+            _mm256_sub_epi64(_mm256_sub_epi64(_mm256_sub_epi64(bin64, _mm256_castpd_si256(_mm256_cmp_pd(v, e64, _CMP_GT_OQ))),
+                                              _mm256_castpd_si256(_mm256_cmp_pd(v, e16, _CMP_GT_OQ))),
+                             _mm256_castpd_si256(_mm256_cmp_pd(v, e4, _CMP_GT_OQ))),
+            _mm256_castpd_si256(_mm256_cmp_pd(v, e2, _CMP_GT_OQ)));
+        __m256i is0 = _mm256_castpd_si256(_mm256_cmp_pd(v, dz, _CMP_EQ_OQ));
+        h = _mm256_andnot_si256(is0, h); /* ER_REPORT_EXACT is 0 */
+        h = _mm256_blendv_epi8(h, spec, _mm256_cmpeq_epi64(code, one));
+        __m256i b = _mm256_castpd_si256(v);
+        __m256i be = _mm256_and_si256(_mm256_srli_epi64(b, 52), x7ff);
+        __m256i ex = _mm256_sub_epi64(be, c1022);
+        __m256i m0 = _mm256_cmpeq_epi64(_mm256_and_si256(b, m52), zero);
+        __m256i k = _mm256_sub_epi64(_mm256_and_si256(m0, one), ex);
+        k = _mm256_blendv_epi8(k, last, _mm256_cmpeq_epi64(be, zero));
+        k = _mm256_blendv_epi8(k, zero, _mm256_cmpeq_epi64(be, x7ff));
+        k = _mm256_blendv_epi8(k, zero, _mm256_cmpgt_epi64(zero, k));
+        k = _mm256_blendv_epi8(k, last, _mm256_cmpgt_epi64(k, last));
+        k = _mm256_blendv_epi8(k, none, is0);
+        __m128i h32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(h, lo32));
+        __m128i k32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(k, lo32));
+        __m128i hk = _mm_packus_epi16(_mm_packs_epi32(h32, k32), zero128_());
+        int32_t hw = _mm_cvtsi128_si32(hk), kw = _mm_extract_epi32(hk, 1);
+        memcpy(hb + q, &hw, 4);
+        memcpy(lb + q, &kw, 4);
+    }
+    if (q < len) score_bins(sc + q, cd + q, hb + q, lb + q, len - q);
+}
+
 /* score_pass1 in AVX2 lanes for f32 and bf16, 8 elements a step (the values widened to binary64 exactly,
  * one correctly rounded subtraction and division each, as the scalar code); the tail by score_pass1 */
 ER_AVX2 static void score_pass1_avx2(const unsigned char *po, const unsigned char *pr, const double *tp,
@@ -1273,6 +1339,26 @@ ER_AVX2 static void score_pass1_avx2(const unsigned char *po, const unsigned cha
 }
 #endif
 
+/* zero_in for IEEE formats that fill their storage, branch-free (keys_ieee's count without the keys) */
+ER_AI int64_t zero_ieee(const er_bounds *bd, int64_t e0, int64_t e1, const int sb, const uint32_t inf)
+{
+    const uint64_t *__restrict low = bd->low, *__restrict high = bd->high;
+    const unsigned char *__restrict hr = bd->has_range;
+    const int bits = sb * 8;
+    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;
+    int64_t zero = 0;
+    for (int64_t e = e0; e < e1; e++) {
+        uint32_t l = (uint32_t)low[e], u = (uint32_t)high[e];
+        uint32_t ml = l & magm, mu = u & magm;
+        uint32_t lbad = (uint32_t)((low[e] >> bits) != 0), ubad = (uint32_t)((high[e] >> bits) != 0);
+        /* value <= 0: a negative non-NaN pattern or a zero; value >= 0: a positive non-NaN one or a zero */
+        uint32_t l0 = lbad | ((ml <= inf) & ((l >> (bits - 1) & 1u) | (uint32_t)(ml == 0)));
+        uint32_t u0 = ubad | ((mu <= inf) & ((~u >> (bits - 1) & 1u) | (uint32_t)(mu == 0)));
+        zero += (int64_t)((uint32_t)(hr[e] != 0) & l0 & u0);
+    }
+    return zero;
+}
+
 /* pass1: the AVX2 lanes (f32, bf16 in the AVX2 copy) or score_pass1 */
 ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
 {
@@ -1280,13 +1366,13 @@ ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
     const fdesc *f = j->f;
     const int sb = kind == 0 ? 4 : 2;
     acc_ a = j->a;
-    int64_t hist4[4][ER_REPORT_BINS], log4[4][ER_REPORT_LOG_BINS];
+    int64_t hist4[4][ER_REPORT_BINS], log4[4][ER_REPORT_LOG_BINS + 1];
     memset(hist4, 0, sizeof hist4);
     memset(log4, 0, sizeof log4);
-    int64_t n0 = 0, n1 = 0, bidx = -1, zero = 0;
+    int64_t bidx = -1, zero = 0;
     double best = -1;
     double sc[ER_SCH];
-    unsigned char cd[ER_SCH];
+    unsigned char cd[ER_SCH], hb[ER_SCH], lb[ER_SCH];
     const int64_t n = j->wo.n;
     for (int64_t r = j->r0; r < j->r1; r++) {
         const unsigned char *po = j->wo.base + (size_t)row_off(&j->wo, r) * (size_t)sb;
@@ -1302,6 +1388,11 @@ ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
 #endif
                 score_pass1(po + (size_t)c0 * (size_t)sb, pr + (size_t)c0 * (size_t)sb, bd->tolerance + e0 + c0,
                             j->cov + e0 + c0, sc, cd, len, kind, f->lut);
+#ifdef ER_AVX2_CLONES
+            if (avx2) score_bins_avx2(sc, cd, hb, lb, len);
+            else
+#endif
+                score_bins(sc, cd, hb, lb, len);
             for (int64_t q = 0; q < len; q++) {
                 unsigned code = cd[q];
                 double sv = sc[q];
@@ -1314,20 +1405,16 @@ ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
                     else outside_keyed(&a, f, e, ob, lo, hi, bd->has_range[e]);
                     continue;
                 }
-                if (code == 2u) ratio_bins(hist4[q & 3], log4[q & 3], sv);
-                else if (code == 0u) n0++;
-                else n1++;
+                hist4[q & 3][hb[q]]++;
+                log4[q & 3][lb[q]]++;
                 if (sv > best) {
                     best = sv;
                     bidx = e0 + c0 + q;
                 }
             }
         }
-        if (!j->zero_known)
-            for (int64_t c = 0; c < n; c++) zero += zero_in(f, bd, e0 + c);
+        if (!j->zero_known) zero += zero_ieee(bd, e0, e0 + n, sb, kind == 0 ? 0x7F800000u : kind == 1 ? 0x7F80u : 0x7C00u);
     }
-    a.hist[ER_REPORT_EXACT] += n0;
-    a.hist[ER_REPORT_SPECIAL] += n1;
     for (int q = 0; q < 4; q++) {
         for (int h = 0; h < ER_REPORT_BINS; h++) a.hist[h] += hist4[q][h];
         for (int h = 0; h < ER_REPORT_LOG_BINS; h++) a.log_hist[h] += log4[q][h];
