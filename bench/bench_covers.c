@@ -76,7 +76,8 @@ static int run(int64_t n, int64_t K, int reps, int fmt, uint64_t seed)
     args.b = &tb;
     args.d = &td;
     er_tol_opts_init(&opt);
-    if (er_result_create(&args, &res, msg, sizeof msg) != ER_OK || er_result_bounds(res, &opt, &bd, msg, sizeof msg) != ER_OK) {
+    if (er_result_create(&args, &res, msg, sizeof msg) != ER_OK ||
+        er_result_bounds(res, &opt, &bd, msg, sizeof msg) != ER_OK) {
         fprintf(stderr, "bench_covers: %s\n", msg);
         return 1;
     }
@@ -151,7 +152,8 @@ int main(int argc, char **argv)
             i++;
             which = !strcmp(argv[i], "f32") ? 1 : !strcmp(argv[i], "bf16") ? 2 : 3;
         } else {
-            fprintf(stderr, "usage: bench_covers [--sizes 1024,2048,4096] [--k 16] [--reps 5] [--format f32|bf16|both]\n");
+            fprintf(stderr,
+                    "usage: bench_covers [--sizes 1024,2048,4096] [--k 16] [--reps 5] [--format f32|bf16|both]\n");
             return 2;
         }
     }

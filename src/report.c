@@ -708,7 +708,8 @@ ER_AVX2 static int64_t cover_keys16_avx2(const er_bkeys *k, const rows_ *w, unsi
             uint32_t x = x16, mx = x & 0x7FFFu;
             int32_t sx = -(int32_t)(x >> 15 & 1u), kx = (int32_t)(mx ^ (uint32_t)sx) - sx;
             uint32_t fin = (uint32_t)(l[j] <= kx) & (uint32_t)(kx <= u[j]) & (mx < inf), isinf_ = mx == inf;
-            uint32_t cls = (uint32_t)(mx > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 | (isinf_ & (uint32_t)(~sx & 1));
+            uint32_t cls = (uint32_t)(mx > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 |
+                           (isinf_ & (uint32_t)(~sx & 1));
             uint32_t ok = fin | (uint32_t)((g[j] & cls) != 0);
             c[j] = (unsigned char)ok;
             bad += !ok;
@@ -717,17 +718,20 @@ ER_AVX2 static int64_t cover_keys16_avx2(const er_bkeys *k, const rows_ *w, unsi
     return bad;
 }
 
-ER_AVX2 static int64_t cover_keys_bf16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+ER_AVX2 static int64_t cover_keys_bf16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,
+                                            int64_t r1)
 {
     return cover_keys16_avx2(k, w, cov, r0, r1, 0x7F80u);
 }
 
-ER_AVX2 static int64_t cover_keys_f16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+ER_AVX2 static int64_t cover_keys_f16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,
+                                           int64_t r1)
 {
     return cover_keys16_avx2(k, w, cov, r0, r1, 0x7C00u);
 }
 
-ER_AVX2 static int64_t cover_keys_f32_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+ER_AVX2 static int64_t cover_keys_f32_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,
+                                           int64_t r1)
 {
     const int64_t n = w->n;
     const uint32_t inf = 0x7F800000u;
@@ -771,7 +775,8 @@ ER_AVX2 static int64_t cover_keys_f32_avx2(const er_bkeys *k, const rows_ *w, un
             uint32_t mx = x & 0x7FFFFFFFu;
             int32_t sx = -(int32_t)(x >> 31 & 1u), kx = (int32_t)(mx ^ (uint32_t)sx) - sx;
             uint32_t fin = (uint32_t)(l[j] <= kx) & (uint32_t)(kx <= u[j]) & (mx < inf), isinf_ = mx == inf;
-            uint32_t cls = (uint32_t)(mx > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 | (isinf_ & (uint32_t)(~sx & 1));
+            uint32_t cls = (uint32_t)(mx > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 |
+                           (isinf_ & (uint32_t)(~sx & 1));
             uint32_t ok = fin | (uint32_t)((g[j] & cls) != 0);
             c[j] = (unsigned char)ok;
             bad += !ok;
@@ -1230,7 +1235,10 @@ ER_AI void score_bins(const double *__restrict sc, const unsigned char *__restri
         memcpy(&b, &v, 8);
         int h = (v > 1.0 / 64) + (v > 1.0 / 16) + (v > 0.25) + (v > 0.5);
         int be = (int)((b >> 52) & 0x7FFu), ex = be - 1022;
-        int k = be == 0 ? ER_REPORT_LOG_BINS - 1 : be == 0x7FF ? 0 : (b & ((UINT64_C(1) << 52) - 1u)) == 0 ? 1 - ex : -ex;
+        int k = be == 0       ? ER_REPORT_LOG_BINS - 1
+                : be == 0x7FF ? 0
+                : (b & ((UINT64_C(1) << 52) - 1u)) == 0 ? 1 - ex
+                                                         : -ex;
         k = k < 0 ? 0 : k > ER_REPORT_LOG_BINS - 1 ? ER_REPORT_LOG_BINS - 1 : k;
         hb[q] = (unsigned char)(cd[q] == 1 ? ER_REPORT_SPECIAL : v == 0 ? ER_REPORT_EXACT : ER_REPORT_BIN_64 + h);
         lb[q] = (unsigned char)(v == 0 ? ER_LOG_NONE : k);
@@ -1255,11 +1263,11 @@ ER_AVX2 static void score_bins_avx2(const double *sc, const unsigned char *cd, u
         int32_t c4;
         memcpy(&c4, cd + q, 4);
         __m256i code = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(c4));
-        __m256i h = _mm256_sub_epi64(
-            _mm256_sub_epi64(_mm256_sub_epi64(_mm256_sub_epi64(bin64, _mm256_castpd_si256(_mm256_cmp_pd(v, e64, _CMP_GT_OQ))),
-                                              _mm256_castpd_si256(_mm256_cmp_pd(v, e16, _CMP_GT_OQ))),
-                             _mm256_castpd_si256(_mm256_cmp_pd(v, e4, _CMP_GT_OQ))),
-            _mm256_castpd_si256(_mm256_cmp_pd(v, e2, _CMP_GT_OQ)));
+        /* each comparison's mask is -1 where true: subtracting it counts the edges below the ratio */
+        __m256i h = _mm256_sub_epi64(bin64, _mm256_castpd_si256(_mm256_cmp_pd(v, e64, _CMP_GT_OQ)));
+        h = _mm256_sub_epi64(h, _mm256_castpd_si256(_mm256_cmp_pd(v, e16, _CMP_GT_OQ)));
+        h = _mm256_sub_epi64(h, _mm256_castpd_si256(_mm256_cmp_pd(v, e4, _CMP_GT_OQ)));
+        h = _mm256_sub_epi64(h, _mm256_castpd_si256(_mm256_cmp_pd(v, e2, _CMP_GT_OQ)));
         __m256i is0 = _mm256_castpd_si256(_mm256_cmp_pd(v, dz, _CMP_EQ_OQ));
         h = _mm256_andnot_si256(is0, h); /* ER_REPORT_EXACT is 0 */
         h = _mm256_blendv_epi8(h, spec, _mm256_cmpeq_epi64(code, one));
@@ -1309,12 +1317,15 @@ ER_AVX2 static void score_pass1_avx2(const unsigned char *po, const unsigned cha
         __m256i ex = _mm256_or_si256(_mm256_cmpeq_epi32(ob, rb),
                                      _mm256_and_si256(_mm256_cmpgt_epi32(mo, vinf), _mm256_cmpgt_epi32(mr, vinf)));
         __m256i fin = _mm256_and_si256(_mm256_cmpgt_epi32(vinf, mo), _mm256_cmpgt_epi32(vinf, mr));
-        __m256i cz = _mm256_cmpeq_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cq + q))), zero);
+        __m256i cv8 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cq + q)));
+        __m256i cz = _mm256_cmpeq_epi32(cv8, zero);
         __m256 fo = _mm256_castsi256_ps(kind == 0 ? ob : _mm256_slli_epi32(ob, 16));
         __m256 fr = _mm256_castsi256_ps(kind == 0 ? rb : _mm256_slli_epi32(rb, 16));
         __m256d t0 = _mm256_loadu_pd(tp + q), t1 = _mm256_loadu_pd(tp + q + 4);
-        __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(fo)), _mm256_cvtps_pd(_mm256_castps256_ps128(fr)));
-        __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(fo, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(fr, 1)));
+        __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(fo)),
+                                   _mm256_cvtps_pd(_mm256_castps256_ps128(fr)));
+        __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(fo, 1)),
+                                   _mm256_cvtps_pd(_mm256_extractf128_ps(fr, 1)));
         __m256d s0 = _mm256_div_pd(_mm256_andnot_pd(sgn, d0), t0), s1 = _mm256_div_pd(_mm256_andnot_pd(sgn, d1), t1);
         __m256d g0 = _mm256_and_pd(_mm256_cmp_pd(t0, dzero, _CMP_GT_OQ), _mm256_cmp_pd(t0, dinf, _CMP_LT_OQ));
         __m256d g1 = _mm256_and_pd(_mm256_cmp_pd(t1, dzero, _CMP_GT_OQ), _mm256_cmp_pd(t1, dinf, _CMP_LT_OQ));
@@ -1413,7 +1424,8 @@ ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
                 }
             }
         }
-        if (!j->zero_known) zero += zero_ieee(bd, e0, e0 + n, sb, kind == 0 ? 0x7F800000u : kind == 1 ? 0x7F80u : 0x7C00u);
+        if (!j->zero_known)
+            zero += zero_ieee(bd, e0, e0 + n, sb, kind == 0 ? 0x7F800000u : kind == 1 ? 0x7F80u : 0x7C00u);
     }
     for (int q = 0; q < 4; q++) {
         for (int h = 0; h < ER_REPORT_BINS; h++) a.hist[h] += hist4[q][h];
@@ -1476,7 +1488,8 @@ er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, co
                                 const er_tensor *b, int64_t *outside_index, int64_t outside_cap, er_check_report *rep,
                                 char *msg, size_t msg_size)
 {
-    return er_check_report_score_kept(bd, output, R, cov, outside, -1, a, b, outside_index, outside_cap, rep, msg, msg_size);
+    return er_check_report_score_kept(bd, output, R, cov, outside, -1, a, b, outside_index, outside_cap, rep, msg,
+                                      msg_size);
 }
 
 /* zero_known: the number of ranges that hold zero (er_bounds_covers_kept's), or -1 to count them here */
@@ -1636,8 +1649,8 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
         free(cov);
         return st;
     }
-    st = er_check_report_score_kept(bd, output, er_result_rounded(r), cov, outside, zero_ok, a, b, outside_index, outside_cap, rep, msg,
-                    msg_size);
+    st = er_check_report_score_kept(bd, output, er_result_rounded(r), cov, outside, zero_ok, a, b, outside_index,
+                                    outside_cap, rep, msg, msg_size);
     free(cov);
     return st;
 }
