@@ -1572,18 +1572,25 @@ er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *outpu
     /* the outside elements, in order: the list and the map */
     if (outside > 0) {
         int64_t mr = m < ER_REPORT_MAP ? m : ER_REPORT_MAP, mc = n < ER_REPORT_MAP ? n : ER_REPORT_MAP;
-        for (int64_t e = 0; e < count; e++) {
-            uint64_t eight;
-            if ((e & 7) == 0 && e + 8 <= count && (memcpy(&eight, cov + e, 8), eight == UINT64_C(0x0101010101010101))) {
-                e += 7;
-                continue;
+        /* row by row, the cells of the row and of each column found without a division per element */
+        unsigned char *colcell = (unsigned char *)malloc((size_t)n);
+        for (int64_t j = 0; colcell && j < n; j++) colcell[j] = (unsigned char)(j * mc / n);
+        for (int64_t row = 0, e = 0; row < rows; row++) {
+            int64_t cr = ((row % m) * mr) / m, end = e + n;
+            for (; e < end; e++) {
+                uint64_t eight;
+                if (e + 8 <= end && (memcpy(&eight, cov + e, 8), eight == UINT64_C(0x0101010101010101))) {
+                    e += 7;
+                    continue;
+                }
+                if (cov[e]) continue;
+                int64_t j = e - (end - n);
+                rep->hist[ER_REPORT_OUTSIDE]++;
+                if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
+                rep->map[(int)cr][colcell ? colcell[j] : (int)(j * mc / n)]++;
             }
-            if (cov[e]) continue;
-            rep->hist[ER_REPORT_OUTSIDE]++;
-            if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
-            int64_t i = (e / n) % m, j = e % n;
-            rep->map[(int)(i * mr / m)][(int)(j * mc / n)]++;
         }
+        free(colcell);
     }
     if (rep->worst >= 0) {
         int64_t e = rep->worst;
