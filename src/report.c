@@ -198,7 +198,7 @@ static int fdesc_make(int fmt, fdesc *f, double *lut8)
 #endif
 /* x86: each vectorised loop is built twice, for the baseline ISA and for AVX2, and the AVX2 copy runs
  * where the processor has it (the same operations on the same values: the same bits) */
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && !defined(ER_NO_AVX2)
 #define ER_AVX2_CLONES 1
 #define ER_AVX2 __attribute__((target("avx2")))
 static int have_avx2_v_;
@@ -892,11 +892,10 @@ er_status er_bounds_covers_kept(const er_bounds *bd, er_bkeys **keys, const er_t
             er_bkeys_free(*keys);
             *keys = NULL;
         }
-        if (!*keys && !(*keys = keys_make(bd, &f)))
-            return fail(msg, msg_size, ER_ENOMEM, "out of memory for the compact bounds of %lld elements",
-                        (long long)count);
+        /* out of memory for the keys: the bounds are read directly, as for bounds given by a caller */
+        if (!*keys) *keys = keys_make(bd, &f);
         k = *keys;
-        if (zero_ok) *zero_ok = k->zero_ok;
+        if (k && zero_ok) *zero_ok = k->zero_ok;
     }
     rows_ w = rows_of(output);
     int64_t R = count ? count / w.n : 0;
@@ -1373,6 +1372,7 @@ ER_AI int64_t zero_ieee(const er_bounds *bd, int64_t e0, int64_t e1, const int s
 /* pass1: the AVX2 lanes (f32, bf16 in the AVX2 copy) or score_pass1 */
 ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
 {
+    (void)avx2;
     const er_bounds *bd = j->bd;
     const fdesc *f = j->f;
     const int sb = kind == 0 ? 4 : 2;
