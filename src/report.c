@@ -201,6 +201,8 @@ static int fdesc_make(int fmt, fdesc *f, double *lut8)
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && !defined(ER_NO_AVX2)
 #define ER_AVX2_CLONES 1
 #define ER_AVX2 __attribute__((target("avx2")))
+#include <immintrin.h>
+ER_AVX2 static inline __m128i zero128_(void) { return _mm_setzero_si128(); }
 static int have_avx2_v_;
 static pthread_once_t have_avx2_once_ = PTHREAD_ONCE_INIT;
 static void have_avx2_init_(void)
@@ -553,13 +555,84 @@ ER_AI int64_t keys_ieee(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1
     ER_VEC static int64_t name##_base(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1)                  \
     {                                                                                                         \
         return keys_ieee(bd, k, e0, e1, sb, inf);                                                             \
-    }                                                                                                         \
-    ER_CLONE_AVX2(static int64_t name##_avx2(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1) {        \
-        return keys_ieee(bd, k, e0, e1, sb, inf);                                                             \
-    })
+    }
 ER_KEYS_IEEE(keys_f32, 4, 0x7F800000u)
 ER_KEYS_IEEE(keys_bf16, 2, 0x7F80u)
 ER_KEYS_IEEE(keys_f16, 2, 0x7C00u)
+
+#ifdef ER_AVX2_CLONES
+/* keys_ieee in AVX2 lanes, 4 elements a step: the 64-bit ends' low halves as 32-bit lanes, a bit above
+ * the width as an invalid end; the flag bytes in a loop of their own; the tail by keys_ieee */
+ER_AVX2 static int64_t keys_avx2(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1, const int sb,
+                                 const uint32_t inf)
+{
+    const __m256i lo32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    const __m128i magm = _mm_set1_epi32(sb == 4 ? 0x7FFFFFFF : 0x7FFF), vinf = _mm_set1_epi32((int)inf);
+    const __m128i kmax = _mm_set1_epi32(sb == 4 ? INT32_MAX : INT16_MAX);
+    const __m128i kmin = _mm_set1_epi32(sb == 4 ? INT32_MIN : INT16_MIN);
+    const __m128i z = _mm_setzero_si128(), ones = _mm_set1_epi32(-1);
+    const __m256i z4 = _mm256_setzero_si256();
+    const int bits = sb * 8;
+    __m128i zacc = z;
+    int64_t e = e0;
+    for (; e + 4 <= e1; e += 4) {
+        __m256i L = _mm256_loadu_si256((const __m256i *)(const void *)(bd->low + e));
+        __m256i U = _mm256_loadu_si256((const __m256i *)(const void *)(bd->high + e));
+        /* 0 / -1 per element: no bit above the width */
+        __m128i lok = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            _mm256_cmpeq_epi64(bits == 32 ? _mm256_srli_epi64(L, 32) : _mm256_srli_epi64(L, 16), z4), lo32));
+        __m128i uok = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            _mm256_cmpeq_epi64(bits == 32 ? _mm256_srli_epi64(U, 32) : _mm256_srli_epi64(U, 16), z4), lo32));
+        __m128i l = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(L, lo32));
+        __m128i u = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(U, lo32));
+        __m128i ml = _mm_and_si128(l, magm), mu = _mm_and_si128(u, magm);
+        __m128i sl = bits == 32 ? _mm_srai_epi32(l, 31) : _mm_srai_epi32(_mm_slli_epi32(l, 16), 31);
+        __m128i su = bits == 32 ? _mm_srai_epi32(u, 31) : _mm_srai_epi32(_mm_slli_epi32(u, 16), 31);
+        __m128i kl = _mm_sub_epi32(_mm_xor_si128(ml, sl), sl), ku = _mm_sub_epi32(_mm_xor_si128(mu, su), su);
+        int32_t h4;
+        memcpy(&h4, bd->has_range + e, 4);
+        __m128i h = _mm_xor_si128(_mm_cmpeq_epi32(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(h4)), z), ones);
+        __m128i lnan = _mm_cmpgt_epi32(ml, vinf), unan = _mm_cmpgt_epi32(mu, vinf);
+        __m128i drop = _mm_or_si128(_mm_or_si128(lnan, unan), _mm_cmpgt_epi32(kl, ku));
+        __m128i keep = _mm_andnot_si128(drop, _mm_and_si128(h, _mm_and_si128(lok, uok)));
+        __m128i klo = _mm_blendv_epi8(kmax, kl, keep), khi = _mm_blendv_epi8(kmin, ku, keep);
+        if (sb == 4) {
+            _mm_storeu_si128((__m128i *)(void *)((int32_t *)k->lo + e), klo);
+            _mm_storeu_si128((__m128i *)(void *)((int32_t *)k->hi + e), khi);
+        } else {
+            _mm_storel_epi64((__m128i *)(void *)((int16_t *)k->lo + e), _mm_packs_epi32(klo, klo));
+            _mm_storel_epi64((__m128i *)(void *)((int16_t *)k->hi + e), _mm_packs_epi32(khi, khi));
+        }
+        /* value <= 0: an invalid end (read as 0), or a non-NaN negative or zero; value >= 0 likewise */
+        __m128i lz = _mm_cmpeq_epi32(ml, z), uz = _mm_cmpeq_epi32(mu, z);
+        __m128i l0 = _mm_or_si128(_mm_andnot_si128(lok, ones), _mm_andnot_si128(lnan, _mm_or_si128(sl, lz)));
+        __m128i upos = _mm_or_si128(_mm_xor_si128(su, ones), uz);
+        __m128i u0 = _mm_or_si128(_mm_andnot_si128(uok, ones), _mm_andnot_si128(unan, upos));
+        zacc = _mm_sub_epi32(zacc, _mm_and_si128(h, _mm_and_si128(l0, u0)));
+    }
+    int32_t zl[4];
+    _mm_storeu_si128((__m128i *)(void *)zl, zacc);
+    int64_t zero = (int64_t)zl[0] + zl[1] + zl[2] + zl[3];
+    const unsigned char *pi = bd->may_pinf, *ni = bd->may_ninf, *na = bd->may_nan;
+    for (int64_t q = e0; q < e; q++)
+        k->fl[q] = (unsigned char)((pi[q] != 0) | (ni[q] != 0) << 1 | (na[q] != 0) << 2);
+    if (e < e1) zero += keys_ieee(bd, k, e, e1, sb, inf);
+    return zero;
+}
+
+ER_AVX2 static int64_t keys_f32_avx2(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1)
+{
+    return keys_avx2(bd, k, e0, e1, 4, 0x7F800000u);
+}
+ER_AVX2 static int64_t keys_bf16_avx2(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1)
+{
+    return keys_avx2(bd, k, e0, e1, 2, 0x7F80u);
+}
+ER_AVX2 static int64_t keys_f16_avx2(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1)
+{
+    return keys_avx2(bd, k, e0, e1, 2, 0x7C00u);
+}
+#endif
 
 static void *key_thread_ieee(void *arg)
 {
@@ -664,8 +737,6 @@ ER_COVER_KEYS_BASE(cover_keys_bf16, 2, 0x7F80u)
 ER_COVER_KEYS_BASE(cover_keys_f16, 2, 0x7C00u)
 
 #ifdef ER_AVX2_CLONES
-#include <immintrin.h>
-ER_AVX2 static inline __m128i zero128_(void) { return _mm_setzero_si128(); }
 /* The same decisions in AVX2 lanes: 16 elements of a 16-bit format per step (16-bit keys), 8 of f32
  * (32-bit keys); the row's tail by the scalar body. */
 ER_AVX2 static int64_t cover_keys16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,
