@@ -452,6 +452,9 @@ ER_COVER_IEEE(cover_rows_bf16, 2, 0x7F80u)
 ER_COVER_IEEE(cover_rows_f16, 2, 0x7C00u)
 
 static const fdesc f32_desc_ = {ER_FMT_F32, 4, 32, 0, 23, ER_SPECIAL_IEEE, 1, 1, 0xFFFFFFFFu, 0x7FFFFFFFu, 0xFFFFFFFFu, NULL};
+/* bf16's and f16's, as fdesc_make makes them (f16's table left out: the score's outside path needs none) */
+static const fdesc bf16_desc_ = {ER_FMT_BF16, 2, 16, 0, 7, ER_SPECIAL_IEEE, 1, 2, 0xFFFFu, 0x7FFFu, 0xFFFFu, NULL};
+static const fdesc f16_desc_ = {ER_FMT_F16, 2, 16, 0, 10, ER_SPECIAL_IEEE, 1, 3, 0xFFFFu, 0x7FFFu, 0xFFFFu, NULL};
 
 /* ---- the compact keys: made once per bounds and output format, kept with the bounds ---- */
 
@@ -1445,7 +1448,9 @@ ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
 {
     (void)avx2;
     const er_bounds *bd = j->bd;
-    const fdesc *f = j->f;
+    /* the format's constants, for the outside elements' keys (j->f for f16's table) */
+    const fdesc *f = kind == 0 ? &f32_desc_ : kind == 1 ? &bf16_desc_ : &f16_desc_;
+    const double *lut = j->f->lut;
     const int sb = kind == 0 ? 4 : 2;
     acc_ a = j->a;
     int64_t hist4[4][ER_REPORT_BINS], log4[4][ER_REPORT_LOG_BINS + 1];
@@ -1469,7 +1474,7 @@ ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
             else
 #endif
                 score_pass1(po + (size_t)c0 * (size_t)sb, pr + (size_t)c0 * (size_t)sb, bd->tolerance + e0 + c0,
-                            j->cov + e0 + c0, sc, cd, len, kind, f->lut);
+                            j->cov + e0 + c0, sc, cd, len, kind, lut);
 #ifdef ER_AVX2_CLONES
             if (avx2) score_bins_avx2(sc, cd, hb, lb, len);
             else
