@@ -533,6 +533,96 @@ START_TEST(exhaustive_16)
 }
 END_TEST
 
+/* Through a result: er_result_covers and er_check_report_compute (the compact keys made by the first call
+ * and kept with the result's bounds, for several options, more than the result keeps, so that bounds
+ * and their keys are dropped and made again) against er_bounds_covers and er_check_report_score on the
+ * same bounds, and on a transposed view (its own bounds and keys). */
+START_TEST(through_result)
+{
+    static const int outs[3] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16};
+    int ofmt = outs[_i];
+    uint64_t st = er_test_seed("covers_fast_result") ^ (uint64_t)_i;
+    int64_t M = 97, K = 24, N = 700, count = M * N;
+    er_format_info fi;
+    er_format_get_info(ofmt, &fi);
+    int sb = fi.storage_bytes;
+    uint16_t *a = malloc((size_t)(M * K) * 2), *b = malloc((size_t)(K * N) * 2);
+    unsigned char *d = calloc((size_t)count, (size_t)sb), *o = malloc((size_t)count * (size_t)sb);
+    unsigned char *c1 = malloc((size_t)count), *c2 = malloc((size_t)count);
+    /* bf16 values of both signs within a factor of about 2 of 1 */
+    for (int64_t i = 0; i < M * K + K * N; i++) {
+        uint64_t r = er_test_rand(&st);
+        uint16_t v = (uint16_t)((0x3F80u + r % 0x100u - 0x80u) | (r >> 20 & 1u) << 15);
+        if (i < M * K) a[i] = v;
+        else b[i - M * K] = v;
+    }
+    er_tensor ta = er_tensor_2d(ER_FMT_BF16, M, K, a), tb = er_tensor_2d(ER_FMT_BF16, K, N, b);
+    er_tensor td = er_tensor_2d(ofmt, M, N, d), to = er_tensor_2d(ofmt, M, N, o);
+    er_mma_args args;
+    er_result *res = NULL, *view = NULL;
+    char msg[512] = "";
+    er_mma_args_init(&args);
+    args.a = &ta;
+    args.b = &tb;
+    args.d = &td;
+    ck_assert_msg(er_result_create(&args, &res, msg, sizeof msg) == ER_OK, "%s", msg);
+    const er_tensor *R = er_result_rounded(res);
+    for (int64_t e = 0; e < count; e++) {
+        uint32_t x = 0;
+        memcpy(&x, (const unsigned char *)R->data + (size_t)e * (size_t)sb, (size_t)sb);
+        uint64_t r = er_test_rand(&st);
+        x = (r % 5 == 0) ? x ^ (uint32_t)(r >> 8 & 3) : (r % 97 == 0) ? x ^ (sb == 4 ? 0x7F800000u : 0x7C00u) : x;
+        memcpy(o + (size_t)e * (size_t)sb, &x, (size_t)sb);
+    }
+    ck_assert_msg(er_result_transpose(res, 0, 1, &view, msg, sizeof msg) == ER_OK, "%s", msg);
+    static const int computes[5] = {ER_FMT_F32, ER_FMT_F64, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
+    for (int round = 0; round < 2; round++)
+        for (int q = 0; q < 10; q++) {
+            er_tol_opts opt;
+            er_tol_opts_init(&opt);
+            opt.compute = computes[q % 5];
+            opt.flush_to_zero = q >= 5;
+            const er_bounds *bd;
+            int64_t out1 = -1, out2 = -2;
+            ck_assert_msg(er_result_covers(res, &opt, &to, c1, &out1, msg, sizeof msg) == ER_OK, "%s", msg);
+            ck_assert_msg(er_result_bounds(res, &opt, &bd, msg, sizeof msg) == ER_OK, "%s", msg);
+            ck_assert_msg(er_bounds_covers(bd, &to, 0, c2, &out2, msg, sizeof msg) == ER_OK, "%s", msg);
+            ck_assert_int_eq(out1, out2);
+            ck_assert(memcmp(c1, c2, (size_t)count) == 0);
+            er_check_report r1, r2;
+            int64_t i1[32], i2[32];
+            ck_assert_msg(er_check_report_compute(res, &opt, &to, &ta, &tb, i1, 32, &r1, msg, sizeof msg) == ER_OK, "%s",
+                          msg);
+            ck_assert_msg(er_check_report_score(bd, &to, R, c2, out2, &ta, &tb, i2, 32, &r2, msg, sizeof msg) == ER_OK,
+                          "%s", msg);
+            ck_assert(memcmp(&r1, &r2, sizeof r1) == 0);
+            ck_assert(memcmp(i1, i2, sizeof i1[0] * (size_t)r1.outside_listed) == 0);
+            ck_assert_msg(r1.outside > 0 && r1.outside < count, "%lld outside", (long long)r1.outside);
+            /* the view: the same decisions, transposed */
+            er_tensor tv = to;
+            tv.shape[0] = N;
+            tv.shape[1] = M;
+            tv.strides[0] = 1;
+            tv.strides[1] = N;
+            int64_t outv = -3;
+            ck_assert_msg(er_result_covers(view, &opt, &tv, c2, &outv, msg, sizeof msg) == ER_OK, "%s", msg);
+            ck_assert_int_eq(outv, out1);
+            int64_t diff = 0;
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) diff += c2[j * M + i] != c1[i * N + j];
+            ck_assert_int_eq(diff, 0);
+        }
+    er_result_free(view);
+    er_result_free(res);
+    free(a);
+    free(b);
+    free(d);
+    free(o);
+    free(c1);
+    free(c2);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("covers_fast");
@@ -543,6 +633,7 @@ int main(void)
     tcase_add_loop_test(tc, every_format_finite, 0, NFORMATS);
     tcase_add_loop_test(tc, exhaustive_narrow, 0, 8);
     tcase_add_loop_test(tc, exhaustive_16, 0, 2);
+    tcase_add_loop_test(tc, through_result, 0, 3);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
