@@ -10,6 +10,7 @@
 #include "exactref/exactref.h"
 #include "exactref/report.h"
 #include "exactref/core/er_round.h"
+#include "er_report.h"
 
 static const char *const bin_names[ER_REPORT_BINS] = {"0 (exact)",   "(0, 1/64]", "(1/64, 1/16]",
                                                       "(1/16, 1/4]", "(1/4, 1/2]", "(1/2, 1]",
@@ -195,6 +196,27 @@ static int fdesc_make(int fmt, fdesc *f, double *lut8)
 #else
 #define ER_VEC
 #endif
+/* x86: each vectorised loop is built twice, for the baseline ISA and for AVX2, and the AVX2 copy runs
+ * where the processor has it (the same operations on the same values: the same bits) */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && !defined(ER_NO_AVX2)
+#define ER_AVX2_CLONES 1
+#define ER_AVX2 __attribute__((target("avx2")))
+#include <immintrin.h>
+ER_AVX2 static inline __m128i zero128_(void) { return _mm_setzero_si128(); }
+static int have_avx2_v_;
+static pthread_once_t have_avx2_once_ = PTHREAD_ONCE_INIT;
+static void have_avx2_init_(void)
+{
+    __builtin_cpu_init();
+    have_avx2_v_ = __builtin_cpu_supports("avx2") != 0;
+}
+static int er_isa_portable_; /* set by er_report_portable (tests): the baseline copies everywhere */
+static int have_avx2(void)
+{
+    pthread_once(&have_avx2_once_, have_avx2_init_);
+    return have_avx2_v_ && !er_isa_portable_;
+}
+#endif
 
 ER_AI uint64_t load_(const unsigned char *p, int sb)
 {
@@ -309,6 +331,7 @@ static void run_jobs(void *(*fn)(void *), void *jobs, size_t sz, int nt)
 typedef struct cov_job {
     const er_bounds *bd;
     const fdesc *f;
+    const struct er_bkeys *keys; /* NULL: read the bounds */
     rows_ w;
     int exact_int;
     unsigned char *cov;
@@ -395,29 +418,494 @@ ER_AI int64_t cover_rows_ieee(const er_bounds *bd, const rows_ *w, unsigned char
     return bad;
 }
 
-ER_VEC
-static int64_t cover_rows_f32(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
+void er_report_portable(int on)
 {
-    return cover_rows_ieee(bd, w, cov, r0, r1, 4, 0x7F800000u);
+#ifdef ER_AVX2_CLONES
+    er_isa_portable_ = on != 0;
+#else
+    (void)on;
+#endif
 }
 
-ER_VEC
-static int64_t cover_rows_bf16(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
-{
-    return cover_rows_ieee(bd, w, cov, r0, r1, 2, 0x7F80u);
-}
+/* name(args) runs name_avx2 where the processor has AVX2, else name_base: two copies of one body */
+#ifdef ER_AVX2_CLONES
+#define ER_PICK(name) (have_avx2() ? name##_avx2 : name##_base)
+#else
+#define ER_PICK(name) name##_base
+#endif
 
-ER_VEC
-static int64_t cover_rows_f16(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1)
-{
-    return cover_rows_ieee(bd, w, cov, r0, r1, 2, 0x7C00u);
-}
+#define ER_COVER_IEEE(name, sb, inf)                                                                           \
+    ER_VEC static int64_t name##_base(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0,        \
+                                      int64_t r1)                                                             \
+    {                                                                                                         \
+        return cover_rows_ieee(bd, w, cov, r0, r1, sb, inf);                                                  \
+    }                                                                                                         \
+    ER_CLONE_AVX2(static int64_t name##_avx2(const er_bounds *bd, const rows_ *w, unsigned char *cov, int64_t r0, \
+                                             int64_t r1) { return cover_rows_ieee(bd, w, cov, r0, r1, sb, inf); })
+#ifdef ER_AVX2_CLONES
+#define ER_CLONE_AVX2(...) ER_VEC ER_AVX2 __VA_ARGS__
+#else
+#define ER_CLONE_AVX2(...)
+#endif
+ER_COVER_IEEE(cover_rows_f32, 4, 0x7F800000u)
+ER_COVER_IEEE(cover_rows_bf16, 2, 0x7F80u)
+ER_COVER_IEEE(cover_rows_f16, 2, 0x7C00u)
 
 static const fdesc f32_desc_ = {ER_FMT_F32, 4, 32, 0, 23, ER_SPECIAL_IEEE, 1, 1, 0xFFFFFFFFu, 0x7FFFFFFFu, 0xFFFFFFFFu, NULL};
+/* bf16's and f16's, as fdesc_make makes them (f16's table left out: the score's outside path needs none) */
+static const fdesc bf16_desc_ = {ER_FMT_BF16, 2, 16, 0, 7, ER_SPECIAL_IEEE, 1, 2, 0xFFFFu, 0x7FFFu, 0xFFFFu, NULL};
+static const fdesc f16_desc_ = {ER_FMT_F16, 2, 16, 0, 10, ER_SPECIAL_IEEE, 1, 3, 0xFFFFu, 0x7FFFu, 0xFFFFu, NULL};
+
+/* ---- the compact keys: made once per bounds and output format, kept with the bounds ---- */
+
+struct er_bkeys {
+    int fmt, kb;           /* the output format; key bytes: 2 (formats of up to 2 storage bytes) or 4 */
+    int64_t count, zero_ok;
+    void *lo, *hi;         /* int16_t or int32_t keys; an empty range as lo = max > hi = min */
+    unsigned char *fl;     /* bit 0 may_pinf, bit 1 may_ninf, bit 2 may_nan */
+};
+
+void er_bkeys_free(er_bkeys *k)
+{
+    if (!k) return;
+    free(k->lo);
+    free(k->hi);
+    free(k->fl);
+    free(k);
+}
+
+/* Whether element e's finite range contains zero, as score_slow decides it on doubles: an end that
+ * er_from_bits refuses reads as 0 there, a NaN end compares false, e8m0 has no zero (every value > 0). */
+ER_AI int zero_in(const fdesc *f, const er_bounds *bd, int64_t e)
+{
+    uint64_t lo = bd->low[e], hi = bd->high[e];
+    int cl, ch;
+    int64_t kl = fkey(f, lo, &cl), kh = fkey(f, hi, &ch);
+    int l0 = (lo & ~f->valid) ? 1 : cl != C_NAN && kl <= 0 && f->fmt != ER_FMT_F8E8M0FNU;
+    int h0 = (hi & ~f->valid) ? 1 : ch != C_NAN && kh >= 0;
+    return bd->has_range[e] && l0 && h0;
+}
+
+typedef struct key_job {
+    const er_bounds *bd;
+    const fdesc *f;
+    er_bkeys *k;
+    int64_t e0, e1, zero;
+} key_job;
+
+static void *key_thread(void *arg)
+{
+    key_job *j = (key_job *)arg;
+    const er_bounds *bd = j->bd;
+    const fdesc fd = *j->f;
+    er_bkeys *k = j->k;
+    int64_t zero = 0;
+    for (int64_t e = j->e0; e < j->e1; e++) {
+        int64_t kl, kh;
+        range_keys(&fd, bd->low[e], bd->high[e], &kl, &kh);
+        zero += zero_in(&fd, bd, e);
+        int empty = !bd->has_range[e] || kl > kh;
+        if (k->kb == 2) {
+            ((int16_t *)k->lo)[e] = empty ? INT16_MAX : (int16_t)kl;
+            ((int16_t *)k->hi)[e] = empty ? INT16_MIN : (int16_t)kh;
+        } else {
+            ((int32_t *)k->lo)[e] = empty ? INT32_MAX : (int32_t)kl;
+            ((int32_t *)k->hi)[e] = empty ? INT32_MIN : (int32_t)kh;
+        }
+        k->fl[e] = (unsigned char)((bd->may_pinf[e] != 0) | (bd->may_ninf[e] != 0) << 1 | (bd->may_nan[e] != 0) << 2);
+    }
+    j->zero = zero;
+    return NULL;
+}
+
+/* key_thread's keys for IEEE formats that fill their storage (f32, bf16, f16), branch-free: range_keys
+ * and zero_in on 32-bit sign-magnitude keys, as cover_rows_ieee reads the ends.  K: the key type. */
+#define ER_KEYS_IEEE_BODY(K, KMAX, KMIN)                                                                     \
+    const uint64_t *__restrict low = bd->low, *__restrict high = bd->high;                                   \
+    const unsigned char *__restrict hr = bd->has_range, *__restrict pi = bd->may_pinf,                       \
+                                    *__restrict ni = bd->may_ninf, *__restrict na = bd->may_nan;             \
+    K *__restrict klo = (K *)k->lo, *__restrict khi = (K *)k->hi;                                             \
+    unsigned char *__restrict fl = k->fl;                                                                     \
+    const int bits = sb * 8;                                                                                  \
+    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;                                                    \
+    int64_t zero = 0;                                                                                         \
+    for (int64_t e = e0; e < e1; e++) {                                                                       \
+        uint32_t l = (uint32_t)low[e], u = (uint32_t)high[e];                                                 \
+        uint32_t ml = l & magm, mu = u & magm;                                                                \
+        int32_t sl = -(int32_t)(l >> (bits - 1) & 1u), su = -(int32_t)(u >> (bits - 1) & 1u);               \
+        int32_t kl = (int32_t)(ml ^ (uint32_t)sl) - sl, ku = (int32_t)(mu ^ (uint32_t)su) - su;             \
+        uint32_t lbad = (uint32_t)((low[e] >> bits) != 0), ubad = (uint32_t)((high[e] >> bits) != 0);         \
+        uint32_t h = hr[e] != 0;                                                                              \
+        uint32_t keep = h & (lbad ^ 1u) & (ubad ^ 1u) & (ml <= inf) & (mu <= inf) & (uint32_t)(kl <= ku);    \
+        klo[e] = keep ? (K)kl : (K)KMAX;                                                                      \
+        khi[e] = keep ? (K)ku : (K)KMIN;                                                                      \
+        fl[e] = (unsigned char)((pi[e] != 0) | (ni[e] != 0) << 1 | (na[e] != 0) << 2);                        \
+        uint32_t l0 = lbad | ((ml <= inf) & (uint32_t)(kl <= 0)), u0 = ubad | ((mu <= inf) & (uint32_t)(ku >= 0)); \
+        zero += (int64_t)(h & l0 & u0);                                                                       \
+    }                                                                                                         \
+    return zero;
+
+ER_AI int64_t keys_ieee(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1, const int sb, const uint32_t inf)
+{
+    if (sb == 4) {
+        ER_KEYS_IEEE_BODY(int32_t, INT32_MAX, INT32_MIN)
+    } else {
+        ER_KEYS_IEEE_BODY(int16_t, INT16_MAX, INT16_MIN)
+    }
+}
+
+#define ER_KEYS_IEEE(name, sb, inf)                                                                            \
+    ER_VEC static int64_t name##_base(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1)                  \
+    {                                                                                                         \
+        return keys_ieee(bd, k, e0, e1, sb, inf);                                                             \
+    }
+ER_KEYS_IEEE(keys_f32, 4, 0x7F800000u)
+ER_KEYS_IEEE(keys_bf16, 2, 0x7F80u)
+ER_KEYS_IEEE(keys_f16, 2, 0x7C00u)
+
+#ifdef ER_AVX2_CLONES
+/* keys_ieee in AVX2 lanes, 4 elements a step: the 64-bit ends' low halves as 32-bit lanes, a bit above
+ * the width as an invalid end; the flag bytes in a loop of their own; the tail by keys_ieee */
+ER_AVX2 static int64_t keys_avx2(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1, const int sb,
+                                 const uint32_t inf)
+{
+    const __m256i lo32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    const __m128i magm = _mm_set1_epi32(sb == 4 ? 0x7FFFFFFF : 0x7FFF), vinf = _mm_set1_epi32((int)inf);
+    const __m128i kmax = _mm_set1_epi32(sb == 4 ? INT32_MAX : INT16_MAX);
+    const __m128i kmin = _mm_set1_epi32(sb == 4 ? INT32_MIN : INT16_MIN);
+    const __m128i z = _mm_setzero_si128(), ones = _mm_set1_epi32(-1);
+    const __m256i z4 = _mm256_setzero_si256();
+    const int bits = sb * 8;
+    __m128i zacc = z;
+    int64_t e = e0;
+    for (; e + 4 <= e1; e += 4) {
+        __m256i L = _mm256_loadu_si256((const __m256i *)(const void *)(bd->low + e));
+        __m256i U = _mm256_loadu_si256((const __m256i *)(const void *)(bd->high + e));
+        /* 0 / -1 per element: no bit above the width */
+        __m128i lok = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            _mm256_cmpeq_epi64(bits == 32 ? _mm256_srli_epi64(L, 32) : _mm256_srli_epi64(L, 16), z4), lo32));
+        __m128i uok = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            _mm256_cmpeq_epi64(bits == 32 ? _mm256_srli_epi64(U, 32) : _mm256_srli_epi64(U, 16), z4), lo32));
+        __m128i l = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(L, lo32));
+        __m128i u = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(U, lo32));
+        __m128i ml = _mm_and_si128(l, magm), mu = _mm_and_si128(u, magm);
+        __m128i sl = bits == 32 ? _mm_srai_epi32(l, 31) : _mm_srai_epi32(_mm_slli_epi32(l, 16), 31);
+        __m128i su = bits == 32 ? _mm_srai_epi32(u, 31) : _mm_srai_epi32(_mm_slli_epi32(u, 16), 31);
+        __m128i kl = _mm_sub_epi32(_mm_xor_si128(ml, sl), sl), ku = _mm_sub_epi32(_mm_xor_si128(mu, su), su);
+        int32_t h4;
+        memcpy(&h4, bd->has_range + e, 4);
+        __m128i h = _mm_xor_si128(_mm_cmpeq_epi32(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(h4)), z), ones);
+        __m128i lnan = _mm_cmpgt_epi32(ml, vinf), unan = _mm_cmpgt_epi32(mu, vinf);
+        __m128i drop = _mm_or_si128(_mm_or_si128(lnan, unan), _mm_cmpgt_epi32(kl, ku));
+        __m128i keep = _mm_andnot_si128(drop, _mm_and_si128(h, _mm_and_si128(lok, uok)));
+        __m128i klo = _mm_blendv_epi8(kmax, kl, keep), khi = _mm_blendv_epi8(kmin, ku, keep);
+        if (sb == 4) {
+            _mm_storeu_si128((__m128i *)(void *)((int32_t *)k->lo + e), klo);
+            _mm_storeu_si128((__m128i *)(void *)((int32_t *)k->hi + e), khi);
+        } else {
+            _mm_storel_epi64((__m128i *)(void *)((int16_t *)k->lo + e), _mm_packs_epi32(klo, klo));
+            _mm_storel_epi64((__m128i *)(void *)((int16_t *)k->hi + e), _mm_packs_epi32(khi, khi));
+        }
+        /* value <= 0: an invalid end (read as 0), or a non-NaN negative or zero; value >= 0 likewise */
+        __m128i lz = _mm_cmpeq_epi32(ml, z), uz = _mm_cmpeq_epi32(mu, z);
+        __m128i l0 = _mm_or_si128(_mm_andnot_si128(lok, ones), _mm_andnot_si128(lnan, _mm_or_si128(sl, lz)));
+        __m128i upos = _mm_or_si128(_mm_xor_si128(su, ones), uz);
+        __m128i u0 = _mm_or_si128(_mm_andnot_si128(uok, ones), _mm_andnot_si128(unan, upos));
+        zacc = _mm_sub_epi32(zacc, _mm_and_si128(h, _mm_and_si128(l0, u0)));
+    }
+    int32_t zl[4];
+    _mm_storeu_si128((__m128i *)(void *)zl, zacc);
+    int64_t zero = (int64_t)zl[0] + zl[1] + zl[2] + zl[3];
+    const unsigned char *pi = bd->may_pinf, *ni = bd->may_ninf, *na = bd->may_nan;
+    for (int64_t q = e0; q < e; q++)
+        k->fl[q] = (unsigned char)((pi[q] != 0) | (ni[q] != 0) << 1 | (na[q] != 0) << 2);
+    if (e < e1) zero += keys_ieee(bd, k, e, e1, sb, inf);
+    return zero;
+}
+
+ER_AVX2 static int64_t keys_f32_avx2(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1)
+{
+    return keys_avx2(bd, k, e0, e1, 4, 0x7F800000u);
+}
+ER_AVX2 static int64_t keys_bf16_avx2(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1)
+{
+    return keys_avx2(bd, k, e0, e1, 2, 0x7F80u);
+}
+ER_AVX2 static int64_t keys_f16_avx2(const er_bounds *bd, er_bkeys *k, int64_t e0, int64_t e1)
+{
+    return keys_avx2(bd, k, e0, e1, 2, 0x7C00u);
+}
+#endif
+
+static void *key_thread_ieee(void *arg)
+{
+    key_job *j = (key_job *)arg;
+    int fmt = j->f->fmt;
+    if (fmt == ER_FMT_F32) j->zero = ER_PICK(keys_f32)(j->bd, j->k, j->e0, j->e1);
+    else if (fmt == ER_FMT_BF16) j->zero = ER_PICK(keys_bf16)(j->bd, j->k, j->e0, j->e1);
+    else j->zero = ER_PICK(keys_f16)(j->bd, j->k, j->e0, j->e1);
+    return NULL;
+}
+
+/* The keys of bd for outputs described by f (NULL: out of memory).  Every key of a format of up to 2
+ * storage bytes lies within +-(2^15 - 1), of 4 bytes within +-(2^31 - 1): the extremes mark the empty
+ * range. */
+static er_bkeys *keys_make(const er_bounds *bd, const fdesc *f)
+{
+    er_bkeys *k = (er_bkeys *)calloc(1, sizeof *k);
+    if (!k) return NULL;
+    size_t n = (size_t)(bd->count ? bd->count : 1);
+    k->fmt = f->fmt;
+    k->kb = f->sb <= 2 ? 2 : 4;
+    k->count = bd->count;
+    k->lo = malloc(n * (size_t)k->kb);
+    k->hi = malloc(n * (size_t)k->kb);
+    k->fl = (unsigned char *)malloc(n);
+    if (!k->lo || !k->hi || !k->fl) {
+        er_bkeys_free(k);
+        return NULL;
+    }
+    int nt = nthreads_for(bd->count, bd->count);
+    key_job jobs[64];
+    for (int t = 0; t < nt; t++) {
+        jobs[t].bd = bd;
+        jobs[t].f = f;
+        jobs[t].k = k;
+        jobs[t].e0 = bd->count * t / nt;
+        jobs[t].e1 = bd->count * (t + 1) / nt;
+        jobs[t].zero = 0;
+    }
+    int ieee = f->fmt == ER_FMT_F32 || f->fmt == ER_FMT_BF16 || f->fmt == ER_FMT_F16;
+    run_jobs(ieee ? key_thread_ieee : key_thread, jobs, sizeof jobs[0], nt);
+    for (int t = 0; t < nt; t++) k->zero_ok += jobs[t].zero;
+    return k;
+}
+
+/* covers on the keys, IEEE formats that fill their storage (f32, bf16, f16) with unit stride: one
+ * output pattern, two keys and a flag byte per element, branch-free.  K: the key type. */
+#define ER_COVER_KEYS_BODY(K)                                                                                 \
+    const K *__restrict lo = (const K *)k->lo, *__restrict hi = (const K *)k->hi;                           \
+    const unsigned char *__restrict fl = k->fl;                                                               \
+    const int64_t n = w->n;                                                                                   \
+    const int bits = sb * 8;                                                                                  \
+    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;                                                    \
+    int64_t bad = 0;                                                                                          \
+    for (int64_t r = r0; r < r1; r++) {                                                                       \
+        const unsigned char *__restrict p = w->base + (size_t)row_off(w, r) * (size_t)sb;                    \
+        unsigned char *__restrict c = cov + r * n;                                                            \
+        const K *__restrict l = lo + r * n, *__restrict u = hi + r * n;                                       \
+        const unsigned char *__restrict g = fl + r * n;                                                       \
+        int64_t rowbad = 0;                                                                                   \
+        for (int64_t j = 0; j < n; j++) {                                                                     \
+            uint32_t x;                                                                                       \
+            if (sb == 4) memcpy(&x, p + 4 * j, 4);                                                            \
+            else {                                                                                            \
+                uint16_t x16;                                                                                 \
+                memcpy(&x16, p + 2 * j, 2);                                                                   \
+                x = x16;                                                                                      \
+            }                                                                                                 \
+            uint32_t mx = x & magm;                                                                           \
+            int32_t sx = -(int32_t)(x >> (bits - 1) & 1u);                                                    \
+            int32_t kx = (int32_t)(mx ^ (uint32_t)sx) - sx;                                                   \
+            uint32_t fin = (uint32_t)((int32_t)l[j] <= kx) & (uint32_t)(kx <= (int32_t)u[j]) & (mx < inf);    \
+            uint32_t isinf_ = mx == inf;                                                                      \
+            uint32_t cls = (uint32_t)(mx > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 |                 \
+                           (isinf_ & (uint32_t)(~sx & 1));                                                    \
+            uint32_t ok = fin | (uint32_t)((g[j] & cls) != 0);                                                \
+            c[j] = (unsigned char)ok;                                                                         \
+            rowbad += (int64_t)(ok ^ 1u);                                                                     \
+        }                                                                                                     \
+        bad += rowbad;                                                                                        \
+    }                                                                                                         \
+    return bad;
+
+ER_AI int64_t cover_keys_ieee(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0, int64_t r1,
+                              const int sb, const uint32_t inf)
+{
+    if (sb == 4) {
+        ER_COVER_KEYS_BODY(int32_t)
+    } else {
+        ER_COVER_KEYS_BODY(int16_t)
+    }
+}
+
+#define ER_COVER_KEYS_BASE(name, sb, inf)                                                                      \
+    ER_VEC static int64_t name##_base(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,         \
+                                      int64_t r1)                                                             \
+    {                                                                                                         \
+        return cover_keys_ieee(k, w, cov, r0, r1, sb, inf);                                                   \
+    }
+ER_COVER_KEYS_BASE(cover_keys_f32, 4, 0x7F800000u)
+ER_COVER_KEYS_BASE(cover_keys_bf16, 2, 0x7F80u)
+ER_COVER_KEYS_BASE(cover_keys_f16, 2, 0x7C00u)
+
+#ifdef ER_AVX2_CLONES
+/* The same decisions in AVX2 lanes: 16 elements of a 16-bit format per step (16-bit keys), 8 of f32
+ * (32-bit keys); the row's tail by the scalar body. */
+ER_AVX2 static int64_t cover_keys16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,
+                                         int64_t r1, const uint32_t inf)
+{
+    const int64_t n = w->n;
+    const __m256i magm = _mm256_set1_epi16(0x7FFF), vinf = _mm256_set1_epi16((short)inf);
+    const __m256i one = _mm256_set1_epi16(1), two = _mm256_set1_epi16(2), four = _mm256_set1_epi16(4);
+    const __m256i zero = _mm256_setzero_si256();
+    const __m128i bone = _mm_set1_epi8(1);
+    int64_t bad = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const unsigned char *p = w->base + (size_t)row_off(w, r) * 2u;
+        const int16_t *l = (const int16_t *)k->lo + r * n, *u = (const int16_t *)k->hi + r * n;
+        const unsigned char *g = k->fl + r * n;
+        unsigned char *c = cov + r * n;
+        int64_t j = 0;
+        for (; j + 16 <= n; j += 16) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 2 * j));
+            __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)(l + j));
+            __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(u + j));
+            __m256i fl = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(g + j)));
+            __m256i mx = _mm256_and_si256(x, magm), sx = _mm256_srai_epi16(x, 15);
+            __m256i kx = _mm256_sub_epi16(_mm256_xor_si256(mx, sx), sx);
+            /* fin: !(lo > kx) & !(kx > hi) & (inf > mx) */
+            __m256i out = _mm256_or_si256(_mm256_cmpgt_epi16(lo, kx), _mm256_cmpgt_epi16(kx, hi));
+            __m256i fin = _mm256_andnot_si256(out, _mm256_cmpgt_epi16(vinf, mx));
+            __m256i isnan_ = _mm256_cmpgt_epi16(mx, vinf), isinf_ = _mm256_cmpeq_epi16(mx, vinf);
+            __m256i cls = _mm256_or_si256(_mm256_and_si256(isnan_, four),
+                                          _mm256_and_si256(isinf_, _mm256_blendv_epi8(one, two, sx)));
+            __m256i sp = _mm256_cmpeq_epi16(_mm256_and_si256(fl, cls), zero); /* -1: no special allowed */
+            __m256i ok = _mm256_or_si256(fin, _mm256_andnot_si256(sp, _mm256_cmpeq_epi16(zero, zero)));
+            __m128i b = _mm_packs_epi16(_mm256_castsi256_si128(ok), _mm256_extracti128_si256(ok, 1));
+            _mm_storeu_si128((__m128i *)(void *)(c + j), _mm_and_si128(b, bone));
+            bad += 16 - __builtin_popcount((unsigned)_mm_movemask_epi8(b));
+        }
+        for (; j < n; j++) {
+            uint16_t x16;
+            memcpy(&x16, p + 2 * j, 2);
+            uint32_t x = x16, mx = x & 0x7FFFu;
+            int32_t sx = -(int32_t)(x >> 15 & 1u), kx = (int32_t)(mx ^ (uint32_t)sx) - sx;
+            uint32_t fin = (uint32_t)(l[j] <= kx) & (uint32_t)(kx <= u[j]) & (mx < inf), isinf_ = mx == inf;
+            uint32_t cls = (uint32_t)(mx > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 |
+                           (isinf_ & (uint32_t)(~sx & 1));
+            uint32_t ok = fin | (uint32_t)((g[j] & cls) != 0);
+            c[j] = (unsigned char)ok;
+            bad += !ok;
+        }
+    }
+    return bad;
+}
+
+ER_AVX2 static int64_t cover_keys_bf16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,
+                                            int64_t r1)
+{
+    return cover_keys16_avx2(k, w, cov, r0, r1, 0x7F80u);
+}
+
+ER_AVX2 static int64_t cover_keys_f16_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,
+                                           int64_t r1)
+{
+    return cover_keys16_avx2(k, w, cov, r0, r1, 0x7C00u);
+}
+
+ER_AVX2 static int64_t cover_keys_f32_avx2(const er_bkeys *k, const rows_ *w, unsigned char *cov, int64_t r0,
+                                           int64_t r1)
+{
+    const int64_t n = w->n;
+    const uint32_t inf = 0x7F800000u;
+    const __m256i magm = _mm256_set1_epi32(0x7FFFFFFF), vinf = _mm256_set1_epi32((int)inf);
+    const __m256i one = _mm256_set1_epi32(1), two = _mm256_set1_epi32(2), four = _mm256_set1_epi32(4);
+    const __m256i zero = _mm256_setzero_si256();
+    int64_t bad = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const unsigned char *p = w->base + (size_t)row_off(w, r) * 4u;
+        const int32_t *l = (const int32_t *)k->lo + r * n, *u = (const int32_t *)k->hi + r * n;
+        const unsigned char *g = k->fl + r * n;
+        unsigned char *c = cov + r * n;
+        int64_t j = 0;
+        for (; j + 16 <= n; j += 16) {
+            __m256i okh[2];
+            for (int h = 0; h < 2; h++) {
+                int64_t q = j + 8 * h;
+                __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 4 * q));
+                __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)(l + q));
+                __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(u + q));
+                __m256i fl = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(g + q)));
+                __m256i mx = _mm256_and_si256(x, magm), sx = _mm256_srai_epi32(x, 31);
+                __m256i kx = _mm256_sub_epi32(_mm256_xor_si256(mx, sx), sx);
+                __m256i out = _mm256_or_si256(_mm256_cmpgt_epi32(lo, kx), _mm256_cmpgt_epi32(kx, hi));
+                __m256i fin = _mm256_andnot_si256(out, _mm256_cmpgt_epi32(vinf, mx));
+                __m256i isnan_ = _mm256_cmpgt_epi32(mx, vinf), isinf_ = _mm256_cmpeq_epi32(mx, vinf);
+                __m256i cls = _mm256_or_si256(_mm256_and_si256(isnan_, four),
+                                              _mm256_and_si256(isinf_, _mm256_blendv_epi8(one, two, sx)));
+                __m256i sp = _mm256_cmpeq_epi32(_mm256_and_si256(fl, cls), zero);
+                okh[h] = _mm256_or_si256(fin, _mm256_andnot_si256(sp, _mm256_cmpeq_epi32(zero, zero)));
+            }
+            /* 16 lanes of 0 / -1 as 16 bytes in order */
+            __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(okh[0], okh[1]), 0xD8);
+            __m128i b = _mm_packs_epi16(_mm256_castsi256_si128(w16), _mm256_extracti128_si256(w16, 1));
+            _mm_storeu_si128((__m128i *)(void *)(c + j), _mm_and_si128(b, _mm_set1_epi8(1)));
+            bad += 16 - __builtin_popcount((unsigned)_mm_movemask_epi8(b));
+        }
+        for (; j < n; j++) {
+            uint32_t x;
+            memcpy(&x, p + 4 * j, 4);
+            uint32_t mx = x & 0x7FFFFFFFu;
+            int32_t sx = -(int32_t)(x >> 31 & 1u), kx = (int32_t)(mx ^ (uint32_t)sx) - sx;
+            uint32_t fin = (uint32_t)(l[j] <= kx) & (uint32_t)(kx <= u[j]) & (mx < inf), isinf_ = mx == inf;
+            uint32_t cls = (uint32_t)(mx > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 |
+                           (isinf_ & (uint32_t)(~sx & 1));
+            uint32_t ok = fin | (uint32_t)((g[j] & cls) != 0);
+            c[j] = (unsigned char)ok;
+            bad += !ok;
+        }
+    }
+    return bad;
+}
+#endif
+
+/* covers on the keys, any other float format of up to 4 storage bytes, any stride: cover_rows' decisions
+ * (an invalid finite-class pattern is never covered; NaN and infinity by their class) */
+static int64_t cover_keys_any(const er_bkeys *k, const fdesc *f, const rows_ *w, unsigned char *cov, int64_t r0,
+                              int64_t r1)
+{
+    const fdesc fd = *f;
+    const int sb = fd.sb;
+    int64_t bad = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const unsigned char *p = w->base + (size_t)row_off(w, r) * (size_t)sb;
+        for (int64_t j = 0; j < w->n; j++) {
+            int64_t e = r * w->n + j, kl, kh;
+            uint64_t x = load_(p + (size_t)(j * w->s2) * (size_t)sb, sb);
+            int c;
+            int64_t kx = fkey(&fd, x, &c);
+            if (k->kb == 2) {
+                kl = ((const int16_t *)k->lo)[e];
+                kh = ((const int16_t *)k->hi)[e];
+            } else {
+                kl = ((const int32_t *)k->lo)[e];
+                kh = ((const int32_t *)k->hi)[e];
+            }
+            int cls = c == C_NAN ? 4 : c == C_NINF ? 2 : c == C_PINF ? 1 : 0;
+            int ok = c == C_FIN ? (kl <= kx) & (kx <= kh) & ((x & ~fd.valid) == 0) : (k->fl[e] & cls) != 0;
+            cov[e] = (unsigned char)ok;
+            bad += !ok;
+        }
+    }
+    return bad;
+}
 
 static void *cov_thread(void *arg)
 {
     cov_job *j = (cov_job *)arg;
+    if (j->keys) {
+        const er_bkeys *k = j->keys;
+        if (j->f->fmt == ER_FMT_F32 && j->w.s2 == 1)
+            j->bad = ER_PICK(cover_keys_f32)(k, &j->w, j->cov, j->r0, j->r1);
+        else if (j->f->fmt == ER_FMT_BF16 && j->w.s2 == 1)
+            j->bad = ER_PICK(cover_keys_bf16)(k, &j->w, j->cov, j->r0, j->r1);
+        else if (j->f->fmt == ER_FMT_F16 && j->w.s2 == 1)
+            j->bad = ER_PICK(cover_keys_f16)(k, &j->w, j->cov, j->r0, j->r1);
+        else
+            j->bad = cover_keys_any(k, j->f, &j->w, j->cov, j->r0, j->r1);
+        return NULL;
+    }
     if (j->exact_int) {
         int64_t bad = 0;
         for (int64_t r = j->r0; r < j->r1; r++) {
@@ -433,11 +921,11 @@ static void *cov_thread(void *arg)
         }
         j->bad = bad;
     } else if (j->f->fmt == ER_FMT_F32 && j->w.s2 == 1)
-        j->bad = cover_rows_f32(j->bd, &j->w, j->cov, j->r0, j->r1);
+        j->bad = ER_PICK(cover_rows_f32)(j->bd, &j->w, j->cov, j->r0, j->r1);
     else if (j->f->fmt == ER_FMT_BF16 && j->w.s2 == 1)
-        j->bad = cover_rows_bf16(j->bd, &j->w, j->cov, j->r0, j->r1);
+        j->bad = ER_PICK(cover_rows_bf16)(j->bd, &j->w, j->cov, j->r0, j->r1);
     else if (j->f->fmt == ER_FMT_F16 && j->w.s2 == 1)
-        j->bad = cover_rows_f16(j->bd, &j->w, j->cov, j->r0, j->r1);
+        j->bad = ER_PICK(cover_rows_f16)(j->bd, &j->w, j->cov, j->r0, j->r1);
     else if (j->f->fmt == ER_FMT_F32)
         j->bad = cover_rows(j->bd, &f32_desc_, &j->w, j->cov, j->r0, j->r1);
     else
@@ -447,6 +935,13 @@ static void *cov_thread(void *arg)
 
 er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exact_int, unsigned char *covered,
                            int64_t *outside, char *msg, size_t msg_size)
+{
+    return er_bounds_covers_kept(bd, NULL, output, exact_int, covered, outside, NULL, msg, msg_size);
+}
+
+er_status er_bounds_covers_kept(const er_bounds *bd, er_bkeys **keys, const er_tensor *output, int exact_int,
+                                unsigned char *covered, int64_t *outside, int64_t *zero_ok, char *msg,
+                                size_t msg_size)
 {
     fdesc f;
     double lut8[256];
@@ -462,6 +957,20 @@ er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exa
     if (exact_int ? fi.storage_bytes != 4 : !fdesc_make(output->format, &f, lut8))
         return fail(msg, msg_size, ER_EINVAL, "er_bounds_covers: %s outputs are %s", fi.name,
                     exact_int ? "not an integer product's" : "not a float format's");
+    if (zero_ok) *zero_ok = -1;
+    /* the compact keys: made on the first call for this format, then kept (not for integer products'
+     * outputs, nor f64, whose keys would be as wide as the bounds' patterns) */
+    const er_bkeys *k = NULL;
+    if (keys && !exact_int && f.sb <= 4) {
+        if (*keys && ((*keys)->fmt != output->format || (*keys)->count != bd->count)) {
+            er_bkeys_free(*keys);
+            *keys = NULL;
+        }
+        /* out of memory for the keys: the bounds are read directly, as for bounds given by a caller */
+        if (!*keys) *keys = keys_make(bd, &f);
+        k = *keys;
+        if (k && zero_ok) *zero_ok = k->zero_ok;
+    }
     rows_ w = rows_of(output);
     int64_t R = count ? count / w.n : 0;
     int nt = nthreads_for(R, count);
@@ -469,6 +978,7 @@ er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exa
     for (int t = 0; t < nt; t++) {
         jobs[t].bd = bd;
         jobs[t].f = &f;
+        jobs[t].keys = k;
         jobs[t].w = w;
         jobs[t].exact_int = exact_int;
         jobs[t].cov = covered;
@@ -502,6 +1012,7 @@ typedef struct score_job {
     rows_ wo, wr;
     const unsigned char *cov;
     int64_t r0, r1;
+    int zero_known; /* the caller has the count of ranges holding zero: score_ieee does not count them */
     acc_ a;
 } score_job;
 
@@ -634,7 +1145,9 @@ ER_AI void score_rows(score_job *j, const fdesc *f)
             int oc, rc;
             int64_t kl, kh;
             range_keys(f, lo, hi, &kl, &kh);
-            a->zero_ok += bd->has_range[e] && kl <= 0 && 0 <= kh;
+            (void)kl;
+            (void)kh;
+            a->zero_ok += zero_in(f, bd, e);
             if (!j->cov[e]) {
                 outside_keyed(a, f, e, ob, lo, hi, bd->has_range[e]);
                 continue;
@@ -730,9 +1243,300 @@ static void score_rows_f32(score_job *j)
     j->a = a;
 }
 
+/*
+ * The scoring of IEEE formats that fill their storage (f32, bf16, f16) with unit strides, in chunks of
+ * a row: first a branch-free pass that classifies every element (0 exact, 1 special, 2 a ratio, 3
+ * outside) and forms the ratio |output - rounded| / tolerance exactly as score_rows does (the same
+ * binary64 subtraction and division, correctly rounded in every lane: the same bits), then a pass
+ * that bins the ratios, keeps the first largest and hands outside elements to score_rows' code.  The
+ * ranges are read only for outside elements and, where the caller has not counted them, for the
+ * ranges that hold zero.  kind: 0 f32, 1 bf16, 2 f16 (values from the table).
+ */
+#define ER_SCH 256
+ER_AI void score_pass1(const unsigned char *__restrict po, const unsigned char *__restrict pr,
+                       const double *__restrict tp, const unsigned char *__restrict cq, double *__restrict sc,
+                       unsigned char *__restrict cd, int64_t len, const int kind, const double *__restrict lut)
+{
+    const int sb = kind == 0 ? 4 : 2;
+    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;
+    const uint32_t inf = kind == 0 ? 0x7F800000u : kind == 1 ? 0x7F80u : 0x7C00u;
+    for (int64_t q = 0; q < len; q++) {
+        uint32_t ob, rb;
+        double fo, fr;
+        if (sb == 4) {
+            memcpy(&ob, po + 4 * q, 4);
+            memcpy(&rb, pr + 4 * q, 4);
+        } else {
+            uint16_t o16, r16;
+            memcpy(&o16, po + 2 * q, 2);
+            memcpy(&r16, pr + 2 * q, 2);
+            ob = o16;
+            rb = r16;
+        }
+        if (kind == 2) {
+            fo = lut[ob];
+            fr = lut[rb];
+        } else {
+            uint32_t uo = kind == 1 ? ob << 16 : ob, ur = kind == 1 ? rb << 16 : rb;
+            float xo, xr;
+            memcpy(&xo, &uo, 4);
+            memcpy(&xr, &ur, 4);
+            fo = (double)xo;
+            fr = (double)xr;
+        }
+        uint32_t mo = ob & magm, mr = rb & magm;
+        double tol = tp[q];
+        uint32_t ex = (uint32_t)(ob == rb) | ((uint32_t)(mo > inf) & (uint32_t)(mr > inf));
+        uint32_t fine = (uint32_t)(mo < inf) & (uint32_t)(mr < inf) & (uint32_t)(tol > 0) & (uint32_t)(tol < INFINITY);
+        double sv = fabs(fo - fr) / tol;
+        uint32_t code = cq[q] == 0 ? 3u : ex ? 0u : fine ? 2u : 1u;
+        sc[q] = code == 2u ? sv : 0.0;
+        cd[q] = (unsigned char)code;
+    }
+}
+
+/* The bins ratio_bins would count sc[q] in, as indices: hb the histogram's, lb the log histogram's (40:
+ * none, for a zero ratio); a special element (code 1) in ER_REPORT_SPECIAL, an exact one (code 0, ratio
+ * 0) in ER_REPORT_EXACT.  Outside elements (code 3) get no bins. */
+#define ER_LOG_NONE ER_REPORT_LOG_BINS
+ER_AI void score_bins(const double *__restrict sc, const unsigned char *__restrict cd, unsigned char *__restrict hb,
+                      unsigned char *__restrict lb, int64_t len)
+{
+    for (int64_t q = 0; q < len; q++) {
+        double v = sc[q];
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        int h = (v > 1.0 / 64) + (v > 1.0 / 16) + (v > 0.25) + (v > 0.5);
+        int be = (int)((b >> 52) & 0x7FFu), ex = be - 1022;
+        int k = be == 0       ? ER_REPORT_LOG_BINS - 1
+                : be == 0x7FF ? 0
+                : (b & ((UINT64_C(1) << 52) - 1u)) == 0 ? 1 - ex
+                                                         : -ex;
+        k = k < 0 ? 0 : k > ER_REPORT_LOG_BINS - 1 ? ER_REPORT_LOG_BINS - 1 : k;
+        hb[q] = (unsigned char)(cd[q] == 1 ? ER_REPORT_SPECIAL : v == 0 ? ER_REPORT_EXACT : ER_REPORT_BIN_64 + h);
+        lb[q] = (unsigned char)(v == 0 ? ER_LOG_NONE : k);
+    }
+}
+
+#ifdef ER_AVX2_CLONES
+/* score_bins in AVX2 lanes, 4 elements a step */
+ER_AVX2 static void score_bins_avx2(const double *sc, const unsigned char *cd, unsigned char *hb, unsigned char *lb,
+                                    int64_t len)
+{
+    const __m256d e64 = _mm256_set1_pd(1.0 / 64), e16 = _mm256_set1_pd(1.0 / 16), e4 = _mm256_set1_pd(0.25),
+                  e2 = _mm256_set1_pd(0.5), dz = _mm256_setzero_pd();
+    const __m256i x7ff = _mm256_set1_epi64x(0x7FF), m52 = _mm256_set1_epi64x((INT64_C(1) << 52) - 1),
+                  c1022 = _mm256_set1_epi64x(1022), one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256(),
+                  last = _mm256_set1_epi64x(ER_REPORT_LOG_BINS - 1), none = _mm256_set1_epi64x(ER_LOG_NONE),
+                  bin64 = _mm256_set1_epi64x(ER_REPORT_BIN_64), spec = _mm256_set1_epi64x(ER_REPORT_SPECIAL),
+                  lo32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    int64_t q = 0;
+    for (; q + 4 <= len; q += 4) {
+        __m256d v = _mm256_loadu_pd(sc + q);
+        int32_t c4;
+        memcpy(&c4, cd + q, 4);
+        __m256i code = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(c4));
+        /* each comparison's mask is -1 where true: subtracting it counts the edges below the ratio */
+        __m256i h = _mm256_sub_epi64(bin64, _mm256_castpd_si256(_mm256_cmp_pd(v, e64, _CMP_GT_OQ)));
+        h = _mm256_sub_epi64(h, _mm256_castpd_si256(_mm256_cmp_pd(v, e16, _CMP_GT_OQ)));
+        h = _mm256_sub_epi64(h, _mm256_castpd_si256(_mm256_cmp_pd(v, e4, _CMP_GT_OQ)));
+        h = _mm256_sub_epi64(h, _mm256_castpd_si256(_mm256_cmp_pd(v, e2, _CMP_GT_OQ)));
+        __m256i is0 = _mm256_castpd_si256(_mm256_cmp_pd(v, dz, _CMP_EQ_OQ));
+        h = _mm256_andnot_si256(is0, h); /* ER_REPORT_EXACT is 0 */
+        h = _mm256_blendv_epi8(h, spec, _mm256_cmpeq_epi64(code, one));
+        __m256i b = _mm256_castpd_si256(v);
+        __m256i be = _mm256_and_si256(_mm256_srli_epi64(b, 52), x7ff);
+        __m256i ex = _mm256_sub_epi64(be, c1022);
+        __m256i m0 = _mm256_cmpeq_epi64(_mm256_and_si256(b, m52), zero);
+        __m256i k = _mm256_sub_epi64(_mm256_and_si256(m0, one), ex);
+        k = _mm256_blendv_epi8(k, last, _mm256_cmpeq_epi64(be, zero));
+        k = _mm256_blendv_epi8(k, zero, _mm256_cmpeq_epi64(be, x7ff));
+        k = _mm256_blendv_epi8(k, zero, _mm256_cmpgt_epi64(zero, k));
+        k = _mm256_blendv_epi8(k, last, _mm256_cmpgt_epi64(k, last));
+        k = _mm256_blendv_epi8(k, none, is0);
+        __m128i h32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(h, lo32));
+        __m128i k32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(k, lo32));
+        __m128i hk = _mm_packus_epi16(_mm_packs_epi32(h32, k32), zero128_());
+        int32_t hw = _mm_cvtsi128_si32(hk), kw = _mm_extract_epi32(hk, 1);
+        memcpy(hb + q, &hw, 4);
+        memcpy(lb + q, &kw, 4);
+    }
+    if (q < len) score_bins(sc + q, cd + q, hb + q, lb + q, len - q);
+}
+
+/* score_pass1 in AVX2 lanes for f32 and bf16, 8 elements a step (the values widened to binary64 exactly,
+ * one correctly rounded subtraction and division each, as the scalar code); the tail by score_pass1 */
+ER_AVX2 static void score_pass1_avx2(const unsigned char *po, const unsigned char *pr, const double *tp,
+                                     const unsigned char *cq, double *sc, unsigned char *cd, int64_t len,
+                                     const int kind)
+{
+    const __m256i magm = _mm256_set1_epi32(kind == 0 ? 0x7FFFFFFF : 0x7FFF);
+    const __m256i vinf = _mm256_set1_epi32(kind == 0 ? 0x7F800000 : 0x7F80);
+    const __m256i zero = _mm256_setzero_si256(), c1 = _mm256_set1_epi32(1), c2 = _mm256_set1_epi32(2),
+                  c3 = _mm256_set1_epi32(3), c0 = _mm256_setzero_si256();
+    const __m256i even = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    const __m256d dinf = _mm256_set1_pd(INFINITY), dzero = _mm256_setzero_pd(), sgn = _mm256_set1_pd(-0.0);
+    int64_t q = 0;
+    for (; q + 8 <= len; q += 8) {
+        __m256i ob, rb;
+        if (kind == 0) {
+            ob = _mm256_loadu_si256((const __m256i *)(const void *)(po + 4 * q));
+            rb = _mm256_loadu_si256((const __m256i *)(const void *)(pr + 4 * q));
+        } else {
+            ob = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(po + 2 * q)));
+            rb = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pr + 2 * q)));
+        }
+        __m256i mo = _mm256_and_si256(ob, magm), mr = _mm256_and_si256(rb, magm);
+        __m256i ex = _mm256_or_si256(_mm256_cmpeq_epi32(ob, rb),
+                                     _mm256_and_si256(_mm256_cmpgt_epi32(mo, vinf), _mm256_cmpgt_epi32(mr, vinf)));
+        __m256i fin = _mm256_and_si256(_mm256_cmpgt_epi32(vinf, mo), _mm256_cmpgt_epi32(vinf, mr));
+        __m256i cv8 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cq + q)));
+        __m256i cz = _mm256_cmpeq_epi32(cv8, zero);
+        __m256 fo = _mm256_castsi256_ps(kind == 0 ? ob : _mm256_slli_epi32(ob, 16));
+        __m256 fr = _mm256_castsi256_ps(kind == 0 ? rb : _mm256_slli_epi32(rb, 16));
+        __m256d t0 = _mm256_loadu_pd(tp + q), t1 = _mm256_loadu_pd(tp + q + 4);
+        __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(fo)),
+                                   _mm256_cvtps_pd(_mm256_castps256_ps128(fr)));
+        __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(fo, 1)),
+                                   _mm256_cvtps_pd(_mm256_extractf128_ps(fr, 1)));
+        __m256d s0 = _mm256_div_pd(_mm256_andnot_pd(sgn, d0), t0), s1 = _mm256_div_pd(_mm256_andnot_pd(sgn, d1), t1);
+        __m256d g0 = _mm256_and_pd(_mm256_cmp_pd(t0, dzero, _CMP_GT_OQ), _mm256_cmp_pd(t0, dinf, _CMP_LT_OQ));
+        __m256d g1 = _mm256_and_pd(_mm256_cmp_pd(t1, dzero, _CMP_GT_OQ), _mm256_cmp_pd(t1, dinf, _CMP_LT_OQ));
+        /* the two 4-lane 64-bit masks as one 8-lane 32-bit mask, in element order */
+        __m256i g = _mm256_permutevar8x32_epi32(
+            _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castpd_ps(g0), _mm256_castpd_ps(g1), 0x88)), even);
+        fin = _mm256_and_si256(fin, g);
+        __m256i code = _mm256_blendv_epi8(c1, c2, fin);
+        code = _mm256_blendv_epi8(code, c0, ex);
+        code = _mm256_blendv_epi8(code, c3, cz);
+        __m256i is2 = _mm256_cmpeq_epi32(code, c2);
+        __m256d m0 = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(is2)));
+        __m256d m1 = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(is2, 1)));
+        _mm256_storeu_pd(sc + q, _mm256_and_pd(s0, m0));
+        _mm256_storeu_pd(sc + q + 4, _mm256_and_pd(s1, m1));
+        __m128i c16 = _mm_packs_epi32(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1));
+        _mm_storel_epi64((__m128i *)(void *)(cd + q), _mm_packs_epi16(c16, c16));
+    }
+    if (q < len)
+        score_pass1(po + (size_t)q * (kind == 0 ? 4u : 2u), pr + (size_t)q * (kind == 0 ? 4u : 2u), tp + q, cq + q,
+                    sc + q, cd + q, len - q, kind, NULL);
+}
+#endif
+
+/* zero_in for IEEE formats that fill their storage, branch-free (keys_ieee's count without the keys) */
+ER_AI int64_t zero_ieee(const er_bounds *bd, int64_t e0, int64_t e1, const int sb, const uint32_t inf)
+{
+    const uint64_t *__restrict low = bd->low, *__restrict high = bd->high;
+    const unsigned char *__restrict hr = bd->has_range;
+    const int bits = sb * 8;
+    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;
+    int64_t zero = 0;
+    for (int64_t e = e0; e < e1; e++) {
+        uint32_t l = (uint32_t)low[e], u = (uint32_t)high[e];
+        uint32_t ml = l & magm, mu = u & magm;
+        uint32_t lbad = (uint32_t)((low[e] >> bits) != 0), ubad = (uint32_t)((high[e] >> bits) != 0);
+        /* value <= 0: a negative non-NaN pattern or a zero; value >= 0: a positive non-NaN one or a zero */
+        uint32_t l0 = lbad | ((ml <= inf) & ((l >> (bits - 1) & 1u) | (uint32_t)(ml == 0)));
+        uint32_t u0 = ubad | ((mu <= inf) & ((~u >> (bits - 1) & 1u) | (uint32_t)(mu == 0)));
+        zero += (int64_t)((uint32_t)(hr[e] != 0) & l0 & u0);
+    }
+    return zero;
+}
+
+/* pass1: the AVX2 lanes (f32, bf16 in the AVX2 copy) or score_pass1 */
+ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
+{
+    (void)avx2;
+    const er_bounds *bd = j->bd;
+    /* the format's constants, for the outside elements' keys (j->f for f16's table) */
+    const fdesc *f = kind == 0 ? &f32_desc_ : kind == 1 ? &bf16_desc_ : &f16_desc_;
+    const double *lut = j->f->lut;
+    const int sb = kind == 0 ? 4 : 2;
+    acc_ a = j->a;
+    int64_t hist4[4][ER_REPORT_BINS], log4[4][ER_REPORT_LOG_BINS + 1];
+    memset(hist4, 0, sizeof hist4);
+    memset(log4, 0, sizeof log4);
+    int64_t bidx = -1, zero = 0;
+    double best = -1;
+    double sc[ER_SCH];
+    unsigned char cd[ER_SCH], hb[ER_SCH], lb[ER_SCH];
+    const int64_t n = j->wo.n;
+    for (int64_t r = j->r0; r < j->r1; r++) {
+        const unsigned char *po = j->wo.base + (size_t)row_off(&j->wo, r) * (size_t)sb;
+        const unsigned char *pr = j->wr.base + (size_t)row_off(&j->wr, r) * (size_t)sb;
+        const int64_t e0 = r * n;
+        for (int64_t c0 = 0; c0 < n; c0 += ER_SCH) {
+            int64_t len = n - c0 < ER_SCH ? n - c0 : ER_SCH;
+#ifdef ER_AVX2_CLONES
+            if (avx2 && kind != 2)
+                score_pass1_avx2(po + (size_t)c0 * (size_t)sb, pr + (size_t)c0 * (size_t)sb, bd->tolerance + e0 + c0,
+                                 j->cov + e0 + c0, sc, cd, len, kind);
+            else
+#endif
+                score_pass1(po + (size_t)c0 * (size_t)sb, pr + (size_t)c0 * (size_t)sb, bd->tolerance + e0 + c0,
+                            j->cov + e0 + c0, sc, cd, len, kind, lut);
+#ifdef ER_AVX2_CLONES
+            if (avx2) score_bins_avx2(sc, cd, hb, lb, len);
+            else
+#endif
+                score_bins(sc, cd, hb, lb, len);
+            for (int64_t q = 0; q < len; q++) {
+                unsigned code = cd[q];
+                double sv = sc[q];
+                if (code == 3u) {
+                    int64_t e = e0 + c0 + q;
+                    uint64_t lo = bd->low[e], hi = bd->high[e];
+                    uint64_t ob = load_(po + (size_t)(c0 + q) * (size_t)sb, sb),
+                             rb = load_(pr + (size_t)(c0 + q) * (size_t)sb, sb);
+                    if ((lo | hi) & ~f->valid) score_slow(&a, bd, j->fmt, j->fi, e, ob, rb, 0);
+                    else outside_keyed(&a, f, e, ob, lo, hi, bd->has_range[e]);
+                    continue;
+                }
+                hist4[q & 3][hb[q]]++;
+                log4[q & 3][lb[q]]++;
+                if (sv > best) {
+                    best = sv;
+                    bidx = e0 + c0 + q;
+                }
+            }
+        }
+        if (!j->zero_known)
+            zero += zero_ieee(bd, e0, e0 + n, sb, kind == 0 ? 0x7F800000u : kind == 1 ? 0x7F80u : 0x7C00u);
+    }
+    for (int q = 0; q < 4; q++) {
+        for (int h = 0; h < ER_REPORT_BINS; h++) a.hist[h] += hist4[q][h];
+        for (int h = 0; h < ER_REPORT_LOG_BINS; h++) a.log_hist[h] += log4[q][h];
+    }
+    /* a covered element is the worst only where nothing is outside */
+    if (a.rank < 0 && bidx >= 0) {
+        a.rank = 0;
+        a.score = best;
+        a.worst = bidx;
+        a.why = ER_REPORT_WHY_NONE;
+        a.beyond = 0;
+        a.ratio = best;
+    }
+    a.zero_ok = zero; /* score_slow's counts of outside elements are in `zero` already */
+    j->a = a;
+}
+
+#define ER_SCORE_IEEE(name, kind)                                                                              \
+    ER_VEC static void name##_base(score_job *j) { score_ieee(j, kind, 0); }                                   \
+    ER_CLONE_AVX2(static void name##_avx2(score_job *j) { score_ieee(j, kind, 1); })
+ER_SCORE_IEEE(score_ieee_f32, 0)
+ER_SCORE_IEEE(score_ieee_bf16, 1)
+ER_SCORE_IEEE(score_ieee_f16, 2)
+
 static void *score_thread(void *arg)
 {
     score_job *j = (score_job *)arg;
+    if (j->f && j->wo.s2 == 1 && j->wr.s2 == 1 &&
+        (j->f->fmt == ER_FMT_F32 || j->f->fmt == ER_FMT_BF16 || j->f->fmt == ER_FMT_F16)) {
+        if (j->f->fmt == ER_FMT_F32) ER_PICK(score_ieee_f32)(j);
+        else if (j->f->fmt == ER_FMT_BF16) ER_PICK(score_ieee_bf16)(j);
+        else ER_PICK(score_ieee_f16)(j);
+        return NULL;
+    }
     if (!j->f) {
         int sb = j->fi->storage_bytes;
         for (int64_t r = j->r0; r < j->r1; r++) {
@@ -759,6 +1563,16 @@ er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, co
                                 const unsigned char *cov, int64_t outside, const er_tensor *a,
                                 const er_tensor *b, int64_t *outside_index, int64_t outside_cap, er_check_report *rep,
                                 char *msg, size_t msg_size)
+{
+    return er_check_report_score_kept(bd, output, R, cov, outside, -1, a, b, outside_index, outside_cap, rep, msg,
+                                      msg_size);
+}
+
+/* zero_known: the number of ranges that hold zero (er_bounds_covers_kept's), or -1 to count them here */
+er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
+                                     const unsigned char *cov, int64_t outside, int64_t zero_known, const er_tensor *a,
+                                     const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
+                                     er_check_report *rep, char *msg, size_t msg_size)
 {
     er_format_info fi;
     fdesc f;
@@ -802,6 +1616,7 @@ er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, co
         jobs[t].wo = wo;
         jobs[t].wr = wr;
         jobs[t].cov = cov;
+        jobs[t].zero_known = zero_known >= 0;
         jobs[t].r0 = rows * t / nt;
         jobs[t].r1 = rows * (t + 1) / nt;
         jobs[t].a.rank = -1;
@@ -833,13 +1648,25 @@ er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, co
     /* the outside elements, in order: the list and the map */
     if (outside > 0) {
         int64_t mr = m < ER_REPORT_MAP ? m : ER_REPORT_MAP, mc = n < ER_REPORT_MAP ? n : ER_REPORT_MAP;
-        for (int64_t e = 0; e < count; e++) {
-            if (cov[e]) continue;
-            rep->hist[ER_REPORT_OUTSIDE]++;
-            if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
-            int64_t i = (e / n) % m, j = e % n;
-            rep->map[(int)(i * mr / m)][(int)(j * mc / n)]++;
+        /* row by row, the cells of the row and of each column found without a division per element */
+        unsigned char *colcell = (unsigned char *)malloc((size_t)n);
+        for (int64_t j = 0; colcell && j < n; j++) colcell[j] = (unsigned char)(j * mc / n);
+        for (int64_t row = 0, e = 0; row < rows; row++) {
+            int64_t cr = ((row % m) * mr) / m, end = e + n;
+            for (; e < end; e++) {
+                uint64_t eight;
+                if (e + 8 <= end && (memcpy(&eight, cov + e, 8), eight == UINT64_C(0x0101010101010101))) {
+                    e += 7;
+                    continue;
+                }
+                if (cov[e]) continue;
+                int64_t j = e - (end - n);
+                rep->hist[ER_REPORT_OUTSIDE]++;
+                if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
+                rep->map[(int)cr][colcell ? colcell[j] : (int)(j * mc / n)]++;
+            }
         }
+        free(colcell);
     }
     if (rep->worst >= 0) {
         int64_t e = rep->worst;
@@ -860,6 +1687,7 @@ er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, co
         rep->may_ninf = bd->may_ninf[e];
         rep->may_nan = bd->may_nan[e];
     }
+    if (zero_known >= 0) zero_ok = zero_known;
     rep->zero_accepted = count > 0 && zero_ok == count;
     if (a && all_tiny(a)) rep->operand_vacuous |= 1;
     if (b && all_tiny(b)) rep->operand_vacuous |= 2;
@@ -899,12 +1727,13 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
     for (int d = 0; d < output->ndim; d++) count *= output->shape[d];
     cov = (unsigned char *)malloc(count ? (size_t)count : 1);
     if (!cov) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the check of %lld elements", (long long)count);
-    if ((st = er_result_covers(r, o, output, cov, &outside, msg, msg_size)) != ER_OK) {
+    int64_t zero_ok = -1;
+    if ((st = er_result_covers_kept(r, o, output, cov, &outside, &zero_ok, &bd, msg, msg_size)) != ER_OK) {
         free(cov);
         return st;
     }
-    st = er_check_report_score(bd, output, er_result_rounded(r), cov, outside, a, b, outside_index, outside_cap, rep,
-                               msg, msg_size);
+    st = er_check_report_score_kept(bd, output, er_result_rounded(r), cov, outside, zero_ok, a, b, outside_index,
+                                    outside_cap, rep, msg, msg_size);
     free(cov);
     return st;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "er_front.h"
+#include "er_report.h"
 #include "result_internal.h"
 #include "host/er_msg.h"
 #include "exactref/exactref.h"
@@ -173,7 +174,10 @@ static void free_bounds(er_bounds *b)
 void er_result_free(er_result *r)
 {
     if (!r) return;
-    for (int i = 0; i < r->ncache; i++) free_bounds(&r->cache[i].b);
+    for (int i = 0; i < r->ncache; i++) {
+        free_bounds(&r->cache[i].b);
+        er_bkeys_free(r->cache[i].keys);
+    }
     free(r->owned);
     free(r->map);
     for (int q = 0; q < 3; q++) free(r->slack[q]);
@@ -313,12 +317,14 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
 keep:
     if (r->ncache == ER_CACHE) {
         free_bounds(&r->cache[0].b);
+        er_bkeys_free(r->cache[0].keys);
         memmove(&r->cache[0], &r->cache[1], sizeof r->cache[0] * (ER_CACHE - 1));
         r->ncache--;
     }
     r->cache[r->ncache].o = *o;
     r->cache[r->ncache].compute = compute;
     r->cache[r->ncache].b = b;
+    r->cache[r->ncache].keys = NULL;
     *out = &r->cache[r->ncache].b;
     r->ncache++;
     return ER_OK;

@@ -4,6 +4,7 @@
 #define ER_RESULT_INTERNAL_H
 
 #include "exactref/result.h"
+#include "er_report.h"
 
 #define ER_CACHE 8
 
@@ -26,6 +27,7 @@ struct er_result {
         er_tol_opts o;
         int compute;
         er_bounds b;
+        er_bkeys *keys; /* b's compact keys, made by the first covers (src/report.c) */
     } cache[ER_CACHE];
 };
 

@@ -528,6 +528,13 @@ int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compu
 er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
                            int64_t *outside, char *msg, size_t msg_size)
 {
+    return er_result_covers_kept(r, o, output, covered, outside, NULL, NULL, msg, msg_size);
+}
+
+er_status er_result_covers_kept(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
+                                int64_t *outside, int64_t *zero_ok, const er_bounds **bounds, char *msg,
+                                size_t msg_size)
+{
     const er_bounds *b;
     er_status st;
     if (!r || !output || !covered) return ER_EINVAL;
@@ -538,8 +545,13 @@ er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *
         if (output->shape[i] != r->d.shape[i])
             return msgf(msg, msg_size, ER_EINVAL, "the output's shape differs from the result's in dimension %d", i);
     if ((st = er_result_bounds(r, o, &b, msg, msg_size)) != ER_OK) return st;
-    /* the patterns compared as order-mapped integers, rows over threads (src/report.c) */
-    return er_bounds_covers(b, output, r->is_int, covered, outside, msg, msg_size);
+    if (bounds) *bounds = b;
+    /* the patterns compared as order-mapped integers, rows over threads, through the compact keys kept
+     * with the bounds (src/report.c) */
+    er_bkeys **keys = NULL;
+    for (int i = 0; i < r->ncache; i++)
+        if (&r->cache[i].b == b) keys = &r->cache[i].keys;
+    return er_bounds_covers_kept(b, keys, output, r->is_int, covered, outside, zero_ok, msg, msg_size);
 }
 
 er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *kind, int *answer, char *msg,

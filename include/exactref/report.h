@@ -98,7 +98,13 @@ ER_API er_status er_check_report_compute(er_result *r, const er_tol_opts *o, con
  * where its low 32 bits are low[e]'s.  A finite-class float pattern that is not one of the format's
  * (bits above its width, tf32's padding bits set) is never covered; NaN and infinity patterns are
  * judged by their class (as er_decode reads them).  Patterns are compared as order-mapped integers,
- * not decoded; large outputs are split over threads by rows (the same bits as one thread).
+ * not decoded; large outputs are split over threads by rows (the same bits as one thread), in AVX2
+ * lanes where the processor has them (the same decisions as the portable loops).  er_result_covers and
+ * er_check_report_compute go further: the first covers of a result's bounds makes a compact copy of
+ * them (each range as two keys in the output's own width, 16 bits for formats of up to 2 bytes and 32
+ * for 4, the three may-flags in one byte, and the count of ranges that hold zero), kept and freed with
+ * the bounds, which later covers and scorings read instead of the 64-bit patterns (not for f64 and
+ * integer outputs).  Bounds given here directly are read as they are.
  */
 ER_API er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, int exact_int, unsigned char *covered,
                            int64_t *outside, char *msg, size_t msg_size);
@@ -106,6 +112,11 @@ ER_API er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, 
 /*
  * The scoring of er_check_report_compute from its parts: bounds bd, the rounded answer R and covered
  * (from er_bounds_covers, with `outside` zeros), both of output's shape and format.  a and b as there.
+ * f32, bf16 and f16 outputs with unit strides are scored in two passes over chunks of a row: one forms
+ * every element's class, ratio |output - rounded| / tolerance (the same binary64 subtraction and
+ * correctly rounded division as one element at a time, so the same bits) and bins, vectorised; the
+ * next counts them and keeps the first largest ratio.  Ranges are read only for outside elements and
+ * the zero-vacuity count.
  */
 ER_API er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
                                 const unsigned char *covered, int64_t outside, const er_tensor *a,

@@ -13,6 +13,7 @@
 #include "exactref/exactref.h"
 #include "exactref/report.h"
 #include "exactref/core/er_round.h"
+#include "er_report.h"
 
 /* ---- the reference ---- */
 
@@ -337,14 +338,56 @@ static void release(data *d)
     free(d->bd.may_nan);
 }
 
-static void compare(data *d, const char *what)
+/* The number of elements whose range holds zero, as the reference reads the patterns (a refused one as 0). */
+static int64_t ref_zero(const data *d)
+{
+    int64_t z = 0;
+    for (int64_t e = 0; e < d->count; e++) {
+        int o1, o2;
+        double lo = val(d->fmt, &d->fi, d->bd.low[e], &o1), hi = val(d->fmt, &d->fi, d->bd.high[e], &o2);
+        z += d->bd.has_range[e] && lo <= 0 && 0 <= hi;
+    }
+    return z;
+}
+
+/* One comparison: portable, the loops' portable copies (else AVX2 where the processor has it); kept, covers
+ * through the compact keys (made by the first call, used again by a second) and the scoring with their count
+ * of ranges that hold zero (else the public functions). */
+typedef struct refs {
+    unsigned char *cr;
+    int64_t bad_ref, ir[64];
+    er_check_report rr;
+} refs;
+
+static void compare_one(data *d, const char *what, int portable, int kept, refs *rf_)
 {
     char msg[512];
-    int64_t n = d->count, bad_ref, bad = -1;
-    unsigned char *cr = malloc((size_t)n), *cf = malloc((size_t)n);
-    ref_covers(&d->bd, &d->O, d->exact_int, cr, &bad_ref);
-    ck_assert_msg(er_bounds_covers(&d->bd, &d->O, d->exact_int, cf, &bad, msg, sizeof msg) == ER_OK, "%s", msg);
-    for (int64_t e = 0; e < n; e++)
+    int64_t n = d->count, bad_ref = rf_->bad_ref, bad = -1, zero = -2;
+    unsigned char *cr = rf_->cr, *cf = malloc((size_t)n);
+    er_bkeys *keys = NULL;
+    er_report_portable(portable);
+    if (kept) {
+        for (int call = 0; call < 2; call++) {
+            memset(cf, 7, (size_t)n);
+            ck_assert_msg(er_bounds_covers_kept(&d->bd, &keys, &d->O, d->exact_int, cf, &bad, &zero, msg, sizeof msg) ==
+                              ER_OK, "%s", msg);
+            ck_assert_int_eq(bad, bad_ref);
+            int64_t first = -1;
+            for (int64_t e = 0; e < n && first < 0; e++)
+                if (cr[e] != cf[e]) first = e;
+            ck_assert_msg(first < 0, "%s %s (kept keys, call %d): covers differs at %lld", what, er_format_name(d->fmt),
+                          call, (long long)first);
+        }
+        /* keys for float formats of up to 4 bytes, and their count of ranges holding zero */
+        ck_assert(d->exact_int || d->fi.storage_bytes > 4 ? keys == NULL && zero == -1 : keys != NULL);
+        if (keys) ck_assert_int_eq(zero, ref_zero(d));
+    } else
+        ck_assert_msg(er_bounds_covers(&d->bd, &d->O, d->exact_int, cf, &bad, msg, sizeof msg) == ER_OK, "%s", msg);
+    er_bkeys_free(keys);
+    int64_t first = -1;
+    for (int64_t e = 0; e < n && first < 0; e++)
+        if (cr[e] != cf[e]) first = e;
+    for (int64_t e = first < 0 ? n : first; e < n && e == first; e++)
         ck_assert_msg(cr[e] == cf[e], "%s %s: covers differs at %lld (output 0x%llx, range 0x%llx..0x%llx)", what,
                       er_format_name(d->fmt), (long long)e, (unsigned long long)get(&d->O, e, d->fi.storage_bytes),
                       (unsigned long long)d->bd.low[e], (unsigned long long)d->bd.high[e]);
@@ -352,11 +395,14 @@ static void compare(data *d, const char *what)
     /* a case that cannot pass by accident: both outcomes occur */
     if (n >= 1000) ck_assert_msg(bad > 0 && bad < n, "%s %s: %lld of %lld outside", what, er_format_name(d->fmt),
                                  (long long)bad, (long long)n);
-    int64_t ir[64], iff[64];
-    er_check_report rr, rf;
-    ref_score(&d->bd, &d->O, &d->R, cr, bad_ref, ir, 64, &rr);
-    ck_assert_msg(er_check_report_score(&d->bd, &d->O, &d->R, cr, bad_ref, NULL, NULL, iff, 64, &rf, msg,
-                                        sizeof msg) == ER_OK, "%s", msg);
+    int64_t *ir = rf_->ir, iff[64];
+    er_check_report rr = rf_->rr, rf;
+    if (kept)
+        ck_assert_msg(er_check_report_score_kept(&d->bd, &d->O, &d->R, cr, bad_ref, zero, NULL, NULL, iff, 64, &rf, msg,
+                                                 sizeof msg) == ER_OK, "%s", msg);
+    else
+        ck_assert_msg(er_check_report_score(&d->bd, &d->O, &d->R, cr, bad_ref, NULL, NULL, iff, 64, &rf, msg,
+                                            sizeof msg) == ER_OK, "%s", msg);
     for (int h = 0; h < ER_REPORT_BINS; h++)
         ck_assert_msg(rr.hist[h] == rf.hist[h], "%s %s: bin %d: %lld, reference %lld", what, er_format_name(d->fmt), h,
                       (long long)rf.hist[h], (long long)rr.hist[h]);
@@ -374,8 +420,19 @@ static void compare(data *d, const char *what)
     ck_assert(memcmp(&rr.tolerance, &rf.tolerance, sizeof(double)) == 0);
     /* and everything else: the whole report, bit for bit */
     ck_assert_msg(memcmp(&rr, &rf, sizeof rr) == 0, "%s %s: the reports differ", what, er_format_name(d->fmt));
-    free(cr);
+    er_report_portable(0);
     free(cf);
+}
+
+static void compare(data *d, const char *what)
+{
+    refs r;
+    r.cr = malloc((size_t)d->count);
+    ref_covers(&d->bd, &d->O, d->exact_int, r.cr, &r.bad_ref);
+    ref_score(&d->bd, &d->O, &d->R, r.cr, r.bad_ref, r.ir, 64, &r.rr);
+    for (int portable = 0; portable < 2; portable++)
+        for (int kept = 0; kept < 2; kept++) compare_one(d, what, portable, kept, &r);
+    free(r.cr);
 }
 
 static const int formats[] = {ER_FMT_F64,        ER_FMT_F32,        ER_FMT_TF32,       ER_FMT_F16,
@@ -444,6 +501,128 @@ START_TEST(exhaustive_narrow)
 }
 END_TEST
 
+/* Every pattern of the 16-bit formats as the output, each against eight ranges: a random one, all finite
+ * values (-inf..+inf), -0..+0, +0..-0, a NaN end, a single value, no finite range, and the smallest positive
+ * subnormal .. the largest finite value (with, for some outputs, a bit above the width set in an end). */
+START_TEST(exhaustive_16)
+{
+    int fmt = _i ? ER_FMT_BF16 : ER_FMT_F16;
+    uint64_t pinf = _i ? 0x7F80u : 0x7C00u, qnan = _i ? 0x7FC0u : 0x7E00u, maxf = _i ? 0x7F7Fu : 0x7BFFu;
+    data d;
+    uint64_t st = er_test_seed("covers_fast_exhaustive16") ^ (uint64_t)_i;
+    make(&d, fmt, 1, 8 * 256, 256, 0, 0, &st);
+    for (int64_t e = 0; e < d.count; e++) {
+        uint64_t x = (uint64_t)(e & 0xFFFF), c = (uint64_t)(e >> 16);
+        uint16_t x16 = (uint16_t)x;
+        memcpy(d.obuf + 2 * e, &x16, 2);
+        uint64_t *lo = &d.bd.low[e], *hi = &d.bd.high[e];
+        switch (c) {
+        case 0: break;
+        case 1: *lo = pinf | 0x8000u, *hi = pinf; break;
+        case 2: *lo = 0x8000u, *hi = 0; break;
+        case 3: *lo = 0, *hi = 0x8000u; break;
+        case 4: *lo = (x & 1) ? qnan : 0, *hi = (x & 1) ? pinf : qnan | 0x8000u; break;
+        case 5: *lo = *hi = (x * 40503u) & 0xFFFFu; break;
+        case 6: d.bd.has_range[e] = 0; break;
+        default: *lo = (x % 97 == 0) ? 0x10001u : 1u, *hi = (x % 89 == 0) ? maxf | 0x20000u : maxf; break;
+        }
+        if (c && c != 6) d.bd.has_range[e] = 1;
+    }
+    compare(&d, "exhaustive 16-bit");
+    release(&d);
+}
+END_TEST
+
+/* Through a result: er_result_covers and er_check_report_compute (the compact keys made by the first call
+ * and kept with the result's bounds, for several options, more than the result keeps, so that bounds
+ * and their keys are dropped and made again) against er_bounds_covers and er_check_report_score on the
+ * same bounds, and on a transposed view (its own bounds and keys). */
+START_TEST(through_result)
+{
+    static const int outs[3] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16};
+    int ofmt = outs[_i];
+    uint64_t st = er_test_seed("covers_fast_result") ^ (uint64_t)_i;
+    int64_t M = 97, K = 24, N = 700, count = M * N;
+    er_format_info fi;
+    er_format_get_info(ofmt, &fi);
+    int sb = fi.storage_bytes;
+    uint16_t *a = malloc((size_t)(M * K) * 2), *b = malloc((size_t)(K * N) * 2);
+    unsigned char *d = calloc((size_t)count, (size_t)sb), *o = malloc((size_t)count * (size_t)sb);
+    unsigned char *c1 = malloc((size_t)count), *c2 = malloc((size_t)count);
+    /* bf16 values of both signs within a factor of about 2 of 1 */
+    for (int64_t i = 0; i < M * K + K * N; i++) {
+        uint64_t r = er_test_rand(&st);
+        uint16_t v = (uint16_t)((0x3F80u + r % 0x100u - 0x80u) | (r >> 20 & 1u) << 15);
+        if (i < M * K) a[i] = v;
+        else b[i - M * K] = v;
+    }
+    er_tensor ta = er_tensor_2d(ER_FMT_BF16, M, K, a), tb = er_tensor_2d(ER_FMT_BF16, K, N, b);
+    er_tensor td = er_tensor_2d(ofmt, M, N, d), to = er_tensor_2d(ofmt, M, N, o);
+    er_mma_args args;
+    er_result *res = NULL, *view = NULL;
+    char msg[512] = "";
+    er_mma_args_init(&args);
+    args.a = &ta;
+    args.b = &tb;
+    args.d = &td;
+    ck_assert_msg(er_result_create(&args, &res, msg, sizeof msg) == ER_OK, "%s", msg);
+    const er_tensor *R = er_result_rounded(res);
+    for (int64_t e = 0; e < count; e++) {
+        uint32_t x = 0;
+        memcpy(&x, (const unsigned char *)R->data + (size_t)e * (size_t)sb, (size_t)sb);
+        uint64_t r = er_test_rand(&st);
+        x = (r % 5 == 0) ? x ^ (uint32_t)(r >> 8 & 3) : (r % 97 == 0) ? x ^ (sb == 4 ? 0x7F800000u : 0x7C00u) : x;
+        memcpy(o + (size_t)e * (size_t)sb, &x, (size_t)sb);
+    }
+    ck_assert_msg(er_result_transpose(res, 0, 1, &view, msg, sizeof msg) == ER_OK, "%s", msg);
+    static const int computes[5] = {ER_FMT_F32, ER_FMT_F64, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
+    for (int round = 0; round < 2; round++)
+        for (int q = 0; q < 10; q++) {
+            er_tol_opts opt;
+            er_tol_opts_init(&opt);
+            opt.compute = computes[q % 5];
+            opt.flush_to_zero = q >= 5;
+            const er_bounds *bd;
+            int64_t out1 = -1, out2 = -2;
+            ck_assert_msg(er_result_covers(res, &opt, &to, c1, &out1, msg, sizeof msg) == ER_OK, "%s", msg);
+            ck_assert_msg(er_result_bounds(res, &opt, &bd, msg, sizeof msg) == ER_OK, "%s", msg);
+            ck_assert_msg(er_bounds_covers(bd, &to, 0, c2, &out2, msg, sizeof msg) == ER_OK, "%s", msg);
+            ck_assert_int_eq(out1, out2);
+            ck_assert(memcmp(c1, c2, (size_t)count) == 0);
+            er_check_report r1, r2;
+            int64_t i1[32], i2[32];
+            er_status sc = er_check_report_compute(res, &opt, &to, &ta, &tb, i1, 32, &r1, msg, sizeof msg);
+            ck_assert_msg(sc == ER_OK, "%s", msg);
+            ck_assert_msg(er_check_report_score(bd, &to, R, c2, out2, &ta, &tb, i2, 32, &r2, msg, sizeof msg) == ER_OK,
+                          "%s", msg);
+            ck_assert(memcmp(&r1, &r2, sizeof r1) == 0);
+            ck_assert(memcmp(i1, i2, sizeof i1[0] * (size_t)r1.outside_listed) == 0);
+            ck_assert_msg(r1.outside > 0 && r1.outside < count, "%lld outside", (long long)r1.outside);
+            /* the view: the same decisions, transposed */
+            er_tensor tv = to;
+            tv.shape[0] = N;
+            tv.shape[1] = M;
+            tv.strides[0] = 1;
+            tv.strides[1] = N;
+            int64_t outv = -3;
+            ck_assert_msg(er_result_covers(view, &opt, &tv, c2, &outv, msg, sizeof msg) == ER_OK, "%s", msg);
+            ck_assert_int_eq(outv, out1);
+            int64_t diff = 0;
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) diff += c2[j * M + i] != c1[i * N + j];
+            ck_assert_int_eq(diff, 0);
+        }
+    er_result_free(view);
+    er_result_free(res);
+    free(a);
+    free(b);
+    free(d);
+    free(o);
+    free(c1);
+    free(c2);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("covers_fast");
@@ -453,6 +632,8 @@ int main(void)
     tcase_add_loop_test(tc, every_format_threads, 0, NFORMATS);
     tcase_add_loop_test(tc, every_format_finite, 0, NFORMATS);
     tcase_add_loop_test(tc, exhaustive_narrow, 0, 8);
+    tcase_add_loop_test(tc, exhaustive_16, 0, 2);
+    tcase_add_loop_test(tc, through_result, 0, 3);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

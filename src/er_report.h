@@ -1,0 +1,40 @@
+/* er_report.h (internal): the bounds' compact keys, made once and kept with the bounds by the result
+ * (src/result.c), and the covers and scoring that read them (src/report.c). */
+#ifndef ER_REPORT_INTERNAL_H
+#define ER_REPORT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "exactref/exactref.h"
+#include "exactref/report.h"
+
+/* The finite range of every element as two order-mapped keys in the output's own width (16 bits for
+ * formats of up to 2 storage bytes, 32 for 4; an empty range, has_range 0 or a NaN or invalid end, as
+ * low > high), the three may-flags in one byte, and the number of elements whose range holds zero. */
+typedef struct er_bkeys er_bkeys;
+void er_bkeys_free(er_bkeys *k);
+
+/* er_bounds_covers through the keys kept at *keys (made on the first call for this output format;
+ * keys NULL: none made, the bounds read directly).  *zero_ok (may be NULL) receives the number of
+ * elements whose finite range contains zero, or -1 when it was not counted. */
+er_status er_bounds_covers_kept(const er_bounds *bd, er_bkeys **keys, const er_tensor *output, int exact_int,
+                                unsigned char *covered, int64_t *outside, int64_t *zero_ok, char *msg,
+                                size_t msg_size);
+
+/* er_result_covers with the count above and the bounds used (src/result.c). */
+er_status er_result_covers_kept(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
+                                int64_t *outside, int64_t *zero_ok, const er_bounds **bounds, char *msg,
+                                size_t msg_size);
+
+/* er_check_report_score with zero_known, the number of ranges that hold zero (er_bounds_covers_kept's),
+ * or -1 to count them here. */
+er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
+                                     const unsigned char *cov, int64_t outside, int64_t zero_known, const er_tensor *a,
+                                     const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
+                                     er_check_report *rep, char *msg, size_t msg_size);
+
+/* on != 0: the covers and scoring loops run their portable copies even where the processor has AVX2
+ * (for the tests, which compare both; not thread-safe: set it before the calls) */
+void er_report_portable(int on);
+
+#endif
