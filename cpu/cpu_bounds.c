@@ -26,6 +26,8 @@ typedef struct {
     er_bounds *out;
     int64_t e0, r0, r1;
     er_progress *pg; /* rows done, for the caller's hook */
+    const double *S, *TT, *WW; /* bounds_blas: the tile's products, row i at (i - i0) * n */
+    int64_t i0;
 } bctx;
 
 /* Subnormals of compute format cf to the zero of their sign (the core's er_d_flush). */
@@ -148,6 +150,88 @@ static void bounds_rows(bctx *c)
     free(WW);
 }
 
+/* The elements of rows [r0, r1) of a tile whose products (from row i0) bounds_blas formed. */
+static void *elements_thread(void *arg)
+{
+    bctx *c = (bctx *)arg;
+    const er_bjob *j = c->job;
+    int64_t n = j->n;
+    int any = j->par.kind == ER_BK_ANY;
+    for (int64_t i = c->r0; i < c->r1; er_progress_add(c->pg, n), i++)
+        for (int64_t col = 0; col < n; col++) {
+            er_bel b;
+            int64_t q = (i - c->i0) * n + col;
+            double pre[3];
+            pre[0] = c->S[q];
+            pre[1] = c->TT[q];
+            pre[2] = any ? 0.0 : c->WW[q];
+            er_bjob_element(j, i, col, pre, &b);
+            put_bel(c->out, c->e0 + i * n + col, &b);
+        }
+    return NULL;
+}
+
+/*
+ * normal and any_order with a BLAS (cpu/cpu_gemm.c): the matrix products of a tile of rows by one
+ * call each on all the threads (the BLAS's own), then the tile's elements on our threads.  The
+ * quantities are exact sums (or S, whose bound holds for every order), so the bits are bounds_rows'.
+ * 0: done; 1: not applicable or no memory (the caller runs bounds_rows).
+ */
+static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_progress *pg)
+{
+    int64_t m = j->m, n = j->n, k = j->par.k;
+    int any = j->par.kind == ER_BK_ANY;
+    if (!er_cpu_gemm_uses_blas() || j->par.kind == ER_BK_ENGINE || !j->par.gemm_form || m <= 0 || n <= 0 || k <= 0 ||
+        !j->qa || !j->qb || (!any && !j->qw))
+        return 1;
+    const int64_t TR = bounds_tile_rows(n) * T;
+    int64_t tr = m < TR ? m : TR;
+    double *S = malloc(sizeof(double) * (size_t)(tr * n)), *TT = malloc(sizeof(double) * (size_t)(tr * n));
+    double *WW = any ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
+    bctx *ctx = (bctx *)calloc((size_t)T, sizeof *ctx);
+    pthread_t *th = (pthread_t *)calloc((size_t)T, sizeof *th);
+    unsigned char *started = (unsigned char *)calloc((size_t)T, 1);
+    int st = 1;
+    if (S && TT && (any || WW) && ctx && th && started) {
+        st = 0;
+        for (int64_t i0 = 0; i0 < m && st == 0; i0 += TR) {
+            int64_t rows = m - i0 < TR ? m - i0 : TR;
+            if (er_cpu_gemm_any(j->af + i0 * k, k, j->bf, n, S, n, rows, n, k, T) != 0 ||
+                er_cpu_gemm_any(j->qa + i0 * k, k, j->qb, n, TT, n, rows, n, k, T) != 0 ||
+                (!any && er_cpu_gemm_any(j->qw + i0 * k, k, j->qb, n, WW, n, rows, n, k, T) != 0)) {
+                st = i0 == 0 ? 1 : -1; /* a BLAS call is not expected to fail */
+                break;
+            }
+            int Tt = rows < T ? (int)rows : T;
+            for (int t = 0; t < Tt; t++) {
+                ctx[t].job = j;
+                ctx[t].out = out;
+                ctx[t].e0 = e0;
+                ctx[t].pg = pg;
+                ctx[t].S = S;
+                ctx[t].TT = TT;
+                ctx[t].WW = WW;
+                ctx[t].i0 = i0;
+                ctx[t].r0 = i0 + rows * t / Tt;
+                ctx[t].r1 = i0 + rows * (t + 1) / Tt;
+                started[t] = t > 0 && pthread_create(&th[t], NULL, elements_thread, &ctx[t]) == 0;
+            }
+            for (int t = 1; t < Tt; t++)
+                if (!started[t]) elements_thread(&ctx[t]);
+            elements_thread(&ctx[0]);
+            for (int t = 1; t < Tt; t++)
+                if (started[t]) pthread_join(th[t], NULL);
+        }
+    }
+    free(S);
+    free(TT);
+    free(WW);
+    free(ctx);
+    free(th);
+    free(started);
+    return st;
+}
+
 static void *bounds_thread(void *arg)
 {
     bounds_rows((bctx *)arg);
@@ -170,6 +254,13 @@ static int bounds_cpu(const er_bjob *job, er_bounds *out, int64_t e0, int thread
     }
     er_progress pg;
     er_progress_init(&pg, job->progress, job->progress_ctx, e0, job->m * job->n, out->count);
+    int bl = bounds_blas(job, out, e0, T, &pg);
+    if (bl <= 0) {
+        free(ctx);
+        free(th);
+        free(started);
+        return bl == 0 ? ER_OK : ER_ENOMEM;
+    }
     for (int t = 0; t < T; t++) {
         ctx[t].pg = &pg;
         ctx[t].job = job;
