@@ -347,13 +347,13 @@ static void eng_k_set(const er_bpar *c, eng_k *K, int64_t nt, int64_t p1)
     K->infl = 1.0 + (double)(c->k + 8) * 0x1p-51;
     K->q2 = er_b_pow2(er_b_eng_qe(c));
     K->maxc = c->max_c;
-    K->kt = (int64_t)cb + 1 - ((int64_t)(1023 + c->F) << 52);
+    K->kt = (int64_t)(cb + 1u - ((uint64_t)(uint32_t)(1023 + c->F) << 52)); /* modulo 2^64: used only where ok */
     K->limb = 2047 + c->F - bl;
     K->lowb = 1 + c->F;
     K->eminb = c->emin_c + 1023;
     K->low_check = (c->emin_c < -126 ? c->emin_c : -126) + 1023 < K->lowb;
     K->zero_fix = c->emin_c != -126; /* a zero B: exponent -126, not emin_D (f16 accumulators) */
-    K->shsub = (int64_t)(c->out_p + (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0)) << 52;
+    K->shsub = (int64_t)((uint64_t)(c->out_p + (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0)) << 52);
     K->gx = c->gextra + 1023;
     K->promote = c->promote != 0;
     K->promote_now = c->promote && (p1 % c->promote == 0 || p1 == c->k);
