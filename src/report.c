@@ -10,6 +10,7 @@
 #include "exactref/exactref.h"
 #include "exactref/report.h"
 #include "exactref/core/er_round.h"
+#include "host/er_msg.h"
 #include "er_report.h"
 
 static const char *const bin_names[ER_REPORT_BINS] = {"0 (exact)",   "(0, 1/64]", "(1/64, 1/16]",
@@ -21,16 +22,8 @@ const char *er_check_report_bin_name(int bin)
     return bin >= 0 && bin < ER_REPORT_BINS ? bin_names[bin] : NULL;
 }
 
-static er_status fail(char *msg, size_t size, er_status st, const char *fmt, ...)
-{
-    va_list ap;
-    if (msg && size) {
-        va_start(ap, fmt);
-        vsnprintf(msg, size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+/* the library's one message helper (src/host/er_msg.h) */
+#define fail(msg, size, st, ...) ((er_status)er_msgf((msg), (size), (st), __VA_ARGS__))
 
 void er_check_report_index(const er_check_report *rep, int64_t flat, int64_t idx[3])
 {

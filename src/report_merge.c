@@ -7,17 +7,10 @@
 #include "exactref/exactref.h"
 #include "exactref/report.h"
 #include "exactref/core/er_round.h"
+#include "host/er_msg.h"
 
-static er_status fail(char *msg, size_t size, er_status st, const char *fmt, ...)
-{
-    va_list ap;
-    if (msg && size) {
-        va_start(ap, fmt);
-        vsnprintf(msg, size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
+/* the library's one message helper (src/host/er_msg.h) */
+#define fail(msg, size, st, ...) ((er_status)er_msgf((msg), (size), (st), __VA_ARGS__))
 
 void er_check_report_merge_init(er_check_report *rep, int ndim, const int64_t *shape, int format)
 {
