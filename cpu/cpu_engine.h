@@ -15,6 +15,7 @@ typedef struct {
     double *af, *bf;
     double *a_s1, *a_mx, *a_s2, *b_s1, *b_mx, *b_s2;
     int use_s2;
+    int simd; /* vector paths: 0 none (EXACTREF_NO_SIMD), 1 AVX2 (EXACTREF_NO_AVX512), 2 AVX-512 */
     /* results */
     int64_t fast_decided, exact_f64, exact_path, wrapped;
     int failed; /* out of memory in a worker */

@@ -171,20 +171,27 @@ typedef struct {
     const double *a, *b;
     double *c;
     int64_t lda, ldb, ldc, r0, r1, n, k;
+    int blas; /* rows [r0, r1) by one single-threaded call of the BLAS (blas_split below), else the kernel */
     int failed;
 } gemm_part;
+
+static void gemm_part_blas(gemm_part *g);
 
 static void *gemm_part_run(void *arg)
 {
     gemm_part *g = (gemm_part *)arg;
+    if (g->blas) {
+        gemm_part_blas(g);
+        return NULL;
+    }
     g->failed = er_cpu_gemm_rows(g->a, g->lda, g->b, g->ldb, g->c, g->ldc, g->r0, g->r1, g->n, g->k) != 0;
     return NULL;
 }
 
 /* The kernel on `threads` threads, a fixed range of rows each (a thread that cannot start has its share
  * run here). */
-static int gemm_builtin(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc, int64_t m,
-                        int64_t n, int64_t k, int threads)
+static int gemm_split(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc, int64_t m,
+                      int64_t n, int64_t k, int threads, int blas)
 {
     enum { MAXT = 256 };
     gemm_part g[MAXT];
@@ -206,6 +213,7 @@ static int gemm_builtin(const double *a, int64_t lda, const double *b, int64_t l
         g[t].r1 = t + 1 == T ? m : tiles * (t + 1) / T * MR;
         g[t].n = n;
         g[t].k = k;
+        g[t].blas = blas;
         g[t].failed = 0;
         started[t] = t > 0 && pthread_create(&th[t], NULL, gemm_part_run, &g[t]) == 0;
     }
@@ -238,6 +246,7 @@ static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 static dgemm_fn blas_dgemm;
 static set_threads_fn blas_set;
 static get_threads_fn blas_get;
+static int blas_split; /* 1: OpenBLAS with its own pthreads pool (openblas_get_parallel() == 1) */
 
 static void *blas_sym(void *h, const char *name)
 {
@@ -266,7 +275,27 @@ static void blas_load(void)
     if (set && get) {
         memcpy(&blas_set, &set, sizeof set);
         memcpy(&blas_get, &get, sizeof get);
+        /* OpenBLAS's pthreads build (not its OpenMP one, whose thread count is per calling thread):
+         * er_cpu_gemm_any calls it on one thread from each of the caller's threads (below) */
+        void *par = blas_sym(h, "openblas_get_parallel");
+        if (par && set == blas_sym(h, "openblas_set_num_threads")) {
+            int (*get_parallel)(void);
+            memcpy(&get_parallel, &par, sizeof par);
+            blas_split = get_parallel() == 1;
+        }
     }
+}
+
+static void gemm_part_blas(gemm_part *g)
+{
+    if (g->r1 > g->r0)
+        blas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(g->r1 - g->r0), (int)g->n, (int)g->k, 1.0,
+                   g->a + g->r0 * g->lda, (int)g->lda, g->b, (int)g->ldb, 0.0, g->c + g->r0 * g->ldc, (int)g->ldc);
+}
+#else
+static void gemm_part_blas(gemm_part *g)
+{
+    g->failed = 1; /* never called: no BLAS */
 }
 #endif
 
@@ -297,15 +326,23 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
         pthread_sigmask(SIG_BLOCK, &all, &old);
         if (blas_set) {
             before = (int64_t)(int32_t)blas_get();
-            blas_set(threads < 1 ? 1 : threads);
+            blas_set(blas_split ? 1 : threads < 1 ? 1 : threads);
         }
-        blas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0,
-                   c, (int)ldc);
+        if (blas_split && threads > 1) {
+            /* One single-threaded call per thread of ours, on a fixed range of rows each.  OpenBLAS's
+             * own pool stays idle, and idle it sleeps: between its calls the pool's threads busy-wait
+             * (sched_yield) for a while, competing with the engine's threads for the cores during the
+             * passes before and after the product. */
+            gemm_split(a, lda, b, ldb, c, ldc, m, n, k, threads, 1);
+        } else {
+            blas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b,
+                       (int)ldb, 0.0, c, (int)ldc);
+        }
         if (blas_set && before > 0) blas_set(before);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_mutex_unlock(&blas_lock);
         return 0;
     }
 #endif
-    return gemm_builtin(a, lda, b, ldb, c, ldc, m, n, k, threads);
+    return gemm_split(a, lda, b, ldb, c, ldc, m, n, k, threads, 0);
 }

@@ -128,6 +128,7 @@ static void quick_run(const quick_par *q, int64_t cnt, const double *si_, const 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define ER_HAVE_AVX2_QUICK 1
+#define ER_HAVE_AVX512_QUICK 1
 /* The same, four elements at a time: the same binary64 operations (min as the conditional's
  * a < b ? a : b, which MINPD is), the outward steps and the rounding test on
  * the 64-bit patterns; cnt a multiple of 4. */
@@ -209,6 +210,18 @@ static int quick_simd(void)
 #endif
 }
 
+/* The AVX-512 versions where the processor has AVX-512F, BW and VL, unless EXACTREF_NO_AVX512 or
+ * EXACTREF_NO_SIMD is set (then AVX2, or the scalar loops: the same bits, tested). */
+static int quick_avx512(void)
+{
+#ifdef ER_HAVE_AVX512_QUICK
+    return quick_simd() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && !getenv("EXACTREF_NO_AVX512");
+#else
+    return 0;
+#endif
+}
+
 #ifdef ER_HAVE_AVX2_QUICK
 /* col_norms_add four columns at a time (the same operations: MAXPD(|x|, cm) is |x| > cm ? |x| : cm);
  * cnt a multiple of 4. */
@@ -281,7 +294,7 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
     uint64_t emax = to == ER_FMT_F16 ? 1023 + 15 : 1023 + 127;
     uint64_t lo_lim = emin << 52, r_lim = (emax + 1) << pb, off = (emin - 1) << pb;
     uint64_t half = (UINT64_C(1) << (sh - 1)) - 1u, mag = ~(UINT64_C(1) << 63);
-    int simd = quick && quick_simd();
+    int simd = quick && P->simd >= 1;
     (void)simd;
     for (int64_t i = r0; i < r1; i++) {
         const double *srow = s + (i - blk0) * n;
@@ -419,15 +432,17 @@ static void sum2(const double *ar, const double *bc, int64_t k, double *res, int
     *inexact = in;
 }
 
+/* Sum2 of L elements at once, a chunk of kc terms at a time, lane l the element whose operands are
+ * ap[L p + l] and bp[L p + l]: each lane runs the scalar loop's operations in its order (the same
+ * bits), its running pi, sigma and inexact bit carried in st (pi: st[0..L), sigma: st[L..2L), the
+ * inexact bits: *in). */
 #ifdef ER_HAVE_AVX2_QUICK
-/* The same for four elements at once, lane l the element whose operands are ap[4p + l] and bp[4p + l]:
- * each lane runs the scalar loop's operations in its order (the same bits). */
-__attribute__((target("avx2"))) static void sum2_x4(const double *ap, const double *bp, int64_t k, double *res,
-                                                    int *inexact)
+__attribute__((target("avx2"))) static void sum2_x4_run(const double *ap, const double *bp, int64_t kc, double *st,
+                                                        unsigned *in_)
 {
-    __m256d pi = _mm256_setzero_pd(), sigma = _mm256_setzero_pd(), in = _mm256_setzero_pd();
+    __m256d pi = _mm256_loadu_pd(st), sigma = _mm256_loadu_pd(st + 4), in = _mm256_setzero_pd();
     const __m256d zero = _mm256_setzero_pd();
-    for (int64_t p = 0; p < k; p++) {
+    for (int64_t p = 0; p < kc; p++) {
         __m256d x = _mm256_mul_pd(_mm256_loadu_pd(ap + 4 * p), _mm256_loadu_pd(bp + 4 * p));
         __m256d sum = _mm256_add_pd(pi, x), z = _mm256_sub_pd(sum, pi);
         __m256d q = _mm256_add_pd(_mm256_sub_pd(pi, _mm256_sub_pd(sum, z)), _mm256_sub_pd(x, z));
@@ -435,11 +450,259 @@ __attribute__((target("avx2"))) static void sum2_x4(const double *ap, const doub
         sigma = _mm256_add_pd(sigma, q);
         in = _mm256_or_pd(in, _mm256_cmp_pd(q, zero, _CMP_NEQ_UQ));
     }
-    _mm256_storeu_pd(res, _mm256_add_pd(pi, sigma));
-    int m = _mm256_movemask_pd(in);
-    for (int l = 0; l < 4; l++) inexact[l] = m >> l & 1;
+    _mm256_storeu_pd(st, pi);
+    _mm256_storeu_pd(st + 4, sigma);
+    *in_ |= (unsigned)_mm256_movemask_pd(in);
 }
 #endif
+#ifdef ER_HAVE_AVX512_QUICK
+/* The 8 x 8 block r[l][q] (row l: lane l's terms p .. p + 7) as c[q][l] (vector q: term p + q of the
+ * eight lanes). */
+__attribute__((target("avx512f"))) static inline void transpose8(const __m512d *r, __m512d *c)
+{
+    const __m512i ia = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), ib = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    __m512d t0 = _mm512_unpacklo_pd(r[0], r[1]), t1 = _mm512_unpackhi_pd(r[0], r[1]);
+    __m512d t2 = _mm512_unpacklo_pd(r[2], r[3]), t3 = _mm512_unpackhi_pd(r[2], r[3]);
+    __m512d t4 = _mm512_unpacklo_pd(r[4], r[5]), t5 = _mm512_unpackhi_pd(r[4], r[5]);
+    __m512d t6 = _mm512_unpacklo_pd(r[6], r[7]), t7 = _mm512_unpackhi_pd(r[6], r[7]);
+    /* u: lanes 0-3 of terms (q, q + 4) for rows 0-3, then rows 4-7 */
+    __m512d u0 = _mm512_permutex2var_pd(t0, ia, t2), u1 = _mm512_permutex2var_pd(t0, ib, t2);
+    __m512d u2 = _mm512_permutex2var_pd(t1, ia, t3), u3 = _mm512_permutex2var_pd(t1, ib, t3);
+    __m512d u4 = _mm512_permutex2var_pd(t4, ia, t6), u5 = _mm512_permutex2var_pd(t4, ib, t6);
+    __m512d u6 = _mm512_permutex2var_pd(t5, ia, t7), u7 = _mm512_permutex2var_pd(t5, ib, t7);
+    c[0] = _mm512_shuffle_f64x2(u0, u4, 0x44);
+    c[4] = _mm512_shuffle_f64x2(u0, u4, 0xEE);
+    c[2] = _mm512_shuffle_f64x2(u1, u5, 0x44);
+    c[6] = _mm512_shuffle_f64x2(u1, u5, 0xEE);
+    c[1] = _mm512_shuffle_f64x2(u2, u6, 0x44);
+    c[5] = _mm512_shuffle_f64x2(u2, u6, 0xEE);
+    c[3] = _mm512_shuffle_f64x2(u3, u7, 0x44);
+    c[7] = _mm512_shuffle_f64x2(u3, u7, 0xEE);
+}
+
+/* One step of the eight chains: the scalar loop's operations on each lane. */
+#define ER_SUM2_STEP8(av, bv)                                                                                        \
+    do {                                                                                                             \
+        __m512d x_ = _mm512_mul_pd((av), (bv));                                                                      \
+        __m512d sum_ = _mm512_add_pd(pi, x_), z_ = _mm512_sub_pd(sum_, pi);                                          \
+        __m512d q_ = _mm512_add_pd(_mm512_sub_pd(pi, _mm512_sub_pd(sum_, z_)), _mm512_sub_pd(x_, z_));               \
+        pi = sum_;                                                                                                   \
+        sigma = _mm512_add_pd(sigma, q_);                                                                            \
+        in = (__mmask8)(in | _mm512_cmp_pd_mask(q_, zero, _CMP_NEQ_UQ));                                             \
+    } while (0)
+
+/* Eight lanes of kc terms each, lane l's operands contiguous at la + l ld and lb + l ld. */
+__attribute__((target("avx512f"))) static void sum2_x8_run(const double *la, const double *lb, int64_t ld, int64_t kc,
+                                                           double *st, unsigned *in_)
+{
+    __m512d pi = _mm512_loadu_pd(st), sigma = _mm512_loadu_pd(st + 8);
+    const __m512d zero = _mm512_setzero_pd();
+    __mmask8 in = 0;
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+        __m512d ra[8], rb[8], ca[8], cb[8];
+        for (int l = 0; l < 8; l++) {
+            ra[l] = _mm512_loadu_pd(la + l * ld + p);
+            rb[l] = _mm512_loadu_pd(lb + l * ld + p);
+        }
+        transpose8(ra, ca);
+        transpose8(rb, cb);
+        for (int q = 0; q < 8; q++) ER_SUM2_STEP8(ca[q], cb[q]);
+    }
+    for (; p < kc; p++) {
+        __m512d av = _mm512_setr_pd(la[p], la[ld + p], la[2 * ld + p], la[3 * ld + p], la[4 * ld + p], la[5 * ld + p],
+                                    la[6 * ld + p], la[7 * ld + p]);
+        __m512d bv = _mm512_setr_pd(lb[p], lb[ld + p], lb[2 * ld + p], lb[3 * ld + p], lb[4 * ld + p], lb[5 * ld + p],
+                                    lb[6 * ld + p], lb[7 * ld + p]);
+        ER_SUM2_STEP8(av, bv);
+    }
+    _mm512_storeu_pd(st, pi);
+    _mm512_storeu_pd(st + 8, sigma);
+    *in_ |= (unsigned)in;
+}
+#undef ER_SUM2_STEP8
+
+/* decode16_strided's values for cnt contiguous patterns (dst contiguous), eight at a time; 1 when
+ * a pattern outside the normal exponents was seen (those are then left to the caller), else 0. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static int decode16_avx512(int sh, unsigned eshift,
+                                                                               unsigned emask, uint64_t rebias,
+                                                                               const unsigned char *src,
+                                                                               int64_t cnt, double *dst)
+{
+    const __m512i em = _mm512_set1_epi64((long long)emask), s15 = _mm512_set1_epi64(0x8000),
+                  f15 = _mm512_set1_epi64(0x7FFF), rb = _mm512_set1_epi64((long long)rebias), z = _mm512_setzero_si512();
+    __mmask8 odd = 0;
+    int64_t p = 0;
+    for (; p + 8 <= cnt; p += 8) {
+        __m512i w = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(src + 2 * p)));
+        __m512i e = _mm512_and_si512(_mm512_srli_epi64(w, eshift), em);
+        odd = (__mmask8)(odd | _mm512_cmpeq_epi64_mask(e, z) | _mm512_cmpeq_epi64_mask(e, em));
+        __m512i bits = _mm512_or_si512(_mm512_slli_epi64(_mm512_and_si512(w, s15), 48),
+                                       _mm512_add_epi64(_mm512_sll_epi64(_mm512_and_si512(w, f15), _mm_cvtsi32_si128(sh)), rb));
+        _mm512_storeu_si512((void *)(dst + p), bits);
+    }
+    for (; p < cnt; p++) {
+        uint16_t x;
+        memcpy(&x, src + 2 * p, 2);
+        unsigned e = (unsigned)(x >> eshift) & emask;
+        odd |= e == 0 || e == emask;
+        dst[p] = bits_to_double(((uint64_t)(x & 0x8000u) << 48) | ((((uint64_t)(x & 0x7FFFu)) << sh) + rebias));
+    }
+    return odd != 0;
+}
+#endif
+
+/* Terms per chunk of the grouped second stage: 2 S2_KC L doubles of operands stay in L1. */
+#define S2_KC 256
+
+/* Lanes of the grouped second stage: 8 with AVX-512 (unless EXACTREF_NO_AVX512), 4 with AVX2, else 1
+ * (the scalar loop); EXACTREF_NO_SIMD=1 keeps the scalar loop. */
+static int sum2_lanes(const problem *P)
+{
+    return P->simd >= 2 ? 8 : P->simd == 1 ? 4 : 1;
+}
+
+/* cnt 16-bit patterns of fmt at src as binary64 into dst[0], dst[step], ...: a pattern of bf16 or f16
+ * with a normal exponent by its bits (sign, exponent rebiased, fraction shifted: the exact value, as
+ * the table holds it), anything else through the table tab (the table's values in every case). */
+static void decode16_strided(int simd, int fmt, const double *tab, const unsigned char *src, int64_t cnt,
+                             double *dst, int64_t step)
+{
+    int sh = fmt == ER_FMT_BF16 ? 45 : fmt == ER_FMT_F16 ? 42 : 0;
+    if (!sh) {
+        for (int64_t p = 0; p < cnt; p++) {
+            uint16_t x;
+            memcpy(&x, src + 2 * p, 2);
+            dst[p * step] = tab[x];
+        }
+        return;
+    }
+    /* exponent field: bits 7..14 (bf16, bias 127) or 10..14 (f16, bias 15) */
+    unsigned emask = fmt == ER_FMT_BF16 ? 0xFFu : 0x1Fu, eshift = fmt == ER_FMT_BF16 ? 7u : 10u;
+    uint64_t rebias = (uint64_t)(fmt == ER_FMT_BF16 ? 1023 - 127 : 1023 - 15) << 52;
+#ifdef ER_HAVE_AVX512_QUICK
+    if (step == 1 && simd >= 2) {
+        if (!decode16_avx512(sh, eshift, emask, rebias, src, cnt, dst)) return;
+        /* a zero, subnormal, infinite or NaN pattern: its value from the table */
+        for (int64_t p = 0; p < cnt; p++) {
+            uint16_t x;
+            memcpy(&x, src + 2 * p, 2);
+            unsigned e = (unsigned)(x >> eshift) & emask;
+            if (e == 0 || e == emask) dst[p] = tab[x];
+        }
+        return;
+    }
+#endif
+    for (int64_t p = 0; p < cnt; p++) {
+        uint16_t x;
+        memcpy(&x, src + 2 * p, 2);
+        unsigned e = (unsigned)(x >> eshift) & emask;
+        if (e - 1u < emask - 1u) {
+            uint64_t bits = ((uint64_t)(x & 0x8000u) << 48) | ((((uint64_t)(x & 0x7FFFu)) << sh) + rebias);
+            dst[p * step] = bits_to_double(bits);
+        } else {
+            dst[p * step] = tab[x];
+        }
+    }
+}
+
+/* Column j of B' (k values) from B's patterns by columns, through the decode table. */
+static void bt_column(int simd, const unsigned char *bt, const double *tab, int fmt, int bytes, int64_t j, int64_t k,
+                      double *col)
+{
+    const unsigned char *c = bt + (size_t)(j * k) * (size_t)bytes;
+    if (bytes == 1) {
+        for (int64_t p = 0; p < k; p++) col[p] = tab[c[p]];
+    } else {
+        decode16_strided(simd, fmt, tab, c, k, col, 1);
+    }
+}
+
+/* The second stages of g <= L elements (gi[l], gj[l]) of batch b at once (L = 4 or 8): lane l < g the
+ * element's row of A' (A's patterns through the table taba where its binary64 copy came from them,
+ * else the block's copy, which starts at row blk0) and its column of B' (B's patterns by columns
+ * through the table tab), lanes past g zero; res[l], inexact[l] as sum2 gives
+ * them. */
+static void sum2_group(const problem *P, int64_t b, int64_t blk0, const unsigned char *bt, const double *tab,
+                       const double *taba, const int64_t *gi, const int64_t *gj, int g, int L, double *buf, double *res, int *inexact)
+{
+    int64_t k = P->q.k;
+    int by = P->q.b.bytes;
+    double st[16] = {0};
+    unsigned in = 0;
+    double *ap = buf, *bp = buf + (size_t)S2_KC * (size_t)L;
+#ifdef ER_HAVE_AVX512_QUICK
+    if (L == 8) {
+        /* lane l's operands contiguous at ap + l S2_KC and bp + l S2_KC, transposed in registers */
+        for (int l = g; l < 8; l++)
+            for (int64_t p = 0; p < S2_KC; p++) ap[l * S2_KC + p] = bp[l * S2_KC + p] = 0.0;
+        for (int64_t p0 = 0; p0 < k; p0 += S2_KC) {
+            int64_t kc = k - p0 < S2_KC ? k - p0 : S2_KC;
+            for (int l = 0; l < g; l++) {
+                double *da = ap + l * S2_KC, *db = bp + l * S2_KC;
+                const unsigned char *c = bt + (size_t)(gj[l] * k + p0) * (size_t)by;
+                if (taba) {
+                    const unsigned char *ra =
+                        P->q.a.data + (size_t)(b * P->q.a.sb + gi[l] * k + p0) * (size_t)P->q.a.bytes;
+                    if (P->q.a.bytes == 1) {
+                        for (int64_t p = 0; p < kc; p++) da[p] = taba[ra[p]];
+                    } else {
+                        decode16_strided(P->simd, P->q.a.fmt, taba, ra, kc, da, 1);
+                    }
+                } else {
+                    memcpy(da, P->af + (gi[l] - blk0) * k + p0, sizeof(double) * (size_t)kc);
+                }
+                if (by == 1) {
+                    for (int64_t p = 0; p < kc; p++) db[p] = tab[c[p]];
+                } else {
+                    decode16_strided(P->simd, P->q.b.fmt, tab, c, kc, db, 1);
+                }
+            }
+            sum2_x8_run(ap, bp, S2_KC, kc, st, &in);
+        }
+        for (int l = 0; l < g; l++) {
+            res[l] = st[l] + st[8 + l];
+            inexact[l] = (int)(in >> l & 1u);
+        }
+        return;
+    }
+#endif
+    for (int64_t p0 = 0; p0 < k; p0 += S2_KC) {
+        int64_t kc = k - p0 < S2_KC ? k - p0 : S2_KC;
+        for (int l = 0; l < L; l++) {
+            if (l >= g) {
+                for (int64_t p = 0; p < kc; p++) ap[L * p + l] = bp[L * p + l] = 0.0;
+                continue;
+            }
+            const unsigned char *c = bt + (size_t)(gj[l] * k + p0) * (size_t)by;
+            if (taba) {
+                /* A's row from its patterns (the values of af: a quarter of the memory traffic for
+                 * 16-bit formats, an eighth for 8-bit ones) */
+                const unsigned char *ra = P->q.a.data + (size_t)(b * P->q.a.sb + gi[l] * k + p0) * (size_t)P->q.a.bytes;
+                if (P->q.a.bytes == 1) {
+                    for (int64_t p = 0; p < kc; p++) ap[L * p + l] = taba[ra[p]];
+                } else {
+                    decode16_strided(P->simd, P->q.a.fmt, taba, ra, kc, ap + l, L);
+                }
+            } else {
+                const double *ar = P->af + (gi[l] - blk0) * k + p0;
+                for (int64_t p = 0; p < kc; p++) ap[L * p + l] = ar[p];
+            }
+            if (by == 1) {
+                for (int64_t p = 0; p < kc; p++) bp[L * p + l] = tab[c[p]];
+            } else {
+                decode16_strided(P->simd, P->q.b.fmt, tab, c, kc, bp + l, L);
+            }
+        }
+#ifdef ER_HAVE_AVX2_QUICK
+        if (L == 4) sum2_x4_run(ap, bp, kc, st, &in);
+#endif
+    }
+    for (int l = 0; l < g; l++) {
+        res[l] = st[l] + st[L + l];
+        inexact[l] = (int)(in >> l & 1u);
+    }
+}
 
 /* Decide element (b, i, j) from its Sum2 result (fast_sum2_applies holds): stored, 1; else 0. */
 static int fast_sum2_finish(problem *P, int64_t b, int64_t i, int64_t j, double res, int inexact)
@@ -548,11 +811,11 @@ static void row_norms(const double *x, int64_t cnt, double *s1o, double *mxo, do
 
 /* One row of B' into the running column norms: c1 += |x|, c2 += x^2, cm = max(cm, |x|) element by
  * element (a NaN leaves the maximum). */
-static void col_norms_add(const double *x, int64_t cnt, double *c1, double *c2, double *cm)
+static void col_norms_add(int simd, const double *x, int64_t cnt, double *c1, double *c2, double *cm)
 {
     int64_t j = 0;
 #ifdef ER_HAVE_AVX2_QUICK
-    if (quick_simd()) {
+    if (simd >= 1) {
         j = cnt & ~(int64_t)3;
         col_norms_add_avx2(x, j, c1, c2, cm);
     }
@@ -611,7 +874,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(&P->q, b, p, j));
         }
         int rin = 1;
-        col_norms_add(row, n, c1, c2, cm);
+        col_norms_add(P->simd, row, n, c1, c2, cm);
         for (int64_t j = 0; j < n && in && rin; j++) {
             double ax = fabs(row[j]);
             rin &= ax < 0x1p62 ? (double)(int64_t)ax == ax : ax == ax;
@@ -662,7 +925,7 @@ typedef struct {
     double *s, *cs;
     unsigned char *bt;           /* B's patterns by columns, or NULL */
     int int_a, int_b;            /* phase 0: every value of the rows of A, of B, prepared is an integer */
-    double *ab4;                 /* phase 1: 8k doubles for four second stages at once, or NULL */
+    double *ab4;                 /* phase 1: the grouped second stage's chunk of operands, or NULL */
     int64_t fast_decided, exact_f64, exact_path, wrapped;
     int failed;
 } work;
@@ -729,88 +992,48 @@ static void *worker(void *arg)
         er_progress_add(P->q.progress, (w->r1 - w->r0) * P->q.n - cnt);
         const double *tab = w->bt ? decode_table(P->q.b.fmt, (P->q.args->opts & ER_OPT_FTZ_IN) != 0) : NULL;
         int64_t k = P->q.k, colj = -1; /* the column of B in col */
+        /* the second stages of up to L elements at once (L = 8 with AVX-512, 4 with AVX2), their rows
+         * of A' and columns of B' interleaved a chunk of S2_KC terms at a time (in L1) */
+        int L = tab ? sum2_lanes(P) : 1;
         /* A's patterns through the table where its binary64 copy came from them (fast_prepare_part) */
-        const double *taba = !P->q.scaled && P->q.a.s1 == 1 && P->q.a.s0 == k
+        const double *taba = L > 1 && !P->q.scaled && P->q.a.s1 == 1 && P->q.a.s0 == k
                                  ? decode_table(P->q.a.fmt, (P->q.args->opts & ER_OPT_FTZ_IN) != 0)
                                  : NULL;
-        w->ab4 = NULL;
-#ifdef ER_HAVE_AVX2_QUICK
-        if (cnt >= 4 && tab && k <= 65536 && quick_simd()) w->ab4 = (double *)malloc(sizeof(double) * 8 * (size_t)k);
-#endif
+        w->ab4 = L > 1 ? (double *)malloc(sizeof(double) * 2 * S2_KC * (size_t)L) : NULL;
+        if (!w->ab4) L = 1;
         for (int64_t t = 0; t < cnt;) {
-#ifdef ER_HAVE_AVX2_QUICK
-            /* four elements' second stages at once: their rows of A and columns of B interleaved */
-            if (w->ab4 && t + 4 <= cnt) {
-                int64_t gi[4], gj[4];
-                int ok = 1;
-                for (int l = 0; l < 4; l++) {
-                    gj[l] = list[t + l] / P->q.m;
-                    gi[l] = list[t + l] % P->q.m;
-                    ok &= fast_sum2_applies(P, gi[l], gj[l]);
+            if (L > 1) {
+                int64_t gi[8], gj[8];
+                int g = 0;
+                while (t < cnt && g < L) {
+                    int64_t j = list[t] / P->q.m, i = list[t] % P->q.m;
+                    if (!fast_sum2_applies(P, i, j)) break;
+                    gi[g] = i;
+                    gj[g] = j;
+                    g++;
+                    t++;
                 }
-                if (ok) {
-                    double *ap = w->ab4, *bp = w->ab4 + 4 * k, res[4];
-                    int inexact[4];
-                    for (int l = 0; l < 4; l++) {
-                        const double *ar = P->af + (gi[l] - w->blk0) * k;
-                        const unsigned char *c = w->bt + (size_t)(gj[l] * k) * (size_t)P->q.b.bytes;
-                        if (taba) {
-                            /* A's row from its patterns (the values of af, a quarter of the reads for
-                             * 16-bit formats) */
-                            const unsigned char *ra =
-                                P->q.a.data + (size_t)(w->b * P->q.a.sb + gi[l] * k) * (size_t)P->q.a.bytes;
-                            if (P->q.a.bytes == 1) {
-                                for (int64_t p = 0; p < k; p++) ap[4 * p + l] = taba[ra[p]];
-                            } else {
-                                for (int64_t p = 0; p < k; p++) {
-                                    uint16_t x;
-                                    memcpy(&x, ra + 2 * p, 2);
-                                    ap[4 * p + l] = taba[x];
-                                }
-                            }
-                        } else {
-                            for (int64_t p = 0; p < k; p++) ap[4 * p + l] = ar[p];
-                        }
-                        if (P->q.b.bytes == 1) {
-                            for (int64_t p = 0; p < k; p++) bp[4 * p + l] = tab[c[p]];
-                        } else {
-                            for (int64_t p = 0; p < k; p++) {
-                                uint16_t x;
-                                memcpy(&x, c + 2 * p, 2);
-                                bp[4 * p + l] = tab[x];
-                            }
-                        }
-                    }
-                    sum2_x4(ap, bp, k, res, inexact);
-                    for (int l = 0; l < 4; l++) {
+                if (g > 0) {
+                    double res[8];
+                    int inexact[8];
+                    sum2_group(P, w->b, w->blk0, w->bt, tab, taba, gi, gj, g, L, w->ab4, res, inexact);
+                    for (int l = 0; l < g; l++) {
                         if (fast_sum2_finish(P, w->b, gi[l], gj[l], res[l], inexact[l])) {
                             w->fast_decided++;
                             continue;
                         }
-                        for (int64_t p = 0; p < k; p++) col[p] = bp[4 * p + l];
+                        bt_column(P->simd, w->bt, tab, P->q.b.fmt, P->q.b.bytes, gj[l], k, col);
                         colj = gj[l];
                         exact_element(P, w->b, gi[l], gj[l], P->af + (gi[l] - w->blk0) * k, col, acc, tmp);
                         w->exact_path++;
                     }
-                    t += 4;
                     continue;
                 }
             }
-#endif
             int64_t j = list[t] / P->q.m, i = list[t] % P->q.m;
             t++;
             if (colj != j && tab) {
-                /* column j from B's patterns by columns: the values of bf, read contiguously */
-                const unsigned char *c = w->bt + (size_t)(j * k) * (size_t)P->q.b.bytes;
-                if (P->q.b.bytes == 1) {
-                    for (int64_t p = 0; p < k; p++) col[p] = tab[c[p]];
-                } else {
-                    for (int64_t p = 0; p < k; p++) {
-                        uint16_t x;
-                        memcpy(&x, c + 2 * p, 2);
-                        col[p] = tab[x];
-                    }
-                }
+                bt_column(P->simd, w->bt, tab, P->q.b.fmt, P->q.b.bytes, j, k, col);
             } else if (colj != j) {
                 for (int64_t p = 0; p < k; p++) col[p] = P->bf[p * P->q.n + j];
             }
@@ -965,6 +1188,7 @@ int er_cpu_mma(const er_problem *pr)
     unsigned char *started = NULL;
     memset(&P, 0, sizeof P);
     P.q = *pr;
+    P.simd = quick_avx512() ? 2 : quick_simd() ? 1 : 0; /* the vector paths, chosen once per call */
     er_progress pg; /* rows done, for the caller's hook (host/er_progress.h) */
     er_progress_init(&pg, pr->args->progress, pr->args->progress_ctx, 0, pr->batch * pr->m * pr->n, pr->batch * pr->m * pr->n);
     P.q.progress = &pg;
