@@ -199,6 +199,81 @@ __attribute__((target("avx2"))) static void quick_run_avx2(const quick_par *q, i
 }
 #endif
 
+#ifdef ER_HAVE_AVX512_QUICK
+/* The same, eight elements at a time with AVX-512 (the same binary64 operations and the same integer
+ * steps on the patterns, with mask registers); cnt a multiple of 8.  out (row j0 of D, elements
+ * contiguous, `bytes` each, or NULL): a decided element's pattern is stored there directly, code 3.
+ * nd[g]: the mask of group g's elements not decided and stored here (the caller's to finish). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void
+quick_run_avx512(const quick_par *q, int64_t cnt, const double *si_, const double *bmx, const double *bs1,
+                 const double *bs2, uint64_t *xo, uint64_t *yo, unsigned char *code, unsigned char *nd,
+                 unsigned char *out, int bytes)
+{
+    const __m512i off = _mm512_set1_epi64((long long)q->off);
+    const __m512d as1 = _mm512_set1_pd(q->as1), amx = _mm512_set1_pd(q->amx), as2 = _mm512_set1_pd(q->as2);
+    const __m512d infl = _mm512_set1_pd(q->infl), gamma = _mm512_set1_pd(q->gamma), zero = _mm512_setzero_pd();
+    const __m512d f50 = _mm512_set1_pd(1.0 + 0x1p-50), a1070 = _mm512_set1_pd(0x1p-1070);
+    const __m512i mag = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll), maxfin = _mm512_set1_epi64(0x7FEFFFFFFFFFFFFFll);
+    const __m512i one = _mm512_set1_epi64(1), zi = _mm512_setzero_si512(), half = _mm512_set1_epi64((long long)q->half);
+    const __m512i lo_lim = _mm512_set1_epi64((long long)q->lo_lim), r_lim = _mm512_set1_epi64((long long)q->r_lim);
+    const __m512i dmin = _mm512_set1_epi64((long long)0x8000000000000001ull); /* -2^-1074 */
+    const __m128i shc = _mm_cvtsi32_si128(q->sh);
+    const int sgn = 8 * bytes - 1;
+    for (int64_t j = 0; j < cnt; j += 8) {
+        _mm_prefetch((const char *)(si_ + j + 128), _MM_HINT_T0);
+        __m512d si = _mm512_loadu_pd(si_ + j);
+        __m512d t = _mm512_min_pd(_mm512_mul_pd(as1, _mm512_loadu_pd(bmx + j)),
+                                  _mm512_mul_pd(amx, _mm512_loadu_pd(bs1 + j)));
+        __m512d t3 = _mm512_mul_pd(as2, _mm512_loadu_pd(bs2 + j));
+        t = _mm512_min_pd(t3, t);
+        t = _mm512_mul_pd(_mm512_add_pd(t, zero), infl);
+        __m512d e = _mm512_add_pd(_mm512_mul_pd(_mm512_mul_pd(gamma, t), f50), a1070);
+        __m512i lo = _mm512_castpd_si512(_mm512_sub_pd(si, e)), hi = _mm512_castpd_si512(_mm512_add_pd(si, e));
+        /* er_b_down(lo), er_b_up(hi): non-finite kept; zero to -+2^-1074; else one step outward */
+        __m512i alo = _mm512_and_si512(lo, mag), ahi = _mm512_and_si512(hi, mag);
+        __mmask8 nf_lo = _mm512_cmpgt_epi64_mask(alo, maxfin), nf_hi = _mm512_cmpgt_epi64_mask(ahi, maxfin);
+        __mmask8 z_lo = _mm512_cmpeq_epi64_mask(alo, zi), z_hi = _mm512_cmpeq_epi64_mask(ahi, zi);
+        __mmask8 pos_lo = (__mmask8)(~(_mm512_cmplt_epi64_mask(lo, zi) | z_lo));
+        __mmask8 pos_hi = (__mmask8)(~(_mm512_cmplt_epi64_mask(hi, zi) | z_hi));
+        __m512i X = _mm512_mask_sub_epi64(_mm512_add_epi64(lo, one), pos_lo, lo, one); /* pos: -1, else +1 */
+        __m512i Y = _mm512_mask_add_epi64(_mm512_sub_epi64(hi, one), pos_hi, hi, one); /* pos: +1, else -1 */
+        X = _mm512_mask_mov_epi64(X, z_lo, dmin);
+        Y = _mm512_mask_mov_epi64(Y, z_hi, one);
+        X = _mm512_mask_mov_epi64(X, nf_lo, lo);
+        Y = _mm512_mask_mov_epi64(Y, nf_hi, hi);
+        __m512i mx_ = _mm512_and_si512(X, mag), my = _mm512_and_si512(Y, mag);
+        __m512i rx = _mm512_srl_epi64(
+            _mm512_add_epi64(_mm512_add_epi64(mx_, half), _mm512_and_si512(_mm512_srl_epi64(mx_, shc), one)), shc);
+        __m512i ry = _mm512_srl_epi64(
+            _mm512_add_epi64(_mm512_add_epi64(my, half), _mm512_and_si512(_mm512_srl_epi64(my, shc), one)), shc);
+        /* out of the quick case: signs differ, an end below the normal range, a rounded end at or past
+         * the overflow threshold, or a non-finite column norm */
+        __mmask8 o = _mm512_cmplt_epi64_mask(_mm512_xor_si512(X, Y), zi);
+        o |= _mm512_cmplt_epi64_mask(mx_, lo_lim) | _mm512_cmplt_epi64_mask(my, lo_lim);
+        o |= _mm512_cmpge_epi64_mask(rx, r_lim) | _mm512_cmpge_epi64_mask(ry, r_lim);
+        o |= _mm512_cmpgt_epi64_mask(_mm512_and_si512(_mm512_castpd_si512(_mm512_loadu_pd(bs1 + j)), mag), maxfin);
+        __mmask8 same = _mm512_cmpeq_epi64_mask(rx, ry);
+        __mmask8 dec = (__mmask8)(same & ~o);
+        _mm512_storeu_si512((void *)(xo + j), X);
+        _mm512_storeu_si512((void *)(yo + j), Y);
+        unsigned left = (unsigned)(__mmask8)~dec;
+        if (out) {
+            __m512i pat = _mm512_or_si512(_mm512_sll_epi64(_mm512_srli_epi64(X, 63), _mm_cvtsi32_si128(sgn)),
+                                          _mm512_sub_epi64(rx, off));
+            if (bytes == 4) _mm512_mask_cvtepi64_storeu_epi32(out + 4 * j, dec, pat);
+            else _mm512_mask_cvtepi64_storeu_epi16(out + 2 * j, dec, pat);
+        } else {
+            left = 0xFFu; /* decided elements are stored by the caller (code 1) */
+        }
+        nd[j / 8] = (unsigned char)left;
+        if (left) {
+            unsigned dc = out ? 3u : 1u;
+            for (int l = 0; l < 8; l++) code[j + l] = (unsigned char)(o >> l & 1 ? 2 : dec >> l & 1 ? dc : 0);
+        }
+    }
+}
+#endif
+
 /* The vector decision where the processor has AVX2, unless EXACTREF_NO_SIMD is set (the tests compare
  * both paths). */
 static int quick_simd(void)
@@ -268,6 +343,61 @@ static int append_undecided(const unsigned char *drow, int64_t n, int64_t i, int
     return 0;
 }
 
+/* Append key to *list. */
+static int push_key(int64_t key, int64_t **list, int64_t *cnt, int64_t *cap)
+{
+    if (*cnt == *cap) {
+        int64_t nc = *cap ? 2 * *cap : 256;
+        int64_t *nl = (int64_t *)realloc(*list, sizeof **list * (size_t)nc);
+        if (!nl) return -1;
+        *list = nl;
+        *cap = nc;
+    }
+    (*list)[(*cnt)++] = key;
+    return 0;
+}
+
+/* The quick case's constants (fast_rows). */
+typedef struct {
+    int to, dir;
+    unsigned opts;
+    int bytes, sgn, sh;
+    uint64_t half, off, mag;
+} quick_fin;
+
+/* Element (b, i, j) after the quick decision (code, the enclosure's ends X, Y, S's value si; orow: row
+ * i of D, ds1 its element stride): 1 when decided (and stored), else 0. */
+static int quick_finish(problem *P, int64_t b, int64_t i, int64_t j, unsigned char code, uint64_t X, uint64_t Y,
+                        double si, unsigned char *orow, int64_t ds1, const quick_fin *f)
+{
+    if (code == 3) return 1; /* decided and stored by the vector loop */
+    if (code == 1) {
+        /* both ends normal and of one sign, rounding alike: decided */
+        uint64_t mx_ = X & f->mag, rx = (mx_ + f->half + ((mx_ >> f->sh) & 1u)) >> f->sh;
+        uint64_t pat = (X >> 63) << f->sgn | (rx - f->off);
+        unsigned char *o = orow + (size_t)(j * ds1) * (size_t)f->bytes;
+        if (f->bytes == 4) {
+            uint32_t v = (uint32_t)pat;
+            memcpy(o, &v, 4);
+        } else {
+            uint16_t v = (uint16_t)pat;
+            memcpy(o, &v, 2);
+        }
+        return 1;
+    }
+    if (code == 0) return 0; /* both normal, rounding apart */
+    if (!isfinite(si) || !isfinite(P->b_s1[j])) return 0;
+    double lo = bits_to_double(X), hi = bits_to_double(Y);
+    if (!isfinite(lo) || !isfinite(hi)) return 0;
+    er_res rl = convert_from_f64(f->to, X, f->dir, f->opts);
+    er_res rh = convert_from_f64(f->to, Y, f->dir, f->opts);
+    if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(f->to, rl.bits).cls != ER_CLASS_NAN) {
+        store(P->q.d, b, i, j, rl.bits, f->bytes);
+        return 1;
+    }
+    return 0;
+}
+
 static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0, const double *s,
                       unsigned char *drow, int64_t **list, int64_t *cnt, int64_t *cap)
 {
@@ -294,8 +424,8 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
     uint64_t emax = to == ER_FMT_F16 ? 1023 + 15 : 1023 + 127;
     uint64_t lo_lim = emin << 52, r_lim = (emax + 1) << pb, off = (emin - 1) << pb;
     uint64_t half = (UINT64_C(1) << (sh - 1)) - 1u, mag = ~(UINT64_C(1) << 63);
-    int simd = quick && P->simd >= 1;
-    (void)simd;
+    int simd = quick ? P->simd : 0;
+    quick_fin qf = {to, dir, opts, bytes, sgn, sh, half, off, mag};
     for (int64_t i = r0; i < r1; i++) {
         const double *srow = s + (i - blk0) * n;
         /* a row or column holding an infinity or NaN has a non-finite norm: nothing of it is decided
@@ -304,55 +434,59 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
         if (quick && row_ok) {
             enum { RUN = 256 };
             uint64_t xs[RUN], ys[RUN];
-            unsigned char code[RUN];
+            unsigned char code[RUN], ndm[RUN / 8];
             quick_par qp = {P->a_s1[i], P->a_mx[i], P->a_s2[i], infl, gamma, half, lo_lim, r_lim, off, sh};
             /* row i of D (store()'s addressing, hoisted out of the loop) */
             int64_t dsb = D->ndim == 3 ? D->strides[0] : 0, ds1 = D->strides[D->ndim - 1];
             unsigned char *orow = (unsigned char *)D->data + (size_t)(b * dsb + i * D->strides[D->ndim - 2]) * (size_t)bytes;
             for (int64_t j0 = 0; j0 < n; j0 += RUN) {
-                int64_t cnt = n - j0 < RUN ? n - j0 : RUN, v = 0;
+                int64_t rn = n - j0 < RUN ? n - j0 : RUN, v = 0;
+                unsigned char *nd = NULL;
+#ifdef ER_HAVE_AVX512_QUICK
+                if (simd >= 2) {
+                    v = rn & ~(int64_t)7;
+                    nd = ndm;
+                    quick_run_avx512(&qp, v, srow + j0, P->b_mx + j0, P->b_s1 + j0, P->b_s2 + j0, xs, ys, code, nd,
+                                     ds1 == 1 ? orow + (size_t)bytes * (size_t)j0 : NULL, bytes);
+                }
+#endif
 #ifdef ER_HAVE_AVX2_QUICK
-                if (simd) {
-                    v = cnt & ~(int64_t)3;
+                if (simd == 1) {
+                    v = rn & ~(int64_t)3;
                     quick_run_avx2(&qp, v, srow + j0, P->b_mx + j0, P->b_s1 + j0, P->b_s2 + j0, xs, ys, code,
                                    bytes == 4 && ds1 == 1 ? orow + 4 * j0 : NULL);
                 }
 #endif
-                quick_run(&qp, cnt - v, srow + j0 + v, P->b_mx + j0 + v, P->b_s1 + j0 + v, P->b_s2 + j0 + v, xs + v,
+                quick_run(&qp, rn - v, srow + j0 + v, P->b_mx + j0 + v, P->b_s1 + j0 + v, P->b_s2 + j0 + v, xs + v,
                           ys + v, code + v);
-                for (int64_t l = 0; l < cnt; l++) {
-                    int64_t j = j0 + l;
-                    uint64_t X = xs[l], Y = ys[l];
-                    drow[j] = code[l] == 3;
-                    if (code[l] == 3) continue; /* decided and stored by the vector loop */
-                    if (code[l] == 1) {
-                        /* both ends normal and of one sign, rounding alike: decided */
-                        uint64_t mx_ = X & mag, rx = (mx_ + half + ((mx_ >> sh) & 1u)) >> sh;
-                        uint64_t pat = (X >> 63) << sgn | (rx - off);
-                        unsigned char *o = orow + (size_t)(j * ds1) * (size_t)bytes;
-                        if (bytes == 4) {
-                            uint32_t v = (uint32_t)pat;
-                            memcpy(o, &v, 4);
-                        } else {
-                            uint16_t v = (uint16_t)pat;
-                            memcpy(o, &v, 2);
+                if (nd) {
+                    /* AVX-512: only the elements the vector loop did not decide and store, from its masks
+                     * (eight elements a group), their keys appended here directly */
+                    for (int64_t g0 = 0; g0 < v; g0 += 8) {
+                        unsigned mk = nd[g0 / 8];
+                        while (mk) {
+                            int l = __builtin_ctz(mk);
+                            mk &= mk - 1u;
+                            int64_t j = j0 + g0 + l;
+                            if (!quick_finish(P, b, i, j, code[g0 + l], xs[g0 + l], ys[g0 + l], srow[j], orow, ds1, &qf) &&
+                                push_key(j * P->q.m + i, list, cnt, cap) != 0)
+                                return -1;
                         }
-                        drow[j] = 1;
-                        continue;
                     }
-                    if (code[l] == 0) continue; /* both normal, rounding apart */
-                    if (!isfinite(srow[j]) || !isfinite(P->b_s1[j])) continue;
-                    double lo = bits_to_double(X), hi = bits_to_double(Y);
-                    if (!isfinite(lo) || !isfinite(hi)) continue;
-                    er_res rl = convert_from_f64(to, X, dir, opts);
-                    er_res rh = convert_from_f64(to, Y, dir, opts);
-                    if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) &&
-                        er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
-                        store(D, b, i, j, rl.bits, bytes);
-                        drow[j] = 1;
+                    for (int64_t l = v; l < rn; l++) {
+                        int64_t j = j0 + l;
+                        if (!quick_finish(P, b, i, j, code[l], xs[l], ys[l], srow[j], orow, ds1, &qf) &&
+                            push_key(j * P->q.m + i, list, cnt, cap) != 0)
+                            return -1;
                     }
+                    continue;
+                }
+                for (int64_t l = 0; l < rn; l++) {
+                    int64_t j = j0 + l;
+                    drow[j] = (unsigned char)quick_finish(P, b, i, j, code[l], xs[l], ys[l], srow[j], orow, ds1, &qf);
                 }
             }
+            if (simd >= 2) continue; /* the keys are in the list already */
             if (append_undecided(drow, n, i, P->q.m, list, cnt, cap) != 0) return -1;
             continue;
         }
@@ -522,8 +656,9 @@ __attribute__((target("avx512f"))) static void sum2_x8_run(const double *la, con
 }
 #undef ER_SUM2_STEP8
 
-/* decode16_strided's values for cnt contiguous patterns (dst contiguous), eight at a time; 1 when
- * a pattern outside the normal exponents was seen (those are then left to the caller), else 0. */
+/* decode16_strided's values for cnt contiguous patterns (dst contiguous), eight at a time, zeros
+ * included (+0 and -0: the sign bit alone); 1 when a subnormal, infinite or NaN pattern was seen
+ * (those are then left to the caller), else 0. */
 __attribute__((target("avx512f,avx512bw,avx512vl"))) static int decode16_avx512(int sh, unsigned eshift,
                                                                                unsigned emask, uint64_t rebias,
                                                                                const unsigned char *src,
@@ -534,19 +669,23 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static int decode16_avx512(
     __mmask8 odd = 0;
     int64_t p = 0;
     for (; p + 8 <= cnt; p += 8) {
+        if ((p & 31) == 0) _mm_prefetch((const char *)(src + 2 * p + 512), _MM_HINT_T0); /* a line ahead of need */
         __m512i w = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(src + 2 * p)));
-        __m512i e = _mm512_and_si512(_mm512_srli_epi64(w, eshift), em);
-        odd = (__mmask8)(odd | _mm512_cmpeq_epi64_mask(e, z) | _mm512_cmpeq_epi64_mask(e, em));
-        __m512i bits = _mm512_or_si512(_mm512_slli_epi64(_mm512_and_si512(w, s15), 48),
-                                       _mm512_add_epi64(_mm512_sll_epi64(_mm512_and_si512(w, f15), _mm_cvtsi32_si128(sh)), rb));
+        __m512i e = _mm512_and_si512(_mm512_srli_epi64(w, eshift), em), mg = _mm512_and_si512(w, f15);
+        /* zeros are formed here too (the sign alone); subnormals, infinities and NaNs are not */
+        __mmask8 zero = _mm512_cmpeq_epi64_mask(mg, z);
+        odd = (__mmask8)(odd | (_mm512_cmpeq_epi64_mask(e, z) & ~zero) | _mm512_cmpeq_epi64_mask(e, em));
+        __m512i bits = _mm512_maskz_add_epi64((__mmask8)~zero, _mm512_sll_epi64(mg, _mm_cvtsi32_si128(sh)), rb);
+        bits = _mm512_or_si512(_mm512_slli_epi64(_mm512_and_si512(w, s15), 48), bits);
         _mm512_storeu_si512((void *)(dst + p), bits);
     }
     for (; p < cnt; p++) {
         uint16_t x;
         memcpy(&x, src + 2 * p, 2);
         unsigned e = (unsigned)(x >> eshift) & emask;
-        odd |= e == 0 || e == emask;
-        dst[p] = bits_to_double(((uint64_t)(x & 0x8000u) << 48) | ((((uint64_t)(x & 0x7FFFu)) << sh) + rebias));
+        uint64_t mg = x & 0x7FFFu;
+        odd |= (e == 0 && mg != 0) || e == emask;
+        dst[p] = bits_to_double(((uint64_t)(x & 0x8000u) << 48) | (mg ? (mg << sh) + rebias : 0));
     }
     return odd != 0;
 }
@@ -583,12 +722,12 @@ static void decode16_strided(int simd, int fmt, const double *tab, const unsigne
 #ifdef ER_HAVE_AVX512_QUICK
     if (step == 1 && simd >= 2) {
         if (!decode16_avx512(sh, eshift, emask, rebias, src, cnt, dst)) return;
-        /* a zero, subnormal, infinite or NaN pattern: its value from the table */
+        /* a subnormal, infinite or NaN pattern: its value from the table */
         for (int64_t p = 0; p < cnt; p++) {
             uint16_t x;
             memcpy(&x, src + 2 * p, 2);
             unsigned e = (unsigned)(x >> eshift) & emask;
-            if (e == 0 || e == emask) dst[p] = tab[x];
+            if ((e == 0 && (x & 0x7FFFu)) || e == emask) dst[p] = tab[x];
         }
         return;
     }
@@ -766,11 +905,13 @@ static const double *decode_table(int fmt, int ftz)
 
 /* cnt contiguous patterns of fmt (bytes each) at src as binary64 into dst: the table where there is
  * one, else the core's array conversion (the same values). */
-static void decode_row(const double *tab, int fmt, int bytes, const unsigned char *src, double *dst, int64_t cnt,
-                       unsigned ftz)
+static void decode_row(int simd, const double *tab, int fmt, int bytes, const unsigned char *src, double *dst,
+                       int64_t cnt, unsigned ftz)
 {
     if (tab && bytes == 1) {
         for (int64_t p = 0; p < cnt; p++) dst[p] = tab[src[p]];
+    } else if (tab && bytes == 2 && simd >= 2) {
+        decode16_strided(simd, fmt, tab, src, cnt, dst, 1); /* bf16, f16: from the bits, eight at a time */
     } else if (tab && bytes == 2) {
         for (int64_t p = 0; p < cnt; p++) {
             uint16_t x;
@@ -785,6 +926,51 @@ static void decode_row(const double *tab, int fmt, int bytes, const unsigned cha
 /* The norms of a row of A': sum |x|, max |x| and sum x^2, each in four interleaved partial sums
  * (independent chains; any order of these non-negative sums is covered by the bound, step 3 of
  * docs/exact-engine.md); a NaN is skipped by the maximum and makes the sums NaN. */
+#ifdef ER_HAVE_AVX512_QUICK
+/* The same with eight interleaved partial sums (MAXPD(|x|, m) is |x| > m ? |x| : m). */
+__attribute__((target("avx512f"))) static void row_norms_avx512(const double *x, int64_t cnt, double *s1o,
+                                                                double *mxo, double *s2o)
+{
+    const __m512i mag = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
+    __m512d a1 = _mm512_setzero_pd(), a2 = _mm512_setzero_pd(), m = _mm512_setzero_pd();
+    int64_t p = 0;
+    for (; p + 8 <= cnt; p += 8) {
+        __m512d ax = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(_mm512_loadu_pd(x + p)), mag));
+        a1 = _mm512_add_pd(a1, ax);
+        a2 = _mm512_add_pd(a2, _mm512_mul_pd(ax, ax));
+        m = _mm512_max_pd(ax, m);
+    }
+    double l1[8], l2[8], lm[8];
+    _mm512_storeu_pd(l1, a1);
+    _mm512_storeu_pd(l2, a2);
+    _mm512_storeu_pd(lm, m);
+    for (; p < cnt; p++) {
+        double ax = fabs(x[p]);
+        l1[0] += ax;
+        l2[0] += ax * ax;
+        if (ax > lm[0]) lm[0] = ax;
+    }
+    for (int l = 1; l < 8; l++)
+        if (lm[l] > lm[0]) lm[0] = lm[l];
+    *s1o = ((l1[0] + l1[1]) + (l1[2] + l1[3])) + ((l1[4] + l1[5]) + (l1[6] + l1[7]));
+    *s2o = ((l2[0] + l2[1]) + (l2[2] + l2[3])) + ((l2[4] + l2[5]) + (l2[6] + l2[7]));
+    *mxo = lm[0];
+}
+
+/* col_norms_add eight columns at a time; cnt a multiple of 8. */
+__attribute__((target("avx512f"))) static void col_norms_add_avx512(const double *x, int64_t cnt, double *c1,
+                                                                    double *c2, double *cm)
+{
+    const __m512i mag = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
+    for (int64_t j = 0; j < cnt; j += 8) {
+        __m512d ax = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(_mm512_loadu_pd(x + j)), mag));
+        _mm512_storeu_pd(c1 + j, _mm512_add_pd(_mm512_loadu_pd(c1 + j), ax));
+        _mm512_storeu_pd(c2 + j, _mm512_add_pd(_mm512_loadu_pd(c2 + j), _mm512_mul_pd(ax, ax)));
+        _mm512_storeu_pd(cm + j, _mm512_max_pd(ax, _mm512_loadu_pd(cm + j)));
+    }
+}
+#endif
+
 static void row_norms(const double *x, int64_t cnt, double *s1o, double *mxo, double *s2o)
 {
     double a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0}, m[4] = {0, 0, 0, 0};
@@ -814,6 +1000,12 @@ static void row_norms(const double *x, int64_t cnt, double *s1o, double *mxo, do
 static void col_norms_add(int simd, const double *x, int64_t cnt, double *c1, double *c2, double *cm)
 {
     int64_t j = 0;
+#ifdef ER_HAVE_AVX512_QUICK
+    if (simd >= 2) {
+        j = cnt & ~(int64_t)7;
+        col_norms_add_avx512(x, j, c1, c2, cm);
+    } else
+#endif
 #ifdef ER_HAVE_AVX2_QUICK
     if (simd >= 1) {
         j = cnt & ~(int64_t)3;
@@ -846,12 +1038,16 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
         double s1 = 0, mx = 0, s2 = 0;
         int rin = 1;
         if (contiguous_a) {
-            decode_row(ta, P->q.a.fmt, P->q.a.bytes, P->q.a.data + (size_t)(b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes,
+            decode_row(P->simd, ta, P->q.a.fmt, P->q.a.bytes, P->q.a.data + (size_t)(b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes,
                        row, k, ftz);
         } else {
             for (int64_t p = 0; p < k; p++) row[p] = val_to_double(a_val(&P->q, b, i, p));
         }
-        row_norms(row, k, &s1, &mx, &s2);
+#ifdef ER_HAVE_AVX512_QUICK
+        if (P->simd >= 2) row_norms_avx512(row, k, &s1, &mx, &s2);
+        else
+#endif
+            row_norms(row, k, &s1, &mx, &s2);
         /* below 2^62 the int64 cast is defined; every binary64 at or above 2^53 is an integer; a NaN
          * is not one (tested only while every value so far was an integer) */
         for (int64_t p = 0; p < k && in && rin; p++) {
@@ -868,7 +1064,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
     for (int64_t p = q0; p < q1; p++) {
         double *row = P->bf + p * n;
         if (contiguous_b) {
-            decode_row(tb, P->q.b.fmt, P->q.b.bytes, P->q.b.data + (size_t)(b * P->q.b.sb + p * n) * (size_t)P->q.b.bytes,
+            decode_row(P->simd, tb, P->q.b.fmt, P->q.b.bytes, P->q.b.data + (size_t)(b * P->q.b.sb + p * n) * (size_t)P->q.b.bytes,
                        row, n, ftz);
         } else {
             for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(&P->q, b, p, j));
