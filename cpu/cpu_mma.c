@@ -1020,6 +1020,34 @@ static void col_norms_add(int simd, const double *x, int64_t cnt, double *c1, do
     }
 }
 
+#ifdef ER_HAVE_AVX2_QUICK
+/* The 8 x 8 block of 16-bit values at src (rows sstride bytes apart) transposed to dst (rows dstride
+ * bytes apart): dst row c, element r = src row r, element c (SSE2, part of x86-64). */
+static void transpose8x8_16(const unsigned char *src, int64_t sstride, unsigned char *dst, int64_t dstride)
+{
+    __m128i r[8], a[8], c[8];
+    for (int q = 0; q < 8; q++) r[q] = _mm_loadu_si128((const __m128i *)(src + q * sstride));
+    for (int q = 0; q < 4; q++) {
+        a[2 * q] = _mm_unpacklo_epi16(r[2 * q], r[2 * q + 1]);     /* r0c0 r1c0 r0c1 r1c1 r0c2 .. r1c3 */
+        a[2 * q + 1] = _mm_unpackhi_epi16(r[2 * q], r[2 * q + 1]); /* columns 4..7 */
+    }
+    /* a[0]: rows 0,1 cols 0-3; a[1]: rows 0,1 cols 4-7; a[2], a[3]: rows 2,3; ... */
+    __m128i b0 = _mm_unpacklo_epi32(a[0], a[2]), b1 = _mm_unpackhi_epi32(a[0], a[2]); /* rows 0-3: cols 0,1 | 2,3 */
+    __m128i b2 = _mm_unpacklo_epi32(a[1], a[3]), b3 = _mm_unpackhi_epi32(a[1], a[3]); /* rows 0-3: cols 4,5 | 6,7 */
+    __m128i b4 = _mm_unpacklo_epi32(a[4], a[6]), b5 = _mm_unpackhi_epi32(a[4], a[6]); /* rows 4-7 */
+    __m128i b6 = _mm_unpacklo_epi32(a[5], a[7]), b7 = _mm_unpackhi_epi32(a[5], a[7]);
+    c[0] = _mm_unpacklo_epi64(b0, b4);
+    c[1] = _mm_unpackhi_epi64(b0, b4);
+    c[2] = _mm_unpacklo_epi64(b1, b5);
+    c[3] = _mm_unpackhi_epi64(b1, b5);
+    c[4] = _mm_unpacklo_epi64(b2, b6);
+    c[5] = _mm_unpackhi_epi64(b2, b6);
+    c[6] = _mm_unpacklo_epi64(b3, b7);
+    c[7] = _mm_unpackhi_epi64(b3, b7);
+    for (int q = 0; q < 8; q++) _mm_storeu_si128((__m128i *)(dst + q * dstride), c[q]);
+}
+#endif
+
 /* Binary64 copies of batch b's operands (scales applied, exactly) and their norms, for rows
  * [r0, r1) of A (into the block's copy, which starts at row blk0) and rows [q0, q1) of B; the column
  * norms of B are summed per thread into cs. */
@@ -1086,6 +1114,15 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
         for (int64_t p0 = q0; p0 < q1; p0 += 64)
             for (int64_t j0 = 0; j0 < n; j0 += 64) {
                 int64_t p1 = q1 - p0 < 64 ? q1 : p0 + 64, j1 = n - j0 < 64 ? n : j0 + 64;
+#ifdef ER_HAVE_AVX2_QUICK
+                if (by == 2 && p1 - p0 == 64 && j1 - j0 == 64) {
+                    /* a full tile of 16-bit patterns: 8 x 8 blocks transposed in registers */
+                    for (int64_t pp = p0; pp < p1; pp += 8)
+                        for (int64_t jj = j0; jj < j1; jj += 8)
+                            transpose8x8_16(src + 2 * (pp * n + jj), 2 * n, bt + 2 * (jj * k + pp), 2 * k);
+                    continue;
+                }
+#endif
                 for (int64_t j = j0; j < j1; j++) {
                     if (by == 1) {
                         for (int64_t p = p0; p < p1; p++) bt[j * k + p] = src[p * n + j];

@@ -13,8 +13,11 @@
  *    cores), strategies AUTO and EXACT, float, block-scaled and integer problems: identical bits, equal
  *    to the reference.
  *  - medium: bf16 and f8E4M3FN 64 x 64 x 512 (and a cancellation-heavy bf16 32 x 32 x 512 with C, and
- *    small-integer problems 48 x 40 x 300 with C): AUTO and EXACT bit for bit, both equal to the
- *    reference in every element; stats.fast_decided (and exact_f64) printed.
+ *    small-integer problems 48 x 40 x 300 with C; and for the fast path's vector code, sizes that are
+ *    not multiples of a vector with many elements left to its second stage: near-boundary and uniform
+ *    bf16, f8E4M3FN x bf16): AUTO and EXACT bit for bit, both equal to the reference in every element;
+ *    stats.fast_decided (and exact_f64) printed.  engine_layout runs with AVX-512 where the processor
+ *    has it, engine_layout_avx2 with EXACTREF_NO_AVX512, engine_layout_paths with the scalar loops.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -562,6 +565,35 @@ START_TEST(medium)
         int outs[3] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F8E4M3FN}, dirs[3] = {ER_RND_NEAREST_EVEN, ER_RND_NEAREST_AWAY, ER_RND_NEAREST_EVEN};
         bad += medium_one("f8E4M3FN 64x64x512", &P, outs, dirs, 3);
         eprob_free(&P);
+    }
+    {
+        /* The fast path's vector code at widths past a vector (n, k not multiples of 8, B's 64 x 64 tiles of
+         * patterns full and partial) with many elements left to the second stage: values near 1 with one
+         * fraction bit (sums on a boundary, decided there with every TwoSum error zero), uniform bf16
+         * patterns (norm bounds far above the sums: the second stage's inexact sums), and f8E4M3FN x bf16. */
+        static const int fa[3] = {ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F8E4M3FN}, mode[3] = {GM_SMALL, GM_UNIFORM, GM_UNIFORM};
+        static const int64_t dm[3] = {72, 40, 33}, dn[3] = {70, 67, 65}, dk[3] = {203, 150, 129};
+        static const char *nm[3] = {"bf16 near-boundary 72x70x203", "bf16 uniform 40x67x150",
+                                    "f8E4M3FN x bf16 uniform 33x65x129"};
+        for (int q = 0; q < 3; q++) {
+            eprob P;
+            memset(&P, 0, sizeof P);
+            P.fa = fa[q];
+            P.fb = ER_FMT_BF16;
+            P.fc = -1;
+            P.fsc = -1;
+            P.m = dm[q];
+            P.n = dn[q];
+            P.k = dk[q];
+            eprob_alloc(&P);
+            for (int64_t e = 0; e < P.m * P.k; e++) P.A[e] = gen_pattern(rf(P.fa), &rng, mode[q], 0, 0);
+            for (int64_t e = 0; e < P.k * P.n; e++) P.B[e] = gen_pattern(rf(P.fb), &rng, mode[q], 0, 0);
+            eprob_pack(&P);
+            int outs[4] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
+            int dirs[4] = {ER_RND_NEAREST_EVEN, ER_RND_NEAREST_EVEN, ER_RND_NEAREST_EVEN, ER_RND_ZERO};
+            bad += medium_one(nm[q], &P, outs, dirs, 4);
+            eprob_free(&P);
+        }
     }
     {
         /* values near 1 with one fraction bit, and C: many sums exactly on or next to a boundary */
