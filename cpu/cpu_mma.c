@@ -745,6 +745,61 @@ static void decode16_strided(int simd, int fmt, const double *tab, const unsigne
     }
 }
 
+#ifdef ER_HAVE_AVX512_QUICK
+/* cnt f8E4M3FN patterns at src as binary64 into dst, eight at a time: a normal pattern by its bits
+ * (sign, exponent rebiased from 7, fraction shifted), a zero or subnormal one as its sign and m 2^-9
+ * (m the fraction: a lookup in eight exact values); 1 when a NaN, or with ftz a subnormal, was seen
+ * (those are then left to the caller), else 0. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static int decode8_e4m3_avx512(const unsigned char *src,
+                                                                                   int64_t cnt, double *dst, int ftz)
+{
+    const __m512d sub = _mm512_setr_pd(0.0, 0x1p-9, 0x2p-9, 0x3p-9, 0x4p-9, 0x5p-9, 0x6p-9, 0x7p-9);
+    const __m512i f7 = _mm512_set1_epi64(0x7F), e78 = _mm512_set1_epi64(0x78), s8 = _mm512_set1_epi64(0x80),
+                  m7 = _mm512_set1_epi64(7), rb = _mm512_set1_epi64((long long)((uint64_t)(1023 - 7) << 52)),
+                  z = _mm512_setzero_si512();
+    __mmask8 odd = 0;
+    int64_t p = 0;
+    for (; p + 8 <= cnt; p += 8) {
+        __m512i w = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(src + p)));
+        __m512i mg = _mm512_and_si512(w, f7), sg = _mm512_slli_epi64(_mm512_and_si512(w, s8), 56);
+        __mmask8 subn = _mm512_cmpeq_epi64_mask(_mm512_and_si512(w, e78), z);
+        odd = (__mmask8)(odd | _mm512_cmpeq_epi64_mask(mg, f7));
+        if (ftz) odd = (__mmask8)(odd | (subn & _mm512_cmpneq_epi64_mask(mg, z)));
+        __m512i nb = _mm512_add_epi64(_mm512_slli_epi64(mg, 49), rb);
+        __m512i sb = _mm512_castpd_si512(_mm512_permutexvar_pd(_mm512_and_si512(w, m7), sub));
+        _mm512_storeu_si512((void *)(dst + p), _mm512_or_si512(sg, _mm512_mask_mov_epi64(nb, subn, sb)));
+    }
+    for (; p < cnt; p++) {
+        unsigned x = src[p], mg = x & 0x7Fu;
+        odd |= mg == 0x7Fu || (ftz && mg != 0 && mg < 8u);
+        double v = mg < 8u ? (double)mg * 0x1p-9 : bits_to_double(((uint64_t)mg << 49) + ((uint64_t)(1023 - 7) << 52));
+        dst[p] = x & 0x80u ? -v : v;
+    }
+    return odd != 0;
+}
+#endif
+
+/* cnt 8-bit patterns of fmt at src as binary64 into dst (contiguous): the table's values (tab, for
+ * FTZ_IN as ftz says); f8E4M3FN with AVX-512 from the bits, eight at a time. */
+static void decode8_row(int simd, int fmt, const double *tab, const unsigned char *src, int64_t cnt, double *dst,
+                        int ftz)
+{
+#ifdef ER_HAVE_AVX512_QUICK
+    if (simd >= 2 && fmt == ER_FMT_F8E4M3FN) {
+        if (!decode8_e4m3_avx512(src, cnt, dst, ftz)) return;
+        for (int64_t p = 0; p < cnt; p++) {
+            unsigned mg = src[p] & 0x7Fu;
+            if (mg == 0x7Fu || (ftz && mg != 0 && mg < 8u)) dst[p] = tab[src[p]];
+        }
+        return;
+    }
+#endif
+    (void)simd;
+    (void)fmt;
+    (void)ftz;
+    for (int64_t p = 0; p < cnt; p++) dst[p] = tab[src[p]];
+}
+
 /* Column j of B' (k values) from B's patterns by columns, through the decode table. */
 static void bt_column(int simd, const unsigned char *bt, const double *tab, int fmt, int bytes, int64_t j, int64_t k,
                       double *col)
@@ -773,6 +828,7 @@ static void sum2_group(const problem *P, int64_t b, int64_t blk0, const unsigned
 #ifdef ER_HAVE_AVX512_QUICK
     if (L == 8) {
         /* lane l's operands contiguous at ap + l S2_KC and bp + l S2_KC, transposed in registers */
+        int ftz = (P->q.args->opts & ER_OPT_FTZ_IN) != 0;
         for (int l = g; l < 8; l++)
             for (int64_t p = 0; p < S2_KC; p++) ap[l * S2_KC + p] = bp[l * S2_KC + p] = 0.0;
         for (int64_t p0 = 0; p0 < k; p0 += S2_KC) {
@@ -784,7 +840,7 @@ static void sum2_group(const problem *P, int64_t b, int64_t blk0, const unsigned
                     const unsigned char *ra =
                         P->q.a.data + (size_t)(b * P->q.a.sb + gi[l] * k + p0) * (size_t)P->q.a.bytes;
                     if (P->q.a.bytes == 1) {
-                        for (int64_t p = 0; p < kc; p++) da[p] = taba[ra[p]];
+                        decode8_row(P->simd, P->q.a.fmt, taba, ra, kc, da, ftz);
                     } else {
                         decode16_strided(P->simd, P->q.a.fmt, taba, ra, kc, da, 1);
                     }
@@ -792,7 +848,7 @@ static void sum2_group(const problem *P, int64_t b, int64_t blk0, const unsigned
                     memcpy(da, P->af + (gi[l] - blk0) * k + p0, sizeof(double) * (size_t)kc);
                 }
                 if (by == 1) {
-                    for (int64_t p = 0; p < kc; p++) db[p] = tab[c[p]];
+                    decode8_row(P->simd, P->q.b.fmt, tab, c, kc, db, ftz);
                 } else {
                     decode16_strided(P->simd, P->q.b.fmt, tab, c, kc, db, 1);
                 }
@@ -909,7 +965,7 @@ static void decode_row(int simd, const double *tab, int fmt, int bytes, const un
                        int64_t cnt, unsigned ftz)
 {
     if (tab && bytes == 1) {
-        for (int64_t p = 0; p < cnt; p++) dst[p] = tab[src[p]];
+        decode8_row(simd, fmt, tab, src, cnt, dst, ftz != 0);
     } else if (tab && bytes == 2 && simd >= 2) {
         decode16_strided(simd, fmt, tab, src, cnt, dst, 1); /* bf16, f16: from the bits, eight at a time */
     } else if (tab && bytes == 2) {
@@ -1048,6 +1104,25 @@ static void transpose8x8_16(const unsigned char *src, int64_t sstride, unsigned 
 }
 #endif
 
+#ifdef ER_HAVE_AVX2_QUICK
+/* The same for 8-bit values: dst row c, byte r = src row r, byte c. */
+static void transpose8x8_8(const unsigned char *src, int64_t sstride, unsigned char *dst, int64_t dstride)
+{
+    __m128i r[8];
+    for (int q = 0; q < 8; q++) r[q] = _mm_loadl_epi64((const __m128i *)(src + q * sstride));
+    __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpacklo_epi8(r[2], r[3]); /* rows 0,1 | 2,3: cols 0-7 */
+    __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]), a3 = _mm_unpacklo_epi8(r[6], r[7]);
+    __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1); /* rows 0-3: cols 0-3 | 4-7 */
+    __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3); /* rows 4-7 */
+    __m128i c[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2), /* cols 0,1 | 2,3 */
+                    _mm_unpacklo_epi32(b1, b3), _mm_unpackhi_epi32(b1, b3)}; /* cols 4,5 | 6,7 */
+    for (int q = 0; q < 4; q++) {
+        _mm_storel_epi64((__m128i *)(dst + (2 * q) * dstride), c[q]);
+        _mm_storel_epi64((__m128i *)(dst + (2 * q + 1) * dstride), _mm_srli_si128(c[q], 8));
+    }
+}
+#endif
+
 /* Binary64 copies of batch b's operands (scales applied, exactly) and their norms, for rows
  * [r0, r1) of A (into the block's copy, which starts at row blk0) and rows [q0, q1) of B; the column
  * norms of B are summed per thread into cs. */
@@ -1115,11 +1190,13 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             for (int64_t j0 = 0; j0 < n; j0 += 64) {
                 int64_t p1 = q1 - p0 < 64 ? q1 : p0 + 64, j1 = n - j0 < 64 ? n : j0 + 64;
 #ifdef ER_HAVE_AVX2_QUICK
-                if (by == 2 && p1 - p0 == 64 && j1 - j0 == 64) {
-                    /* a full tile of 16-bit patterns: 8 x 8 blocks transposed in registers */
+                if (p1 - p0 == 64 && j1 - j0 == 64) {
+                    /* a full tile: 8 x 8 blocks of patterns transposed in registers */
                     for (int64_t pp = p0; pp < p1; pp += 8)
-                        for (int64_t jj = j0; jj < j1; jj += 8)
-                            transpose8x8_16(src + 2 * (pp * n + jj), 2 * n, bt + 2 * (jj * k + pp), 2 * k);
+                        for (int64_t jj = j0; jj < j1; jj += 8) {
+                            if (by == 2) transpose8x8_16(src + 2 * (pp * n + jj), 2 * n, bt + 2 * (jj * k + pp), 2 * k);
+                            else transpose8x8_8(src + pp * n + jj, n, bt + jj * k + pp, k);
+                        }
                     continue;
                 }
 #endif

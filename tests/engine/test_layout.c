@@ -15,7 +15,7 @@
  *  - medium: bf16 and f8E4M3FN 64 x 64 x 512 (and a cancellation-heavy bf16 32 x 32 x 512 with C, and
  *    small-integer problems 48 x 40 x 300 with C; and for the fast path's vector code, sizes that are
  *    not multiples of a vector with many elements left to its second stage: near-boundary and uniform
- *    bf16, f8E4M3FN x bf16): AUTO and EXACT bit for bit, both equal to the reference in every element;
+ *    bf16, f8E4M3FN x bf16, near-boundary f8E4M3FN): AUTO and EXACT bit for bit, both equal to the reference in every element;
  *    stats.fast_decided (and exact_f64) printed.  engine_layout runs with AVX-512 where the processor
  *    has it, engine_layout_avx2 with EXACTREF_NO_AVX512, engine_layout_paths with the scalar loops.
  */
@@ -570,16 +570,19 @@ START_TEST(medium)
         /* The fast path's vector code at widths past a vector (n, k not multiples of 8, B's 64 x 64 tiles of
          * patterns full and partial) with many elements left to the second stage: values near 1 with one
          * fraction bit (sums on a boundary, decided there with every TwoSum error zero), uniform bf16
-         * patterns (norm bounds far above the sums: the second stage's inexact sums), and f8E4M3FN x bf16. */
-        static const int fa[3] = {ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F8E4M3FN}, mode[3] = {GM_SMALL, GM_UNIFORM, GM_UNIFORM};
-        static const int64_t dm[3] = {72, 40, 33}, dn[3] = {70, 67, 65}, dk[3] = {203, 150, 129};
-        static const char *nm[3] = {"bf16 near-boundary 72x70x203", "bf16 uniform 40x67x150",
-                                    "f8E4M3FN x bf16 uniform 33x65x129"};
-        for (int q = 0; q < 3; q++) {
+         * patterns (norm bounds far above the sums: the second stage's inexact sums), f8E4M3FN x bf16,
+         * and f8E4M3FN near a boundary (its 8-bit patterns decoded and transposed by the vector code). */
+        static const int fa[4] = {ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F8E4M3FN, ER_FMT_F8E4M3FN};
+        static const int fb[4] = {ER_FMT_BF16, ER_FMT_BF16, ER_FMT_BF16, ER_FMT_F8E4M3FN};
+        static const int mode[4] = {GM_SMALL, GM_UNIFORM, GM_UNIFORM, GM_SMALL};
+        static const int64_t dm[4] = {72, 40, 33, 35}, dn[4] = {70, 67, 65, 73}, dk[4] = {203, 150, 129, 137};
+        static const char *nm[4] = {"bf16 near-boundary 72x70x203", "bf16 uniform 40x67x150",
+                                    "f8E4M3FN x bf16 uniform 33x65x129", "f8E4M3FN near-boundary 35x73x137"};
+        for (int q = 0; q < 4; q++) {
             eprob P;
             memset(&P, 0, sizeof P);
             P.fa = fa[q];
-            P.fb = ER_FMT_BF16;
+            P.fb = fb[q];
             P.fc = -1;
             P.fsc = -1;
             P.m = dm[q];
@@ -592,6 +595,44 @@ START_TEST(medium)
             int outs[4] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
             int dirs[4] = {ER_RND_NEAREST_EVEN, ER_RND_NEAREST_EVEN, ER_RND_NEAREST_EVEN, ER_RND_ZERO};
             bad += medium_one(nm[q], &P, outs, dirs, 4);
+            eprob_free(&P);
+        }
+    }
+    {
+        /* ER_OPT_FTZ_IN with subnormal operands (exponent fields 0 - 2) at widths the vector decoding
+         * of bf16 and f8E4M3FN handles eight at a time: AUTO (the fast path's copies) and EXACT (the
+         * operands' own patterns) give the same bits, and some element is nonzero */
+        static const int ff[2] = {ER_FMT_BF16, ER_FMT_F8E4M3FN};
+        for (int q = 0; q < 2; q++) {
+            eprob P;
+            memset(&P, 0, sizeof P);
+            P.fa = P.fb = ff[q];
+            P.fc = -1;
+            P.fsc = -1;
+            P.m = 9;
+            P.n = 17;
+            P.k = 40;
+            eprob_alloc(&P);
+            for (int64_t e = 0; e < P.m * P.k; e++) P.A[e] = gen_pattern(rf(P.fa), &rng, GM_BAND, 0, 0);
+            for (int64_t e = 0; e < P.k * P.n; e++) P.B[e] = gen_pattern(rf(P.fb), &rng, e % 3 ? GM_SMALL : GM_BAND, 0, 0);
+            eprob_pack(&P);
+            ecfg ca = {ER_FMT_F32, ER_RND_NEAREST_EVEN, ER_OPT_FTZ_IN, ER_STRATEGY_AUTO, 2, 0};
+            ecfg ce = {ER_FMT_F32, ER_RND_NEAREST_EVEN, ER_OPT_FTZ_IN, ER_STRATEGY_EXACT, 1, 0};
+            eout oa, oe;
+            eout_alloc(&oa, &P);
+            eout_alloc(&oe, &P);
+            eng_run(&P, &ca, &oa);
+            eng_run(&P, &ce, &oe);
+            long diff = 0, nonzero = 0;
+            for (int64_t e = 0; e < P.m * P.n; e++) {
+                diff += oa.D[e] != oe.D[e];
+                nonzero += (oa.D[e] & 0x7FFFFFFFu) != 0;
+            }
+            printf("medium %s subnormal operands with FTZ_IN -> f32: AUTO vs EXACT differ in %ld of %lld, %ld nonzero\n",
+                   rf(P.fa)->name, diff, (long long)(P.m * P.n), nonzero);
+            bad += diff + (oa.status != ER_OK || oe.status != ER_OK || nonzero == 0);
+            eout_free(&oa);
+            eout_free(&oe);
             eprob_free(&P);
         }
     }
