@@ -1326,6 +1326,17 @@ static void *worker(void *arg)
                 if (g > 0) {
                     double res[8];
                     int inexact[8];
+#ifdef ER_HAVE_AVX2_QUICK
+                    /* the next group's first chunk of operands on its way while this group runs (their
+                     * first reads would otherwise wait on memory one after another) */
+                    for (int64_t u = t; u < t + L && u < cnt && taba; u++) {
+                        int64_t j = list[u] / P->q.m, i = list[u] % P->q.m;
+                        const char *ra = (const char *)P->q.a.data + (size_t)(w->b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes;
+                        const char *cb = (const char *)w->bt + (size_t)(j * k) * (size_t)P->q.b.bytes;
+                        for (int64_t o = 0; o < S2_KC * P->q.a.bytes && o < k * P->q.a.bytes; o += 64) _mm_prefetch(ra + o, _MM_HINT_T0);
+                        for (int64_t o = 0; o < S2_KC * P->q.b.bytes && o < k * P->q.b.bytes; o += 64) _mm_prefetch(cb + o, _MM_HINT_T0);
+                    }
+#endif
                     sum2_group(P, w->b, w->blk0, w->bt, tab, taba, gi, gj, g, L, w->ab4, res, inexact);
                     for (int l = 0; l < g; l++) {
                         if (fast_sum2_finish(P, w->b, gi[l], gj[l], res[l], inexact[l])) {
