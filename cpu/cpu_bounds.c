@@ -80,6 +80,79 @@ void er_bjob_element(const er_bjob *j, int64_t i, int64_t col, const double *pre
                      pre, o);
 }
 
+/* ---- normal's and any_order's elements from their exact quantities, the common case quickly ---- */
+
+#include "cpu_finish.h"
+
+/* The batch's constants of er_b_exact_element and er_b_radius_exact (the same operations on the same
+ * values: computed once here rather than per element). */
+typedef struct {
+    er_cpu_fq fq;
+    int any, has_c;
+    double n1, g, gr, under, ge, r_c;
+} exact_q;
+
+static void exact_q_init(exact_q *Q, const er_bjob *j)
+{
+    const er_bpar *c = &j->par;
+    er_cpu_fq_init(&Q->fq, c);
+    Q->any = c->kind == ER_BK_ANY;
+    Q->has_c = c->has_c;
+    Q->n1 = (double)c->k + (c->has_c ? 1 : 0) + c->c_rounds;
+    Q->g = er_b_gamma(c->u, Q->n1);
+    Q->gr = er_b_gamma(c->u, c->r_max);
+    Q->under = er_b_up(2.0 * c->eta * (double)c->k);
+    Q->ge = er_b_up(er_b_gamma(0x1p-53, (double)c->k) * (double)c->k);
+    Q->r_c = c->r_c;
+    Q->fq.ok = Q->fq.ok && c->gemm_form;
+}
+
+/*
+ * Element (i, col) of a gemm_form batch from S, NT and NW (er_b_exact_element's quantities): where
+ * the common case holds (a finite C, a finite radius, the four ends of the enclosure's test in the
+ * output's normal range and deciding both keys), er_b_exact_element's operations in the same order
+ * with er_convert replaced by cpu_finish.h's rounding; otherwise er_bjob_element itself.
+ */
+static void exact_el(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double S, double NT, double NW,
+                     er_bel *o)
+{
+    const er_bpar *c = &j->par;
+    int sa = j->sa[i], sb = j->sb[col];
+    double cval = j->cv ? j->cv[i * j->n + col] : 0.0;
+    if (Q->fq.ok && sa != ER_BQ_BAD && sb != ER_BQ_BAD && er_b_finite(cval)) {
+        double T = er_b_scale_up(NT, sa + sb), W = Q->any ? 0.0 : er_b_scale_up(NW, j->sw[i] + sb);
+        /* er_b_radius_exact */
+        double cm = fabs(cval), Tr = T, Wr = W, rad;
+        if (cm > 0) {
+            Tr = er_b_up(Tr + cm);
+            Wr = er_b_up(Wr + er_b_up(cm * Q->r_c));
+        }
+        if (er_b_finite(Tr)) {
+            rad = er_b_up(er_b_up(Q->g * Tr) * Q->n1);
+            if (!Q->any && er_b_up(Tr * (1 + 0x1p-20)) < c->max_c) {
+                double rn = er_b_up(Q->gr * Wr);
+                if (rn < rad) rad = rn;
+            }
+            rad = er_b_up(rad + Q->under);
+            if (er_b_finite(rad)) {
+                double e = er_b_up(Q->ge * T), xl = er_b_down(S - e), xh = er_b_up(S + e);
+                if (Q->has_c) {
+                    xl = er_b_down(xl + cval);
+                    xh = er_b_up(xh + cval);
+                }
+                double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
+                int in = 1;
+                uint64_t pl = er_cpu_fq_pattern(&Q->fq, la, &in), pl2 = er_cpu_fq_pattern(&Q->fq, lb, &in);
+                uint64_t ph = er_cpu_fq_pattern(&Q->fq, ha, &in), ph2 = er_cpu_fq_pattern(&Q->fq, hb, &in);
+                if (in && pl == pl2 && ph == ph2 && er_cpu_fq_finish(&Q->fq, j->rb[i * j->n + col], la, hb, rad, pl, ph2, o))
+                    return;
+            }
+        }
+    }
+    double pre[3] = {S, NT, NW};
+    er_bjob_element(j, i, col, pre, o);
+}
+
 /* ---- Threads over rows. ---- */
 
 /* An engine's elements (no slack of A or B), register-blocked: cpu/cpu_bounds_engine.c, the bits of
@@ -114,6 +187,8 @@ static void bounds_rows(bctx *c)
     int any = j->par.kind == ER_BK_ANY;
     if (j->par.kind == ER_BK_ENGINE && !j->par.slack_a && !j->par.slack_b && engine_rows(c)) return;
     const int64_t TR = bounds_tile_rows(n);
+    exact_q Q;
+    exact_q_init(&Q, j);
     if (j->par.gemm_form && c->r1 > c->r0 && k > 0) {
         int64_t tr = c->r1 - c->r0 < TR ? c->r1 - c->r0 : TR;
         S = malloc(sizeof(double) * (size_t)(tr * n));
@@ -132,16 +207,12 @@ static void bounds_rows(bctx *c)
         for (int64_t i = i0; i < i1; er_progress_add(c->pg, n), i++)
             for (int64_t col = 0; col < n; col++) {
                 er_bel b;
-                double pre[3];
-                const double *pp = NULL;
                 if (have) {
                     int64_t q = (i - i0) * n + col;
-                    pre[0] = S[q];
-                    pre[1] = TT[q];
-                    pre[2] = any ? 0.0 : WW[q];
-                    pp = pre;
+                    exact_el(j, &Q, i, col, S[q], TT[q], any ? 0.0 : WW[q], &b);
+                } else {
+                    er_bjob_element(j, i, col, NULL, &b);
                 }
-                er_bjob_element(j, i, col, pp, &b);
                 put_bel(c->out, c->e0 + i * n + col, &b);
             }
     }
@@ -157,15 +228,13 @@ static void *elements_thread(void *arg)
     const er_bjob *j = c->job;
     int64_t n = j->n;
     int any = j->par.kind == ER_BK_ANY;
+    exact_q Q;
+    exact_q_init(&Q, j);
     for (int64_t i = c->r0; i < c->r1; er_progress_add(c->pg, n), i++)
         for (int64_t col = 0; col < n; col++) {
             er_bel b;
             int64_t q = (i - c->i0) * n + col;
-            double pre[3];
-            pre[0] = c->S[q];
-            pre[1] = c->TT[q];
-            pre[2] = any ? 0.0 : c->WW[q];
-            er_bjob_element(j, i, col, pre, &b);
+            exact_el(j, &Q, i, col, c->S[q], c->TT[q], any ? 0.0 : c->WW[q], &b);
             put_bel(c->out, c->e0 + i * n + col, &b);
         }
     return NULL;
@@ -186,17 +255,19 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
         return 1;
     const int64_t TR = bounds_tile_rows(n) * T;
     int64_t tr = m < TR ? m : TR;
-    double *S = malloc(sizeof(double) * (size_t)(tr * n)), *TT = malloc(sizeof(double) * (size_t)(tr * n));
+    /* S: the reference's where it kept it (j->S), else one product per tile */
+    double *S = j->S ? NULL : malloc(sizeof(double) * (size_t)(tr * n)), *TT = malloc(sizeof(double) * (size_t)(tr * n));
     double *WW = any ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
     bctx *ctx = (bctx *)calloc((size_t)T, sizeof *ctx);
     pthread_t *th = (pthread_t *)calloc((size_t)T, sizeof *th);
     unsigned char *started = (unsigned char *)calloc((size_t)T, 1);
     int st = 1;
-    if (S && TT && (any || WW) && ctx && th && started) {
+    if ((S || j->S) && TT && (any || WW) && ctx && th && started) {
         st = 0;
         for (int64_t i0 = 0; i0 < m && st == 0; i0 += TR) {
             int64_t rows = m - i0 < TR ? m - i0 : TR;
-            if (er_cpu_gemm_any(j->af + i0 * k, k, j->bf, n, S, n, rows, n, k, T) != 0 ||
+            const double *St = j->S ? j->S + i0 * n : S;
+            if ((!j->S && er_cpu_gemm_any(j->af + i0 * k, k, j->bf, n, S, n, rows, n, k, T) != 0) ||
                 er_cpu_gemm_any(j->qa + i0 * k, k, j->qb, n, TT, n, rows, n, k, T) != 0 ||
                 (!any && er_cpu_gemm_any(j->qw + i0 * k, k, j->qb, n, WW, n, rows, n, k, T) != 0)) {
                 st = i0 == 0 ? 1 : -1; /* a BLAS call is not expected to fail */
@@ -208,7 +279,7 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
                 ctx[t].out = out;
                 ctx[t].e0 = e0;
                 ctx[t].pg = pg;
-                ctx[t].S = S;
+                ctx[t].S = St;
                 ctx[t].TT = TT;
                 ctx[t].WW = WW;
                 ctx[t].i0 = i0;
@@ -285,7 +356,7 @@ static int bounds_cpu(const er_bjob *job, er_bounds *out, int64_t e0, int thread
 int er_cpu_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int threads)
 {
     int st;
-    if (!job->bft) {
+    if (!job->bft && er_bjob_needs_bft(job)) {
         /* prepared for a device that declined: the CPU's own copy of B' by columns, without which the
          * same bits come more slowly */
         er_bjob j2 = *job;

@@ -23,6 +23,8 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
 
 /* 1 when er_cpu_gemm_any calls a BLAS (built with one, EXACTREF_GEMM not "builtin"), else 0. */
 int er_cpu_gemm_uses_blas(void);
+/* cpu_mma.c: the binary64 values of every pattern of fmt (at most 2 bytes of storage), or NULL */
+const double *er_cpu_decode_table(int fmt, int ftz);
 
 /* Number of threads to use: requested > 0, else the online processors. */
 int er_cpu_threads(int requested);
