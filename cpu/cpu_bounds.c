@@ -27,6 +27,7 @@ typedef struct {
     int64_t e0, r0, r1;
     er_progress *pg; /* rows done, for the caller's hook */
     const double *S, *TT, *WW; /* bounds_blas: the tile's products, row i at (i - i0) * n */
+    const float *TF;           /* normal: NT through binary32 (exact_el_tf) in place of TT, or NULL */
     int64_t i0;
 } bctx;
 
@@ -153,6 +154,71 @@ static void exact_el(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col,
     er_bjob_element(j, i, col, pre, o);
 }
 
+/*
+ * normal's element where NT is known only through a binary32 product NTf = fl32(sum qa' qb') of the
+ * quantized magnitudes rounded to binary32 (qa' = RN32(qa), qb' = RN32(qb); the BLAS's order): NT
+ * itself (er_b_exact_element's exact integer sum) then lies within NTf (1 -+ rho), rho = (k + 8) 2^-22
+ * for k <= 2^16 (each conversion moves a factor by at most 2^-24 of itself, the binary32 sum of k
+ * non-negative terms by at most gamma_k = k 2^-24 / (1 - k 2^-24) of the exact sum of the rounded
+ * products; no term overflows or underflows: integers at most 2^53; together below (k + 3) 2^-24 (1 +
+ * 2^-7) < rho).  normal's radius is min(rad(T), rn(W)) (er_b_radius_exact), rad monotone in T and its
+ * guard T (1 + 2^-20) < max_c too: where rn <= rad(T_lo) and the guard holds at T_hi, the radius is rn
+ * whatever T is within, and the enclosure of x may use T_hi (any upper bound of sum |x_p| serves:
+ * the bits do not depend on it).  Everywhere else NT is summed exactly here (integers below 2^53, in
+ * any order) and exact_el runs: the same bits as from the exact product.
+ */
+static double exact_rad_t(const exact_q *Q, double T, double cm)
+{
+    double Tr = cm > 0 ? er_b_up(T + cm) : T;
+    return er_b_up(er_b_up(Q->g * Tr) * Q->n1);
+}
+
+static void exact_el_tf(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double S, float NTf, double NW,
+                        er_bel *o)
+{
+    const er_bpar *c = &j->par;
+    int64_t k = c->k, n = j->n;
+    int sa = j->sa[i], sb = j->sb[col];
+    double cval = j->cv ? j->cv[i * n + col] : 0.0;
+    if (Q->fq.ok && sa != ER_BQ_BAD && sb != ER_BQ_BAD && er_b_finite(cval) && er_b_finite((double)NTf)) {
+        double rho = (double)(k + 8) * 0x1p-22, nt = (double)NTf;
+        double T_lo = nt > 0 ? er_b_down(ldexp(er_b_down(nt * (1.0 - rho)), sa + sb)) : 0.0;
+        double T_hi = er_b_scale_up(er_b_up(nt * (1.0 + rho)), sa + sb);
+        if (T_lo < 0) T_lo = 0;
+        double W = er_b_scale_up(NW, j->sw[i] + sb), cm = fabs(cval), Wr = W;
+        if (cm > 0) Wr = er_b_up(W + er_b_up(cm * Q->r_c));
+        double Tr_hi = cm > 0 ? er_b_up(T_hi + cm) : T_hi;
+        if (er_b_finite(Tr_hi) && er_b_up(Tr_hi * (1 + 0x1p-20)) < c->max_c) {
+            double rn = er_b_up(Q->gr * Wr);
+            if (rn <= exact_rad_t(Q, T_lo, cm)) {
+                double rad = er_b_up(rn + Q->under);
+                if (er_b_finite(rad)) {
+                    double e = er_b_up(Q->ge * T_hi), xl = er_b_down(S - e), xh = er_b_up(S + e);
+                    if (Q->has_c) {
+                        xl = er_b_down(xl + cval);
+                        xh = er_b_up(xh + cval);
+                    }
+                    double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad),
+                           hb = er_b_up(xh + rad);
+                    int in = 1;
+                    uint64_t pl = er_cpu_fq_pattern(&Q->fq, la, &in), pl2 = er_cpu_fq_pattern(&Q->fq, lb, &in);
+                    uint64_t ph = er_cpu_fq_pattern(&Q->fq, ha, &in), ph2 = er_cpu_fq_pattern(&Q->fq, hb, &in);
+                    if (in && pl == pl2 && ph == ph2 &&
+                        er_cpu_fq_finish(&Q->fq, j->rb[i * n + col], la, hb, rad, pl, ph2, o))
+                        return;
+                }
+            }
+        }
+    }
+    /* NT exactly (integers: any order) */
+    double NT = 0;
+    if (j->qa && j->qb) {
+        const double *qa = j->qa + i * k;
+        for (int64_t p = 0; p < k; p++) NT += qa[p] * j->qb[p * n + col];
+    }
+    exact_el(j, Q, i, col, S, NT, NW, o);
+}
+
 /* ---- Threads over rows. ---- */
 
 /* An engine's elements (no slack of A or B), register-blocked: cpu/cpu_bounds_engine.c, the bits of
@@ -234,7 +300,8 @@ static void *elements_thread(void *arg)
         for (int64_t col = 0; col < n; col++) {
             er_bel b;
             int64_t q = (i - c->i0) * n + col;
-            exact_el(j, &Q, i, col, c->S[q], c->TT[q], any ? 0.0 : c->WW[q], &b);
+            if (c->TF) exact_el_tf(j, &Q, i, col, c->S[q], c->TF[q], c->WW[q], &b);
+            else exact_el(j, &Q, i, col, c->S[q], c->TT[q], any ? 0.0 : c->WW[q], &b);
             put_bel(c->out, c->e0 + i * n + col, &b);
         }
     return NULL;
@@ -256,19 +323,42 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
     const int64_t TR = bounds_tile_rows(n) * T;
     int64_t tr = m < TR ? m : TR;
     /* S: the reference's where it kept it (j->S), else one product per tile */
-    double *S = j->S ? NULL : malloc(sizeof(double) * (size_t)(tr * n)), *TT = malloc(sizeof(double) * (size_t)(tr * n));
+    /* normal: NT through binary32 (exact_el_tf; half a binary64 product's time), for k <= 2^16 */
+    float *qbf = NULL, *qaf = NULL, *TF = NULL;
+    er_cpu_fq fq;
+    er_cpu_fq_init(&fq, &j->par);
+    /* (only where the common finish applies: elsewhere every element would sum NT itself) */
+    if (!any && fq.ok && k <= 65536 && !getenv("EXACTREF_BOUNDS_NO_F32")) {
+        qbf = (float *)malloc(sizeof(float) * (size_t)(k * n));
+        qaf = (float *)malloc(sizeof(float) * (size_t)(tr * k));
+        TF = (float *)malloc(sizeof(float) * (size_t)(tr * n));
+        if (!qbf || !qaf || !TF) {
+            free(qbf), free(qaf), free(TF);
+            qbf = qaf = TF = NULL;
+        } else {
+            for (int64_t x = 0; x < k * n; x++) qbf[x] = (float)j->qb[x];
+        }
+    }
+    double *S = j->S ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
+    double *TT = TF ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
     double *WW = any ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
     bctx *ctx = (bctx *)calloc((size_t)T, sizeof *ctx);
     pthread_t *th = (pthread_t *)calloc((size_t)T, sizeof *th);
     unsigned char *started = (unsigned char *)calloc((size_t)T, 1);
     int st = 1;
-    if ((S || j->S) && TT && (any || WW) && ctx && th && started) {
+    if ((S || j->S) && (TT || TF) && (any || WW) && ctx && th && started) {
         st = 0;
         for (int64_t i0 = 0; i0 < m && st == 0; i0 += TR) {
             int64_t rows = m - i0 < TR ? m - i0 : TR;
             const double *St = j->S ? j->S + i0 * n : S;
+            int tf_ok = 0;
+            if (TF) {
+                for (int64_t x = 0; x < rows * k; x++) qaf[x] = (float)j->qa[i0 * k + x];
+                tf_ok = er_cpu_sgemm_blas(qaf, k, qbf, n, TF, n, rows, n, k, T) == 0;
+                if (!tf_ok && !TT) TT = malloc(sizeof(double) * (size_t)(tr * n));
+            }
             if ((!j->S && er_cpu_gemm_any(j->af + i0 * k, k, j->bf, n, S, n, rows, n, k, T) != 0) ||
-                er_cpu_gemm_any(j->qa + i0 * k, k, j->qb, n, TT, n, rows, n, k, T) != 0 ||
+                (!tf_ok && (!TT || er_cpu_gemm_any(j->qa + i0 * k, k, j->qb, n, TT, n, rows, n, k, T) != 0)) ||
                 (!any && er_cpu_gemm_any(j->qw + i0 * k, k, j->qb, n, WW, n, rows, n, k, T) != 0)) {
                 st = i0 == 0 ? 1 : -1; /* a BLAS call is not expected to fail */
                 break;
@@ -281,6 +371,7 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
                 ctx[t].pg = pg;
                 ctx[t].S = St;
                 ctx[t].TT = TT;
+                ctx[t].TF = tf_ok ? TF : NULL;
                 ctx[t].WW = WW;
                 ctx[t].i0 = i0;
                 ctx[t].r0 = i0 + rows * t / Tt;
@@ -297,6 +388,9 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
     free(S);
     free(TT);
     free(WW);
+    free(qbf);
+    free(qaf);
+    free(TF);
     free(ctx);
     free(th);
     free(started);
