@@ -108,29 +108,30 @@ static void exact_q_init(exact_q *Q, const er_bjob *j)
     Q->fq.ok = Q->fq.ok && c->gemm_form;
 }
 
-/*
- * Where S's enclosure leaves a key undecided (about 1 element in 1500 at k = 2048), a tighter one
- * before the exact sum: Sum2 over the exact products in index order (TwoSum with the error terms
- * summed in binary64; Ogita, Rump and Oishi, 2005), whose result s satisfies |s - x| <= u |x| +
- * gamma_k^2 sum |x_p|, so |s - x| <= 2^-52 |s| + 2 gamma_k^2 T (u |x| <= u (|s| + err), u = 2^-53).
- * Any enclosure decides the same keys (er_b_key_of), so the bits are er_b_exact_element's.  1: done.
- */
-static int exact_refined(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double cval, double T, double rad,
-                         er_bel *o)
+/* er_b_radius_exact with the batch's constants (the same operations). */
+static double exact_radius(const exact_q *Q, const er_bpar *c, double T, double W, double cval)
 {
-    int64_t k = j->par.k, n = j->n;
-    const double *ar = j->af + i * k;
-    double s = 0, c = 0;
-    for (int64_t p = 0; p < k; p++) {
-        double x = ar[p] * j->bf[p * n + col]; /* exact (gemm_form) */
-        double t = s + x, z = t - s;
-        c += (s - (t - z)) + (x - z);
-        s = t;
+    double cm = fabs(cval), rad;
+    if (cm > 0) {
+        T = er_b_up(T + cm);
+        W = er_b_up(W + er_b_up(cm * Q->r_c));
     }
-    double res = s + c;
-    if (!er_b_finite(res)) return 0;
-    double e2 = er_b_up(er_b_up(fabs(res) * 0x1p-52) + er_b_up(er_b_up(Q->ge * Q->ge) * er_b_up(2.0 * T)));
-    double xl = er_b_down(res - e2), xh = er_b_up(res + e2);
+    if (!er_b_finite(T)) return ER_B_INF;
+    rad = er_b_up(er_b_up(Q->g * T) * Q->n1);
+    if (!Q->any && er_b_up(T * (1 + 0x1p-20)) < c->max_c) {
+        double rn = er_b_up(Q->gr * W);
+        if (rn < rad) rad = rn;
+    }
+    return er_b_up(rad + Q->under);
+}
+
+/* er_b_exact_element's end game from an enclosure [x0 - e, x0 + e] of the products' exact sum (C
+ * added here): where both keys are decided in the common case, er_b_finish_lh's result (any enclosure
+ * decides the same keys: er_b_key_of).  1: done. */
+static int exact_keys(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double x0, double e, double cval,
+                      double rad, er_bel *o)
+{
+    double xl = er_b_down(x0 - e), xh = er_b_up(x0 + e);
     if (Q->has_c) {
         xl = er_b_down(xl + cval);
         xh = er_b_up(xh + cval);
@@ -139,119 +140,172 @@ static int exact_refined(const er_bjob *j, const exact_q *Q, int64_t i, int64_t 
     int in = 1;
     uint64_t pl = er_cpu_fq_pattern(&Q->fq, la, &in), pl2 = er_cpu_fq_pattern(&Q->fq, lb, &in);
     uint64_t ph = er_cpu_fq_pattern(&Q->fq, ha, &in), ph2 = er_cpu_fq_pattern(&Q->fq, hb, &in);
-    return in && pl == pl2 && ph == ph2 && er_cpu_fq_finish(&Q->fq, j->rb[i * n + col], la, hb, rad, pl, ph2, o);
+    return in && pl == pl2 && ph == ph2 && er_cpu_fq_finish(&Q->fq, j->rb[i * j->n + col], la, hb, rad, pl, ph2, o);
 }
 
 /*
- * Element (i, col) of a gemm_form batch from S, NT and NW (er_b_exact_element's quantities): where
- * the common case holds (a finite C, a finite radius, the four ends of the enclosure's test in the
- * output's normal range and deciding both keys), er_b_exact_element's operations in the same order
- * with er_convert replaced by cpu_finish.h's rounding; otherwise er_bjob_element itself.
+ * First pass over an element of a gemm_form batch whose S and W are known and NT either exactly
+ * (NT, tf = 0) or through a binary32 product NTf (tf = 1: NT then lies within NTf (1 -+ rho), rho =
+ * (k + 8) 2^-22 for k <= 2^16: each conversion to binary32 moves a factor by at most 2^-24 of itself,
+ * the binary32 sum of k non-negative terms by at most gamma_k = k 2^-24 / (1 - k 2^-24) of the exact
+ * sum of the rounded products, no term overflows or underflows (integers below 2^53): together below
+ * (k + 3) 2^-24 (1 + 2^-7) < rho).  normal's radius is min(rad(T), rn(W)) (er_b_radius_exact) with
+ * rad and its guard T (1 + 2^-20) < max_c monotone in T: where rn <= rad(T_lo) and the guard holds at
+ * T_hi, the radius is rn whatever T is within, and the enclosure of x may use T_hi (any upper bound
+ * of sum |x_p| serves).  Returns 1 when the element is done (er_b_exact_element's bits), 0 when it is
+ * left for the second pass (NT summed exactly, a tighter enclosure: exact_second).
  */
-static void exact_el(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double S, double NT, double NW,
-                     er_bel *o)
+static int exact_first(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double S, double NT, int tf,
+                       float NTf, double NW, er_bel *o)
+{
+    const er_bpar *c = &j->par;
+    int64_t n = j->n;
+    int sa = j->sa[i], sb = j->sb[col];
+    double cval = j->cv ? j->cv[i * n + col] : 0.0;
+    if (sa == ER_BQ_BAD || sb == ER_BQ_BAD) {
+        er_bjob_element(j, i, col, NULL, o); /* the general loop: no quantities */
+        return 1;
+    }
+    if (!Q->fq.ok || !er_b_finite(cval)) {
+        if (tf) return 0; /* er_b_exact_element needs NT itself */
+        double pre[3] = {S, NT, NW};
+        er_bjob_element(j, i, col, pre, o);
+        return 1;
+    }
+    if (!tf) {
+        double T = er_b_scale_up(NT, sa + sb), W = Q->any ? 0.0 : er_b_scale_up(NW, j->sw[i] + sb);
+        double rad = exact_radius(Q, c, T, W, cval);
+        if (!er_b_finite(rad)) {
+            double pre[3] = {S, NT, NW};
+            er_bjob_element(j, i, col, pre, o);
+            return 1;
+        }
+        return exact_keys(j, Q, i, col, S, er_b_up(Q->ge * T), cval, rad, o);
+    }
+    double rho = (double)(c->k + 8) * 0x1p-22, nt = (double)NTf;
+    if (!er_b_finite(nt)) return 0;
+    double T_lo = nt > 0 ? er_b_down(ldexp(er_b_down(nt * (1.0 - rho)), sa + sb)) : 0.0;
+    double T_hi = er_b_scale_up(er_b_up(nt * (1.0 + rho)), sa + sb);
+    if (T_lo < 0) T_lo = 0;
+    double W = er_b_scale_up(NW, j->sw[i] + sb), cm = fabs(cval), Wr = W;
+    if (cm > 0) Wr = er_b_up(W + er_b_up(cm * Q->r_c));
+    double Tr_hi = cm > 0 ? er_b_up(T_hi + cm) : T_hi, Tr_lo = cm > 0 ? er_b_up(T_lo + cm) : T_lo;
+    if (!er_b_finite(Tr_hi) || !(er_b_up(Tr_hi * (1 + 0x1p-20)) < c->max_c)) return 0;
+    double rn = er_b_up(Q->gr * Wr);
+    if (!(rn <= er_b_up(er_b_up(Q->g * Tr_lo) * Q->n1))) return 0;
+    double rad = er_b_up(rn + Q->under);
+    if (!er_b_finite(rad)) return 0;
+    return exact_keys(j, Q, i, col, S, er_b_up(Q->ge * T_hi), cval, rad, o);
+}
+
+/* An element the first pass left, with NT exactly and res, a Sum2 of its exact products in index
+ * order (TwoSum, the error terms summed in binary64; Ogita, Rump and Oishi 2005): |res - x| <= u |x| +
+ * gamma_k^2 sum |x_p|, so |res - x| <= 2^-52 |res| + 2 gamma_k^2 T (u = 2^-53).  S's enclosure, then
+ * res's, then er_b_exact_element itself (the exact sum): the same bits whichever decides. */
+static void exact_second(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double S, double NT, double NW,
+                         double res, er_bel *o)
 {
     const er_bpar *c = &j->par;
     int sa = j->sa[i], sb = j->sb[col];
     double cval = j->cv ? j->cv[i * j->n + col] : 0.0;
-    if (Q->fq.ok && sa != ER_BQ_BAD && sb != ER_BQ_BAD && er_b_finite(cval)) {
+    if (Q->fq.ok && er_b_finite(cval) && er_b_finite(res)) {
         double T = er_b_scale_up(NT, sa + sb), W = Q->any ? 0.0 : er_b_scale_up(NW, j->sw[i] + sb);
-        /* er_b_radius_exact */
-        double cm = fabs(cval), Tr = T, Wr = W, rad;
-        if (cm > 0) {
-            Tr = er_b_up(Tr + cm);
-            Wr = er_b_up(Wr + er_b_up(cm * Q->r_c));
-        }
-        if (er_b_finite(Tr)) {
-            rad = er_b_up(er_b_up(Q->g * Tr) * Q->n1);
-            if (!Q->any && er_b_up(Tr * (1 + 0x1p-20)) < c->max_c) {
-                double rn = er_b_up(Q->gr * Wr);
-                if (rn < rad) rad = rn;
-            }
-            rad = er_b_up(rad + Q->under);
-            if (er_b_finite(rad)) {
-                double e = er_b_up(Q->ge * T), xl = er_b_down(S - e), xh = er_b_up(S + e);
-                if (Q->has_c) {
-                    xl = er_b_down(xl + cval);
-                    xh = er_b_up(xh + cval);
-                }
-                double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
-                int in = 1;
-                uint64_t pl = er_cpu_fq_pattern(&Q->fq, la, &in), pl2 = er_cpu_fq_pattern(&Q->fq, lb, &in);
-                uint64_t ph = er_cpu_fq_pattern(&Q->fq, ha, &in), ph2 = er_cpu_fq_pattern(&Q->fq, hb, &in);
-                if (in && pl == pl2 && ph == ph2 && er_cpu_fq_finish(&Q->fq, j->rb[i * j->n + col], la, hb, rad, pl, ph2, o))
-                    return;
-                if (in && exact_refined(j, Q, i, col, cval, T, rad, o)) return;
-            }
+        double rad = exact_radius(Q, c, T, W, cval);
+        if (er_b_finite(rad)) {
+            if (exact_keys(j, Q, i, col, S, er_b_up(Q->ge * T), cval, rad, o)) return;
+            double e2 = er_b_up(er_b_up(fabs(res) * 0x1p-52) + er_b_up(er_b_up(Q->ge * Q->ge) * er_b_up(2.0 * T)));
+            if (exact_keys(j, Q, i, col, res, e2, cval, rad, o)) return;
         }
     }
     double pre[3] = {S, NT, NW};
     er_bjob_element(j, i, col, pre, o);
 }
 
-/*
- * normal's element where NT is known only through a binary32 product NTf = fl32(sum qa' qb') of the
- * quantized magnitudes rounded to binary32 (qa' = RN32(qa), qb' = RN32(qb); the BLAS's order): NT
- * itself (er_b_exact_element's exact integer sum) then lies within NTf (1 -+ rho), rho = (k + 8) 2^-22
- * for k <= 2^16 (each conversion moves a factor by at most 2^-24 of itself, the binary32 sum of k
- * non-negative terms by at most gamma_k = k 2^-24 / (1 - k 2^-24) of the exact sum of the rounded
- * products; no term overflows or underflows: integers at most 2^53; together below (k + 3) 2^-24 (1 +
- * 2^-7) < rho).  normal's radius is min(rad(T), rn(W)) (er_b_radius_exact), rad monotone in T and its
- * guard T (1 + 2^-20) < max_c too: where rn <= rad(T_lo) and the guard holds at T_hi, the radius is rn
- * whatever T is within, and the enclosure of x may use T_hi (any upper bound of sum |x_p| serves:
- * the bits do not depend on it).  Everywhere else NT is summed exactly here (integers below 2^53, in
- * any order) and exact_el runs: the same bits as from the exact product.
- */
-static double exact_rad_t(const exact_q *Q, double T, double cm)
-{
-    double Tr = cm > 0 ? er_b_up(T + cm) : T;
-    return er_b_up(er_b_up(Q->g * Tr) * Q->n1);
-}
+/* The elements a first pass left, together: one pass over B's rows (contiguous) for all of them,
+ * forming each one's NT (when it came through binary32) and Sum2 in index order, then exact_second. */
+typedef struct {
+    int64_t i, col, q; /* the element, and its index in the tile's products */
+} exact_left;
 
-static void exact_el_tf(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double S, float NTf, double NW,
-                        er_bel *o)
+static void exact_pass2(const er_bjob *j, const exact_q *Q, const exact_left *L, int64_t cnt, const double *S,
+                        const double *TT, const double *WW, int tf, er_bounds *out, int64_t e0)
 {
-    const er_bpar *c = &j->par;
-    int64_t k = c->k, n = j->n;
-    int sa = j->sa[i], sb = j->sb[col];
-    double cval = j->cv ? j->cv[i * n + col] : 0.0;
-    if (Q->fq.ok && sa != ER_BQ_BAD && sb != ER_BQ_BAD && er_b_finite(cval) && er_b_finite((double)NTf)) {
-        double rho = (double)(k + 8) * 0x1p-22, nt = (double)NTf;
-        double T_lo = nt > 0 ? er_b_down(ldexp(er_b_down(nt * (1.0 - rho)), sa + sb)) : 0.0;
-        double T_hi = er_b_scale_up(er_b_up(nt * (1.0 + rho)), sa + sb);
-        if (T_lo < 0) T_lo = 0;
-        double W = er_b_scale_up(NW, j->sw[i] + sb), cm = fabs(cval), Wr = W;
-        if (cm > 0) Wr = er_b_up(W + er_b_up(cm * Q->r_c));
-        double Tr_hi = cm > 0 ? er_b_up(T_hi + cm) : T_hi;
-        if (er_b_finite(Tr_hi) && er_b_up(Tr_hi * (1 + 0x1p-20)) < c->max_c) {
-            double rn = er_b_up(Q->gr * Wr);
-            if (rn <= exact_rad_t(Q, T_lo, cm)) {
-                double rad = er_b_up(rn + Q->under);
-                if (er_b_finite(rad)) {
-                    double e = er_b_up(Q->ge * T_hi), xl = er_b_down(S - e), xh = er_b_up(S + e);
-                    if (Q->has_c) {
-                        xl = er_b_down(xl + cval);
-                        xh = er_b_up(xh + cval);
-                    }
-                    double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad),
-                           hb = er_b_up(xh + rad);
-                    int in = 1;
-                    uint64_t pl = er_cpu_fq_pattern(&Q->fq, la, &in), pl2 = er_cpu_fq_pattern(&Q->fq, lb, &in);
-                    uint64_t ph = er_cpu_fq_pattern(&Q->fq, ha, &in), ph2 = er_cpu_fq_pattern(&Q->fq, hb, &in);
-                    if (in && pl == pl2 && ph == ph2 &&
-                        er_cpu_fq_finish(&Q->fq, j->rb[i * n + col], la, hb, rad, pl, ph2, o))
-                        return;
-                }
+    int64_t k = j->par.k, n = j->n;
+    double *acc = (double *)malloc(sizeof(double) * 3 * (size_t)(cnt ? cnt : 1));
+    if (!acc) {
+        /* no memory: one element at a time (the same bits) */
+        for (int64_t u = 0; u < cnt; u++) {
+            er_bel b;
+            double NT = 0, s = 0, c = 0;
+            for (int64_t p = 0; p < k; p++) {
+                double x = j->af[L[u].i * k + p] * j->bf[p * n + L[u].col], t = s + x, z = t - s;
+                c += (s - (t - z)) + (x - z);
+                s = t;
+                NT += j->qa[L[u].i * k + p] * j->qb[p * n + L[u].col];
             }
+            exact_second(j, Q, L[u].i, L[u].col, S[L[u].q], tf ? NT : TT[L[u].q], Q->any ? 0.0 : WW[L[u].q], s + c, &b);
+            put_bel(out, e0 + L[u].i * n + L[u].col, &b);
+        }
+        return;
+    }
+    double *sv = acc, *cv = acc + cnt, *nv = acc + 2 * cnt;
+    for (int64_t u = 0; u < cnt; u++) sv[u] = cv[u] = nv[u] = 0;
+    for (int64_t p = 0; p < k; p++) {
+        const double *br = j->bf + p * n, *qr = j->qb + p * n;
+        for (int64_t u = 0; u < cnt; u++) {
+            double x = j->af[L[u].i * k + p] * br[L[u].col]; /* exact (gemm_form) */
+            double t = sv[u] + x, z = t - sv[u];
+            cv[u] += (sv[u] - (t - z)) + (x - z);
+            sv[u] = t;
+            if (tf) nv[u] += j->qa[L[u].i * k + p] * qr[L[u].col]; /* integers below 2^53: exact */
         }
     }
-    /* NT exactly (integers: any order) */
-    double NT = 0;
-    if (j->qa && j->qb) {
-        const double *qa = j->qa + i * k;
-        for (int64_t p = 0; p < k; p++) NT += qa[p] * j->qb[p * n + col];
+    for (int64_t u = 0; u < cnt; u++) {
+        er_bel b;
+        exact_second(j, Q, L[u].i, L[u].col, S[L[u].q], tf ? nv[u] : TT[L[u].q], Q->any ? 0.0 : WW[L[u].q],
+                     sv[u] + cv[u], &b);
+        put_bel(out, e0 + L[u].i * n + L[u].col, &b);
     }
-    exact_el(j, Q, i, col, S, NT, NW, o);
+    free(acc);
+}
+
+/* Rows [r0, r1) of a tile whose products start at row i0: the first pass, then the second for what
+ * it left. */
+static void exact_rows(const er_bjob *j, int64_t r0, int64_t r1, int64_t i0, const double *S, const double *TT,
+                       const float *TF, const double *WW, er_bounds *out, int64_t e0, er_progress *pg)
+{
+    int64_t n = j->n, cnt = 0, cap = 0;
+    exact_left *L = NULL;
+    exact_q Q;
+    exact_q_init(&Q, j);
+    for (int64_t i = r0; i < r1; er_progress_add(pg, n), i++)
+        for (int64_t col = 0; col < n; col++) {
+            er_bel b;
+            int64_t q = (i - i0) * n + col;
+            if (exact_first(j, &Q, i, col, S[q], TF ? 0.0 : TT[q], TF != NULL, TF ? TF[q] : 0.0f,
+                            Q.any ? 0.0 : WW[q], &b)) {
+                put_bel(out, e0 + i * n + col, &b);
+                continue;
+            }
+            if (cnt == cap) {
+                int64_t nc = cap ? 2 * cap : 256;
+                exact_left *nl = (exact_left *)realloc(L, sizeof *L * (size_t)nc);
+                if (!nl) {
+                    /* no memory for the list: this element alone (the same bits) */
+                    exact_left one = {i, col, q};
+                    exact_pass2(j, &Q, &one, 1, S, TT, WW, TF != NULL, out, e0);
+                    continue;
+                }
+                L = nl;
+                cap = nc;
+            }
+            L[cnt].i = i;
+            L[cnt].col = col;
+            L[cnt].q = q;
+            cnt++;
+        }
+    if (cnt) exact_pass2(j, &Q, L, cnt, S, TT, WW, TF != NULL, out, e0);
+    free(L);
 }
 
 /* ---- Threads over rows. ---- */
@@ -288,8 +342,6 @@ static void bounds_rows(bctx *c)
     int any = j->par.kind == ER_BK_ANY;
     if (j->par.kind == ER_BK_ENGINE && !j->par.slack_a && !j->par.slack_b && engine_rows(c)) return;
     const int64_t TR = bounds_tile_rows(n);
-    exact_q Q;
-    exact_q_init(&Q, j);
     if (j->par.gemm_form && c->r1 > c->r0 && k > 0) {
         int64_t tr = c->r1 - c->r0 < TR ? c->r1 - c->r0 : TR;
         S = malloc(sizeof(double) * (size_t)(tr * n));
@@ -305,15 +357,14 @@ static void bounds_rows(bctx *c)
         int have = S && bounds_gemm(j->af + i0 * k, j->bf, S, rows, n, k) == 0 &&
                    bounds_gemm(j->qa + i0 * k, j->qb, TT, rows, n, k) == 0 &&
                    (any || bounds_gemm(j->qw + i0 * k, j->qb, WW, rows, n, k) == 0);
+        if (have) {
+            exact_rows(j, i0, i1, i0, S, TT, NULL, WW, c->out, c->e0, c->pg);
+            continue;
+        }
         for (int64_t i = i0; i < i1; er_progress_add(c->pg, n), i++)
             for (int64_t col = 0; col < n; col++) {
                 er_bel b;
-                if (have) {
-                    int64_t q = (i - i0) * n + col;
-                    exact_el(j, &Q, i, col, S[q], TT[q], any ? 0.0 : WW[q], &b);
-                } else {
-                    er_bjob_element(j, i, col, NULL, &b);
-                }
+                er_bjob_element(j, i, col, NULL, &b);
                 put_bel(c->out, c->e0 + i * n + col, &b);
             }
     }
@@ -327,18 +378,7 @@ static void *elements_thread(void *arg)
 {
     bctx *c = (bctx *)arg;
     const er_bjob *j = c->job;
-    int64_t n = j->n;
-    int any = j->par.kind == ER_BK_ANY;
-    exact_q Q;
-    exact_q_init(&Q, j);
-    for (int64_t i = c->r0; i < c->r1; er_progress_add(c->pg, n), i++)
-        for (int64_t col = 0; col < n; col++) {
-            er_bel b;
-            int64_t q = (i - c->i0) * n + col;
-            if (c->TF) exact_el_tf(j, &Q, i, col, c->S[q], c->TF[q], c->WW[q], &b);
-            else exact_el(j, &Q, i, col, c->S[q], c->TT[q], any ? 0.0 : c->WW[q], &b);
-            put_bel(c->out, c->e0 + i * n + col, &b);
-        }
+    exact_rows(j, c->r0, c->r1, c->i0, c->S, c->TT, c->TF, c->WW, c->out, c->e0, c->pg);
     return NULL;
 }
 
