@@ -27,6 +27,7 @@ typedef struct {
     int64_t e0, r0, r1;
     er_progress *pg; /* rows done, for the caller's hook */
     const double *S, *TT, *WW; /* bounds_blas: the tile's products, row i at (i - i0) * n */
+    const float *TF;           /* normal: NT through binary32 (exact_el_tf) in place of TT, or NULL */
     int64_t i0;
 } bctx;
 
@@ -80,6 +81,233 @@ void er_bjob_element(const er_bjob *j, int64_t i, int64_t col, const double *pre
                      pre, o);
 }
 
+/* ---- normal's and any_order's elements from their exact quantities, the common case quickly ---- */
+
+#include "cpu_finish.h"
+
+/* The batch's constants of er_b_exact_element and er_b_radius_exact (the same operations on the same
+ * values: computed once here rather than per element). */
+typedef struct {
+    er_cpu_fq fq;
+    int any, has_c;
+    double n1, g, gr, under, ge, r_c;
+} exact_q;
+
+static void exact_q_init(exact_q *Q, const er_bjob *j)
+{
+    const er_bpar *c = &j->par;
+    er_cpu_fq_init(&Q->fq, c);
+    Q->any = c->kind == ER_BK_ANY;
+    Q->has_c = c->has_c;
+    Q->n1 = (double)c->k + (c->has_c ? 1 : 0) + c->c_rounds;
+    Q->g = er_b_gamma(c->u, Q->n1);
+    Q->gr = er_b_gamma(c->u, c->r_max);
+    Q->under = er_b_up(2.0 * c->eta * (double)c->k);
+    Q->ge = er_b_up(er_b_gamma(0x1p-53, (double)c->k) * (double)c->k);
+    Q->r_c = c->r_c;
+    Q->fq.ok = Q->fq.ok && c->gemm_form;
+}
+
+/* er_b_radius_exact with the batch's constants (the same operations). */
+static double exact_radius(const exact_q *Q, const er_bpar *c, double T, double W, double cval)
+{
+    double cm = fabs(cval), rad;
+    if (cm > 0) {
+        T = er_b_up(T + cm);
+        W = er_b_up(W + er_b_up(cm * Q->r_c));
+    }
+    if (!er_b_finite(T)) return ER_B_INF;
+    rad = er_b_up(er_b_up(Q->g * T) * Q->n1);
+    if (!Q->any && er_b_up(T * (1 + 0x1p-20)) < c->max_c) {
+        double rn = er_b_up(Q->gr * W);
+        if (rn < rad) rad = rn;
+    }
+    return er_b_up(rad + Q->under);
+}
+
+/* er_b_exact_element's end game from an enclosure [x0 - e, x0 + e] of the products' exact sum (C
+ * added here): where both keys are decided in the common case, er_b_finish_lh's result (any enclosure
+ * decides the same keys: er_b_key_of).  1: done. */
+static int exact_keys(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double x0, double e, double cval,
+                      double rad, er_bel *o)
+{
+    double xl = er_b_down(x0 - e), xh = er_b_up(x0 + e);
+    if (Q->has_c) {
+        xl = er_b_down(xl + cval);
+        xh = er_b_up(xh + cval);
+    }
+    double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
+    int in = 1;
+    uint64_t pl = er_cpu_fq_pattern(&Q->fq, la, &in), pl2 = er_cpu_fq_pattern(&Q->fq, lb, &in);
+    uint64_t ph = er_cpu_fq_pattern(&Q->fq, ha, &in), ph2 = er_cpu_fq_pattern(&Q->fq, hb, &in);
+    return in && pl == pl2 && ph == ph2 && er_cpu_fq_finish(&Q->fq, j->rb[i * j->n + col], la, hb, rad, pl, ph2, o);
+}
+
+/*
+ * First pass over an element of a gemm_form batch whose S and W are known and NT either exactly
+ * (NT, tf = 0) or through a binary32 product NTf (tf = 1: NT then lies within NTf (1 -+ rho), rho =
+ * (k + 8) 2^-22 for k <= 2^16: each conversion to binary32 moves a factor by at most 2^-24 of itself,
+ * the binary32 sum of k non-negative terms by at most gamma_k = k 2^-24 / (1 - k 2^-24) of the exact
+ * sum of the rounded products, no term overflows or underflows (integers below 2^53): together below
+ * (k + 3) 2^-24 (1 + 2^-7) < rho).  normal's radius is min(rad(T), rn(W)) (er_b_radius_exact) with
+ * rad and its guard T (1 + 2^-20) < max_c monotone in T: where rn <= rad(T_lo) and the guard holds at
+ * T_hi, the radius is rn whatever T is within, and the enclosure of x may use T_hi (any upper bound
+ * of sum |x_p| serves).  Returns 1 when the element is done (er_b_exact_element's bits), 0 when it is
+ * left for the second pass (NT summed exactly, a tighter enclosure: exact_second).
+ */
+static int exact_first(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double S, double NT, int tf,
+                       float NTf, double NW, er_bel *o)
+{
+    const er_bpar *c = &j->par;
+    int64_t n = j->n;
+    int sa = j->sa[i], sb = j->sb[col];
+    double cval = j->cv ? j->cv[i * n + col] : 0.0;
+    if (sa == ER_BQ_BAD || sb == ER_BQ_BAD) {
+        er_bjob_element(j, i, col, NULL, o); /* the general loop: no quantities */
+        return 1;
+    }
+    if (!Q->fq.ok || !er_b_finite(cval)) {
+        if (tf) return 0; /* er_b_exact_element needs NT itself */
+        double pre[3] = {S, NT, NW};
+        er_bjob_element(j, i, col, pre, o);
+        return 1;
+    }
+    if (!tf) {
+        double T = er_b_scale_up(NT, sa + sb), W = Q->any ? 0.0 : er_b_scale_up(NW, j->sw[i] + sb);
+        double rad = exact_radius(Q, c, T, W, cval);
+        if (!er_b_finite(rad)) {
+            double pre[3] = {S, NT, NW};
+            er_bjob_element(j, i, col, pre, o);
+            return 1;
+        }
+        return exact_keys(j, Q, i, col, S, er_b_up(Q->ge * T), cval, rad, o);
+    }
+    double rho = (double)(c->k + 8) * 0x1p-22, nt = (double)NTf;
+    if (!er_b_finite(nt)) return 0;
+    double T_lo = nt > 0 ? er_b_down(ldexp(er_b_down(nt * (1.0 - rho)), sa + sb)) : 0.0;
+    double T_hi = er_b_scale_up(er_b_up(nt * (1.0 + rho)), sa + sb);
+    if (T_lo < 0) T_lo = 0;
+    double W = er_b_scale_up(NW, j->sw[i] + sb), cm = fabs(cval), Wr = W;
+    if (cm > 0) Wr = er_b_up(W + er_b_up(cm * Q->r_c));
+    double Tr_hi = cm > 0 ? er_b_up(T_hi + cm) : T_hi, Tr_lo = cm > 0 ? er_b_up(T_lo + cm) : T_lo;
+    if (!er_b_finite(Tr_hi) || !(er_b_up(Tr_hi * (1 + 0x1p-20)) < c->max_c)) return 0;
+    double rn = er_b_up(Q->gr * Wr);
+    if (!(rn <= er_b_up(er_b_up(Q->g * Tr_lo) * Q->n1))) return 0;
+    double rad = er_b_up(rn + Q->under);
+    if (!er_b_finite(rad)) return 0;
+    return exact_keys(j, Q, i, col, S, er_b_up(Q->ge * T_hi), cval, rad, o);
+}
+
+/* An element the first pass left, with NT exactly and res, a Sum2 of its exact products in index
+ * order (TwoSum, the error terms summed in binary64; Ogita, Rump and Oishi 2005): |res - x| <= u |x| +
+ * gamma_k^2 sum |x_p|, so |res - x| <= 2^-52 |res| + 2 gamma_k^2 T (u = 2^-53).  S's enclosure, then
+ * res's, then er_b_exact_element itself (the exact sum): the same bits whichever decides. */
+static void exact_second(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double S, double NT, double NW,
+                         double res, er_bel *o)
+{
+    const er_bpar *c = &j->par;
+    int sa = j->sa[i], sb = j->sb[col];
+    double cval = j->cv ? j->cv[i * j->n + col] : 0.0;
+    if (Q->fq.ok && er_b_finite(cval) && er_b_finite(res)) {
+        double T = er_b_scale_up(NT, sa + sb), W = Q->any ? 0.0 : er_b_scale_up(NW, j->sw[i] + sb);
+        double rad = exact_radius(Q, c, T, W, cval);
+        if (er_b_finite(rad)) {
+            if (exact_keys(j, Q, i, col, S, er_b_up(Q->ge * T), cval, rad, o)) return;
+            double e2 = er_b_up(er_b_up(fabs(res) * 0x1p-52) + er_b_up(er_b_up(Q->ge * Q->ge) * er_b_up(2.0 * T)));
+            if (exact_keys(j, Q, i, col, res, e2, cval, rad, o)) return;
+        }
+    }
+    double pre[3] = {S, NT, NW};
+    er_bjob_element(j, i, col, pre, o);
+}
+
+/* The elements a first pass left, together: one pass over B's rows (contiguous) for all of them,
+ * forming each one's NT (when it came through binary32) and Sum2 in index order, then exact_second. */
+typedef struct {
+    int64_t i, col, q; /* the element, and its index in the tile's products */
+} exact_left;
+
+static void exact_pass2(const er_bjob *j, const exact_q *Q, const exact_left *L, int64_t cnt, const double *S,
+                        const double *TT, const double *WW, int tf, er_bounds *out, int64_t e0)
+{
+    int64_t k = j->par.k, n = j->n;
+    double *acc = (double *)malloc(sizeof(double) * 3 * (size_t)(cnt ? cnt : 1));
+    if (!acc) {
+        /* no memory: one element at a time (the same bits) */
+        for (int64_t u = 0; u < cnt; u++) {
+            er_bel b;
+            double NT = 0, s = 0, c = 0;
+            for (int64_t p = 0; p < k; p++) {
+                double x = j->af[L[u].i * k + p] * j->bf[p * n + L[u].col], t = s + x, z = t - s;
+                c += (s - (t - z)) + (x - z);
+                s = t;
+                NT += j->qa[L[u].i * k + p] * j->qb[p * n + L[u].col];
+            }
+            exact_second(j, Q, L[u].i, L[u].col, S[L[u].q], tf ? NT : TT[L[u].q], Q->any ? 0.0 : WW[L[u].q], s + c, &b);
+            put_bel(out, e0 + L[u].i * n + L[u].col, &b);
+        }
+        return;
+    }
+    double *sv = acc, *cv = acc + cnt, *nv = acc + 2 * cnt;
+    for (int64_t u = 0; u < cnt; u++) sv[u] = cv[u] = nv[u] = 0;
+    for (int64_t p = 0; p < k; p++) {
+        const double *br = j->bf + p * n, *qr = j->qb + p * n;
+        for (int64_t u = 0; u < cnt; u++) {
+            double x = j->af[L[u].i * k + p] * br[L[u].col]; /* exact (gemm_form) */
+            double t = sv[u] + x, z = t - sv[u];
+            cv[u] += (sv[u] - (t - z)) + (x - z);
+            sv[u] = t;
+            if (tf) nv[u] += j->qa[L[u].i * k + p] * qr[L[u].col]; /* integers below 2^53: exact */
+        }
+    }
+    for (int64_t u = 0; u < cnt; u++) {
+        er_bel b;
+        exact_second(j, Q, L[u].i, L[u].col, S[L[u].q], tf ? nv[u] : TT[L[u].q], Q->any ? 0.0 : WW[L[u].q],
+                     sv[u] + cv[u], &b);
+        put_bel(out, e0 + L[u].i * n + L[u].col, &b);
+    }
+    free(acc);
+}
+
+/* Rows [r0, r1) of a tile whose products start at row i0: the first pass, then the second for what
+ * it left. */
+static void exact_rows(const er_bjob *j, int64_t r0, int64_t r1, int64_t i0, const double *S, const double *TT,
+                       const float *TF, const double *WW, er_bounds *out, int64_t e0, er_progress *pg)
+{
+    int64_t n = j->n, cnt = 0, cap = 0;
+    exact_left *L = NULL;
+    exact_q Q;
+    exact_q_init(&Q, j);
+    for (int64_t i = r0; i < r1; er_progress_add(pg, n), i++)
+        for (int64_t col = 0; col < n; col++) {
+            er_bel b;
+            int64_t q = (i - i0) * n + col;
+            if (exact_first(j, &Q, i, col, S[q], TF ? 0.0 : TT[q], TF != NULL, TF ? TF[q] : 0.0f,
+                            Q.any ? 0.0 : WW[q], &b)) {
+                put_bel(out, e0 + i * n + col, &b);
+                continue;
+            }
+            if (cnt == cap) {
+                int64_t nc = cap ? 2 * cap : 256;
+                exact_left *nl = (exact_left *)realloc(L, sizeof *L * (size_t)nc);
+                if (!nl) {
+                    /* no memory for the list: this element alone (the same bits) */
+                    exact_left one = {i, col, q};
+                    exact_pass2(j, &Q, &one, 1, S, TT, WW, TF != NULL, out, e0);
+                    continue;
+                }
+                L = nl;
+                cap = nc;
+            }
+            L[cnt].i = i;
+            L[cnt].col = col;
+            L[cnt].q = q;
+            cnt++;
+        }
+    if (cnt) exact_pass2(j, &Q, L, cnt, S, TT, WW, TF != NULL, out, e0);
+    free(L);
+}
+
 /* ---- Threads over rows. ---- */
 
 /* An engine's elements (no slack of A or B), register-blocked: cpu/cpu_bounds_engine.c, the bits of
@@ -129,19 +357,14 @@ static void bounds_rows(bctx *c)
         int have = S && bounds_gemm(j->af + i0 * k, j->bf, S, rows, n, k) == 0 &&
                    bounds_gemm(j->qa + i0 * k, j->qb, TT, rows, n, k) == 0 &&
                    (any || bounds_gemm(j->qw + i0 * k, j->qb, WW, rows, n, k) == 0);
+        if (have) {
+            exact_rows(j, i0, i1, i0, S, TT, NULL, WW, c->out, c->e0, c->pg);
+            continue;
+        }
         for (int64_t i = i0; i < i1; er_progress_add(c->pg, n), i++)
             for (int64_t col = 0; col < n; col++) {
                 er_bel b;
-                double pre[3];
-                const double *pp = NULL;
-                if (have) {
-                    int64_t q = (i - i0) * n + col;
-                    pre[0] = S[q];
-                    pre[1] = TT[q];
-                    pre[2] = any ? 0.0 : WW[q];
-                    pp = pre;
-                }
-                er_bjob_element(j, i, col, pp, &b);
+                er_bjob_element(j, i, col, NULL, &b);
                 put_bel(c->out, c->e0 + i * n + col, &b);
             }
     }
@@ -155,19 +378,7 @@ static void *elements_thread(void *arg)
 {
     bctx *c = (bctx *)arg;
     const er_bjob *j = c->job;
-    int64_t n = j->n;
-    int any = j->par.kind == ER_BK_ANY;
-    for (int64_t i = c->r0; i < c->r1; er_progress_add(c->pg, n), i++)
-        for (int64_t col = 0; col < n; col++) {
-            er_bel b;
-            int64_t q = (i - c->i0) * n + col;
-            double pre[3];
-            pre[0] = c->S[q];
-            pre[1] = c->TT[q];
-            pre[2] = any ? 0.0 : c->WW[q];
-            er_bjob_element(j, i, col, pre, &b);
-            put_bel(c->out, c->e0 + i * n + col, &b);
-        }
+    exact_rows(j, c->r0, c->r1, c->i0, c->S, c->TT, c->TF, c->WW, c->out, c->e0, c->pg);
     return NULL;
 }
 
@@ -186,18 +397,43 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
         return 1;
     const int64_t TR = bounds_tile_rows(n) * T;
     int64_t tr = m < TR ? m : TR;
-    double *S = malloc(sizeof(double) * (size_t)(tr * n)), *TT = malloc(sizeof(double) * (size_t)(tr * n));
+    /* S: the reference's where it kept it (j->S), else one product per tile */
+    /* normal: NT through binary32 (exact_el_tf; half a binary64 product's time), for k <= 2^16 */
+    float *qbf = NULL, *qaf = NULL, *TF = NULL;
+    er_cpu_fq fq;
+    er_cpu_fq_init(&fq, &j->par);
+    /* (only where the common finish applies: elsewhere every element would sum NT itself) */
+    if (!any && fq.ok && k <= 65536 && !getenv("EXACTREF_BOUNDS_NO_F32")) {
+        qbf = (float *)malloc(sizeof(float) * (size_t)(k * n));
+        qaf = (float *)malloc(sizeof(float) * (size_t)(tr * k));
+        TF = (float *)malloc(sizeof(float) * (size_t)(tr * n));
+        if (!qbf || !qaf || !TF) {
+            free(qbf), free(qaf), free(TF);
+            qbf = qaf = TF = NULL;
+        } else {
+            for (int64_t x = 0; x < k * n; x++) qbf[x] = (float)j->qb[x];
+        }
+    }
+    double *S = j->S ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
+    double *TT = TF ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
     double *WW = any ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
     bctx *ctx = (bctx *)calloc((size_t)T, sizeof *ctx);
     pthread_t *th = (pthread_t *)calloc((size_t)T, sizeof *th);
     unsigned char *started = (unsigned char *)calloc((size_t)T, 1);
     int st = 1;
-    if (S && TT && (any || WW) && ctx && th && started) {
+    if ((S || j->S) && (TT || TF) && (any || WW) && ctx && th && started) {
         st = 0;
         for (int64_t i0 = 0; i0 < m && st == 0; i0 += TR) {
             int64_t rows = m - i0 < TR ? m - i0 : TR;
-            if (er_cpu_gemm_any(j->af + i0 * k, k, j->bf, n, S, n, rows, n, k, T) != 0 ||
-                er_cpu_gemm_any(j->qa + i0 * k, k, j->qb, n, TT, n, rows, n, k, T) != 0 ||
+            const double *St = j->S ? j->S + i0 * n : S;
+            int tf_ok = 0;
+            if (TF) {
+                for (int64_t x = 0; x < rows * k; x++) qaf[x] = (float)j->qa[i0 * k + x];
+                tf_ok = er_cpu_sgemm_blas(qaf, k, qbf, n, TF, n, rows, n, k, T) == 0;
+                if (!tf_ok && !TT) TT = malloc(sizeof(double) * (size_t)(tr * n));
+            }
+            if ((!j->S && er_cpu_gemm_any(j->af + i0 * k, k, j->bf, n, S, n, rows, n, k, T) != 0) ||
+                (!tf_ok && (!TT || er_cpu_gemm_any(j->qa + i0 * k, k, j->qb, n, TT, n, rows, n, k, T) != 0)) ||
                 (!any && er_cpu_gemm_any(j->qw + i0 * k, k, j->qb, n, WW, n, rows, n, k, T) != 0)) {
                 st = i0 == 0 ? 1 : -1; /* a BLAS call is not expected to fail */
                 break;
@@ -208,8 +444,9 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
                 ctx[t].out = out;
                 ctx[t].e0 = e0;
                 ctx[t].pg = pg;
-                ctx[t].S = S;
+                ctx[t].S = St;
                 ctx[t].TT = TT;
+                ctx[t].TF = tf_ok ? TF : NULL;
                 ctx[t].WW = WW;
                 ctx[t].i0 = i0;
                 ctx[t].r0 = i0 + rows * t / Tt;
@@ -226,6 +463,9 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
     free(S);
     free(TT);
     free(WW);
+    free(qbf);
+    free(qaf);
+    free(TF);
     free(ctx);
     free(th);
     free(started);
@@ -285,7 +525,7 @@ static int bounds_cpu(const er_bjob *job, er_bounds *out, int64_t e0, int thread
 int er_cpu_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int threads)
 {
     int st;
-    if (!job->bft) {
+    if (!job->bft && er_bjob_needs_bft(job)) {
         /* prepared for a device that declined: the CPU's own copy of B' by columns, without which the
          * same bits come more slowly */
         er_bjob j2 = *job;

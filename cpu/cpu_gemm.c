@@ -238,12 +238,14 @@ static int gemm_split(const double *a, int64_t lda, const double *b, int64_t ldb
  * for the call and put back after it (other users of the BLAS in the process keep theirs).
  */
 typedef __typeof__(&cblas_dgemm) dgemm_fn;
+typedef __typeof__(&cblas_sgemm) sgemm_fn;
 typedef void (*set_threads_fn)(int64_t);
 typedef int64_t (*get_threads_fn)(void);
 
 static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 static dgemm_fn blas_dgemm;
+static sgemm_fn blas_sgemm;
 static set_threads_fn blas_set;
 static get_threads_fn blas_get;
 static int blas_split; /* 1: OpenBLAS with its own pthreads pool (openblas_get_parallel() == 1) */
@@ -265,6 +267,7 @@ static void blas_load(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!(f = blas_sym(h, "cblas_dgemm"))) return;
     memcpy(&blas_dgemm, &f, sizeof f);
+    if ((f = blas_sym(h, "cblas_sgemm"))) memcpy(&blas_sgemm, &f, sizeof f);
     /* its thread control: OpenBLAS's, else BLIS's; both take and return one integer (BLIS: dim_t),
      * which the low 32 bits carry on the ABIs here */
     void *set = blas_sym(h, "openblas_set_num_threads"), *get = blas_sym(h, "openblas_get_num_threads");
@@ -345,4 +348,33 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
     }
 #endif
     return gemm_split(a, lda, b, ldb, c, ldc, m, n, k, threads, 0);
+}
+
+/* C = A B in binary32 through the BLAS (row-major, any order: its own), on `threads` threads; -1
+ * without one (no hand-written binary32 kernel: the caller takes another way). */
+int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
+                      int64_t n, int64_t k, int threads)
+{
+#ifdef ER_HAVE_BLAS
+    if (m > 0 && n > 0 && k > 0 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX &&
+        ldc <= INT_MAX && er_cpu_gemm_uses_blas() && blas_sgemm) {
+        sigset_t all, old;
+        int64_t before = 0;
+        pthread_mutex_lock(&blas_lock);
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        if (blas_set) {
+            before = (int64_t)(int32_t)blas_get();
+            blas_set(threads < 1 ? 1 : threads);
+        }
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb,
+                   0.0f, c, (int)ldc);
+        if (blas_set && before > 0) blas_set(before);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_mutex_unlock(&blas_lock);
+        return 0;
+    }
+#endif
+    (void)a, (void)lda, (void)b, (void)ldb, (void)c, (void)ldc, (void)m, (void)n, (void)k, (void)threads;
+    return -1;
 }

@@ -23,6 +23,11 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
 
 /* 1 when er_cpu_gemm_any calls a BLAS (built with one, EXACTREF_GEMM not "builtin"), else 0. */
 int er_cpu_gemm_uses_blas(void);
+/* cpu_mma.c: the binary64 values of every pattern of fmt (at most 2 bytes of storage), or NULL */
+const double *er_cpu_decode_table(int fmt, int ftz);
+/* cpu_gemm.c: C = A B in binary32 through the BLAS in any order, or -1 without one */
+int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
+                      int64_t n, int64_t k, int threads);
 
 /* Number of threads to use: requested > 0, else the online processors. */
 int er_cpu_threads(int requested);

@@ -1618,6 +1618,9 @@ int er_cpu_mma(const er_problem *pr)
                 st = er_msgf(P.q.msg, P.q.msg_size, ER_ENOMEM, "out of memory for the binary64 product");
                 goto done;
             }
+            /* the block's S for the bounds (src/result.c), which reuse it rather than form it again */
+            if (P.q.keep_s)
+                memcpy(P.q.keep_s + (size_t)((b * P.q.m + R0) * P.q.n), s, sizeof(double) * (size_t)(rows * P.q.n));
         }
         run_phase(ws, th, started, T, 1);
         for (int t = 0; t < T; t++) {
@@ -1635,6 +1638,7 @@ int er_cpu_mma(const er_problem *pr)
             goto done;
         }
     }
+    if (P.q.keep_s_ok && P.q.keep_s && P.q.fast) *P.q.keep_s_ok = 1; /* every block's S copied */
 done:
     if (P.q.stats) { /* the note is the front door's (why the CPU ran) */
         P.q.stats->elements = P.q.batch * P.q.m * P.q.n;
@@ -1654,3 +1658,7 @@ done:
     free(cs);
     return st;
 }
+
+/* The decoding table of fmt (storage of at most 2 bytes; ftz: subnormal inputs flushed), shared with
+ * the bounds' preparation (src/tolerance.c), or NULL. */
+const double *er_cpu_decode_table(int fmt, int ftz) { return decode_table(fmt, ftz); }

@@ -53,8 +53,12 @@ int er_backend_auto_opencl_device_(void);
 /* Per-element bounds of a standard on the result's backend (src/tolerance.c; args: the result's;
  * rounded: its exactly rounded result): prepared on the CPU, the elements on args->backend's device where it can (a device
  * without fp64 leaves them to the CPU: *on_cpu = 1, may be NULL).  msg receives a device's error. */
+/* er_mma, and where the CPU's certified fast path runs, its S = A'B' of every batch (m x n each) copied
+ * into keep_s, *keep_s_ok then 1 (else 0): the bounds of normal and any_order reuse it. */
+er_status er_front_mma_keep(er_mma_args *args, double *keep_s, int *keep_s_ok);
 int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
-                    const er_slack *slack, er_bounds *out, char *msg, size_t msg_size, int *on_cpu);
+                    const er_slack *slack, const double *keep_s, er_bounds *out, char *msg, size_t msg_size,
+                    int *on_cpu);
 
 /* normal() on the result's backend (args: the result's; out: of d's format and shape, receives it;
  * compute: a float format); under AUTO a device that fails leaves it to the CPU (the same bits). */

@@ -338,15 +338,20 @@ static int mma_on_cpu(void *ctx)
 
 static const er_route_op mma_op = {mma_on_device, mma_on_cpu, 0, 1, 1, 0};
 
-er_status er_mma(er_mma_args *args)
+er_status er_mma(er_mma_args *args) { return er_front_mma_keep(args, NULL, NULL); }
+
+er_status er_front_mma_keep(er_mma_args *args, double *keep_s, int *keep_s_ok)
 {
     er_problem P;
     char note[256];
     int st, ran;
+    if (keep_s_ok) *keep_s_ok = 0;
     if (!args) return ER_EINVAL;
     if (args->msg && args->msg_size) args->msg[0] = 0;
     if ((st = er_problem_validate(&P, args, args->d, args->lo, args->hi, args->odd, args->msg, args->msg_size)) != ER_OK)
         return st;
+    P.keep_s = keep_s_ok ? keep_s : NULL;
+    P.keep_s_ok = keep_s_ok;
     st = er_route(&mma_op, &P, args->backend, args->device, P.batch * P.m * P.n * P.k, &ran, note, sizeof note,
                   args->msg, args->msg_size);
     if (args->stats) {

@@ -15,6 +15,9 @@
 #include "result_internal.h"
 #include "host/er_msg.h"
 #include "exactref/exactref.h"
+
+/* The most elements whose S a result keeps (src/result_internal.h: keep_s): 256 MiB. */
+#define ER_KEEP_S_MAX ((int64_t)1 << 25)
 #include "exactref/report.h"
 
 #define msgf er_msgf /* src/host/er_msg.h */
@@ -40,7 +43,22 @@ er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, 
     r->args.stats = &r->stats;
     r->args.msg = msg;
     r->args.msg_size = msg_size;
-    st = er_mma(&r->args);
+    {
+        /* the reference's S, for normal's and any_order's bounds (src/tolerance.c), where the CPU may
+         * run it and it is at most ER_KEEP_S_MAX elements (8 bytes each; without it the bounds form S
+         * themselves, the same bits) */
+        int64_t cnt = 1;
+        int ok = 0;
+        for (int i = 0; i < args->d->ndim && i < 3; i++) cnt *= args->d->shape[i] > 0 ? args->d->shape[i] : 0;
+        if (!args->a_scale && !getenv("EXACTREF_NO_KEEP_S") && (args->backend == ER_BACKEND_AUTO || args->backend == ER_BACKEND_CPU) && cnt > 0 &&
+            cnt <= ER_KEEP_S_MAX && er_fmt_get(args->a->format).kind == ER_KIND_FLOAT)
+            r->keep_s = (double *)malloc(sizeof(double) * (size_t)cnt);
+        st = er_front_mma_keep(&r->args, r->keep_s, &ok);
+        if (!ok) {
+            free(r->keep_s);
+            r->keep_s = NULL;
+        }
+    }
     if (st != ER_OK) {
         free(r);
         return st;
@@ -181,6 +199,7 @@ void er_result_free(er_result *r)
     free(r->owned);
     free(r->map);
     for (int q = 0; q < 3; q++) free(r->slack[q]);
+    free(r->keep_s);
     free(r);
 }
 
@@ -302,7 +321,7 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
         int on_cpu = 0;
         er_standard es = er_standard_for_inputs(&o->standard, r->args.a->format, r->args.b->format);
         st = er_front_bounds(&r->args, &r->d, compute, o->flush_to_zero, &es,
-                             (sl.da || sl.db || sl.dc) ? &sl : NULL, &b, dmsg, sizeof dmsg, &on_cpu);
+                             (sl.da || sl.db || sl.dc) ? &sl : NULL, r->keep_s, &b, dmsg, sizeof dmsg, &on_cpu);
         /* a backend asked for by name says where the bounds ran when it could not run them itself */
         if (st == ER_OK && on_cpu && (r->args.backend == ER_BACKEND_OPENCL || r->args.backend == ER_BACKEND_CUDA) &&
             !r->stats.note[0])

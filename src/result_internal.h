@@ -20,6 +20,7 @@ struct er_result {
     er_result *base;          /* a view (reshape, transpose): the result it shows, and */
     int64_t *map;             /* for each element of the view, its index in base's row-major order */
     er_mma_stats stats;
+    double *keep_s;           /* the reference's S = A'B' (its fast path's), reused by the bounds, or NULL */
     int is_int;
     int64_t count;
     int ncache;

@@ -137,12 +137,71 @@ static int32_t quantize(const double *x, int64_t step, int64_t k, const double *
     return (int32_t)s;
 }
 
+/* hw_exp of every pattern of a format of at most 2 bytes (the table's values are hw_exp's), or NULL. */
+static pthread_mutex_t hwx_lock = PTHREAD_MUTEX_INITIALIZER;
+static int16_t *hwx_tab[ER_FMT_COUNT];
+
+static const int16_t *hw_exp_table(int fmt)
+{
+    int bytes = er_storage_bytes(fmt);
+    int16_t *t;
+    if (fmt < 0 || fmt >= ER_FMT_COUNT || bytes > 2) return NULL;
+    pthread_mutex_lock(&hwx_lock);
+    t = hwx_tab[fmt];
+    if (!t) {
+        size_t cnt = (size_t)1 << (8 * bytes);
+        t = (int16_t *)malloc(sizeof(int16_t) * cnt);
+        if (t) {
+            for (size_t x = 0; x < cnt; x++) t[x] = hw_exp(er_decode(fmt, x), fmt);
+            hwx_tab[fmt] = t;
+        }
+    }
+    pthread_mutex_unlock(&hwx_lock);
+    return t;
+}
+
+/* Row i of A' (k values) or row p of B' (n values) of batch b through the tables: the values
+ * val_to_double(a_val) / (b_val) and, where xt is given, the exponents hw_exp (the unscaled, ungrouped
+ * case: the caller's condition). */
+static void prep_row_tab(const view *v, int64_t b, int64_t i, int64_t cnt, const double *tab, const int16_t *xt,
+                         double *dst, int16_t *edst)
+{
+    const unsigned char *src = v->data + (size_t)(b * v->sb + i * v->s0) * (size_t)v->bytes;
+    int64_t st = v->s1;
+    if (v->bytes == 1) {
+        for (int64_t p = 0; p < cnt; p++) dst[p] = tab[src[p * st]];
+        if (xt)
+            for (int64_t p = 0; p < cnt; p++) edst[p] = xt[src[p * st]];
+    } else {
+        for (int64_t p = 0; p < cnt; p++) {
+            uint16_t x;
+            memcpy(&x, src + 2 * p * st, 2);
+            dst[p] = tab[x];
+            if (xt) edst[p] = xt[x];
+        }
+    }
+}
+
 static void prep_range(prep *q, int64_t r0, int64_t r1)
 {
     const er_problem *P = q->P;
     int64_t b = q->b, k = P->k, n = P->n;
-    int block = q->args->block;
-    if (q->phase == 0) {
+    int block = q->args->block, ftz_in = (q->args->opts & ER_OPT_FTZ_IN) != 0;
+    /* the tables: unscaled operands of at most 2 bytes (engines: without exact groups) */
+    int tab_ok = !P->scaled && q->job->par.gextra == 0;
+    if (q->phase == 0 && tab_ok && P->a.bytes <= 2 && er_cpu_decode_table(P->a.fmt, ftz_in) &&
+        (!q->ea || hw_exp_table(P->a.fmt))) {
+        const double *tab = er_cpu_decode_table(P->a.fmt, ftz_in);
+        const int16_t *xt = q->ea ? hw_exp_table(P->a.fmt) : NULL;
+        for (int64_t i = r0; i < r1; i++)
+            prep_row_tab(&P->a, b, i, k, tab, xt, q->af + i * k, q->ea ? q->ea + i * k : NULL);
+    } else if (q->phase == 1 && tab_ok && P->b.bytes <= 2 && er_cpu_decode_table(P->b.fmt, ftz_in) &&
+               (!q->eb || hw_exp_table(P->b.fmt))) {
+        const double *tab = er_cpu_decode_table(P->b.fmt, ftz_in);
+        const int16_t *xt = q->eb ? hw_exp_table(P->b.fmt) : NULL;
+        for (int64_t p = r0; p < r1; p++)
+            prep_row_tab(&P->b, b, p, n, tab, xt, q->bf + p * n, q->eb ? q->eb + p * n : NULL);
+    } else if (q->phase == 0) {
         for (int64_t i = r0; i < r1; i++)
             for (int64_t p = 0; p < k; p++) {
                 q->af[i * k + p] = val_to_double(a_val(P, b, i, p));
@@ -156,14 +215,6 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
                     q->ea[i * k + p] = e;
                 }
             }
-        if (q->qa) {
-            int Qa, Qb;
-            er_b_q_bits(k, &Qa, &Qb);
-            for (int64_t i = r0; i < r1; i++) {
-                q->sa[i] = quantize(q->af + i * k, 1, k, NULL, Qa, q->qa + i * k, 1);
-                q->sw[i] = quantize(q->af + i * k, 1, k, q->job->rw, Qa, q->qw + i * k, 1);
-            }
-        }
     } else if (q->phase == 1) {
         for (int64_t p = r0; p < r1; p++)
             for (int64_t j = 0; j < n; j++) {
@@ -203,7 +254,15 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
                 for (int64_t t = 0; t < nj; t++)
                     q->qb[p * n + j0 + t] = bad[t] ? 0.0 : er_b_q_value(q->bf[p * n + j0 + t], q->sb[j0 + t]);
         }
-    } else if (q->bft) {
+    } else if (q->phase == 5) {
+        /* A's quantized rows (after phase 0) */
+        int Qa, Qb;
+        er_b_q_bits(k, &Qa, &Qb);
+        for (int64_t i = r0; i < r1; i++) {
+            q->sa[i] = quantize(q->af + i * k, 1, k, NULL, Qa, q->qa + i * k, 1);
+            q->sw[i] = quantize(q->af + i * k, 1, k, q->job->rw, Qa, q->qw + i * k, 1);
+        }
+    } else if (q->phase == 3 && q->bft) {
         for (int64_t j = r0; j < r1; j++)
             for (int64_t p = 0; p < k; p++) {
                 q->bft[j * k + p] = q->bf[p * n + j];
@@ -228,7 +287,7 @@ static void *prep_thread(void *arg)
 /* One phase over all its rows, split over the threads (every range written by one thread). */
 static void par_for(int threads, prep *q)
 {
-    int64_t rows = q->phase == 0 || q->phase == 2 ? q->P->m : q->phase == 1 ? q->P->k : q->P->n; /* 3, 4: n */
+    int64_t rows = q->phase == 0 || q->phase == 2 || q->phase == 5 ? q->P->m : q->phase == 1 ? q->P->k : q->P->n; /* 3, 4: n */
     int T = er_cpu_threads(threads);
     if (T > 64) T = 64;
     if ((int64_t)T > rows / 64) T = (int)(rows / 64 > 0 ? rows / 64 : 1);
@@ -294,7 +353,8 @@ static int tf32_subnormal_slack(const er_bjob *j, int64_t k, int a_f32, int b_f3
 }
 
 static int prepare_bounds(const er_problem *P, int target, int compute, int ftz, const er_standard *std,
-                          const er_slack *slack, er_bounds *out, er_bjob_sink sink, void *sink_ctx)
+                          const er_slack *slack, const double *keep_s, er_bounds *out, er_bjob_sink sink,
+                          void *sink_ctx)
 {
     const er_mma_args *args = P->args;
     const er_tensor *rounded = P->d;
@@ -378,13 +438,7 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
     /* B' (and the engines' exponents, and B's slack) by columns for the per-element loops: the same
      * values in the same order, read with step 1 (NULL: read by rows, slower, the same bits); OpenCL
      * on a CPU device reads them too, CUDA does not */
-    if (target != ER_BACKEND_CUDA) bft = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
-    if (bft && eb) ebt = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
-    if (bft && slack && slack->db) dbt = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
-    if (bft && ((eb && !ebt) || (slack && slack->db && !dbt))) {
-        free(bft);
-        bft = NULL;
-    }
+    int want_bft = target != ER_BACKEND_CUDA; /* allocated below, for a batch that reads it */
     if (!af || !bf || !rw || !rb || (P->has_c && !cv) || (std->kind == ER_STD_ENGINE && (!ea || !eb)) ||
         (c->gemm_form && (!qa || !qw || !qb || !sa || !sw || !sb))) {
         st = ER_ENOMEM;
@@ -414,12 +468,42 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
             job.db = slack->db ? slack->db + (args->b->ndim == 3 ? b * P->k * P->n : 0) : NULL;
             job.dc = slack->dc ? slack->dc + (args->c && args->c->ndim == 3 ? b * P->m * P->n : 0) : NULL;
         }
-        prep pr = {P, args, &rv, b, &job, af, bf, bft, cv, ea, eb, ebt, dbt, rb, qa, qw, qb, sa, sw, sb, 0};
-        for (pr.phase = 0; pr.phase < 5; pr.phase++)
-            if (pr.phase != 4 || qb) par_for(args->threads, &pr);
-        job.bft = bft;
-        job.ebt = ebt;
-        job.dbt = dbt;
+        /* S of this batch from the reference's fast path (any order: er_b_exact_element's S) */
+        job.S = keep_s && c->gemm_form ? keep_s + b * mn : NULL;
+        prep pr = {P, args, &rv, b, &job, af, bf, NULL, cv, ea, eb, NULL, NULL, rb, qa, qw, qb, sa, sw, sb, 0};
+        static const int order[5] = {0, 5, 1, 2, 4}; /* A' then its quantized rows, B', C and D, B's columns */
+        for (int ph = 0; ph < 5; ph++) {
+            pr.phase = order[ph];
+            if ((pr.phase != 4 && pr.phase != 5) || qb) par_for(args->threads, &pr);
+        }
+        if (want_bft && !bft && er_bjob_needs_bft(&job)) {
+            bft = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+            if (bft && eb) ebt = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
+            if (bft && slack && slack->db) dbt = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+            if (bft && ((eb && !ebt) || (slack && slack->db && !dbt))) {
+                free(bft);
+                free(ebt);
+                free(dbt);
+                bft = dbt = NULL;
+                ebt = NULL;
+                want_bft = 0; /* no memory: read by rows, the same bits */
+            }
+        }
+        job.bft = NULL;
+        job.ebt = NULL;
+        job.dbt = NULL;
+        if (bft && er_bjob_needs_bft(&job)) {
+            pr.bft = bft;
+            pr.ebt = ebt;
+            pr.dbt = dbt;
+            pr.phase = 3;
+            par_for(args->threads, &pr);
+        }
+        if (pr.bft) {
+            job.bft = bft;
+            job.ebt = ebt;
+            job.dbt = dbt;
+        }
         double *tsl = NULL;
         if (std->kind == ER_STD_ENGINE && c->tf32_inputs &&
             (st = tf32_subnormal_slack(&job, P->k, c->a_f32, c->b_f32, &tsl)) != ER_OK)
@@ -498,7 +582,8 @@ static int bounds_sink(void *ctx, const er_bjob *job, er_bounds *out, int64_t e0
 }
 
 int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
-                    const er_slack *slack, er_bounds *out, char *msg, size_t msg_size, int *on_cpu)
+                    const er_slack *slack, const double *keep_s, er_bounds *out, char *msg, size_t msg_size,
+                    int *on_cpu)
 {
     er_problem P;
     bounds_ctx c;
@@ -519,7 +604,7 @@ int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compu
      * declines leaves the elements to the CPU, which computes the same bits without them) */
     target = args->backend;
     if (target == ER_BACKEND_AUTO) target = er_backend_auto(c.macs, args->device, NULL, 0);
-    return prepare_bounds(&P, target, compute, ftz, std, slack, out, bounds_sink, &c);
+    return prepare_bounds(&P, target, compute, ftz, std, slack, keep_s, out, bounds_sink, &c);
 }
 
 /* ------------------------------------------------------------------------------------------------ */

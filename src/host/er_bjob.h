@@ -24,11 +24,25 @@ typedef struct er_bjob {
      * infinity or NaN, whose integers are 0) */
     const double *qa, *qw, *qb;
     const int32_t *sa, *sw, *sb; /* m, m, n */
+    const double *S;        /* CPU only: S = A'B' (m x n) in any order from the reference (gemm_form), or NULL */
     const double *bft;      /* CPU only: B' by columns (n x k), or NULL; with it ebt and dbt (or NULL) */
     const int16_t *ebt;
     const double *dbt;
     void (*progress)(void *ctx, double fraction); void *progress_ctx; /* er_progress_fn, or NULL */
 } er_bjob;
+
+/* Whether the CPU's per-element loops read B' by columns (bft) at all: every element of a gemm_form
+ * batch whose rows and columns are finite takes its quantities from the matrix products, and B' is
+ * then read only by the rare exact sums (by rows: the same bits). */
+static inline int er_bjob_needs_bft(const er_bjob *j)
+{
+    if (!j->par.gemm_form || !j->sa || !j->sb) return 1;
+    for (int64_t i = 0; i < j->m; i++)
+        if (j->sa[i] == ER_BQ_BAD) return 1;
+    for (int64_t c = 0; c < j->n; c++)
+        if (j->sb[c] == ER_BQ_BAD) return 1;
+    return 0;
+}
 
 /* Results as inputs: for each element of A, B and C (row-major, the operand's own shape), how far the
  * value an implementation stored may be from the rounded value the later operation reads (inf: no

@@ -22,6 +22,9 @@ typedef struct er_problem {
     int device;              /* the device index for OpenCL and CUDA (-1: the backend's default) */
     er_mma_stats *stats;     /* may be NULL */
     struct er_progress *progress; /* a backend's counter of rows done (host/er_progress.h), or NULL */
+    double *keep_s;          /* or NULL: the CPU's fast path copies its S = A'B' (binary64, any order; each
+                                batch m x n, row-major) here for the bounds to reuse (src/result.c), and */
+    int *keep_s_ok;          /* sets *keep_s_ok to 1 when every element's S is there */
     char *msg;               /* may be NULL: receives a sentence explaining an error */
     size_t msg_size;
 } er_problem;

@@ -464,7 +464,7 @@ START_TEST(test_device)
     ck_assert(b.radius && b.tolerance && b.low && b.high && b.has_range && b.may_pinf && b.may_ninf && b.may_nan);
     ck_assert(er_standard_parse("normal", &s, msg, sizeof msg) == ER_OK);
     prob_args(&P, &a, &R[1].D, er_tb->backend);
-    st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
+    st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, NULL, &b, msg, sizeof msg, &on_cpu);
     ck_assert_msg(st == ER_OK, "er_front_bounds: %s", msg);
     ck_assert_msg(on_cpu == 0, "the bounds of a %s problem were computed on the CPU", er_tb->label);
     {
@@ -490,7 +490,7 @@ START_TEST(test_device)
         ck_assert_msg(st == ER_EUNSUPPORTED, "normal() without the module: %s (%s)", er_status_string(st), msg);
         free(out);
         on_cpu = -1;
-        st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
+        st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, NULL, &b, msg, sizeof msg, &on_cpu);
         ck_assert_msg(st == ER_OK && on_cpu == 1, "bounds without the module: %s, on_cpu %d (%s)", er_status_string(st),
                       on_cpu, msg);
         er_tb_make_opts(&o, &t);
@@ -502,7 +502,7 @@ START_TEST(test_device)
     if (er_tb->device) {
         /* a device index that does not exist: the bounds say so */
         a.device = 100000;
-        st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, &b, msg, sizeof msg, &on_cpu);
+        st = er_front_bounds(&a, &R[1].D, ER_FMT_F32, 0, &s, NULL, NULL, &b, msg, sizeof msg, &on_cpu);
         ck_assert_msg(st == ER_ENODEVICE && strstr(msg, er_tb->no_device), "device 100000: %s (%s)",
                       er_status_string(st), msg);
     }
