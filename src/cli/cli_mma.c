@@ -1,6 +1,7 @@
 /* cli_mma.c: the operand flags shared by `exactref matmul` and `exactref check`. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,21 +176,33 @@ static struct {
 } watch[ER_CLI_WATCH];
 static int watch_installed;
 
-static void say(const char *s) { (void)!write(2, s, strlen(s)); }
+static atomic_flag sigbus_seen = ATOMIC_FLAG_INIT;
 
 /* SIGBUS at an address of a watched mapping: its file was cut while in use.  Only async-signal-safe
- * calls here (write, _exit, signal, raise); any other SIGBUS keeps its default action. */
+ * calls here (a lock-free flag, write, _exit, pause, signal, raise); the first thread to fault says it
+ * in one write and ends the process, the others wait for that; any other SIGBUS keeps its default
+ * action. */
 static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
+    static const char tail[] = ": the file became shorter while it was being read (its pages are memory-mapped; "
+                               "EXACTREF_NO_MMAP=1 reads the inputs into memory first): no result\n";
     uintptr_t a = (uintptr_t)si->si_addr;
     (void)ctx;
     for (int k = 0; k < ER_CLI_WATCH; k++) {
         const char *p = watch[k].path;
         if (p && a >= watch[k].lo && a < watch[k].hi) {
-            say("exactref: ");
-            say(p);
-            say(": the file became shorter while it was being read (its pages are memory-mapped; "
-                "EXACTREF_NO_MMAP=1 reads the inputs into memory first): no result\n");
+            char line[4096 + sizeof tail + 16];
+            size_t n = 0, pl = strlen(p);
+            if (atomic_flag_test_and_set(&sigbus_seen))
+                for (;;) pause();
+            if (pl > 4096) pl = 4096;
+            memcpy(line, "exactref: ", 10);
+            n = 10;
+            memcpy(line + n, p, pl);
+            n += pl;
+            memcpy(line + n, tail, sizeof tail - 1);
+            n += sizeof tail - 1;
+            (void)!write(2, line, n);
             _exit(ER_EXIT_INTERNAL);
         }
     }
