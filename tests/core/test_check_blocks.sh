@@ -138,6 +138,20 @@ done
 if cmp -s "$tmp/dev0.err" "$tmp/dev1.err" && [ "$(tail -n 1 "$tmp/dev0.err")" != 0 ]; then ok; else
     bad "device error: one pass $(cat "$tmp/dev0.err"), tiles $(cat "$tmp/dev1.err")"; fi
 
+# --save-bounds (one pass) writes the same four files mapped and read into memory
+for nm in "" 1; do
+    mkdir -p "$tmp/sb$nm"
+    EXACTREF_NO_MMAP=$nm "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/dp.npy" $BF --save-bounds "$tmp/sb$nm" \
+        >"$tmp/sb$nm.out" 2>&1
+    echo $? >>"$tmp/sb$nm.out"
+done
+sbok=1
+for f in tolerance.npy has_range.npy range_low.npy range_high.npy; do
+    [ -s "$tmp/sb/$f" ] && cmp -s "$tmp/sb/$f" "$tmp/sb1/$f" || sbok=0
+done
+grep -v '^  time  ' "$tmp/sb.out" >"$tmp/sb.txt"; grep -v '^  time  ' "$tmp/sb1.out" >"$tmp/sb1.txt"
+if [ $sbok = 1 ] && cmp -s "$tmp/sb.txt" "$tmp/sb1.txt"; then ok; else bad "--save-bounds: mapped and read differ: $(ls "$tmp/sb" "$tmp/sb1")"; fi
+
 # a bad input says the same, mapped or read: the status, and the message naming the file, the index
 # and the problem (a value not in the declared format, a NaN where the format has none, a pattern wider
 # than its format, a truncated file, a bad header)
