@@ -615,7 +615,12 @@ static er_status er_read_(const char *path, er_npy *out, _er_npy_map *map, char 
         void *base = mmap(NULL, (size_t)flen, PROT_READ, MAP_PRIVATE, fd, 0);
         if (base != MAP_FAILED) {
             struct stat again;
-            if (fstat(fd, &again) != 0 || (uint64_t)again.st_size < flen) {
+            if (fstat(fd, &again) != 0) {
+                _er_npy_msg(msg, msg_size, "%s: cannot read the file: %s", path, _er_npy_errstr(errno, eb, sizeof eb));
+                munmap(base, (size_t)flen);
+                goto fail;
+            }
+            if ((uint64_t)again.st_size < flen) {
                 munmap(base, (size_t)flen);
                 _er_npy_msg(msg, msg_size, "%s: truncated: the file shrank while it was being opened (%llu bytes, "
                             "then %llu)", path, (unsigned long long)flen, (unsigned long long)again.st_size);
