@@ -52,7 +52,10 @@ static void on_progress(void *ctx, double fraction)
  * (tests/core/test_report_merge.c, tests/core/test_check_blocks.sh).  --save-bounds keeps the one-pass
  * path (it writes the bounds of the whole output).  EXACTREF_CHECK_BLOCK_ROWS=R and
  * EXACTREF_CHECK_BLOCK_COLS=C set a tile's rows and columns (R = 0: one pass; C unset with R set: all
- * columns).
+ * columns).  The .npy files are memory-mapped (er_cli_read_tensor; docs/cli.md, "Memory-mapped
+ * inputs"): each band's pages of A, OUT, C and A's scales are given back once the band is done, and
+ * the rounded answer exists one tile at a time (the narrower-format hint is gathered per tile), so
+ * what the tiles hold does not grow with the output.
  */
 #define ER_CHECK_BLOCK_BYTES 96
 #define ER_CHECK_SIDE_BYTES 32
