@@ -5,7 +5,10 @@
 # Needs /usr/bin/time (Debian package "time") and python3 (for the random operands).  The files go to
 # a temporary directory that is removed at the end.  Speed is not measured here.  The check streams
 # in row blocks (docs/cli.md); EXACTREF_CHECK_BLOCK_ROWS=R in the environment sets the rows of a block
-# (0: the one-pass check), and the line then names it.
+# (0: the one-pass check), and the line then names it; so does EXACTREF_NO_MMAP=1 (the files read into
+# memory instead of memory-mapped, docs/cli.md).  The peak counts the mapped files' pages that are
+# resident: they are the page cache's, which the kernel reclaims under memory pressure, so the peak
+# of a mapped check is what it holds when memory is plentiful, not what it needs.
 set -eu
 exe=${1:?usage: memory.sh EXACTREF [N ...]}
 shift
@@ -35,6 +38,8 @@ EOF
     wall=$(sed -n 's/^[[:space:]]*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time.txt")
     files=$(($(wc -c <"$tmp/a.npy") + $(wc -c <"$tmp/b.npy") + $(wc -c <"$tmp/out.npy")))
     blocks=; [ -z "${EXACTREF_CHECK_BLOCK_ROWS-}" ] || blocks=", EXACTREF_CHECK_BLOCK_ROWS=$EXACTREF_CHECK_BLOCK_ROWS"
+    [ -z "${EXACTREF_CHECK_BLOCK_COLS-}" ] || blocks="$blocks, EXACTREF_CHECK_BLOCK_COLS=$EXACTREF_CHECK_BLOCK_COLS"
+    [ -z "${EXACTREF_NO_MMAP-}" ] || blocks="$blocks, EXACTREF_NO_MMAP=$EXACTREF_NO_MMAP"
     awk -v n="$n" -v kb="$kb" -v f="$files" -v w="$wall" -v b="$blocks" 'BEGIN {
         printf "memory n=%d bf16 -> f32: peak RSS %.1f MB, inputs+output %.1f MB, ratio %.2f (wall %s%s)\n",
                n, kb * 1024 / 1e6, f / 1e6, kb * 1024 / f, w, b }'

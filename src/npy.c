@@ -1,13 +1,16 @@
 /* npy.c: the NumPy .npy file format: a strict reader and a writer that never clobbers what it must not. */
 #define _XOPEN_SOURCE 700
+#define _DEFAULT_SOURCE /* madvise and MADV_DONTNEED (Linux) */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -535,7 +538,12 @@ static long long er_read_full_(int fd, void *buf, size_t n)
     return (long long)got;
 }
 
-er_status er_npy_read(const char *path, er_npy *out, char *msg, size_t msg_size)
+/*
+ * The reader of er_npy_read and _er_npy_map_read: the file opened, its size taken once (fstat), the
+ * preamble and header read and checked against that size, then the data either read into memory
+ * (map NULL, or where a mapping is refused) or mapped read-only (map->base set, out->data inside it).
+ */
+static er_status er_read_(const char *path, er_npy *out, _er_npy_map *map, char *msg, size_t msg_size)
 {
     unsigned char pre[12];
     char eb[128];
@@ -546,6 +554,7 @@ er_status er_npy_read(const char *path, er_npy *out, char *msg, size_t msg_size)
     long long got;
     er_status st = ER_EINVAL;
     int fd;
+    if (map) memset(map, 0, sizeof *map);
     if (!path || !out) {
         _er_npy_msg(msg, msg_size, "er_npy_read: null argument");
         if (out) memset(out, 0, sizeof *out);
@@ -597,6 +606,35 @@ er_status er_npy_read(const char *path, er_npy *out, char *msg, size_t msg_size)
     free(header);
     header = NULL;
     if ((st = er_data_len_(out, flen - hstart - hlen, path, msg, msg_size)) != ER_OK) goto fail;
+    st = ER_EINVAL;
+    /* A mapping: of a regular file (above) with data, whose length fits in size_t.  The size was
+     * checked against the header (er_data_len_); it is taken again once the mapping exists, so that a
+     * file cut between the two is refused here rather than faulting later (what remains: a file cut
+     * while the mapping is in use, _er_npy_map_read in npy_internal.h). */
+    if (map && out->nbytes && flen <= (uint64_t)SIZE_MAX) {
+        void *base = mmap(NULL, (size_t)flen, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (base != MAP_FAILED) {
+            struct stat again;
+            if (fstat(fd, &again) != 0) {
+                _er_npy_msg(msg, msg_size, "%s: cannot read the file: %s", path, _er_npy_errstr(errno, eb, sizeof eb));
+                munmap(base, (size_t)flen);
+                goto fail;
+            }
+            if ((uint64_t)again.st_size < flen) {
+                munmap(base, (size_t)flen);
+                _er_npy_msg(msg, msg_size, "%s: truncated: the file shrank while it was being opened (%llu bytes, "
+                            "then %llu)", path, (unsigned long long)flen, (unsigned long long)again.st_size);
+                goto fail;
+            }
+            map->base = base;
+            map->len = (size_t)flen;
+            out->data = (unsigned char *)base + hstart + hlen;
+            close(fd);
+            _er_npy_msg_ok(msg, msg_size);
+            return ER_OK;
+        }
+        /* a file system that cannot map (errno): read it, as er_npy_read does */
+    }
     /* nbytes equals what the file holds after the header: a checked size. */
     if (!(out->data = malloc(out->nbytes ? out->nbytes : 1))) {
         _er_npy_msg(msg, msg_size, "%s: out of memory for %zu bytes of data", path, out->nbytes);
@@ -623,6 +661,60 @@ fail:
     memset(out, 0, sizeof *out);
     close(fd);
     return st;
+}
+
+er_status er_npy_read(const char *path, er_npy *out, char *msg, size_t msg_size)
+{
+    return er_read_(path, out, NULL, msg, msg_size);
+}
+
+er_status _er_npy_map_read(const char *path, er_npy *out, _er_npy_map *map, char *msg, size_t msg_size)
+{
+    if (!map) {
+        _er_npy_msg(msg, msg_size, "_er_npy_map_read: null argument");
+        if (out) memset(out, 0, sizeof *out);
+        return ER_EINVAL;
+    }
+    return er_read_(path, out, map, msg, msg_size);
+}
+
+void _er_npy_map_release(er_npy *a, _er_npy_map *map)
+{
+    if (map && map->base) {
+        munmap(map->base, map->len);
+        memset(map, 0, sizeof *map);
+        if (a) memset(a, 0, sizeof *a);
+        return;
+    }
+    er_npy_free(a);
+}
+
+int _er_npy_map_holds(const _er_npy_map *map, const void *p, size_t n)
+{
+    const unsigned char *b, *q = (const unsigned char *)p;
+    if (!map || !map->base || !p) return 0;
+    b = (const unsigned char *)map->base;
+    return q >= b && (size_t)(q - b) <= map->len && n <= map->len - (size_t)(q - b);
+}
+
+void _er_npy_map_drop(const _er_npy_map *map, const void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    uintptr_t page, lo, hi, b, e;
+    long ps = sysconf(_SC_PAGESIZE);
+    if (!n || !_er_npy_map_holds(map, p, n) || ps <= 0) return;
+    page = (uintptr_t)ps;
+    b = (uintptr_t)map->base;
+    e = b + map->len;
+    /* the pages the range touches (a neighbour's page dropped too is read again when it is used) */
+    lo = (uintptr_t)p / page * page;
+    hi = ((uintptr_t)p + n + page - 1) / page * page;
+    if (lo < b) lo = b; /* the base is page-aligned */
+    if (hi > (e + page - 1) / page * page) hi = (e + page - 1) / page * page;
+    if (hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED);
+#else
+    (void)map, (void)p, (void)n;
+#endif
 }
 
 /* ---- Writing. ---- */

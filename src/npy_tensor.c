@@ -1,4 +1,5 @@
 /* npy_tensor.c: .npy arrays as tensors of bit patterns, and tensors as .npy files. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,15 +30,19 @@ static void er_elem_msg_(char *msg, size_t msg_size, const char *name, const er_
     _er_npy_msg(msg, msg_size, "%s: element %s = %s %s", name, idx, value, problem);
 }
 
-er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_tensor *t, void **storage,
-                           char *msg, size_t msg_size)
+/* Elements checked between two gives-back of a mapping's pages (_er_npy_map_drop). */
+#define ER_DROP_EVERY (UINT64_C(1) << 22)
+
+/* er_npy_to_tensor, and with map (its base set) _er_npy_to_tensor_mapped (npy_internal.h). */
+static er_status er_to_tensor_(const er_npy *a, const _er_npy_map *map, const char *name, int declared, er_tensor *t,
+                               void **storage, char *msg, size_t msg_size)
 {
     const _er_npy_dtype *dt = NULL;
     er_format_info fi;
     char why[192], sh[256];
-    int fmt, mode, sb, k;
+    int fmt, mode, sb, k, in_place;
     size_t nbytes;
-    uint64_t n, e;
+    uint64_t n, e, dropped;
     unsigned char *dst;
     const unsigned char *src;
     if (!name) name = "<array>";
@@ -118,13 +123,27 @@ er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_t
         _er_npy_msg(msg, msg_size, "%s: huge dimensions for %s", name, fi.name);
         return ER_EINVAL;
     }
-    if (!(dst = malloc(n ? (size_t)n * (size_t)sb : 1))) {
+    /* In place: a mapped array whose elements are the tensor's patterns as they are, of a format whose
+     * every storage pattern is valid (so a file changed under the mapping cannot give a refused one),
+     * aligned as malloc would align it.  Should an element still need a change, the copy is made then
+     * (the elements before it are the patterns as they are). */
+    in_place = map && map->base && _er_npy_map_holds(map, a->data, nbytes) && n > 0 && sb == dt->size &&
+               fi.width == 8 * sb && fi.padding_bits == 0 && ((uintptr_t)a->data % 16u) == 0 &&
+               (mode == ER_MODE_RAW || (mode == ER_MODE_VALUES && dt->fmt == fmt) ||
+                (mode == ER_MODE_INTS && fi.kind != ER_KIND_FLOAT));
+    dst = NULL;
+    if (!in_place && !(dst = malloc(n ? (size_t)n * (size_t)sb : 1))) {
         _er_npy_msg(msg, msg_size, "%s: out of memory for a %s tensor of shape %s", name, fi.name, sh);
         return ER_ENOMEM;
     }
     src = (const unsigned char *)a->data;
+    dropped = 0;
     for (e = 0; e < n; e++) {
-        uint64_t s = _er_npy_load_le(src + e * (uint64_t)dt->size, dt->size), out = 0;
+        if (map && e - dropped == ER_DROP_EVERY) { /* the pages checked so far are given back */
+            _er_npy_map_drop(map, src + dropped * (uint64_t)dt->size, (size_t)((e - dropped) * (uint64_t)dt->size));
+            dropped = e;
+        }
+        uint64_t s = _er_npy_load_le(src + e * (uint64_t)dt->size, dt->size), s0 = s, out = 0;
         char val[160];
         if (mode == ER_MODE_VALUES) {
             unsigned fl = 0;
@@ -207,8 +226,17 @@ er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_t
                 return ER_EINEXACT;
             }
         }
-        _er_npy_store_le(dst + e * (uint64_t)sb, sb, out);
+        if (!dst && out != s0) { /* not the pattern as it is after all: a copy from here on */
+            if (!(dst = malloc((size_t)n * (size_t)sb))) {
+                _er_npy_msg(msg, msg_size, "%s: out of memory for a %s tensor of shape %s", name, fi.name, sh);
+                return ER_ENOMEM;
+            }
+            memcpy(dst, src, (size_t)(e * (uint64_t)sb));
+        }
+        if (dst) _er_npy_store_le(dst + e * (uint64_t)sb, sb, out);
     }
+    if (map && n > dropped)
+        _er_npy_map_drop(map, src + dropped * (uint64_t)dt->size, (size_t)((n - dropped) * (uint64_t)dt->size));
     memset(t, 0, sizeof *t);
     t->format = fmt;
     t->ndim = a->ndim;
@@ -222,10 +250,22 @@ er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_t
         else
             t->strides[k] = t->strides[k + 1] * a->shape[k + 1];
     }
-    t->data = dst;
+    t->data = dst ? (void *)dst : a->data;
     *storage = dst;
     _er_npy_msg_ok(msg, msg_size);
     return ER_OK;
+}
+
+er_status er_npy_to_tensor(const er_npy *a, const char *name, int declared, er_tensor *t, void **storage,
+                           char *msg, size_t msg_size)
+{
+    return er_to_tensor_(a, NULL, name, declared, t, storage, msg, msg_size);
+}
+
+er_status _er_npy_to_tensor_mapped(const er_npy *a, const _er_npy_map *map, const char *name, int declared,
+                                   er_tensor *t, void **storage, char *msg, size_t msg_size)
+{
+    return er_to_tensor_(a, map, name, declared, t, storage, msg, msg_size);
 }
 
 er_status er_npy_write_tensor(const char *path, const er_tensor *t, char *msg, size_t msg_size)

@@ -1,6 +1,11 @@
 /* cli_mma.c: the operand flags shared by `exactref matmul` and `exactref check`. */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_mma.h"
 
@@ -155,11 +160,112 @@ static void drop_batch(er_tensor *t)
     t->strides[1] = t->strides[2];
 }
 
-static int load_operand(const char *cmd, const char *what, er_cli_operand *o, int declared)
+/* ---- Memory-mapped inputs, and the one signal a mapping can raise. ---- */
+
+int er_cli_mmap_enabled(void)
+{
+    const char *e = getenv("EXACTREF_NO_MMAP");
+    return !e || !*e || !strcmp(e, "0");
+}
+
+/* The mappings in use (at most six inputs per command; a slot is free when path is NULL). */
+#define ER_CLI_WATCH 8
+static struct {
+    uintptr_t lo, hi;
+    const char *volatile path;
+} watch[ER_CLI_WATCH];
+static int watch_installed;
+
+static atomic_flag sigbus_seen = ATOMIC_FLAG_INIT;
+
+/* SIGBUS at an address of a watched mapping: its file was cut while in use.  Only async-signal-safe
+ * calls here (a lock-free flag, write, _exit, pause, signal, raise); the first thread to fault says it
+ * in one write and ends the process, the others wait for that; any other SIGBUS keeps its default
+ * action. */
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+    static const char tail[] = ": the file became shorter while it was being read (its pages are memory-mapped; "
+                               "EXACTREF_NO_MMAP=1 reads the inputs into memory first): no result\n";
+    uintptr_t a = (uintptr_t)si->si_addr;
+    (void)ctx;
+    for (int k = 0; k < ER_CLI_WATCH; k++) {
+        const char *p = watch[k].path;
+        if (p && a >= watch[k].lo && a < watch[k].hi) {
+            char line[4096 + sizeof tail + 16];
+            size_t n = 0, pl = strlen(p);
+            if (atomic_flag_test_and_set(&sigbus_seen))
+                for (;;) pause();
+            if (pl > 4096) pl = 4096;
+            memcpy(line, "exactref: ", 10);
+            n = 10;
+            memcpy(line + n, p, pl);
+            n += pl;
+            memcpy(line + n, tail, sizeof tail - 1);
+            n += sizeof tail - 1;
+            (void)!write(2, line, n);
+            _exit(ER_EXIT_INTERNAL);
+        }
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void watch_add(const _er_npy_map *map, const char *path)
+{
+    if (!map->base) return;
+    if (!watch_installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGBUS, &sa, NULL) == 0) watch_installed = 1;
+    }
+    for (int k = 0; k < ER_CLI_WATCH; k++)
+        if (!watch[k].path) {
+            watch[k].lo = (uintptr_t)map->base;
+            watch[k].hi = (uintptr_t)map->base + map->len;
+            watch[k].path = path ? path : "an input";
+            return;
+        }
+}
+
+static void watch_remove(const _er_npy_map *map)
+{
+    for (int k = 0; k < ER_CLI_WATCH; k++)
+        if (watch[k].path && watch[k].lo == (uintptr_t)map->base) watch[k].path = NULL;
+}
+
+er_status er_cli_read_tensor(const char *path, int mapped, er_npy *npy, _er_npy_map *map, int declared, er_tensor *t,
+                             void **storage, char *msg, size_t msg_size)
+{
+    er_status st;
+    memset(map, 0, sizeof *map);
+    *storage = NULL;
+    if (!mapped) {
+        st = er_npy_read(path, npy, msg, msg_size);
+        if (st == ER_OK) st = er_npy_to_tensor(npy, path, declared, t, storage, msg, msg_size);
+        return st;
+    }
+    st = _er_npy_map_read(path, npy, map, msg, msg_size);
+    if (st != ER_OK) return st;
+    watch_add(map, path); /* before the first access to its pages */
+    return _er_npy_to_tensor_mapped(npy, map, path, declared, t, storage, msg, msg_size);
+}
+
+void er_cli_release_data(er_npy *npy, _er_npy_map *map)
+{
+    er_npy keep = *npy;
+    if (map->base) watch_remove(map);
+    _er_npy_map_release(npy, map);
+    keep.data = NULL;
+    *npy = keep;
+}
+
+static int load_operand(const char *cmd, const char *what, er_cli_operand *o, int declared, int mapped)
 {
     char msg[1024];
-    er_status st = er_npy_read(o->path, &o->npy, msg, sizeof msg);
-    if (st == ER_OK) st = er_npy_to_tensor(&o->npy, o->path, declared, &o->t, &o->storage, msg, sizeof msg);
+    er_status st = er_cli_read_tensor(o->path, mapped, &o->npy, &o->map, declared, &o->t, &o->storage, msg, sizeof msg);
     if (st != ER_OK) {
         fprintf(stderr, "exactref %s: %s: %s\n", cmd, what, msg);
         if (declared < 0 && strstr(msg, "void array"))
@@ -179,9 +285,9 @@ int er_cli_mma_load(er_cli_mma *m)
         return er_cli_usage_error(m->cmd, "block scaling needs both --a-scale and --b-scale");
     if (m->device >= 0 && m->backend && !strcmp(m->backend, "cpu"))
         return er_cli_usage_error(m->cmd, "--device has no effect with --backend cpu (it picks an OpenCL or CUDA device)");
-    if ((rc = load_operand(m->cmd, "A", &m->A, m->afmt)) || (rc = load_operand(m->cmd, "B", &m->B, m->bfmt)))
+    if ((rc = load_operand(m->cmd, "A", &m->A, m->afmt, m->mapped)) || (rc = load_operand(m->cmd, "B", &m->B, m->bfmt, m->mapped)))
         return rc;
-    if (m->C.path && (rc = load_operand(m->cmd, "--acc", &m->C, m->cfmt))) return rc;
+    if (m->C.path && (rc = load_operand(m->cmd, "--acc", &m->C, m->cfmt, m->mapped))) return rc;
     if (!m->SA.path && (m->block || m->sfmt >= 0))
         return er_cli_usage_error(m->cmd, "%s has no effect without block scales (--a-scale and --b-scale)",
                                   m->block ? "--block" : "--scale-format");
@@ -189,8 +295,8 @@ int er_cli_mma_load(er_cli_mma *m)
     if (m->SA.path) {
         if (m->sfmt < 0) m->sfmt = ER_FMT_F8E8M0FNU;
         if (m->block == 0) m->block = m->sfmt == ER_FMT_F8E4M3FN ? 16 : 32;
-        if ((rc = load_operand(m->cmd, "--a-scale", &m->SA, m->sfmt)) ||
-            (rc = load_operand(m->cmd, "--b-scale", &m->SB, m->sfmt)))
+        if ((rc = load_operand(m->cmd, "--a-scale", &m->SA, m->sfmt, m->mapped)) ||
+            (rc = load_operand(m->cmd, "--b-scale", &m->SB, m->sfmt, m->mapped)))
             return rc;
     }
     if (m->b_transposed) {
@@ -349,7 +455,8 @@ void er_cli_mma_shape(const er_cli_mma *m, int64_t *batch, int64_t *rows, int64_
 
 static void free_operand(er_cli_operand *o)
 {
-    er_npy_free(&o->npy);
+    er_cli_release_data(&o->npy, &o->map);
+    memset(&o->npy, 0, sizeof o->npy);
     free(o->storage);
     o->storage = NULL;
 }

@@ -4,12 +4,14 @@
 
 #include "cli.h"
 #include "exactref/npy.h"
+#include "npy_internal.h"
 
 typedef struct {
     const char *path;
     er_npy npy;
+    _er_npy_map map; /* map.base set: npy.data lies in a read-only mapping of the file */
     er_tensor t;
-    void *storage;
+    void *storage;   /* NULL with map.base set: t.data points into the mapping (the file's own bytes) */
     int loaded;
 } er_cli_operand;
 
@@ -20,6 +22,7 @@ typedef struct {
     unsigned opts;
     const char *backend;
     int rounding_set, b_transposed, ftz; /* ftz: --flush-to-zero given (its meaning is the command's) */
+    int mapped;                          /* read the .npy files through memory maps (er_cli_read_tensor) */
     const char *seen[48];                /* the single-valued flags given so far */
     int nseen;
 } er_cli_mma;
@@ -44,6 +47,20 @@ void er_cli_mma_args(er_cli_mma *m, er_mma_args *args);
 /* The product's batch, rows and columns, and whether it is batched. */
 void er_cli_mma_shape(const er_cli_mma *m, int64_t *batch, int64_t *rows, int64_t *cols, int *batched);
 void er_cli_mma_free(er_cli_mma *m);
+/* Whether the .npy inputs may be memory-mapped: yes unless EXACTREF_NO_MMAP is set to anything but
+ * "" or "0". */
+int er_cli_mmap_enabled(void);
+/*
+ * Read path as a tensor of format declared (-1: its dtype's): er_npy_read and er_npy_to_tensor, or
+ * with mapped the memory-mapped reader (npy_internal.h: the same validation and messages; the tensor
+ * lies in the mapping where the file's bytes are its patterns).  A mapping is watched: should the
+ * file be cut while it is in use, the access past its new end (SIGBUS) ends the command with a
+ * sentence naming the file and exit 3, instead of a crash.  Release with er_cli_release.
+ */
+er_status er_cli_read_tensor(const char *path, int mapped, er_npy *npy, _er_npy_map *map, int declared, er_tensor *t,
+                             void **storage, char *msg, size_t msg_size);
+/* Unmap or free the array's data, keeping its description (dtype, shape) for the report. */
+void er_cli_release_data(er_npy *npy, _er_npy_map *map);
 /* The help text of the shared flags. */
 extern const char *const er_cli_mma_flags_help;
 

@@ -52,7 +52,10 @@ static void on_progress(void *ctx, double fraction)
  * (tests/core/test_report_merge.c, tests/core/test_check_blocks.sh).  --save-bounds keeps the one-pass
  * path (it writes the bounds of the whole output).  EXACTREF_CHECK_BLOCK_ROWS=R and
  * EXACTREF_CHECK_BLOCK_COLS=C set a tile's rows and columns (R = 0: one pass; C unset with R set: all
- * columns).
+ * columns).  The .npy files are memory-mapped (er_cli_read_tensor; docs/cli.md, "Memory-mapped
+ * inputs"): each band's pages of A, OUT, C and A's scales are given back once the band is done, and
+ * the rounded answer exists one tile at a time (the narrower-format hint is gathered per tile), so
+ * what the tiles hold does not grow with the output.
  */
 #define ER_CHECK_BLOCK_BYTES 96
 #define ER_CHECK_SIDE_BYTES 32
@@ -113,6 +116,11 @@ static void tile_for(int64_t nmat, int64_t rows, int64_t cols, int64_t k, int64_
     /* past 16 MiB of files, up to twice their bytes: fewer tiles (each prepares its operands again)
      * while the fixed part of the process weighs less */
     if (io_bytes > ER_CHECK_SMALL) io_bytes = 2 * io_bytes - ER_CHECK_SMALL;
+    /* files larger than memory (read through their mappings): a tile of at most a quarter of it */
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    double quarter = (double)pages * (double)psize / 4;
+    if (pages > 0 && psize > 0 && quarter < (double)io_bytes)
+        io_bytes = quarter > (double)ER_CHECK_SMALL ? (int64_t)quarter : ER_CHECK_SMALL;
     if (ER_CHECK_SIDE_BYTES * kk * cols > io_bytes / 3) {
         int64_t c = io_bytes / 3 / (ER_CHECK_SIDE_BYTES * kk);
         *bc = c < ER_CHECK_MIN_COLS ? ER_CHECK_MIN_COLS : c;
@@ -127,6 +135,82 @@ static void tile_for(int64_t nmat, int64_t rows, int64_t cols, int64_t k, int64_
         r = nmat > 1 && need > (double)io_bytes ? rows : 0;
     }
     *br = r > rows ? rows : r;
+}
+
+/*
+ * The narrower-format hint of the tiles (er_check_report_narrower's, whose definition this follows:
+ * the first candidate format, of the five it lists, in which every output element is a finite value
+ * exactly and some element of the rounded answer is not).  It needs the whole output and rounded
+ * answer; the tiles gather it instead, tile by tile, so that the rounded answer is never held whole:
+ * out_in[c] and r_in[c] stay 1 while every element seen so far is in candidate c.
+ * tests/core/test_check_blocks.sh compares the hint of the tiles with the one-pass check's.
+ */
+typedef struct {
+    int cand[5];
+    int out_in[5], r_in[5];
+} narrow_acc;
+
+static void narrow_init(narrow_acc *n, int out_format, int a_format, int b_format)
+{
+    er_format_info fi;
+    const int c[5] = {a_format, b_format, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
+    er_format_get_info(out_format, &fi);
+    for (int k = 0; k < 5; k++) {
+        er_format_info ci;
+        int ok = fi.kind == ER_KIND_FLOAT && c[k] >= 0 && c[k] != out_format && er_format_get_info(c[k], &ci) == ER_OK &&
+                 ci.kind == ER_KIND_FLOAT && ci.width < fi.width;
+        n->cand[k] = ok ? c[k] : -1;
+        n->out_in[k] = n->r_in[k] = ok;
+    }
+}
+
+/* Whether every element of the 2-D tensor t is a finite value of format f exactly. */
+static int tile_in(const er_tensor *t, int f)
+{
+    er_format_info fi;
+    er_format_get_info(t->format, &fi);
+    for (int64_t i = 0; i < t->shape[0]; i++)
+        for (int64_t j = 0; j < t->shape[1]; j++) {
+            const unsigned char *p = (const unsigned char *)t->data +
+                                     (size_t)(i * t->strides[0] + j * t->strides[1]) * (size_t)fi.storage_bytes;
+            uint64_t x = 0, y;
+            unsigned flags = 0;
+            er_val v;
+            for (int k = fi.storage_bytes - 1; k >= 0; k--) x = x << 8 | p[k];
+            if (er_decode_bits(t->format, x, &v) != ER_OK || v.cls == ER_CLASS_INF || v.cls == ER_CLASS_NAN) return 0;
+            if (er_convert_bits(t->format, f, x, ER_RND_NEAREST_EVEN, 0u, &y, &flags) != ER_OK) return 0;
+            if (flags & (ER_FLAG_INEXACT | ER_FLAG_OVERFLOW | ER_FLAG_INVALID | ER_FLAG_UNDERFLOW)) return 0;
+        }
+    return 1;
+}
+
+static void narrow_tile(narrow_acc *n, const er_tensor *out, const er_tensor *rounded)
+{
+    for (int k = 0; k < 5; k++) {
+        if (n->out_in[k]) n->out_in[k] = tile_in(out, n->cand[k]);
+        if (n->out_in[k] && n->r_in[k]) n->r_in[k] = tile_in(rounded, n->cand[k]); /* only while it can matter */
+    }
+}
+
+static int narrow_result(const narrow_acc *n, const er_check_report *rep)
+{
+    if (!rep->outside || !rep->elements) return -1;
+    for (int k = 0; k < 5; k++)
+        if (n->out_in[k] && !n->r_in[k]) return n->cand[k];
+    return -1;
+}
+
+/* Give back the mapped pages of rows r0 .. r0+mb-1 of matrix b of t (all rows: mb < 0), once used
+ * (nothing when t is not in the mapping). */
+static void drop_rows(const _er_npy_map *map, const er_tensor *t, int64_t b, int64_t r0, int64_t mb)
+{
+    if (!map->base || !t->data) return;
+    er_tensor v = mb < 0 ? tile_view(t, b, 0, 0, 0, 0, -1) : tile_view(t, b, r0, mb, 1, 0, -1);
+    er_format_info fi;
+    er_format_get_info(t->format, &fi);
+    if (v.shape[0] <= 0 || v.shape[1] <= 0 || v.strides[0] < 0 || v.strides[1] < 0) return;
+    size_t span = (size_t)((v.shape[0] - 1) * v.strides[0] + (v.shape[1] - 1) * v.strides[1] + 1) * (size_t)fi.storage_bytes;
+    _er_npy_map_drop(map, v.data, span);
 }
 
 /* The per-element bounds as .npy files in dir: tolerance.npy (float64), range_low.npy and
@@ -182,6 +266,7 @@ int er_cmd_check(int argc, char **argv)
     er_cli_mma m;
     er_standard std;
     er_npy outn;
+    _er_npy_map omap = {NULL, 0};
     er_tensor O;
     void *ostore = NULL, *dbuf = NULL;
     int64_t *outside_idx = NULL;
@@ -310,11 +395,12 @@ int er_cmd_check(int argc, char **argv)
         }
     }
     double t0 = now();
+    /* the inputs and the output under test memory-mapped (docs/cli.md, "Memory-mapped inputs") */
+    m.mapped = er_cli_mmap_enabled();
     if ((rc = er_cli_mma_load(&m)) != ER_EXIT_OK) goto done;
     /* the output under test: its format is --out-format, or its dtype's */
     {
-        er_status st = er_npy_read(pos[2], &outn, msg, sizeof msg);
-        if (st == ER_OK) st = er_npy_to_tensor(&outn, pos[2], m.ofmt, &O, &ostore, msg, sizeof msg);
+        er_status st = er_cli_read_tensor(pos[2], m.mapped, &outn, &omap, m.ofmt, &O, &ostore, msg, sizeof msg);
         if (st != ER_OK) {
             fprintf(stderr, "exactref check: OUT: %s\n", msg);
             rc = st == ER_ENOMEM ? ER_EXIT_INTERNAL : ER_EXIT_USAGE;
@@ -351,27 +437,28 @@ int er_cmd_check(int argc, char **argv)
             goto done;
         }
     }
-    /* the operands and the output are held decoded (their tensors' storage): the files' raw bytes are
-     * no longer needed, and would otherwise stay resident through the bounds (one more copy of the
-     * inputs and output); the arrays' descriptions stay for the report */
+    /* an operand or output held decoded (its tensor's storage) no longer needs the file's raw bytes,
+     * which would otherwise stay resident through the bounds (one more copy); one that is the file's
+     * own mapped bytes keeps its mapping.  The arrays' descriptions stay for the report. */
     {
         er_npy *raw[6] = {&m.A.npy, &m.B.npy, &m.C.npy, &m.SA.npy, &m.SB.npy, &outn};
-        for (int k = 0; k < 6; k++) {
-            free(raw[k]->data);
-            raw[k]->data = NULL;
-        }
+        _er_npy_map *maps[6] = {&m.A.map, &m.B.map, &m.C.map, &m.SA.map, &m.SB.map, &omap};
+        void *stores[6] = {m.A.storage, m.B.storage, m.C.storage, m.SA.storage, m.SB.storage, ostore};
+        for (int k = 0; k < 6; k++)
+            if (!maps[k]->base || stores[k]) er_cli_release_data(raw[k], maps[k]);
     }
     size_t elems = (size_t)(batch * rows * cols);
     er_format_info fo;
     er_format_get_info(O.format, &fo);
-    dbuf = calloc(elems ? elems : 1, (size_t)fo.storage_bytes);
     outside_idx = malloc(sizeof(int64_t) * ER_CLI_OUTSIDE_CAP);
-    if (!dbuf || !outside_idx) {
+    if (!outside_idx) {
         fprintf(stderr, "exactref check: out of memory for %zu elements\n", elems);
         rc = ER_EXIT_INTERNAL;
         goto done;
     }
-    er_tensor D = batched ? er_tensor_3d(O.format, batch, rows, cols, dbuf) : er_tensor_2d(O.format, rows, cols, dbuf);
+    /* the rounded answer D: whole only for the one-pass check (dbuf, allocated there); the tiles keep
+     * one tile's (dtile) */
+    er_tensor D = batched ? er_tensor_3d(O.format, batch, rows, cols, NULL) : er_tensor_2d(O.format, rows, cols, NULL);
     er_mma_args args;
     er_cli_mma_args(&m, &args);
     args.d = &D;
@@ -417,6 +504,8 @@ int er_cmd_check(int argc, char **argv)
         }
         memset(&agg, 0, sizeof agg);
         er_check_report_merge_init(&rep, D.ndim, D.shape, O.format);
+        narrow_acc nacc;
+        narrow_init(&nacc, O.format, m.A.t.format, m.B.t.format);
         int64_t nmat = batched ? batch : 1, done_el = 0, all_el = nmat * rows * cols;
         char note_seen[256] = "";
         for (int64_t bm = 0; bm < nmat && st == ER_OK; bm++)
@@ -485,19 +574,21 @@ int er_cmd_check(int argc, char **argv)
                     if (s->backend != ER_BACKEND_CPU) agg.backend = s->backend; /* a device, where one ran */
                     er_result_set_progress(rb, NULL, NULL);
                     er_result_free(rb);
-                    /* the tile's rounded answer into D (kept whole for the narrower-format hint) */
-                    er_tensor dd = tile_view(&D, bm, r0, mb, 1, c0, nb);
-                    size_t sb = (size_t)fo.storage_bytes;
-                    for (int64_t i = 0; i < mb; i++)
-                        memcpy((unsigned char *)dd.data + (size_t)(i * dd.strides[0]) * sb, dtile + (size_t)(i * nb) * sb,
-                               (size_t)nb * sb);
+                    /* the tile's output and rounded answer for the narrower-format hint (dtile holds the
+                     * rounded answer, written by the Result) */
+                    if (st == ER_OK) narrow_tile(&nacc, &vo, &vd);
                     done_el += mb * nb;
                 }
                 if (st == ER_OK)
                     st = er_check_report_merge(&rep, &band, bcov, NULL, outside_idx, ER_CLI_OUTSIDE_CAP, msg, sizeof msg);
+                /* the band's rows of A, OUT, C and A's scales are done with: their mapped pages go back
+                 * (read again from the page cache should a later matrix of the batch broadcast A) */
+                drop_rows(&m.A.map, &m.A.t, bm, r0, mb);
+                drop_rows(&omap, &O, bm, r0, mb);
+                if (args.c) drop_rows(&m.C.map, args.c, bm, r0, mb);
+                if (args.a_scale) drop_rows(&m.SA.map, args.a_scale, bm, r0, mb);
             }
-        if (st == ER_OK && rep.outside)
-            st = er_check_report_narrower(&rep, &O, &D, m.A.t.format, m.B.t.format, msg, sizeof msg);
+        if (st == ER_OK) rep.narrower_format = narrow_result(&nacc, &rep);
         if (st == ER_OK) {
             stats = &agg;
             if (agg.wrapped) /* as matmul says: the defined result, worth knowing */
@@ -511,6 +602,13 @@ int er_cmd_check(int argc, char **argv)
         }
     }
     if (!stats) {
+        if (!(dbuf = calloc(elems ? elems : 1, (size_t)fo.storage_bytes))) {
+            er_cli_progress_stop(pr);
+            fprintf(stderr, "exactref check: out of memory for %zu elements\n", elems);
+            rc = ER_EXIT_INTERNAL;
+            goto done;
+        }
+        D.data = dbuf;
         cp.what = "computing the exact reference";
         cp.lo = 0;
         cp.span = 1;
@@ -605,7 +703,7 @@ int er_cmd_check(int argc, char **argv)
 done:
     er_result_free(res);
     er_cli_mma_free(&m);
-    er_npy_free(&outn);
+    er_cli_release_data(&outn, &omap);
     free(ostore);
     free(outside_idx);
     free(bcov);

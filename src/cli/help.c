@@ -54,6 +54,8 @@ static const char *const help_main =
     "    EXACTREF_CUDA_MODULE    the path of libexactref_cuda.so (the CUDA backend module)\n"
     "    EXACTREF_PROGRESS_AFTER seconds before a long command shows its progress on a terminal\n"
     "                            (default 1)\n"
+    "    EXACTREF_NO_MMAP        1: check reads its .npy files into memory instead of mapping\n"
+    "                            them (docs/cli.md, \"Memory-mapped inputs\")\n"
     "    EXACTREF                the exactref that a failure bundle's repro.sh runs (default: the\n"
     "                            one that wrote the bundle)\n"
     "\n"

@@ -2,7 +2,8 @@
 # test_check_blocks.sh: `exactref check` streamed in row blocks says what the one-shot check says: the
 # text report (its time line aside), --json (its seconds aside), --junit, --plot and the failure
 # bundle, byte for byte, for tiles of 1, 3, 5 and 7 rows and 1, 2, 4 or all columns
-# (EXACTREF_CHECK_BLOCK_ROWS and _COLS; 0 rows is one pass):
+# (EXACTREF_CHECK_BLOCK_ROWS and _COLS; 0 rows is one pass), with the .npy files memory-mapped (the
+# default) and read into memory (EXACTREF_NO_MMAP=1, one pass and tiles):
 # 2-D and batched products (either operand broadcast), an accumulator, block scales, an integer
 # product, a widened output (the narrower-format hint) and outputs with elements outside.
 # Usage: test_check_blocks.sh PATH/TO/exactref      (random data: EXACTREF_SEED)
@@ -71,18 +72,20 @@ EOF
 # columns) say the same
 same() {
     name=$1; shift
-    for r in 0_0 1_0 3_0 7_0 3_4 5_2 1_1 d_d; do
+    for r in 0_0 1_0 3_0 7_0 3_4 5_2 1_1 d_d n0_0 n3_4 nd_d; do
         mkdir -p "$tmp/r$r"
         rm -rf "$tmp/r$r/bundle"
-        rows=${r%_*}; [ "$rows" = d ] && rows= # d: the command's own choice (a batch goes matrix by matrix)
-        EXACTREF_CHECK_BLOCK_ROWS=$rows EXACTREF_CHECK_BLOCK_COLS=${r#*_} "$X" check "$@" --json "$tmp/r$r/j.json" --junit "$tmp/r$r/u.xml" \
+        nomap=; rr=$r
+        case $r in n*) nomap=1; rr=${r#n} ;; esac # n: read into memory, not mapped
+        rows=${rr%_*}; [ "$rows" = d ] && rows= # d: the command's own choice (a batch goes matrix by matrix)
+        EXACTREF_NO_MMAP=$nomap EXACTREF_CHECK_BLOCK_ROWS=$rows EXACTREF_CHECK_BLOCK_COLS=${rr#*_} "$X" check "$@" --json "$tmp/r$r/j.json" --junit "$tmp/r$r/u.xml" \
             --plot "$tmp/r$r/p.svg" --save-failures "$tmp/r$r/bundle" >"$tmp/r$r/out" 2>"$tmp/r$r/err"
         echo $? >"$tmp/r$r/rc"
         grep -v '^  time  ' "$tmp/r$r/out" | grep -v 'failure bundle' >"$tmp/r$r/text"
         grep -v '"seconds' "$tmp/r$r/j.json" >"$tmp/r$r/json"
         sed 's/time="[^"]*"//g' "$tmp/r$r/u.xml" >"$tmp/r$r/junit"
     done
-    for r in 1_0 3_0 7_0 3_4 5_2 1_1 d_d; do
+    for r in 1_0 3_0 7_0 3_4 5_2 1_1 d_d n0_0 n3_4 nd_d; do
         for f in rc text json junit p.svg err; do
             cmp -s "$tmp/r0_0/$f" "$tmp/r$r/$f" || { bad "$name: tiles $r: $f differs: $(diff "$tmp/r0_0/$f" "$tmp/r$r/$f" | head -5)"; continue 2; }
         done
@@ -134,6 +137,53 @@ for r in 0 1; do
 done
 if cmp -s "$tmp/dev0.err" "$tmp/dev1.err" && [ "$(tail -n 1 "$tmp/dev0.err")" != 0 ]; then ok; else
     bad "device error: one pass $(cat "$tmp/dev0.err"), tiles $(cat "$tmp/dev1.err")"; fi
+
+# --save-bounds (one pass) writes the same four files mapped and read into memory
+for nm in "" 1; do
+    mkdir -p "$tmp/sb$nm"
+    EXACTREF_NO_MMAP=$nm "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/dp.npy" $BF --save-bounds "$tmp/sb$nm" \
+        >"$tmp/sb$nm.out" 2>&1
+    echo $? >>"$tmp/sb$nm.out"
+done
+sbok=1
+for f in tolerance.npy has_range.npy range_low.npy range_high.npy; do
+    [ -s "$tmp/sb/$f" ] && cmp -s "$tmp/sb/$f" "$tmp/sb1/$f" || sbok=0
+done
+grep -v '^  time  ' "$tmp/sb.out" >"$tmp/sb.txt"; grep -v '^  time  ' "$tmp/sb1.out" >"$tmp/sb1.txt"
+if [ $sbok = 1 ] && cmp -s "$tmp/sb.txt" "$tmp/sb1.txt"; then ok; else bad "--save-bounds: mapped and read differ: $(ls "$tmp/sb" "$tmp/sb1")"; fi
+
+# a bad input says the same, mapped or read: the status, and the message naming the file, the index
+# and the problem (a value not in the declared format, a NaN where the format has none, a pattern wider
+# than its format, a truncated file, a bad header)
+python3 - "$tmp" <<'EOF'
+import os, struct, sys
+d = sys.argv[1]
+def write(name, descr, shape, data, cut=0):
+    hdr = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, "".join("%d, " % s for s in shape))
+    hdr += " " * (63 - (10 + len(hdr)) % 64) + "\n"
+    b = b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode() + data
+    open(os.path.join(d, name), "wb").write(b[:len(b) - cut])
+write("e_inexact.npy", "<f4", (13, 21), struct.pack("<f", 1.0) * 200 + struct.pack("<f", 0.1) + struct.pack("<f", 1.0) * 72)
+write("e_nan.npy", "<f4", (13, 21), struct.pack("<f", 1.0) * 100 + struct.pack("<I", 0x7fc00000) + struct.pack("<f", 1.0) * 172)
+write("e_pattern.npy", "|u1", (21, 11), bytes([3]) * 230 + bytes([0x1f]))
+write("e_cut.npy", "<u2", (21, 11), bytes(2 * 231), cut=3)
+open(os.path.join(d, "e_header.npy"), "wb").write(b"\x93NUMPY\x01\x00\x10\x00{'descr': 'x'}  \n")
+EOF
+Xa=$X; case $Xa in /*) ;; */*) Xa=$(pwd)/$Xa ;; esac # the runs below are in $tmp
+for c in "e_inexact.npy b.npy d.npy --a-format bf16 --b-format bf16|e_inexact.npy: element [9, 11] = 0x1.99999ap-4" \
+         "e_nan.npy b.npy d.npy --a-format f4E2M1FN --b-format bf16|e_nan.npy: element [4, 16] = nan (nan) is NaN, and f4E2M1FN has no NaN" \
+         "a.npy e_pattern.npy d.npy --a-format bf16 --b-format f4E2M1FN|e_pattern.npy: element [20, 10] = 0x1f" \
+         "a.npy e_cut.npy d.npy --a-format bf16 --b-format bf16|e_cut.npy: truncated" \
+         "a.npy b.npy e_header.npy --a-format bf16 --b-format bf16|e_header.npy: " \
+         "a.npy b.npy e_cut.npy --a-format bf16 --b-format bf16|e_cut.npy: truncated"; do
+    want=${c#*|}
+    set -- ${c%%|*}
+    (cd "$tmp" && "$Xa" check "$@" >"$tmp/em.out" 2>"$tmp/em.err"; echo $? >>"$tmp/em.err")
+    (cd "$tmp" && EXACTREF_NO_MMAP=1 "$Xa" check "$@" >"$tmp/er.out" 2>"$tmp/er.err"; echo $? >>"$tmp/er.err")
+    if cmp -s "$tmp/em.err" "$tmp/er.err" && cmp -s "$tmp/em.out" "$tmp/er.out" && [ "$(tail -n 1 "$tmp/em.err")" = 2 ] &&
+        grep -qF "$want" "$tmp/em.err"; then ok; else
+        bad "bad input ($*): mapped: $(cat "$tmp/em.err"); read: $(cat "$tmp/er.err")"; fi
+done
 
 echo "test_check_blocks: $pass passed, $fail failed"
 [ "$fail" = 0 ]
