@@ -36,5 +36,11 @@ er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *outpu
 /* on != 0: the covers and scoring loops run their portable copies even where the processor has AVX2
  * (for the tests, which compare both; not thread-safe: set it before the calls) */
 void er_report_portable(int on);
+/* The same for the fused covers and scoring of er_check_report_compute: level 2 every ISA the processor
+ * has (AVX-512 unless EXACTREF_NO_AVX512 is set), 1 AVX2 at most, 0 the portable loops; and the number of
+ * threads the covers, keys and scoring split their rows over (0: one per processor, as for any large
+ * output; the report's bytes do not depend on it).  For the tests; not thread-safe. */
+void er_report_isa(int level);
+void er_report_threads(int n);
 
 #endif
