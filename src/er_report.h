@@ -33,6 +33,15 @@ er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *outpu
                                      const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
                                      er_check_report *rep, char *msg, size_t msg_size);
 
+/* covers and the scoring in one pass (what er_check_report_compute runs for f32, bf16 and f16 outputs with
+ * unit strides): covered written, the report as er_check_report_score's, through the keys at *keys (made
+ * here when absent or made for another format; kept there for the caller to free).  ER_EINVAL, and
+ * nothing done, for other outputs. */
+er_status er_check_report_fused(const er_bounds *bd, er_bkeys **keys, const er_tensor *output, const er_tensor *R,
+                                unsigned char *covered, const er_tensor *a, const er_tensor *b,
+                                int64_t *outside_index, int64_t outside_cap, er_check_report *rep, char *msg,
+                                size_t msg_size);
+
 /* on != 0: the covers and scoring loops run their portable copies even where the processor has AVX2
  * (for the tests, which compare both; not thread-safe: set it before the calls) */
 void er_report_portable(int on);

@@ -2323,36 +2323,43 @@ er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *outpu
                         outside_cap, rep, msg, msg_size);
 }
 
-/* The result's kept keys for bounds bd and this output, made here where the result has none yet (NULL:
- * the fused pass does not apply: not an f32, bf16 or f16 output of the result's shape with unit strides, an
- * integer product, bounds the result does not keep, or no memory for the keys). */
-static const er_bkeys *fused_keys(er_result *r, const er_bounds *bd, const er_tensor *output, const er_tensor *R)
+/* Whether the fused pass applies to this output and rounded answer: f32, bf16 or f16 of one shape, unit
+ * strides, as many elements as the bounds. */
+static int fused_applies(const er_bounds *bd, const er_tensor *output, const er_tensor *R)
 {
     int fmt = output->format;
-    if (r->is_int || (fmt != ER_FMT_F32 && fmt != ER_FMT_BF16 && fmt != ER_FMT_F16) || !R || R->format != fmt ||
-        fmt != r->d.format || output->ndim != r->d.ndim || R->ndim != output->ndim)
-        return NULL;
+    if ((fmt != ER_FMT_F32 && fmt != ER_FMT_BF16 && fmt != ER_FMT_F16) || !R || R->format != fmt ||
+        (output->ndim != 2 && output->ndim != 3) || R->ndim != output->ndim)
+        return 0;
     int64_t count = 1;
     for (int d = 0; d < output->ndim; d++) {
-        if (output->shape[d] != r->d.shape[d] || R->shape[d] != output->shape[d]) return NULL;
+        if (R->shape[d] != output->shape[d]) return 0;
         count *= output->shape[d];
     }
-    if (count != bd->count || output->strides[output->ndim - 1] != 1 || R->strides[R->ndim - 1] != 1) return NULL;
-    er_bkeys **keys = NULL;
-    for (int i = 0; i < r->ncache; i++)
-        if (&r->cache[i].b == bd) keys = &r->cache[i].keys;
-    if (!keys) return NULL;
-    if (*keys && ((*keys)->fmt != fmt || (*keys)->count != bd->count)) {
+    return count == bd->count && output->strides[output->ndim - 1] == 1 && R->strides[R->ndim - 1] == 1;
+}
+
+er_status er_check_report_fused(const er_bounds *bd, er_bkeys **keys, const er_tensor *output, const er_tensor *R,
+                                unsigned char *covered, const er_tensor *a, const er_tensor *b,
+                                int64_t *outside_index, int64_t outside_cap, er_check_report *rep, char *msg,
+                                size_t msg_size)
+{
+    if (!bd || !keys || !output || !R || !covered || !rep)
+        return fail(msg, msg_size, ER_EINVAL, "er_check_report_fused: null argument");
+    if (!fused_applies(bd, output, R))
+        return fail(msg, msg_size, ER_EINVAL, "er_check_report_fused: not an f32, bf16 or f16 output with unit strides");
+    if (*keys && ((*keys)->fmt != output->format || (*keys)->count != bd->count)) {
         er_bkeys_free(*keys);
         *keys = NULL;
     }
     if (!*keys) {
         fdesc f;
         double lut8[256];
-        if (!fdesc_make(fmt, &f, lut8)) return NULL;
-        *keys = keys_make(bd, &f);
+        if (fdesc_make(output->format, &f, lut8)) *keys = keys_make(bd, &f);
+        if (!*keys) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the keys of %lld elements", (long long)bd->count);
     }
-    return *keys;
+    return score_common(bd, *keys, output, R, covered, -1, (*keys)->zero_ok, a, b, outside_index, outside_cap, rep,
+                        msg, msg_size);
 }
 
 er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_tensor *output, const er_tensor *a,
@@ -2375,14 +2382,20 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
     cov = (unsigned char *)malloc(count ? (size_t)count : 1);
     if (!cov) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the check of %lld elements", (long long)count);
     const er_tensor *R = er_result_rounded(r);
-    /* f32, bf16 and f16 outputs: covers and the scoring in one pass over the output, the rounded answer and
-     * the kept keys */
-    const er_bkeys *k = fused_keys(r, bd, output, R);
-    if (k) {
-        st = score_common(bd, k, output, R, cov, -1, k->zero_ok, a, b, outside_index, outside_cap, rep, msg,
-                          msg_size);
-        free(cov);
-        return st;
+    /* f32, bf16 and f16 outputs of the result's shape (bounds it keeps, not an integer product's): covers and
+     * the scoring in one pass over the output, the rounded answer and the kept keys */
+    er_bkeys **keys = NULL;
+    int same = !r->is_int && output->format == r->d.format && output->ndim == r->d.ndim;
+    for (int d = 0; same && d < output->ndim; d++) same = output->shape[d] == r->d.shape[d];
+    for (int i = 0; same && i < r->ncache; i++)
+        if (&r->cache[i].b == bd) keys = &r->cache[i].keys;
+    if (keys && fused_applies(bd, output, R)) {
+        st = er_check_report_fused(bd, keys, output, R, cov, a, b, outside_index, outside_cap, rep, msg, msg_size);
+        /* no memory for the keys: the covers below read the bounds directly */
+        if (st != ER_ENOMEM) {
+            free(cov);
+            return st;
+        }
     }
     int64_t zero_ok = -1;
     if ((st = er_result_covers_kept(r, o, output, cov, &outside, &zero_ok, &bd, msg, msg_size)) != ER_OK) {
