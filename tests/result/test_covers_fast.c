@@ -234,7 +234,7 @@ static double vcmp(int fmt, uint64_t x)
 }
 
 typedef struct data {
-    int fmt, ndim, exact_int;
+    int fmt, ndim, exact_int, all_covered;
     int64_t B, M, N, count;
     er_format_info fi;
     unsigned char *obuf, *rbuf;
@@ -394,7 +394,7 @@ static void compare_one(data *d, const char *what, int isa, int kept, refs *rf_)
                       (unsigned long long)d->bd.low[e], (unsigned long long)d->bd.high[e]);
     ck_assert_int_eq(bad, bad_ref);
     /* a case that cannot pass by accident: both outcomes occur */
-    if (n >= 1000) ck_assert_msg(bad > 0 && bad < n, "%s %s: %lld of %lld outside", what, er_format_name(d->fmt),
+    if (n >= 1000 && !d->all_covered) ck_assert_msg(bad > 0 && bad < n, "%s %s: %lld of %lld outside", what, er_format_name(d->fmt),
                                  (long long)bad, (long long)n);
     int64_t *ir = rf_->ir, iff[64];
     er_check_report rr = rf_->rr, rf;
@@ -696,10 +696,13 @@ static uint64_t moved(uint64_t x, int64_t delta, int bits, uint64_t inf)
  * ratio exactly a power of two, a bin's edge), one ulp either side of that, slightly above and below,
  * subnormal, huge and tiny tolerances (ratios that underflow, are subnormal or overflow), zero,
  * negative, infinite and NaN ones; +0 against -0, NaN against NaN, infinities, subnormal outputs; the
- * ranges mostly around both values, some not covering the output. */
-static void make_edges(data *d, int fmt, int64_t M, int64_t N, uint64_t *st)
+ * ranges mostly around both values, some not covering the output.  all_covered: every element covered
+ * and no extreme tolerance, ratios within a few powers of two of each other (many equal, many one ulp
+ * apart), so that the worst element is the first of the largest covered ratios. */
+static void make_edges(data *d, int fmt, int64_t M, int64_t N, int all_covered, uint64_t *st)
 {
     make(d, fmt, 1, M, N, 0, 0, st);
+    d->all_covered = all_covered;
     int sb = d->fi.storage_bytes, bits = 8 * sb;
     uint64_t inf = fmt == ER_FMT_F32 ? 0x7F800000u : fmt == ER_FMT_BF16 ? 0x7F80u : 0x7C00u;
     uint64_t sign = 1ull << (bits - 1), qnan = fmt == ER_FMT_F32 ? 0x7FC00000u : fmt == ER_FMT_BF16 ? 0x7FC0u : 0x7E00u;
@@ -721,9 +724,9 @@ static void make_edges(data *d, int fmt, int64_t M, int64_t N, uint64_t *st)
         default: break;
         }
         double ov = vcmp(fmt, ob), rv = vcmp(fmt, rb), dd = fabs(ov - rv);
-        int j = -(int)((r2 >> 8) % 48) + 6;
+        int j = all_covered ? -(int)((r2 >> 8) % 3) : -(int)((r2 >> 8) % 48) + 6;
         double t = ldexp(dd, j);
-        switch (r2 % 16) {
+        switch (all_covered && r2 % 16 >= 8 && r2 % 16 < 14 ? 0 : r2 % 16) {
         case 0: case 1: case 2: break;                            /* a power of two: an edge */
         case 3: case 4: t = nextafter(t, INFINITY); break;        /* just below the edge */
         case 5: case 6: t = nextafter(t, 0.0); break;             /* just above it */
@@ -744,10 +747,15 @@ static void make_edges(data *d, int fmt, int64_t M, int64_t N, uint64_t *st)
         if (isnan(vcmp(fmt, rb)) || isinf(vcmp(fmt, rb))) lo = hi = 0;
         lo = moved(lo, -(int64_t)((r >> 24) % 4), bits, inf);
         hi = moved(hi, (int64_t)((r >> 26) % 4), bits, inf);
-        if ((r >> 28) % 9 == 0) lo = hi = rb;                     /* the output outside, by a few ulps */
+        if ((r >> 28) % 9 == 0 && !all_covered) lo = hi = rb;     /* the output outside, by a few ulps */
         b->low[e] = lo;
         b->high[e] = hi;
-        b->has_range[e] = (r >> 32) % 16 != 0;
+        b->has_range[e] = all_covered || (r >> 32) % 16 != 0;
+        if (all_covered) {
+            b->may_nan[e] = b->may_pinf[e] = b->may_ninf[e] = 1;
+            if (!isfinite(vcmp(fmt, ob))) b->tolerance[e] = t = 1.0;
+            if (isnan(vcmp(fmt, rb)) || isinf(vcmp(fmt, rb))) b->low[e] = b->high[e] = ob;
+        }
         memcpy(d->obuf + (size_t)e * (size_t)sb, &ob, (size_t)sb);
         memcpy(d->rbuf + (size_t)e * (size_t)sb, &rb, (size_t)sb);
     }
@@ -758,18 +766,21 @@ START_TEST(bin_edges)
 {
     static const int fmts[3] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16};
     uint64_t st = er_test_seed("covers_fast_edges") ^ (uint64_t)_i * 0xA24BAED4963EE407ull;
-    for (int rep = 0; rep < 3; rep++) {
+    for (int rep = 0; rep < 6; rep++) {
         data d;
-        make_edges(&d, fmts[_i], rep == 2 ? 300 : 61, rep == 1 ? 1 : 253, &st);
-        compare(&d, "bin edges");
+        int all = rep >= 3;
+        make_edges(&d, fmts[_i], rep % 3 == 2 ? 300 : 61, rep % 3 == 1 ? 1 : 253, all, &st);
+        compare(&d, all ? "bin edges, all covered" : "bin edges");
         /* the data reach the bins they are made for */
         refs r;
         r.cr = malloc((size_t)d.count);
         ref_covers(&d.bd, &d.O, 0, r.cr, &r.bad_ref);
         ref_score(&d.bd, &d.O, &d.R, r.cr, r.bad_ref, r.ir, 64, &r.rr);
-        if (d.count >= 10000)
+        if (d.count >= 10000 && !all)
             for (int h = 0; h < ER_REPORT_BINS; h++)
                 ck_assert_msg(r.rr.hist[h] > 0, "%s: bin %d empty", er_format_name(d.fmt), h);
+        /* all covered: the worst is a covered ratio */
+        if (all) ck_assert(r.bad_ref == 0 && r.rr.worst >= 0 && r.rr.worst_covered && r.rr.ratio > 0);
         free(r.cr);
         release(&d);
     }
