@@ -34,7 +34,8 @@ er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *outpu
                                      er_check_report *rep, char *msg, size_t msg_size);
 
 /* covers and the scoring in one pass (what er_check_report_compute runs for f32, bf16 and f16 outputs with
- * unit strides): covered written, the report as er_check_report_score's, through the keys at *keys (made
+ * unit strides): covered written (covered NULL: the outside elements listed as they come instead), the
+ * report as er_check_report_score's, through the keys at *keys (made
  * here when absent or made for another format; kept there for the caller to free).  ER_EINVAL, and
  * nothing done, for other outputs. */
 er_status er_check_report_fused(const er_bounds *bd, er_bkeys **keys, const er_tensor *output, const er_tensor *R,

@@ -1595,7 +1595,10 @@ typedef struct fuse_job {
     int64_t cnt[4][ER_REPORT_LOG_BINS + 1], exact, special; /* log bins (the last a dummy), four copies */
     double best;
     int64_t bidx;
-    acc_ a; /* the outside elements (take), and the slow ratios' bins */
+    acc_ a;             /* the outside elements (take), and the slow ratios' bins */
+    int64_t *list;      /* cov NULL: the outside elements' flat indices, in order */
+    int64_t listed, list_cap;
+    int oom;            /* the list could not grow */
 } fuse_job;
 
 /* a pattern's value (exact in binary64) */
@@ -1634,6 +1637,18 @@ __attribute__((noinline)) static void fuse_rare(fuse_job *J, const fstep *s, uin
         int64_t e = e0 + j0 + q;
         uint32_t ob = kind == 0 ? fuse_load(po, j0 + q, 0) : fuse_load(po, j0 + q, 1);
         if (!(s->ok >> q & 1u)) {
+            if (!J->cov) {
+                if (J->listed == J->list_cap) {
+                    int64_t cap = J->list_cap ? 2 * J->list_cap : 1024;
+                    int64_t *nl = (int64_t *)realloc(J->list, (size_t)cap * sizeof *nl);
+                    if (!nl) J->oom = 1;
+                    else {
+                        J->list = nl;
+                        J->list_cap = cap;
+                    }
+                }
+                if (J->listed < J->list_cap) J->list[J->listed++] = e;
+            }
             uint64_t lo = bd->low[e], hi = bd->high[e], rb = kind == 0 ? fuse_load(pr, j0 + q, 0) : fuse_load(pr, j0 + q, 1);
             if ((lo | hi) & ~f->valid) score_slow(&J->a, bd, J->fmt, J->fi, e, ob, rb, 0);
             else outside_keyed(&J->a, f, e, ob, lo, hi, bd->has_range[e]);
@@ -1707,7 +1722,7 @@ ER_AI void fuse_one(fuse_job *J, int64_t e0, const unsigned char *po, const unsi
         uint32_t fin = (uint32_t)(kl <= kx) & (uint32_t)(kx <= kh) & (uint32_t)(mo < inf), isinf_ = mo == inf;
         uint32_t cls = (uint32_t)(mo > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 | (isinf_ & (uint32_t)(~sx & 1));
         ok = fin | (uint32_t)((J->k->fl[e] & cls) != 0);
-        J->cov[e] = (unsigned char)ok;
+        if (J->cov) J->cov[e] = (unsigned char)ok;
     } else
         ok = J->cov[e] != 0;
     if (ok) {
@@ -1784,7 +1799,7 @@ ER_AVX512 static inline __attribute__((always_inline)) void fuse_rows_avx512(fus
         const unsigned char *pr = J->wr.base + (size_t)row_off(&J->wr, r) * (size_t)sb;
         const int64_t e0 = r * n;
         const double *tp = J->bd->tolerance + e0;
-        unsigned char *cv = J->cov + e0;
+        unsigned char *cv = J->cov ? J->cov + e0 : NULL;
         int64_t j = 0;
         for (; j + 16 <= n; j += 16) {
             __m512i x, y;
@@ -1815,7 +1830,7 @@ ER_AVX512 static inline __attribute__((always_inline)) void fuse_rows_avx512(fus
                 __m512i FL = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(J->k->fl + e0 + j)));
                 ok = fin | (isnan_ & _mm512_test_epi32_mask(FL, c4)) | (isinf_ & neg & _mm512_test_epi32_mask(FL, c2)) |
                      (isinf_ & ~neg & _mm512_test_epi32_mask(FL, c1));
-                _mm_storeu_si128((__m128i *)(void *)(cv + j), _mm_maskz_mov_epi8(ok, bone));
+                if (cv) _mm_storeu_si128((__m128i *)(void *)(cv + j), _mm_maskz_mov_epi8(ok, bone));
             } else {
                 __m128i cb = _mm_loadu_si128((const __m128i *)(const void *)(cv + j));
                 ok = _mm_test_epi8_mask(cb, cb);
@@ -1920,7 +1935,7 @@ ER_AVX2F static inline __attribute__((always_inline)) void fuse_rows_avx2(fuse_j
         const unsigned char *pr = J->wr.base + (size_t)row_off(&J->wr, r) * (size_t)sb;
         const int64_t e0 = r * n;
         const double *tp = J->bd->tolerance + e0;
-        unsigned char *cv = J->cov + e0;
+        unsigned char *cv = J->cov ? J->cov + e0 : NULL;
         int64_t j = 0;
         for (; j + 8 <= n; j += 8) {
             __m256i x, y;
@@ -1953,7 +1968,8 @@ ER_AVX2F static inline __attribute__((always_inline)) void fuse_rows_avx2(fuse_j
                 __m256i sp = _mm256_cmpeq_epi32(_mm256_and_si256(FL, cls), z);
                 okv = _mm256_or_si256(fin, _mm256_xor_si256(sp, ones));
                 __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(okv), _mm256_extracti128_si256(okv, 1));
-                _mm_storel_epi64((__m128i *)(void *)(cv + j), _mm_and_si128(_mm_packs_epi16(w16, w16), _mm_set1_epi8(1)));
+                if (cv)
+                    _mm_storel_epi64((__m128i *)(void *)(cv + j), _mm_and_si128(_mm_packs_epi16(w16, w16), _mm_set1_epi8(1)));
             } else {
                 __m256i cb = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cv + j)));
                 okv = _mm256_xor_si256(_mm256_cmpeq_epi32(cb, z), ones);
@@ -2132,7 +2148,7 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
     er_format_info fi;
     fdesc f;
     double lut8[256];
-    if (!bd || !output || !R || !cov || !rep)
+    if (!bd || !output || !R || !rep)
         return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: null argument");
     memset(rep, 0, sizeof *rep);
     rep->worst = -1;
@@ -2171,6 +2187,8 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
     w.worst = -1;
     int64_t zero_ok = 0;
     if (keys && !fuse) return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: no fused pass for this output");
+    if (!keys && !cov) return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: null argument");
+    fuse_job *lists = NULL; /* cov NULL: the jobs, with their lists of outside elements */
     if (fuse) {
         fuse_job *jobs = (fuse_job *)calloc((size_t)nt, sizeof *jobs);
         if (!jobs) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the check's scoring");
@@ -2212,7 +2230,14 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
             if (J->a.worst >= 0) take(&w, J->a.rank, J->a.score, J->a.worst, J->a.why, J->a.beyond, J->a.ratio);
             if (J->bidx >= 0) take(&w, 0, J->best, J->bidx, ER_REPORT_WHY_NONE, 0, J->best);
         }
-        free(jobs);
+        int oom = 0;
+        for (int t = 0; t < nt; t++) oom |= jobs[t].oom;
+        if (cov || oom) {
+            for (int t = 0; t < nt; t++) free(jobs[t].list);
+            free(jobs);
+            if (oom) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the list of outside elements");
+        } else
+            lists = jobs;
         if (keys) outside = bad;
         rep->outside = outside;
     } else {
@@ -2255,27 +2280,48 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
         /* row by row, the cells of the row and of each column found without a division per element */
         unsigned char *colcell = (unsigned char *)malloc((size_t)n);
         for (int64_t j = 0; colcell && j < n; j++) colcell[j] = (unsigned char)(j * mc / n);
-        for (int64_t row = 0, e = 0; row < rows; row++) {
-            int64_t cr = ((row % m) * mr) / m, end = e + n;
-            for (; e < end; e++) {
-                uint64_t eight;
-                if (e + 8 <= end && (memcpy(&eight, cov + e, 8), eight == UINT64_C(0x0101010101010101))) {
-                    e += 7;
-                    continue;
+        if (lists) {
+            /* from the jobs' lists (rows in order), a division only where a row with outside elements starts */
+            int64_t row = -1, start = 0, cr = 0;
+            for (int t = 0; t < nt; t++)
+                for (int64_t i = 0; i < lists[t].listed; i++) {
+                    int64_t e = lists[t].list[i];
+                    if (e - start >= n || row < 0) {
+                        row = e / n;
+                        start = row * n;
+                        cr = ((row % m) * mr) / m;
+                    }
+                    int64_t j = e - start;
+                    rep->hist[ER_REPORT_OUTSIDE]++;
+                    if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
+                    rep->map[(int)cr][colcell ? colcell[j] : (int)(j * mc / n)]++;
                 }
-                if (cov[e]) continue;
-                int64_t j = e - (end - n);
-                rep->hist[ER_REPORT_OUTSIDE]++;
-                if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
-                rep->map[(int)cr][colcell ? colcell[j] : (int)(j * mc / n)]++;
+        } else
+            for (int64_t row = 0, e = 0; row < rows; row++) {
+                int64_t cr = ((row % m) * mr) / m, end = e + n;
+                for (; e < end; e++) {
+                    uint64_t eight;
+                    if (e + 8 <= end && (memcpy(&eight, cov + e, 8), eight == UINT64_C(0x0101010101010101))) {
+                        e += 7;
+                        continue;
+                    }
+                    if (cov[e]) continue;
+                    int64_t j = e - (end - n);
+                    rep->hist[ER_REPORT_OUTSIDE]++;
+                    if (outside_index && rep->outside_listed < outside_cap) outside_index[rep->outside_listed++] = e;
+                    rep->map[(int)cr][colcell ? colcell[j] : (int)(j * mc / n)]++;
+                }
             }
-        }
         free(colcell);
+    }
+    if (lists) {
+        for (int t = 0; t < nt; t++) free(lists[t].list);
+        free(lists);
     }
     if (rep->worst >= 0) {
         int64_t e = rep->worst;
         er_check_report_index(rep, e, rep->worst_index);
-        rep->worst_covered = cov[e];
+        rep->worst_covered = cov ? cov[e] : w.rank == 0; /* outside elements rank 1 .. 3 */
         rep->output = element(output, e, sb);
         rep->rounded = element(R, e, sb);
         rep->low = bd->low[e];
@@ -2344,7 +2390,7 @@ er_status er_check_report_fused(const er_bounds *bd, er_bkeys **keys, const er_t
                                 int64_t *outside_index, int64_t outside_cap, er_check_report *rep, char *msg,
                                 size_t msg_size)
 {
-    if (!bd || !keys || !output || !R || !covered || !rep)
+    if (!bd || !keys || !output || !R || !rep)
         return fail(msg, msg_size, ER_EINVAL, "er_check_report_fused: null argument");
     if (!fused_applies(bd, output, R))
         return fail(msg, msg_size, ER_EINVAL, "er_check_report_fused: not an f32, bf16 or f16 output with unit strides");
@@ -2379,24 +2425,22 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
         return fail(msg, msg_size, ER_EINVAL, "the output must be 2-D or 3-D");
     int64_t count = 1;
     for (int d = 0; d < output->ndim; d++) count *= output->shape[d];
-    cov = (unsigned char *)malloc(count ? (size_t)count : 1);
-    if (!cov) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the check of %lld elements", (long long)count);
     const er_tensor *R = er_result_rounded(r);
     /* f32, bf16 and f16 outputs of the result's shape (bounds it keeps, not an integer product's): covers and
-     * the scoring in one pass over the output, the rounded answer and the kept keys */
+     * the scoring in one pass over the output, the rounded answer and the kept keys, the outside elements
+     * listed as they come (no covered array) */
     er_bkeys **keys = NULL;
     int same = !r->is_int && output->format == r->d.format && output->ndim == r->d.ndim;
     for (int d = 0; same && d < output->ndim; d++) same = output->shape[d] == r->d.shape[d];
     for (int i = 0; same && i < r->ncache; i++)
         if (&r->cache[i].b == bd) keys = &r->cache[i].keys;
     if (keys && fused_applies(bd, output, R)) {
-        st = er_check_report_fused(bd, keys, output, R, cov, a, b, outside_index, outside_cap, rep, msg, msg_size);
-        /* no memory for the keys: the covers below read the bounds directly */
-        if (st != ER_ENOMEM) {
-            free(cov);
-            return st;
-        }
+        st = er_check_report_fused(bd, keys, output, R, NULL, a, b, outside_index, outside_cap, rep, msg, msg_size);
+        /* out of memory (the keys, the lists): covers below read the bounds directly */
+        if (st != ER_ENOMEM) return st;
     }
+    cov = (unsigned char *)malloc(count ? (size_t)count : 1);
+    if (!cov) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the check of %lld elements", (long long)count);
     int64_t zero_ok = -1;
     if ((st = er_result_covers_kept(r, o, output, cov, &outside, &zero_ok, &bd, msg, msg_size)) != ER_OK) {
         free(cov);

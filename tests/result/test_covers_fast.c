@@ -473,6 +473,18 @@ static void compare_fused(data *d, const char *what, refs *rf_)
             ck_assert(memcmp(rf_->ir, iff, sizeof iff[0] * (size_t)rr->outside_listed) == 0);
             ck_assert_msg(memcmp(rr, &rf, sizeof rf) == 0, "%s %s (fused, isa %d, %d threads): the reports differ", what,
                           er_format_name(d->fmt), isa, threads[t]);
+            /* without a covered array: the outside elements listed as they come, the same report */
+            er_report_isa(isa);
+            er_report_threads(threads[t]);
+            memset(&rf, 0x5A, sizeof rf);
+            memset(iff, 0xA5, sizeof iff);
+            st = er_check_report_fused(&d->bd, &keys, &d->O, &d->R, NULL, NULL, NULL, iff, 64, &rf, msg, sizeof msg);
+            er_report_threads(0);
+            er_report_isa(2);
+            ck_assert_msg(st == ER_OK, "%s", msg);
+            ck_assert(memcmp(rf_->ir, iff, sizeof iff[0] * (size_t)rr->outside_listed) == 0);
+            ck_assert_msg(memcmp(rr, &rf, sizeof rf) == 0, "%s %s (fused, listed, isa %d, %d threads): the reports differ",
+                          what, er_format_name(d->fmt), isa, threads[t]);
         }
     er_bkeys_free(keys);
     free(cf);
