@@ -478,7 +478,10 @@ struct er_bkeys {
     int fmt, kb;           /* the output format; key bytes: 2 (formats of up to 2 storage bytes) or 4 */
     int64_t count, zero_ok;
     void *lo, *hi;         /* int16_t or int32_t keys; an empty range as lo = max > hi = min */
-    unsigned char *fl;     /* bit 0 may_pinf, bit 1 may_ninf, bit 2 may_nan */
+    unsigned char *fl;     /* bit 0 may_pinf, bit 1 may_ninf, bit 2 may_nan, bit 3 (rdata not NULL) the
+                            * rounded answer's pattern is covered */
+    const void *rdata;     /* the rounded answer bit 3 was made for (its data, shape and strides) */
+    int64_t rshape[3], rstrides[3];
 };
 
 void er_bkeys_free(er_bkeys *k)
@@ -1709,7 +1712,9 @@ ER_AI void fuse_one(fuse_job *J, int64_t e0, const unsigned char *po, const unsi
     uint32_t ob = fuse_load(po, j, kind), rb = fuse_load(pr, j, kind);
     uint32_t mo = ob & magm, mr = rb & magm, ok;
     int64_t e = e0 + j;
-    if (mode == 0) {
+    if (mode == 0 && ob == rb)
+        ok = (J->k->fl[e] >> 3) & 1u; /* the rounded answer's own decision */
+    else if (mode == 0) {
         int32_t kl, kh;
         if (kind == 0) {
             kl = ((const int32_t *)J->k->lo)[e];
@@ -1722,9 +1727,9 @@ ER_AI void fuse_one(fuse_job *J, int64_t e0, const unsigned char *po, const unsi
         uint32_t fin = (uint32_t)(kl <= kx) & (uint32_t)(kx <= kh) & (uint32_t)(mo < inf), isinf_ = mo == inf;
         uint32_t cls = (uint32_t)(mo > inf) << 2 | (isinf_ & (uint32_t)(sx & 1)) << 1 | (isinf_ & (uint32_t)(~sx & 1));
         ok = fin | (uint32_t)((J->k->fl[e] & cls) != 0);
-        if (J->cov) J->cov[e] = (unsigned char)ok;
     } else
         ok = J->cov[e] != 0;
+    if (mode == 0 && J->cov) J->cov[e] = (unsigned char)ok;
     if (ok) {
         s.ok = 1;
         double t = tp[j];
@@ -1786,8 +1791,8 @@ ER_AVX512 static inline __attribute__((always_inline)) void fuse_rows_avx512(fus
     const int64_t n = J->wo.n;
     const uint32_t inf = kind == 0 ? 0x7F800000u : kind == 1 ? 0x7F80u : 0x7C00u;
     const __m512i magm = _mm512_set1_epi32(kind == 0 ? 0x7FFFFFFF : 0x7FFF), vinf = _mm512_set1_epi32((int)inf);
-    const __m512i c1 = _mm512_set1_epi32(1), c2 = _mm512_set1_epi32(2),
-                  c4 = _mm512_set1_epi32(4);
+    const __m512i c1 = _mm512_set1_epi32(1), c2 = _mm512_set1_epi32(2), c4 = _mm512_set1_epi32(4),
+                  c8 = _mm512_set1_epi32(8);
     const __m512i m52 = _mm512_set1_epi64((INT64_C(1) << 52) - 1), abs64 = _mm512_set1_epi64(INT64_MAX);
     const __m512i rmax = _mm512_set1_epi64(ER_RMAX), rmin = _mm512_set1_epi64(-ER_RMAX), one64 = _mm512_set1_epi64(1),
                   last = _mm512_set1_epi64(ER_REPORT_LOG_BINS - 1);
@@ -1813,23 +1818,29 @@ ER_AVX512 static inline __attribute__((always_inline)) void fuse_rows_avx512(fus
             __m512i mx = _mm512_and_si512(x, magm), my = _mm512_and_si512(y, magm);
             __mmask16 ok;
             if (mode == 0) {
-                __m512i L, H;
-                if (kind == 0) {
-                    L = _mm512_loadu_si512((const void *)((const int32_t *)J->k->lo + e0 + j));
-                    H = _mm512_loadu_si512((const void *)((const int32_t *)J->k->hi + e0 + j));
-                } else {
-                    L = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)((const int16_t *)J->k->lo + e0 + j)));
-                    H = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)((const int16_t *)J->k->hi + e0 + j)));
-                }
-                __m512i sx = kind == 0 ? _mm512_srai_epi32(x, 31) : _mm512_srai_epi32(_mm512_slli_epi32(x, 16), 31);
-                __m512i kx = _mm512_sub_epi32(_mm512_xor_si512(mx, sx), sx);
-                __mmask16 fin = _mm512_cmple_epi32_mask(L, kx) & _mm512_cmple_epi32_mask(kx, H) &
-                                _mm512_cmplt_epi32_mask(mx, vinf);
-                __mmask16 isnan_ = _mm512_cmpgt_epi32_mask(mx, vinf), isinf_ = _mm512_cmpeq_epi32_mask(mx, vinf);
-                __mmask16 neg = _mm512_movepi32_mask(sx);
                 __m512i FL = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(J->k->fl + e0 + j)));
-                ok = fin | (isnan_ & _mm512_test_epi32_mask(FL, c4)) | (isinf_ & neg & _mm512_test_epi32_mask(FL, c2)) |
-                     (isinf_ & ~neg & _mm512_test_epi32_mask(FL, c1));
+                __mmask16 eq = _mm512_cmpeq_epi32_mask(x, y), ne = (__mmask16)~eq;
+                /* the output the rounded answer: its decision, made with the keys; else the range's keys */
+                ok = eq & _mm512_test_epi32_mask(FL, c8);
+                if (ne) {
+                    __m512i L, H;
+                    if (kind == 0) {
+                        L = _mm512_maskz_loadu_epi32(ne, (const void *)((const int32_t *)J->k->lo + e0 + j));
+                        H = _mm512_maskz_loadu_epi32(ne, (const void *)((const int32_t *)J->k->hi + e0 + j));
+                    } else {
+                        L = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(ne, (const void *)((const int16_t *)J->k->lo + e0 + j)));
+                        H = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(ne, (const void *)((const int16_t *)J->k->hi + e0 + j)));
+                    }
+                    __m512i sx = kind == 0 ? _mm512_srai_epi32(x, 31) : _mm512_srai_epi32(_mm512_slli_epi32(x, 16), 31);
+                    __m512i kx = _mm512_sub_epi32(_mm512_xor_si512(mx, sx), sx);
+                    __mmask16 fin = _mm512_cmple_epi32_mask(L, kx) & _mm512_cmple_epi32_mask(kx, H) &
+                                    _mm512_cmplt_epi32_mask(mx, vinf);
+                    __mmask16 isnan_ = _mm512_cmpgt_epi32_mask(mx, vinf), isinf_ = _mm512_cmpeq_epi32_mask(mx, vinf);
+                    __mmask16 neg = _mm512_movepi32_mask(sx);
+                    ok |= ne & (fin | (isnan_ & _mm512_test_epi32_mask(FL, c4)) |
+                                (isinf_ & neg & _mm512_test_epi32_mask(FL, c2)) |
+                                (isinf_ & ~neg & _mm512_test_epi32_mask(FL, c1)));
+                }
                 if (cv) _mm_storeu_si128((__m128i *)(void *)(cv + j), _mm_maskz_mov_epi8(ok, bone));
             } else {
                 __m128i cb = _mm_loadu_si128((const __m128i *)(const void *)(cv + j));
@@ -1923,7 +1934,7 @@ ER_AVX2F static inline __attribute__((always_inline)) void fuse_rows_avx2(fuse_j
     const uint32_t inf = kind == 0 ? 0x7F800000u : kind == 1 ? 0x7F80u : 0x7C00u;
     const __m256i magm = _mm256_set1_epi32(kind == 0 ? 0x7FFFFFFF : 0x7FFF), vinf = _mm256_set1_epi32((int)inf);
     const __m256i z = _mm256_setzero_si256(), c1 = _mm256_set1_epi32(1), c2 = _mm256_set1_epi32(2),
-                  c4 = _mm256_set1_epi32(4), ones = _mm256_set1_epi32(-1);
+                  c4 = _mm256_set1_epi32(4), c8 = _mm256_set1_epi32(8), ones = _mm256_set1_epi32(-1);
     const __m256i m52 = _mm256_set1_epi64x((INT64_C(1) << 52) - 1), abs64 = _mm256_set1_epi64x(INT64_MAX);
     const __m256i rmax = _mm256_set1_epi64x(ER_RMAX), rmin = _mm256_set1_epi64x(-ER_RMAX),
                   one64 = _mm256_set1_epi64x(1), last = _mm256_set1_epi64x(ER_REPORT_LOG_BINS - 1);
@@ -1949,24 +1960,30 @@ ER_AVX2F static inline __attribute__((always_inline)) void fuse_rows_avx2(fuse_j
             __m256i mx = _mm256_and_si256(x, magm), my = _mm256_and_si256(y, magm);
             __m256i okv;
             if (mode == 0) {
-                __m256i L, H;
-                if (kind == 0) {
-                    L = _mm256_loadu_si256((const __m256i *)(const void *)((const int32_t *)J->k->lo + e0 + j));
-                    H = _mm256_loadu_si256((const __m256i *)(const void *)((const int32_t *)J->k->hi + e0 + j));
-                } else {
-                    L = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)((const int16_t *)J->k->lo + e0 + j)));
-                    H = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)((const int16_t *)J->k->hi + e0 + j)));
-                }
-                __m256i sx = kind == 0 ? _mm256_srai_epi32(x, 31) : _mm256_srai_epi32(_mm256_slli_epi32(x, 16), 31);
-                __m256i kx = _mm256_sub_epi32(_mm256_xor_si256(mx, sx), sx);
-                __m256i out = _mm256_or_si256(_mm256_cmpgt_epi32(L, kx), _mm256_cmpgt_epi32(kx, H));
-                __m256i fin = _mm256_andnot_si256(out, _mm256_cmpgt_epi32(vinf, mx));
-                __m256i isnan_ = _mm256_cmpgt_epi32(mx, vinf), isinf_ = _mm256_cmpeq_epi32(mx, vinf);
-                __m256i cls = _mm256_or_si256(_mm256_and_si256(isnan_, c4),
-                                              _mm256_and_si256(isinf_, _mm256_blendv_epi8(c1, c2, sx)));
                 __m256i FL = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(J->k->fl + e0 + j)));
-                __m256i sp = _mm256_cmpeq_epi32(_mm256_and_si256(FL, cls), z);
-                okv = _mm256_or_si256(fin, _mm256_xor_si256(sp, ones));
+                __m256i eqv = _mm256_cmpeq_epi32(x, y);
+                if (_mm256_movemask_ps(_mm256_castsi256_ps(eqv)) == 0xFF) {
+                    /* every output the rounded answer: its decisions, made with the keys */
+                    okv = _mm256_cmpeq_epi32(_mm256_and_si256(FL, c8), c8);
+                } else {
+                    __m256i L, H;
+                    if (kind == 0) {
+                        L = _mm256_loadu_si256((const __m256i *)(const void *)((const int32_t *)J->k->lo + e0 + j));
+                        H = _mm256_loadu_si256((const __m256i *)(const void *)((const int32_t *)J->k->hi + e0 + j));
+                    } else {
+                        L = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)((const int16_t *)J->k->lo + e0 + j)));
+                        H = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)((const int16_t *)J->k->hi + e0 + j)));
+                    }
+                    __m256i sx = kind == 0 ? _mm256_srai_epi32(x, 31) : _mm256_srai_epi32(_mm256_slli_epi32(x, 16), 31);
+                    __m256i kx = _mm256_sub_epi32(_mm256_xor_si256(mx, sx), sx);
+                    __m256i out = _mm256_or_si256(_mm256_cmpgt_epi32(L, kx), _mm256_cmpgt_epi32(kx, H));
+                    __m256i fin = _mm256_andnot_si256(out, _mm256_cmpgt_epi32(vinf, mx));
+                    __m256i isnan_ = _mm256_cmpgt_epi32(mx, vinf), isinf_ = _mm256_cmpeq_epi32(mx, vinf);
+                    __m256i cls = _mm256_or_si256(_mm256_and_si256(isnan_, c4),
+                                                  _mm256_and_si256(isinf_, _mm256_blendv_epi8(c1, c2, sx)));
+                    __m256i sp = _mm256_cmpeq_epi32(_mm256_and_si256(FL, cls), z);
+                    okv = _mm256_or_si256(fin, _mm256_xor_si256(sp, ones));
+                }
                 __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(okv), _mm256_extracti128_si256(okv, 1));
                 if (cv)
                     _mm_storel_epi64((__m128i *)(void *)(cv + j), _mm_and_si128(_mm_packs_epi16(w16, w16), _mm_set1_epi8(1)));
@@ -2369,6 +2386,44 @@ er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *outpu
                         outside_cap, rep, msg, msg_size);
 }
 
+/* Bit 3 of the keys' flags: covers of the rounded answer R itself (the decision for every element whose
+ * output is R's pattern, which the fused pass then takes without reading the range's keys).  0: out of
+ * memory. */
+static int keys_rbit(er_bkeys *k, const er_bounds *bd, const er_tensor *R)
+{
+    fdesc f;
+    double lut8[256];
+    unsigned char *c = (unsigned char *)malloc((size_t)(k->count ? k->count : 1));
+    if (!c || !fdesc_make(R->format, &f, lut8)) {
+        free(c);
+        return 0;
+    }
+    rows_ w = rows_of(R);
+    int64_t rows = k->count ? k->count / w.n : 0;
+    int nt = nthreads_for(rows, k->count);
+    cov_job jobs[64];
+    for (int t = 0; t < nt; t++) {
+        jobs[t].bd = bd;
+        jobs[t].f = &f;
+        jobs[t].keys = k;
+        jobs[t].w = w;
+        jobs[t].exact_int = 0;
+        jobs[t].cov = c;
+        jobs[t].r0 = rows * t / nt;
+        jobs[t].r1 = rows * (t + 1) / nt;
+        jobs[t].bad = 0;
+    }
+    run_jobs(cov_thread, jobs, sizeof jobs[0], nt);
+    for (int64_t e = 0; e < k->count; e++) k->fl[e] = (unsigned char)((k->fl[e] & 7u) | (c[e] != 0) << 3);
+    free(c);
+    k->rdata = R->data;
+    for (int d = 0; d < 3; d++) {
+        k->rshape[d] = d < R->ndim ? R->shape[d] : 0;
+        k->rstrides[d] = d < R->ndim ? R->strides[d] : 0;
+    }
+    return 1;
+}
+
 /* Whether the fused pass applies to this output and rounded answer: f32, bf16 or f16 of one shape, unit
  * strides, as many elements as the bounds. */
 static int fused_applies(const er_bounds *bd, const er_tensor *output, const er_tensor *R)
@@ -2404,8 +2459,13 @@ er_status er_check_report_fused(const er_bounds *bd, er_bkeys **keys, const er_t
         if (fdesc_make(output->format, &f, lut8)) *keys = keys_make(bd, &f);
         if (!*keys) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the keys of %lld elements", (long long)bd->count);
     }
-    return score_common(bd, *keys, output, R, covered, -1, (*keys)->zero_ok, a, b, outside_index, outside_cap, rep,
-                        msg, msg_size);
+    er_bkeys *k = *keys;
+    int rsame = k->rdata == R->data;
+    for (int d = 0; rsame && d < R->ndim; d++) rsame = k->rshape[d] == R->shape[d] && k->rstrides[d] == R->strides[d];
+    if (!rsame && !keys_rbit(k, bd, R))
+        return fail(msg, msg_size, ER_ENOMEM, "out of memory for the keys of %lld elements", (long long)bd->count);
+    return score_common(bd, k, output, R, covered, -1, k->zero_ok, a, b, outside_index, outside_cap, rep, msg,
+                        msg_size);
 }
 
 er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_tensor *output, const er_tensor *a,
