@@ -2097,6 +2097,25 @@ ER_FUSE(0, 1)
 ER_FUSE(1, 1)
 ER_FUSE(2, 1)
 
+static void *fuse_thread(void *arg);
+
+/* the blocks of a fused pass and the next one to take */
+typedef struct fuse_pool {
+    fuse_job *jobs;
+    int n, next;
+} fuse_pool;
+
+static void *fuse_worker(void *arg)
+{
+    fuse_pool *p = (fuse_pool *)arg;
+    for (;;) {
+        int c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+        if (c >= p->n) break;
+        fuse_thread(&p->jobs[c]);
+    }
+    return NULL;
+}
+
 static void *fuse_thread(void *arg)
 {
     fuse_job *J = (fuse_job *)arg;
@@ -2205,11 +2224,15 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
     int64_t zero_ok = 0;
     if (keys && !fuse) return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: no fused pass for this output");
     if (!keys && !cov) return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: null argument");
-    fuse_job *lists = NULL; /* cov NULL: the jobs, with their lists of outside elements */
+    fuse_job *lists = NULL; /* cov NULL: the blocks, with their lists of outside elements */
+    int nlists = 0;
     if (fuse) {
-        fuse_job *jobs = (fuse_job *)calloc((size_t)nt, sizeof *jobs);
+        /* blocks of rows, more than threads, taken by whichever thread is free (a thread that starts late,
+         * on cores busy with other work, leaves its share to the others) and merged in order */
+        int nb = nt == 1 ? 1 : (int)(rows < 8 * nt ? rows : 8 * nt);
+        fuse_job *jobs = (fuse_job *)calloc((size_t)nb, sizeof *jobs);
         if (!jobs) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the check's scoring");
-        for (int t = 0; t < nt; t++) {
+        for (int t = 0; t < nb; t++) {
             fuse_job *J = &jobs[t];
             J->bd = bd;
             J->k = keys;
@@ -2220,17 +2243,23 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
             J->wo = wo;
             J->wr = wr;
             J->cov = cov;
-            J->r0 = rows * t / nt;
-            J->r1 = rows * (t + 1) / nt;
+            J->r0 = rows * t / nb;
+            J->r1 = rows * (t + 1) / nb;
             J->best = -1;
             J->bidx = -1;
             J->a.rank = -1;
             J->a.score = -1;
             J->a.worst = -1;
         }
-        run_jobs(fuse_thread, jobs, sizeof jobs[0], nt);
+        fuse_pool pool = {jobs, nb, 0};
+        pthread_t th[64];
+        int started[64];
+        for (int t = 1; t < nt; t++) started[t] = pthread_create(&th[t], NULL, fuse_worker, &pool) == 0;
+        fuse_worker(&pool);
+        for (int t = 1; t < nt; t++)
+            if (started[t]) pthread_join(th[t], NULL);
         int64_t bad = 0;
-        for (int t = 0; t < nt; t++) {
+        for (int t = 0; t < nb; t++) {
             fuse_job *J = &jobs[t];
             for (int k = 0; k < ER_REPORT_LOG_BINS; k++) {
                 int h = (k <= 5) + (k <= 3) + (k <= 1) + (k <= 0);
@@ -2248,13 +2277,15 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
             if (J->bidx >= 0) take(&w, 0, J->best, J->bidx, ER_REPORT_WHY_NONE, 0, J->best);
         }
         int oom = 0;
-        for (int t = 0; t < nt; t++) oom |= jobs[t].oom;
+        for (int t = 0; t < nb; t++) oom |= jobs[t].oom;
         if (cov || oom) {
-            for (int t = 0; t < nt; t++) free(jobs[t].list);
+            for (int t = 0; t < nb; t++) free(jobs[t].list);
             free(jobs);
             if (oom) return fail(msg, msg_size, ER_ENOMEM, "out of memory for the list of outside elements");
-        } else
+        } else {
             lists = jobs;
+            nlists = nb;
+        }
         if (keys) outside = bad;
         rep->outside = outside;
     } else {
@@ -2300,7 +2331,7 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
         if (lists) {
             /* from the jobs' lists (rows in order), a division only where a row with outside elements starts */
             int64_t row = -1, start = 0, cr = 0;
-            for (int t = 0; t < nt; t++)
+            for (int t = 0; t < nlists; t++)
                 for (int64_t i = 0; i < lists[t].listed; i++) {
                     int64_t e = lists[t].list[i];
                     if (e - start >= n || row < 0) {
@@ -2332,7 +2363,7 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
         free(colcell);
     }
     if (lists) {
-        for (int t = 0; t < nt; t++) free(lists[t].list);
+        for (int t = 0; t < nlists; t++) free(lists[t].list);
         free(lists);
     }
     if (rep->worst >= 0) {
