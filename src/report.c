@@ -1652,6 +1652,22 @@ __attribute__((noinline)) static void fuse_rare(fuse_job *J, const fstep *s, uin
                 }
                 if (J->listed < J->list_cap) J->list[J->listed++] = e;
             }
+            if (J->k) {
+                /* a range that the keys hold (not empty: has_range, both ends valid and not NaN, low <= high)
+                 * as outside_keyed reads it, from the keys: they are the ends' ordinals */
+                int64_t kl = kind == 0 ? ((const int32_t *)J->k->lo)[e] : ((const int16_t *)J->k->lo)[e];
+                int64_t kh = kind == 0 ? ((const int32_t *)J->k->hi)[e] : ((const int16_t *)J->k->hi)[e];
+                if (kl <= kh) {
+                    int oc;
+                    int64_t ko = fkey(f, ob, &oc);
+                    if (oc != C_FIN) take(&J->a, 3, 0, e, ER_REPORT_WHY_SPECIAL, 0, 0);
+                    else {
+                        int64_t beyond = ko > kh ? ulps_between(kh, ko) : ulps_between(ko, kl);
+                        take(&J->a, 1, (double)beyond, e, ER_REPORT_WHY_ULPS, beyond, 0);
+                    }
+                    continue;
+                }
+            }
             uint64_t lo = bd->low[e], hi = bd->high[e], rb = kind == 0 ? fuse_load(pr, j0 + q, 0) : fuse_load(pr, j0 + q, 1);
             if ((lo | hi) & ~f->valid) score_slow(&J->a, bd, J->fmt, J->fi, e, ob, rb, 0);
             else outside_keyed(&J->a, f, e, ob, lo, hi, bd->has_range[e]);
