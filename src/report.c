@@ -196,7 +196,6 @@ static int fdesc_make(int fmt, fdesc *f, double *lut8)
 #define ER_AVX2_CLONES 1
 #define ER_AVX2 __attribute__((target("avx2")))
 #include <immintrin.h>
-ER_AVX2 static inline __m128i zero128_(void) { return _mm_setzero_si128(); }
 static int have_avx2_v_, have_avx512_v_;
 static pthread_once_t have_avx2_once_ = PTHREAD_ONCE_INIT;
 static void have_avx2_init_(void)
@@ -1031,7 +1030,7 @@ typedef struct score_job {
     rows_ wo, wr;
     const unsigned char *cov;
     int64_t r0, r1;
-    int zero_known; /* the caller has the count of ranges holding zero: score_ieee does not count them */
+    int zero_known; /* the caller has the count of ranges holding zero */
     acc_ a;
 } score_job;
 
@@ -1195,253 +1194,6 @@ ER_AI void score_rows(score_job *j, const fdesc *f)
     }
 }
 
-/* f32 with unit strides: score_rows' decisions on 32-bit keys, the arrays as restrict locals */
-ER_VEC
-static void score_rows_f32(score_job *j)
-{
-    const er_bounds *bd = j->bd;
-    const uint64_t *__restrict low = bd->low, *__restrict high = bd->high;
-    const double *__restrict tolv = bd->tolerance;
-    const unsigned char *__restrict hr = bd->has_range, *__restrict cv = j->cov;
-    acc_ a = j->a;
-    int64_t hist4[4][ER_REPORT_BINS], log4[4][ER_REPORT_LOG_BINS];
-    memset(hist4, 0, sizeof hist4);
-    memset(log4, 0, sizeof log4);
-    const int64_t n = j->wo.n;
-    for (int64_t r = j->r0; r < j->r1; r++) {
-        const uint32_t *__restrict po = (const uint32_t *)(const void *)(j->wo.base + (size_t)row_off(&j->wo, r) * 4u);
-        const uint32_t *__restrict pr = (const uint32_t *)(const void *)(j->wr.base + (size_t)row_off(&j->wr, r) * 4u);
-        const int64_t e0 = r * n;
-        for (int64_t c = 0; c < n; c++) {
-            const int64_t e = e0 + c;
-            uint32_t ob, rb;
-            memcpy(&ob, po + c, 4);
-            memcpy(&rb, pr + c, 4);
-            uint64_t lo = low[e], hi = high[e];
-            uint32_t ml = (uint32_t)lo & 0x7FFFFFFFu, mu = (uint32_t)hi & 0x7FFFFFFFu;
-            if ((lo | hi) >> 32) {
-                score_slow(&a, bd, ER_FMT_F32, j->fi, e, ob, rb, cv[e]);
-                continue;
-            }
-            /* zero in [lo, hi]: lo is -0, +0 or negative, hi +0, -0 or positive (NaN ends never) */
-            int lo0 = ml == 0 || ((uint32_t)lo >> 31 && ml <= 0x7F800000u);
-            int hi0 = mu == 0 || (!((uint32_t)hi >> 31) && mu <= 0x7F800000u);
-            a.zero_ok += hr[e] && lo0 && hi0;
-            if (!cv[e]) {
-                outside_keyed(&a, &f32_desc_, e, ob, lo, hi, hr[e]);
-                continue;
-            }
-            uint32_t mo = ob & 0x7FFFFFFFu, mr = rb & 0x7FFFFFFFu;
-            double tol = tolv[e], score = 0;
-            int64_t *hc = hist4[c & 3];
-            if (ob == rb || (mo > 0x7F800000u && mr > 0x7F800000u)) {
-                hc[ER_REPORT_EXACT]++;
-            } else if (mo >= 0x7F800000u || mr >= 0x7F800000u || !(tol > 0) || !isfinite(tol)) {
-                hc[ER_REPORT_SPECIAL]++;
-            } else {
-                float fo, fr;
-                memcpy(&fo, &ob, 4);
-                memcpy(&fr, &rb, 4);
-                score = fabs((double)fo - (double)fr) / tol;
-                ratio_bins(hc, log4[c & 3], score);
-            }
-            if (a.rank < 0 || (a.rank == 0 && score > a.score)) {
-                a.rank = 0;
-                a.score = score;
-                a.worst = e;
-                a.why = ER_REPORT_WHY_NONE;
-                a.beyond = 0;
-                a.ratio = score;
-            }
-        }
-    }
-    for (int q = 0; q < 4; q++) {
-        for (int h = 0; h < ER_REPORT_BINS; h++) a.hist[h] += hist4[q][h];
-        for (int h = 0; h < ER_REPORT_LOG_BINS; h++) a.log_hist[h] += log4[q][h];
-    }
-    j->a = a;
-}
-
-/*
- * The scoring of IEEE formats that fill their storage (f32, bf16, f16) with unit strides, in chunks of
- * a row: first a branch-free pass that classifies every element (0 exact, 1 special, 2 a ratio, 3
- * outside) and forms the ratio |output - rounded| / tolerance exactly as score_rows does (the same
- * binary64 subtraction and division, correctly rounded in every lane: the same bits), then a pass
- * that bins the ratios, keeps the first largest and hands outside elements to score_rows' code.  The
- * ranges are read only for outside elements and, where the caller has not counted them, for the
- * ranges that hold zero.  kind: 0 f32, 1 bf16, 2 f16 (values from the table).
- */
-#define ER_SCH 256
-ER_AI void score_pass1(const unsigned char *__restrict po, const unsigned char *__restrict pr,
-                       const double *__restrict tp, const unsigned char *__restrict cq, double *__restrict sc,
-                       unsigned char *__restrict cd, int64_t len, const int kind, const double *__restrict lut)
-{
-    const int sb = kind == 0 ? 4 : 2;
-    const uint32_t magm = sb == 4 ? 0x7FFFFFFFu : 0x7FFFu;
-    const uint32_t inf = kind == 0 ? 0x7F800000u : kind == 1 ? 0x7F80u : 0x7C00u;
-    for (int64_t q = 0; q < len; q++) {
-        uint32_t ob, rb;
-        double fo, fr;
-        if (sb == 4) {
-            memcpy(&ob, po + 4 * q, 4);
-            memcpy(&rb, pr + 4 * q, 4);
-        } else {
-            uint16_t o16, r16;
-            memcpy(&o16, po + 2 * q, 2);
-            memcpy(&r16, pr + 2 * q, 2);
-            ob = o16;
-            rb = r16;
-        }
-        if (kind == 2) {
-            fo = lut[ob];
-            fr = lut[rb];
-        } else {
-            uint32_t uo = kind == 1 ? ob << 16 : ob, ur = kind == 1 ? rb << 16 : rb;
-            float xo, xr;
-            memcpy(&xo, &uo, 4);
-            memcpy(&xr, &ur, 4);
-            fo = (double)xo;
-            fr = (double)xr;
-        }
-        uint32_t mo = ob & magm, mr = rb & magm;
-        double tol = tp[q];
-        uint32_t ex = (uint32_t)(ob == rb) | ((uint32_t)(mo > inf) & (uint32_t)(mr > inf));
-        uint32_t fine = (uint32_t)(mo < inf) & (uint32_t)(mr < inf) & (uint32_t)(tol > 0) & (uint32_t)(tol < INFINITY);
-        double sv = fabs(fo - fr) / tol;
-        uint32_t code = cq[q] == 0 ? 3u : ex ? 0u : fine ? 2u : 1u;
-        sc[q] = code == 2u ? sv : 0.0;
-        cd[q] = (unsigned char)code;
-    }
-}
-
-/* The bins ratio_bins would count sc[q] in, as indices: hb the histogram's, lb the log histogram's (40:
- * none, for a zero ratio); a special element (code 1) in ER_REPORT_SPECIAL, an exact one (code 0, ratio
- * 0) in ER_REPORT_EXACT.  Outside elements (code 3) get no bins. */
-#define ER_LOG_NONE ER_REPORT_LOG_BINS
-ER_AI void score_bins(const double *__restrict sc, const unsigned char *__restrict cd, unsigned char *__restrict hb,
-                      unsigned char *__restrict lb, int64_t len)
-{
-    for (int64_t q = 0; q < len; q++) {
-        double v = sc[q];
-        uint64_t b;
-        memcpy(&b, &v, 8);
-        int h = (v > 1.0 / 64) + (v > 1.0 / 16) + (v > 0.25) + (v > 0.5);
-        int be = (int)((b >> 52) & 0x7FFu), ex = be - 1022;
-        int k = be == 0       ? ER_REPORT_LOG_BINS - 1
-                : be == 0x7FF ? 0
-                : (b & ((UINT64_C(1) << 52) - 1u)) == 0 ? 1 - ex
-                                                         : -ex;
-        k = k < 0 ? 0 : k > ER_REPORT_LOG_BINS - 1 ? ER_REPORT_LOG_BINS - 1 : k;
-        hb[q] = (unsigned char)(cd[q] == 1 ? ER_REPORT_SPECIAL : v == 0 ? ER_REPORT_EXACT : ER_REPORT_BIN_64 + h);
-        lb[q] = (unsigned char)(v == 0 ? ER_LOG_NONE : k);
-    }
-}
-
-#ifdef ER_AVX2_CLONES
-/* score_bins in AVX2 lanes, 4 elements a step */
-ER_AVX2 static void score_bins_avx2(const double *sc, const unsigned char *cd, unsigned char *hb, unsigned char *lb,
-                                    int64_t len)
-{
-    const __m256d e64 = _mm256_set1_pd(1.0 / 64), e16 = _mm256_set1_pd(1.0 / 16), e4 = _mm256_set1_pd(0.25),
-                  e2 = _mm256_set1_pd(0.5), dz = _mm256_setzero_pd();
-    const __m256i x7ff = _mm256_set1_epi64x(0x7FF), m52 = _mm256_set1_epi64x((INT64_C(1) << 52) - 1),
-                  c1022 = _mm256_set1_epi64x(1022), one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256(),
-                  last = _mm256_set1_epi64x(ER_REPORT_LOG_BINS - 1), none = _mm256_set1_epi64x(ER_LOG_NONE),
-                  bin64 = _mm256_set1_epi64x(ER_REPORT_BIN_64), spec = _mm256_set1_epi64x(ER_REPORT_SPECIAL),
-                  lo32 = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    int64_t q = 0;
-    for (; q + 4 <= len; q += 4) {
-        __m256d v = _mm256_loadu_pd(sc + q);
-        int32_t c4;
-        memcpy(&c4, cd + q, 4);
-        __m256i code = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(c4));
-        /* each comparison's mask is -1 where true: subtracting it counts the edges below the ratio */
-        __m256i h = _mm256_sub_epi64(bin64, _mm256_castpd_si256(_mm256_cmp_pd(v, e64, _CMP_GT_OQ)));
-        h = _mm256_sub_epi64(h, _mm256_castpd_si256(_mm256_cmp_pd(v, e16, _CMP_GT_OQ)));
-        h = _mm256_sub_epi64(h, _mm256_castpd_si256(_mm256_cmp_pd(v, e4, _CMP_GT_OQ)));
-        h = _mm256_sub_epi64(h, _mm256_castpd_si256(_mm256_cmp_pd(v, e2, _CMP_GT_OQ)));
-        __m256i is0 = _mm256_castpd_si256(_mm256_cmp_pd(v, dz, _CMP_EQ_OQ));
-        h = _mm256_andnot_si256(is0, h); /* ER_REPORT_EXACT is 0 */
-        h = _mm256_blendv_epi8(h, spec, _mm256_cmpeq_epi64(code, one));
-        __m256i b = _mm256_castpd_si256(v);
-        __m256i be = _mm256_and_si256(_mm256_srli_epi64(b, 52), x7ff);
-        __m256i ex = _mm256_sub_epi64(be, c1022);
-        __m256i m0 = _mm256_cmpeq_epi64(_mm256_and_si256(b, m52), zero);
-        __m256i k = _mm256_sub_epi64(_mm256_and_si256(m0, one), ex);
-        k = _mm256_blendv_epi8(k, last, _mm256_cmpeq_epi64(be, zero));
-        k = _mm256_blendv_epi8(k, zero, _mm256_cmpeq_epi64(be, x7ff));
-        k = _mm256_blendv_epi8(k, zero, _mm256_cmpgt_epi64(zero, k));
-        k = _mm256_blendv_epi8(k, last, _mm256_cmpgt_epi64(k, last));
-        k = _mm256_blendv_epi8(k, none, is0);
-        __m128i h32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(h, lo32));
-        __m128i k32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(k, lo32));
-        __m128i hk = _mm_packus_epi16(_mm_packs_epi32(h32, k32), zero128_());
-        int32_t hw = _mm_cvtsi128_si32(hk), kw = _mm_extract_epi32(hk, 1);
-        memcpy(hb + q, &hw, 4);
-        memcpy(lb + q, &kw, 4);
-    }
-    if (q < len) score_bins(sc + q, cd + q, hb + q, lb + q, len - q);
-}
-
-/* score_pass1 in AVX2 lanes for f32 and bf16, 8 elements a step (the values widened to binary64 exactly,
- * one correctly rounded subtraction and division each, as the scalar code); the tail by score_pass1 */
-ER_AVX2 static void score_pass1_avx2(const unsigned char *po, const unsigned char *pr, const double *tp,
-                                     const unsigned char *cq, double *sc, unsigned char *cd, int64_t len,
-                                     const int kind)
-{
-    const __m256i magm = _mm256_set1_epi32(kind == 0 ? 0x7FFFFFFF : 0x7FFF);
-    const __m256i vinf = _mm256_set1_epi32(kind == 0 ? 0x7F800000 : 0x7F80);
-    const __m256i zero = _mm256_setzero_si256(), c1 = _mm256_set1_epi32(1), c2 = _mm256_set1_epi32(2),
-                  c3 = _mm256_set1_epi32(3), c0 = _mm256_setzero_si256();
-    const __m256i even = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
-    const __m256d dinf = _mm256_set1_pd(INFINITY), dzero = _mm256_setzero_pd(), sgn = _mm256_set1_pd(-0.0);
-    int64_t q = 0;
-    for (; q + 8 <= len; q += 8) {
-        __m256i ob, rb;
-        if (kind == 0) {
-            ob = _mm256_loadu_si256((const __m256i *)(const void *)(po + 4 * q));
-            rb = _mm256_loadu_si256((const __m256i *)(const void *)(pr + 4 * q));
-        } else {
-            ob = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(po + 2 * q)));
-            rb = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(pr + 2 * q)));
-        }
-        __m256i mo = _mm256_and_si256(ob, magm), mr = _mm256_and_si256(rb, magm);
-        __m256i ex = _mm256_or_si256(_mm256_cmpeq_epi32(ob, rb),
-                                     _mm256_and_si256(_mm256_cmpgt_epi32(mo, vinf), _mm256_cmpgt_epi32(mr, vinf)));
-        __m256i fin = _mm256_and_si256(_mm256_cmpgt_epi32(vinf, mo), _mm256_cmpgt_epi32(vinf, mr));
-        __m256i cv8 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(cq + q)));
-        __m256i cz = _mm256_cmpeq_epi32(cv8, zero);
-        __m256 fo = _mm256_castsi256_ps(kind == 0 ? ob : _mm256_slli_epi32(ob, 16));
-        __m256 fr = _mm256_castsi256_ps(kind == 0 ? rb : _mm256_slli_epi32(rb, 16));
-        __m256d t0 = _mm256_loadu_pd(tp + q), t1 = _mm256_loadu_pd(tp + q + 4);
-        __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(fo)),
-                                   _mm256_cvtps_pd(_mm256_castps256_ps128(fr)));
-        __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(fo, 1)),
-                                   _mm256_cvtps_pd(_mm256_extractf128_ps(fr, 1)));
-        __m256d s0 = _mm256_div_pd(_mm256_andnot_pd(sgn, d0), t0), s1 = _mm256_div_pd(_mm256_andnot_pd(sgn, d1), t1);
-        __m256d g0 = _mm256_and_pd(_mm256_cmp_pd(t0, dzero, _CMP_GT_OQ), _mm256_cmp_pd(t0, dinf, _CMP_LT_OQ));
-        __m256d g1 = _mm256_and_pd(_mm256_cmp_pd(t1, dzero, _CMP_GT_OQ), _mm256_cmp_pd(t1, dinf, _CMP_LT_OQ));
-        /* the two 4-lane 64-bit masks as one 8-lane 32-bit mask, in element order */
-        __m256i g = _mm256_permutevar8x32_epi32(
-            _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castpd_ps(g0), _mm256_castpd_ps(g1), 0x88)), even);
-        fin = _mm256_and_si256(fin, g);
-        __m256i code = _mm256_blendv_epi8(c1, c2, fin);
-        code = _mm256_blendv_epi8(code, c0, ex);
-        code = _mm256_blendv_epi8(code, c3, cz);
-        __m256i is2 = _mm256_cmpeq_epi32(code, c2);
-        __m256d m0 = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(is2)));
-        __m256d m1 = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(is2, 1)));
-        _mm256_storeu_pd(sc + q, _mm256_and_pd(s0, m0));
-        _mm256_storeu_pd(sc + q + 4, _mm256_and_pd(s1, m1));
-        __m128i c16 = _mm_packs_epi32(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1));
-        _mm_storel_epi64((__m128i *)(void *)(cd + q), _mm_packs_epi16(c16, c16));
-    }
-    if (q < len)
-        score_pass1(po + (size_t)q * (kind == 0 ? 4u : 2u), pr + (size_t)q * (kind == 0 ? 4u : 2u), tp + q, cq + q,
-                    sc + q, cd + q, len - q, kind, NULL);
-}
-#endif
-
 /* zero_in for IEEE formats that fill their storage, branch-free (keys_ieee's count without the keys) */
 ER_AI int64_t zero_ieee(const er_bounds *bd, int64_t e0, int64_t e1, const int sb, const uint32_t inf)
 {
@@ -1461,90 +1213,6 @@ ER_AI int64_t zero_ieee(const er_bounds *bd, int64_t e0, int64_t e1, const int s
     }
     return zero;
 }
-
-/* pass1: the AVX2 lanes (f32, bf16 in the AVX2 copy) or score_pass1 */
-ER_AI void score_ieee(score_job *j, const int kind, const int avx2)
-{
-    (void)avx2;
-    const er_bounds *bd = j->bd;
-    /* the format's constants, for the outside elements' keys (j->f for f16's table) */
-    const fdesc *f = kind == 0 ? &f32_desc_ : kind == 1 ? &bf16_desc_ : &f16_desc_;
-    const double *lut = j->f->lut;
-    const int sb = kind == 0 ? 4 : 2;
-    acc_ a = j->a;
-    int64_t hist4[4][ER_REPORT_BINS], log4[4][ER_REPORT_LOG_BINS + 1];
-    memset(hist4, 0, sizeof hist4);
-    memset(log4, 0, sizeof log4);
-    int64_t bidx = -1, zero = 0;
-    double best = -1;
-    double sc[ER_SCH];
-    unsigned char cd[ER_SCH], hb[ER_SCH], lb[ER_SCH];
-    const int64_t n = j->wo.n;
-    for (int64_t r = j->r0; r < j->r1; r++) {
-        const unsigned char *po = j->wo.base + (size_t)row_off(&j->wo, r) * (size_t)sb;
-        const unsigned char *pr = j->wr.base + (size_t)row_off(&j->wr, r) * (size_t)sb;
-        const int64_t e0 = r * n;
-        for (int64_t c0 = 0; c0 < n; c0 += ER_SCH) {
-            int64_t len = n - c0 < ER_SCH ? n - c0 : ER_SCH;
-#ifdef ER_AVX2_CLONES
-            if (avx2 && kind != 2)
-                score_pass1_avx2(po + (size_t)c0 * (size_t)sb, pr + (size_t)c0 * (size_t)sb, bd->tolerance + e0 + c0,
-                                 j->cov + e0 + c0, sc, cd, len, kind);
-            else
-#endif
-                score_pass1(po + (size_t)c0 * (size_t)sb, pr + (size_t)c0 * (size_t)sb, bd->tolerance + e0 + c0,
-                            j->cov + e0 + c0, sc, cd, len, kind, lut);
-#ifdef ER_AVX2_CLONES
-            if (avx2) score_bins_avx2(sc, cd, hb, lb, len);
-            else
-#endif
-                score_bins(sc, cd, hb, lb, len);
-            for (int64_t q = 0; q < len; q++) {
-                unsigned code = cd[q];
-                double sv = sc[q];
-                if (code == 3u) {
-                    int64_t e = e0 + c0 + q;
-                    uint64_t lo = bd->low[e], hi = bd->high[e];
-                    uint64_t ob = load_(po + (size_t)(c0 + q) * (size_t)sb, sb),
-                             rb = load_(pr + (size_t)(c0 + q) * (size_t)sb, sb);
-                    if ((lo | hi) & ~f->valid) score_slow(&a, bd, j->fmt, j->fi, e, ob, rb, 0);
-                    else outside_keyed(&a, f, e, ob, lo, hi, bd->has_range[e]);
-                    continue;
-                }
-                hist4[q & 3][hb[q]]++;
-                log4[q & 3][lb[q]]++;
-                if (sv > best) {
-                    best = sv;
-                    bidx = e0 + c0 + q;
-                }
-            }
-        }
-        if (!j->zero_known)
-            zero += zero_ieee(bd, e0, e0 + n, sb, kind == 0 ? 0x7F800000u : kind == 1 ? 0x7F80u : 0x7C00u);
-    }
-    for (int q = 0; q < 4; q++) {
-        for (int h = 0; h < ER_REPORT_BINS; h++) a.hist[h] += hist4[q][h];
-        for (int h = 0; h < ER_REPORT_LOG_BINS; h++) a.log_hist[h] += log4[q][h];
-    }
-    /* a covered element is the worst only where nothing is outside */
-    if (a.rank < 0 && bidx >= 0) {
-        a.rank = 0;
-        a.score = best;
-        a.worst = bidx;
-        a.why = ER_REPORT_WHY_NONE;
-        a.beyond = 0;
-        a.ratio = best;
-    }
-    a.zero_ok = zero; /* score_slow's counts of outside elements are in `zero` already */
-    j->a = a;
-}
-
-#define ER_SCORE_IEEE(name, kind)                                                                              \
-    ER_VEC static void name##_base(score_job *j) { score_ieee(j, kind, 0); }                                   \
-    ER_CLONE_AVX2(static void name##_avx2(score_job *j) { score_ieee(j, kind, 1); })
-ER_SCORE_IEEE(score_ieee_f32, 0)
-ER_SCORE_IEEE(score_ieee_bf16, 1)
-ER_SCORE_IEEE(score_ieee_f16, 2)
 
 /* ---- covers and scoring in one pass: f32, bf16 and f16 outputs with unit strides ---------------- */
 
@@ -2152,13 +1820,6 @@ static void *fuse_thread(void *arg)
 static void *score_thread(void *arg)
 {
     score_job *j = (score_job *)arg;
-    if (j->f && j->wo.s2 == 1 && j->wr.s2 == 1 &&
-        (j->f->fmt == ER_FMT_F32 || j->f->fmt == ER_FMT_BF16 || j->f->fmt == ER_FMT_F16)) {
-        if (j->f->fmt == ER_FMT_F32) ER_PICK(score_ieee_f32)(j);
-        else if (j->f->fmt == ER_FMT_BF16) ER_PICK(score_ieee_bf16)(j);
-        else ER_PICK(score_ieee_f16)(j);
-        return NULL;
-    }
     if (!j->f) {
         int sb = j->fi->storage_bytes;
         for (int64_t r = j->r0; r < j->r1; r++) {
@@ -2171,10 +1832,7 @@ static void *score_thread(void *arg)
                 score_slow(&j->a, j->bd, j->fmt, j->fi, e, ob, rb, j->cov[e]);
             }
         }
-    } else if (j->f->fmt == ER_FMT_F32 && j->wo.s2 == 1 && j->wr.s2 == 1 &&
-               (((uintptr_t)j->wo.base | (uintptr_t)j->wr.base) & 3u) == 0)
-        score_rows_f32(j);
-    else if (j->f->fmt == ER_FMT_F32)
+    } else if (j->f->fmt == ER_FMT_F32)
         score_rows(j, &f32_desc_);
     else
         score_rows(j, j->f);
