@@ -195,6 +195,7 @@ static int fdesc_make(int fmt, fdesc *f, double *lut8)
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && !defined(ER_NO_AVX2)
 #define ER_AVX2_CLONES 1
 #define ER_AVX2 __attribute__((target("avx2")))
+#include <cpuid.h>
 #include <immintrin.h>
 static int have_avx2_v_, have_avx512_v_;
 static pthread_once_t have_avx2_once_ = PTHREAD_ONCE_INIT;
@@ -208,7 +209,8 @@ static void have_avx2_init_(void)
     have_avx512_v_ = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                      !(no512 && *no512 && strcmp(no512, "0") != 0);
-    if (have_avx2_v_ && !__builtin_cpu_supports("f16c")) have_avx2_v_ = 0;
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c >> 29 & 1u)) have_avx2_v_ = 0; /* F16C: CPUID.1:ECX bit 29 */
 }
 /* set by er_report_portable / er_report_isa (tests): 2 every ISA the processor has, 1 AVX2 at most, 0
  * the baseline copies everywhere */
