@@ -343,6 +343,7 @@ typedef struct cov_job {
     const er_bounds *bd;
     const fdesc *f;
     const struct er_bkeys *keys; /* NULL: read the bounds */
+    unsigned char *rbit_fl;      /* keys_rbit: the keys' flags that receive bit 3 */
     rows_ w;
     int exact_int;
     unsigned char *cov;
@@ -2096,6 +2097,17 @@ er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *outpu
 /* Bit 3 of the keys' flags: covers of the rounded answer R itself (the decision for every element whose
  * output is R's pattern, which the fused pass then takes without reading the range's keys).  0: out of
  * memory. */
+/* covers of the rows of R into the job's array, then into bit 3 of the keys' flags */
+static void *rbit_thread(void *arg)
+{
+    cov_job *j = (cov_job *)arg;
+    cov_thread(j);
+    unsigned char *fl = j->rbit_fl;
+    for (int64_t e = j->r0 * j->w.n; e < j->r1 * j->w.n; e++)
+        fl[e] = (unsigned char)((fl[e] & 7u) | (j->cov[e] != 0) << 3);
+    return NULL;
+}
+
 static int keys_rbit(er_bkeys *k, const er_bounds *bd, const er_tensor *R)
 {
     fdesc f;
@@ -2113,6 +2125,7 @@ static int keys_rbit(er_bkeys *k, const er_bounds *bd, const er_tensor *R)
         jobs[t].bd = bd;
         jobs[t].f = &f;
         jobs[t].keys = k;
+        jobs[t].rbit_fl = k->fl;
         jobs[t].w = w;
         jobs[t].exact_int = 0;
         jobs[t].cov = c;
@@ -2120,8 +2133,7 @@ static int keys_rbit(er_bkeys *k, const er_bounds *bd, const er_tensor *R)
         jobs[t].r1 = rows * (t + 1) / nt;
         jobs[t].bad = 0;
     }
-    run_jobs(cov_thread, jobs, sizeof jobs[0], nt);
-    for (int64_t e = 0; e < k->count; e++) k->fl[e] = (unsigned char)((k->fl[e] & 7u) | (c[e] != 0) << 3);
+    run_jobs(rbit_thread, jobs, sizeof jobs[0], nt);
     free(c);
     k->rdata = R->data;
     for (int d = 0; d < 3; d++) {
