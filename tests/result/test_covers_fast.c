@@ -2,7 +2,9 @@
  * rows over threads) against a straightforward reference written here: every pattern decoded with
  * er_decode / er_from_bits and compared as doubles, one element after another.  Every output format,
  * every special pattern of each, random bounds, flags and tolerances, 2-D, strided and batched outputs
- * large enough to be split over threads.  The seed comes from EXACTREF_SEED. */
+ * large enough to be split over threads; the fused covers and scoring of er_check_report_compute at each
+ * ISA level and thread count, on the same data and on adversarial ratios (bin_edges).  The seed comes from
+ * EXACTREF_SEED. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
