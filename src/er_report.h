@@ -10,7 +10,8 @@
 
 /* The finite range of every element as two order-mapped keys in the output's own width (16 bits for
  * formats of up to 2 storage bytes, 32 for 4; an empty range, has_range 0 or a NaN or invalid end, as
- * low > high), the three may-flags in one byte, and the number of elements whose range holds zero. */
+ * low > high), the three may-flags in one byte (with, once er_check_report_fused has run, a fourth: the
+ * rounded answer's own covers decision), and the number of elements whose range holds zero. */
 typedef struct er_bkeys er_bkeys;
 void er_bkeys_free(er_bkeys *k);
 
