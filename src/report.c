@@ -1357,7 +1357,7 @@ __attribute__((noinline)) static void fuse_rare(fuse_job *J, const fstep *s, uin
     }
 }
 
-/* A step's counts; lanes: the step's width, kv its log bins (as s->k) */
+/* A step's counts but the log bins' (counted by each loop); lanes: the step's width */
 ER_AI void fuse_settle(fuse_job *J, fstep *s, int lanes, int64_t e0, const unsigned char *po,
                        const unsigned char *pr, const double *tp, int64_t j0)
 {
