@@ -27,6 +27,14 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* the process's processor time (all threads): what a call costs when other work shares the cores */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static uint64_t rng(uint64_t *s)
 {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
@@ -45,7 +53,7 @@ static uint32_t move(uint32_t x, int64_t d, uint32_t magm)
     return (x & ~magm) | (uint32_t)m;
 }
 
-static int run(int64_t n, int64_t K, int reps, int fmt, uint64_t seed)
+static int run(int64_t n, int64_t K, int reps, int fmt, uint64_t seed, int exact)
 {
     int64_t nn = n * n;
     uint16_t *a = malloc((size_t)(n * K) * 2), *b = malloc((size_t)(K * n) * 2);
@@ -86,21 +94,23 @@ static int run(int64_t n, int64_t K, int reps, int fmt, uint64_t seed)
         uint32_t x = 0;
         memcpy(&x, (const unsigned char *)R->data + (size_t)e * (size_t)sb, (size_t)sb);
         uint64_t r = rng(&s);
-        if (fmt == ER_FMT_F32) x = move(x, (r % 1000 == 0) ? 100000 : (int64_t)(r >> 20) % 7 - 3, 0x7FFFFFFFu);
+        if (exact) (void)r;
+        else if (fmt == ER_FMT_F32) x = move(x, (r % 1000 == 0) ? 100000 : (int64_t)(r >> 20) % 7 - 3, 0x7FFFFFFFu);
         else x = (r % 1000 == 0) ? move(x, 100, 0x7FFFu) : (r % 7 == 0) ? x ^ 1u : x;
         memcpy(o + (size_t)e * (size_t)sb, &x, (size_t)sb);
     }
     int64_t outside = 0;
     double t0 = now();
     int rc = er_result_covers(res, &opt, &to, cov, &outside, msg, sizeof msg);
-    double first = now() - t0, bc = 1e30, bs = 1e30, pc = 1e30, ps = 1e30;
+    double first = now() - t0, bc = 1e30, bs = 1e30, pc = 1e30, ps = 1e30, cs = 1e30;
     er_check_report rep;
     for (int k = 0; k < reps && rc == ER_OK; k++) {
         t0 = now();
         rc = er_result_covers(res, &opt, &to, cov, &outside, msg, sizeof msg);
-        double t1 = now();
+        double t1 = now(), c1 = cpu_now();
         if (rc == ER_OK) rc = er_check_report_compute(res, &opt, &to, &ta, &tb, idx, 64, &rep, msg, sizeof msg);
-        double t2 = now();
+        double t2 = now(), c2 = cpu_now();
+        if (c2 - c1 < cs) cs = c2 - c1;
         int64_t out2 = 0;
         if (rc == ER_OK) rc = er_bounds_covers(bd, &to, 0, cov, &out2, msg, sizeof msg);
         double t3 = now();
@@ -121,9 +131,9 @@ static int run(int64_t n, int64_t K, int reps, int fmt, uint64_t seed)
         return 1;
     }
     double ne = 1e9 / (double)nn;
-    printf("%-5s n=%-5lld covers %6.2f ns/element (first call %6.2f) | covers+scoring %6.2f | public covers %6.2f, "
+    printf("%-5s n=%-5lld covers %6.2f ns/element (first call %6.2f) | covers+scoring %6.2f (cpu %6.2f) | public covers %6.2f, "
            "covers+score %6.2f | %lld outside\n",
-           fmt == ER_FMT_F32 ? "f32" : "bf16", (long long)n, bc * ne, first * ne, bs * ne, pc * ne, ps * ne,
+           fmt == ER_FMT_F32 ? "f32" : "bf16", (long long)n, bc * ne, first * ne, bs * ne, cs * ne, pc * ne, ps * ne,
            (long long)outside);
     fflush(stdout);
     er_result_free(res);
@@ -140,7 +150,7 @@ int main(int argc, char **argv)
 {
     char sizes[256] = "1024,2048,4096";
     int64_t K = 16;
-    int reps = 5, which = 3;
+    int reps = 5, which = 3, exact = 0;
     uint64_t seed = 12345;
     const char *se = getenv("EXACTREF_SEED");
     if (se && *se) seed = strtoull(se, NULL, 0);
@@ -148,12 +158,13 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) snprintf(sizes, sizeof sizes, "%s", argv[++i]);
         else if (!strcmp(argv[i], "--k") && i + 1 < argc) K = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--exact")) exact = 1;
         else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
             i++;
             which = !strcmp(argv[i], "f32") ? 1 : !strcmp(argv[i], "bf16") ? 2 : 3;
         } else {
             fprintf(stderr,
-                    "usage: bench_covers [--sizes 1024,2048,4096] [--k 16] [--reps 5] [--format f32|bf16|both]\n");
+                    "usage: bench_covers [--sizes 1024,2048,4096] [--k 16] [--reps 5] [--format f32|bf16|both] [--exact]\n");
             return 2;
         }
     }
@@ -163,8 +174,8 @@ int main(int argc, char **argv)
     for (char *p = strtok(sizes, ","); p; p = strtok(NULL, ",")) {
         int64_t n = atoll(p);
         if (n < 1) continue;
-        if ((which & 1) && run(n, K, reps, ER_FMT_F32, seed)) return 1;
-        if ((which & 2) && run(n, K, reps, ER_FMT_BF16, seed)) return 1;
+        if ((which & 1) && run(n, K, reps, ER_FMT_F32, seed, exact)) return 1;
+        if ((which & 2) && run(n, K, reps, ER_FMT_BF16, seed, exact)) return 1;
     }
     return 0;
 }

@@ -10,7 +10,8 @@
 
 /* The finite range of every element as two order-mapped keys in the output's own width (16 bits for
  * formats of up to 2 storage bytes, 32 for 4; an empty range, has_range 0 or a NaN or invalid end, as
- * low > high), the three may-flags in one byte, and the number of elements whose range holds zero. */
+ * low > high), the three may-flags in one byte (with, once er_check_report_fused has run, a fourth: the
+ * rounded answer's own covers decision), and the number of elements whose range holds zero. */
 typedef struct er_bkeys er_bkeys;
 void er_bkeys_free(er_bkeys *k);
 
@@ -33,8 +34,24 @@ er_status er_check_report_score_kept(const er_bounds *bd, const er_tensor *outpu
                                      const er_tensor *b, int64_t *outside_index, int64_t outside_cap,
                                      er_check_report *rep, char *msg, size_t msg_size);
 
+/* covers and the scoring in one pass (what er_check_report_compute runs for f32, bf16 and f16 outputs with
+ * unit strides): covered written (covered NULL: the outside elements listed as they come instead), the
+ * report as er_check_report_score's, through the keys at *keys (made
+ * here when absent or made for another format; kept there for the caller to free).  ER_EINVAL, and
+ * nothing done, for other outputs. */
+er_status er_check_report_fused(const er_bounds *bd, er_bkeys **keys, const er_tensor *output, const er_tensor *R,
+                                unsigned char *covered, const er_tensor *a, const er_tensor *b,
+                                int64_t *outside_index, int64_t outside_cap, er_check_report *rep, char *msg,
+                                size_t msg_size);
+
 /* on != 0: the covers and scoring loops run their portable copies even where the processor has AVX2
  * (for the tests, which compare both; not thread-safe: set it before the calls) */
 void er_report_portable(int on);
+/* The same for the fused covers and scoring of er_check_report_compute: level 2 every ISA the processor
+ * has (AVX-512 unless EXACTREF_NO_AVX512 is set), 1 AVX2 at most, 0 the portable loops; and the number of
+ * threads the covers, keys and scoring split their rows over (0: one per processor, as for any large
+ * output; the report's bytes do not depend on it).  For the tests; not thread-safe. */
+void er_report_isa(int level);
+void er_report_threads(int n);
 
 #endif

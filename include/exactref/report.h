@@ -112,11 +112,12 @@ ER_API er_status er_bounds_covers(const er_bounds *bd, const er_tensor *output, 
 /*
  * The scoring of er_check_report_compute from its parts: bounds bd, the rounded answer R and covered
  * (from er_bounds_covers, with `outside` zeros), both of output's shape and format.  a and b as there.
- * f32, bf16 and f16 outputs with unit strides are scored in two passes over chunks of a row: one forms
- * every element's class, ratio |output - rounded| / tolerance (the same binary64 subtraction and
- * correctly rounded division as one element at a time, so the same bits) and bins, vectorised; the
- * next counts them and keeps the first largest ratio.  Ranges are read only for outside elements and
- * the zero-vacuity count.
+ * f32, bf16 and f16 outputs with unit strides are scored in one pass, in AVX-512 or AVX2 lanes where
+ * the processor has them (EXACTREF_NO_AVX512 set: AVX2 at most): each ratio |output - rounded| /
+ * tolerance is binned from the integer exponents and fractions of the binary64 difference and tolerance
+ * (the bins of the correctly rounded quotient, exactly), and divided only where it may be the worst
+ * element or is extreme (subnormal, huge); er_check_report_compute runs covers in the same pass.
+ * Ranges are read only for outside elements and the zero-vacuity count.
  */
 ER_API er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, const er_tensor *R,
                                 const unsigned char *covered, int64_t outside, const er_tensor *a,

@@ -2,7 +2,9 @@
  * rows over threads) against a straightforward reference written here: every pattern decoded with
  * er_decode / er_from_bits and compared as doubles, one element after another.  Every output format,
  * every special pattern of each, random bounds, flags and tolerances, 2-D, strided and batched outputs
- * large enough to be split over threads.  The seed comes from EXACTREF_SEED. */
+ * large enough to be split over threads; the fused covers and scoring of er_check_report_compute at each
+ * ISA level and thread count, on the same data and on adversarial ratios (bin_edges).  The seed comes from
+ * EXACTREF_SEED. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
@@ -234,7 +236,7 @@ static double vcmp(int fmt, uint64_t x)
 }
 
 typedef struct data {
-    int fmt, ndim, exact_int;
+    int fmt, ndim, exact_int, all_covered;
     int64_t B, M, N, count;
     er_format_info fi;
     unsigned char *obuf, *rbuf;
@@ -350,7 +352,8 @@ static int64_t ref_zero(const data *d)
     return z;
 }
 
-/* One comparison: portable, the loops' portable copies (else AVX2 where the processor has it); kept, covers
+/* One comparison: isa, the loops' portable copies (0), AVX2 at most (1) or every ISA the processor has (2,
+ * AVX-512 where it has it); kept, covers
  * through the compact keys (made by the first call, used again by a second) and the scoring with their count
  * of ranges that hold zero (else the public functions). */
 typedef struct refs {
@@ -359,13 +362,13 @@ typedef struct refs {
     er_check_report rr;
 } refs;
 
-static void compare_one(data *d, const char *what, int portable, int kept, refs *rf_)
+static void compare_one(data *d, const char *what, int isa, int kept, refs *rf_)
 {
     char msg[512];
     int64_t n = d->count, bad_ref = rf_->bad_ref, bad = -1, zero = -2;
     unsigned char *cr = rf_->cr, *cf = malloc((size_t)n);
     er_bkeys *keys = NULL;
-    er_report_portable(portable);
+    er_report_isa(isa);
     if (kept) {
         for (int call = 0; call < 2; call++) {
             memset(cf, 7, (size_t)n);
@@ -393,7 +396,7 @@ static void compare_one(data *d, const char *what, int portable, int kept, refs 
                       (unsigned long long)d->bd.low[e], (unsigned long long)d->bd.high[e]);
     ck_assert_int_eq(bad, bad_ref);
     /* a case that cannot pass by accident: both outcomes occur */
-    if (n >= 1000) ck_assert_msg(bad > 0 && bad < n, "%s %s: %lld of %lld outside", what, er_format_name(d->fmt),
+    if (n >= 1000 && !d->all_covered) ck_assert_msg(bad > 0 && bad < n, "%s %s: %lld of %lld outside", what, er_format_name(d->fmt),
                                  (long long)bad, (long long)n);
     int64_t *ir = rf_->ir, iff[64];
     er_check_report rr = rf_->rr, rf;
@@ -420,7 +423,72 @@ static void compare_one(data *d, const char *what, int portable, int kept, refs 
     ck_assert(memcmp(&rr.tolerance, &rf.tolerance, sizeof(double)) == 0);
     /* and everything else: the whole report, bit for bit */
     ck_assert_msg(memcmp(&rr, &rf, sizeof rr) == 0, "%s %s: the reports differ", what, er_format_name(d->fmt));
-    er_report_portable(0);
+    er_report_isa(2);
+    free(cf);
+}
+
+/* The fused covers and scoring (er_check_report_compute's pass for f32, bf16 and f16 outputs with unit
+ * strides) against the reference, at every ISA level and several thread counts: covered, the outside list
+ * and the whole report, bit for bit; the keys made by the first call and read by the later ones. */
+static void compare_fused(data *d, const char *what, refs *rf_)
+{
+    char msg[512];
+    int64_t n = d->count;
+    int unit = d->O.strides[d->O.ndim - 1] == 1;
+    int fused = d->fmt == ER_FMT_F32 || d->fmt == ER_FMT_BF16 || d->fmt == ER_FMT_F16;
+    unsigned char *cf = malloc((size_t)(n ? n : 1));
+    er_bkeys *keys = NULL;
+    er_check_report rf;
+    int64_t iff[64];
+    if (!fused || !unit) {
+        ck_assert(er_check_report_fused(&d->bd, &keys, &d->O, &d->R, cf, NULL, NULL, iff, 64, &rf, msg, sizeof msg) ==
+                  ER_EINVAL);
+        ck_assert(keys == NULL);
+        free(cf);
+        return;
+    }
+    static const int threads[4] = {0, 1, 3, 7};
+    for (int isa = 0; isa <= 2; isa++)
+        for (int t = 0; t < 4; t++) {
+            er_report_isa(isa);
+            er_report_threads(threads[t]);
+            memset(cf, 7, (size_t)n);
+            er_status st = er_check_report_fused(&d->bd, &keys, &d->O, &d->R, cf, NULL, NULL, iff, 64, &rf, msg, sizeof msg);
+            er_report_threads(0);
+            er_report_isa(2);
+            ck_assert_msg(st == ER_OK, "%s", msg);
+            int64_t first = -1;
+            for (int64_t e = 0; e < n && first < 0; e++)
+                if (rf_->cr[e] != cf[e]) first = e;
+            ck_assert_msg(first < 0, "%s %s (fused, isa %d, %d threads): covers differs at %lld", what,
+                          er_format_name(d->fmt), isa, threads[t], (long long)first);
+            er_check_report *rr = &rf_->rr;
+            for (int h = 0; h < ER_REPORT_BINS; h++)
+                ck_assert_msg(rr->hist[h] == rf.hist[h], "%s %s (fused, isa %d, %d threads): bin %d: %lld, reference %lld",
+                              what, er_format_name(d->fmt), isa, threads[t], h, (long long)rf.hist[h],
+                              (long long)rr->hist[h]);
+            for (int h = 0; h < ER_REPORT_LOG_BINS; h++)
+                ck_assert_msg(rr->log_hist[h] == rf.log_hist[h], "%s %s (fused, isa %d): log bin %d: %lld, reference %lld",
+                              what, er_format_name(d->fmt), isa, h, (long long)rf.log_hist[h], (long long)rr->log_hist[h]);
+            ck_assert_msg(rr->worst == rf.worst, "%s %s (fused, isa %d, %d threads): worst %lld, reference %lld", what,
+                          er_format_name(d->fmt), isa, threads[t], (long long)rf.worst, (long long)rr->worst);
+            ck_assert(memcmp(rf_->ir, iff, sizeof iff[0] * (size_t)rr->outside_listed) == 0);
+            ck_assert_msg(memcmp(rr, &rf, sizeof rf) == 0, "%s %s (fused, isa %d, %d threads): the reports differ", what,
+                          er_format_name(d->fmt), isa, threads[t]);
+            /* without a covered array: the outside elements listed as they come, the same report */
+            er_report_isa(isa);
+            er_report_threads(threads[t]);
+            memset(&rf, 0x5A, sizeof rf);
+            memset(iff, 0xA5, sizeof iff);
+            st = er_check_report_fused(&d->bd, &keys, &d->O, &d->R, NULL, NULL, NULL, iff, 64, &rf, msg, sizeof msg);
+            er_report_threads(0);
+            er_report_isa(2);
+            ck_assert_msg(st == ER_OK, "%s", msg);
+            ck_assert(memcmp(rf_->ir, iff, sizeof iff[0] * (size_t)rr->outside_listed) == 0);
+            ck_assert_msg(memcmp(rr, &rf, sizeof rf) == 0, "%s %s (fused, listed, isa %d, %d threads): the reports differ",
+                          what, er_format_name(d->fmt), isa, threads[t]);
+        }
+    er_bkeys_free(keys);
     free(cf);
 }
 
@@ -430,8 +498,9 @@ static void compare(data *d, const char *what)
     r.cr = malloc((size_t)d->count);
     ref_covers(&d->bd, &d->O, d->exact_int, r.cr, &r.bad_ref);
     ref_score(&d->bd, &d->O, &d->R, r.cr, r.bad_ref, r.ir, 64, &r.rr);
-    for (int portable = 0; portable < 2; portable++)
-        for (int kept = 0; kept < 2; kept++) compare_one(d, what, portable, kept, &r);
+    for (int isa = 0; isa <= 2; isa++)
+        for (int kept = 0; kept < 2; kept++) compare_one(d, what, isa, kept, &r);
+    compare_fused(d, what, &r);
     free(r.cr);
 }
 
@@ -623,6 +692,115 @@ START_TEST(through_result)
 }
 END_TEST
 
+/* ---- adversarial ratios: at and beside the bins' edges, extreme tolerances, specials ---- */
+
+/* a pattern of an IEEE format that fills its storage (f32, bf16, f16) moved by delta in sign-magnitude
+ * order (the largest finite magnitude at most) */
+static uint64_t moved(uint64_t x, int64_t delta, int bits, uint64_t inf)
+{
+    uint64_t sign = 1ull << (bits - 1), mag = x & (sign - 1u);
+    int64_t k = (x & sign) ? -(int64_t)mag : (int64_t)mag;
+    k += delta;
+    if (k > (int64_t)inf - 1) k = (int64_t)inf - 1;
+    if (k < -((int64_t)inf - 1)) k = -((int64_t)inf - 1);
+    return k < 0 ? sign | (uint64_t)(-k) : (uint64_t)k;
+}
+
+/* Outputs near their rounded answers and tolerances t = d 2^j (d = |output - rounded| as binary64: the
+ * ratio exactly a power of two, a bin's edge), one ulp either side of that, slightly above and below,
+ * subnormal, huge and tiny tolerances (ratios that underflow, are subnormal or overflow), zero,
+ * negative, infinite and NaN ones; +0 against -0, NaN against NaN, infinities, subnormal outputs; the
+ * ranges mostly around both values, some not covering the output.  all_covered: every element covered
+ * and no extreme tolerance, ratios within a few powers of two of each other (many equal, many one ulp
+ * apart), so that the worst element is the first of the largest covered ratios. */
+static void make_edges(data *d, int fmt, int64_t M, int64_t N, int all_covered, uint64_t *st)
+{
+    make(d, fmt, 1, M, N, 0, 0, st);
+    d->all_covered = all_covered;
+    int sb = d->fi.storage_bytes, bits = 8 * sb;
+    uint64_t inf = fmt == ER_FMT_F32 ? 0x7F800000u : fmt == ER_FMT_BF16 ? 0x7F80u : 0x7C00u;
+    uint64_t sign = 1ull << (bits - 1), qnan = fmt == ER_FMT_F32 ? 0x7FC00000u : fmt == ER_FMT_BF16 ? 0x7FC0u : 0x7E00u;
+    er_bounds *b = &d->bd;
+    for (int64_t e = 0; e < d->count; e++) {
+        uint64_t r = er_test_rand(st), r2 = er_test_rand(st);
+        uint64_t rb = er_test_rand(st) & (inf - 1u), ob;
+        if (r % 11 == 0) rb &= 0xFFu;                     /* a subnormal (or zero) answer */
+        if (r % 13 == 1) rb = 0;
+        if ((r >> 4) & 1) rb |= sign;
+        static const int64_t deltas[8] = {1, -1, 2, -3, 7, -100, 1000, -65536};
+        ob = moved(rb, deltas[(r >> 5) % 8] >> ((r >> 8) % 3 == 0 ? 0 : 0), bits, inf);
+        switch ((r >> 12) % 16) {
+        case 0: ob = rb; break;
+        case 1: ob = rb == 0 ? sign : rb == sign ? 0 : ob; rb = (r >> 20 & 1) ? 0 : sign; ob = rb ^ sign; break;
+        case 2: ob = qnan | (r >> 21 & 1 ? sign : 0); rb = (r >> 22 & 1) ? qnan : rb; break;
+        case 3: ob = inf | (r >> 21 & 1 ? sign : 0); break;
+        case 4: rb = inf; break;
+        default: break;
+        }
+        double ov = vcmp(fmt, ob), rv = vcmp(fmt, rb), dd = fabs(ov - rv);
+        int j = all_covered ? -(int)((r2 >> 8) % 3) : -(int)((r2 >> 8) % 48) + 6;
+        double t = ldexp(dd, j);
+        switch (all_covered && r2 % 16 >= 8 && r2 % 16 < 14 ? 0 : r2 % 16) {
+        case 0: case 1: case 2: break;                            /* a power of two: an edge */
+        case 3: case 4: t = nextafter(t, INFINITY); break;        /* just below the edge */
+        case 5: case 6: t = nextafter(t, 0.0); break;             /* just above it */
+        case 7: t *= 1.0 + (double)(r2 >> 40) * 0x1p-30; break;
+        case 8: t = 0x1p-1060 * (double)(1 + (r2 >> 50)); break; /* subnormal: slow path, huge ratios */
+        case 9: t = 0x1.fffffffffffffp+1023 / (double)(1 + (r2 >> 60)); break; /* ratios near or below 2^-1074 */
+        case 10: t = ldexp(1.0, -1000 - (int)((r2 >> 20) % 40)); break;  /* exponent differences near 1000 */
+        case 11: t = ldexp(1.0 + (double)(r2 >> 40) * 0x1p-24, 990 - (int)((r2 >> 20) % 40)); break;
+        case 12: t = (r2 >> 20 & 1) ? 0.0 : -1.0; break;
+        case 13: t = (r2 >> 20 & 1) ? INFINITY : NAN; break;
+        default: t = ldexp(dd, j - 1) * 3.0; break;               /* between edges */
+        }
+        if (dd == 0 && (r2 % 16) < 8) t = ldexp(1.0, j);
+        b->tolerance[e] = t;
+        /* the range: both values and a few ulps more, sometimes only the answer's side */
+        uint64_t lo = vcmp(fmt, ob) < vcmp(fmt, rb) ? ob : rb, hi = lo == ob ? rb : ob;
+        if (isnan(vcmp(fmt, ob)) || isinf(vcmp(fmt, ob))) lo = hi = rb;
+        if (isnan(vcmp(fmt, rb)) || isinf(vcmp(fmt, rb))) lo = hi = 0;
+        lo = moved(lo, -(int64_t)((r >> 24) % 4), bits, inf);
+        hi = moved(hi, (int64_t)((r >> 26) % 4), bits, inf);
+        if ((r >> 28) % 9 == 0 && !all_covered) lo = hi = rb;     /* the output outside, by a few ulps */
+        b->low[e] = lo;
+        b->high[e] = hi;
+        b->has_range[e] = all_covered || (r >> 32) % 16 != 0;
+        if (all_covered) {
+            b->may_nan[e] = b->may_pinf[e] = b->may_ninf[e] = 1;
+            if (!isfinite(vcmp(fmt, ob))) b->tolerance[e] = t = 1.0;
+            if (isnan(vcmp(fmt, rb)) || isinf(vcmp(fmt, rb))) b->low[e] = b->high[e] = ob;
+        }
+        memcpy(d->obuf + (size_t)e * (size_t)sb, &ob, (size_t)sb);
+        memcpy(d->rbuf + (size_t)e * (size_t)sb, &rb, (size_t)sb);
+    }
+}
+
+/* The adversarial data above, f32, bf16 and f16 outputs, each size split over threads, several seeds. */
+START_TEST(bin_edges)
+{
+    static const int fmts[3] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16};
+    uint64_t st = er_test_seed("covers_fast_edges") ^ (uint64_t)_i * 0xA24BAED4963EE407ull;
+    for (int rep = 0; rep < 6; rep++) {
+        data d;
+        int all = rep >= 3;
+        make_edges(&d, fmts[_i], rep % 3 == 2 ? 300 : 61, rep % 3 == 1 ? 1 : 253, all, &st);
+        compare(&d, all ? "bin edges, all covered" : "bin edges");
+        /* the data reach the bins they are made for */
+        refs r;
+        r.cr = malloc((size_t)d.count);
+        ref_covers(&d.bd, &d.O, 0, r.cr, &r.bad_ref);
+        ref_score(&d.bd, &d.O, &d.R, r.cr, r.bad_ref, r.ir, 64, &r.rr);
+        if (d.count >= 10000 && !all)
+            for (int h = 0; h < ER_REPORT_BINS; h++)
+                ck_assert_msg(r.rr.hist[h] > 0, "%s: bin %d empty", er_format_name(d.fmt), h);
+        /* all covered: the worst is a covered ratio */
+        if (all) ck_assert(r.bad_ref == 0 && r.rr.worst >= 0 && r.rr.worst_covered && r.rr.ratio > 0);
+        free(r.cr);
+        release(&d);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("covers_fast");
@@ -634,6 +812,7 @@ int main(void)
     tcase_add_loop_test(tc, exhaustive_narrow, 0, 8);
     tcase_add_loop_test(tc, exhaustive_16, 0, 2);
     tcase_add_loop_test(tc, through_result, 0, 3);
+    tcase_add_loop_test(tc, bin_edges, 0, 3);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
