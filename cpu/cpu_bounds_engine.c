@@ -701,7 +701,10 @@ ER_T512 static void abs512(const double *v, double *a, int64_t cnt)
  * a sign bit in B, E or R), or meets anything block4f_avx2 declines on the way (a sign bit in xs, an Es
  * outside the weight's normal range, a lane reaching done, an infinite or NaN value at the end, into
  * which every infinite or NaN intermediate propagates: E only grows, B grows or moves into R), is left
- * as it was and run by er_b_eng_block lane by lane, instruction by instruction: the same bits.
+ * as it was and run by er_b_eng_block lane by lane, instruction by instruction: the same bits.  The
+ * conditions are gathered over the chunk and tested at its end: the OR of the xs (a sign bit in any), the
+ * largest Es, and without promotion the last B (B never decreases then, so it reached max_c at some
+ * instruction exactly when it is there at the end; with promotion B and R are tested at every one).
  */
 ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_bpar *c, const eng_k *K,
                                                                         eng_state *st, int64_t q0, const double *xb,
@@ -719,14 +722,18 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
 #define ER_UP8(v) _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(v), one))
     for (int pass = 0; pass < 2; pass++) {
         int64_t q[4], xo[4];
-        __m512d T[4], E[4], B[4], R[4];
+        __m512d T[4], E[4], B[4], R[4], xsor[4];
+        __m512i esmax[4];
         __mmask8 bad[4];
+#pragma GCC unroll 4
         for (int g = 0; g < 4; g++) {
             const int r = 2 * pass + (g >> 1), h = g & 1;
             uint64_t d8;
             q[g] = q0 + r * ld + h * 8;
             xo[g] = r * ENG + h * 8;
             memcpy(&d8, st->dn + q[g], 8);
+            xsor[g] = _mm512_setzero_pd();
+            esmax[g] = zi;
             T[g] = _mm512_loadu_pd(st->T + q[g]);
             E[g] = _mm512_loadu_pd(st->E + q[g]);
             B[g] = _mm512_loadu_pd(st->B + q[g]);
@@ -743,7 +750,8 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
 #pragma GCC unroll 4
             for (int g = 0; g < 4; g++) {
                 const __m512d xs = _mm512_loadu_pd(xi + xo[g]);
-                __mmask8 bd = _mm512_cmplt_epi64_mask(_mm512_castpd_si512(xs), zi);
+                __mmask8 bd = 0;
+                xsor[g] = _mm512_or_pd(xsor[g], xs);
                 T[g] = _mm512_add_pd(T[g], xs);
                 const __m512d xs2 = ER_UP8(_mm512_mul_pd(xs, infl));
                 /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B */
@@ -753,7 +761,7 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
                 const __m512i emb =
                     _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(ei + xo[g]))), gx);
                 const __m512i Esb = _mm512_max_epi64(ecb, emb);
-                bd |= _mm512_cmpgt_epi64_mask(Esb, limb);
+                esmax[g] = _mm512_max_epi64(esmax[g], Esb);
                 if (low_check) bd |= _mm512_cmpgt_epi64_mask(lowb, Esb);
                 const __m512d trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(Esb, 52), kt));
                 const __m512d dmax = ER_UP8(_mm512_add_pd(ER_UP8(_mm512_add_pd(B[g], xs2)), trunc));
@@ -762,8 +770,8 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
                 norm = _mm512_max_pd(norm, q2);
                 E[g] = ER_UP8(_mm512_add_pd(ER_UP8(_mm512_add_pd(E[g], trunc)), norm));
                 B[g] = ER_UP8(_mm512_add_pd(dmax, norm));
-                bd |= _mm512_cmp_pd_mask(B[g], maxc, _CMP_GE_OQ);
-                if (promote) bd |= _mm512_cmp_pd_mask(R[g], maxc, _CMP_GE_OQ);
+                if (promote) /* else B never decreases: its last value is checked */
+                    bd |= _mm512_cmp_pd_mask(B[g], maxc, _CMP_GE_OQ) | _mm512_cmp_pd_mask(R[g], maxc, _CMP_GE_OQ);
                 if (pn) {
                     const __m512d rnew = ER_UP8(_mm512_add_pd(R[g], B[g]));
                     const __m512d perr = ER_UP8(_mm512_mul_pd(rnew, p24));
@@ -774,8 +782,11 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
                 bad[g] |= bd;
             }
         }
+#pragma GCC unroll 4
         for (int g = 0; g < 4; g++) {
             bad[g] |= _mm512_cmp_pd_mask(_mm512_add_pd(_mm512_add_pd(E[g], B[g]), R[g]), big, _CMP_NLE_UQ);
+            bad[g] |= _mm512_cmplt_epi64_mask(_mm512_castpd_si512(xsor[g]), zi) |
+                      _mm512_cmpgt_epi64_mask(esmax[g], limb) | _mm512_cmp_pd_mask(B[g], maxc, _CMP_GE_OQ);
             if (!bad[g]) {
                 _mm512_storeu_pd(st->T + q[g], T[g]);
                 _mm512_storeu_pd(st->E + q[g], E[g]);
@@ -953,6 +964,34 @@ static double mag_max(double m, double v)
  * below 2^128 2^127, far below 2^510).  Zeros, infinities and NaNs are no obstacle (a tile with an
  * infinity or NaN never takes the fused path).
  */
+#ifdef ER_HAVE_AVX512_ENGINE
+/* prod_exact eight values at a time (the same test). */
+ER_T512 static int prod_exact512(const double *v, int64_t cnt)
+{
+    const __m512i low = _mm512_set1_epi64((INT64_C(1) << 27) - 1), fm = _mm512_set1_epi64(0x7FF);
+    const __m512i lo = _mm512_set1_epi64(1023 - 512), hi = _mm512_set1_epi64(1023 + 510);
+    __mmask8 bad = 0;
+    int64_t i = 0;
+    for (; i + 8 <= cnt; i += 8) {
+        __m512i u = _mm512_loadu_si512((const void *)(v + i));
+        __m512i f = _mm512_and_si512(_mm512_srli_epi64(u, 52), fm);
+        __mmask8 fine = _mm512_cmpeq_epi64_mask(_mm512_slli_epi64(u, 1), _mm512_setzero_si512()) |
+                        _mm512_cmpeq_epi64_mask(f, fm) |
+                        (_mm512_testn_epi64_mask(u, low) & _mm512_cmpge_epi64_mask(f, lo) & _mm512_cmple_epi64_mask(f, hi));
+        bad |= (__mmask8)~fine;
+    }
+    if (bad) return 0;
+    for (; i < cnt; i++) {
+        uint64_t u;
+        memcpy(&u, &v[i], 8);
+        uint64_t f = (u >> 52) & 0x7FF;
+        if (!((u << 1) == 0 || f == 0x7FF || ((u & ((UINT64_C(1) << 27) - 1)) == 0 && f >= 1023 - 512 && f <= 1023 + 510)))
+            return 0;
+    }
+    return 1;
+}
+#endif
+
 static int prod_exact(const double *v, int64_t cnt)
 {
     uint64_t badm = 0;
@@ -982,8 +1021,13 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     /* fused multiply-adds where every product is exact (prod_exact) and the processor has them */
     int fused = 0;
 #ifdef ER_HAVE_AVX2_ENGINE
-    if (simd == 2 || (simd == 1 && __builtin_cpu_supports("fma")))
-        fused = prod_exact(j->af + r0 * k, rows * k) && prod_exact(j->bf, k * n);
+    if (simd == 2 || (simd == 1 && __builtin_cpu_supports("fma"))) {
+#ifdef ER_HAVE_AVX512_ENGINE
+        if (simd == 2) fused = prod_exact512(j->af + r0 * k, rows * k) && prod_exact512(j->bf, k * n);
+        else
+#endif
+            fused = prod_exact(j->af + r0 * k, rows * k) && prod_exact(j->bf, k * n);
+    }
 #endif
     eng_state st;
     st.ld = ENC;
