@@ -28,8 +28,8 @@ enum {
     ENG = 16,  /* columns of an exponent group (one AVX2 register of int16); four tiles */
     ENC = 64,  /* columns of a chunk of B (a multiple of ENG) */
     EMC = 4096, /* rows of a block of the state (a multiple of EMR): B is packed once per block */
-    EKC = 256  /* terms of a chunk of B, rounded down to a multiple of mk (a strip of A, values and
-                  magnitudes, fits the first-level cache) */
+    EKC = 512  /* terms of a chunk of B, rounded down to a multiple of mk (measured: 128 and 256 were
+                  slower on an AVX-512 machine) */
 };
 
 /* The running state of a block of elements: row r, column c at r * ld + c. */
@@ -192,17 +192,18 @@ __attribute__((target("avx2"))) static void terms_avx2(const double *a0, const d
 
 /* terms_avx2's fast case with fused multiply-adds, where every product is exact in binary64
  * (prod_exact): s + a b = fma(a, b, s) and xs + |a b| = fma(|a|, |b|, xs), one rounding of the same
- * exact value, the same bits.  aa: the rows' magnitudes, ba: B's packed magnitudes. */
+ * exact value, the same bits.  aa: the rows' magnitudes (B's: a mask of the sign bit, in the register). */
 __attribute__((target("avx2,fma"))) static void terms_avx2_fma(const double *a0, const double *a1, const double *a2,
                                                                 const double *a3, const double *const *aa,
-                                                                const double *b, const double *ba, int64_t nt,
-                                                                double *s, int64_t ld, double *xs)
+                                                                const double *b, int64_t nt, double *s, int64_t ld,
+                                                                double *xs)
 {
+    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
     __m256d s0 = _mm256_loadu_pd(s), s1 = _mm256_loadu_pd(s + ld), s2 = _mm256_loadu_pd(s + 2 * ld),
             s3 = _mm256_loadu_pd(s + 3 * ld);
     __m256d x0 = _mm256_setzero_pd(), x1 = x0, x2 = x0, x3 = x0;
     for (int64_t p = 0; p < nt; p++) {
-        __m256d bv = _mm256_loadu_pd(b + p * ENG), bm = _mm256_loadu_pd(ba + p * ENG);
+        __m256d bv = _mm256_loadu_pd(b + p * ENG), bm = _mm256_and_pd(bv, am);
         s0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + p), bv, s0);
         s1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + p), bv, s1);
         s2 = _mm256_fmadd_pd(_mm256_broadcast_sd(a2 + p), bv, s2);
@@ -460,11 +461,9 @@ __attribute__((target("avx2"), always_inline)) static inline int block4f_avx2(co
 
 /* The packing of one full group of B's chunk (kc terms x ENG columns from b and eb, step n): the values
  * and exponents copied, each tile column's largest magnitude (an infinity for an infinite or NaN value)
- * into pm[0..3], the exponents' range into *emn, *emx (mag_max's and the scalar loop's results); da, where
- * not NULL: the values' magnitudes. */
+ * into pm[0..3], the exponents' range into *emn, *emx (mag_max's and the scalar loop's results). */
 __attribute__((target("avx2"))) static void pack_avx2(const double *b, const int16_t *eb, int64_t n, int64_t kc,
-                                                       double *dv, double *da, int16_t *de, double *pm, int *emn,
-                                                       int *emx)
+                                                       double *dv, int16_t *de, double *pm, int *emn, int *emx)
 {
     const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
     const __m256d big = _mm256_set1_pd(DBL_MAX), inf = _mm256_set1_pd(INFINITY);
@@ -476,7 +475,6 @@ __attribute__((target("avx2"))) static void pack_avx2(const double *b, const int
             __m256d v = _mm256_loadu_pd(b + p * n + t * ENR);
             _mm256_storeu_pd(dv + p * ENG + t * ENR, v);
             __m256d a = _mm256_and_pd(v, am);
-            if (da) _mm256_storeu_pd(da + p * ENG + t * ENR, a);
             a = _mm256_blendv_pd(inf, a, _mm256_cmp_pd(a, big, _CMP_LE_OQ));
             m[t] = _mm256_max_pd(m[t], a);
         }
@@ -564,13 +562,13 @@ __attribute__((target("avx2"))) static void blocks_avx2(const er_bpar *c, eng_st
  * (ENG values per term), s the tile's running sums (step ld), and for instruction i (mk terms, the last
  * one what is left of kc) its sums xs into xb[i * 64 + r * 16 + c].  Each lane is one element and adds
  * its own terms in index order.  mode 2: every product exact and finite (fused multiply-adds on the
- * magnitudes aa (the rows') and ba: the same bits, terms_avx2_fma); 1: every product finite (multiply,
+ * magnitudes, the rows' from aa, B's masked in the register: the same bits, terms_avx2_fma); 1: every product finite (multiply,
  * add, and add the magnitude); 0: the finite test (a masked addition leaves xs as it was, as
  * er_b_eng_term's test does).
  */
 ER_T512 static inline __attribute__((always_inline)) void terms512_body(const double *const *a,
                                                                           const double *const *aa, const double *b,
-                                                                          const double *ba, int64_t kc, int64_t mk,
+                                                                          int64_t kc, int64_t mk,
                                                                           double *s, int64_t ld, double *xb,
                                                                           const int mode)
 {
@@ -589,7 +587,7 @@ ER_T512 static inline __attribute__((always_inline)) void terms512_body(const do
         for (int64_t p = b0; p < p1; p++) {
             const __m512d bv0 = _mm512_loadu_pd(b + p * ENG), bv1 = _mm512_loadu_pd(b + p * ENG + 8);
             if (mode == 2) {
-                const __m512d bm0 = _mm512_loadu_pd(ba + p * ENG), bm1 = _mm512_loadu_pd(ba + p * ENG + 8);
+                const __m512d bm0 = _mm512_and_pd(bv0, am), bm1 = _mm512_and_pd(bv1, am);
 #define ER_R2(sv0, sv1, xv0, xv1, ar, aq)                                                                \
     do {                                                                                                 \
         const __m512d av_ = _mm512_set1_pd(ar), aq_ = _mm512_set1_pd(aq);                                \
@@ -646,12 +644,12 @@ ER_T512 static inline __attribute__((always_inline)) void terms512_body(const do
     _mm512_storeu_pd(s + 3 * ld + 8, s31);
 }
 
-ER_T512 static void terms512(const double *const *a, const double *const *aa, const double *b, const double *ba,
-                             int64_t kc, int64_t mk, double *s, int64_t ld, double *xb, int mode)
+ER_T512 static void terms512(const double *const *a, const double *const *aa, const double *b, int64_t kc,
+                             int64_t mk, double *s, int64_t ld, double *xb, int mode)
 {
-    if (mode == 2) terms512_body(a, aa, b, ba, kc, mk, s, ld, xb, 2);
-    else if (mode == 1) terms512_body(a, aa, b, ba, kc, mk, s, ld, xb, 1);
-    else terms512_body(a, aa, b, ba, kc, mk, s, ld, xb, 0);
+    if (mode == 2) terms512_body(a, aa, b, kc, mk, s, ld, xb, 2);
+    else if (mode == 1) terms512_body(a, aa, b, kc, mk, s, ld, xb, 1);
+    else terms512_body(a, aa, b, kc, mk, s, ld, xb, 0);
 }
 
 /*
@@ -829,7 +827,7 @@ ER_T512 static void dup512(const int16_t *e, int16_t *e2, int64_t cnt)
  */
 ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, eng_state *st, int64_t q0,
                             const double *const *a, const double *const *aa, const int16_t *const *ea,
-                            const uint32_t *const *pr, const double *b, const double *ba, const int16_t *eb,
+                            const uint32_t *const *pr, const double *b, const int16_t *eb,
                             const int16_t *eb2, int64_t kc, int64_t p0, int e16, int mode, double *xb, int32_t *emb)
 {
     const int64_t mk = c->mk, nb = (kc + mk - 1) / mk, nf = kc / mk;
@@ -839,7 +837,7 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
             const int16_t *erb[EMR] = {ea[0] + b0, ea[1] + b0, ea[2] + b0, ea[3] + b0};
             exps_plain(erb, eb + b0 * ENG, kc - b0 < mk ? kc - b0 : mk, emb + i * (EMR * ENG));
         }
-    terms512(a, aa, b, ba, kc, mk, st->s + q0, st->ld, xb, mode);
+    terms512(a, aa, b, kc, mk, st->s + q0, st->ld, xb, mode);
     if (Kf->ok && Kl->ok) {
         if (nf) rec512(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk);
         if (nb > nf) rec512(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc);
@@ -1039,7 +1037,6 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     st.R = malloc(sizeof(double) * ns);
     st.dn = malloc(ns);
     double *pv = malloc(sizeof(double) * (size_t)(kcap * ENC)); /* B's chunk: group g, term p, column c */
-    double *pva = fused ? malloc(sizeof(double) * (size_t)(kcap * ENC)) : NULL; /* its magnitudes */
     double *aab = fused ? malloc(sizeof(double) * (size_t)(rows * k)) : NULL; /* the rows' |A| */
     int16_t *pe = malloc(sizeof(int16_t) * (size_t)(kcap * ENC));
     double *amax = malloc(sizeof(double) * (size_t)rows);
@@ -1050,7 +1047,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     int32_t *ebuf = simd == 2 ? malloc(sizeof(int32_t) * (size_t)(nbcap * EMR * ENG)) : NULL;
     int16_t *pe2 = simd == 2 ? malloc(sizeof(int16_t) * (size_t)(kcap * ENC * 2)) : NULL;
     uint32_t *apr = simd == 2 ? malloc(sizeof(uint32_t) * (size_t)(nstrip * 2 * k)) : NULL;
-    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax && (!fused || (pva && aab)) &&
+    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax && (!fused || aab) &&
              (simd != 2 || (xbuf && ebuf && pe2 && apr));
     if (ok) {
         int eamin = INT16_MAX, eamax = INT16_MIN;
@@ -1109,8 +1106,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
 #ifdef ER_HAVE_AVX2_ENGINE
                         if (simd && (g + 1) * ENG <= nc) {
                             pack_avx2(j->bf + p0 * n + jc + g * ENG, j->eb + p0 * n + jc + g * ENG, n, kc,
-                                      pv + g * kc * ENG, fused ? pva + g * kc * ENG : NULL, pe + g * kc * ENG,
-                                      pmax + g * (ENG / ENR), &ebmin, &ebmax);
+                                      pv + g * kc * ENG, pe + g * kc * ENG, pmax + g * (ENG / ENR), &ebmin, &ebmax);
                             continue;
                         }
 #endif
@@ -1124,7 +1120,6 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                 double v = col < jc + nc ? brow[col] : 0.0;
                                 int16_t e = col < jc + nc ? erow[col] : 0;
                                 dv[c] = v;
-                                if (fused) pva[(g * kc + p) * ENG + c] = fabs(v);
                                 de[c] = e;
                                 pmax[(g * ENG + c) / ENR] = mag_max(pmax[(g * ENG + c) / ENR], v);
                                 if (e < ebmin) ebmin = e;
@@ -1159,8 +1154,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                 int fast16 = 1;
                                 for (int t = 0; t < ENG / ENR; t++) fast16 &= amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX;
                                 tile512(par, &Kf, &Kl, &st, ir * st.ld + g * ENG, ar, aq, er, pr, pv + g * kc * ENG,
-                                        fused ? pva + g * kc * ENG : NULL, pe + g * kc * ENG, pe2 + g * kc * 2 * ENG, kc,
-                                        p0, e16, fast16 ? (fused ? 2 : 1) : 0, xbuf, ebuf);
+                                        pe + g * kc * ENG, pe2 + g * kc * 2 * ENG, kc, p0, e16,
+                                        fast16 ? (fused ? 2 : 1) : 0, xbuf, ebuf);
                             }
                     } else
 #endif
@@ -1204,8 +1199,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                     double *sp = st.s + ir * st.ld + g * ENG + t * ENR;
 #ifdef ER_HAVE_AVX2_ENGINE
                                     if (simd && fused && fast[t])
-                                        terms_avx2_fma(arb[0], arb[1], arb[2], arb[3], aqb, bvals + t * ENR,
-                                                       pva + (g * kc + b0) * ENG + t * ENR, nt, sp, st.ld, xs[t]);
+                                        terms_avx2_fma(arb[0], arb[1], arb[2], arb[3], aqb, bvals + t * ENR, nt, sp,
+                                                       st.ld, xs[t]);
                                     else if (simd)
                                         terms_avx2(arb[0], arb[1], arb[2], arb[3], bvals + t * ENR, nt, sp, st.ld,
                                                    xs[t], fast[t]);
@@ -1244,7 +1239,6 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     free(st.R);
     free(st.dn);
     free(pv);
-    free(pva);
     free(aab);
     free(pe2);
     free(apr);
