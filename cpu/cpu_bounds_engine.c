@@ -682,7 +682,7 @@ ER_T512 static void exps512(const uint32_t *const *pr, const int16_t *eb2, int64
     }
 }
 
-/* The magnitudes of cnt values (v to a), where every product is exact: fused multiply-adds' operands. */
+/* abs_row eight values at a time. */
 ER_T512 static void abs512(const double *v, double *a, int64_t cnt)
 {
     const __m512d am = _mm512_castsi512_pd(_mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL));
@@ -1004,6 +1004,12 @@ static int prod_exact(const double *v, int64_t cnt)
     return badm == 0;
 }
 
+/* The magnitudes of n values (the fused kernels' operands). */
+static void abs_row(const double *restrict v, double *restrict a, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) a[i] = fabs(v[i]);
+}
+
 int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0, int64_t r1, int simd,
                        er_progress *pg)
 {
@@ -1037,7 +1043,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     st.R = malloc(sizeof(double) * ns);
     st.dn = malloc(ns);
     double *pv = malloc(sizeof(double) * (size_t)(kcap * ENC)); /* B's chunk: group g, term p, column c */
-    double *aab = fused ? malloc(sizeof(double) * (size_t)(rows * k)) : NULL; /* the rows' |A| */
+    double *paa = fused ? malloc(sizeof(double) * (size_t)(EMR * kcap)) : NULL; /* a strip's |A| in a chunk */
     int16_t *pe = malloc(sizeof(int16_t) * (size_t)(kcap * ENC));
     double *amax = malloc(sizeof(double) * (size_t)rows);
     /* AVX-512: a chunk's xs and emax, B's exponents with each column twice, and the exponents of the
@@ -1047,7 +1053,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     int32_t *ebuf = simd == 2 ? malloc(sizeof(int32_t) * (size_t)(nbcap * EMR * ENG)) : NULL;
     int16_t *pe2 = simd == 2 ? malloc(sizeof(int16_t) * (size_t)(kcap * ENC * 2)) : NULL;
     uint32_t *apr = simd == 2 ? malloc(sizeof(uint32_t) * (size_t)(nstrip * 2 * k)) : NULL;
-    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax && (!fused || aab) &&
+    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax && (!fused || paa) &&
              (simd != 2 || (xbuf && ebuf && pe2 && apr));
     if (ok) {
         int eamin = INT16_MAX, eamax = INT16_MIN;
@@ -1062,12 +1068,6 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
             }
             amax[i] = m;
         }
-#ifdef ER_HAVE_AVX512_ENGINE
-        if (fused && simd == 2) abs512(j->af + r0 * k, aab, rows * k);
-        else
-#endif
-            if (fused)
-                for (int64_t q = 0; q < rows * k; q++) aab[q] = fabs(j->af[r0 * k + q]);
         if (apr)
             for (int64_t q = 0; q < nstrip; q++)
                 for (int h = 0; h < 2; h++) {
@@ -1137,26 +1137,28 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                         /* B's exponents with each column twice (the row pairs' lanes) */
                         if (e16) dup512(pe, pe2, ng * kc * ENG);
                         /* a strip of A stays in the first-level cache while the groups of B pass */
-                        for (int64_t ir = 0; ir < mcp; ir += EMR)
+                        for (int64_t ir = 0; ir < mcp; ir += EMR) {
+                            const double *ar[EMR], *aq[EMR];
+                            const int16_t *er[EMR];
+                            const uint32_t *pr[2] = {apr + (2 * ((i0 - r0 + ir) / EMR)) * k + p0,
+                                                     apr + (2 * ((i0 - r0 + ir) / EMR) + 1) * k + p0};
+                            double amx = 0;
+                            for (int r = 0; r < EMR; r++) {
+                                int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1); /* padding: a real row again */
+                                ar[r] = j->af + i * k + p0;
+                                aq[r] = fused ? paa + r * kc : NULL;
+                                er[r] = j->ea + i * k + p0;
+                                if (amax[i - r0] > amx) amx = amax[i - r0];
+                                if (fused) abs512(ar[r], paa + r * kc, kc);
+                            }
                             for (int64_t g = 0; g < ng; g++) {
-                                const double *ar[EMR], *aq[EMR];
-                                const int16_t *er[EMR];
-                                const uint32_t *pr[2] = {apr + (2 * ((i0 - r0 + ir) / EMR)) * k + p0,
-                                                         apr + (2 * ((i0 - r0 + ir) / EMR) + 1) * k + p0};
-                                double amx = 0;
-                                for (int r = 0; r < EMR; r++) {
-                                    int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1); /* padding: a real row again */
-                                    ar[r] = j->af + i * k + p0;
-                                    aq[r] = fused ? aab + (i - r0) * k + p0 : NULL;
-                                    er[r] = j->ea + i * k + p0;
-                                    if (amax[i - r0] > amx) amx = amax[i - r0];
-                                }
                                 int fast16 = 1;
                                 for (int t = 0; t < ENG / ENR; t++) fast16 &= amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX;
                                 tile512(par, &Kf, &Kl, &st, ir * st.ld + g * ENG, ar, aq, er, pr, pv + g * kc * ENG,
                                         pe + g * kc * ENG, pe2 + g * kc * 2 * ENG, kc, p0, e16,
                                         fast16 ? (fused ? 2 : 1) : 0, xbuf, ebuf);
                             }
+                        }
                     } else
 #endif
                     for (int64_t ir = 0; ir < mcp; ir += EMR) {
@@ -1168,7 +1170,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                             ar[r] = j->af + i * k + p0;
                             er[r] = j->ea + i * k + p0;
                             if (amax[i - r0] > amx) amx = amax[i - r0];
-                            aq[r] = fused ? aab + (i - r0) * k + p0 : NULL;
+                            aq[r] = fused ? paa + r * kc : NULL;
+                            if (fused) abs_row(ar[r], paa + r * kc, kc);
                         }
                         for (int64_t g = 0; g < ng; g++) {
                             /* the tiles with a column of B (the others: padding only) */
@@ -1239,7 +1242,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     free(st.R);
     free(st.dn);
     free(pv);
-    free(aab);
+    free(paa);
     free(pe2);
     free(apr);
     free(pe);
