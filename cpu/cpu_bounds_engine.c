@@ -26,7 +26,7 @@ enum {
     EMR = 4,   /* rows of a tile */
     ENR = 4,   /* columns of a tile (one AVX2 register of binary64) */
     ENG = 16,  /* columns of an exponent group (one AVX2 register of int16); four tiles */
-    ENC = 64,  /* columns of a chunk of B (a multiple of ENG) */
+    ENC = 128,  /* columns of a chunk of B (a multiple of ENG) */
     EMC = 4096, /* rows of a block of the state (a multiple of EMR): B is packed once per block */
     EKC = 512  /* terms of a chunk of B, rounded down to a multiple of mk (measured: 128 and 256 were
                   slower on an AVX-512 machine) */

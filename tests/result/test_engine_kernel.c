@@ -283,7 +283,7 @@ START_TEST(kernel_vs_element)
         for (int cs = 0; cs < 8; cs++) {
             int mk = sd->k;
             int64_t m = irand(&st, 1, 9), n = irand(&st, 1, 40), k = irand(&st, 1, 3 * mk + 5);
-            if (cs == 4) n = irand(&st, 65, 90); /* two chunks of columns */
+            if (cs == 4) n = irand(&st, 129, 170); /* two chunks of columns (128 each) */
             if (cs == 5) k = irand(&st, 513, 700) / mk * mk + irand(&st, 0, 1) * irand(&st, 1, mk - 1 > 1 ? mk - 1 : 1);
             prob P;
             if (cs == 7) { /* several tiles of 4 x 16 and chunks of B */
