@@ -1,6 +1,7 @@
 /* cpu_bounds_engine.c: the engines' bounds on the CPU, register-blocked like the GEMM (er_bound_element's bits). */
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -828,10 +829,36 @@ ER_T512 static void dup512(const int16_t *e, int16_t *e2, int64_t cnt)
 ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, eng_state *st, int64_t q0,
                             const double *const *a, const double *const *aa, const int16_t *const *ea,
                             const uint32_t *const *pr, const double *b, const int16_t *eb,
-                            const int16_t *eb2, int64_t kc, int64_t p0, int e16, int mode, double *xb, int32_t *emb)
+                            const int16_t *eb2, int64_t kc, int64_t p0, int e16, int mode, double *xb, int32_t *emb,
+                            int uok, int umax)
 {
     const int64_t mk = c->mk, nb = (kc + mk - 1) / mk, nf = kc / mk;
-    if (e16) exps512(pr, eb2, kc, mk, emb);
+    if (uok) {
+        /* umax bounds every e_a + e_b of the tile and chunk.  Without promotion and outside CDNA3's
+         * branch emax enters er_b_eng_block only as Es = max(emax + gextra, ec), and ec never
+         * decreases while an element is not done (B never does, and stays finite and positive once
+         * it is); so where umax + gextra <= ec for every element now (ec as er_b_eng_block forms it:
+         * -126 for a B that is not positive and finite), Es = ec at every instruction of the chunk
+         * whatever emax is, and umax serves as emax: the same bits, without the exponents' products */
+        const __m512i eminb = _mm512_set1_epi64(c->emin_c + 1023), z126 = _mm512_set1_epi64(-126 + 1023);
+        const __m512d zd = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
+        __m512i m = _mm512_set1_epi64(INT64_MAX);
+        for (int r = 0; r < EMR; r++)
+            for (int h = 0; h < 2; h++) {
+                const __m512d B = _mm512_loadu_pd(st->B + q0 + r * st->ld + h * 8);
+                const __mmask8 ok = _mm512_cmp_pd_mask(B, zd, _CMP_GT_OQ) & _mm512_cmp_pd_mask(B, inf, _CMP_LT_OQ);
+                const __m512i ecb = _mm512_max_epi64(_mm512_srli_epi64(_mm512_castpd_si512(B), 52), eminb);
+                m = _mm512_min_epi64(m, _mm512_mask_mov_epi64(z126, ok, ecb));
+            }
+        if ((int64_t)umax + c->gextra + 1023 <= _mm512_reduce_min_epi64(m)) {
+            const __m512i u = _mm512_set1_epi32(umax);
+            for (int64_t i = 0; i < nb * (EMR * ENG); i += 16) _mm512_storeu_si512((void *)(emb + i), u);
+            e16 = -1;
+        }
+    }
+    if (e16 < 0) {
+        /* umax stands for emax */
+    } else if (e16) exps512(pr, eb2, kc, mk, emb);
     else
         for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
             const int16_t *erb[EMR] = {ea[0] + b0, ea[1] + b0, ea[2] + b0, ea[3] + b0};
@@ -1053,8 +1080,10 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     int32_t *ebuf = simd == 2 ? malloc(sizeof(int32_t) * (size_t)(nbcap * EMR * ENG)) : NULL;
     int16_t *pe2 = simd == 2 ? malloc(sizeof(int16_t) * (size_t)(kcap * ENC * 2)) : NULL;
     uint32_t *apr = simd == 2 ? malloc(sizeof(uint32_t) * (size_t)(nstrip * 2 * k)) : NULL;
+    const int64_t nch = (k + KC - 1) / KC > 0 ? (k + KC - 1) / KC : 1;
+    int16_t *rcm = simd == 2 ? malloc(sizeof(int16_t) * (size_t)(rows * nch)) : NULL; /* row i, chunk c: max e_a */
     int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax && (!fused || paa) &&
-             (simd != 2 || (xbuf && ebuf && pe2 && apr));
+             (simd != 2 || (xbuf && ebuf && pe2 && apr && rcm));
     if (ok) {
         int eamin = INT16_MAX, eamax = INT16_MIN;
         for (int64_t i = 0; i < rows; i++) {
@@ -1067,6 +1096,12 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                 if (er[p] > eamax) eamax = er[p];
             }
             amax[i] = m;
+            if (rcm)
+                for (int64_t c = 0; c < nch; c++) {
+                    int16_t x = INT16_MIN;
+                    for (int64_t p = c * KC; p < k && p < (c + 1) * KC; p++) x = er[p] > x ? er[p] : x;
+                    rcm[i * nch + c] = x;
+                }
         }
         if (apr)
             for (int64_t q = 0; q < nstrip; q++)
@@ -1134,6 +1169,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                     eng_k_set(par, &Kl, kc % mk ? kc % mk : mk, p0 + kc);
 #ifdef ER_HAVE_AVX512_ENGINE
                     if (simd == 2) {
+                        /* the exponents' products may be skipped (tile512) without promotion, outside CDNA3's branch */
+                        const int uok = !par->promote && !par->F2 && Kf.ok && Kl.ok;
                         /* B's exponents with each column twice (the row pairs' lanes) */
                         if (e16) dup512(pe, pe2, ng * kc * ENG);
                         /* a strip of A stays in the first-level cache while the groups of B pass */
@@ -1143,20 +1180,23 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                             const uint32_t *pr[2] = {apr + (2 * ((i0 - r0 + ir) / EMR)) * k + p0,
                                                      apr + (2 * ((i0 - r0 + ir) / EMR) + 1) * k + p0};
                             double amx = 0;
+                            int umax = INT_MIN; /* the largest e_a of the strip's rows in the chunk, then + e_b's */
                             for (int r = 0; r < EMR; r++) {
                                 int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1); /* padding: a real row again */
+                                if (rcm[(i - r0) * nch + p0 / KC] > umax) umax = rcm[(i - r0) * nch + p0 / KC];
                                 ar[r] = j->af + i * k + p0;
                                 aq[r] = fused ? paa + r * kc : NULL;
                                 er[r] = j->ea + i * k + p0;
                                 if (amax[i - r0] > amx) amx = amax[i - r0];
                                 if (fused) abs512(ar[r], paa + r * kc, kc);
                             }
+                            umax += ebmax;
                             for (int64_t g = 0; g < ng; g++) {
                                 int fast16 = 1;
                                 for (int t = 0; t < ENG / ENR; t++) fast16 &= amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX;
                                 tile512(par, &Kf, &Kl, &st, ir * st.ld + g * ENG, ar, aq, er, pr, pv + g * kc * ENG,
                                         pe + g * kc * ENG, pe2 + g * kc * 2 * ENG, kc, p0, e16,
-                                        fast16 ? (fused ? 2 : 1) : 0, xbuf, ebuf);
+                                        fast16 ? (fused ? 2 : 1) : 0, xbuf, ebuf, uok, umax);
                             }
                         }
                     } else
@@ -1245,6 +1285,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     free(paa);
     free(pe2);
     free(apr);
+    free(rcm);
     free(pe);
     free(amax);
     free(xbuf);

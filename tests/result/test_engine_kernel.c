@@ -280,7 +280,7 @@ START_TEST(kernel_vs_element)
     for (int s = 0; s < count; s++) {
         const er_standard *sd = &list[s].std;
         if (sd->kind != ER_STD_ENGINE) continue;
-        for (int cs = 0; cs < 8; cs++) {
+        for (int cs = 0; cs < 10; cs++) {
             int mk = sd->k;
             int64_t m = irand(&st, 1, 9), n = irand(&st, 1, 40), k = irand(&st, 1, 3 * mk + 5);
             if (cs == 4) n = irand(&st, 129, 170); /* two chunks of columns (128 each) */
@@ -291,8 +291,13 @@ START_TEST(kernel_vs_element)
                 n = irand(&st, 17, 70);
                 k = irand(&st, 257, 600);
             }
-            prob_make(&P, &st, sd, m, n, k, cs == 6 ? 3 : cs == 7 ? (int)(er_test_rand(&st) % 3) : cs % 3, cs & 1,
-                      cs == 3);
+            if (cs >= 8) { /* three chunks of B: the later ones where the exponents' products may be skipped */
+                m = irand(&st, 4, 9);
+                n = irand(&st, 16, 40);
+                k = irand(&st, 1030, 1400);
+            }
+            prob_make(&P, &st, sd, m, n, k, cs == 6 ? 3 : cs == 7 ? (int)(er_test_rand(&st) % 3) : cs >= 8 ? cs - 8 : cs % 3,
+                      cs & 1, cs == 3);
             if (cs == 2) /* exponent bounds whose sums leave int16 in some products (the kernel's int path) */
                 for (int64_t q = 0; q < m * k; q++)
                     if (irand(&st, 0, 3) == 0) P.ea[q] = (int16_t)(P.ea[q] < 0 ? -16500 : 16500);
