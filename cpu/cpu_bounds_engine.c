@@ -1,6 +1,7 @@
 /* cpu_bounds_engine.c: the engines' bounds on the CPU, register-blocked like the GEMM (er_bound_element's bits). */
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,9 +27,10 @@ enum {
     EMR = 4,   /* rows of a tile */
     ENR = 4,   /* columns of a tile (one AVX2 register of binary64) */
     ENG = 16,  /* columns of an exponent group (one AVX2 register of int16); four tiles */
-    ENC = 64,  /* columns of a chunk of B (a multiple of ENG) */
+    ENC = 128,  /* columns of a chunk of B (a multiple of ENG) */
     EMC = 4096, /* rows of a block of the state (a multiple of EMR): B is packed once per block */
-    EKC = 512  /* terms of a chunk of B, rounded down to a multiple of mk */
+    EKC = 512  /* terms of a chunk of B, rounded down to a multiple of mk (measured: 128 and 256 were
+                  slower on an AVX-512 machine) */
 };
 
 /* The running state of a block of elements: row r, column c at r * ld + c. */
@@ -178,6 +180,39 @@ __attribute__((target("avx2"))) static void terms_avx2(const double *a0, const d
             ER_T1(s3, x3, t3);
         }
 #undef ER_T1
+    }
+    _mm256_storeu_pd(s, s0);
+    _mm256_storeu_pd(s + ld, s1);
+    _mm256_storeu_pd(s + 2 * ld, s2);
+    _mm256_storeu_pd(s + 3 * ld, s3);
+    _mm256_storeu_pd(xs, x0);
+    _mm256_storeu_pd(xs + 4, x1);
+    _mm256_storeu_pd(xs + 8, x2);
+    _mm256_storeu_pd(xs + 12, x3);
+}
+
+/* terms_avx2's fast case with fused multiply-adds, where every product is exact in binary64
+ * (prod_exact): s + a b = fma(a, b, s) and xs + |a b| = fma(|a|, |b|, xs), one rounding of the same
+ * exact value, the same bits.  aa: the rows' magnitudes (B's: a mask of the sign bit, in the register). */
+__attribute__((target("avx2,fma"))) static void terms_avx2_fma(const double *a0, const double *a1, const double *a2,
+                                                                const double *a3, const double *const *aa,
+                                                                const double *b, int64_t nt, double *s, int64_t ld,
+                                                                double *xs)
+{
+    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
+    __m256d s0 = _mm256_loadu_pd(s), s1 = _mm256_loadu_pd(s + ld), s2 = _mm256_loadu_pd(s + 2 * ld),
+            s3 = _mm256_loadu_pd(s + 3 * ld);
+    __m256d x0 = _mm256_setzero_pd(), x1 = x0, x2 = x0, x3 = x0;
+    for (int64_t p = 0; p < nt; p++) {
+        __m256d bv = _mm256_loadu_pd(b + p * ENG), bm = _mm256_and_pd(bv, am);
+        s0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + p), bv, s0);
+        s1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + p), bv, s1);
+        s2 = _mm256_fmadd_pd(_mm256_broadcast_sd(a2 + p), bv, s2);
+        s3 = _mm256_fmadd_pd(_mm256_broadcast_sd(a3 + p), bv, s3);
+        x0 = _mm256_fmadd_pd(_mm256_broadcast_sd(aa[0] + p), bm, x0);
+        x1 = _mm256_fmadd_pd(_mm256_broadcast_sd(aa[1] + p), bm, x1);
+        x2 = _mm256_fmadd_pd(_mm256_broadcast_sd(aa[2] + p), bm, x2);
+        x3 = _mm256_fmadd_pd(_mm256_broadcast_sd(aa[3] + p), bm, x3);
     }
     _mm256_storeu_pd(s, s0);
     _mm256_storeu_pd(s + ld, s1);
@@ -519,16 +554,364 @@ __attribute__((target("avx2"))) static void blocks_avx2(const er_bpar *c, eng_st
         blocks_loop(c, &K, st, q0, xs, em, ntl, nt, p1);
     }
 }
+/* ---- The AVX-512 kernels: tiles of 4 rows x 16 columns (two registers of binary64 per row), a whole
+ * chunk of B at a time, each element's running sum in a register for the whole chunk. ---- */
+#define ER_T512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
+
+/*
+ * One chunk's terms of a 4 x 16 tile: rows a[r] (from the chunk's first term), B's packed columns b
+ * (ENG values per term), s the tile's running sums (step ld), and for instruction i (mk terms, the last
+ * one what is left of kc) its sums xs into xb[i * 64 + r * 16 + c].  Each lane is one element and adds
+ * its own terms in index order.  mode 2: every product exact and finite (fused multiply-adds on the
+ * magnitudes, the rows' from aa, B's masked in the register: the same bits, terms_avx2_fma); 1: every product finite (multiply,
+ * add, and add the magnitude); 0: the finite test (a masked addition leaves xs as it was, as
+ * er_b_eng_term's test does).
+ */
+ER_T512 static inline __attribute__((always_inline)) void terms512_body(const double *const *a,
+                                                                          const double *const *aa, const double *b,
+                                                                          int64_t kc, int64_t mk,
+                                                                          double *s, int64_t ld, double *xb,
+                                                                          const int mode)
+{
+    const __m512d am = _mm512_castsi512_pd(_mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL)), big = _mm512_set1_pd(DBL_MAX);
+    const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+    const double *aa0 = mode == 2 ? aa[0] : NULL, *aa1 = mode == 2 ? aa[1] : NULL, *aa2 = mode == 2 ? aa[2] : NULL,
+                 *aa3 = mode == 2 ? aa[3] : NULL;
+    __m512d s00 = _mm512_loadu_pd(s), s01 = _mm512_loadu_pd(s + 8);
+    __m512d s10 = _mm512_loadu_pd(s + ld), s11 = _mm512_loadu_pd(s + ld + 8);
+    __m512d s20 = _mm512_loadu_pd(s + 2 * ld), s21 = _mm512_loadu_pd(s + 2 * ld + 8);
+    __m512d s30 = _mm512_loadu_pd(s + 3 * ld), s31 = _mm512_loadu_pd(s + 3 * ld + 8);
+    for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
+        const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
+        __m512d x00 = _mm512_setzero_pd(), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00, x30 = x00,
+                x31 = x00;
+        for (int64_t p = b0; p < p1; p++) {
+            const __m512d bv0 = _mm512_loadu_pd(b + p * ENG), bv1 = _mm512_loadu_pd(b + p * ENG + 8);
+            if (mode == 2) {
+                const __m512d bm0 = _mm512_and_pd(bv0, am), bm1 = _mm512_and_pd(bv1, am);
+#define ER_R2(sv0, sv1, xv0, xv1, ar, aq)                                                                \
+    do {                                                                                                 \
+        const __m512d av_ = _mm512_set1_pd(ar), aq_ = _mm512_set1_pd(aq);                                \
+        sv0 = _mm512_fmadd_pd(av_, bv0, sv0);                                                            \
+        sv1 = _mm512_fmadd_pd(av_, bv1, sv1);                                                            \
+        xv0 = _mm512_fmadd_pd(aq_, bm0, xv0);                                                            \
+        xv1 = _mm512_fmadd_pd(aq_, bm1, xv1);                                                            \
+    } while (0)
+                ER_R2(s00, s01, x00, x01, a0[p], aa0[p]);
+                ER_R2(s10, s11, x10, x11, a1[p], aa1[p]);
+                ER_R2(s20, s21, x20, x21, a2[p], aa2[p]);
+                ER_R2(s30, s31, x30, x31, a3[p], aa3[p]);
+#undef ER_R2
+            } else {
+#define ER_R1(sv0, sv1, xv0, xv1, ar)                                                                    \
+    do {                                                                                                 \
+        const __m512d av_ = _mm512_set1_pd(ar);                                                          \
+        const __m512d t0_ = _mm512_mul_pd(av_, bv0), t1_ = _mm512_mul_pd(av_, bv1);                     \
+        sv0 = _mm512_add_pd(sv0, t0_);                                                                   \
+        sv1 = _mm512_add_pd(sv1, t1_);                                                                   \
+        const __m512d u0_ = _mm512_and_pd(t0_, am), u1_ = _mm512_and_pd(t1_, am);                        \
+        if (mode == 1) {                                                                                 \
+            xv0 = _mm512_add_pd(xv0, u0_);                                                               \
+            xv1 = _mm512_add_pd(xv1, u1_);                                                               \
+        } else {                                                                                         \
+            xv0 = _mm512_mask_add_pd(xv0, _mm512_cmp_pd_mask(u0_, big, _CMP_LE_OQ), xv0, u0_);           \
+            xv1 = _mm512_mask_add_pd(xv1, _mm512_cmp_pd_mask(u1_, big, _CMP_LE_OQ), xv1, u1_);           \
+        }                                                                                                \
+    } while (0)
+                ER_R1(s00, s01, x00, x01, a0[p]);
+                ER_R1(s10, s11, x10, x11, a1[p]);
+                ER_R1(s20, s21, x20, x21, a2[p]);
+                ER_R1(s30, s31, x30, x31, a3[p]);
+#undef ER_R1
+            }
+        }
+        double *xo = xb + i * (EMR * ENG);
+        _mm512_storeu_pd(xo, x00);
+        _mm512_storeu_pd(xo + 8, x01);
+        _mm512_storeu_pd(xo + 16, x10);
+        _mm512_storeu_pd(xo + 24, x11);
+        _mm512_storeu_pd(xo + 32, x20);
+        _mm512_storeu_pd(xo + 40, x21);
+        _mm512_storeu_pd(xo + 48, x30);
+        _mm512_storeu_pd(xo + 56, x31);
+    }
+    _mm512_storeu_pd(s, s00);
+    _mm512_storeu_pd(s + 8, s01);
+    _mm512_storeu_pd(s + ld, s10);
+    _mm512_storeu_pd(s + ld + 8, s11);
+    _mm512_storeu_pd(s + 2 * ld, s20);
+    _mm512_storeu_pd(s + 2 * ld + 8, s21);
+    _mm512_storeu_pd(s + 3 * ld, s30);
+    _mm512_storeu_pd(s + 3 * ld + 8, s31);
+}
+
+ER_T512 static void terms512(const double *const *a, const double *const *aa, const double *b, int64_t kc,
+                             int64_t mk, double *s, int64_t ld, double *xb, int mode)
+{
+    if (mode == 2) terms512_body(a, aa, b, kc, mk, s, ld, xb, 2);
+    else if (mode == 1) terms512_body(a, aa, b, kc, mk, s, ld, xb, 1);
+    else terms512_body(a, aa, b, kc, mk, s, ld, xb, 0);
+}
+
+/*
+ * One chunk's largest exponents of 4 rows x 16 columns, instruction i into eo[i * 64 + r * 16 + c], the
+ * caller having checked that every e_a + e_b fits in int16 (the maximum is then exact): two rows per
+ * register, 32 int16 lanes.  pr[h][p]: rows 2h and 2h + 1's exponents of term p as one 32-bit pair (low
+ * half row 2h), eb2: B's exponents with each column twice (term p at eb2 + p * 32), so that lane 2c
+ * holds row 2h, column c and lane 2c + 1 row 2h + 1; the pairs are then put back into rows.
+ */
+ER_T512 static void exps512(const uint32_t *const *pr, const int16_t *eb2, int64_t kc, int64_t mk, int32_t *eo)
+{
+    const uint32_t *p0r = pr[0], *p1r = pr[1];
+    const __m512i perm = _mm512_set_epi16(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1, 30, 28, 26, 24,
+                                          22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
+        const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
+        __m512i m01 = _mm512_set1_epi16(INT16_MIN), m23 = m01;
+        for (int64_t p = b0; p < p1; p++) {
+            const __m512i bv = _mm512_loadu_si512((const void *)(eb2 + p * (2 * ENG)));
+            m01 = _mm512_max_epi16(m01, _mm512_add_epi16(_mm512_set1_epi32((int)p0r[p]), bv));
+            m23 = _mm512_max_epi16(m23, _mm512_add_epi16(_mm512_set1_epi32((int)p1r[p]), bv));
+        }
+        m01 = _mm512_permutexvar_epi16(perm, m01);
+        m23 = _mm512_permutexvar_epi16(perm, m23);
+        int32_t *o = eo + i * (EMR * ENG);
+        _mm512_storeu_si512((void *)o, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(m01)));
+        _mm512_storeu_si512((void *)(o + 16), _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(m01, 1)));
+        _mm512_storeu_si512((void *)(o + 32), _mm512_cvtepi16_epi32(_mm512_castsi512_si256(m23)));
+        _mm512_storeu_si512((void *)(o + 48), _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(m23, 1)));
+    }
+}
+
+/* abs_row eight values at a time. */
+ER_T512 static void abs512(const double *v, double *a, int64_t cnt)
+{
+    const __m512d am = _mm512_castsi512_pd(_mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL));
+    int64_t i = 0;
+    for (; i + 8 <= cnt; i += 8) _mm512_storeu_pd(a + i, _mm512_and_pd(_mm512_loadu_pd(v + i), am));
+    for (; i < cnt; i++) a[i] = fabs(v[i]);
+}
+
+/*
+ * The recurrence of a 4 x 16 tile over nb instructions of nt terms each (the first ending at term p1),
+ * their sums and exponents in xb and eb (exps512's layout): block4f_avx2's operations eight lanes at a
+ * time, four registers of eight elements interleaved, the state in registers from the first
+ * instruction to the last.  A group of eight whose state is not the fast case at the start (a lane done,
+ * a sign bit in B, E or R), or meets anything block4f_avx2 declines on the way (a sign bit in xs, an Es
+ * outside the weight's normal range, a lane reaching done, an infinite or NaN value at the end, into
+ * which every infinite or NaN intermediate propagates: E only grows, B grows or moves into R), is left
+ * as it was and run by er_b_eng_block lane by lane, instruction by instruction: the same bits.  The
+ * conditions are gathered over the chunk and tested at its end: the OR of the xs (a sign bit in any), the
+ * largest Es, and without promotion the last B (B never decreases then, so it reached max_c at some
+ * instruction exactly when it is there at the end; with promotion B and R are tested at every one).
+ */
+ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_bpar *c, const eng_k *K,
+                                                                        eng_state *st, int64_t q0, const double *xb,
+                                                                        const int32_t *eb, int64_t nb, int64_t nt,
+                                                                        int64_t p1, const int zero_fix,
+                                                                        const int low_check, const int promote)
+{
+    const __m512i one = _mm512_set1_epi64(1), zi = _mm512_setzero_si512();
+    const __m512i eminb = _mm512_set1_epi64(K->eminb), gx = _mm512_set1_epi64(K->gx), limb = _mm512_set1_epi64(K->limb);
+    const __m512i lowb = _mm512_set1_epi64(K->lowb), kt = _mm512_set1_epi64(K->kt), shsub = _mm512_set1_epi64(K->shsub);
+    const __m512i expmask = _mm512_set1_epi64(0x7FF0000000000000LL), z126 = _mm512_set1_epi64(-126 + 1023);
+    const __m512d infl = _mm512_set1_pd(K->infl), q2 = _mm512_set1_pd(K->q2), maxc = _mm512_set1_pd(K->maxc);
+    const __m512d big = _mm512_set1_pd(DBL_MAX), p24 = _mm512_set1_pd(0x1p-24), zd = _mm512_setzero_pd();
+    const int64_t ld = st->ld;
+#define ER_UP8(v) _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(v), one))
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t q[4], xo[4];
+        __m512d T[4], E[4], B[4], R[4], xsor[4];
+        __m512i esmax[4];
+        __mmask8 bad[4];
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++) {
+            const int r = 2 * pass + (g >> 1), h = g & 1;
+            uint64_t d8;
+            q[g] = q0 + r * ld + h * 8;
+            xo[g] = r * ENG + h * 8;
+            memcpy(&d8, st->dn + q[g], 8);
+            xsor[g] = _mm512_setzero_pd();
+            esmax[g] = zi;
+            T[g] = _mm512_loadu_pd(st->T + q[g]);
+            E[g] = _mm512_loadu_pd(st->E + q[g]);
+            B[g] = _mm512_loadu_pd(st->B + q[g]);
+            R[g] = _mm512_loadu_pd(st->R + q[g]);
+            bad[g] = _mm512_cmplt_epi64_mask(
+                _mm512_castpd_si512(_mm512_or_pd(_mm512_or_pd(B[g], E[g]), R[g])), zi);
+            if (d8) bad[g] = 0xFF;
+        }
+        for (int64_t i = 0; i < nb; i++) {
+            const int64_t pe = p1 + i * nt;
+            const int pn = promote && (pe % c->promote == 0 || pe == c->k);
+            const double *xi = xb + i * (EMR * ENG);
+            const int32_t *ei = eb + i * (EMR * ENG);
+#pragma GCC unroll 4
+            for (int g = 0; g < 4; g++) {
+                const __m512d xs = _mm512_loadu_pd(xi + xo[g]);
+                __mmask8 bd = 0;
+                xsor[g] = _mm512_or_pd(xsor[g], xs);
+                T[g] = _mm512_add_pd(T[g], xs);
+                const __m512d xs2 = ER_UP8(_mm512_mul_pd(xs, infl));
+                /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B */
+                const __m512i bb = _mm512_castpd_si512(B[g]);
+                __m512i ecb = _mm512_max_epi64(_mm512_srli_epi64(bb, 52), eminb);
+                if (zero_fix) ecb = _mm512_mask_mov_epi64(ecb, _mm512_cmpeq_epi64_mask(bb, zi), z126);
+                const __m512i emb =
+                    _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(ei + xo[g]))), gx);
+                const __m512i Esb = _mm512_max_epi64(ecb, emb);
+                esmax[g] = _mm512_max_epi64(esmax[g], Esb);
+                if (low_check) bd |= _mm512_cmpgt_epi64_mask(lowb, Esb);
+                const __m512d trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(Esb, 52), kt));
+                const __m512d dmax = ER_UP8(_mm512_add_pd(ER_UP8(_mm512_add_pd(B[g], xs2)), trunc));
+                __m512d norm = _mm512_castsi512_pd(
+                    _mm512_sub_epi64(_mm512_and_si512(_mm512_castpd_si512(dmax), expmask), shsub));
+                norm = _mm512_max_pd(norm, q2);
+                E[g] = ER_UP8(_mm512_add_pd(ER_UP8(_mm512_add_pd(E[g], trunc)), norm));
+                B[g] = ER_UP8(_mm512_add_pd(dmax, norm));
+                if (promote) /* else B never decreases: its last value is checked */
+                    bd |= _mm512_cmp_pd_mask(B[g], maxc, _CMP_GE_OQ) | _mm512_cmp_pd_mask(R[g], maxc, _CMP_GE_OQ);
+                if (pn) {
+                    const __m512d rnew = ER_UP8(_mm512_add_pd(R[g], B[g]));
+                    const __m512d perr = ER_UP8(_mm512_mul_pd(rnew, p24));
+                    E[g] = ER_UP8(_mm512_add_pd(E[g], perr));
+                    R[g] = ER_UP8(_mm512_add_pd(rnew, perr));
+                    B[g] = zd;
+                }
+                bad[g] |= bd;
+            }
+        }
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++) {
+            bad[g] |= _mm512_cmp_pd_mask(_mm512_add_pd(_mm512_add_pd(E[g], B[g]), R[g]), big, _CMP_NLE_UQ);
+            bad[g] |= _mm512_cmplt_epi64_mask(_mm512_castpd_si512(xsor[g]), zi) |
+                      _mm512_cmpgt_epi64_mask(esmax[g], limb) | _mm512_cmp_pd_mask(B[g], maxc, _CMP_GE_OQ);
+            if (!bad[g]) {
+                _mm512_storeu_pd(st->T + q[g], T[g]);
+                _mm512_storeu_pd(st->E + q[g], E[g]);
+                _mm512_storeu_pd(st->B + q[g], B[g]);
+                _mm512_storeu_pd(st->R + q[g], R[g]);
+                continue;
+            }
+            for (int l = 0; l < 8; l++)
+                for (int64_t i = 0; i < nb; i++)
+                    block1(c, st, q[g] + l, xb[i * (EMR * ENG) + xo[g] + l], eb[i * (EMR * ENG) + xo[g] + l], nt,
+                           p1 + i * nt);
+        }
+    }
+#undef ER_UP8
+}
+
+ER_T512 static void rec512(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const double *xb,
+                           const int32_t *eb, int64_t nb, int64_t nt, int64_t p1)
+{
+    if (!K->zero_fix && !K->low_check && !K->promote) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0);
+    else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote);
+}
+
+/* B's exponents (cnt int16) with each value twice, for exps512. */
+ER_T512 static void dup512(const int16_t *e, int16_t *e2, int64_t cnt)
+{
+    int64_t i = 0;
+    for (; i + 16 <= cnt; i += 16) {
+        __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(e + i)));
+        _mm512_storeu_si512((void *)(e2 + 2 * i), _mm512_or_si512(v, _mm512_slli_epi32(v, 16)));
+    }
+    for (; i < cnt; i++) e2[2 * i] = e2[2 * i + 1] = e[i];
+}
+
+/*
+ * One chunk (kc terms from p0) of a 4 x 16 tile whose state starts at q0: the exponents (exps512 where
+ * every sum fits in int16, else exps_plain), the terms (terms512, mode as there), then the recurrence
+ * (rec512; CDNA3's branch and the other models eng_k_set does not take: block4_avx2, lane by lane where
+ * it declines), instruction by instruction for each element: every element's operations in its order.
+ */
+ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, eng_state *st, int64_t q0,
+                            const double *const *a, const double *const *aa, const int16_t *const *ea,
+                            const uint32_t *const *pr, const double *b, const int16_t *eb,
+                            const int16_t *eb2, int64_t kc, int64_t p0, int e16, int mode, double *xb, int32_t *emb,
+                            int uok, int umax)
+{
+    const int64_t mk = c->mk, nb = (kc + mk - 1) / mk, nf = kc / mk;
+    if (uok) {
+        /* umax bounds every e_a + e_b of the tile and chunk.  Without promotion and outside CDNA3's
+         * branch emax enters er_b_eng_block only as Es = max(emax + gextra, ec), and ec never
+         * decreases while an element is not done (B never does, and stays finite and positive once
+         * it is); so where umax + gextra <= ec for every element now (ec as er_b_eng_block forms it:
+         * -126 for a B that is not positive and finite), Es = ec at every instruction of the chunk
+         * whatever emax is, and umax serves as emax: the same bits, without the exponents' products */
+        const __m512i eminb = _mm512_set1_epi64(c->emin_c + 1023), z126 = _mm512_set1_epi64(-126 + 1023);
+        const __m512d zd = _mm512_setzero_pd(), inf = _mm512_set1_pd(INFINITY);
+        __m512i m = _mm512_set1_epi64(INT64_MAX);
+        for (int r = 0; r < EMR; r++)
+            for (int h = 0; h < 2; h++) {
+                const __m512d B = _mm512_loadu_pd(st->B + q0 + r * st->ld + h * 8);
+                const __mmask8 ok = _mm512_cmp_pd_mask(B, zd, _CMP_GT_OQ) & _mm512_cmp_pd_mask(B, inf, _CMP_LT_OQ);
+                const __m512i ecb = _mm512_max_epi64(_mm512_srli_epi64(_mm512_castpd_si512(B), 52), eminb);
+                m = _mm512_min_epi64(m, _mm512_mask_mov_epi64(z126, ok, ecb));
+            }
+        if ((int64_t)umax + c->gextra + 1023 <= _mm512_reduce_min_epi64(m)) {
+            const __m512i u = _mm512_set1_epi32(umax);
+            for (int64_t i = 0; i < nb * (EMR * ENG); i += 16) _mm512_storeu_si512((void *)(emb + i), u);
+            e16 = -1;
+        }
+    }
+    if (e16 < 0) {
+        /* umax stands for emax */
+    } else if (e16) exps512(pr, eb2, kc, mk, emb);
+    else
+        for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
+            const int16_t *erb[EMR] = {ea[0] + b0, ea[1] + b0, ea[2] + b0, ea[3] + b0};
+            exps_plain(erb, eb + b0 * ENG, kc - b0 < mk ? kc - b0 : mk, emb + i * (EMR * ENG));
+        }
+    terms512(a, aa, b, kc, mk, st->s + q0, st->ld, xb, mode);
+    if (Kf->ok && Kl->ok) {
+        if (nf) rec512(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk);
+        if (nb > nf) rec512(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc);
+        return;
+    }
+    for (int64_t i = 0; i < nb; i++) {
+        const int64_t nt = i < nf ? mk : kc - nf * mk, p1 = p0 + i * mk + nt;
+        for (int r = 0; r < EMR; r++)
+            for (int t = 0; t < ENG / ENR; t++) {
+                int64_t q = q0 + r * st->ld + t * ENR, o = i * (EMR * ENG) + r * ENG + t * ENR;
+                if (!block4_avx2(c, st->T + q, st->E + q, st->B + q, st->R + q, st->dn + q, xb + o, emb + o, nt, p1))
+                    for (int l = 0; l < ENR; l++) block1(c, st, q + l, xb[o + l], emb[o + l], nt, p1);
+            }
+    }
+}
+#define ER_HAVE_AVX512_ENGINE 1
 #endif
 
-/* AVX2 where the processor has it, unless EXACTREF_NO_SIMD is set (the tests compare both paths). */
-static int simd_wanted(void)
+/* The widest kernels the processor has: 2 AVX-512 (F, BW, DQ, VL, with AVX2 and FMA), 1 AVX2, 0 none. */
+static int simd_hw(void)
 {
 #ifdef ER_HAVE_AVX2_ENGINE
-    return __builtin_cpu_supports("avx2") && !getenv("EXACTREF_NO_SIMD");
+    if (!__builtin_cpu_supports("avx2")) return 0;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
+        return 2;
+    return 1;
 #else
     return 0;
 #endif
+}
+
+/* As the environment says: the widest the processor has, AVX2 at most with EXACTREF_NO_AVX512, the
+ * portable kernels with EXACTREF_NO_SIMD (the tests compare every path). */
+static int simd_wanted(void)
+{
+    int h = simd_hw();
+    if (getenv("EXACTREF_NO_SIMD")) return 0;
+    if (h > 1 && getenv("EXACTREF_NO_AVX512")) return 1;
+    return h;
+}
+
+int er_cpu_engine_simd(int simd)
+{
+    int h = simd_hw();
+    if (simd < 0) return simd_wanted();
+    return simd < h ? simd : h;
 }
 
 int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double *R, unsigned char *done,
@@ -596,6 +979,64 @@ static double mag_max(double m, double v)
     return a > m ? a : m;
 }
 
+/*
+ * Whether every product of finite values of v (cnt values) with finite values of another such array
+ * is exact in binary64: each finite nonzero value has at most 26 significant bits (its low 27 fraction
+ * bits zero) and a normal exponent e in [-512, 510].  Then a = M_a 2^(e_a - 25) with M_a < 2^26, so
+ * ab = M_a M_b 2^(e_a + e_b - 50) with M_a M_b < 2^52 and e_a + e_b - 50 >= -1074: a binary64 value,
+ * below 2^1022 (finite).  Every operand an engine reads is such a value: at most f32's 24 bits, and an
+ * f32 subnormal times the smallest block scale, 2^-149 2^-127, is far above 2^-512 (the largest,
+ * below 2^128 2^127, far below 2^510).  Zeros, infinities and NaNs are no obstacle (a tile with an
+ * infinity or NaN never takes the fused path).
+ */
+#ifdef ER_HAVE_AVX512_ENGINE
+/* prod_exact eight values at a time (the same test). */
+ER_T512 static int prod_exact512(const double *v, int64_t cnt)
+{
+    const __m512i low = _mm512_set1_epi64((INT64_C(1) << 27) - 1), fm = _mm512_set1_epi64(0x7FF);
+    const __m512i lo = _mm512_set1_epi64(1023 - 512), hi = _mm512_set1_epi64(1023 + 510);
+    __mmask8 bad = 0;
+    int64_t i = 0;
+    for (; i + 8 <= cnt; i += 8) {
+        __m512i u = _mm512_loadu_si512((const void *)(v + i));
+        __m512i f = _mm512_and_si512(_mm512_srli_epi64(u, 52), fm);
+        __mmask8 fine = _mm512_cmpeq_epi64_mask(_mm512_slli_epi64(u, 1), _mm512_setzero_si512()) |
+                        _mm512_cmpeq_epi64_mask(f, fm) |
+                        (_mm512_testn_epi64_mask(u, low) & _mm512_cmpge_epi64_mask(f, lo) & _mm512_cmple_epi64_mask(f, hi));
+        bad |= (__mmask8)~fine;
+    }
+    if (bad) return 0;
+    for (; i < cnt; i++) {
+        uint64_t u;
+        memcpy(&u, &v[i], 8);
+        uint64_t f = (u >> 52) & 0x7FF;
+        if (!((u << 1) == 0 || f == 0x7FF || ((u & ((UINT64_C(1) << 27) - 1)) == 0 && f >= 1023 - 512 && f <= 1023 + 510)))
+            return 0;
+    }
+    return 1;
+}
+#endif
+
+static int prod_exact(const double *v, int64_t cnt)
+{
+    uint64_t badm = 0;
+    for (int64_t i = 0; i < cnt; i++) {
+        uint64_t u;
+        memcpy(&u, &v[i], 8);
+        uint64_t f = (u >> 52) & 0x7FF, low = u & ((UINT64_C(1) << 27) - 1);
+        int zero = (u << 1) == 0, special = f == 0x7FF;
+        int ok = zero || special || (low == 0 && f >= 1023 - 512 && f <= 1023 + 510);
+        badm |= (uint64_t)!ok;
+    }
+    return badm == 0;
+}
+
+/* The magnitudes of n values (the fused kernels' operands). */
+static void abs_row(const double *restrict v, double *restrict a, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) a[i] = fabs(v[i]);
+}
+
 int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0, int64_t r1, int simd,
                        er_progress *pg)
 {
@@ -603,16 +1044,22 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     const int64_t n = j->n, k = par->k, mk = par->mk;
     if (par->kind != ER_BK_ENGINE || !j->ea || !j->eb || par->slack_a || par->slack_b || mk < 1) return 0;
     if (r0 >= r1 || n <= 0) return 1;
-    if (simd < 0) simd = simd_wanted();
-#ifndef ER_HAVE_AVX2_ENGINE
-    simd = 0;
-#else
-    if (simd && !__builtin_cpu_supports("avx2")) simd = 0;
-#endif
+    simd = er_cpu_engine_simd(simd);
     const int64_t rows = r1 - r0;
     const int64_t KC = mk * (EKC / mk > 0 ? EKC / mk : 1);
     const int64_t MC = rows < EMC ? (rows + EMR - 1) / EMR * EMR : EMC;
-    const int64_t kcap = k < KC ? (k > 0 ? k : 1) : KC;
+    const int64_t kcap = k < KC ? (k > 0 ? k : 1) : KC, nbcap = (kcap + mk - 1) / mk;
+    /* fused multiply-adds where every product is exact (prod_exact) and the processor has them */
+    int fused = 0;
+#ifdef ER_HAVE_AVX2_ENGINE
+    if (simd == 2 || (simd == 1 && __builtin_cpu_supports("fma"))) {
+#ifdef ER_HAVE_AVX512_ENGINE
+        if (simd == 2) fused = prod_exact512(j->af + r0 * k, rows * k) && prod_exact512(j->bf, k * n);
+        else
+#endif
+            fused = prod_exact(j->af + r0 * k, rows * k) && prod_exact(j->bf, k * n);
+    }
+#endif
     eng_state st;
     st.ld = ENC;
     size_t ns = (size_t)(MC * ENC);
@@ -623,9 +1070,20 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     st.R = malloc(sizeof(double) * ns);
     st.dn = malloc(ns);
     double *pv = malloc(sizeof(double) * (size_t)(kcap * ENC)); /* B's chunk: group g, term p, column c */
+    double *paa = fused ? malloc(sizeof(double) * (size_t)(EMR * kcap)) : NULL; /* a strip's |A| in a chunk */
     int16_t *pe = malloc(sizeof(int16_t) * (size_t)(kcap * ENC));
     double *amax = malloc(sizeof(double) * (size_t)rows);
-    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax;
+    /* AVX-512: a chunk's xs and emax, B's exponents with each column twice, and the exponents of the
+     * strips' row pairs (strip q: rows r0 + 4q.. as the driver pads them, pair h at (2q + h) * k) */
+    const int64_t nstrip = (rows + EMR - 1) / EMR;
+    double *xbuf = simd == 2 ? malloc(sizeof(double) * (size_t)(nbcap * EMR * ENG)) : NULL;
+    int32_t *ebuf = simd == 2 ? malloc(sizeof(int32_t) * (size_t)(nbcap * EMR * ENG)) : NULL;
+    int16_t *pe2 = simd == 2 ? malloc(sizeof(int16_t) * (size_t)(kcap * ENC * 2)) : NULL;
+    uint32_t *apr = simd == 2 ? malloc(sizeof(uint32_t) * (size_t)(nstrip * 2 * k)) : NULL;
+    const int64_t nch = (k + KC - 1) / KC > 0 ? (k + KC - 1) / KC : 1;
+    int16_t *rcm = simd == 2 ? malloc(sizeof(int16_t) * (size_t)(rows * nch)) : NULL; /* row i, chunk c: max e_a */
+    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax && (!fused || paa) &&
+             (simd != 2 || (xbuf && ebuf && pe2 && apr && rcm));
     if (ok) {
         int eamin = INT16_MAX, eamax = INT16_MIN;
         for (int64_t i = 0; i < rows; i++) {
@@ -638,7 +1096,23 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                 if (er[p] > eamax) eamax = er[p];
             }
             amax[i] = m;
+            if (rcm)
+                for (int64_t c = 0; c < nch; c++) {
+                    int16_t x = INT16_MIN;
+                    for (int64_t p = c * KC; p < k && p < (c + 1) * KC; p++) x = er[p] > x ? er[p] : x;
+                    rcm[i * nch + c] = x;
+                }
         }
+        if (apr)
+            for (int64_t q = 0; q < nstrip; q++)
+                for (int h = 0; h < 2; h++) {
+                    int64_t ilo = r0 + 4 * q + 2 * h, ihi = ilo + 1;
+                    ilo = ilo < r1 ? ilo : r1 - 1;
+                    ihi = ihi < r1 ? ihi : r1 - 1;
+                    const int16_t *el = j->ea + ilo * k, *eh = j->ea + ihi * k;
+                    uint32_t *o = apr + (2 * q + h) * k;
+                    for (int64_t p = 0; p < k; p++) o[p] = (uint32_t)(uint16_t)el[p] | (uint32_t)(uint16_t)eh[p] << 16;
+                }
         for (int64_t jc = 0; jc < n; jc += ENC) {
             const int64_t nc = n - jc < ENC ? n - jc : ENC, ncp = (nc + ENG - 1) / ENG * ENG, ng = ncp / ENG;
             for (int64_t i0 = r0; i0 < r1; i0 += MC) {
@@ -690,8 +1164,45 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                     }
                     /* int16 lanes only where every e_a + e_b fits */
                     const int e16 = simd && eamax + ebmax <= INT16_MAX && eamin + ebmin >= -INT16_MAX;
+                    eng_k Kf, Kl; /* the recurrence's constants: whole instructions, and a last partial one */
+                    eng_k_set(par, &Kf, mk, p0 + mk);
+                    eng_k_set(par, &Kl, kc % mk ? kc % mk : mk, p0 + kc);
+#ifdef ER_HAVE_AVX512_ENGINE
+                    if (simd == 2) {
+                        /* the exponents' products may be skipped (tile512) without promotion, outside CDNA3's branch */
+                        const int uok = !par->promote && !par->F2 && Kf.ok && Kl.ok;
+                        /* B's exponents with each column twice (the row pairs' lanes) */
+                        if (e16) dup512(pe, pe2, ng * kc * ENG);
+                        /* a strip of A stays in the first-level cache while the groups of B pass */
+                        for (int64_t ir = 0; ir < mcp; ir += EMR) {
+                            const double *ar[EMR], *aq[EMR];
+                            const int16_t *er[EMR];
+                            const uint32_t *pr[2] = {apr + (2 * ((i0 - r0 + ir) / EMR)) * k + p0,
+                                                     apr + (2 * ((i0 - r0 + ir) / EMR) + 1) * k + p0};
+                            double amx = 0;
+                            int umax = INT_MIN; /* the largest e_a of the strip's rows in the chunk, then + e_b's */
+                            for (int r = 0; r < EMR; r++) {
+                                int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1); /* padding: a real row again */
+                                if (rcm[(i - r0) * nch + p0 / KC] > umax) umax = rcm[(i - r0) * nch + p0 / KC];
+                                ar[r] = j->af + i * k + p0;
+                                aq[r] = fused ? paa + r * kc : NULL;
+                                er[r] = j->ea + i * k + p0;
+                                if (amax[i - r0] > amx) amx = amax[i - r0];
+                                if (fused) abs512(ar[r], paa + r * kc, kc);
+                            }
+                            umax += ebmax;
+                            for (int64_t g = 0; g < ng; g++) {
+                                int fast16 = 1;
+                                for (int t = 0; t < ENG / ENR; t++) fast16 &= amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX;
+                                tile512(par, &Kf, &Kl, &st, ir * st.ld + g * ENG, ar, aq, er, pr, pv + g * kc * ENG,
+                                        pe + g * kc * ENG, pe2 + g * kc * 2 * ENG, kc, p0, e16,
+                                        fast16 ? (fused ? 2 : 1) : 0, xbuf, ebuf, uok, umax);
+                            }
+                        }
+                    } else
+#endif
                     for (int64_t ir = 0; ir < mcp; ir += EMR) {
-                        const double *ar[EMR];
+                        const double *ar[EMR], *aq[EMR];
                         const int16_t *er[EMR];
                         double amx = 0;
                         for (int r = 0; r < EMR; r++) {
@@ -699,6 +1210,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                             ar[r] = j->af + i * k + p0;
                             er[r] = j->ea + i * k + p0;
                             if (amax[i - r0] > amx) amx = amax[i - r0];
+                            aq[r] = fused ? paa + r * kc : NULL;
+                            if (fused) abs_row(ar[r], paa + r * kc, kc);
                         }
                         for (int64_t g = 0; g < ng; g++) {
                             /* the tiles with a column of B (the others: padding only) */
@@ -714,9 +1227,11 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                 double xs[ENG / ENR][EMR * ENR];
                                 const double *arb[EMR];
                                 const int16_t *erb[EMR];
+                                const double *aqb[EMR];
                                 for (int r = 0; r < EMR; r++) {
                                     arb[r] = ar[r] + b0;
                                     erb[r] = er[r] + b0;
+                                    aqb[r] = fused ? aq[r] + b0 : NULL;
                                 }
 #ifdef ER_HAVE_AVX2_ENGINE
                                 if (e16) exps_avx2(erb[0], erb[1], erb[2], erb[3], bexps, nt, em);
@@ -726,7 +1241,10 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                 for (int t = 0; t < ntl; t++) {
                                     double *sp = st.s + ir * st.ld + g * ENG + t * ENR;
 #ifdef ER_HAVE_AVX2_ENGINE
-                                    if (simd)
+                                    if (simd && fused && fast[t])
+                                        terms_avx2_fma(arb[0], arb[1], arb[2], arb[3], aqb, bvals + t * ENR, nt, sp,
+                                                       st.ld, xs[t]);
+                                    else if (simd)
                                         terms_avx2(arb[0], arb[1], arb[2], arb[3], bvals + t * ENR, nt, sp, st.ld,
                                                    xs[t], fast[t]);
                                     else
@@ -764,7 +1282,13 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     free(st.R);
     free(st.dn);
     free(pv);
+    free(paa);
+    free(pe2);
+    free(apr);
+    free(rcm);
     free(pe);
     free(amax);
+    free(xbuf);
+    free(ebuf);
     return ok;
 }

@@ -2,7 +2,9 @@
  * per-element definition er_bound_element, bit for bit, over every engine standard; and its four-lane
  * recurrence against er_b_eng_block.  Random (EXACTREF_SEED, printed): shapes with k not a multiple of
  * the instruction's k and n not a multiple of the tile, special and block-scaled factors, with and
- * without C, row ranges split as threads split them, the AVX2 and the portable kernels. */
+ * without C, row ranges split as threads split them, the AVX-512, AVX2 and portable kernels (each where
+ * the processor has it), values whose products are not exact (no fused multiply-adds there). */
+#define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -58,10 +60,18 @@ static void make_par(er_bpar *c, const er_standard *s, int64_t k, int64_t n, int
     c->b_f32 = b_f32;
 }
 
-/* A factor and its hardware exponent: profile 0 narrow, 1 wide, 2 with specials and block scales. */
+/* A factor and its hardware exponent: profile 0 narrow, 1 wide, 2 with specials and block scales, 3
+ * values no engine reads (products not exact in binary64: full 53-bit significands, or tiny values
+ * whose products fall below binary64's normal range), where the kernels may not fuse. */
 static double factor(uint64_t *st, int profile, int16_t *e)
 {
     int r = irand(st, 0, 99);
+    if (profile == 3) {
+        int ex = r < 15 ? irand(st, -540, -513) : irand(st, -20, 20);
+        double v = ldexp(r < 15 ? 1.0 + (double)irand(st, 0, 255) / 256.0 : 1.0 + urand(st), ex);
+        *e = (int16_t)(ex < -126 ? -126 : ex);
+        return er_test_rand(st) & 1 ? -v : v;
+    }
     if (profile == 2) {
         if (r < 4) {
             *e = -126;
@@ -236,7 +246,9 @@ static int64_t check_prob(prob *P, uint64_t *st, const char *std)
             er_bound_element(&j->par, j->af + i * k, j->bf + c, j->ea + i * k, j->eb + c, NULL, NULL, NULL,
                              NULL, NULL, NULL, 0, 0, 0, j->cv ? j->cv[i * n + c] : 0.0, j->dc ? j->dc[i * n + c] : 0.0, j->rb[i * n + c], NULL,
                              &ref[i * n + c]);
-    for (int simd = 0; simd <= 1; simd++) {
+    static const char *const kname[3] = {"portable kernel", "AVX2 kernel", "AVX-512 kernel"};
+    for (int simd = 0; simd <= 2; simd++) {
+        if (simd && er_cpu_engine_simd(simd) != simd) continue; /* a processor without them (said in main) */
         obuf o;
         obuf_make(&o, cnt);
         int64_t a = m > 1 ? irand(st, 0, (int)m) : m, b = a + (m - a > 1 ? irand(st, 0, (int)(m - a)) : 0);
@@ -244,7 +256,7 @@ static int64_t check_prob(prob *P, uint64_t *st, const char *std)
         ck_assert_int_eq(er_cpu_engine_rows(j, &o.b, 0, a, b, simd, NULL), 1);
         ck_assert_int_eq(er_cpu_engine_rows(j, &o.b, 0, b, m, simd, NULL), 1);
         for (int64_t e = 0; e < cnt; e++)
-            same_el(&o, e, &ref[e], simd ? "AVX2 kernel" : "portable kernel", std, e / n, e % n);
+            same_el(&o, e, &ref[e], kname[simd], std, e / n, e % n);
         obuf_free(&o);
     }
     {
@@ -268,13 +280,24 @@ START_TEST(kernel_vs_element)
     for (int s = 0; s < count; s++) {
         const er_standard *sd = &list[s].std;
         if (sd->kind != ER_STD_ENGINE) continue;
-        for (int cs = 0; cs < 6; cs++) {
+        for (int cs = 0; cs < 10; cs++) {
             int mk = sd->k;
             int64_t m = irand(&st, 1, 9), n = irand(&st, 1, 40), k = irand(&st, 1, 3 * mk + 5);
-            if (cs == 4) n = irand(&st, 65, 90); /* two chunks of columns */
+            if (cs == 4) n = irand(&st, 129, 170); /* two chunks of columns (128 each) */
             if (cs == 5) k = irand(&st, 513, 700) / mk * mk + irand(&st, 0, 1) * irand(&st, 1, mk - 1 > 1 ? mk - 1 : 1);
             prob P;
-            prob_make(&P, &st, sd, m, n, k, cs % 3, cs & 1, cs == 3);
+            if (cs == 7) { /* several tiles of 4 x 16 and chunks of B */
+                m = irand(&st, 5, 13);
+                n = irand(&st, 17, 70);
+                k = irand(&st, 257, 600);
+            }
+            if (cs >= 8) { /* three chunks of B: the later ones where the exponents' products may be skipped */
+                m = irand(&st, 4, 9);
+                n = irand(&st, 16, 40);
+                k = irand(&st, 1030, 1400);
+            }
+            prob_make(&P, &st, sd, m, n, k, cs == 6 ? 3 : cs == 7 ? (int)(er_test_rand(&st) % 3) : cs >= 8 ? cs - 8 : cs % 3,
+                      cs & 1, cs == 3);
             if (cs == 2) /* exponent bounds whose sums leave int16 in some products (the kernel's int path) */
                 for (int64_t q = 0; q < m * k; q++)
                     if (irand(&st, 0, 3) == 0) P.ea[q] = (int16_t)(P.ea[q] < 0 ? -16500 : 16500);
@@ -402,14 +425,51 @@ START_TEST(block4_vs_scalar)
 }
 END_TEST
 
+/* The kernels' choice: the widest the processor has, capped by EXACTREF_NO_AVX512 and EXACTREF_NO_SIMD. */
+START_TEST(simd_choice)
+{
+    int hw = er_cpu_engine_simd(2);
+    ck_assert_int_ge(hw, 0);
+    ck_assert_int_le(hw, 2);
+    ck_assert_int_eq(er_cpu_engine_simd(0), 0);
+    ck_assert_int_eq(er_cpu_engine_simd(1), hw < 1 ? hw : 1);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
+        ck_assert_int_eq(hw, 2);
+    else if (__builtin_cpu_supports("avx2"))
+        ck_assert_int_eq(hw, 1);
+#endif
+    char *no512 = getenv("EXACTREF_NO_AVX512"), *nos = getenv("EXACTREF_NO_SIMD");
+    char s512[64] = "", ss[64] = "";
+    if (no512) snprintf(s512, sizeof s512, "%s", no512);
+    if (nos) snprintf(ss, sizeof ss, "%s", nos);
+    unsetenv("EXACTREF_NO_AVX512");
+    unsetenv("EXACTREF_NO_SIMD");
+    ck_assert_int_eq(er_cpu_engine_simd(-1), hw);
+    setenv("EXACTREF_NO_AVX512", "1", 1);
+    ck_assert_int_eq(er_cpu_engine_simd(-1), hw < 1 ? hw : 1);
+    setenv("EXACTREF_NO_SIMD", "1", 1);
+    ck_assert_int_eq(er_cpu_engine_simd(-1), 0);
+    unsetenv("EXACTREF_NO_AVX512");
+    unsetenv("EXACTREF_NO_SIMD");
+    if (no512) setenv("EXACTREF_NO_AVX512", s512, 1);
+    if (nos) setenv("EXACTREF_NO_SIMD", ss, 1);
+}
+END_TEST
+
 int main(void)
 {
+    static const char *const what[3] = {"the portable kernels only", "AVX2 and portable kernels",
+                                        "AVX-512, AVX2 and portable kernels"};
+    printf("engine_kernel: this processor runs %s\n", what[er_cpu_engine_simd(2)]);
     Suite *s = suite_create("engine_kernel");
     TCase *tc = tcase_create("engine_kernel");
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, kernel_vs_element, 0, 2);
     tcase_add_test(tc, kernel_many_rows);
     tcase_add_test(tc, block4_vs_scalar);
+    tcase_add_test(tc, simd_choice);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
