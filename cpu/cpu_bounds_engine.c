@@ -931,6 +931,8 @@ int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double 
 
 /* ---- The driver. ---- */
 
+#include "cpu_finish.h"
+
 /* The elements of rows [i0, i0 + mc) x columns [jc, jc + nc) from their finished states
  * (er_b_eng_element), everything inlined: with the output format a constant (the common ones), the
  * conversions of er_b_finish fold their format's row (the same functions, the same bits). */
@@ -939,6 +941,9 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
                                                 int64_t nc)
 {
     const int64_t n = j->n;
+    er_cpu_fq fq_;
+    const er_cpu_fq *fq = &fq_;
+    er_cpu_fq_init(&fq_, par);
     for (int64_t r = 0; r < mc; r++)
         for (int64_t c = 0; c < nc; c++) {
             int64_t e = (i0 + r) * n + jc + c, q = r * st->ld + c;
@@ -952,7 +957,13 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
             g.B = st->B[q];
             g.R = st->R[q];
             g.done = st->dn[q];
-            er_b_eng_element(par, &g, cval, j->rb[e], &b);
+            /* er_b_eng_element, its finish through cpu_finish.h's rounding where the common case holds */
+            double s64 = 0, e64 = 0, rad;
+            int nonfinite = 0;
+            rad = er_b_eng_final(par, &g, cval, &s64, &e64, &nonfinite);
+            if (nonfinite || !er_cpu_fq_finish_enc(fq, j->rb[e], s64, e64, rad, &b))
+                er_b_finish(par, j->rb[e], s64, e64, rad, nonfinite,
+                            (par->slack_a || par->slack_b || par->slack_c) && !er_b_finite(rad), &b);
             store_bel(out, e0 + e, &b);
         }
 }
