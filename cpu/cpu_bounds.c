@@ -1,4 +1,5 @@
 /* cpu_bounds.c: proven per-element bounds of each standard, and normal() emulated to the bit. */
+#define _DEFAULT_SOURCE /* src/host/er_alloc.h: MADV_HUGEPAGE */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <pthread.h>
@@ -8,6 +9,7 @@
 
 #include "cpu_engine.h"
 #include "cpu_internal.h"
+#include "../src/host/er_alloc.h"
 #include "../src/host/er_progress.h"
 #include "exactref/core/er_d64.h"
 
@@ -404,9 +406,9 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
     er_cpu_fq_init(&fq, &j->par);
     /* (only where the common finish applies: elsewhere every element would sum NT itself) */
     if (!any && fq.ok && k <= 65536 && !getenv("EXACTREF_BOUNDS_NO_F32")) {
-        qbf = (float *)malloc(sizeof(float) * (size_t)(k * n));
-        qaf = (float *)malloc(sizeof(float) * (size_t)(tr * k));
-        TF = (float *)malloc(sizeof(float) * (size_t)(tr * n));
+        qbf = (float *)er_big_alloc(sizeof(float) * (size_t)(k * n));
+        qaf = (float *)er_big_alloc(sizeof(float) * (size_t)(tr * k));
+        TF = (float *)er_big_alloc(sizeof(float) * (size_t)(tr * n));
         if (!qbf || !qaf || !TF) {
             free(qbf), free(qaf), free(TF);
             qbf = qaf = TF = NULL;
@@ -414,9 +416,9 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
             for (int64_t x = 0; x < k * n; x++) qbf[x] = (float)j->qb[x];
         }
     }
-    double *S = j->S ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
-    double *TT = TF ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
-    double *WW = any ? NULL : malloc(sizeof(double) * (size_t)(tr * n));
+    double *S = j->S ? NULL : er_big_alloc(sizeof(double) * (size_t)(tr * n));
+    double *TT = TF ? NULL : er_big_alloc(sizeof(double) * (size_t)(tr * n));
+    double *WW = any ? NULL : er_big_alloc(sizeof(double) * (size_t)(tr * n));
     bctx *ctx = (bctx *)calloc((size_t)T, sizeof *ctx);
     pthread_t *th = (pthread_t *)calloc((size_t)T, sizeof *th);
     unsigned char *started = (unsigned char *)calloc((size_t)T, 1);

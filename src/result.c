@@ -4,6 +4,7 @@
  * without rounding, and results as the inputs of later products, whose stored values' distances from
  * the exact ones widen the later bounds.  The standards are in src/standards.c; the bounds'
  * preparation and routing, covers and may_be in src/tolerance.c. */
+#define _DEFAULT_SOURCE /* src/host/er_alloc.h: MADV_HUGEPAGE */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "er_front.h"
 #include "er_report.h"
 #include "result_internal.h"
+#include "host/er_alloc.h"
 #include "host/er_msg.h"
 #include "exactref/exactref.h"
 
@@ -52,7 +54,7 @@ er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, 
         for (int i = 0; i < args->d->ndim && i < 3; i++) cnt *= args->d->shape[i] > 0 ? args->d->shape[i] : 0;
         if (!args->a_scale && !getenv("EXACTREF_NO_KEEP_S") && (args->backend == ER_BACKEND_AUTO || args->backend == ER_BACKEND_CPU) && cnt > 0 &&
             cnt <= ER_KEEP_S_MAX && er_fmt_get(args->a->format).kind == ER_KIND_FLOAT)
-            r->keep_s = (double *)malloc(sizeof(double) * (size_t)cnt);
+            r->keep_s = (double *)er_big_alloc(sizeof(double) * (size_t)cnt);
         st = er_front_mma_keep(&r->args, r->keep_s, &ok);
         if (!ok) {
             free(r->keep_s);
@@ -283,10 +285,10 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
     memset(&b, 0, sizeof b);
     size_t n = (size_t)(r->count ? r->count : 1);
     b.count = r->count;
-    b.radius = (double *)malloc(n * sizeof(double));
-    b.tolerance = (double *)malloc(n * sizeof(double));
-    b.low = (uint64_t *)malloc(n * sizeof(uint64_t));
-    b.high = (uint64_t *)malloc(n * sizeof(uint64_t));
+    b.radius = (double *)er_big_alloc(n * sizeof(double));
+    b.tolerance = (double *)er_big_alloc(n * sizeof(double));
+    b.low = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
+    b.high = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
     b.has_range = (unsigned char *)malloc(n);
     b.may_pinf = (unsigned char *)malloc(n);
     b.may_ninf = (unsigned char *)malloc(n);

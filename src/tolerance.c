@@ -7,6 +7,7 @@
  * backend runs: cpu/cpu_bounds.c (er_cpu_bounds_batch), opencl/er_opencl_bounds.c and the CUDA module
  * (er_opencl_bounds_batch, er_cuda_bounds_batch).  The preparation runs on the CPU's threads.
  */
+#define _DEFAULT_SOURCE /* src/host/er_alloc.h: MADV_HUGEPAGE */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include "../opencl/er_opencl_internal.h"
 #include "er_front.h"
 #include "result_internal.h"
+#include "host/er_alloc.h"
 #include "host/er_bjob.h"
 #include "host/er_msg.h"
 #include "host/er_problem.h"
@@ -415,10 +417,10 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
             c->b_f32 = P->b.fmt == ER_FMT_F32;
         }
     }
-    af = (double *)malloc(sizeof(double) * (size_t)(mk ? mk : 1));
-    bf = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+    af = (double *)er_big_alloc(sizeof(double) * (size_t)(mk ? mk : 1));
+    bf = (double *)er_big_alloc(sizeof(double) * (size_t)(kn ? kn : 1));
     rw = (double *)malloc(sizeof(double) * (size_t)(P->k ? P->k : 1));
-    rb = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(mn ? mn : 1));
+    rb = (uint64_t *)er_big_alloc(sizeof(uint64_t) * (size_t)(mn ? mn : 1));
     if (P->has_c) cv = (double *)malloc(sizeof(double) * (size_t)(mn ? mn : 1));
     if (std->kind == ER_STD_ENGINE) {
         ea = (int16_t *)malloc(sizeof(int16_t) * (size_t)(mk ? mk : 1));
@@ -428,9 +430,9 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
      * declines leaves the elements to the CPU, which computes the same bits without them) */
     if (c->gemm_form) {
         /* the quantized magnitudes, for every backend */
-        qa = (double *)malloc(sizeof(double) * (size_t)(mk ? mk : 1));
-        qw = (double *)malloc(sizeof(double) * (size_t)(mk ? mk : 1));
-        qb = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+        qa = (double *)er_big_alloc(sizeof(double) * (size_t)(mk ? mk : 1));
+        qw = (double *)er_big_alloc(sizeof(double) * (size_t)(mk ? mk : 1));
+        qb = (double *)er_big_alloc(sizeof(double) * (size_t)(kn ? kn : 1));
         sa = (int32_t *)malloc(sizeof(int32_t) * (size_t)(P->m ? P->m : 1));
         sw = (int32_t *)malloc(sizeof(int32_t) * (size_t)(P->m ? P->m : 1));
         sb = (int32_t *)malloc(sizeof(int32_t) * (size_t)(P->n ? P->n : 1));
