@@ -350,7 +350,26 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
     return gemm_split(a, lda, b, ldb, c, ldc, m, n, k, threads, 0);
 }
 
-/* C = A B in binary32 through the BLAS (row-major, any order: its own), on `threads` threads; -1
+#ifdef ER_HAVE_BLAS
+/* Rows [r0, r1) of a binary32 product by one single-threaded BLAS call (er_cpu_sgemm_blas's split). */
+typedef struct {
+    const float *a, *b;
+    float *c;
+    int64_t lda, ldb, ldc, r0, r1, n, k;
+} sgemm_part;
+
+static void *sgemm_part_run(void *arg)
+{
+    sgemm_part *g = (sgemm_part *)arg;
+    if (g->r1 > g->r0)
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(g->r1 - g->r0), (int)g->n, (int)g->k, 1.0f,
+                   g->a + g->r0 * g->lda, (int)g->lda, g->b, (int)g->ldb, 0.0f, g->c + g->r0 * g->ldc, (int)g->ldc);
+    return NULL;
+}
+#endif
+
+/* C = A B in binary32 through the BLAS (row-major, any order: its own), on `threads` threads (with
+ * OpenBLAS's pthreads pool, one single-threaded call per thread of ours, as er_cpu_gemm_any); -1
  * without one (no hand-written binary32 kernel: the caller takes another way). */
 int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
                       int64_t n, int64_t k, int threads)
@@ -365,10 +384,32 @@ int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, 
         pthread_sigmask(SIG_BLOCK, &all, &old);
         if (blas_set) {
             before = (int64_t)(int32_t)blas_get();
-            blas_set(threads < 1 ? 1 : threads);
+            blas_set(blas_split ? 1 : threads < 1 ? 1 : threads);
         }
-        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb,
-                   0.0f, c, (int)ldc);
+        if (blas_split && threads > 1) {
+            enum { MAXT = 256 };
+            sgemm_part g[MAXT];
+            pthread_t th[MAXT];
+            unsigned char started[MAXT];
+            int T = threads > MAXT ? MAXT : threads;
+            if ((int64_t)T > m) T = (int)m;
+            for (int t = 0; t < T; t++) {
+                g[t].a = a, g[t].b = b, g[t].c = c;
+                g[t].lda = lda, g[t].ldb = ldb, g[t].ldc = ldc;
+                g[t].r0 = m * t / T;
+                g[t].r1 = m * (t + 1) / T;
+                g[t].n = n, g[t].k = k;
+                started[t] = t > 0 && pthread_create(&th[t], NULL, sgemm_part_run, &g[t]) == 0;
+            }
+            for (int t = 1; t < T; t++)
+                if (!started[t]) sgemm_part_run(&g[t]);
+            sgemm_part_run(&g[0]);
+            for (int t = 1; t < T; t++)
+                if (started[t]) pthread_join(th[t], NULL);
+        } else {
+            blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b,
+                       (int)ldb, 0.0f, c, (int)ldc);
+        }
         if (blas_set && before > 0) blas_set(before);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_mutex_unlock(&blas_lock);
