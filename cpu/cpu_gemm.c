@@ -314,6 +314,32 @@ int er_cpu_gemm_uses_blas(void)
 #endif
 }
 
+#ifdef ER_HAVE_BLAS
+/* The way into and out of one product through the BLAS: one at a time from this library, every signal
+ * blocked (threads the BLAS starts now inherit the mask), its thread count the caller's for the call
+ * (1 per call where ours split the rows: blas_split) and put back after it. */
+static int64_t blas_enter(int threads, sigset_t *old)
+{
+    sigset_t all;
+    int64_t before = 0;
+    pthread_mutex_lock(&blas_lock);
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+    if (blas_set) {
+        before = (int64_t)(int32_t)blas_get();
+        blas_set(blas_split ? 1 : threads < 1 ? 1 : threads);
+    }
+    return before;
+}
+
+static void blas_leave(int64_t before, const sigset_t *old)
+{
+    if (blas_set && before > 0) blas_set(before);
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+    pthread_mutex_unlock(&blas_lock);
+}
+#endif
+
 int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc, int64_t m,
                     int64_t n, int64_t k, int threads)
 {
@@ -321,16 +347,8 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
 #ifdef ER_HAVE_BLAS
     if (m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX && k > 0 &&
         er_cpu_gemm_uses_blas()) {
-        sigset_t all, old;
-        int64_t before = 0;
-        pthread_mutex_lock(&blas_lock);
-        /* threads the BLAS may start now (more of them) inherit a mask with every signal blocked */
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        if (blas_set) {
-            before = (int64_t)(int32_t)blas_get();
-            blas_set(blas_split ? 1 : threads < 1 ? 1 : threads);
-        }
+        sigset_t old;
+        int64_t before = blas_enter(threads, &old);
         if (blas_split && threads > 1) {
             /* One single-threaded call per thread of ours, on a fixed range of rows each.  OpenBLAS's
              * own pool stays idle, and idle it sleeps: between its calls the pool's threads busy-wait
@@ -341,9 +359,7 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
             blas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b,
                        (int)ldb, 0.0, c, (int)ldc);
         }
-        if (blas_set && before > 0) blas_set(before);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        pthread_mutex_unlock(&blas_lock);
+        blas_leave(before, &old);
         return 0;
     }
 #endif
@@ -377,15 +393,8 @@ int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, 
 #ifdef ER_HAVE_BLAS
     if (m > 0 && n > 0 && k > 0 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX &&
         ldc <= INT_MAX && er_cpu_gemm_uses_blas() && blas_sgemm) {
-        sigset_t all, old;
-        int64_t before = 0;
-        pthread_mutex_lock(&blas_lock);
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        if (blas_set) {
-            before = (int64_t)(int32_t)blas_get();
-            blas_set(blas_split ? 1 : threads < 1 ? 1 : threads);
-        }
+        sigset_t old;
+        int64_t before = blas_enter(threads, &old);
         if (blas_split && threads > 1) {
             enum { MAXT = 256 };
             sgemm_part g[MAXT];
@@ -410,9 +419,7 @@ int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, 
             blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b,
                        (int)ldb, 0.0f, c, (int)ldc);
         }
-        if (blas_set && before > 0) blas_set(before);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        pthread_mutex_unlock(&blas_lock);
+        blas_leave(before, &old);
         return 0;
     }
 #endif
