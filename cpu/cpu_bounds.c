@@ -229,27 +229,11 @@ typedef struct {
     int64_t i, col, q; /* the element, and its index in the tile's products */
 } exact_left;
 
-static void exact_pass2(const er_bjob *j, const exact_q *Q, const exact_left *L, int64_t cnt, const double *S,
-                        const double *TT, const double *WW, int tf, er_bounds *out, int64_t e0)
+/* The batch of cnt left elements with acc (3 cnt doubles) as their running sums. */
+static void exact_pass2_with(const er_bjob *j, const exact_q *Q, const exact_left *L, int64_t cnt, double *acc,
+                             const double *S, const double *TT, const double *WW, int tf, er_bounds *out, int64_t e0)
 {
     int64_t k = j->par.k, n = j->n;
-    double *acc = (double *)malloc(sizeof(double) * 3 * (size_t)(cnt ? cnt : 1));
-    if (!acc) {
-        /* no memory: one element at a time (the same bits) */
-        for (int64_t u = 0; u < cnt; u++) {
-            er_bel b;
-            double NT = 0, s = 0, c = 0;
-            for (int64_t p = 0; p < k; p++) {
-                double x = j->af[L[u].i * k + p] * j->bf[p * n + L[u].col], t = s + x, z = t - s;
-                c += (s - (t - z)) + (x - z);
-                s = t;
-                NT += j->qa[L[u].i * k + p] * j->qb[p * n + L[u].col];
-            }
-            exact_second(j, Q, L[u].i, L[u].col, S[L[u].q], tf ? NT : TT[L[u].q], Q->any ? 0.0 : WW[L[u].q], s + c, &b);
-            put_bel(out, e0 + L[u].i * n + L[u].col, &b);
-        }
-        return;
-    }
     double *sv = acc, *cv = acc + cnt, *nv = acc + 2 * cnt;
     for (int64_t u = 0; u < cnt; u++) sv[u] = cv[u] = nv[u] = 0;
     for (int64_t p = 0; p < k; p++) {
@@ -268,7 +252,22 @@ static void exact_pass2(const er_bjob *j, const exact_q *Q, const exact_left *L,
                      sv[u] + cv[u], &b);
         put_bel(out, e0 + L[u].i * n + L[u].col, &b);
     }
-    free(acc);
+}
+
+static void exact_pass2(const er_bjob *j, const exact_q *Q, const exact_left *L, int64_t cnt, const double *S,
+                        const double *TT, const double *WW, int tf, er_bounds *out, int64_t e0)
+{
+    double *acc = (double *)malloc(sizeof(double) * 3 * (size_t)(cnt ? cnt : 1));
+    if (acc) {
+        exact_pass2_with(j, Q, L, cnt, acc, S, TT, WW, tf, out, e0);
+        free(acc);
+        return;
+    }
+    /* no memory: one element at a time (the same bits) */
+    for (int64_t u = 0; u < cnt; u++) {
+        double one[3];
+        exact_pass2_with(j, Q, L + u, 1, one, S, TT, WW, tf, out, e0);
+    }
 }
 
 /* Rows [r0, r1) of a tile whose products start at row i0: the first pass, then the second for what
