@@ -2,7 +2,8 @@
  * (cpu/cpu_bounds.c): S taken from the reference (src/result.c keeps it) or formed again
  * (EXACTREF_NO_KEEP_S=1); normal's NT through a binary32 product and the decision of exact_el_tf, or
  * the exact binary64 product (EXACTREF_BOUNDS_NO_F32=1); the BLAS, or the hand-written kernel and
- * bounds_rows (EXACTREF_GEMM=builtin).  Random problems (seed from EXACTREF_SEED, printed) of every
+ * bounds_rows (EXACTREF_GEMM=builtin); the first pass eight columns at a time (AVX-512, where the
+ * processor has it) or one element at a time (EXACTREF_NO_AVX512=1).  Random problems (seed from EXACTREF_SEED, printed) of every
  * low-precision input format, with and without C, three output formats and two directions, small and
  * larger k, and data built to make the binary32 decision fail (the weight of the first two terms,
  * where normal's radius meets any_order's) or the finish leave its common case (near the compute
@@ -125,7 +126,7 @@ START_TEST(routes)
         P.opts = 0;
         P.batch = below(&st, 6) == 0 ? 2 : 0;
         P.m = 1 + (int64_t)below(&st, 24);
-        P.n = 1 + (int64_t)below(&st, 24);
+        P.n = 1 + (int64_t)below(&st, 40); /* past 8, 16, 24, 32: the first pass in groups of eight */
         P.k = ks[below(&st, 9)];
         P.mode = (int)below(&st, 5);
         P.spec = below(&st, 4) == 0 ? 3 : 0;
@@ -143,6 +144,7 @@ START_TEST(routes)
         unsetenv("EXACTREF_NO_KEEP_S");
         unsetenv("EXACTREF_BOUNDS_NO_F32");
         unsetenv("EXACTREF_GEMM");
+        unsetenv("EXACTREF_NO_AVX512");
         bounds_of(&P, std, compute, count, &base);
         setenv("EXACTREF_NO_KEEP_S", "1", 1);
         bounds_of(&P, std, compute, count, &other);
@@ -159,6 +161,11 @@ START_TEST(routes)
         same(&base, &other, count, what, "hand-written kernel");
         snap_free(&other);
         unsetenv("EXACTREF_GEMM");
+        setenv("EXACTREF_NO_AVX512", "1", 1);
+        bounds_of(&P, std, compute, count, &other);
+        same(&base, &other, count, what, "first pass one element at a time");
+        snap_free(&other);
+        unsetenv("EXACTREF_NO_AVX512");
         snap_free(&base);
         prob_free(&P);
     }
