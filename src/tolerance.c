@@ -119,23 +119,19 @@ typedef struct {
     int phase;
 } prep;
 
-/* A row of k values x[p * step] (p < k) quantized upward on its grid of Q bits (er_b_q_value): the
+/* A row of k values x[p] (p < k) quantized upward on its grid of Q bits (er_b_q_value): the
  * grid's exponent, or ER_BQ_BAD (and zeros) where one is not finite.  w: the path lengths to multiply
- * by first (|a| r_p is exact: at most 24 + 26 bits), or NULL. */
-static int32_t quantize(const double *x, int64_t step, int64_t k, const double *w, int Q, double *q, int64_t qstep)
+ * by first (|a| r_p is exact: at most 24 + 26 bits), or NULL.  The values are contiguous. */
+static int32_t quantize(const double *x, int64_t k, const double *w, int Q, double *q)
 {
-    double mx = 0;
-    int s;
-    for (int64_t p = 0; p < k; p++) {
-        double v = fabs(x[p * step]) * (w ? w[p] : 1.0);
-        if (!er_b_finite(v)) {
-            for (int64_t r = 0; r < k; r++) q[r * qstep] = 0;
-            return ER_BQ_BAD;
-        }
-        if (v > mx) mx = v;
+    int bad = 0;
+    double mx = er_cpu_q_max(x, w, k, &bad); /* cpu/cpu_quant.c: the same values, vectorised */
+    if (bad) {
+        for (int64_t r = 0; r < k; r++) q[r] = 0;
+        return ER_BQ_BAD;
     }
-    s = er_b_q_scale(mx, Q);
-    for (int64_t p = 0; p < k; p++) q[p * qstep] = er_b_q_value(fabs(x[p * step]) * (w ? w[p] : 1.0), s);
+    int s = er_b_q_scale(mx, Q);
+    er_cpu_q_values(x, w, NULL, s, k, q);
     return (int32_t)s;
 }
 
@@ -251,18 +247,27 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
                     if (!er_b_finite(v)) bad[t] = 1;
                     else if (v > mx[t]) mx[t] = v;
                 }
-            for (int64_t t = 0; t < nj; t++) q->sb[j0 + t] = bad[t] ? ER_BQ_BAD : (int32_t)er_b_q_scale(mx[t], Qb);
-            for (int64_t p = 0; p < k; p++)
+            int anybad = 0;
+            for (int64_t t = 0; t < nj; t++) {
+                q->sb[j0 + t] = bad[t] ? ER_BQ_BAD : (int32_t)er_b_q_scale(mx[t], Qb);
+                anybad |= bad[t];
+            }
+            for (int64_t p = 0; p < k; p++) {
+                if (!anybad) { /* cpu/cpu_quant.c: the same values, vectorised */
+                    er_cpu_q_values(q->bf + p * n + j0, NULL, q->sb + j0, 0, nj, q->qb + p * n + j0);
+                    continue;
+                }
                 for (int64_t t = 0; t < nj; t++)
                     q->qb[p * n + j0 + t] = bad[t] ? 0.0 : er_b_q_value(q->bf[p * n + j0 + t], q->sb[j0 + t]);
+            }
         }
     } else if (q->phase == 5) {
         /* A's quantized rows (after phase 0) */
         int Qa, Qb;
         er_b_q_bits(k, &Qa, &Qb);
         for (int64_t i = r0; i < r1; i++) {
-            q->sa[i] = quantize(q->af + i * k, 1, k, NULL, Qa, q->qa + i * k, 1);
-            q->sw[i] = quantize(q->af + i * k, 1, k, q->job->rw, Qa, q->qw + i * k, 1);
+            q->sa[i] = quantize(q->af + i * k, k, NULL, Qa, q->qa + i * k);
+            q->sw[i] = quantize(q->af + i * k, k, q->job->rw, Qa, q->qw + i * k);
         }
     } else if (q->phase == 3 && q->bft) {
         for (int64_t j = r0; j < r1; j++)
