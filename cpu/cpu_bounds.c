@@ -200,38 +200,26 @@ static int exact_first(const er_bjob *j, const exact_q *Q, int64_t i, int64_t co
     return exact_keys(j, Q, i, col, S, er_b_up(Q->ge * T_hi), cval, rad, o);
 }
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
+#include "cpu_finish_x8.h"
+#ifdef ER_HAVE_FINISH_X8
 #define ER_HAVE_FIRST_X8 1
 /*
- * exact_first for eight consecutive columns of a row, with AVX-512: the same binary64 operations on
- * each lane (the outward steps on the bit patterns, er_b_scale_up and ldexp as moves of the exponent
- * field where the result is normal), so that a lane it finishes has exact_first's bits.  A lane is
- * finished only where every step lies in the range where that holds: the row's and the column's
- * scales finite, C finite, the scaled quantities normal binary64 values, the reference's pattern a
- * normal finite value, and exact_first itself would finish it in its common case.  The other lanes
- * are left to exact_first (the returned mask says which lanes were stored).
+ * exact_first for eight consecutive columns of a row, with AVX-512 (cpu_finish_x8.h): the same
+ * binary64 operations on each lane, er_b_scale_up and ldexp as moves of the exponent field where the
+ * result is normal, so that a lane it finishes has exact_first's bits.  A lane is finished only where
+ * every step lies in the range where that holds: the row's and the column's scales finite, C finite,
+ * the scaled quantities normal binary64 values, the reference's pattern a normal finite value, and
+ * exact_first itself would finish it in its common case.  The other lanes are left to exact_first.
  */
-#define X8_TARGET __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
-
 typedef struct {
-    __m512i half, lo_lim, r_lim, off, one, mant, sign;
-    __m512d max_c, n1, g, gr, under, ge, r_c, c_lo, c_hi, guard;
-    int sh, sgn, pb;
-    uint64_t emax_f; /* the output's all-ones exponent field */
+    er_x8_fq F;
+    __m512d n1, g, gr, under, ge, r_c, c_lo, c_hi, guard;
 } x8_q;
 
 X8_TARGET static void x8_init(x8_q *V, const exact_q *Q, const er_bjob *j)
 {
     double rho = (double)(j->par.k + 8) * 0x1p-22;
-    V->half = _mm512_set1_epi64((long long)Q->fq.half);
-    V->lo_lim = _mm512_set1_epi64((long long)Q->fq.lo_lim);
-    V->r_lim = _mm512_set1_epi64((long long)Q->fq.r_lim);
-    V->off = _mm512_set1_epi64((long long)Q->fq.off);
-    V->one = _mm512_set1_epi64(1);
-    V->mant = _mm512_set1_epi64(0x000FFFFFFFFFFFFFll);
-    V->sign = _mm512_set1_epi64((long long)(UINT64_C(1) << 63));
-    V->max_c = _mm512_set1_pd(Q->fq.max_c);
+    er_x8_fq_init(&V->F, &Q->fq);
     V->n1 = _mm512_set1_pd(Q->n1);
     V->g = _mm512_set1_pd(Q->g);
     V->gr = _mm512_set1_pd(Q->gr);
@@ -241,71 +229,6 @@ X8_TARGET static void x8_init(x8_q *V, const exact_q *Q, const er_bjob *j)
     V->c_lo = _mm512_set1_pd(1.0 - rho);
     V->c_hi = _mm512_set1_pd(1.0 + rho);
     V->guard = _mm512_set1_pd(1 + 0x1p-20);
-    V->sh = Q->fq.sh;
-    V->sgn = Q->fq.sgn;
-    V->pb = Q->fq.pb;
-    V->emax_f = Q->fq.of == ER_FMT_F16 ? 31u : 255u;
-}
-
-/* er_b_up and er_b_down, lane by lane (non-finite lanes unchanged, zero to the least subnormal). */
-X8_TARGET static inline __m512d x8_up(__m512d x)
-{
-    __m512i u = _mm512_castpd_si512(x), one = _mm512_set1_epi64(1);
-    __mmask8 fin = _mm512_cmp_epi64_mask(_mm512_and_si512(u, _mm512_set1_epi64(0x7FF0000000000000ll)),
-                                         _mm512_set1_epi64(0x7FF0000000000000ll), _MM_CMPINT_NE);
-    __mmask8 pos = fin & _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_GT_OQ);
-    __mmask8 neg = fin & _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_LT_OQ);
-    __mmask8 zer = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_EQ_OQ);
-    u = _mm512_mask_add_epi64(u, pos, u, one);
-    u = _mm512_mask_sub_epi64(u, neg, u, one);
-    u = _mm512_mask_mov_epi64(u, zer, one);
-    return _mm512_castsi512_pd(u);
-}
-
-X8_TARGET static inline __m512d x8_down(__m512d x)
-{
-    __m512i u = _mm512_castpd_si512(x), one = _mm512_set1_epi64(1);
-    __mmask8 fin = _mm512_cmp_epi64_mask(_mm512_and_si512(u, _mm512_set1_epi64(0x7FF0000000000000ll)),
-                                         _mm512_set1_epi64(0x7FF0000000000000ll), _MM_CMPINT_NE);
-    __mmask8 pos = fin & _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_GT_OQ);
-    __mmask8 neg = fin & _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_LT_OQ);
-    __mmask8 zer = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_EQ_OQ);
-    u = _mm512_mask_sub_epi64(u, pos, u, one);
-    u = _mm512_mask_add_epi64(u, neg, u, one);
-    u = _mm512_mask_mov_epi64(u, zer, _mm512_set1_epi64((long long)0x8000000000000001ull));
-    return _mm512_castsi512_pd(u);
-}
-
-X8_TARGET static inline __mmask8 x8_finite(__m512d x)
-{
-    __m512i e = _mm512_and_si512(_mm512_castpd_si512(x), _mm512_set1_epi64(0x7FF0000000000000ll));
-    return _mm512_cmp_epi64_mask(e, _mm512_set1_epi64(0x7FF0000000000000ll), _MM_CMPINT_NE);
-}
-
-/* er_b_scale_up(N, e) where its result is a normal binary64 value (lanes *ok kept); 0 for N <= 0. */
-X8_TARGET static inline __m512d x8_scale_up(const x8_q *V, __m512d N, __m512i e, __mmask8 *ok)
-{
-    __m512i u = _mm512_castpd_si512(N), be = _mm512_add_epi64(_mm512_srli_epi64(u, 52), e);
-    __mmask8 pos = _mm512_cmp_pd_mask(N, _mm512_setzero_pd(), _CMP_GT_OQ);
-    __mmask8 in = _mm512_cmp_epi64_mask(be, _mm512_set1_epi64(1), _MM_CMPINT_GE) &
-                  _mm512_cmp_epi64_mask(be, _mm512_set1_epi64(2046), _MM_CMPINT_LE);
-    *ok &= (__mmask8)(~pos | in);
-    __m512i r = _mm512_or_si512(_mm512_slli_epi64(be, 52), _mm512_and_si512(u, V->mant));
-    return _mm512_maskz_mov_pd(pos, _mm512_castsi512_pd(r));
-}
-
-/* The output pattern of each lane (er_cpu_fq_pattern), its rounded binary64 value, and the lanes in
- * the quick range. */
-X8_TARGET static inline __m512i x8_pattern(const x8_q *V, __m512d v, __m512d *val, __mmask8 *ok)
-{
-    __m512i u = _mm512_castpd_si512(v), mag = _mm512_andnot_si512(V->sign, u), sg = _mm512_and_si512(u, V->sign);
-    __m512i odd = _mm512_and_si512(_mm512_srli_epi64(mag, (unsigned)V->sh), V->one);
-    __m512i r = _mm512_srli_epi64(_mm512_add_epi64(_mm512_add_epi64(mag, V->half), odd), (unsigned)V->sh);
-    *ok &= _mm512_cmp_epu64_mask(mag, V->lo_lim, _MM_CMPINT_NLT) & _mm512_cmp_epu64_mask(r, V->r_lim, _MM_CMPINT_LT) &
-           _mm512_cmp_pd_mask(v, _mm512_sub_pd(_mm512_setzero_pd(), V->max_c), _CMP_GE_OQ) &
-           _mm512_cmp_pd_mask(v, V->max_c, _CMP_LE_OQ);
-    *val = _mm512_castsi512_pd(_mm512_or_si512(_mm512_slli_epi64(r, (unsigned)V->sh), sg));
-    return _mm512_or_si512(_mm512_sub_epi64(r, V->off), _mm512_srli_epi64(sg, (unsigned)(63 - V->sgn)));
 }
 
 /* Columns col .. col + 7 of row i (products at q): returns the lanes finished and stored. */
@@ -325,7 +248,7 @@ X8_TARGET static unsigned exact_first_x8(const er_bjob *j, const exact_q *Q, con
     __m512d cm = _mm512_abs_pd(cval);
     __mmask8 hc = _mm512_cmp_pd_mask(cm, _mm512_setzero_pd(), _CMP_GT_OQ);
     __m512d Sv = _mm512_loadu_pd(S + q);
-    __m512d W = Q->any ? _mm512_setzero_pd() : x8_scale_up(V, _mm512_loadu_pd(WW + q), ew, &ok);
+    __m512d W = Q->any ? _mm512_setzero_pd() : x8_scale_up(&V->F, _mm512_loadu_pd(WW + q), ew, &ok);
     __m512d rad, Te;
     if (TF) {
         __m512d nt = _mm512_cvtps_pd(_mm256_loadu_ps(TF + q));
@@ -340,24 +263,24 @@ X8_TARGET static unsigned exact_first_x8(const er_bjob *j, const exact_q *Q, con
         ok &= (__mmask8)(~ntp | din);
         __m512d ld = _mm512_castsi512_pd(_mm512_add_epi64(du, _mm512_slli_epi64(ea, 52)));
         __m512d T_lo = _mm512_maskz_mov_pd(ntp, x8_down(ld));
-        __m512d T_hi = x8_scale_up(V, x8_up(_mm512_mul_pd(nt, V->c_hi)), ea, &ok);
+        __m512d T_hi = x8_scale_up(&V->F, x8_up(_mm512_mul_pd(nt, V->c_hi)), ea, &ok);
         __m512d Wr = _mm512_mask_mov_pd(W, hc, x8_up(_mm512_add_pd(W, x8_up(_mm512_mul_pd(cm, V->r_c)))));
         __m512d Tr_hi = _mm512_mask_mov_pd(T_hi, hc, x8_up(_mm512_add_pd(T_hi, cm)));
         __m512d Tr_lo = _mm512_mask_mov_pd(T_lo, hc, x8_up(_mm512_add_pd(T_lo, cm)));
-        ok &= x8_finite(Tr_hi) & _mm512_cmp_pd_mask(x8_up(_mm512_mul_pd(Tr_hi, V->guard)), V->max_c, _CMP_LT_OQ);
+        ok &= x8_finite(Tr_hi) & _mm512_cmp_pd_mask(x8_up(_mm512_mul_pd(Tr_hi, V->guard)), V->F.max_c, _CMP_LT_OQ);
         __m512d rn = x8_up(_mm512_mul_pd(V->gr, Wr));
         ok &= _mm512_cmp_pd_mask(rn, x8_up(_mm512_mul_pd(x8_up(_mm512_mul_pd(V->g, Tr_lo)), V->n1)), _CMP_LE_OQ);
         rad = x8_up(_mm512_add_pd(rn, V->under));
         Te = T_hi;
     } else {
         /* exact_radius with T exact */
-        __m512d T = x8_scale_up(V, _mm512_loadu_pd(TT + q), ea, &ok);
+        __m512d T = x8_scale_up(&V->F, _mm512_loadu_pd(TT + q), ea, &ok);
         __m512d Tc = _mm512_mask_mov_pd(T, hc, x8_up(_mm512_add_pd(T, cm)));
         __m512d Wc = _mm512_mask_mov_pd(W, hc, x8_up(_mm512_add_pd(W, x8_up(_mm512_mul_pd(cm, V->r_c)))));
         ok &= x8_finite(Tc);
         rad = x8_up(_mm512_mul_pd(x8_up(_mm512_mul_pd(V->g, Tc)), V->n1));
         if (!Q->any) {
-            __mmask8 gd = _mm512_cmp_pd_mask(x8_up(_mm512_mul_pd(Tc, V->guard)), V->max_c, _CMP_LT_OQ);
+            __mmask8 gd = _mm512_cmp_pd_mask(x8_up(_mm512_mul_pd(Tc, V->guard)), V->F.max_c, _CMP_LT_OQ);
             __m512d rn = x8_up(_mm512_mul_pd(V->gr, Wc));
             __mmask8 lt = gd & _mm512_cmp_pd_mask(rn, rad, _CMP_LT_OQ);
             rad = _mm512_mask_mov_pd(rad, lt, rn);
@@ -376,47 +299,13 @@ X8_TARGET static unsigned exact_first_x8(const er_bjob *j, const exact_q *Q, con
     }
     __m512d la = x8_down(_mm512_sub_pd(xl, rad)), lb = x8_up(_mm512_sub_pd(xh, rad));
     __m512d ha = x8_down(_mm512_add_pd(xl, rad)), hb = x8_up(_mm512_add_pd(xh, rad));
-    __m512d lv, lv2, hv, hv2;
-    __m512i pl = x8_pattern(V, la, &lv, &ok), pl2 = x8_pattern(V, lb, &lv2, &ok);
-    __m512i ph = x8_pattern(V, ha, &hv2, &ok), ph2 = x8_pattern(V, hb, &hv, &ok);
+    __m512d lv, lv2, hv, hv2; /* lv2, hv2: unused (the ends must agree) */
+    __m512i pl = x8_pattern(&V->F, la, &lv, &ok), pl2 = x8_pattern(&V->F, lb, &lv2, &ok);
+    __m512i ph = x8_pattern(&V->F, ha, &hv2, &ok), ph2 = x8_pattern(&V->F, hb, &hv, &ok);
     ok &= _mm512_cmp_epi64_mask(pl, pl2, _MM_CMPINT_EQ) & _mm512_cmp_epi64_mask(ph, ph2, _MM_CMPINT_EQ);
-    ok &= _mm512_cmp_pd_mask(la, hb, _CMP_LE_OQ);
-    /* er_cpu_fq_finish: the reference's value, where its pattern is a normal finite value */
-    __m512i rb = _mm512_loadu_si512((const void *)(j->rb + i * n + col));
-    __m512i rsg = _mm512_srli_epi64(rb, (unsigned)V->sgn), rmag = _mm512_sub_epi64(rb, _mm512_slli_epi64(rsg, (unsigned)V->sgn));
-    __m512i ef = _mm512_srli_epi64(rmag, (unsigned)V->pb);
-    ok &= _mm512_cmp_epu64_mask(rsg, V->one, _MM_CMPINT_LE) & _mm512_cmp_epu64_mask(ef, V->one, _MM_CMPINT_NLT) &
-          _mm512_cmp_epu64_mask(ef, _mm512_set1_epi64((long long)V->emax_f), _MM_CMPINT_LT);
-    if (!ok) return 0;
-    __m512d rv = _mm512_castsi512_pd(
-        _mm512_or_si512(_mm512_slli_epi64(_mm512_add_epi64(rmag, V->off), (unsigned)V->sh), _mm512_slli_epi64(rsg, 63)));
-    __mmask8 rg = _mm512_cmp_pd_mask(lv, hv, _CMP_LE_OQ);
-    __m512d d1 = x8_up(_mm512_sub_pd(rv, lv)), d2 = x8_up(_mm512_sub_pd(hv, rv));
-    __m512d tol = _mm512_mask_mov_pd(d2, _mm512_cmp_pd_mask(d1, d2, _CMP_GT_OQ), d1);
-    tol = _mm512_mask_mov_pd(tol, _mm512_cmp_pd_mask(tol, _mm512_setzero_pd(), _CMP_LT_OQ), _mm512_setzero_pd());
-    tol = _mm512_mask_mov_pd(_mm512_set1_pd(ER_B_INF), rg, tol);
-    __m512i lo = _mm512_mask_mov_epi64(rb, rg, pl), hi = _mm512_mask_mov_epi64(rb, rg, ph2);
-    _mm512_mask_storeu_pd(out->radius + e, ok, rad);
-    _mm512_mask_storeu_pd(out->tolerance + e, ok, tol);
-    _mm512_mask_storeu_epi64(out->low + e, ok, lo);
-    _mm512_mask_storeu_epi64(out->high + e, ok, hi);
-    _mm_mask_storeu_epi8(out->has_range + e, ok, _mm_maskz_set1_epi8(rg, 1));
-    _mm_mask_storeu_epi8(out->may_pinf + e, ok, _mm_setzero_si128());
-    _mm_mask_storeu_epi8(out->may_ninf + e, ok, _mm_setzero_si128());
-    _mm_mask_storeu_epi8(out->may_nan + e, ok, _mm_setzero_si128());
-    (void)lv2;
-    (void)hv2;
-    return ok;
+    return er_x8_finish(&V->F, j->rb + i * n + col, la, hb, rad, pl, lv, ph2, hv, ok, out, e);
 }
 
-/* Whether exact_rows runs exact_first_x8: AVX-512 F, DQ, BW and VL, unless EXACTREF_NO_AVX512 or
- * EXACTREF_NO_SIMD is set. */
-static int first_x8_ok(void)
-{
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && !getenv("EXACTREF_NO_AVX512") &&
-           !getenv("EXACTREF_NO_SIMD");
-}
 #endif
 
 /* An element the first pass left, with NT exactly and res, a Sum2 of its exact products in index
@@ -500,7 +389,7 @@ static void exact_rows(const er_bjob *j, int64_t r0, int64_t r1, int64_t i0, con
     exact_q_init(&Q, j);
 #ifdef ER_HAVE_FIRST_X8
     x8_q V;
-    int x8 = Q.fq.ok && first_x8_ok();
+    int x8 = Q.fq.ok && er_x8_wanted();
     unsigned x8_done = 0;
     int64_t x8_base = -8;
     if (x8) x8_init(&V, &Q, j);

@@ -933,6 +933,59 @@ int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double 
 
 #include "cpu_finish.h"
 
+#include "cpu_finish_x8.h"
+#ifdef ER_HAVE_FINISH_X8
+/*
+ * er_b_eng_final and er_cpu_fq_finish_enc for eight consecutive elements of a row of the state
+ * (cpu_finish_x8.h: the same binary64 operations on each lane), where the common case holds: the
+ * state not `done`, C finite, no results as inputs (j->dc NULL: no perturbation), the sums finite,
+ * the ends in the output's quick range.  Returns the lanes stored; the others are left to the caller.
+ */
+typedef struct {
+    er_x8_fq F;
+    __m512d c0, infl, u, eta, rel;
+    int cr, tf;
+} eng_x8;
+
+X8_TARGET static void eng_x8_init(eng_x8 *V, const er_bpar *c, const er_cpu_fq *fq)
+{
+    er_x8_fq_init(&V->F, fq);
+    V->c0 = _mm512_set1_pd((double)(c->k + 3) * 0x1p-53);
+    V->infl = _mm512_set1_pd(1.0 + (double)(c->k + 8) * 0x1p-51);
+    V->u = _mm512_set1_pd(c->u);
+    V->eta = _mm512_set1_pd(c->eta);
+    double rel = (c->a_f32 ? 0x1p-10 : 0) + (c->b_f32 ? 0x1p-10 : 0) + (c->a_f32 && c->b_f32 ? 0x1p-20 : 0);
+    V->rel = _mm512_set1_pd(rel);
+    V->cr = c->has_c && c->c_rounds;
+    V->tf = c->tf32_inputs && rel > 0;
+}
+
+X8_TARGET static unsigned eng_finish_x8(const eng_x8 *V, const er_bjob *j, const eng_state *st, int64_t q, int64_t e,
+                                        er_bounds *out, int64_t eo)
+{
+    __mmask8 ok = (__mmask8)~_mm_test_epi8_mask(_mm_loadl_epi64((const __m128i *)(st->dn + q)),
+                                                 _mm_loadl_epi64((const __m128i *)(st->dn + q)));
+    __m512d cval = j->cv ? _mm512_loadu_pd(j->cv + e) : _mm512_setzero_pd();
+    ok &= x8_finite(cval);
+    __m512d cm = _mm512_abs_pd(cval);
+    __m512d s = _mm512_add_pd(_mm512_loadu_pd(st->s + q), cval);
+    __m512d T = _mm512_add_pd(_mm512_loadu_pd(st->T + q), cm);
+    __m512d E = _mm512_loadu_pd(st->E + q);
+    ok &= x8_finite(s) & x8_finite(T);
+    __m512d e64 = x8_up(_mm512_mul_pd(_mm512_mul_pd(V->c0, T), V->infl));
+    if (V->cr) E = x8_up(_mm512_add_pd(x8_up(_mm512_add_pd(E, x8_up(_mm512_mul_pd(cm, V->u)))), V->eta));
+    if (V->tf) E = x8_up(_mm512_add_pd(E, x8_up(_mm512_mul_pd(x8_up(_mm512_mul_pd(T, V->infl)), V->rel))));
+    ok &= x8_finite(E);
+    if (!ok) return 0;
+    __m512d lo = x8_down(_mm512_sub_pd(x8_down(_mm512_sub_pd(s, e64)), E));
+    __m512d hi = x8_up(_mm512_add_pd(x8_up(_mm512_add_pd(s, e64)), E));
+    __m512d lv, hv;
+    __m512i lp = x8_pattern(&V->F, lo, &lv, &ok), hp = x8_pattern(&V->F, hi, &hv, &ok);
+    if (!ok) return 0;
+    return er_x8_finish(&V->F, j->rb + e, lo, hi, E, lp, lv, hp, hv, ok, out, eo);
+}
+#endif
+
 /* The elements of rows [i0, i0 + mc) x columns [jc, jc + nc) from their finished states
  * (er_b_eng_element), everything inlined: with the output format a constant (the common ones), the
  * conversions of er_b_finish fold their format's row (the same functions, the same bits). */
@@ -944,9 +997,26 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
     er_cpu_fq fq_;
     const er_cpu_fq *fq = &fq_;
     er_cpu_fq_init(&fq_, par);
-    for (int64_t r = 0; r < mc; r++)
+#ifdef ER_HAVE_FINISH_X8
+    /* eight elements at a time where the processor allows; the lanes it leaves, one by one below */
+    eng_x8 V;
+    int x8 = fq->ok && !j->dc && er_x8_wanted();
+    if (x8) eng_x8_init(&V, par, fq);
+#endif
+    for (int64_t r = 0; r < mc; r++) {
+#ifdef ER_HAVE_FINISH_X8
+        unsigned done8 = 0;
+        int64_t base = -8;
+#endif
         for (int64_t c = 0; c < nc; c++) {
             int64_t e = (i0 + r) * n + jc + c, q = r * st->ld + c;
+#ifdef ER_HAVE_FINISH_X8
+            if (x8 && (c & 7) == 0 && c + 8 <= nc) {
+                done8 = eng_finish_x8(&V, j, st, q, e, out, e0 + e);
+                base = c;
+            }
+            if (c - base < 8 && ((done8 >> (c - base)) & 1u)) continue;
+#endif
             double cval = j->cv ? j->cv[e] : 0.0;
             er_b_eng g;
             er_bel b;
@@ -966,6 +1036,7 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
                             (par->slack_a || par->slack_b || par->slack_c) && !er_b_finite(rad), &b);
             store_bel(out, e0 + e, &b);
         }
+    }
 }
 
 __attribute__((flatten)) static void finish_rows(const er_bjob *j, const eng_state *st, er_bounds *out, int64_t e0,
