@@ -507,6 +507,43 @@ static void *elements_thread(void *arg)
     return NULL;
 }
 
+/* dst[x] = (float)src[x] for x < cnt on up to T threads (the integers of the quantized magnitudes,
+ * below 2^24: exact). */
+typedef struct {
+    const double *src;
+    float *dst;
+    int64_t x0, x1;
+} to_f32_part;
+
+static void *to_f32_thread(void *arg)
+{
+    const to_f32_part *w = (const to_f32_part *)arg;
+    for (int64_t x = w->x0; x < w->x1; x++) w->dst[x] = (float)w->src[x];
+    return NULL;
+}
+
+static void to_f32(const double *src, float *dst, int64_t cnt, int T)
+{
+    enum { MAXT = 64 };
+    to_f32_part w[MAXT];
+    pthread_t th[MAXT];
+    int started[MAXT];
+    if (T > MAXT) T = MAXT;
+    if ((int64_t)T > cnt / 65536) T = (int)(cnt / 65536 > 0 ? cnt / 65536 : 1);
+    for (int t = 0; t < T; t++) {
+        w[t].src = src;
+        w[t].dst = dst;
+        w[t].x0 = cnt * t / T;
+        w[t].x1 = cnt * (t + 1) / T;
+        started[t] = t > 0 && pthread_create(&th[t], NULL, to_f32_thread, &w[t]) == 0;
+    }
+    for (int t = 1; t < T; t++)
+        if (!started[t]) to_f32_thread(&w[t]);
+    to_f32_thread(&w[0]);
+    for (int t = 1; t < T; t++)
+        if (started[t]) pthread_join(th[t], NULL);
+}
+
 /*
  * normal and any_order with a BLAS (cpu/cpu_gemm.c): the matrix products of a tile of rows by one
  * call each on all the threads (the BLAS's own), then the tile's elements on our threads.  The
@@ -536,7 +573,7 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
             free(qbf), free(qaf), free(TF);
             qbf = qaf = TF = NULL;
         } else {
-            for (int64_t x = 0; x < k * n; x++) qbf[x] = (float)j->qb[x];
+            to_f32(j->qb, qbf, k * n, T);
         }
     }
     double *S = j->S ? NULL : er_big_alloc(sizeof(double) * (size_t)(tr * n));
@@ -553,7 +590,7 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
             const double *St = j->S ? j->S + i0 * n : S;
             int tf_ok = 0;
             if (TF) {
-                for (int64_t x = 0; x < rows * k; x++) qaf[x] = (float)j->qa[i0 * k + x];
+                to_f32(j->qa + i0 * k, qaf, rows * k, T);
                 tf_ok = er_cpu_sgemm_blas(qaf, k, qbf, n, TF, n, rows, n, k, T) == 0;
                 if (!tf_ok && !TT) TT = malloc(sizeof(double) * (size_t)(tr * n));
             }

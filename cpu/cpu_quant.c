@@ -76,7 +76,53 @@ QX_TARGET static double q_max_x8(const double *x, const double *w, int64_t cnt, 
     }
     return m;
 }
+
+/* The column maxima of 8 columns at a time (the rest one by one), the same comparisons. */
+QX_TARGET static void q_colmax_x8(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad)
+{
+    const __m512d absm = _mm512_castsi512_pd(_mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll));
+    const __m512i ex = _mm512_set1_epi64(0x7FF0000000000000ll);
+    int64_t t = 0;
+    for (; t + 8 <= nj; t += 8) {
+        __m512d m = _mm512_setzero_pd();
+        __mmask8 nf = 0;
+        for (int64_t p = 0; p < k; p++) {
+            __m512d v = _mm512_and_pd(_mm512_loadu_pd(b + p * ld + t), absm);
+            nf |= _mm512_cmp_epi64_mask(_mm512_and_si512(_mm512_castpd_si512(v), ex), ex, _MM_CMPINT_EQ);
+            m = _mm512_max_pd(m, v);
+        }
+        _mm512_storeu_pd(mx + t, m);
+        for (int l = 0; l < 8; l++) bad[t + l] = (nf >> l) & 1;
+    }
+    for (; t < nj; t++) {
+        double m = 0;
+        bad[t] = 0;
+        for (int64_t p = 0; p < k; p++) {
+            double v = __builtin_fabs(b[p * ld + t]);
+            if (!er_b_finite(v)) bad[t] = 1;
+            else if (v > m) m = v;
+        }
+        mx[t] = m;
+    }
+}
 #endif
+
+void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad)
+{
+#ifdef ER_HAVE_Q_X8
+    if (q_simd()) {
+        q_colmax_x8(b, ld, k, nj, mx, bad);
+        return;
+    }
+#endif
+    for (int64_t t = 0; t < nj; t++) mx[t] = 0, bad[t] = 0;
+    for (int64_t p = 0; p < k; p++)
+        for (int64_t t = 0; t < nj; t++) {
+            double v = __builtin_fabs(b[p * ld + t]);
+            if (!er_b_finite(v)) bad[t] = 1;
+            else if (v > mx[t]) mx[t] = v;
+        }
+}
 
 void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q)
 {

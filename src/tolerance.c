@@ -225,6 +225,19 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
                     q->eb[p * n + j] = e;
                 }
             }
+    } else if (q->phase == 2 && !q->cv && q->rv->s1 == 1 && (q->rv->bytes == 4 || q->rv->bytes == 2)) {
+        /* the output's rows contiguous, no C: the patterns widened (a loop the compiler vectorises) */
+        for (int64_t i = r0; i < r1; i++) {
+            const unsigned char *src = q->rv->data + (size_t)(b * q->rv->sb + i * q->rv->s0) * (size_t)q->rv->bytes;
+            uint64_t *dst = q->rb + i * n;
+            if (q->rv->bytes == 4) {
+                const uint32_t *s32 = (const uint32_t *)(const void *)src;
+                for (int64_t j = 0; j < n; j++) dst[j] = s32[j];
+            } else {
+                const uint16_t *s16 = (const uint16_t *)(const void *)src;
+                for (int64_t j = 0; j < n; j++) dst[j] = s16[j];
+            }
+        }
     } else if (q->phase == 2) {
         for (int64_t i = r0; i < r1; i++)
             for (int64_t j = 0; j < n; j++) {
@@ -240,13 +253,7 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
             int64_t nj = r1 - j0 < 64 ? r1 - j0 : 64;
             double mx[64];
             int bad[64];
-            for (int64_t t = 0; t < nj; t++) mx[t] = 0, bad[t] = 0;
-            for (int64_t p = 0; p < k; p++)
-                for (int64_t t = 0; t < nj; t++) {
-                    double v = fabs(q->bf[p * n + j0 + t]);
-                    if (!er_b_finite(v)) bad[t] = 1;
-                    else if (v > mx[t]) mx[t] = v;
-                }
+            er_cpu_q_colmax(q->bf + j0, n, k, nj, mx, bad); /* cpu/cpu_quant.c */
             int anybad = 0;
             for (int64_t t = 0; t < nj; t++) {
                 q->sb[j0 + t] = bad[t] ? ER_BQ_BAD : (int32_t)er_b_q_scale(mx[t], Qb);
