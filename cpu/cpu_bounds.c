@@ -1,5 +1,4 @@
 /* cpu_bounds.c: proven per-element bounds of each standard, and normal() emulated to the bit. */
-#define _DEFAULT_SOURCE /* src/host/er_alloc.h: MADV_HUGEPAGE */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <pthread.h>
@@ -570,7 +569,7 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
         qaf = (float *)er_big_alloc(sizeof(float) * (size_t)(tr * k));
         TF = (float *)er_big_alloc(sizeof(float) * (size_t)(tr * n));
         if (!qbf || !qaf || !TF) {
-            free(qbf), free(qaf), free(TF);
+            er_big_free(qbf), er_big_free(qaf), er_big_free(TF);
             qbf = qaf = TF = NULL;
         } else {
             to_f32(j->qb, qbf, k * n, T);
@@ -592,7 +591,7 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
             if (TF) {
                 to_f32(j->qa + i0 * k, qaf, rows * k, T);
                 tf_ok = er_cpu_sgemm_blas(qaf, k, qbf, n, TF, n, rows, n, k, T) == 0;
-                if (!tf_ok && !TT) TT = malloc(sizeof(double) * (size_t)(tr * n));
+                if (!tf_ok && !TT) TT = er_big_alloc(sizeof(double) * (size_t)(tr * n));
             }
             if ((!j->S && er_cpu_gemm_any(j->af + i0 * k, k, j->bf, n, S, n, rows, n, k, T) != 0) ||
                 (!tf_ok && (!TT || er_cpu_gemm_any(j->qa + i0 * k, k, j->qb, n, TT, n, rows, n, k, T) != 0)) ||
@@ -622,12 +621,12 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
                 if (started[t]) pthread_join(th[t], NULL);
         }
     }
-    free(S);
-    free(TT);
-    free(WW);
-    free(qbf);
-    free(qaf);
-    free(TF);
+    er_big_free(S);
+    er_big_free(TT);
+    er_big_free(WW);
+    er_big_free(qbf);
+    er_big_free(qaf);
+    er_big_free(TF);
     free(ctx);
     free(th);
     free(started);

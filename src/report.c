@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host/er_alloc.h"
 #include "exactref/exactref.h"
 #include "exactref/report.h"
 #include "exactref/core/er_round.h"
@@ -489,9 +490,9 @@ struct er_bkeys {
 void er_bkeys_free(er_bkeys *k)
 {
     if (!k) return;
-    free(k->lo);
-    free(k->hi);
-    free(k->fl);
+    er_big_free(k->lo);
+    er_big_free(k->hi);
+    er_big_free(k->fl);
     free(k);
 }
 
@@ -679,9 +680,9 @@ static er_bkeys *keys_make(const er_bounds *bd, const fdesc *f)
     k->fmt = f->fmt;
     k->kb = f->sb <= 2 ? 2 : 4;
     k->count = bd->count;
-    k->lo = malloc(n * (size_t)k->kb);
-    k->hi = malloc(n * (size_t)k->kb);
-    k->fl = (unsigned char *)malloc(n);
+    k->lo = er_big_alloc(n * (size_t)k->kb);
+    k->hi = er_big_alloc(n * (size_t)k->kb);
+    k->fl = (unsigned char *)er_big_alloc(n);
     if (!k->lo || !k->hi || !k->fl) {
         er_bkeys_free(k);
         return NULL;

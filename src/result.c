@@ -4,7 +4,6 @@
  * without rounding, and results as the inputs of later products, whose stored values' distances from
  * the exact ones widen the later bounds.  The standards are in src/standards.c; the bounds'
  * preparation and routing, covers and may_be in src/tolerance.c. */
-#define _DEFAULT_SOURCE /* src/host/er_alloc.h: MADV_HUGEPAGE */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,7 +56,7 @@ er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, 
             r->keep_s = (double *)er_big_alloc(sizeof(double) * (size_t)cnt);
         st = er_front_mma_keep(&r->args, r->keep_s, &ok);
         if (!ok) {
-            free(r->keep_s);
+            er_big_free(r->keep_s);
             r->keep_s = NULL;
         }
     }
@@ -180,14 +179,14 @@ er_status er_result_backward(er_result *r, const er_tensor *grad, int grad_a_for
 
 static void free_bounds(er_bounds *b)
 {
-    free(b->radius);
-    free(b->tolerance);
-    free(b->low);
-    free(b->high);
-    free(b->has_range);
-    free(b->may_pinf);
-    free(b->may_ninf);
-    free(b->may_nan);
+    er_big_free(b->radius);
+    er_big_free(b->tolerance);
+    er_big_free(b->low);
+    er_big_free(b->high);
+    er_big_free(b->has_range);
+    er_big_free(b->may_pinf);
+    er_big_free(b->may_ninf);
+    er_big_free(b->may_nan);
     memset(b, 0, sizeof *b);
 }
 
@@ -201,7 +200,7 @@ void er_result_free(er_result *r)
     free(r->owned);
     free(r->map);
     for (int q = 0; q < 3; q++) free(r->slack[q]);
-    free(r->keep_s);
+    er_big_free(r->keep_s);
     free(r);
 }
 
@@ -249,14 +248,14 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
         size_t n = (size_t)(r->count ? r->count : 1);
         memset(&b, 0, sizeof b);
         b.count = r->count;
-        b.radius = malloc(n * sizeof(double));
-        b.tolerance = malloc(n * sizeof(double));
-        b.low = malloc(n * sizeof(uint64_t));
-        b.high = malloc(n * sizeof(uint64_t));
-        b.has_range = malloc(n);
-        b.may_pinf = malloc(n);
-        b.may_ninf = malloc(n);
-        b.may_nan = malloc(n);
+        b.radius = (double *)er_big_alloc(n * sizeof(double));
+        b.tolerance = (double *)er_big_alloc(n * sizeof(double));
+        b.low = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
+        b.high = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
+        b.has_range = (unsigned char *)er_big_alloc(n);
+        b.may_pinf = (unsigned char *)er_big_alloc(n);
+        b.may_ninf = (unsigned char *)er_big_alloc(n);
+        b.may_nan = (unsigned char *)er_big_alloc(n);
         if (!b.radius || !b.tolerance || !b.low || !b.high || !b.has_range || !b.may_pinf || !b.may_ninf || !b.may_nan) {
             free_bounds(&b);
             return ER_ENOMEM;
@@ -289,10 +288,10 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
     b.tolerance = (double *)er_big_alloc(n * sizeof(double));
     b.low = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
     b.high = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
-    b.has_range = (unsigned char *)malloc(n);
-    b.may_pinf = (unsigned char *)malloc(n);
-    b.may_ninf = (unsigned char *)malloc(n);
-    b.may_nan = (unsigned char *)malloc(n);
+    b.has_range = (unsigned char *)er_big_alloc(n);
+    b.may_pinf = (unsigned char *)er_big_alloc(n);
+    b.may_ninf = (unsigned char *)er_big_alloc(n);
+    b.may_nan = (unsigned char *)er_big_alloc(n);
     if (!b.radius || !b.tolerance || !b.low || !b.high || !b.has_range || !b.may_pinf || !b.may_ninf || !b.may_nan) {
         free_bounds(&b);
         return msgf(msg, msg_size, ER_ENOMEM, "out of memory for the bounds of %lld elements", (long long)r->count);

@@ -7,7 +7,6 @@
  * backend runs: cpu/cpu_bounds.c (er_cpu_bounds_batch), opencl/er_opencl_bounds.c and the CUDA module
  * (er_opencl_bounds_batch, er_cuda_bounds_batch).  The preparation runs on the CPU's threads.
  */
-#define _DEFAULT_SOURCE /* src/host/er_alloc.h: MADV_HUGEPAGE */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <pthread.h>
@@ -433,10 +432,10 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
     bf = (double *)er_big_alloc(sizeof(double) * (size_t)(kn ? kn : 1));
     rw = (double *)malloc(sizeof(double) * (size_t)(P->k ? P->k : 1));
     rb = (uint64_t *)er_big_alloc(sizeof(uint64_t) * (size_t)(mn ? mn : 1));
-    if (P->has_c) cv = (double *)malloc(sizeof(double) * (size_t)(mn ? mn : 1));
+    if (P->has_c) cv = (double *)er_big_alloc(sizeof(double) * (size_t)(mn ? mn : 1));
     if (std->kind == ER_STD_ENGINE) {
-        ea = (int16_t *)malloc(sizeof(int16_t) * (size_t)(mk ? mk : 1));
-        eb = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
+        ea = (int16_t *)er_big_alloc(sizeof(int16_t) * (size_t)(mk ? mk : 1));
+        eb = (int16_t *)er_big_alloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
     }
     /* where the elements will run: the CPU's extra copies only where they serve (a device that then
      * declines leaves the elements to the CPU, which computes the same bits without them) */
@@ -491,13 +490,13 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
             if ((pr.phase != 4 && pr.phase != 5) || qb) par_for(args->threads, &pr);
         }
         if (want_bft && !bft && er_bjob_needs_bft(&job)) {
-            bft = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
-            if (bft && eb) ebt = (int16_t *)malloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
-            if (bft && slack && slack->db) dbt = (double *)malloc(sizeof(double) * (size_t)(kn ? kn : 1));
+            bft = (double *)er_big_alloc(sizeof(double) * (size_t)(kn ? kn : 1));
+            if (bft && eb) ebt = (int16_t *)er_big_alloc(sizeof(int16_t) * (size_t)(kn ? kn : 1));
+            if (bft && slack && slack->db) dbt = (double *)er_big_alloc(sizeof(double) * (size_t)(kn ? kn : 1));
             if (bft && ((eb && !ebt) || (slack && slack->db && !dbt))) {
-                free(bft);
-                free(ebt);
-                free(dbt);
+                er_big_free(bft);
+                er_big_free(ebt);
+                er_big_free(dbt);
                 bft = dbt = NULL;
                 ebt = NULL;
                 want_bft = 0; /* no memory: read by rows, the same bits */
@@ -534,22 +533,22 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
         free(tsl);
     }
 done:
-    free(af);
-    free(bf);
+    er_big_free(af);
+    er_big_free(bf);
     free(rw);
-    free(rb);
-    free(cv);
-    free(ea);
-    free(eb);
-    free(qa);
-    free(qw);
-    free(qb);
+    er_big_free(rb);
+    er_big_free(cv);
+    er_big_free(ea);
+    er_big_free(eb);
+    er_big_free(qa);
+    er_big_free(qw);
+    er_big_free(qb);
     free(sa);
     free(sw);
     free(sb);
-    free(bft);
-    free(ebt);
-    free(dbt);
+    er_big_free(bft);
+    er_big_free(ebt);
+    er_big_free(dbt);
     return st;
 }
 
