@@ -53,7 +53,18 @@ static size_t cap_locked(void)
 
 void *er_big_alloc(size_t bytes)
 {
-    if (bytes < CACHE_MIN) return fresh(bytes);
+    if (bytes < CACHE_MIN) {
+        /* not from the cache; counted live where its usable size makes er_big_free take it */
+        void *q = fresh(bytes);
+        size_t n = q ? malloc_usable_size(q) : 0;
+        if (n >= CACHE_MIN) {
+            pthread_mutex_lock(&cache_lock);
+            live += n;
+            if (live > peak) peak = live;
+            pthread_mutex_unlock(&cache_lock);
+        }
+        return q;
+    }
     void *p = NULL, *drop[CACHE_SLOTS];
     int nd = 0, best = -1;
     pthread_mutex_lock(&cache_lock);
