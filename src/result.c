@@ -190,6 +190,21 @@ static void free_bounds(er_bounds *b)
     memset(b, 0, sizeof *b);
 }
 
+/* The eight per-element arrays of n elements (through the cache of freed blocks); 0 when one cannot
+ * be had (the caller releases the others with free_bounds). */
+static int alloc_bounds(er_bounds *b, size_t n)
+{
+    b->radius = (double *)er_big_alloc(n * sizeof(double));
+    b->tolerance = (double *)er_big_alloc(n * sizeof(double));
+    b->low = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
+    b->high = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
+    b->has_range = (unsigned char *)er_big_alloc(n);
+    b->may_pinf = (unsigned char *)er_big_alloc(n);
+    b->may_ninf = (unsigned char *)er_big_alloc(n);
+    b->may_nan = (unsigned char *)er_big_alloc(n);
+    return b->radius && b->tolerance && b->low && b->high && b->has_range && b->may_pinf && b->may_ninf && b->may_nan;
+}
+
 void er_result_free(er_result *r)
 {
     if (!r) return;
@@ -248,15 +263,7 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
         size_t n = (size_t)(r->count ? r->count : 1);
         memset(&b, 0, sizeof b);
         b.count = r->count;
-        b.radius = (double *)er_big_alloc(n * sizeof(double));
-        b.tolerance = (double *)er_big_alloc(n * sizeof(double));
-        b.low = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
-        b.high = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
-        b.has_range = (unsigned char *)er_big_alloc(n);
-        b.may_pinf = (unsigned char *)er_big_alloc(n);
-        b.may_ninf = (unsigned char *)er_big_alloc(n);
-        b.may_nan = (unsigned char *)er_big_alloc(n);
-        if (!b.radius || !b.tolerance || !b.low || !b.high || !b.has_range || !b.may_pinf || !b.may_ninf || !b.may_nan) {
+        if (!alloc_bounds(&b, n)) {
             free_bounds(&b);
             return ER_ENOMEM;
         }
@@ -284,15 +291,7 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
     memset(&b, 0, sizeof b);
     size_t n = (size_t)(r->count ? r->count : 1);
     b.count = r->count;
-    b.radius = (double *)er_big_alloc(n * sizeof(double));
-    b.tolerance = (double *)er_big_alloc(n * sizeof(double));
-    b.low = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
-    b.high = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
-    b.has_range = (unsigned char *)er_big_alloc(n);
-    b.may_pinf = (unsigned char *)er_big_alloc(n);
-    b.may_ninf = (unsigned char *)er_big_alloc(n);
-    b.may_nan = (unsigned char *)er_big_alloc(n);
-    if (!b.radius || !b.tolerance || !b.low || !b.high || !b.has_range || !b.may_pinf || !b.may_ninf || !b.may_nan) {
+    if (!alloc_bounds(&b, n)) {
         free_bounds(&b);
         return msgf(msg, msg_size, ER_ENOMEM, "out of memory for the bounds of %lld elements", (long long)r->count);
     }
