@@ -63,7 +63,7 @@ echo "fuzz: building $work/fuzz_interp with $cc"
 # took minutes on 2 cores), then linked with the fuzz target
 mkdir -p "$work/iobj"
 for f in src/interp/interp_parse.c src/interp/interp_check.c src/interp/interp_arith.c src/interp/interp_exec.c \
-         src/math/*.c src/*.c src/interval/*.c cpu/*.c; do
+         src/math/*.c src/*.c src/interval/*.c src/host/*.c cpu/*.c; do
     echo "$f"
 done | xargs -P "${JOBS:-2}" -I{} sh -c 'o=$(echo "$1" | tr / _); exec "$2" -c -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
     -fno-sanitize-recover=undefined -ffp-contract=off -Iinclude -I"$3/iinclude" -Isrc "$1" -o "$3/iobj/${o%.c}.o"' \
