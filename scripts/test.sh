@@ -33,7 +33,10 @@ cmake --build build-asan -j "$jobs"
 # The reruns that only select another path of the same code by environment (the fallback kernel, AVX2
 # where AVX-512 is present, the row-at-a-time paths) run in the build above; here they are left out to
 # keep the suite within its time (on a machine without AVX-512 the AVX2 paths are the primary ones).
-(cd build-asan && ctest --output-on-failure -j "$jobs" -E '^(test_bounds_builtin|test_covers_fast_no_avx512|engine_.*_paths|engine_.*_avx2)$')
+# test_backends too: its time is PoCL running the OpenCL kernels (which the sanitizers do not see) for
+# the bit-for-bit comparison done above; the OpenCL host code still runs here under test_golden_hashes
+# and tests/opencl.
+(cd build-asan && ctest --output-on-failure -j "$jobs" -E '^(test_backends|test_bounds_builtin|test_covers_fast_no_avx512|engine_.*_paths|engine_.*_avx2)$')
 
 echo "== fuzz the .npy reader (libFuzzer, ${FUZZ_SECONDS:-60} s) and the Tile IR parser (${FUZZ_INTERP_SECONDS:-30} s)"
 sh scripts/fuzz.sh build
