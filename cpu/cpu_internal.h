@@ -25,13 +25,14 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
 int er_cpu_gemm_uses_blas(void);
 /* cpu_mma.c: the binary64 values of every pattern of fmt (at most 2 bytes of storage), or NULL */
 const double *er_cpu_decode_table(int fmt, int ftz);
-/* cpu_quant.c: q[p] = er_b_q_value(|x[p]| w[p], sv ? sv[p] : s) for p < cnt (w NULL: 1), and the
- * largest |x[p]| w[p] (*bad set where one is not finite: the maximum is then meaningless) */
-void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q);
-double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad);
-/* cpu_quant.c: the largest |b[p ld + t]| over p < k of each column t < nj, and bad[t] = 1 where one
- * is not finite (else 0) */
-void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad);
+/* cpu_quant.c: q[p] = er_b_q_value(|x[p]| w[p], sv ? sv[p] : s) for p < cnt (w NULL: 1); the largest
+ * |x[p]| w[p] (*bad set where one is not finite: the maximum is then meaningless); the largest
+ * |b[p ld + t]| over p < k of each column t < nj, with bad[t] = 1 where one is not finite (else 0).
+ * simd: er_cpu_q_simd(), asked once per pass (the same values either way). */
+int er_cpu_q_simd(void);
+void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q, int simd);
+double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad, int simd);
+void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad, int simd);
 /* cpu_gemm.c: C = A B in binary32 through the BLAS in any order, or -1 without one */
 int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
                       int64_t n, int64_t k, int threads);

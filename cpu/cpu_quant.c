@@ -1,8 +1,8 @@
 /* cpu_quant.c: the quantized magnitudes of the bounds (include/exactref/core/er_bounds.h:
  * er_b_q_scale, er_b_q_value) over runs of values, for the front door's preparation (src/tolerance.c).
- * With AVX-512 (F and DQ, unless EXACTREF_NO_AVX512 or EXACTREF_NO_SIMD) eight values at a time by
- * the same integer operations on the bit patterns, so the same values; else the core's functions
- * one value at a time. */
+ * With `simd` (er_cpu_q_simd: AVX-512 F and DQ, unless EXACTREF_NO_AVX512 or EXACTREF_NO_SIMD; the
+ * caller asks once per pass, not once per run of values) eight values at a time by the same integer
+ * operations on the bit patterns, so the same values; else the core's functions one value at a time. */
 #include <stdlib.h>
 
 #include "cpu_internal.h"
@@ -13,12 +13,6 @@
 #define ER_HAVE_Q_X8 1
 #define QX_TARGET __attribute__((target("avx512f,avx512dq")))
 
-static int q_simd(void)
-{
-    static int have = -1;
-    if (have < 0) have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-    return have && !getenv("EXACTREF_NO_AVX512") && !getenv("EXACTREF_NO_SIMD");
-}
 
 /* er_b_q_value(v, s) lane by lane: ceil(|v| 2^-s) by shifts of the significand (|v| 2^-s < 2^53). */
 QX_TARGET static inline __m512d q_x8(__m512d v, __m512i s)
@@ -107,10 +101,21 @@ QX_TARGET static void q_colmax_x8(const double *b, int64_t ld, int64_t k, int64_
 }
 #endif
 
-void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad)
+int er_cpu_q_simd(void)
 {
 #ifdef ER_HAVE_Q_X8
-    if (q_simd()) {
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && !getenv("EXACTREF_NO_AVX512") &&
+           !getenv("EXACTREF_NO_SIMD");
+#else
+    return 0;
+#endif
+}
+
+void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad, int simd)
+{
+    (void)simd; /* without the vector code: the one-value loop */
+#ifdef ER_HAVE_Q_X8
+    if (simd) {
         q_colmax_x8(b, ld, k, nj, mx, bad);
         return;
     }
@@ -124,10 +129,11 @@ void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double 
         }
 }
 
-void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q)
+void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q, int simd)
 {
+    (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (q_simd()) {
+    if (simd) {
         q_values_x8(x, w, sv, s, cnt, q);
         return;
     }
@@ -135,10 +141,11 @@ void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s,
     for (int64_t p = 0; p < cnt; p++) q[p] = er_b_q_value(__builtin_fabs(x[p]) * (w ? w[p] : 1.0), sv ? sv[p] : s);
 }
 
-double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad)
+double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad, int simd)
 {
+    (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (q_simd()) return q_max_x8(x, w, cnt, bad);
+    if (simd) return q_max_x8(x, w, cnt, bad);
 #endif
     double m = 0;
     for (int64_t p = 0; p < cnt; p++) {

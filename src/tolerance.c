@@ -121,16 +121,16 @@ typedef struct {
 /* A row of k values x[p] (p < k) quantized upward on its grid of Q bits (er_b_q_value): the
  * grid's exponent, or ER_BQ_BAD (and zeros) where one is not finite.  w: the path lengths to multiply
  * by first (|a| r_p is exact: at most 24 + 26 bits), or NULL.  The values are contiguous. */
-static int32_t quantize(const double *x, int64_t k, const double *w, int Q, double *q)
+static int32_t quantize(const double *x, int64_t k, const double *w, int Q, double *q, int simd)
 {
     int bad = 0;
-    double mx = er_cpu_q_max(x, w, k, &bad); /* cpu/cpu_quant.c: the same values, vectorised */
+    double mx = er_cpu_q_max(x, w, k, &bad, simd); /* cpu/cpu_quant.c: the same values, vectorised */
     if (bad) {
         for (int64_t r = 0; r < k; r++) q[r] = 0;
         return ER_BQ_BAD;
     }
     int s = er_b_q_scale(mx, Q);
-    er_cpu_q_values(x, w, NULL, s, k, q);
+    er_cpu_q_values(x, w, NULL, s, k, q, simd);
     return (int32_t)s;
 }
 
@@ -186,6 +186,7 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
     int block = q->args->block, ftz_in = (q->args->opts & ER_OPT_FTZ_IN) != 0;
     /* the tables: unscaled operands of at most 2 bytes (engines: without exact groups) */
     int tab_ok = !P->scaled && q->job->par.gextra == 0;
+    int qs = (q->phase == 4 || q->phase == 5) && er_cpu_q_simd(); /* the quantization's vector path, asked once */
     if (q->phase == 0 && tab_ok && P->a.bytes <= 2 && er_cpu_decode_table(P->a.fmt, ftz_in) &&
         (!q->ea || hw_exp_table(P->a.fmt))) {
         const double *tab = er_cpu_decode_table(P->a.fmt, ftz_in);
@@ -252,7 +253,7 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
             int64_t nj = r1 - j0 < 64 ? r1 - j0 : 64;
             double mx[64];
             int bad[64];
-            er_cpu_q_colmax(q->bf + j0, n, k, nj, mx, bad); /* cpu/cpu_quant.c */
+            er_cpu_q_colmax(q->bf + j0, n, k, nj, mx, bad, qs); /* cpu/cpu_quant.c */
             int anybad = 0;
             for (int64_t t = 0; t < nj; t++) {
                 q->sb[j0 + t] = bad[t] ? ER_BQ_BAD : (int32_t)er_b_q_scale(mx[t], Qb);
@@ -260,7 +261,7 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
             }
             for (int64_t p = 0; p < k; p++) {
                 if (!anybad) { /* cpu/cpu_quant.c: the same values, vectorised */
-                    er_cpu_q_values(q->bf + p * n + j0, NULL, q->sb + j0, 0, nj, q->qb + p * n + j0);
+                    er_cpu_q_values(q->bf + p * n + j0, NULL, q->sb + j0, 0, nj, q->qb + p * n + j0, qs);
                     continue;
                 }
                 for (int64_t t = 0; t < nj; t++)
@@ -272,8 +273,8 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
         int Qa, Qb;
         er_b_q_bits(k, &Qa, &Qb);
         for (int64_t i = r0; i < r1; i++) {
-            q->sa[i] = quantize(q->af + i * k, k, NULL, Qa, q->qa + i * k);
-            q->sw[i] = quantize(q->af + i * k, k, q->job->rw, Qa, q->qw + i * k);
+            q->sa[i] = quantize(q->af + i * k, k, NULL, Qa, q->qa + i * k, qs);
+            q->sw[i] = quantize(q->af + i * k, k, q->job->rw, Qa, q->qw + i * k, qs);
         }
     } else if (q->phase == 3 && q->bft) {
         for (int64_t j = r0; j < r1; j++)
