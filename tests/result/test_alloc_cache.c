@@ -2,9 +2,13 @@
  * freed block comes back for a request of about its size (at most 1/8 smaller) and not for one much
  * smaller; the live and cached bytes together never exceed the most ever live (so the cache adds
  * nothing to a peak), checked after every step of a random sequence of allocations and releases
- * (seed from EXACTREF_SEED, printed); EXACTREF_ALLOC_CACHE=0 (read once, so checked in a child run by
+ * (seed from EXACTREF_SEED, printed), with the cache's count of live bytes checked against the
+ * test's own sum of the live blocks' usable sizes; EXACTREF_ALLOC_CACHE=0 (read once, so checked in a child run by
  * ctest: test_alloc_cache_off) caches nothing.  Blocks are written in full, as the library does. */
 #include <check.h>
+#if defined(__GLIBC__)
+#include <malloc.h> /* malloc_usable_size: the test's own count of live bytes */
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +58,8 @@ START_TEST(never_above_peak)
     enum { N = 12 };
     void *p[N] = {0};
     size_t sz[N] = {0};
+    size_t live0, cached0, peak0;
+    er_big_stats(&live0, &cached0, &peak0);
     for (int step = 0; step < 400; step++) {
         int i = (int)below(&st, N);
         if (p[i]) {
@@ -67,6 +73,18 @@ START_TEST(never_above_peak)
             memset(p[i], step & 0xff, sz[i]);
         }
         invariant("random sequence", step);
+#if defined(__GLIBC__)
+        {
+            /* the library's count of live bytes against the test's own (the blocks' usable sizes):
+             * the invariant above is only as good as that count */
+            size_t mine = 0, live, cached, peak;
+            for (int t = 0; t < N; t++)
+                if (p[t]) mine += malloc_usable_size(p[t]);
+            er_big_stats(&live, &cached, &peak);
+            ck_assert_msg(live == live0 + mine, "step %d: the cache counts %zu live bytes, the test %zu (seed 0x%llx)", step,
+                          live - live0, mine, (unsigned long long)seed);
+        }
+#endif
     }
     for (int i = 0; i < N; i++) er_big_free(p[i]);
     invariant("all freed", 400);
