@@ -369,6 +369,11 @@ typedef struct {
     double infl, q2, maxc;
     int64_t kt, limb, lowb, eminb, shsub, gx;
     int ok, zero_fix, low_check, promote, promote_now;
+    /* CDNA3's branch (F2 > 0), for rec512 only: ok512 (ok, or this branch with its weights from bits),
+     * f2, the weights' offsets (kt from cnt = nt + xterms and em; 2^(Es - F), 2^(Es - F2)), limb the
+     * largest biased Es for which all three are normal, lowb the least biased em, lowb2 the least Es */
+    int ok512, f2;
+    int64_t fsh, f2sh, lowb2;
 } eng_k;
 
 static void eng_k_set(const er_bpar *c, eng_k *K, int64_t nt, int64_t p1)
@@ -392,6 +397,30 @@ static void eng_k_set(const er_bpar *c, eng_k *K, int64_t nt, int64_t p1)
     K->gx = c->gextra + 1023;
     K->promote = c->promote != 0;
     K->promote_now = c->promote && (p1 % c->promote == 0 || p1 == c->k);
+    K->ok512 = K->ok;
+    K->f2 = 0;
+    K->fsh = K->f2sh = K->lowb2 = 0;
+    if (c->F2) {
+        /* er_b_eng_block's CDNA3 weights: up(ldexp(cnt2, em - F)) with em = emax + gextra, then
+         * 2^(Es - F) and 2^(Es - F2), each sum rounded up.  From bits while all three are normal:
+         * em - F >= -1022 (biased em >= 1 + F), Es - F2 >= -1022, and no exponent above 1023 (cnt2's
+         * top bit at bl2 - 1) */
+        int64_t cnt2 = nt + c->xterms, bl2 = 0;
+        double d2 = (double)cnt2;
+        uint64_t c2;
+        while (bl2 < 62 && (INT64_C(1) << bl2) <= cnt2) bl2++;
+        memcpy(&c2, &d2, 8);
+        K->ok512 = c->F >= 0 && c->F <= 900 && c->F2 > 0 && c->F2 <= 900 && cnt2 >= 1 && cnt2 < (INT64_C(1) << 40);
+        K->f2 = 1;
+        K->kt = (int64_t)(c2 + 1u - ((uint64_t)(uint32_t)(1023 + c->F) << 52)); /* modulo 2^64 */
+        K->fsh = (int64_t)((uint64_t)c->F << 52);
+        K->f2sh = (int64_t)((uint64_t)c->F2 << 52);
+        int64_t l1 = 2047 + c->F - bl2, l2 = 2046 + c->F, l3 = 2046 + c->F2;
+        K->limb = l1 < l2 ? (l1 < l3 ? l1 : l3) : (l2 < l3 ? l2 : l3);
+        K->lowb = 1 + c->F;
+        K->lowb2 = 1 + c->F2;
+        K->low_check = 1;
+    }
 }
 
 __attribute__((target("avx2"), always_inline)) static inline int block4f_avx2(const eng_k *K, double *Tp,
@@ -709,7 +738,8 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
                                                                         eng_state *st, int64_t q0, const double *xb,
                                                                         const int32_t *eb, int64_t nb, int64_t nt,
                                                                         int64_t p1, const int zero_fix,
-                                                                        const int low_check, const int promote)
+                                                                        const int low_check, const int promote,
+                                                                        const int f2)
 {
     const __m512i one = _mm512_set1_epi64(1), zi = _mm512_setzero_si512();
     const __m512i eminb = _mm512_set1_epi64(K->eminb), gx = _mm512_set1_epi64(K->gx), limb = _mm512_set1_epi64(K->limb);
@@ -717,6 +747,7 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
     const __m512i expmask = _mm512_set1_epi64(0x7FF0000000000000LL), z126 = _mm512_set1_epi64(-126 + 1023);
     const __m512d infl = _mm512_set1_pd(K->infl), q2 = _mm512_set1_pd(K->q2), maxc = _mm512_set1_pd(K->maxc);
     const __m512d big = _mm512_set1_pd(DBL_MAX), p24 = _mm512_set1_pd(0x1p-24), zd = _mm512_setzero_pd();
+    const __m512i fsh = _mm512_set1_epi64(K->fsh), f2sh = _mm512_set1_epi64(K->f2sh), lowb2 = _mm512_set1_epi64(K->lowb2);
     const int64_t ld = st->ld;
 #define ER_UP8(v) _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(v), one))
     for (int pass = 0; pass < 2; pass++) {
@@ -761,8 +792,18 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
                     _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(ei + xo[g]))), gx);
                 const __m512i Esb = _mm512_max_epi64(ecb, emb);
                 esmax[g] = _mm512_max_epi64(esmax[g], Esb);
-                if (low_check) bd |= _mm512_cmpgt_epi64_mask(lowb, Esb);
-                const __m512d trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(Esb, 52), kt));
+                __m512d trunc;
+                if (f2) {
+                    /* CDNA3: up(cnt2 2^(em - F)), + 2^(Es - F), + 2^(Es - F2), each rounded up */
+                    bd |= _mm512_cmpgt_epi64_mask(lowb, emb) | _mm512_cmpgt_epi64_mask(lowb2, Esb);
+                    const __m512i es52 = _mm512_slli_epi64(Esb, 52);
+                    trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(emb, 52), kt));
+                    trunc = ER_UP8(_mm512_add_pd(trunc, _mm512_castsi512_pd(_mm512_sub_epi64(es52, fsh))));
+                    trunc = ER_UP8(_mm512_add_pd(trunc, _mm512_castsi512_pd(_mm512_sub_epi64(es52, f2sh))));
+                } else {
+                    if (low_check) bd |= _mm512_cmpgt_epi64_mask(lowb, Esb);
+                    trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(Esb, 52), kt));
+                }
                 const __m512d dmax = ER_UP8(_mm512_add_pd(ER_UP8(_mm512_add_pd(B[g], xs2)), trunc));
                 __m512d norm = _mm512_castsi512_pd(
                     _mm512_sub_epi64(_mm512_and_si512(_mm512_castpd_si512(dmax), expmask), shsub));
@@ -805,8 +846,9 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
 ER_T512 static void rec512(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const double *xb,
                            const int32_t *eb, int64_t nb, int64_t nt, int64_t p1)
 {
-    if (!K->zero_fix && !K->low_check && !K->promote) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0);
-    else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote);
+    if (K->f2) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1);
+    else if (!K->zero_fix && !K->low_check && !K->promote) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0);
+    else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0);
 }
 
 /* B's exponents (cnt int16) with each value twice, for exps512. */
@@ -865,7 +907,7 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
             exps_plain(erb, eb + b0 * ENG, kc - b0 < mk ? kc - b0 : mk, emb + i * (EMR * ENG));
         }
     terms512(a, aa, b, kc, mk, st->s + q0, st->ld, xb, mode);
-    if (Kf->ok && Kl->ok) {
+    if (Kf->ok512 && Kl->ok512) {
         if (nf) rec512(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk);
         if (nb > nf) rec512(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc);
         return;
