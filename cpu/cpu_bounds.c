@@ -137,11 +137,7 @@ static int exact_keys(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col
         xl = er_b_down(xl + cval);
         xh = er_b_up(xh + cval);
     }
-    double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
-    int in = 1;
-    uint64_t pl = er_cpu_fq_pattern(&Q->fq, la, &in), pl2 = er_cpu_fq_pattern(&Q->fq, lb, &in);
-    uint64_t ph = er_cpu_fq_pattern(&Q->fq, ha, &in), ph2 = er_cpu_fq_pattern(&Q->fq, hb, &in);
-    return in && pl == pl2 && ph == ph2 && er_cpu_fq_finish(&Q->fq, j->rb[i * j->n + col], la, hb, rad, pl, ph2, o);
+    return er_cpu_fq_keys(&Q->fq, j->rb[i * j->n + col], xl, xh, rad, o);
 }
 
 /*

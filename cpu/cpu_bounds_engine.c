@@ -978,10 +978,11 @@ int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double 
 #include "cpu_finish_x8.h"
 #ifdef ER_HAVE_FINISH_X8
 /*
- * er_b_eng_final and er_cpu_fq_finish_enc for eight consecutive elements of a row of the state
+ * er_b_eng_final and er_cpu_fq_keys for eight consecutive elements of a row of the state
  * (cpu_finish_x8.h: the same binary64 operations on each lane), where the common case holds: the
  * state not `done`, C finite, no results as inputs (j->dc NULL: no perturbation), the sums finite,
- * the ends in the output's quick range.  Returns the lanes stored; the others are left to the caller.
+ * the ends in the output's quick range and decided by the enclosure s +- e64 of the exact sum.
+ * Returns the lanes stored; the others are left to the caller.
  */
 typedef struct {
     er_x8_fq F;
@@ -1019,14 +1020,62 @@ X8_TARGET static unsigned eng_finish_x8(const eng_x8 *V, const er_bjob *j, const
     if (V->tf) E = x8_up(_mm512_add_pd(E, x8_up(_mm512_mul_pd(x8_up(_mm512_mul_pd(T, V->infl)), V->rel))));
     ok &= x8_finite(E);
     if (!ok) return 0;
-    __m512d lo = x8_down(_mm512_sub_pd(x8_down(_mm512_sub_pd(s, e64)), E));
-    __m512d hi = x8_up(_mm512_add_pd(x8_up(_mm512_add_pd(s, e64)), E));
-    __m512d lv, hv;
-    __m512i lp = x8_pattern(&V->F, lo, &lv, &ok), hp = x8_pattern(&V->F, hi, &hv, &ok);
+    /* er_cpu_fq_keys: RD(x - E) and RU(x + E) decided by [xl, xh] */
+    __m512d xl = x8_down(_mm512_sub_pd(s, e64)), xh = x8_up(_mm512_add_pd(s, e64));
+    __m512d la = x8_down(_mm512_sub_pd(xl, E)), lb = x8_up(_mm512_sub_pd(xh, E));
+    __m512d ha = x8_down(_mm512_add_pd(xl, E)), hb = x8_up(_mm512_add_pd(xh, E));
+    __m512d lv, lv2, hv, hv2; /* lv2, hv2: unused (the ends must agree) */
+    __m512i pl = x8_pattern(&V->F, la, &lv, &ok), pl2 = x8_pattern(&V->F, lb, &lv2, &ok);
+    __m512i ph = x8_pattern(&V->F, ha, &hv2, &ok), ph2 = x8_pattern(&V->F, hb, &hv, &ok);
+    ok &= _mm512_cmp_epi64_mask(pl, pl2, _MM_CMPINT_EQ) & _mm512_cmp_epi64_mask(ph, ph2, _MM_CMPINT_EQ);
     if (!ok) return 0;
-    return er_x8_finish(&V->F, j->rb + e, lo, hi, E, lp, lv, hp, hv, ok, out, eo);
+    return er_x8_finish(&V->F, j->rb + e, la, hb, E, pl, lv, ph2, hv, ok, out, eo);
 }
 #endif
+
+/*
+ * er_b_ends_exact for an engine's element (er_b_eng_element) with cpu_finish.h's rounding: decided by
+ * the enclosure s64 +- e64 of the exact sum x, else by a Sum2 of the products in index order (TwoSum,
+ * the error terms summed in binary64; Ogita, Rump and Oishi 2005: |res - x_p| <= 2^-52 |res| +
+ * 2 gamma_k^2 sum |x_p| for the products' sum x_p, each product exact, checked by fma; sum |x_p| <=
+ * T infl, T the state's sum of the blocks' magnitudes, as er_b_eng_final's e64 uses it), else by the
+ * core's exact sum: the same bits whichever decides (any enclosure decides the same keys).  ar, bc:
+ * the element's row of A' and column of B' (step ld: 1 from the copy of B' by columns, where there is
+ * one, else par->ldb).
+ */
+static inline void eng_ends(const er_bpar *par, const er_cpu_fq *fq, uint64_t rb, const double *ar, const double *bc,
+                            int64_t ld, double cval, double s64, double e64, double T, double rad, er_bel *o)
+{
+    double xl = er_b_down(s64 - e64), xh = er_b_up(s64 + e64);
+    if (er_cpu_fq_keys(fq, rb, xl, xh, rad, o)) return;
+    if (fq->ok) {
+        const int64_t k = par->k;
+        double sum = 0, err = 0;
+        int exact = 1;
+        for (int64_t p = 0; p < k; p++) {
+            double a = ar[p], b = bc[p * ld], x = a * b;
+            exact &= er_b_finite(x) && fma(a, b, -x) == 0;
+            double t = sum + x, bb = t - sum;
+            err = err + ((sum - (t - bb)) + (x - bb));
+            sum = t;
+        }
+        double res = sum + err;
+        if (exact && er_b_finite(res)) {
+            double infl = 1.0 + (double)(k + 8) * 0x1p-51, ge = er_b_up(er_b_gamma(0x1p-53, (double)k) * (double)k);
+            double Tu = er_b_up(T * infl);
+            double e2 = er_b_up(er_b_up(fabs(res) * 0x1p-52) + er_b_up(er_b_up(ge * ge) * er_b_up(2.0 * Tu)));
+            double rl = er_b_down(res - e2), rh = er_b_up(res + e2);
+            if (par->has_c) {
+                rl = er_b_down(rl + cval);
+                rh = er_b_up(rh + cval);
+            }
+            if (er_b_finite(e2) && er_cpu_fq_keys(fq, rb, rl, rh, rad, o)) return;
+        }
+    }
+    er_bpar c1 = *par;
+    c1.ldb = ld;
+    er_b_ends_exact(&c1, ar, bc, cval, rb, xl, xh, rad, o);
+}
 
 /* The elements of rows [i0, i0 + mc) x columns [jc, jc + nc) from their finished states
  * (er_b_eng_element), everything inlined: with the output format a constant (the common ones), the
@@ -1073,9 +1122,13 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
             double s64 = 0, e64 = 0, rad;
             int nonfinite = 0;
             rad = er_b_eng_final(par, &g, cval, &s64, &e64, &nonfinite);
-            if (nonfinite || !er_cpu_fq_finish_enc(fq, j->rb[e], s64, e64, rad, &b))
+            if (nonfinite || !er_b_finite(rad))
                 er_b_finish(par, j->rb[e], s64, e64, rad, nonfinite,
                             (par->slack_a || par->slack_b || par->slack_c) && !er_b_finite(rad), &b);
+            else
+                eng_ends(par, fq, j->rb[e], j->af + (i0 + r) * par->k,
+                         j->bft ? j->bft + (jc + c) * par->k : j->bf + jc + c, j->bft ? 1 : par->ldb, cval, s64, e64,
+                         g.T, rad, &b);
             store_bel(out, e0 + e, &b);
         }
     }

@@ -119,16 +119,20 @@ static inline int er_cpu_fq_finish(const er_cpu_fq *q, uint64_t rbits, double lo
     return 1;
 }
 
-/* er_b_finish (the ends from an enclosure s64 +- e64 of the exact sum) where the common case holds;
- * 0: the caller runs er_b_finish. */
-static inline int er_cpu_fq_finish_enc(const er_cpu_fq *q, uint64_t rbits, double s64, double e64, double rad,
-                                       er_bel *o)
+/*
+ * er_b_ends_exact's first step where the common case holds: the ends RD(x - rad), RU(x + rad) of the
+ * exact sum x from an enclosure [xl, xh] of it, where both ends give the same output pattern (in the
+ * quick range, er_b_key_of's comparisons are constant there, so the same keys).  1: done; 0: not
+ * decided (o untouched), the caller tries a tighter enclosure or the core's function.
+ */
+static inline int er_cpu_fq_keys(const er_cpu_fq *q, uint64_t rbits, double xl, double xh, double rad, er_bel *o)
 {
     int in = 1;
     if (!q->ok || !er_b_finite(rad)) return 0;
-    double lo = er_b_down(er_b_down(s64 - e64) - rad), hi = er_b_up(er_b_up(s64 + e64) + rad);
-    uint64_t lp = er_cpu_fq_pattern(q, lo, &in), hp = er_cpu_fq_pattern(q, hi, &in);
-    return in && er_cpu_fq_finish(q, rbits, lo, hi, rad, lp, hp, o);
+    double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
+    uint64_t pl = er_cpu_fq_pattern(q, la, &in), pl2 = er_cpu_fq_pattern(q, lb, &in);
+    uint64_t ph = er_cpu_fq_pattern(q, ha, &in), ph2 = er_cpu_fq_pattern(q, hb, &in);
+    return in && pl == pl2 && ph == ph2 && er_cpu_fq_finish(q, rbits, la, hb, rad, pl, ph2, o);
 }
 
 #endif /* ER_CPU_FINISH_H */

@@ -2001,9 +2001,9 @@ END_TEST
 
 /* ---- The ends from the exact sum. ---- */
 /*
- * normal's and any_order's ends are defined from the exact sum x (docs/proofs/foundations.md): low is
- * the output rounding of RD(x - radius), high of RU(x + radius), RD and RU binary64's directed
- * roundings of the exact values.  Here x, x - radius and x + radius are computed with MPFR (exact
+ * normal's, any_order's and the engines' ends are defined from the exact sum x (docs/proofs/foundations.md,
+ * docs/proofs/engines.md): low is the output rounding of RD(x - radius), high of RU(x + radius), RD
+ * and RU binary64's directed roundings of the exact values.  Here x, x - radius and x + radius are computed with MPFR (exact
  * products and sums at 2400 bits: the data's exponents span far less), rounded once to binary64, and
  * converted to the output; every element with a finite range inside compute's range must have exactly
  * those patterns.  f64 outputs take the exact accumulator on (nearly) every element, f32 and bf16
@@ -2015,7 +2015,7 @@ START_TEST(ends_from_exact_sum)
     static const int fins[] = {ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32, ER_FMT_F8E4M3FN};
     static const int fouts[] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F64};
     static const int kinds[] = {K_RANDOM, K_POSITIVE, K_DRIFT, K_CANCEL, K_ZEROC};
-    long checked = 0, exact_out = 0;
+    long checked = 0, exact_out = 0, engine = 0;
     mpfr_t x, t, pr;
     mpfr_inits2(2400, x, t, pr, (mpfr_ptr)0);
     for (int cs = 0; cs < scaled(500); cs++) {
@@ -2024,7 +2024,12 @@ START_TEST(ends_from_exact_sum)
         int fa = fins[R(&crng) % 4], fb = R(&crng) % 3 ? fa : fins[R(&crng) % 4], fo = fouts[R(&crng) % 3];
         int fc = R(&crng) % 3 == 0 ? (R(&crng) % 2 ? ER_FMT_F32 : ER_FMT_BF16) : -1;
         int dir = (int)(R(&crng) % ER_RND_COUNT), kind = kinds[R(&crng) % 5];
-        const char *sn = R(&crng) % 2 ? "any_order" : "normal";
+        /* half the cases an engine with an f32 accumulator, on its bf16 or f16 operands */
+        static const char *engs[] = {"hopper", "blackwell", "ampere", "cdna3", "volta", "ada-f16"};
+        int eng = R(&crng) % 2;
+        const char *sn = eng ? engs[R(&crng) % 6] : R(&crng) % 2 ? "any_order" : "normal";
+        if (eng) fa = fb = R(&crng) % 2 ? ER_FMT_BF16 : ER_FMT_F16;
+        if (eng && !strcmp(sn, "volta")) fa = fb = ER_FMT_F16;
         prob_init(&P, rint_(&crng, 1, 4), rint_(&crng, 1, 4), rint_(&crng, 1, cs % 4 ? 64 : 700), fa, fb, fc, fo, dir,
                   -1, 1);
         gen_opts g = {.tc = 24};
@@ -2069,12 +2074,15 @@ START_TEST(ends_from_exact_sum)
                         rad);
                 checked++;
                 exact_out += fo == ER_FMT_F64;
+                engine += eng;
             }
         prob_free(&P);
     }
     mpfr_clears(x, t, pr, (mpfr_ptr)0);
-    printf("test_bounds/ends_from_exact_sum: %ld elements (%ld with f64 outputs)\n", checked, exact_out);
-    REQUIRE(checked > 1000 && exact_out > 200, "too few elements checked: %ld (%ld f64)", checked, exact_out);
+    printf("test_bounds/ends_from_exact_sum: %ld elements (%ld with f64 outputs, %ld under an engine)\n", checked,
+           exact_out, engine);
+    REQUIRE(checked > 1000 && exact_out > 200 && engine > 500, "too few elements checked: %ld (%ld f64, %ld engine)",
+            checked, exact_out, engine);
 }
 END_TEST
 

@@ -358,7 +358,8 @@ ER_FN double er_b_radius_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GL
  * c->mk terms) is er_b_eng_block, the same source for every backend; the terms of a block are summed
  * by the caller, in index order (er_b_eng_run below, or the CPU's row-at-a-time loop). */
 typedef struct er_b_eng {
-    double s;       /* the sum of the products, in index order (infinite or NaN terms included) */
+    double s;       /* the sum of the products, in index order (infinite or NaN terms included): it
+                     * only encloses the exact sum (er_b_eng_element); its bits do not reach the result */
     double T;       /* the sum of the finite terms' magnitudes */
     double E, B, R; /* the error bound; bounds on |the tensor-core partial| and |the promoted partial| */
     double pert;    /* results as inputs: how far the stored operands may move the sum */
@@ -689,37 +690,16 @@ ER_FN double er_b_radius_exact(const er_bpar *c, double T, double W, double cval
 }
 
 /*
- * normal and any_order where the exact quantities apply (gemm_form; the row and the column finite).
- * S: a binary64 sum of the k products in any order (they are exact, so |S - sum| <= gamma_(k-1) T for
- * every tree, with or without fma); NT, NW: the exact integer sums, with their grids' exponents et, ew.
- * The element's result is er_b_finish_lh at lo = RD(x - rad) and hi = RU(x + rad), x the exact sum
- * (C included): taken from the enclosure of x where both its ends give the same key, else from x
- * summed exactly here (rare: a rounding boundary of the output within a few ulps of binary64).
+ * The element's result at lo = RD(x - rad) and hi = RU(x + rad), x the exact sum of the k products of
+ * ar and bc and C (when has_c), rad finite: from an enclosure [xl, xh] of x where both its ends give the
+ * same keys (er_b_key_of: any enclosure of x decides the same result), else from x summed exactly
+ * here (rare: a rounding boundary of the output within the enclosure's width).  normal's, any_order's
+ * and the engines' ends, so that their bits do not depend on how x was enclosed.
  */
-ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
-                              er_u64 rbits, double S, double NT, double NW, int et, int ew, er_bel *o)
+ER_FN void er_b_ends_exact(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
+                           er_u64 rbits, double xl, double xh, double rad, er_bel *o)
 {
-    double T = er_b_scale_up(NT, et), W = c->kind == ER_BK_ANY ? 0.0 : er_b_scale_up(NW, ew), rad, e, xl, xh;
     double lo, hi;
-    if (!er_b_finite(cval)) {
-        /* an infinite or NaN C: the exact value is not finite; every order meets it, unless the finite
-         * terms can overflow a partial (then nothing is excluded) */
-        rad = ER_B_INF;
-        er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, rad, !(er_b_up(T * (1 + 0x1p-20)) >= c->max_c), 0, 0, 0, o);
-        return;
-    }
-    rad = er_b_radius_exact(c, T, W, cval);
-    if (!er_b_finite(rad)) {
-        er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, rad, 0, 0, 0, 0, o);
-        return;
-    }
-    e = er_b_up(er_b_up(er_b_gamma(0x1p-53, (double)c->k) * (double)c->k) * T);
-    xl = er_b_down(S - e);
-    xh = er_b_up(S + e);
-    if (c->has_c) {
-        xl = er_b_down(xl + cval);
-        xh = er_b_up(xh + cval);
-    }
     {
         double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
         er_b_key kl = er_b_key_of(c, la, 0), kh = er_b_key_of(c, hb, 1);
@@ -753,13 +733,57 @@ ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_G
     }
 }
 
-/* An engine's element from its finished state. */
-ER_FN void er_b_eng_element(const er_bpar *c, const er_b_eng *g, double cval, er_u64 rbits, er_bel *o)
+/*
+ * normal and any_order where the exact quantities apply (gemm_form; the row and the column finite).
+ * S: a binary64 sum of the k products in any order (they are exact, so |S - sum| <= gamma_(k-1) T for
+ * every tree, with or without fma); NT, NW: the exact integer sums, with their grids' exponents et, ew.
+ * The element's result is er_b_finish_lh at lo = RD(x - rad) and hi = RU(x + rad), x the exact sum
+ * (C included): taken from the enclosure of x where both its ends give the same key, else from x
+ * summed exactly here (rare: a rounding boundary of the output within a few ulps of binary64).
+ */
+ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
+                              er_u64 rbits, double S, double NT, double NW, int et, int ew, er_bel *o)
+{
+    double T = er_b_scale_up(NT, et), W = c->kind == ER_BK_ANY ? 0.0 : er_b_scale_up(NW, ew), rad, e, xl, xh;
+    if (!er_b_finite(cval)) {
+        /* an infinite or NaN C: the exact value is not finite; every order meets it, unless the finite
+         * terms can overflow a partial (then nothing is excluded) */
+        rad = ER_B_INF;
+        er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, rad, !(er_b_up(T * (1 + 0x1p-20)) >= c->max_c), 0, 0, 0, o);
+        return;
+    }
+    rad = er_b_radius_exact(c, T, W, cval);
+    if (!er_b_finite(rad)) {
+        er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, rad, 0, 0, 0, 0, o);
+        return;
+    }
+    e = er_b_up(er_b_up(er_b_gamma(0x1p-53, (double)c->k) * (double)c->k) * T);
+    xl = er_b_down(S - e);
+    xh = er_b_up(S + e);
+    if (c->has_c) {
+        xl = er_b_down(xl + cval);
+        xh = er_b_up(xh + cval);
+    }
+    er_b_ends_exact(c, ar, bc, cval, rbits, xl, xh, rad, o);
+}
+
+/*
+ * An engine's element from its finished state: the ends RD(x - E) and RU(x + E) of the exact sum x (C
+ * included) and the radius E (er_b_eng_final), decided from the enclosure s64 +- e64 of x or from x
+ * itself (er_b_ends_exact): the bits depend on E and x only, not on the order in which s was summed.
+ * ar, bc: the element's row of A' and column of B' (step c->ldb), as er_b_eng_run read them.
+ */
+ER_FN void er_b_eng_element(const er_bpar *c, const er_b_eng *g, double cval, er_u64 rbits,
+                            ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, er_bel *o)
 {
     double s64 = 0, e64 = 0, rad;
     int nonfinite = 0; /* set by the radius: the exact sum is infinite or NaN and decides the output */
     rad = er_b_eng_final(c, g, cval, &s64, &e64, &nonfinite);
-    er_b_finish(c, rbits, s64, e64, rad, nonfinite, (c->slack_a || c->slack_b || c->slack_c) && !er_b_finite(rad), o);
+    if (nonfinite || !er_b_finite(rad)) {
+        er_b_finish(c, rbits, s64, e64, rad, nonfinite, (c->slack_a || c->slack_b || c->slack_c) && !er_b_finite(rad), o);
+        return;
+    }
+    er_b_ends_exact(c, ar, bc, cval, rbits, er_b_down(s64 - e64), er_b_up(s64 + e64), rad, o);
 }
 
 /*
@@ -780,7 +804,7 @@ ER_FN void er_bound_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLO
         er_b_eng g;
         er_b_eng_init(c, &g, cval, sc);
         er_b_eng_run(c, &g, ar, bc, ea, eb, da, db);
-        er_b_eng_element(c, &g, cval, rbits, o);
+        er_b_eng_element(c, &g, cval, rbits, ar, bc, o);
         return;
     }
     if (c->gemm_form && sa != ER_BQ_BAD && sb != ER_BQ_BAD) {
