@@ -100,7 +100,7 @@ static void make_data(int set, int64_t count, void *pat, double *val)
 typedef struct {
     char data[16];
     int64_t n;
-    char engine[40];
+    char engine[48];
     char threads[16];
     double gmacs;  /* < 0: not measured */
     double ratio;  /* exactref / this; < 0: none */
@@ -129,13 +129,17 @@ static int reps = 3, samples = 64, hard = 256;
 static int64_t arb_rows = 0; /* 0: all rows */
 static int no_blas, no_arb, no_mpfr, no_opencl, no_check;
 static int64_t ocl_rows = 8;
+/* the standards of the whole check: normal and hopper (compared with OpenCL), then --standards' */
+static const char *chk_std[18] = {"normal", "hopper"};
+static int nchk = 2;
+static char chk_buf[512];
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_matmul [--sizes N[,N...]] [--quick] [--sets narrow,wide,fp8] [--reps R]\n"
             "                    [--samples S] [--hard H] [--arb-rows R] [--opencl-rows R] [--no-blas]\n"
-            "                    [--no-arb] [--no-mpfr] [--no-opencl] [--no-check]\n"
+            "                    [--no-arb] [--no-mpfr] [--no-opencl] [--no-check] [--standards S[,S...]]\n"
             "  --sizes      n of the n x n x n products (default 1024,2048)\n"
             "  --quick      n = 256 only, a smoke check\n"
             "  --sets       data sets (default all three)\n"
@@ -151,6 +155,9 @@ static void usage(FILE *f)
             "               accumulator for every element, on PoCL a CPU-speed check of the kernels\n"
             "  --no-blas, --no-arb, --no-mpfr, --no-opencl   skip a peer or the OpenCL backend\n"
             "  --no-check   skip the whole check (tolerance and covers): the reference and its peers only\n"
+            "  --standards  more standards for the whole check after normal and hopper (any name\n"
+            "               `exactref standards` lists, e.g. cdna3,volta,hopper-fp8); only normal and\n"
+            "               hopper are compared with the OpenCL backend\n"
             "  The engine's binary64 products come from the BLAS the library was built with; EXACTREF_GEMM=builtin\n"
             "  in the environment selects the hand-written kernel instead (same bits).\n");
 }
@@ -213,6 +220,22 @@ static void parse(int argc, char **argv)
             no_mpfr = 1;
         } else if (!strcmp(a, "--no-opencl")) {
             no_opencl = 1;
+        } else if (!strcmp(a, "--standards") && v) {
+            snprintf(chk_buf, sizeof chk_buf, "%s", v);
+            for (char *t = strtok(chk_buf, ","); t; t = strtok(NULL, ",")) {
+                er_standard sd;
+                char msg[256];
+                if (er_standard_parse(t, &sd, msg, sizeof msg) != ER_OK) {
+                    fprintf(stderr, "bench_matmul: --standards: %s\n", msg);
+                    exit(2);
+                }
+                if (nchk == (int)(sizeof chk_std / sizeof chk_std[0])) {
+                    fprintf(stderr, "bench_matmul: --standards: at most %d\n", nchk - 2);
+                    exit(2);
+                }
+                chk_std[nchk++] = t;
+            }
+            i++;
         } else if (!strcmp(a, "--no-check")) {
             no_check = 1;
         } else if (!strcmp(a, "--opencl-rows") && i + 1 < argc) {
@@ -360,11 +383,11 @@ static void run_case(int set, int64_t n)
     /* the whole check of an output (here the exact one): the reference (er_result_create), the
      * tolerance and finite range of a standard (er_result_bounds), and covers, per standard */
     if (!no_check) {
-        static const char *stds[] = {"normal", "hopper"};
+        const char *const *stds = chk_std;
         unsigned char *cov = malloc((size_t)nn);
         int64_t keep = ocl_rows < n ? ocl_rows * n : nn;
-        for (int q = 0; q < 2; q++) {
-            char eng[40];
+        for (int q = 0; q < nchk; q++) {
+            char eng[48];
             snprintf(eng, sizeof eng, "exactref check: %s", stds[q]);
             r = add_row(set_name[set], n, eng);
             snprintf(r->threads, sizeof r->threads, "%d", st.threads);
@@ -397,7 +420,7 @@ static void run_case(int set, int64_t n)
                 if (rep_ == 0) first = u3 - u0; /* the first run: fresh pages, nothing cached */
                 if (rc == ER_OK && u3 - u0 < t3 - t0) t0 = u0, t1 = u1, t2 = u2, t3 = u3;
             }
-            if (rc == ER_OK) {
+            if (rc == ER_OK && q < 2) {
                 /* the first rows' tolerance and range, for the OpenCL backend's comparison below */
                 free(cpu_tol[q]);
                 free(cpu_lh[q]);
@@ -415,7 +438,7 @@ static void run_case(int set, int64_t n)
                 snprintf(r->notes, sizeof r->notes,
                          "reference %.3f s + tolerance %.3f s + covers %.3f s; first run %.3f s; %lld outside (want 0)",
                          t1 - t0, t2 - t1, t3 - t2, first, (long long)outside);
-                printf("  check %-7s %9.3f GMAC/s  (reference %.3f s, tolerance %.3f s, covers %.3f s; first run %.3f s)\n",
+                printf("  check %-19s %9.3f GMAC/s  (reference %.3f s, tolerance %.3f s, covers %.3f s; first run %.3f s)\n",
                        stds[q], r->gmacs, t1 - t0, t2 - t1, t3 - t2, first);
             } else {
                 snprintf(r->notes, sizeof r->notes, "failed: %.200s", msg[0] ? msg : er_status_string(rc));
