@@ -66,7 +66,7 @@ for f in src/interp/interp_parse.c src/interp/interp_check.c src/interp/interp_a
          src/math/*.c src/*.c src/interval/*.c src/host/*.c cpu/*.c; do
     echo "$f"
 done | xargs -P "${JOBS:-2}" -I{} sh -c 'o=$(echo "$1" | tr / _); exec "$2" -c -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
-    -fno-sanitize-recover=undefined -ffp-contract=off -Iinclude -I"$3/iinclude" -Isrc "$1" -o "$3/iobj/${o%.c}.o"' \
+    -fno-sanitize-recover=undefined -ffp-contract=off -DER_NO_FLATTEN -Iinclude -I"$3/iinclude" -Isrc "$1" -o "$3/iobj/${o%.c}.o"' \
     sh {} "$cc" "$work"
 $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -ffp-contract=off \
     -Iinclude -I"$work/iinclude" -Isrc tests/fuzz/fuzz_interp.c "$work"/iobj/*.o \
