@@ -292,13 +292,7 @@ X8_TARGET static unsigned exact_first_x8(const er_bjob *j, const exact_q *Q, con
         xl = x8_down(_mm512_add_pd(xl, cval));
         xh = x8_up(_mm512_add_pd(xh, cval));
     }
-    __m512d la = x8_down(_mm512_sub_pd(xl, rad)), lb = x8_up(_mm512_sub_pd(xh, rad));
-    __m512d ha = x8_down(_mm512_add_pd(xl, rad)), hb = x8_up(_mm512_add_pd(xh, rad));
-    __m512d lv, lv2, hv, hv2; /* lv2, hv2: unused (the ends must agree) */
-    __m512i pl = x8_pattern(&V->F, la, &lv, &ok), pl2 = x8_pattern(&V->F, lb, &lv2, &ok);
-    __m512i ph = x8_pattern(&V->F, ha, &hv2, &ok), ph2 = x8_pattern(&V->F, hb, &hv, &ok);
-    ok &= _mm512_cmp_epi64_mask(pl, pl2, _MM_CMPINT_EQ) & _mm512_cmp_epi64_mask(ph, ph2, _MM_CMPINT_EQ);
-    return er_x8_finish(&V->F, j->rb + i * n + col, la, hb, rad, pl, lv, ph2, hv, ok, out, e);
+    return er_x8_keys(&V->F, j->rb + i * n + col, xl, xh, rad, ok, out, e);
 }
 
 #endif

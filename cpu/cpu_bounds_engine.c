@@ -1029,16 +1029,9 @@ X8_TARGET static unsigned eng_finish_x8(const eng_x8 *V, const er_bjob *j, const
     if (V->tf) E = x8_up(_mm512_add_pd(E, x8_up(_mm512_mul_pd(x8_up(_mm512_mul_pd(T, V->infl)), V->rel))));
     ok &= x8_finite(E);
     if (!ok) return 0;
-    /* er_cpu_fq_keys: RD(x - E) and RU(x + E) decided by [xl, xh] */
+    /* RD(x - E) and RU(x + E) decided by [xl, xh] */
     __m512d xl = x8_down(_mm512_sub_pd(s, e64)), xh = x8_up(_mm512_add_pd(s, e64));
-    __m512d la = x8_down(_mm512_sub_pd(xl, E)), lb = x8_up(_mm512_sub_pd(xh, E));
-    __m512d ha = x8_down(_mm512_add_pd(xl, E)), hb = x8_up(_mm512_add_pd(xh, E));
-    __m512d lv, lv2, hv, hv2; /* lv2, hv2: unused (the ends must agree) */
-    __m512i pl = x8_pattern(&V->F, la, &lv, &ok), pl2 = x8_pattern(&V->F, lb, &lv2, &ok);
-    __m512i ph = x8_pattern(&V->F, ha, &hv2, &ok), ph2 = x8_pattern(&V->F, hb, &hv, &ok);
-    ok &= _mm512_cmp_epi64_mask(pl, pl2, _MM_CMPINT_EQ) & _mm512_cmp_epi64_mask(ph, ph2, _MM_CMPINT_EQ);
-    if (!ok) return 0;
-    return er_x8_finish(&V->F, j->rb + e, la, hb, E, pl, lv, ph2, hv, ok, out, eo);
+    return er_x8_keys(&V->F, j->rb + e, xl, xh, E, ok, out, eo);
 }
 #endif
 

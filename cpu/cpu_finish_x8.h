@@ -140,6 +140,21 @@ X8_TARGET static inline unsigned er_x8_finish(const er_x8_fq *V, const uint64_t 
     _mm_mask_storeu_epi8(out->may_nan + e, ok, _mm_setzero_si128());
     return ok;
 }
+
+/* er_cpu_fq_keys for eight lanes: RD(x - rad) and RU(x + rad) decided by the enclosure [xl, xh] of x
+ * where both ends give the same pattern; returns the lanes stored (er_x8_finish), 0 for the others. */
+X8_TARGET static inline unsigned er_x8_keys(const er_x8_fq *V, const uint64_t *rbp, __m512d xl, __m512d xh,
+                                            __m512d rad, __mmask8 ok, er_bounds *out, int64_t e)
+{
+    __m512d la = x8_down(_mm512_sub_pd(xl, rad)), lb = x8_up(_mm512_sub_pd(xh, rad));
+    __m512d ha = x8_down(_mm512_add_pd(xl, rad)), hb = x8_up(_mm512_add_pd(xh, rad));
+    __m512d lv, lv2, hv, hv2; /* lv2, hv2: unused (the ends must agree) */
+    __m512i pl = x8_pattern(V, la, &lv, &ok), pl2 = x8_pattern(V, lb, &lv2, &ok);
+    __m512i ph = x8_pattern(V, ha, &hv2, &ok), ph2 = x8_pattern(V, hb, &hv, &ok);
+    ok &= _mm512_cmp_epi64_mask(pl, pl2, _MM_CMPINT_EQ) & _mm512_cmp_epi64_mask(ph, ph2, _MM_CMPINT_EQ);
+    if (!ok) return 0;
+    return er_x8_finish(V, rbp, la, hb, rad, pl, lv, ph2, hv, ok, out, e);
+}
 #endif
 
 #endif /* ER_CPU_FINISH_X8_H */
