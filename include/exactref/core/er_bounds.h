@@ -60,7 +60,7 @@ ER_FN double er_b_down(double x)
 }
 
 /* The binary64 value of a pattern of format f (exact; NaN keeps a payload: only tested with isnan). */
-ER_FN double er_b_value(int f, er_u64 bits)
+ER_FN_NOINLINE double er_b_value(int f, er_u64 bits)
 {
     return er_b_dbl(er_convert(f, ER_FMT_F64, bits, ER_RND_NEAREST_EVEN, 0u).bits);
 }
@@ -534,13 +534,20 @@ ER_FN void er_b_eng_run(const er_bpar *c, er_b_eng *gp, ER_GLOBAL const double *
     *gp = g;
 }
 
+/* The output pattern of the binary64 value v in format of, direction dir: out of line (er_convert with a
+ * format known only at run time is a large function, and the bounds call it at many places). */
+ER_FN_NOINLINE er_u64 er_b_cvt(int of, double v, int dir, er_u32 opts)
+{
+    return er_convert(ER_FMT_F64, of, er_b_bits(v), dir, opts).bits;
+}
+
 ER_FN int er_b_nan_pattern(int f, er_u64 bits) { return er_decode(f, bits).cls == ER_CLASS_NAN; }
 ER_FN int er_b_inf_pattern(int f, er_u64 bits) { return er_decode(f, bits).cls == ER_CLASS_INF; }
 
 /* From the ends lo <= hi of the compute values an implementation may reach (radius rad) to tolerance,
  * finite_range and may_be (docs/proofs/foundations.md).  lpk, hpk: the output patterns of the clipped
  * ends where the caller has them already (er_b_key_of's), or NULL. */
-ER_FN void er_b_finish_lh(const er_bpar *c, er_u64 rbits, double lo, double hi, double rad, int nonfinite,
+ER_FN_NOINLINE void er_b_finish_lh(const er_bpar *c, er_u64 rbits, double lo, double hi, double rad, int nonfinite,
                           int uncertain, const er_u64 *lpk, const er_u64 *hpk, er_bel *o)
 {
     int of = c->out_fmt, dir = c->dir;
@@ -556,8 +563,8 @@ ER_FN void er_b_finish_lh(const er_bpar *c, er_u64 rbits, double lo, double hi, 
          * its reference was not: no bound, every special possible */
         o->tolerance = er_b_finite(rv) ? ER_B_INF : ER_B_NAN;
         o->flags = ER_BF_RANGE | ER_BF_PINF | ER_BF_NINF | ER_BF_NAN;
-        o->low = sgn ? er_convert(ER_FMT_F64, of, er_b_bits(-maxo), ER_RND_NEAREST_EVEN, 0u).bits : 0u;
-        o->high = er_convert(ER_FMT_F64, of, er_b_bits(maxo), ER_RND_NEAREST_EVEN, 0u).bits;
+        o->low = sgn ? er_b_cvt(of, -maxo, ER_RND_NEAREST_EVEN, 0u) : 0u;
+        o->high = er_b_cvt(of, maxo, ER_RND_NEAREST_EVEN, 0u);
         return;
     }
     if (nonfinite) {
@@ -595,8 +602,8 @@ ER_FN void er_b_finish_lh(const er_bpar *c, er_u64 rbits, double lo, double hi, 
         lo_c = 0x1p-1074;
     }
     if (lo_c <= hi_c) {
-        er_u64 lp = lpk ? *lpk : er_convert(ER_FMT_F64, of, er_b_bits(lo_c), dir, opts).bits;
-        er_u64 hp = hpk ? *hpk : er_convert(ER_FMT_F64, of, er_b_bits(hi_c), dir, opts).bits;
+        er_u64 lp = lpk ? *lpk : er_b_cvt(of, lo_c, dir, opts);
+        er_u64 hp = hpk ? *hpk : er_b_cvt(of, hi_c, dir, opts);
         double lv = er_b_value(of, lp), hv = er_b_value(of, hp);
         if (er_b_isnan(lv) || er_b_isnan(hv)) o->flags |= ER_BF_NAN;
         if (er_b_isinf(lv) && lv < 0) o->flags |= ER_BF_NINF;
@@ -607,8 +614,8 @@ ER_FN void er_b_finish_lh(const er_bpar *c, er_u64 rbits, double lo, double hi, 
         if (er_b_finite(flo) && er_b_finite(fhi) && flo <= fhi) {
             o->flags |= ER_BF_RANGE;
             /* -max and max (in place of an infinity): values of the format */
-            o->low = er_b_finite(lv) ? lp : er_convert(ER_FMT_F64, of, er_b_bits(flo), ER_RND_NEAREST_EVEN, 0u).bits;
-            o->high = er_b_finite(hv) ? hp : er_convert(ER_FMT_F64, of, er_b_bits(fhi), ER_RND_NEAREST_EVEN, 0u).bits;
+            o->low = er_b_finite(lv) ? lp : er_b_cvt(of, flo, ER_RND_NEAREST_EVEN, 0u);
+            o->high = er_b_finite(hv) ? hp : er_b_cvt(of, fhi, ER_RND_NEAREST_EVEN, 0u);
         }
     }
     if (!er_b_finite(rv)) {
@@ -660,7 +667,7 @@ ER_FN er_b_key er_b_key_of(const er_bpar *c, double v, int side)
     } else if (vc > c->max_c) {
         vc = c->max_c;
     }
-    k.pat = er_convert(ER_FMT_F64, c->out_fmt, er_b_bits(vc), c->dir, c->opts).bits;
+    k.pat = er_b_cvt(c->out_fmt, vc, c->dir, c->opts);
     return k;
 }
 
@@ -689,6 +696,32 @@ ER_FN double er_b_radius_exact(const er_bpar *c, double T, double W, double cval
     return er_b_up(rad + er_b_up(2.0 * c->eta * (double)c->k));
 }
 
+/* er_b_ends_exact's rare step: lo = RD(x - rad), hi = RU(x + rad) from x summed exactly (the products of
+ * binary64 values, lsb >= 2^-2148, below 2^2048; C; -rad), then x + rad = (x - rad) + 2 rad on a copy. */
+ER_FN_NOINLINE void er_b_ends_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
+                                  double cval, er_u64 rbits, double rad, er_bel *o)
+{
+    er_acc acc, acc2;
+    er_i32 wlo, wnd;
+    er_i64 p;
+    double lo, hi;
+    er_val mr = er_decode(ER_FMT_F64, er_b_bits(-rad)), pr = er_decode(ER_FMT_F64, er_b_bits(rad));
+    er_acc_window(-2148, 2048, c->k + 3, &wlo, &wnd);
+    er_acc_init(&acc, wlo, wnd);
+    for (p = 0; p < c->k; p++)
+        er_acc_add_product(&acc, er_decode(ER_FMT_F64, er_b_bits(ar[p])), er_decode(ER_FMT_F64, er_b_bits(bc[p * c->ldb])));
+    if (c->has_c) er_acc_add_val(&acc, er_decode(ER_FMT_F64, er_b_bits(cval)));
+    er_acc_add_val(&acc, mr);
+    er_acc_copy(&acc2, &acc);
+    er_acc_add_val(&acc2, pr);
+    er_acc_add_val(&acc2, pr);
+    lo = er_b_dbl(er_acc_round(&acc, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits);
+    hi = er_b_dbl(er_acc_round(&acc2, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits);
+    if (lo == 0) lo = 0.0; /* the real number 0 (an exact zero rounds to -0 toward -inf) */
+    if (hi == 0) hi = 0.0;
+    er_b_finish_lh(c, rbits, lo, hi, rad, 0, 0, 0, 0, o);
+}
+
 /*
  * The element's result at lo = RD(x - rad) and hi = RU(x + rad), x the exact sum of the k products of
  * ar and bc and C (when has_c), rad finite: from an enclosure [xl, xh] of x where both its ends give the
@@ -699,38 +732,14 @@ ER_FN double er_b_radius_exact(const er_bpar *c, double T, double W, double cval
 ER_FN void er_b_ends_exact(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
                            er_u64 rbits, double xl, double xh, double rad, er_bel *o)
 {
-    double lo, hi;
-    {
-        double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
-        er_b_key kl = er_b_key_of(c, la, 0), kh = er_b_key_of(c, hb, 1);
-        if (er_b_key_eq(kl, er_b_key_of(c, lb, 0)) && er_b_key_eq(kh, er_b_key_of(c, ha, 1))) {
-            er_b_finish_lh(c, rbits, la, hb, rad, 0, 0, &kl.pat, &kh.pat, o);
-            return;
-        }
+    double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
+    er_b_key kl = er_b_key_of(c, la, 0), kh = er_b_key_of(c, hb, 1);
+    if (er_b_key_eq(kl, er_b_key_of(c, lb, 0)) && er_b_key_eq(kh, er_b_key_of(c, ha, 1))) {
+        er_b_finish_lh(c, rbits, la, hb, rad, 0, 0, &kl.pat, &kh.pat, o);
+        return;
     }
-    {
-        /* x exactly: the products of binary64 values (lsb >= 2^-2148, below 2^2048), C and -rad; then
-         * x + rad = (x - rad) + 2 rad on a copy */
-        er_acc acc, acc2;
-        er_i32 wlo, wnd;
-        er_i64 p;
-        er_val mr = er_decode(ER_FMT_F64, er_b_bits(-rad)), pr = er_decode(ER_FMT_F64, er_b_bits(rad));
-        er_acc_window(-2148, 2048, c->k + 3, &wlo, &wnd);
-        er_acc_init(&acc, wlo, wnd);
-        for (p = 0; p < c->k; p++)
-            er_acc_add_product(&acc, er_decode(ER_FMT_F64, er_b_bits(ar[p])),
-                               er_decode(ER_FMT_F64, er_b_bits(bc[p * c->ldb])));
-        if (c->has_c) er_acc_add_val(&acc, er_decode(ER_FMT_F64, er_b_bits(cval)));
-        er_acc_add_val(&acc, mr);
-        er_acc_copy(&acc2, &acc);
-        er_acc_add_val(&acc2, pr);
-        er_acc_add_val(&acc2, pr);
-        lo = er_b_dbl(er_acc_round(&acc, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits);
-        hi = er_b_dbl(er_acc_round(&acc2, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits);
-        if (lo == 0) lo = 0.0; /* the real number 0 (an exact zero rounds to -0 toward -inf) */
-        if (hi == 0) hi = 0.0;
-        er_b_finish_lh(c, rbits, lo, hi, rad, 0, 0, 0, 0, o);
-    }
+    er_b_ends_sum(c, ar, bc, cval, rbits, rad, o); /* rare: a rounding boundary of the output within the
+                                                    * enclosure's width */
 }
 
 /*

@@ -9,6 +9,9 @@
  *   - (from er_types.h) the fixed-width integer types er_u8 .. er_u64, er_i8 .. er_i64;
  *   - ER_FN, the qualifier of every core function (static inline, plus __host__ __device__ for CUDA);
  *   - ER_FN_INLINE, the same, forced inline everywhere (loops whose constant formats must fold);
+ *   - ER_FN_NOINLINE, a core function kept out of line (the rare paths of the bounds: one copy per
+ *     program instead of one per call site, which is what made the bounds' translation units take
+ *     minutes to compile; inlining never changes a result, contraction being off everywhere);
  *   - ER_CLZ64(x), count of leading zero bits of a NONZERO 64-bit value;
  *   - ER_GLOBAL, the address space of the kernels' buffers (OpenCL's __global; nothing elsewhere),
  *     and ER_CONSTANT, that of their parameter blocks (OpenCL's __constant);
@@ -21,6 +24,7 @@
 #if defined(__OPENCL_VERSION__)
 #define ER_FN static inline
 #define ER_FN_INLINE static inline __attribute__((always_inline))
+#define ER_FN_NOINLINE static inline
 #define ER_CLZ64(x) ((int)clz((ulong)(x)))
 #define ER_U64(c) ((ulong)(c##UL))
 #define ER_GLOBAL __global
@@ -31,6 +35,7 @@
 #include <stdint.h>
 #define ER_FN static __host__ __device__ __forceinline__
 #define ER_FN_INLINE ER_FN
+#define ER_FN_NOINLINE static __host__ __device__ __noinline__
 #define ER_GLOBAL
 #define ER_CONSTANT
 #if defined(__CUDA_ARCH__)
@@ -51,11 +56,14 @@
 #if defined(__GNUC__) || defined(__clang__)
 /* Force inlining so a loop over constant formats folds the table row into straight-line code. */
 #define ER_ALWAYS_INLINE_ __attribute__((always_inline))
+#define ER_NOINLINE_ __attribute__((noinline, unused))
 #else
 #define ER_ALWAYS_INLINE_
+#define ER_NOINLINE_
 #endif
 #define ER_FN static inline ER_ALWAYS_INLINE_
 #define ER_FN_INLINE ER_FN
+#define ER_FN_NOINLINE static ER_NOINLINE_
 #define ER_GLOBAL
 #define ER_CONSTANT
 #include <math.h>
