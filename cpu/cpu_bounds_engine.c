@@ -14,18 +14,21 @@
  * The definition (include/exactref/core/er_bounds.h, er_b_eng_run; docs/proofs/engines.md): per element,
  * per instruction of mk terms, xs = the sum of the finite |a_p b_p| in index order from 0, emax = the
  * largest e_a + e_b, then er_b_eng_block; s = the sum of the products in index order.  Here the
- * elements run in tiles of 4 rows x 4 columns (AVX2: a register per row holds four elements, each lane
- * its own element's chain, so every lane performs its element's additions in index order: the same
- * bits), B packed by chunks of KC rows (a multiple of mk) x 64 columns, the exponents' max-plus
- * products sixteen int16 lanes at a time, and the recurrence four elements at a time at every
- * instruction's end.  Between chunks each element's s and recurrence state wait in memory (a value
- * stored and reloaded: the same bits).  Every loop that carries an element's chain runs in index order;
- * the tiling only decides which elements share a register.
+ * elements run in tiles of 4 rows x 16 columns, B packed by chunks of KC rows (a multiple of mk) x 128
+ * columns, a chunk at a time: the exponents' max-plus products sixteen int16 lanes at a time (or none,
+ * where the chunk's largest exponent sum cannot reach the accumulator's: tile512), the terms of every
+ * instruction of the chunk with each element's running sum s in a register (AVX2: a 4 x 4 sub-tile,
+ * a register per row, each lane its own element's chain; AVX-512: 4 x 16, two registers per row), then
+ * the recurrence over the chunk's instructions with the state in registers (rec4: four lanes, rec512:
+ * eight), every lane performing its element's operations in index order: the same bits.  Between
+ * chunks each element's s and recurrence state wait in memory (a value stored and reloaded: the same
+ * bits).  Every loop that carries an element's chain runs in index order; the tiling only decides
+ * which elements share a register.
  */
 
 enum {
     EMR = 4,   /* rows of a tile */
-    ENR = 4,   /* columns of a tile (one AVX2 register of binary64) */
+    ENR = 4,   /* columns of a sub-tile (one AVX2 register of binary64) */
     ENG = 16,  /* columns of an exponent group (one AVX2 register of int16); four tiles */
     ENC = 128,  /* columns of a chunk of B (a multiple of ENG) */
     EMC = 4096, /* rows of a block of the state (a multiple of EMR): B is packed once per block */
@@ -131,98 +134,6 @@ static void exps_plain(const int16_t *const *ea, const int16_t *eb, int64_t nt, 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define ER_HAVE_AVX2_ENGINE 1
-
-/* terms_plain four columns at a time: IEEE multiplication and addition lane by lane.  fast: every
- * product of the tile is known finite (then |x| joins xs without the test). */
-__attribute__((target("avx2"))) static void terms_avx2(const double *a0, const double *a1, const double *a2,
-                                                        const double *a3, const double *b, int64_t nt, double *s,
-                                                        int64_t ld, double *xs, int fast)
-{
-    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
-    __m256d s0 = _mm256_loadu_pd(s), s1 = _mm256_loadu_pd(s + ld), s2 = _mm256_loadu_pd(s + 2 * ld),
-            s3 = _mm256_loadu_pd(s + 3 * ld);
-    __m256d x0 = _mm256_setzero_pd(), x1 = x0, x2 = x0, x3 = x0;
-    if (fast) {
-        for (int64_t p = 0; p < nt; p++) {
-            __m256d bv = _mm256_loadu_pd(b + p * ENG);
-            __m256d t0 = _mm256_mul_pd(_mm256_broadcast_sd(a0 + p), bv);
-            __m256d t1 = _mm256_mul_pd(_mm256_broadcast_sd(a1 + p), bv);
-            __m256d t2 = _mm256_mul_pd(_mm256_broadcast_sd(a2 + p), bv);
-            __m256d t3 = _mm256_mul_pd(_mm256_broadcast_sd(a3 + p), bv);
-            s0 = _mm256_add_pd(s0, t0);
-            s1 = _mm256_add_pd(s1, t1);
-            s2 = _mm256_add_pd(s2, t2);
-            s3 = _mm256_add_pd(s3, t3);
-            x0 = _mm256_add_pd(x0, _mm256_and_pd(t0, am));
-            x1 = _mm256_add_pd(x1, _mm256_and_pd(t1, am));
-            x2 = _mm256_add_pd(x2, _mm256_and_pd(t2, am));
-            x3 = _mm256_add_pd(x3, _mm256_and_pd(t3, am));
-        }
-    } else {
-        /* an infinite or NaN product adds +0 to xs, which is +0 or positive: xs unchanged, as in
-         * er_b_eng_term */
-        const __m256d big = _mm256_set1_pd(DBL_MAX);
-#define ER_T1(sv, xv, t)                                                                                 \
-    do {                                                                                                 \
-        __m256d ax_ = _mm256_and_pd((t), am);                                                            \
-        sv = _mm256_add_pd(sv, (t));                                                                     \
-        xv = _mm256_add_pd(xv, _mm256_and_pd(ax_, _mm256_cmp_pd(ax_, big, _CMP_LE_OQ)));                 \
-    } while (0)
-        for (int64_t p = 0; p < nt; p++) {
-            __m256d bv = _mm256_loadu_pd(b + p * ENG);
-            __m256d t0 = _mm256_mul_pd(_mm256_broadcast_sd(a0 + p), bv);
-            __m256d t1 = _mm256_mul_pd(_mm256_broadcast_sd(a1 + p), bv);
-            __m256d t2 = _mm256_mul_pd(_mm256_broadcast_sd(a2 + p), bv);
-            __m256d t3 = _mm256_mul_pd(_mm256_broadcast_sd(a3 + p), bv);
-            ER_T1(s0, x0, t0);
-            ER_T1(s1, x1, t1);
-            ER_T1(s2, x2, t2);
-            ER_T1(s3, x3, t3);
-        }
-#undef ER_T1
-    }
-    _mm256_storeu_pd(s, s0);
-    _mm256_storeu_pd(s + ld, s1);
-    _mm256_storeu_pd(s + 2 * ld, s2);
-    _mm256_storeu_pd(s + 3 * ld, s3);
-    _mm256_storeu_pd(xs, x0);
-    _mm256_storeu_pd(xs + 4, x1);
-    _mm256_storeu_pd(xs + 8, x2);
-    _mm256_storeu_pd(xs + 12, x3);
-}
-
-/* terms_avx2's fast case with fused multiply-adds, where every product is exact in binary64
- * (prod_exact): s + a b = fma(a, b, s) and xs + |a b| = fma(|a|, |b|, xs), one rounding of the same
- * exact value, the same bits.  aa: the rows' magnitudes (B's: a mask of the sign bit, in the register). */
-__attribute__((target("avx2,fma"))) static void terms_avx2_fma(const double *a0, const double *a1, const double *a2,
-                                                                const double *a3, const double *const *aa,
-                                                                const double *b, int64_t nt, double *s, int64_t ld,
-                                                                double *xs)
-{
-    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
-    __m256d s0 = _mm256_loadu_pd(s), s1 = _mm256_loadu_pd(s + ld), s2 = _mm256_loadu_pd(s + 2 * ld),
-            s3 = _mm256_loadu_pd(s + 3 * ld);
-    __m256d x0 = _mm256_setzero_pd(), x1 = x0, x2 = x0, x3 = x0;
-    for (int64_t p = 0; p < nt; p++) {
-        __m256d bv = _mm256_loadu_pd(b + p * ENG), bm = _mm256_and_pd(bv, am);
-        s0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + p), bv, s0);
-        s1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + p), bv, s1);
-        s2 = _mm256_fmadd_pd(_mm256_broadcast_sd(a2 + p), bv, s2);
-        s3 = _mm256_fmadd_pd(_mm256_broadcast_sd(a3 + p), bv, s3);
-        x0 = _mm256_fmadd_pd(_mm256_broadcast_sd(aa[0] + p), bm, x0);
-        x1 = _mm256_fmadd_pd(_mm256_broadcast_sd(aa[1] + p), bm, x1);
-        x2 = _mm256_fmadd_pd(_mm256_broadcast_sd(aa[2] + p), bm, x2);
-        x3 = _mm256_fmadd_pd(_mm256_broadcast_sd(aa[3] + p), bm, x3);
-    }
-    _mm256_storeu_pd(s, s0);
-    _mm256_storeu_pd(s + ld, s1);
-    _mm256_storeu_pd(s + 2 * ld, s2);
-    _mm256_storeu_pd(s + 3 * ld, s3);
-    _mm256_storeu_pd(xs, x0);
-    _mm256_storeu_pd(xs + 4, x1);
-    _mm256_storeu_pd(xs + 8, x2);
-    _mm256_storeu_pd(xs + 12, x3);
-}
 
 /* exps_plain sixteen columns at a time in int16 lanes (the caller has checked that every e_a + e_b
  * fits: the maximum is then exact). */
@@ -423,72 +334,6 @@ static void eng_k_set(const er_bpar *c, eng_k *K, int64_t nt, int64_t p1)
     }
 }
 
-__attribute__((target("avx2"), always_inline)) static inline int block4f_avx2(const eng_k *K, double *Tp,
-                                                                               double *Ep, double *Bp, double *Rp,
-                                                                               unsigned char *dn, const double *xsp,
-                                                                               const int32_t *emp)
-{
-    uint32_t d4;
-    memcpy(&d4, dn, 4);
-    if (d4) return 0;
-    __m256d B = _mm256_loadu_pd(Bp), E = _mm256_loadu_pd(Ep), R = _mm256_loadu_pd(Rp), xs = _mm256_loadu_pd(xsp);
-    if (_mm256_movemask_pd(_mm256_or_pd(_mm256_or_pd(B, E), _mm256_or_pd(R, xs)))) return 0;
-    const __m256i one = _mm256_set1_epi64x(1);
-#define ER_UP4(v) _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), one))
-    __m256d T = _mm256_add_pd(_mm256_loadu_pd(Tp), xs);
-    __m256d xs2 = ER_UP4(_mm256_mul_pd(xs, _mm256_set1_pd(K->infl)));
-    /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B (the same for a
-     * subnormal B: its field 0 is below emin_D's) */
-    __m256i bb = _mm256_castpd_si256(B), exb = _mm256_srli_epi64(bb, 52), eminb = _mm256_set1_epi64x(K->eminb);
-    __m256i ecb = _mm256_blendv_epi8(eminb, exb, _mm256_cmpgt_epi64(exb, eminb));
-    if (K->zero_fix)
-        ecb = _mm256_blendv_epi8(ecb, _mm256_set1_epi64x(-126 + 1023), _mm256_cmpeq_epi64(bb, _mm256_setzero_si256()));
-    __m256i emb = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)emp)),
-                                   _mm256_set1_epi64x(K->gx));
-    __m256i Esb = _mm256_blendv_epi8(ecb, emb, _mm256_cmpgt_epi64(emb, ecb));
-    __m256i bad = _mm256_cmpgt_epi64(Esb, _mm256_set1_epi64x(K->limb));
-    if (K->low_check) bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(_mm256_set1_epi64x(K->lowb), Esb));
-    /* trunc = er_b_up(ldexp(cnt, Es - F)) */
-    __m256d trunc = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_slli_epi64(Esb, 52), _mm256_set1_epi64x(K->kt)));
-    __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B, xs2)), trunc));
-    /* norm = 2^max(sh, qe): 2^sh from dmax's exponent field (a field at or below out_p + rne gives
-     * +0 or a negative value, below 2^qe) */
-    __m256d norm = _mm256_castsi256_pd(
-        _mm256_sub_epi64(_mm256_and_si256(_mm256_castpd_si256(dmax), _mm256_set1_epi64x(0x7FF0000000000000LL)),
-                         _mm256_set1_epi64x(K->shsub)));
-    norm = _mm256_max_pd(norm, _mm256_set1_pd(K->q2));
-    E = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(E, trunc)), norm));
-    B = ER_UP4(_mm256_add_pd(dmax, norm));
-    const __m256d maxc = _mm256_set1_pd(K->maxc), big = _mm256_set1_pd(DBL_MAX);
-    __m256d done = _mm256_cmp_pd(B, maxc, _CMP_GE_OQ);
-    if (K->promote) done = _mm256_or_pd(done, _mm256_cmp_pd(R, maxc, _CMP_GE_OQ));
-    bad = _mm256_or_si256(bad, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(E, B), big, _CMP_NLE_UQ)));
-    __m256d E2 = E, R2 = R, B2 = B;
-    if (K->promote_now) {
-        __m256d rnew = ER_UP4(_mm256_add_pd(R, B));
-        __m256d perr = ER_UP4(_mm256_mul_pd(rnew, _mm256_set1_pd(0x1p-24)));
-        E2 = ER_UP4(_mm256_add_pd(E, perr));
-        R2 = ER_UP4(_mm256_add_pd(rnew, perr));
-        B2 = _mm256_setzero_pd();
-        bad = _mm256_or_si256(bad, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(E2, R2), big, _CMP_NLE_UQ)));
-    }
-#undef ER_UP4
-    if (!_mm256_testz_si256(bad, bad)) return 0;
-    _mm256_storeu_pd(Tp, T);
-    int dm = _mm256_movemask_pd(done);
-    if (dm) {
-        /* a lane that overflowed keeps the values of the overflow step */
-        E2 = _mm256_blendv_pd(E2, E, done);
-        R2 = _mm256_blendv_pd(R2, R, done);
-        B2 = _mm256_blendv_pd(B2, B, done);
-        for (int l = 0; l < 4; l++) dn[l] = (unsigned char)((dm >> l) & 1);
-    }
-    _mm256_storeu_pd(Ep, E2);
-    _mm256_storeu_pd(Bp, B2);
-    if (K->promote_now) _mm256_storeu_pd(Rp, R2);
-    return 1;
-}
-
 /* The packing of one full group of B's chunk (kc terms x ENG columns from b and eb, step n): the values
  * and exponents copied, each tile column's largest magnitude (an infinity for an infinite or NaN value)
  * into pm[0..3], the exponents' range into *emn, *emx (mag_max's and the scalar loop's results). */
@@ -527,62 +372,283 @@ __attribute__((target("avx2"))) static void pack_avx2(const double *b, const int
     }
 }
 
-/* block4f_avx2 out of line (the test's entry). */
-__attribute__((target("avx2"))) static int block4f_call(const eng_k *K, double *Tp, double *Ep, double *Bp, double *Rp,
-                                                         unsigned char *dn, const double *xsp, const int32_t *emp)
+/*
+ * The AVX2 kernels by chunks, as the AVX-512 ones below (tile512): one chunk's terms of a 4 x 16 tile
+ * for every instruction into xb (instruction i, row r, column c at i * 64 + r * 16 + c), each
+ * element's running sum s in a register for the whole chunk; then the recurrence with the state in
+ * registers from the chunk's first instruction to its last.  Each lane is one element and performs its
+ * own operations in its order: the same bits as the instruction-by-instruction path above.
+ *
+ * terms: one 4 x 4 sub-tile (columns from b, step ENG per term) over kc terms in instructions of mk; its
+ * sums into xb (the sub-tile's offset included by the caller).  mode 2: every product exact and finite
+ * (fused multiply-adds: s + a b = fma(a, b, s) and xs + |a b| = fma(|a|, |b|, xs), one rounding of the
+ * same exact value, the same bits); 1: every product finite; 0: the finite test (an infinite or NaN
+ * product adds +0 to xs, as er_b_eng_term leaves it out).
+ */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+terms_chunk_body(const double *const *a, const double *const *aa, const double *b, int64_t kc, int64_t mk, double *s,
+                 int64_t ld, double *xb, const int mode)
 {
-    return block4f_avx2(K, Tp, Ep, Bp, Rp, dn, xsp, emp);
-}
-
-/* The recurrence of a 4 x 16 group of elements (its first ntl tiles), rows from q0 (step ld): four lanes
- * at a time, lane by lane where the vector path declines. */
-__attribute__((target("avx2"), always_inline)) static inline void blocks_loop(const er_bpar *c, const eng_k *K,
-                                                                            eng_state *st, int64_t q0,
-                                                                            const double (*xs)[EMR * ENR],
-                                                                            const int32_t *em, int ntl, int64_t nt,
-                                                                            int64_t p1)
-{
-    double *restrict T = st->T, *restrict E = st->E, *restrict B = st->B, *restrict R = st->R;
-    unsigned char *restrict dn = st->dn;
-    const int64_t ld = st->ld;
-    for (int r = 0; r < EMR; r++)
-        for (int t = 0; t < ntl; t++) {
-            int64_t q = q0 + r * ld + t * ENR;
-            const double *x4 = xs[t] + r * ENR;
-            const int32_t *e4 = em + r * ENG + t * ENR;
-            if (!block4f_avx2(K, T + q, E + q, B + q, R + q, dn + q, x4, e4))
-                for (int l = 0; l < ENR; l++) block1(c, st, q + l, x4[l], e4[l], nt, p1);
-        }
-}
-
-/* The recurrence of a 4 x 16 group of elements (its first ntl tiles), rows from q0 (step ld): four lanes
- * at a time, lane by lane where the vector path declines.  The common case (an f32 accumulator, no
- * promotion) runs with its flags as constants. */
-__attribute__((target("avx2"))) static void blocks_avx2(const er_bpar *c, eng_state *st, int64_t q0,
-                                                         const double (*xs)[EMR * ENR], const int32_t *em, int ntl,
-                                                         int64_t nt, int64_t p1)
-{
-    eng_k K0;
-    eng_k_set(c, &K0, nt, p1);
-    if (!K0.ok) {
-        for (int r = 0; r < EMR; r++)
-            for (int t = 0; t < ntl; t++) {
-                int64_t q = q0 + r * st->ld + t * ENR;
-                const double *x4 = xs[t] + r * ENR;
-                const int32_t *e4 = em + r * ENG + t * ENR;
-                if (!block4_avx2(c, st->T + q, st->E + q, st->B + q, st->R + q, st->dn + q, x4, e4, nt, p1))
-                    for (int l = 0; l < ENR; l++) block1(c, st, q + l, x4[l], e4[l], nt, p1);
+    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL)), big = _mm256_set1_pd(DBL_MAX);
+    const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+    const double *q0 = mode == 2 ? aa[0] : NULL, *q1 = mode == 2 ? aa[1] : NULL, *q2 = mode == 2 ? aa[2] : NULL,
+                 *q3 = mode == 2 ? aa[3] : NULL;
+    __m256d s0 = _mm256_loadu_pd(s), s1 = _mm256_loadu_pd(s + ld), s2 = _mm256_loadu_pd(s + 2 * ld),
+            s3 = _mm256_loadu_pd(s + 3 * ld);
+    for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
+        const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
+        __m256d x0 = _mm256_setzero_pd(), x1 = x0, x2 = x0, x3 = x0;
+        for (int64_t p = b0; p < p1; p++) {
+            const __m256d bv = _mm256_loadu_pd(b + p * ENG);
+            if (mode == 2) {
+                const __m256d bm = _mm256_and_pd(bv, am);
+                s0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + p), bv, s0);
+                s1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + p), bv, s1);
+                s2 = _mm256_fmadd_pd(_mm256_broadcast_sd(a2 + p), bv, s2);
+                s3 = _mm256_fmadd_pd(_mm256_broadcast_sd(a3 + p), bv, s3);
+                x0 = _mm256_fmadd_pd(_mm256_broadcast_sd(q0 + p), bm, x0);
+                x1 = _mm256_fmadd_pd(_mm256_broadcast_sd(q1 + p), bm, x1);
+                x2 = _mm256_fmadd_pd(_mm256_broadcast_sd(q2 + p), bm, x2);
+                x3 = _mm256_fmadd_pd(_mm256_broadcast_sd(q3 + p), bm, x3);
+            } else {
+                const __m256d t0 = _mm256_mul_pd(_mm256_broadcast_sd(a0 + p), bv);
+                const __m256d t1 = _mm256_mul_pd(_mm256_broadcast_sd(a1 + p), bv);
+                const __m256d t2 = _mm256_mul_pd(_mm256_broadcast_sd(a2 + p), bv);
+                const __m256d t3 = _mm256_mul_pd(_mm256_broadcast_sd(a3 + p), bv);
+                s0 = _mm256_add_pd(s0, t0);
+                s1 = _mm256_add_pd(s1, t1);
+                s2 = _mm256_add_pd(s2, t2);
+                s3 = _mm256_add_pd(s3, t3);
+                const __m256d u0 = _mm256_and_pd(t0, am), u1 = _mm256_and_pd(t1, am), u2 = _mm256_and_pd(t2, am),
+                              u3 = _mm256_and_pd(t3, am);
+                if (mode == 1) {
+                    x0 = _mm256_add_pd(x0, u0);
+                    x1 = _mm256_add_pd(x1, u1);
+                    x2 = _mm256_add_pd(x2, u2);
+                    x3 = _mm256_add_pd(x3, u3);
+                } else { /* an infinite or NaN product adds +0: xs unchanged (er_b_eng_term) */
+                    x0 = _mm256_add_pd(x0, _mm256_and_pd(u0, _mm256_cmp_pd(u0, big, _CMP_LE_OQ)));
+                    x1 = _mm256_add_pd(x1, _mm256_and_pd(u1, _mm256_cmp_pd(u1, big, _CMP_LE_OQ)));
+                    x2 = _mm256_add_pd(x2, _mm256_and_pd(u2, _mm256_cmp_pd(u2, big, _CMP_LE_OQ)));
+                    x3 = _mm256_add_pd(x3, _mm256_and_pd(u3, _mm256_cmp_pd(u3, big, _CMP_LE_OQ)));
+                }
             }
+        }
+        double *xo = xb + i * (EMR * ENG);
+        _mm256_storeu_pd(xo, x0);
+        _mm256_storeu_pd(xo + ENG, x1);
+        _mm256_storeu_pd(xo + 2 * ENG, x2);
+        _mm256_storeu_pd(xo + 3 * ENG, x3);
+    }
+    _mm256_storeu_pd(s, s0);
+    _mm256_storeu_pd(s + ld, s1);
+    _mm256_storeu_pd(s + 2 * ld, s2);
+    _mm256_storeu_pd(s + 3 * ld, s3);
+}
+
+__attribute__((target("avx2,fma"))) static void terms_chunk_avx2(const double *const *a, const double *const *aa,
+                                                                  const double *b, int64_t kc, int64_t mk, double *s,
+                                                                  int64_t ld, double *xb, int mode)
+{
+    if (mode == 2) terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 2);
+    else if (mode == 1) terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 1);
+    else terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 0);
+}
+
+/* The lanes of x (int64) that are greater than those of y: the larger of the two, lane by lane. */
+#define ER_MAX64_4(x, y) _mm256_blendv_epi8((y), (x), _mm256_cmpgt_epi64((x), (y)))
+
+/*
+ * The recurrence of a 4 x 16 tile over nb instructions of nt terms each (the first ending at term p1),
+ * their sums and exponents in xb and eb (the layout above): rec512's operations four lanes at a time,
+ * two registers of four elements interleaved, the state in registers from the first instruction to the
+ * last; the same conditions gathered over the chunk and tested at its end (rec512's comment), a group
+ * that fails them left as it was and run by er_b_eng_block lane by lane: the same bits.
+ */
+__attribute__((target("avx2"), always_inline)) static inline unsigned
+rec4_body(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const double *xb, const int32_t *eb, int64_t nb,
+          int64_t nt, int64_t p1, const int zero_fix, const int low_check, const int promote, const int f2)
+{
+    const __m256i one = _mm256_set1_epi64x(1), zi = _mm256_setzero_si256();
+    const __m256i eminb = _mm256_set1_epi64x(K->eminb), gx = _mm256_set1_epi64x(K->gx);
+    const __m256i lowb = _mm256_set1_epi64x(K->lowb), kt = _mm256_set1_epi64x(K->kt), shsub = _mm256_set1_epi64x(K->shsub);
+    const __m256i expmask = _mm256_set1_epi64x(0x7FF0000000000000LL), z126 = _mm256_set1_epi64x(-126 + 1023);
+    const __m256d infl = _mm256_set1_pd(K->infl), q2 = _mm256_set1_pd(K->q2), maxc = _mm256_set1_pd(K->maxc);
+    const __m256d big = _mm256_set1_pd(DBL_MAX), p24 = _mm256_set1_pd(0x1p-24), zd = _mm256_setzero_pd();
+    const __m256i fsh = _mm256_set1_epi64x(K->fsh), f2sh = _mm256_set1_epi64x(K->f2sh), lowb2 = _mm256_set1_epi64x(K->lowb2);
+    const int64_t ld = st->ld;
+    unsigned lanewise = 0u; /* bit 4 r + t: the group of row r, sub-tile t ran lane by lane */
+#define ER_UP4(v) _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), one))
+    for (int pass = 0; pass < (EMR * ENG) / 8; pass++) {
+        int64_t q[2], xo[2];
+        __m256d T[2], E[2], B[2], R[2], xsor[2];
+        __m256i esmax[2], bad[2];
+#pragma GCC unroll 2
+        for (int g = 0; g < 2; g++) {
+            const int r = pass >> 1, t = 2 * (pass & 1) + g; /* row r, sub-tile t of four columns */
+            uint32_t d4;
+            q[g] = q0 + r * ld + t * ENR;
+            xo[g] = r * ENG + t * ENR;
+            memcpy(&d4, st->dn + q[g], 4);
+            xsor[g] = zd;
+            esmax[g] = zi;
+            T[g] = _mm256_loadu_pd(st->T + q[g]);
+            E[g] = _mm256_loadu_pd(st->E + q[g]);
+            B[g] = _mm256_loadu_pd(st->B + q[g]);
+            R[g] = _mm256_loadu_pd(st->R + q[g]);
+            bad[g] = _mm256_cmpgt_epi64(zi, _mm256_castpd_si256(_mm256_or_pd(_mm256_or_pd(B[g], E[g]), R[g])));
+            if (d4) bad[g] = _mm256_set1_epi64x(-1);
+        }
+        for (int64_t i = 0; i < nb; i++) {
+            const int64_t pe = p1 + i * nt;
+            const int pn = promote && (pe % c->promote == 0 || pe == c->k);
+            const double *xi = xb + i * (EMR * ENG);
+            const int32_t *ei = eb + i * (EMR * ENG);
+#pragma GCC unroll 2
+            for (int g = 0; g < 2; g++) {
+                const __m256d xs = _mm256_loadu_pd(xi + xo[g]);
+                __m256i bd = zi;
+                xsor[g] = _mm256_or_pd(xsor[g], xs);
+                T[g] = _mm256_add_pd(T[g], xs);
+                const __m256d xs2 = ER_UP4(_mm256_mul_pd(xs, infl));
+                /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B */
+                const __m256i bb = _mm256_castpd_si256(B[g]);
+                __m256i ecb = ER_MAX64_4(_mm256_srli_epi64(bb, 52), eminb);
+                if (zero_fix) ecb = _mm256_blendv_epi8(ecb, z126, _mm256_cmpeq_epi64(bb, zi));
+                const __m256i emb =
+                    _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(ei + xo[g]))), gx);
+                const __m256i Esb = ER_MAX64_4(ecb, emb);
+                esmax[g] = ER_MAX64_4(esmax[g], Esb);
+                __m256d trunc;
+                if (f2) {
+                    /* CDNA3: up(cnt2 2^(em - F)), + 2^(Es - F), + 2^(Es - F2), each rounded up */
+                    bd = _mm256_or_si256(_mm256_cmpgt_epi64(lowb, emb), _mm256_cmpgt_epi64(lowb2, Esb));
+                    const __m256i es52 = _mm256_slli_epi64(Esb, 52);
+                    trunc = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_slli_epi64(emb, 52), kt));
+                    trunc = ER_UP4(_mm256_add_pd(trunc, _mm256_castsi256_pd(_mm256_sub_epi64(es52, fsh))));
+                    trunc = ER_UP4(_mm256_add_pd(trunc, _mm256_castsi256_pd(_mm256_sub_epi64(es52, f2sh))));
+                } else {
+                    if (low_check) bd = _mm256_cmpgt_epi64(lowb, Esb);
+                    trunc = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_slli_epi64(Esb, 52), kt));
+                }
+                const __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B[g], xs2)), trunc));
+                __m256d norm = _mm256_castsi256_pd(
+                    _mm256_sub_epi64(_mm256_and_si256(_mm256_castpd_si256(dmax), expmask), shsub));
+                norm = _mm256_max_pd(norm, q2);
+                E[g] = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(E[g], trunc)), norm));
+                B[g] = ER_UP4(_mm256_add_pd(dmax, norm));
+                if (promote) /* else B never decreases: its last value is checked */
+                    bd = _mm256_or_si256(bd, _mm256_castpd_si256(_mm256_or_pd(_mm256_cmp_pd(B[g], maxc, _CMP_GE_OQ),
+                                                                              _mm256_cmp_pd(R[g], maxc, _CMP_GE_OQ))));
+                if (pn) {
+                    const __m256d rnew = ER_UP4(_mm256_add_pd(R[g], B[g]));
+                    const __m256d perr = ER_UP4(_mm256_mul_pd(rnew, p24));
+                    E[g] = ER_UP4(_mm256_add_pd(E[g], perr));
+                    R[g] = ER_UP4(_mm256_add_pd(rnew, perr));
+                    B[g] = zd;
+                }
+                bad[g] = _mm256_or_si256(bad[g], bd);
+            }
+        }
+#pragma GCC unroll 2
+        for (int g = 0; g < 2; g++) {
+            __m256i b = bad[g];
+            b = _mm256_or_si256(b, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(_mm256_add_pd(E[g], B[g]), R[g]), big,
+                                                                     _CMP_NLE_UQ)));
+            b = _mm256_or_si256(b, _mm256_cmpgt_epi64(zi, _mm256_castpd_si256(xsor[g])));
+            b = _mm256_or_si256(b, _mm256_cmpgt_epi64(esmax[g], _mm256_set1_epi64x(K->limb)));
+            b = _mm256_or_si256(b, _mm256_castpd_si256(_mm256_cmp_pd(B[g], maxc, _CMP_GE_OQ)));
+            if (_mm256_testz_si256(b, b)) {
+                _mm256_storeu_pd(st->T + q[g], T[g]);
+                _mm256_storeu_pd(st->E + q[g], E[g]);
+                _mm256_storeu_pd(st->B + q[g], B[g]);
+                _mm256_storeu_pd(st->R + q[g], R[g]);
+                continue;
+            }
+            lanewise |= 1u << (2 * pass + g);
+            for (int l = 0; l < ENR; l++)
+                for (int64_t i = 0; i < nb; i++)
+                    block1(c, st, q[g] + l, xb[i * (EMR * ENG) + xo[g] + l], eb[i * (EMR * ENG) + xo[g] + l], nt,
+                           p1 + i * nt);
+        }
+    }
+#undef ER_UP4
+    return lanewise;
+}
+
+/* rec4_body with the model's flags as constants; returns its mask of the groups run lane by lane. */
+__attribute__((target("avx2"))) static unsigned rec4(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0,
+                                                     const double *xb, const int32_t *eb, int64_t nb, int64_t nt,
+                                                     int64_t p1)
+{
+    if (K->f2) return rec4_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1);
+    if (!K->zero_fix && !K->low_check && !K->promote) return rec4_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0);
+    return rec4_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0);
+}
+
+/*
+ * One chunk (kc terms from p0) of a 4 x 16 tile whose state starts at q0, tile512's steps with AVX2: the
+ * exponents (exps_avx2 where every sum fits in int16, else exps_plain; or umax in their place, as
+ * tile512 argues), the terms (terms_chunk_avx2, mode[t] per sub-tile), the recurrence (rec4; else
+ * block4_avx2 instruction by instruction, lane by lane where it declines).
+ */
+__attribute__((target("avx2"))) static void tile_avx2(const er_bpar *c, const eng_k *Kf, const eng_k *Kl,
+                                                          eng_state *st, int64_t q0, const double *const *a,
+                                                          const double *const *aa, const int16_t *const *ea,
+                                                          const double *b, const int16_t *eb, int64_t kc, int64_t p0,
+                                                          int e16, const int *mode, double *xb, int32_t *emb, int uok,
+                                                          int umax)
+{
+    const int64_t mk = c->mk, nb = (kc + mk - 1) / mk, nf = kc / mk;
+    if (uok) {
+        const __m256i eminb = _mm256_set1_epi64x(c->emin_c + 1023), z126 = _mm256_set1_epi64x(-126 + 1023);
+        const __m256d zd = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY);
+        __m256i m = _mm256_set1_epi64x(INT64_MAX);
+        for (int r = 0; r < EMR; r++)
+            for (int t = 0; t < ENG / ENR; t++) {
+                const __m256d B = _mm256_loadu_pd(st->B + q0 + r * st->ld + t * ENR);
+                const __m256d ok = _mm256_and_pd(_mm256_cmp_pd(B, zd, _CMP_GT_OQ), _mm256_cmp_pd(B, inf, _CMP_LT_OQ));
+                const __m256i ecb = ER_MAX64_4(_mm256_srli_epi64(_mm256_castpd_si256(B), 52), eminb);
+                const __m256i v = _mm256_blendv_epi8(z126, ecb, _mm256_castpd_si256(ok));
+                m = _mm256_blendv_epi8(m, v, _mm256_cmpgt_epi64(m, v)); /* the smaller */
+            }
+        int64_t mv[4];
+        _mm256_storeu_si256((__m256i *)mv, m);
+        int64_t mn = mv[0] < mv[1] ? mv[0] : mv[1], mn2 = mv[2] < mv[3] ? mv[2] : mv[3];
+        if ((int64_t)umax + c->gextra + 1023 <= (mn < mn2 ? mn : mn2)) {
+            for (int64_t i = 0; i < nb * (EMR * ENG); i++) emb[i] = umax;
+            e16 = -1;
+        }
+    }
+    if (e16 < 0) {
+        /* umax stands for emax */
+    } else
+        for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
+            const int64_t ntt = kc - b0 < mk ? kc - b0 : mk;
+            if (e16) exps_avx2(ea[0] + b0, ea[1] + b0, ea[2] + b0, ea[3] + b0, eb + b0 * ENG, ntt, emb + i * (EMR * ENG));
+            else {
+                const int16_t *erb[EMR] = {ea[0] + b0, ea[1] + b0, ea[2] + b0, ea[3] + b0};
+                exps_plain(erb, eb + b0 * ENG, ntt, emb + i * (EMR * ENG));
+            }
+        }
+    for (int t = 0; t < ENG / ENR; t++)
+        terms_chunk_avx2(a, aa, b + t * ENR, kc, mk, st->s + q0 + t * ENR, st->ld, xb + t * ENR, mode[t]);
+    if (Kf->ok512 && Kl->ok512) {
+        if (nf) (void)rec4(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk);
+        if (nb > nf) (void)rec4(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc);
         return;
     }
-    eng_k K = K0; /* a copy whose address stays here: its fields are constants of the loop */
-    if (!K.zero_fix && !K.low_check && !K.promote) {
-        K.zero_fix = K.low_check = K.promote = K.promote_now = 0;
-        blocks_loop(c, &K, st, q0, xs, em, ntl, nt, p1);
-    } else {
-        blocks_loop(c, &K, st, q0, xs, em, ntl, nt, p1);
+    for (int64_t i = 0; i < nb; i++) {
+        const int64_t ntt = i < nf ? mk : kc - nf * mk, p1 = p0 + i * mk + ntt;
+        for (int r = 0; r < EMR; r++)
+            for (int t = 0; t < ENG / ENR; t++) {
+                int64_t q = q0 + r * st->ld + t * ENR, o = i * (EMR * ENG) + r * ENG + t * ENR;
+                if (!block4_avx2(c, st->T + q, st->E + q, st->B + q, st->R + q, st->dn + q, xb + o, emb + o, ntt, p1))
+                    for (int l = 0; l < ENR; l++) block1(c, st, q + l, xb[o + l], emb[o + l], ntt, p1);
+            }
     }
 }
+
 /* ---- The AVX-512 kernels: tiles of 4 rows x 16 columns (two registers of binary64 per row), a whole
  * chunk of B at a time, each element's running sum in a register for the whole chunk. ---- */
 #define ER_T512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
@@ -592,7 +658,7 @@ __attribute__((target("avx2"))) static void blocks_avx2(const er_bpar *c, eng_st
  * (ENG values per term), s the tile's running sums (step ld), and for instruction i (mk terms, the last
  * one what is left of kc) its sums xs into xb[i * 64 + r * 16 + c].  Each lane is one element and adds
  * its own terms in index order.  mode 2: every product exact and finite (fused multiply-adds on the
- * magnitudes, the rows' from aa, B's masked in the register: the same bits, terms_avx2_fma); 1: every product finite (multiply,
+ * magnitudes, the rows' from aa, B's masked in the register: the same bits, terms_chunk_body); 1: every product finite (multiply,
  * add, and add the magnitude); 0: the finite test (a masked addition leaves xs as it was, as
  * er_b_eng_term's test does).
  */
@@ -723,10 +789,10 @@ ER_T512 static void abs512(const double *v, double *a, int64_t cnt)
 
 /*
  * The recurrence of a 4 x 16 tile over nb instructions of nt terms each (the first ending at term p1),
- * their sums and exponents in xb and eb (exps512's layout): block4f_avx2's operations eight lanes at a
+ * their sums and exponents in xb and eb (exps512's layout): rec4's operations eight lanes at a
  * time, four registers of eight elements interleaved, the state in registers from the first
  * instruction to the last.  A group of eight whose state is not the fast case at the start (a lane done,
- * a sign bit in B, E or R), or meets anything block4f_avx2 declines on the way (a sign bit in xs, an Es
+ * a sign bit in B, E or R), or meets anything rec4 declines on the way (a sign bit in xs, an Es
  * outside the weight's normal range, a lane reaching done, an infinite or NaN value at the end, into
  * which every infinite or NaN intermediate propagates: E only grows, B grows or moves into R), is left
  * as it was and run by er_b_eng_block lane by lane, instruction by instruction: the same bits.  The
@@ -961,14 +1027,42 @@ int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double 
 {
 #ifdef ER_HAVE_AVX2_ENGINE
     if (__builtin_cpu_supports("avx2")) {
+        /* a tile of one instruction whose first group holds the four lanes, every other element done
+         * (er_b_eng_block leaves it as it is): rec4 where eng_k_set takes the model, else block4_avx2,
+         * each with its lane-by-lane fallback, as tile_avx2 runs them */
+        enum { NT = EMR * ENG };
+        double s_[NT] = {0}, T_[NT] = {0}, E_[NT] = {0}, B_[NT] = {0}, R_[NT] = {0}, xb[NT] = {0};
+        unsigned char dn[NT];
+        int32_t eb[NT] = {0};
+        eng_state st = {ENG, s_, T_, E_, B_, R_, dn};
+        memset(dn, 1, sizeof dn);
+        for (int l = 0; l < ENR; l++) {
+            T_[l] = T[l];
+            E_[l] = E[l];
+            B_[l] = B[l];
+            R_[l] = R[l];
+            dn[l] = done[l];
+            xb[l] = xs[l];
+            eb[l] = emax[l];
+        }
         eng_k K;
         eng_k_set(c, &K, nt, p1);
-        if (K.ok) return block4f_call(&K, T, E, B, R, done, xs, emax);
-        return block4_avx2(c, T, E, B, R, done, xs, emax, nt, p1);
+        int vec;
+        if (K.ok512) vec = !(rec4(c, &K, &st, 0, xb, eb, 1, nt, p1) & 1u);
+        else if ((vec = block4_avx2(c, T_, E_, B_, R_, dn, xb, eb, nt, p1)) == 0)
+            for (int l = 0; l < ENR; l++) block1(c, &st, l, xb[l], eb[l], nt, p1);
+        for (int l = 0; l < ENR; l++) {
+            T[l] = T_[l];
+            E[l] = E_[l];
+            B[l] = B_[l];
+            R[l] = R_[l];
+            done[l] = dn[l];
+        }
+        return vec;
     }
 #endif
     (void)c, (void)T, (void)E, (void)B, (void)R, (void)done, (void)xs, (void)emax, (void)nt, (void)p1;
-    return 0;
+    return -1;
 }
 
 /* ---- The driver. ---- */
@@ -1265,14 +1359,14 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     /* AVX-512: a chunk's xs and emax, B's exponents with each column twice, and the exponents of the
      * strips' row pairs (strip q: rows r0 + 4q.. as the driver pads them, pair h at (2q + h) * k) */
     const int64_t nstrip = (rows + EMR - 1) / EMR;
-    double *xbuf = simd == 2 ? malloc(sizeof(double) * (size_t)(nbcap * EMR * ENG)) : NULL;
-    int32_t *ebuf = simd == 2 ? malloc(sizeof(int32_t) * (size_t)(nbcap * EMR * ENG)) : NULL;
+    double *xbuf = simd >= 1 ? malloc(sizeof(double) * (size_t)(nbcap * EMR * ENG)) : NULL;
+    int32_t *ebuf = simd >= 1 ? malloc(sizeof(int32_t) * (size_t)(nbcap * EMR * ENG)) : NULL;
     int16_t *pe2 = simd == 2 ? malloc(sizeof(int16_t) * (size_t)(kcap * ENC * 2)) : NULL;
     uint32_t *apr = simd == 2 ? malloc(sizeof(uint32_t) * (size_t)(nstrip * 2 * k)) : NULL;
     const int64_t nch = (k + KC - 1) / KC > 0 ? (k + KC - 1) / KC : 1;
-    int16_t *rcm = simd == 2 ? malloc(sizeof(int16_t) * (size_t)(rows * nch)) : NULL; /* row i, chunk c: max e_a */
+    int16_t *rcm = simd >= 1 ? malloc(sizeof(int16_t) * (size_t)(rows * nch)) : NULL; /* row i, chunk c: max e_a */
     int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax && (!fused || paa) &&
-             (simd != 2 || (xbuf && ebuf && pe2 && apr && rcm));
+             (simd != 2 || (pe2 && apr)) && (simd < 1 || (xbuf && ebuf && rcm));
     if (ok) {
         int eamin = INT16_MAX, eamax = INT16_MIN;
         for (int64_t i = 0; i < rows; i++) {
@@ -1390,8 +1484,36 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                         }
                     } else
 #endif
-                    for (int64_t ir = 0; ir < mcp; ir += EMR) {
-                        const double *ar[EMR], *aq[EMR];
+#ifdef ER_HAVE_AVX2_ENGINE
+                    if (simd == 1) {
+                        const int uok = !par->promote && !par->F2 && Kf.ok && Kl.ok;
+                        for (int64_t ir = 0; ir < mcp; ir += EMR) {
+                            const double *ar[EMR], *aq[EMR];
+                            const int16_t *er[EMR];
+                            double amx = 0;
+                            int umax = INT_MIN; /* the largest e_a of the strip's rows in the chunk, then + e_b's */
+                            for (int r = 0; r < EMR; r++) {
+                                int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1); /* padding: a real row again */
+                                if (rcm[(i - r0) * nch + p0 / KC] > umax) umax = rcm[(i - r0) * nch + p0 / KC];
+                                ar[r] = j->af + i * k + p0;
+                                aq[r] = fused ? paa + r * kc : NULL;
+                                er[r] = j->ea + i * k + p0;
+                                if (amax[i - r0] > amx) amx = amax[i - r0];
+                                if (fused) abs_row(ar[r], paa + r * kc, kc);
+                            }
+                            umax += ebmax;
+                            for (int64_t g = 0; g < ng; g++) {
+                                int mode[ENG / ENR];
+                                for (int t = 0; t < ENG / ENR; t++)
+                                    mode[t] = amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX ? (fused ? 2 : 1) : 0;
+                                tile_avx2(par, &Kf, &Kl, &st, ir * st.ld + g * ENG, ar, aq, er, pv + g * kc * ENG,
+                                          pe + g * kc * ENG, kc, p0, e16, mode, xbuf, ebuf, uok, umax);
+                            }
+                        }
+                    } else
+#endif
+                    for (int64_t ir = 0; ir < mcp; ir += EMR) { /* the portable kernels */
+                        const double *ar[EMR];
                         const int16_t *er[EMR];
                         double amx = 0;
                         for (int r = 0; r < EMR; r++) {
@@ -1399,8 +1521,6 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                             ar[r] = j->af + i * k + p0;
                             er[r] = j->ea + i * k + p0;
                             if (amax[i - r0] > amx) amx = amax[i - r0];
-                            aq[r] = fused ? paa + r * kc : NULL;
-                            if (fused) abs_row(ar[r], paa + r * kc, kc);
                         }
                         for (int64_t g = 0; g < ng; g++) {
                             /* the tiles with a column of B (the others: padding only) */
@@ -1416,37 +1536,14 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                 double xs[ENG / ENR][EMR * ENR];
                                 const double *arb[EMR];
                                 const int16_t *erb[EMR];
-                                const double *aqb[EMR];
                                 for (int r = 0; r < EMR; r++) {
                                     arb[r] = ar[r] + b0;
                                     erb[r] = er[r] + b0;
-                                    aqb[r] = fused ? aq[r] + b0 : NULL;
                                 }
-#ifdef ER_HAVE_AVX2_ENGINE
-                                if (e16) exps_avx2(erb[0], erb[1], erb[2], erb[3], bexps, nt, em);
-                                else
-#endif
-                                    exps_plain(erb, bexps, nt, em);
-                                for (int t = 0; t < ntl; t++) {
-                                    double *sp = st.s + ir * st.ld + g * ENG + t * ENR;
-#ifdef ER_HAVE_AVX2_ENGINE
-                                    if (simd && fused && fast[t])
-                                        terms_avx2_fma(arb[0], arb[1], arb[2], arb[3], aqb, bvals + t * ENR, nt, sp,
-                                                       st.ld, xs[t]);
-                                    else if (simd)
-                                        terms_avx2(arb[0], arb[1], arb[2], arb[3], bvals + t * ENR, nt, sp, st.ld,
-                                                   xs[t], fast[t]);
-                                    else
-#endif
-                                        terms_plain(arb, bvals + t * ENR, nt, sp, st.ld, xs[t], fast[t]);
-                                }
-#ifdef ER_HAVE_AVX2_ENGINE
-                                if (simd) {
-                                    blocks_avx2(par, &st, ir * st.ld + g * ENG, (const double(*)[EMR * ENR])xs, em,
-                                                ntl, nt, p1);
-                                    continue;
-                                }
-#endif
+                                exps_plain(erb, bexps, nt, em);
+                                for (int t = 0; t < ntl; t++)
+                                    terms_plain(arb, bvals + t * ENR, nt, st.s + ir * st.ld + g * ENG + t * ENR, st.ld,
+                                                xs[t], fast[t]);
                                 for (int r = 0; r < EMR; r++)
                                     for (int t = 0; t < ntl; t++) {
                                         int64_t q = (ir + r) * st.ld + g * ENG + t * ENR;

@@ -25,9 +25,11 @@ int er_cpu_engine_simd(int simd);
 
 /*
  * er_b_eng_block for four consecutive elements whose states are the arrays T, E, B, R and done (4
- * each), xs and emax their step's sums and exponents: 1 when the AVX2 path computed them (the same
- * bits as er_b_eng_block lane by lane), 0 when it declined, touching nothing (no AVX2, a lane done, a
- * negative, subnormal, infinite or NaN value on the way).
+ * each), xs and emax their step's sums and exponents, through the AVX2 recurrence the kernels run (one
+ * instruction of a tile, its lane-by-lane fallback included): the state afterwards is
+ * er_b_eng_block's, lane by lane, in every case.  Returns 1 when the vector path computed them, 0 when
+ * it fell back to er_b_eng_block (a lane done, a negative, subnormal, infinite or NaN value on the way),
+ * -1 without AVX2 (nothing touched).
  */
 int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double *R, unsigned char *done,
                       const double *xs, const int32_t *emax, int64_t nt, int64_t p1);
