@@ -335,11 +335,12 @@ END_TEST
 /*
  * The engines' rare end steps (cpu/cpu_bounds_engine.c: eng_ends_rare, Sum2 then the core's exact sum):
  * rows whose second half cancels the first (a[p + k/2] = -a[p], the columns repeating), plus a few small
- * terms, so that the exact sum is far below the sum of magnitudes T and the first enclosure s64 +- e64
- * (width about k u T) straddles an f32 rounding boundary of RD(x - E) or RU(x + E) at many elements.
- * Every element against er_bound_element, bit for bit; the test counts, with the core's own keys, the
- * elements the first enclosure leaves undecided, and fails if too few are (it would then not reach
- * the rare steps).
+ * terms, so that x is small beside E and T (the Sum2 step's cancellation case).  The first enclosure s64 +- e64 is about k u T wide and the ends RD(x - E), RU(x + E) lie near
+ * +-E, whose f32 spacing is about (k / mk) T 2^-48 (E grows by a normalisation of B ~ T each
+ * instruction), so it straddles a rounding boundary at a fraction of about mk / 32 of the elements (seen:
+ * 6% to 11% over seeds 1 to 6 and the default).  Every element against er_bound_element, bit for bit;
+ * the test counts, with the core's own keys, the elements the first enclosure leaves undecided, and
+ * fails below 1 in 32 (it would then hardly reach the rare steps).
  */
 START_TEST(kernel_rare_ends)
 {
@@ -409,7 +410,7 @@ START_TEST(kernel_rare_ends)
     }
     printf("engine_kernel/kernel_rare_ends: %lld elements equal, %lld of them past the first enclosure\n",
            (long long)elements, (long long)undecided);
-    ck_assert_msg(undecided * 10 >= elements, "only %lld of %lld elements reached the rare end steps", (long long)undecided,
+    ck_assert_msg(undecided * 32 >= elements, "only %lld of %lld elements reached the rare end steps", (long long)undecided,
                   (long long)elements);
 }
 END_TEST
