@@ -380,7 +380,8 @@ __attribute__((target("avx2"))) static void pack_avx2(const double *b, const int
  * own operations in its order: the same bits as the instruction-by-instruction path above.
  *
  * terms: one 4 x 4 sub-tile (columns from b, step ENG per term) over kc terms in instructions of mk; its
- * sums into xb (the sub-tile's offset included by the caller).  mode 2: every product exact and finite
+ * sums into xb (the sub-tile's offset included by the caller).  mode 3: as 2, without s (the job's S
+ * serves: er_cpu_engine_rows); 2: every product exact and finite
  * (fused multiply-adds: s + a b = fma(a, b, s) and xs + |a b| = fma(|a|, |b|, xs), one rounding of the
  * same exact value, the same bits); 1: every product finite; 0: the finite test (an infinite or NaN
  * product adds +0 to xs, as er_b_eng_term leaves it out).
@@ -391,16 +392,27 @@ terms_chunk_body(const double *const *a, const double *const *aa, const double *
 {
     const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL)), big = _mm256_set1_pd(DBL_MAX);
     const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
-    const double *q0 = mode == 2 ? aa[0] : NULL, *q1 = mode == 2 ? aa[1] : NULL, *q2 = mode == 2 ? aa[2] : NULL,
-                 *q3 = mode == 2 ? aa[3] : NULL;
-    __m256d s0 = _mm256_loadu_pd(s), s1 = _mm256_loadu_pd(s + ld), s2 = _mm256_loadu_pd(s + 2 * ld),
-            s3 = _mm256_loadu_pd(s + 3 * ld);
+    const double *q0 = mode >= 2 ? aa[0] : NULL, *q1 = mode >= 2 ? aa[1] : NULL, *q2 = mode >= 2 ? aa[2] : NULL,
+                 *q3 = mode >= 2 ? aa[3] : NULL;
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    if (mode != 3) {
+        s0 = _mm256_loadu_pd(s);
+        s1 = _mm256_loadu_pd(s + ld);
+        s2 = _mm256_loadu_pd(s + 2 * ld);
+        s3 = _mm256_loadu_pd(s + 3 * ld);
+    }
     for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
         const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
         __m256d x0 = _mm256_setzero_pd(), x1 = x0, x2 = x0, x3 = x0;
         for (int64_t p = b0; p < p1; p++) {
             const __m256d bv = _mm256_loadu_pd(b + p * ENG);
-            if (mode == 2) {
+            if (mode == 3) {
+                const __m256d bm = _mm256_and_pd(bv, am);
+                x0 = _mm256_fmadd_pd(_mm256_broadcast_sd(q0 + p), bm, x0);
+                x1 = _mm256_fmadd_pd(_mm256_broadcast_sd(q1 + p), bm, x1);
+                x2 = _mm256_fmadd_pd(_mm256_broadcast_sd(q2 + p), bm, x2);
+                x3 = _mm256_fmadd_pd(_mm256_broadcast_sd(q3 + p), bm, x3);
+            } else if (mode == 2) {
                 const __m256d bm = _mm256_and_pd(bv, am);
                 s0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + p), bv, s0);
                 s1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + p), bv, s1);
@@ -440,6 +452,7 @@ terms_chunk_body(const double *const *a, const double *const *aa, const double *
         _mm256_storeu_pd(xo + 2 * ENG, x2);
         _mm256_storeu_pd(xo + 3 * ENG, x3);
     }
+    if (mode == 3) return;
     _mm256_storeu_pd(s, s0);
     _mm256_storeu_pd(s + ld, s1);
     _mm256_storeu_pd(s + 2 * ld, s2);
@@ -450,7 +463,8 @@ __attribute__((target("avx2,fma"))) static void terms_chunk_avx2(const double *c
                                                                   const double *b, int64_t kc, int64_t mk, double *s,
                                                                   int64_t ld, double *xb, int mode)
 {
-    if (mode == 2) terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 2);
+    if (mode == 3) terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 3);
+    else if (mode == 2) terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 2);
     else if (mode == 1) terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 1);
     else terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 0);
 }
@@ -1367,6 +1381,10 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     int16_t *rcm = simd >= 1 ? malloc(sizeof(int16_t) * (size_t)(rows * nch)) : NULL; /* row i, chunk c: max e_a */
     int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax && (!fused || paa) &&
              (simd != 2 || (pe2 && apr)) && (simd < 1 || (xbuf && ebuf && rcm));
+    /* the job's S serves as s where every value of A' and B' is finite (then S, from any order and any
+     * BLAS, is finite exactly when the index-order s is: below) */
+    int use_S = j->S != NULL;
+    for (int64_t q = 0; use_S && q < k * n; q++) use_S = fabs(j->bf[q]) <= DBL_MAX;
     if (ok) {
         int eamin = INT16_MAX, eamax = INT16_MIN;
         for (int64_t i = 0; i < rows; i++) {
@@ -1379,6 +1397,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                 if (er[p] > eamax) eamax = er[p];
             }
             amax[i] = m;
+            if (!(m <= DBL_MAX)) use_S = 0;
             if (rcm)
                 for (int64_t c = 0; c < nch; c++) {
                     int16_t x = INT16_MIN;
@@ -1505,7 +1524,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                             for (int64_t g = 0; g < ng; g++) {
                                 int mode[ENG / ENR];
                                 for (int t = 0; t < ENG / ENR; t++)
-                                    mode[t] = amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX ? (fused ? 2 : 1) : 0;
+                                    mode[t] = amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX ? (fused ? (use_S ? 3 : 2) : 1) : 0;
                                 tile_avx2(par, &Kf, &Kl, &st, ir * st.ld + g * ENG, ar, aq, er, pv + g * kc * ENG,
                                           pe + g * kc * ENG, kc, p0, e16, mode, xbuf, ebuf, uok, umax);
                             }
@@ -1555,6 +1574,13 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                         }
                     }
                 }
+                /* the job's S (the reference's A'B' in any order) in place of each element's s: s only
+                 * encloses the exact sum, within e64 = (k + 3) u T infl for every order of the additions
+                 * (er_b_eng_final; docs/proofs/engines.md), and with every value finite both are finite
+                 * for an element not done (every partial below 2 max_c); a done element reads neither */
+                if (use_S)
+                    for (int64_t r = 0; r < mc; r++)
+                        memcpy(st.s + r * st.ld, j->S + (i0 + r) * n + jc, sizeof(double) * (size_t)nc);
                 /* the elements from their finished states */
                 finish_rows(j, &st, out, e0, i0, mc, jc, nc);
                 er_progress_add(pg, mc * nc);

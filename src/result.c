@@ -45,7 +45,7 @@ er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, 
     r->args.msg = msg;
     r->args.msg_size = msg_size;
     {
-        /* the reference's S, for normal's and any_order's bounds (src/tolerance.c), where the CPU may
+        /* the reference's S, for normal's, any_order's and the engines' bounds (src/tolerance.c), where the CPU may
          * run it and it is at most ER_KEEP_S_MAX elements (8 bytes each; without it the bounds form S
          * themselves, the same bits) */
         int64_t cnt = 1;

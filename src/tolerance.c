@@ -482,8 +482,10 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
             job.db = slack->db ? slack->db + (args->b->ndim == 3 ? b * P->k * P->n : 0) : NULL;
             job.dc = slack->dc ? slack->dc + (args->c && args->c->ndim == 3 ? b * P->m * P->n : 0) : NULL;
         }
-        /* S of this batch from the reference's fast path (any order: er_b_exact_element's S) */
-        job.S = keep_s && c->gemm_form ? keep_s + b * mn : NULL;
+        /* S of this batch from the reference's fast path (any order): er_b_exact_element's S, and the
+         * engines' s (cpu/cpu_bounds_engine.c; A' and B' are the reference's here: the result keeps S
+         * only for unscaled operands, and the compute's flush does not change A' or B') */
+        job.S = keep_s && (c->gemm_form || std->kind == ER_STD_ENGINE) ? keep_s + b * mn : NULL;
         prep pr = {P, args, &rv, b, &job, af, bf, NULL, cv, ea, eb, NULL, NULL, rb, qa, qw, qb, sa, sw, sb, 0};
         static const int order[5] = {0, 5, 1, 2, 4}; /* A' then its quantized rows, B', C and D, B's columns */
         for (int ph = 0; ph < 5; ph++) {

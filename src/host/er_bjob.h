@@ -24,7 +24,8 @@ typedef struct er_bjob {
      * infinity or NaN, whose integers are 0) */
     const double *qa, *qw, *qb;
     const int32_t *sa, *sw, *sb; /* m, m, n */
-    const double *S;        /* CPU only: S = A'B' (m x n) in any order from the reference (gemm_form), or NULL */
+    const double *S;        /* CPU only: S = A'B' (m x n) in any order from the reference (gemm_form, and
+                             * engines: their s), or NULL */
     const double *bft;      /* CPU only: B' by columns (n x k), or NULL; with it ebt and dbt (or NULL) */
     const int16_t *ebt;
     const double *dbt;
