@@ -1334,6 +1334,29 @@ static void abs_row(const double *restrict v, double *restrict a, int64_t n)
     for (int64_t i = 0; i < n; i++) a[i] = fabs(v[i]);
 }
 
+/* A strip of EMR rows of the chunk from term p0 (kc terms), rows i0 + ir.. (a padding row repeats the
+ * last real one, mc rows being real): the rows' values ar, their magnitudes aq (into paa, by absf,
+ * where fused), exponents er; *amx the strip's largest |a|, *umax its largest e_a in the chunk (rcm:
+ * row i - r0, chunk c at (i - r0) nch + c; INT_MIN without it). */
+static void strip_rows(const er_bjob *j, int64_t r0, int64_t i0, int64_t ir, int64_t mc, int64_t p0, int64_t kc,
+                       int64_t chunk, int fused, double *paa, const double *amax, const int16_t *rcm, int64_t nch,
+                       void (*absf)(const double *, double *, int64_t), const double **ar, const double **aq,
+                       const int16_t **er, double *amx, int *umax)
+{
+    const int64_t k = j->par.k;
+    *amx = 0;
+    *umax = INT_MIN;
+    for (int r = 0; r < EMR; r++) {
+        int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1);
+        if (rcm && rcm[(i - r0) * nch + chunk] > *umax) *umax = rcm[(i - r0) * nch + chunk];
+        ar[r] = j->af + i * k + p0;
+        aq[r] = fused ? paa + r * kc : NULL;
+        er[r] = j->ea + i * k + p0;
+        if (amax[i - r0] > *amx) *amx = amax[i - r0];
+        if (fused) absf(ar[r], paa + r * kc, kc);
+    }
+}
+
 int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0, int64_t r1, int simd,
                        er_progress *pg)
 {
@@ -1481,17 +1504,10 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                             const int16_t *er[EMR];
                             const uint32_t *pr[2] = {apr + (2 * ((i0 - r0 + ir) / EMR)) * k + p0,
                                                      apr + (2 * ((i0 - r0 + ir) / EMR) + 1) * k + p0};
-                            double amx = 0;
-                            int umax = INT_MIN; /* the largest e_a of the strip's rows in the chunk, then + e_b's */
-                            for (int r = 0; r < EMR; r++) {
-                                int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1); /* padding: a real row again */
-                                if (rcm[(i - r0) * nch + p0 / KC] > umax) umax = rcm[(i - r0) * nch + p0 / KC];
-                                ar[r] = j->af + i * k + p0;
-                                aq[r] = fused ? paa + r * kc : NULL;
-                                er[r] = j->ea + i * k + p0;
-                                if (amax[i - r0] > amx) amx = amax[i - r0];
-                                if (fused) abs512(ar[r], paa + r * kc, kc);
-                            }
+                            double amx;
+                            int umax; /* the largest e_a of the strip's rows in the chunk, then + e_b's */
+                            strip_rows(j, r0, i0, ir, mc, p0, kc, p0 / KC, fused, paa, amax, rcm, nch, abs512, ar, aq,
+                                       er, &amx, &umax);
                             umax += ebmax;
                             for (int64_t g = 0; g < ng; g++) {
                                 int fast16 = 1;
@@ -1509,17 +1525,10 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                         for (int64_t ir = 0; ir < mcp; ir += EMR) {
                             const double *ar[EMR], *aq[EMR];
                             const int16_t *er[EMR];
-                            double amx = 0;
-                            int umax = INT_MIN; /* the largest e_a of the strip's rows in the chunk, then + e_b's */
-                            for (int r = 0; r < EMR; r++) {
-                                int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1); /* padding: a real row again */
-                                if (rcm[(i - r0) * nch + p0 / KC] > umax) umax = rcm[(i - r0) * nch + p0 / KC];
-                                ar[r] = j->af + i * k + p0;
-                                aq[r] = fused ? paa + r * kc : NULL;
-                                er[r] = j->ea + i * k + p0;
-                                if (amax[i - r0] > amx) amx = amax[i - r0];
-                                if (fused) abs_row(ar[r], paa + r * kc, kc);
-                            }
+                            double amx;
+                            int umax; /* the largest e_a of the strip's rows in the chunk, then + e_b's */
+                            strip_rows(j, r0, i0, ir, mc, p0, kc, p0 / KC, fused, paa, amax, rcm, nch, abs_row, ar, aq,
+                                       er, &amx, &umax);
                             umax += ebmax;
                             for (int64_t g = 0; g < ng; g++) {
                                 int mode[ENG / ENR];
@@ -1532,15 +1541,12 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                     } else
 #endif
                     for (int64_t ir = 0; ir < mcp; ir += EMR) { /* the portable kernels */
-                        const double *ar[EMR];
+                        const double *ar[EMR], *aq[EMR];
                         const int16_t *er[EMR];
-                        double amx = 0;
-                        for (int r = 0; r < EMR; r++) {
-                            int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1); /* padding: a real row again */
-                            ar[r] = j->af + i * k + p0;
-                            er[r] = j->ea + i * k + p0;
-                            if (amax[i - r0] > amx) amx = amax[i - r0];
-                        }
+                        double amx;
+                        int umax;
+                        strip_rows(j, r0, i0, ir, mc, p0, kc, p0 / KC, 0, NULL, amax, NULL, nch, abs_row, ar, aq, er,
+                                   &amx, &umax);
                         for (int64_t g = 0; g < ng; g++) {
                             /* the tiles with a column of B (the others: padding only) */
                             const int64_t tl = (nc - g * ENG + ENR - 1) / ENR;
