@@ -838,7 +838,7 @@ static void sum2_group(const problem *P, int64_t b, int64_t blk0, const unsigned
                 const unsigned char *c = bt + (size_t)(gj[l] * k + p0) * (size_t)by;
                 if (taba) {
                     const unsigned char *ra =
-                        P->q.a.data + (size_t)(b * P->q.a.sb + gi[l] * k + p0) * (size_t)P->q.a.bytes;
+                        P->q.a.data + (size_t)(b * P->q.a.sb + gi[l] * P->q.a.s0 + p0) * (size_t)P->q.a.bytes;
                     if (P->q.a.bytes == 1) {
                         decode8_row(P->simd, P->q.a.fmt, taba, ra, kc, da, ftz);
                     } else {
@@ -873,7 +873,7 @@ static void sum2_group(const problem *P, int64_t b, int64_t blk0, const unsigned
             if (taba) {
                 /* A's row from its patterns (the values of af: a quarter of the memory traffic for
                  * 16-bit formats, an eighth for 8-bit ones) */
-                const unsigned char *ra = P->q.a.data + (size_t)(b * P->q.a.sb + gi[l] * k + p0) * (size_t)P->q.a.bytes;
+                const unsigned char *ra = P->q.a.data + (size_t)(b * P->q.a.sb + gi[l] * P->q.a.s0 + p0) * (size_t)P->q.a.bytes;
                 if (P->q.a.bytes == 1) {
                     for (int64_t p = 0; p < kc; p++) ap[L * p + l] = taba[ra[p]];
                 } else {
@@ -1131,8 +1131,9 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
 {
     int in = 1; /* every value seen is an integer (strategy 3's test, as docs/interval.md's summary) */
     int64_t n = P->q.n, k = P->q.k;
-    int contiguous_a = !P->q.scaled && P->q.a.s1 == 1 && P->q.a.s0 == k;
-    int contiguous_b = !P->q.scaled && P->q.b.s1 == 1 && P->q.b.s0 == n;
+    /* rows whose elements are adjacent (a row stride of its own: a tile's view of a wider matrix) */
+    int contiguous_a = !P->q.scaled && P->q.a.s1 == 1;
+    int contiguous_b = !P->q.scaled && P->q.b.s1 == 1;
     unsigned ftz = P->q.args->opts & ER_OPT_FTZ_IN;
     const double *ta = contiguous_a && r1 > r0 ? decode_table(P->q.a.fmt, ftz != 0) : NULL;
     const double *tb = contiguous_b && q1 > q0 ? decode_table(P->q.b.fmt, ftz != 0) : NULL;
@@ -1141,7 +1142,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
         double s1 = 0, mx = 0, s2 = 0;
         int rin = 1;
         if (contiguous_a) {
-            decode_row(P->simd, ta, P->q.a.fmt, P->q.a.bytes, P->q.a.data + (size_t)(b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes,
+            decode_row(P->simd, ta, P->q.a.fmt, P->q.a.bytes, P->q.a.data + (size_t)(b * P->q.a.sb + i * P->q.a.s0) * (size_t)P->q.a.bytes,
                        row, k, ftz);
         } else {
             for (int64_t p = 0; p < k; p++) row[p] = val_to_double(a_val(&P->q, b, i, p));
@@ -1167,7 +1168,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
     for (int64_t p = q0; p < q1; p++) {
         double *row = P->bf + p * n;
         if (contiguous_b) {
-            decode_row(P->simd, tb, P->q.b.fmt, P->q.b.bytes, P->q.b.data + (size_t)(b * P->q.b.sb + p * n) * (size_t)P->q.b.bytes,
+            decode_row(P->simd, tb, P->q.b.fmt, P->q.b.bytes, P->q.b.data + (size_t)(b * P->q.b.sb + p * P->q.b.s0) * (size_t)P->q.b.bytes,
                        row, n, ftz);
         } else {
             for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(&P->q, b, p, j));
@@ -1185,6 +1186,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
         /* B's patterns by columns (tiles of 64 x 64), for the exact path: an undecided element reads its
          * column contiguously (gathering it from B's rows cost a cache miss per term) */
         int by = P->q.b.bytes;
+        int64_t ls = P->q.b.s0; /* B's row stride (n, or more for a view of a wider matrix) */
         const unsigned char *src = P->q.b.data + (size_t)(b * P->q.b.sb) * (size_t)by;
         for (int64_t p0 = q0; p0 < q1; p0 += 64)
             for (int64_t j0 = 0; j0 < n; j0 += 64) {
@@ -1194,17 +1196,17 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
                     /* a full tile: 8 x 8 blocks of patterns transposed in registers */
                     for (int64_t pp = p0; pp < p1; pp += 8)
                         for (int64_t jj = j0; jj < j1; jj += 8) {
-                            if (by == 2) transpose8x8_16(src + 2 * (pp * n + jj), 2 * n, bt + 2 * (jj * k + pp), 2 * k);
-                            else transpose8x8_8(src + pp * n + jj, n, bt + jj * k + pp, k);
+                            if (by == 2) transpose8x8_16(src + 2 * (pp * ls + jj), 2 * ls, bt + 2 * (jj * k + pp), 2 * k);
+                            else transpose8x8_8(src + pp * ls + jj, ls, bt + jj * k + pp, k);
                         }
                     continue;
                 }
 #endif
                 for (int64_t j = j0; j < j1; j++) {
                     if (by == 1) {
-                        for (int64_t p = p0; p < p1; p++) bt[j * k + p] = src[p * n + j];
+                        for (int64_t p = p0; p < p1; p++) bt[j * k + p] = src[p * ls + j];
                     } else {
-                        for (int64_t p = p0; p < p1; p++) memcpy(bt + 2 * (j * k + p), src + 2 * (p * n + j), 2);
+                        for (int64_t p = p0; p < p1; p++) memcpy(bt + 2 * (j * k + p), src + 2 * (p * ls + j), 2);
                     }
                 }
             }
@@ -1306,7 +1308,7 @@ static void *worker(void *arg)
          * of A' and columns of B' interleaved a chunk of S2_KC terms at a time (in L1) */
         int L = tab ? sum2_lanes(P) : 1;
         /* A's patterns through the table where its binary64 copy came from them (fast_prepare_part) */
-        const double *taba = L > 1 && !P->q.scaled && P->q.a.s1 == 1 && P->q.a.s0 == k
+        const double *taba = L > 1 && !P->q.scaled && P->q.a.s1 == 1
                                  ? decode_table(P->q.a.fmt, (P->q.args->opts & ER_OPT_FTZ_IN) != 0)
                                  : NULL;
         w->ab4 = L > 1 ? (double *)malloc(sizeof(double) * 2 * S2_KC * (size_t)L) : NULL;
@@ -1331,7 +1333,7 @@ static void *worker(void *arg)
                      * first reads would otherwise wait on memory one after another) */
                     for (int64_t u = t; u < t + L && u < cnt && taba; u++) {
                         int64_t j = list[u] / P->q.m, i = list[u] % P->q.m;
-                        const char *ra = (const char *)P->q.a.data + (size_t)(w->b * P->q.a.sb + i * k) * (size_t)P->q.a.bytes;
+                        const char *ra = (const char *)P->q.a.data + (size_t)(w->b * P->q.a.sb + i * P->q.a.s0) * (size_t)P->q.a.bytes;
                         const char *cb = (const char *)w->bt + (size_t)(j * k) * (size_t)P->q.b.bytes;
                         for (int64_t o = 0; o < S2_KC * P->q.a.bytes && o < k * P->q.a.bytes; o += 64) _mm_prefetch(ra + o, _MM_HINT_T0);
                         for (int64_t o = 0; o < S2_KC * P->q.b.bytes && o < k * P->q.b.bytes; o += 64) _mm_prefetch(cb + o, _MM_HINT_T0);
@@ -1519,7 +1521,7 @@ int er_cpu_mma(const er_problem *pr)
     if (P.q.fast) {
         size_t mk = (size_t)(RB * P.q.k), kn = (size_t)(P.q.k * P.q.n), mn = (size_t)(RB * P.q.n);
         /* B's patterns by columns too, where they can be read through the decode table */
-        int want_bt = !P.q.scaled && P.q.b.s1 == 1 && P.q.b.s0 == P.q.n && P.q.b.bytes <= 2 && P.q.k > 0 &&
+        int want_bt = !P.q.scaled && P.q.b.s1 == 1 && P.q.b.bytes <= 2 && P.q.k > 0 &&
                       decode_table(P.q.b.fmt, (P.q.args->opts & ER_OPT_FTZ_IN) != 0);
         size_t o_af = 0, o_bf = o_af + ((8 * mk + 63) & ~(size_t)63), o_s = o_bf + ((8 * kn + 63) & ~(size_t)63);
         size_t o_bt = o_s + ((8 * mn + 63) & ~(size_t)63);
