@@ -28,7 +28,8 @@ const double *er_cpu_decode_table(int fmt, int ftz);
 /* cpu_quant.c: q[p] = er_b_q_value(|x[p]| w[p], sv ? sv[p] : s) for p < cnt (w NULL: 1); the largest
  * |x[p]| w[p] (*bad set where one is not finite: the maximum is then meaningless); the largest
  * |b[p ld + t]| over p < k of each column t < nj, with bad[t] = 1 where one is not finite (else 0).
- * simd: er_cpu_q_simd(), asked once per pass (the same values either way). */
+ * simd: er_cpu_q_simd(), asked once per pass (2 AVX-512, 1 AVX2, 0 one value at a time: the same
+ * values every way). */
 int er_cpu_q_simd(void);
 void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q, int simd);
 double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad, int simd);

@@ -1,8 +1,9 @@
 /* cpu_quant.c: the quantized magnitudes of the bounds (include/exactref/core/er_bounds.h:
  * er_b_q_scale, er_b_q_value) over runs of values, for the front door's preparation (src/tolerance.c).
- * With `simd` (er_cpu_q_simd: AVX-512 F and DQ, unless EXACTREF_NO_AVX512 or EXACTREF_NO_SIMD; the
- * caller asks once per pass, not once per run of values) eight values at a time by the same integer
- * operations on the bit patterns, so the same values; else the core's functions one value at a time. */
+ * With `simd` (er_cpu_q_simd, which the caller asks once per pass, not once per run of values: 2 with
+ * AVX-512 F and DQ unless EXACTREF_NO_AVX512, 1 with AVX2 (or AVX-512 under EXACTREF_NO_AVX512), 0 with
+ * EXACTREF_NO_SIMD or neither) eight or four values at a time by the same integer operations on the
+ * bit patterns, so the same values; else the core's functions one value at a time. */
 #include <stdlib.h>
 
 #include "cpu_internal.h"
@@ -99,13 +100,119 @@ QX_TARGET static void q_colmax_x8(const double *b, int64_t ld, int64_t k, int64_
         mx[t] = m;
     }
 }
+#define QX4_TARGET __attribute__((target("avx2")))
+
+/* q_x8 at four lanes: AVX2 has the variable 64-bit shifts (a count of 64 or more gives 0) and the
+ * 64-bit compares, not the conversion of an unsigned integer to binary64; r <= 2^53 is converted as
+ * its two 32-bit halves, each exact through the magic constants 2^84 and 2^52, whose sum is r exactly
+ * (r is a binary64 value, so the one rounding of the addition is none). */
+QX4_TARGET static inline __m256d q_x4(__m256d v, __m256i s)
+{
+    const __m256i mant = _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll), one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256();
+    __m256i u = _mm256_and_si256(_mm256_castpd_si256(v), _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
+    __m256i be = _mm256_srli_epi64(u, 52);
+    __m256i sub = _mm256_cmpeq_epi64(be, zero);
+    __m256i M = _mm256_blendv_epi8(_mm256_or_si256(_mm256_and_si256(u, mant), _mm256_set1_epi64x(1ll << 52)), u, sub);
+    __m256i E = _mm256_blendv_epi8(_mm256_sub_epi64(be, _mm256_set1_epi64x(1075)), _mm256_set1_epi64x(-1074), sub);
+    E = _mm256_sub_epi64(E, s);
+    __m256i down = _mm256_cmpgt_epi64(zero, E);   /* E < 0: shift right, rounding up */
+    __m256i sh = _mm256_sub_epi64(zero, E);       /* > 0 where down; counts of 64 or more give 0 */
+    __m256i lowm = _mm256_sub_epi64(_mm256_sllv_epi64(one, sh), one);
+    __m256i r = _mm256_srlv_epi64(M, sh);
+    __m256i rest = _mm256_cmpeq_epi64(_mm256_and_si256(M, lowm), zero); /* all ones: nothing dropped */
+    r = _mm256_add_epi64(r, _mm256_andnot_si256(rest, one));
+    r = _mm256_blendv_epi8(_mm256_sllv_epi64(M, E), r, down);
+    r = _mm256_andnot_si256(_mm256_cmpeq_epi64(u, zero), r); /* zero: 0 */
+    __m256i hi = _mm256_or_si256(_mm256_srli_epi64(r, 32), _mm256_castpd_si256(_mm256_set1_pd(0x1p84)));
+    __m256i lo = _mm256_blend_epi32(r, _mm256_castpd_si256(_mm256_set1_pd(0x1p52)), 0xAA);
+    __m256d dh = _mm256_sub_pd(_mm256_castsi256_pd(hi), _mm256_set1_pd(0x1p84 + 0x1p52));
+    return _mm256_add_pd(dh, _mm256_castsi256_pd(lo));
+}
+
+QX4_TARGET static void q_values_x4(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q)
+{
+    int64_t p = 0;
+    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
+    for (; p + 4 <= cnt; p += 4) {
+        __m256d v = _mm256_and_pd(_mm256_loadu_pd(x + p), absm);
+        if (w) v = _mm256_mul_pd(v, _mm256_loadu_pd(w + p));
+        __m256i sc = sv ? _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(sv + p))) : _mm256_set1_epi64x(s);
+        _mm256_storeu_pd(q + p, q_x4(v, sc));
+    }
+    for (; p < cnt; p++) q[p] = er_b_q_value(__builtin_fabs(x[p]) * (w ? w[p] : 1.0), sv ? sv[p] : s);
+}
+
+/* A lane is not finite when its exponent field is all ones; the maximum of the finite lanes is the
+ * one-value loop's (a lane that is not finite makes the whole result meaningless: *bad). */
+QX4_TARGET static inline __m256i q_nonfinite_x4(__m256d v)
+{
+    const __m256i ex = _mm256_set1_epi64x(0x7FF0000000000000ll);
+    return _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(v), ex), ex);
+}
+
+QX4_TARGET static double q_max_x4(const double *x, const double *w, int64_t cnt, int *bad)
+{
+    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
+    __m256d mx = _mm256_setzero_pd();
+    __m256i nf = _mm256_setzero_si256();
+    int64_t p = 0;
+    for (; p + 4 <= cnt; p += 4) {
+        __m256d v = _mm256_and_pd(_mm256_loadu_pd(x + p), absm);
+        if (w) v = _mm256_mul_pd(v, _mm256_loadu_pd(w + p));
+        nf = _mm256_or_si256(nf, q_nonfinite_x4(v));
+        mx = _mm256_max_pd(mx, v);
+    }
+    double l[4], m = 0;
+    _mm256_storeu_pd(l, mx);
+    for (int t = 0; t < 4; t++) m = l[t] > m ? l[t] : m;
+    if (!_mm256_testz_si256(nf, nf)) *bad = 1;
+    for (; p < cnt; p++) {
+        double v = __builtin_fabs(x[p]) * (w ? w[p] : 1.0);
+        if (!er_b_finite(v)) *bad = 1;
+        else if (v > m) m = v;
+    }
+    return m;
+}
+
+QX4_TARGET static void q_colmax_x4(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad)
+{
+    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
+    int64_t t = 0;
+    for (; t + 8 <= nj; t += 8) { /* two vectors of columns per pass over the rows */
+        __m256d m0 = _mm256_setzero_pd(), m1 = _mm256_setzero_pd();
+        __m256i nf0 = _mm256_setzero_si256(), nf1 = _mm256_setzero_si256();
+        for (int64_t p = 0; p < k; p++) {
+            __m256d v0 = _mm256_and_pd(_mm256_loadu_pd(b + p * ld + t), absm);
+            __m256d v1 = _mm256_and_pd(_mm256_loadu_pd(b + p * ld + t + 4), absm);
+            nf0 = _mm256_or_si256(nf0, q_nonfinite_x4(v0));
+            nf1 = _mm256_or_si256(nf1, q_nonfinite_x4(v1));
+            m0 = _mm256_max_pd(m0, v0);
+            m1 = _mm256_max_pd(m1, v1);
+        }
+        _mm256_storeu_pd(mx + t, m0);
+        _mm256_storeu_pd(mx + t + 4, m1);
+        int b0 = _mm256_movemask_pd(_mm256_castsi256_pd(nf0)), b1 = _mm256_movemask_pd(_mm256_castsi256_pd(nf1));
+        for (int l = 0; l < 4; l++) bad[t + l] = (b0 >> l) & 1, bad[t + 4 + l] = (b1 >> l) & 1;
+    }
+    for (; t < nj; t++) {
+        double m = 0;
+        bad[t] = 0;
+        for (int64_t p = 0; p < k; p++) {
+            double v = __builtin_fabs(b[p * ld + t]);
+            if (!er_b_finite(v)) bad[t] = 1;
+            else if (v > m) m = v;
+        }
+        mx[t] = m;
+    }
+}
 #endif
 
 int er_cpu_q_simd(void)
 {
 #ifdef ER_HAVE_Q_X8
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && !getenv("EXACTREF_NO_AVX512") &&
-           !getenv("EXACTREF_NO_SIMD");
+    if (getenv("EXACTREF_NO_SIMD")) return 0;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && !getenv("EXACTREF_NO_AVX512")) return 2;
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
 #else
     return 0;
 #endif
@@ -115,8 +222,12 @@ void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double 
 {
     (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (simd) {
+    if (simd == 2) {
         q_colmax_x8(b, ld, k, nj, mx, bad);
+        return;
+    }
+    if (simd == 1) {
+        q_colmax_x4(b, ld, k, nj, mx, bad);
         return;
     }
 #endif
@@ -133,8 +244,12 @@ void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s,
 {
     (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (simd) {
+    if (simd == 2) {
         q_values_x8(x, w, sv, s, cnt, q);
+        return;
+    }
+    if (simd == 1) {
+        q_values_x4(x, w, sv, s, cnt, q);
         return;
     }
 #endif
@@ -145,7 +260,8 @@ double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad, int
 {
     (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (simd) return q_max_x8(x, w, cnt, bad);
+    if (simd == 2) return q_max_x8(x, w, cnt, bad);
+    if (simd == 1) return q_max_x4(x, w, cnt, bad);
 #endif
     double m = 0;
     for (int64_t p = 0; p < cnt; p++) {

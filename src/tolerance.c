@@ -186,7 +186,7 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
     int block = q->args->block, ftz_in = (q->args->opts & ER_OPT_FTZ_IN) != 0;
     /* the tables: unscaled operands of at most 2 bytes (engines: without exact groups) */
     int tab_ok = !P->scaled && q->job->par.gextra == 0;
-    int qs = (q->phase == 4 || q->phase == 5) && er_cpu_q_simd(); /* the quantization's vector path, asked once */
+    int qs = q->phase == 4 || q->phase == 5 ? er_cpu_q_simd() : 0; /* the quantization's vector path, asked once */
     if (q->phase == 0 && tab_ok && P->a.bytes <= 2 && er_cpu_decode_table(P->a.fmt, ftz_in) &&
         (!q->ea || hw_exp_table(P->a.fmt))) {
         const double *tab = er_cpu_decode_table(P->a.fmt, ftz_in);
