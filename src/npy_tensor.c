@@ -150,6 +150,9 @@ static er_status er_to_tensor_(const er_npy *a, const _er_npy_map *map, const ch
             if (dt->fmt == fmt || (dt->fmt == ER_FMT_F32 && fmt == ER_FMT_TF32 &&
                                    er_check_pattern(ER_FMT_TF32, s) == ER_OK)) {
                 out = s;
+            } else if (dt->fmt == ER_FMT_F32 && fmt == ER_FMT_BF16 && (s & 0xFFFFu) == 0 &&
+                       (s & 0x7F800000u) != 0x7F800000u) {
+                out = s >> 16; /* a finite binary32 value that is a bf16 one: its high half, as er_convert */
             } else {
                 er_convert_bits(dt->fmt, fmt, s, ER_RND_NEAREST_EVEN, 0u, &out, &fl);
                 if (fl & (ER_FLAG_INEXACT | ER_FLAG_INVALID | ER_FLAG_OVERFLOW)) {

@@ -360,6 +360,67 @@ static void expect_error(er_status got, er_status want, const char *msg, const c
 
 #define PHRASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* float32 arrays declared bf16 (the common way to save bf16 values): every binary32 pattern whose low
+ * half is zero, and each with a low bit set, loaded as bf16 give er_convert_bits' pattern where the
+ * conversion is exact and an error naming the element where it is not (the loader's shortcut for
+ * finite values must agree with the conversion everywhere, NaN and infinities included). */
+START_TEST(f32_declared_bf16_every_pattern)
+{
+    char msg[512];
+    make_tmpdir();
+    for (int low = 0; low < 3; low++) {
+        uint32_t *v = malloc(sizeof(uint32_t) * 65536);
+        for (uint32_t h = 0; h < 65536; h++) v[h] = h << 16 | (low == 0 ? 0u : low == 1 ? 1u : 0x8000u);
+        int64_t shape[2] = {1, 65536};
+        er_tensor t;
+        void *storage = NULL;
+        er_status st = to_tensor_of("f32bf16.npy", "<f4", 2, shape, v, ER_FMT_BF16, &t, &storage, msg, sizeof msg);
+        /* the first pattern whose conversion is not exact: where the loader must stop */
+        uint32_t first_bad = 65536;
+        for (uint32_t h = 0; h < 65536 && first_bad == 65536; h++) {
+            uint64_t out = 0;
+            unsigned fl = 0;
+            er_convert_bits(ER_FMT_F32, ER_FMT_BF16, v[h], ER_RND_NEAREST_EVEN, 0u, &out, &fl);
+            if (fl & (ER_FLAG_INEXACT | ER_FLAG_INVALID | ER_FLAG_OVERFLOW)) first_bad = h;
+        }
+        if (first_bad == 65536) {
+            ck_assert_msg(st == ER_OK, "low %d: %s", low, msg);
+            for (uint32_t h = 0; h < 65536; h++) {
+                uint64_t out = 0;
+                unsigned fl = 0;
+                er_convert_bits(ER_FMT_F32, ER_FMT_BF16, v[h], ER_RND_NEAREST_EVEN, 0u, &out, &fl);
+                ck_assert_msg(tget(&t, 0, 0, h) == out, "0x%08x: 0x%04llx, want 0x%04llx", v[h],
+                              (unsigned long long)tget(&t, 0, 0, h), (unsigned long long)out);
+            }
+            free(storage);
+        } else {
+            char at[64];
+            snprintf(at, sizeof at, "element [0, %u]", first_bad);
+            ck_assert_msg(st != ER_OK, "low %d: accepted, though 0x%08x is not a bf16 value", low, v[first_bad]);
+            ck_assert_msg(strstr(msg, at) != NULL, "low %d: message \"%s\" lacks \"%s\"", low, msg, at);
+            ck_assert_ptr_null(storage);
+        }
+        free(v);
+    }
+    /* every finite pattern with a zero low half accepted: all of them but the NaNs up to 0x7f80 */
+    {
+        uint32_t *v = malloc(sizeof(uint32_t) * 65536);
+        int cnt = 0;
+        for (uint32_t h = 0; h < 65536; h++)
+            if ((h & 0x7f80u) != 0x7f80u) v[cnt++] = h << 16;
+        int64_t shape[2] = {1, cnt};
+        er_tensor t;
+        void *storage = NULL;
+        ck_assert_msg(to_tensor_of("f32bf16f.npy", "<f4", 2, shape, v, ER_FMT_BF16, &t, &storage, msg, sizeof msg) ==
+                          ER_OK, "%s", msg);
+        for (int e = 0; e < cnt; e++) ck_assert_uint_eq(tget(&t, 0, 0, e), v[e] >> 16);
+        free(storage);
+        free(v);
+    }
+    remove_tmpdir();
+}
+END_TEST
+
 START_TEST(values_must_be_exact)
 {
     char msg[512];
@@ -727,6 +788,7 @@ int main(void)
     tcase_add_test(tc, empty_with_huge_dims);
     tcase_add_test(tc, round_trip_every_format);
     tcase_add_test(tc, round_trip_every_dtype);
+    tcase_add_test(tc, f32_declared_bf16_every_pattern);
     tcase_add_test(tc, strided_tensors);
     tcase_add_test(tc, values_must_be_exact);
     tcase_add_test(tc, failed_writes_leave_nothing);
