@@ -138,10 +138,28 @@ static er_status er_to_tensor_(const er_npy *a, const _er_npy_map *map, const ch
     }
     src = (const unsigned char *)a->data;
     dropped = 0;
+    /* float32 values declared bf16 (how numpy users save bf16): the shortcut below, run by run */
+    int f32_bf16 = mode == ER_MODE_VALUES && dt->fmt == ER_FMT_F32 && fmt == ER_FMT_BF16 && dt->size == 4 && sb == 2;
     for (e = 0; e < n; e++) {
         if (map && e - dropped == ER_DROP_EVERY) { /* the pages checked so far are given back */
             _er_npy_map_drop(map, src + dropped * (uint64_t)dt->size, (size_t)((e - dropped) * (uint64_t)dt->size));
             dropped = e;
+        }
+        if (f32_bf16 && dst) {
+            /* a run of finite binary32 values with zero low halves (the test below, byte by byte), up to
+             * the next page drop: their high halves */
+            uint64_t lim = map ? dropped + ER_DROP_EVERY : n, e1 = e;
+            if (lim > n) lim = n;
+            for (; e1 < lim; e1++) {
+                const unsigned char *x = src + 4 * e1;
+                if ((x[0] | x[1]) != 0 || ((x[3] & 0x7Fu) == 0x7Fu && (x[2] & 0x80u) != 0)) break;
+                dst[2 * e1] = x[2];
+                dst[2 * e1 + 1] = x[3];
+            }
+            if (e1 > e) {
+                e = e1 - 1;
+                continue;
+            }
         }
         uint64_t s = _er_npy_load_le(src + e * (uint64_t)dt->size, dt->size), s0 = s, out = 0;
         char val[160];
