@@ -326,21 +326,77 @@ typedef struct {
     int64_t i, col, q; /* the element, and its index in the tile's products */
 } exact_left;
 
-/* The batch of cnt left elements with acc (3 cnt doubles) as their running sums. */
+/* Terms [p0, p1) of four left elements: their TwoSum chains (and, with tf, their integer sums NT)
+ * side by side, each in index order. */
+static inline __attribute__((always_inline)) void pass2_four(const er_bjob *j, const exact_left *L, int64_t p0,
+                                                             int64_t p1, double *sv, double *cv, double *nv, int tf)
+{
+    int64_t k = j->par.k, n = j->n;
+    const double *a0 = j->af + L[0].i * k, *a1 = j->af + L[1].i * k, *a2 = j->af + L[2].i * k, *a3 = j->af + L[3].i * k;
+    const double *b0 = j->bf + L[0].col, *b1 = j->bf + L[1].col, *b2 = j->bf + L[2].col, *b3 = j->bf + L[3].col;
+    const double *q0 = NULL, *q1 = NULL, *q2 = NULL, *q3 = NULL, *r0 = NULL, *r1 = NULL, *r2 = NULL, *r3 = NULL;
+    if (tf) {
+        q0 = j->qa + L[0].i * k, q1 = j->qa + L[1].i * k, q2 = j->qa + L[2].i * k, q3 = j->qa + L[3].i * k;
+        r0 = j->qb + L[0].col, r1 = j->qb + L[1].col, r2 = j->qb + L[2].col, r3 = j->qb + L[3].col;
+    }
+    double s0 = sv[0], s1 = sv[1], s2 = sv[2], s3 = sv[3], c0 = cv[0], c1 = cv[1], c2 = cv[2], c3 = cv[3];
+    double n0 = nv[0], n1 = nv[1], n2 = nv[2], n3 = nv[3];
+    for (int64_t p = p0; p < p1; p++) {
+        double x0 = a0[p] * b0[p * n], x1 = a1[p] * b1[p * n]; /* exact (gemm_form) */
+        double x2 = a2[p] * b2[p * n], x3 = a3[p] * b3[p * n];
+        double t0 = s0 + x0, t1 = s1 + x1, t2 = s2 + x2, t3 = s3 + x3;
+        double z0 = t0 - s0, z1 = t1 - s1, z2 = t2 - s2, z3 = t3 - s3;
+        c0 += (s0 - (t0 - z0)) + (x0 - z0);
+        c1 += (s1 - (t1 - z1)) + (x1 - z1);
+        c2 += (s2 - (t2 - z2)) + (x2 - z2);
+        c3 += (s3 - (t3 - z3)) + (x3 - z3);
+        s0 = t0, s1 = t1, s2 = t2, s3 = t3;
+        if (tf) { /* integers below 2^53: exact */
+            n0 += q0[p] * r0[p * n];
+            n1 += q1[p] * r1[p * n];
+            n2 += q2[p] * r2[p * n];
+            n3 += q3[p] * r3[p * n];
+        }
+    }
+    sv[0] = s0, sv[1] = s1, sv[2] = s2, sv[3] = s3;
+    cv[0] = c0, cv[1] = c1, cv[2] = c2, cv[3] = c3;
+    nv[0] = n0, nv[1] = n1, nv[2] = n2, nv[3] = n3;
+}
+
+/* The batch of cnt left elements with acc (3 cnt doubles) as their running sums.  Each element's terms
+ * in index order (so the same res whatever the grouping), in blocks of B's rows small enough to stay in
+ * the cache while every element takes its terms from them (a pass over all of B's rows per element
+ * group fetched a line of B per term), four elements' chains at a time. */
 static void exact_pass2_with(const er_bjob *j, const exact_q *Q, const exact_left *L, int64_t cnt, double *acc,
                              const double *S, const double *TT, const double *WW, int tf, er_bounds *out, int64_t e0)
 {
     int64_t k = j->par.k, n = j->n;
     double *sv = acc, *cv = acc + cnt, *nv = acc + 2 * cnt;
     for (int64_t u = 0; u < cnt; u++) sv[u] = cv[u] = nv[u] = 0;
-    for (int64_t p = 0; p < k; p++) {
-        const double *br = j->bf + p * n, *qr = j->qb + p * n;
-        for (int64_t u = 0; u < cnt; u++) {
-            double x = j->af[L[u].i * k + p] * br[L[u].col]; /* exact (gemm_form) */
-            double t = sv[u] + x, z = t - sv[u];
-            cv[u] += (sv[u] - (t - z)) + (x - z);
-            sv[u] = t;
-            if (tf) nv[u] += j->qa[L[u].i * k + p] * qr[L[u].col]; /* integers below 2^53: exact */
+    int64_t pb = ((int64_t)1 << 18) / (16 * (n > 0 ? n : 1)); /* bf's and qb's rows of a block: 256 KiB */
+    if (pb < 8) pb = 8;
+    for (int64_t p0 = 0; p0 < k; p0 += pb) {
+        int64_t p1 = k - p0 < pb ? k : p0 + pb;
+        for (int64_t u0 = 0; u0 < cnt; u0 += 4) {
+            int g = cnt - u0 < 4 ? (int)(cnt - u0) : 4;
+            if (g == 4) {
+                if (tf) pass2_four(j, L + u0, p0, p1, sv + u0, cv + u0, nv + u0, 1);
+                else pass2_four(j, L + u0, p0, p1, sv + u0, cv + u0, nv + u0, 0);
+                continue;
+            }
+            for (int64_t u = u0; u < u0 + g; u++) {
+                const double *ar = j->af + L[u].i * k, *bc = j->bf + L[u].col;
+                const double *qar = tf ? j->qa + L[u].i * k : NULL, *qc = tf ? j->qb + L[u].col : NULL;
+                double s_ = sv[u], c_ = cv[u], n_ = nv[u];
+                for (int64_t p = p0; p < p1; p++) {
+                    double x = ar[p] * bc[p * n]; /* exact (gemm_form) */
+                    double t = s_ + x, z = t - s_;
+                    c_ += (s_ - (t - z)) + (x - z);
+                    s_ = t;
+                    if (tf) n_ += qar[p] * qc[p * n]; /* integers below 2^53: exact */
+                }
+                sv[u] = s_, cv[u] = c_, nv[u] = n_;
+            }
         }
     }
     for (int64_t u = 0; u < cnt; u++) {
