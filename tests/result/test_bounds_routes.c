@@ -3,7 +3,8 @@
  * (EXACTREF_NO_KEEP_S=1); normal's NT through a binary32 product and the decision of exact_el_tf, or
  * the exact binary64 product (EXACTREF_BOUNDS_NO_F32=1); the BLAS, or the hand-written kernel and
  * bounds_rows (EXACTREF_GEMM=builtin); the first pass eight columns at a time (AVX-512, where the
- * processor has it) or one element at a time (EXACTREF_NO_AVX512=1).  Random problems (seed from EXACTREF_SEED, printed) of every
+ * processor has it), four (AVX2: EXACTREF_NO_AVX512=1 where AVX-512 is there) or one element at a
+ * time (EXACTREF_NO_SIMD=1).  Random problems (seed from EXACTREF_SEED, printed) of every
  * low-precision input format, with and without C, three output formats and two directions, small and
  * larger k, and data built to make the binary32 decision fail (the weight of the first two terms,
  * where normal's radius meets any_order's) or the finish leave its common case (near the compute
@@ -145,6 +146,7 @@ START_TEST(routes)
         unsetenv("EXACTREF_BOUNDS_NO_F32");
         unsetenv("EXACTREF_GEMM");
         unsetenv("EXACTREF_NO_AVX512");
+        unsetenv("EXACTREF_NO_SIMD");
         bounds_of(&P, std, compute, count, &base);
         setenv("EXACTREF_NO_KEEP_S", "1", 1);
         bounds_of(&P, std, compute, count, &other);
@@ -163,9 +165,14 @@ START_TEST(routes)
         unsetenv("EXACTREF_GEMM");
         setenv("EXACTREF_NO_AVX512", "1", 1);
         bounds_of(&P, std, compute, count, &other);
-        same(&base, &other, count, what, "first pass one element at a time");
+        same(&base, &other, count, what, "first pass without AVX-512");
         snap_free(&other);
         unsetenv("EXACTREF_NO_AVX512");
+        setenv("EXACTREF_NO_SIMD", "1", 1);
+        bounds_of(&P, std, compute, count, &other);
+        same(&base, &other, count, what, "first pass one element at a time");
+        snap_free(&other);
+        unsetenv("EXACTREF_NO_SIMD");
         snap_free(&base);
         prob_free(&P);
     }
