@@ -1143,6 +1143,52 @@ X8_TARGET static unsigned eng_finish_x8(const eng_x8 *V, const er_bjob *j, const
 }
 #endif
 
+#include "cpu_finish_x4.h"
+#ifdef ER_HAVE_FINISH_X4
+/* eng_finish_x8 at four lanes with AVX2 (cpu_finish_x4.h), for processors without AVX-512. */
+typedef struct {
+    er_x4_fq F;
+    __m256d c0, infl, u, eta, rel;
+    int cr, tf;
+} eng_x4;
+
+X4_TARGET static void eng_x4_init(eng_x4 *V, const er_bpar *c, const er_cpu_fq *fq)
+{
+    er_x4_fq_init(&V->F, fq);
+    V->c0 = _mm256_set1_pd((double)(c->k + 3) * 0x1p-53);
+    V->infl = _mm256_set1_pd(1.0 + (double)(c->k + 8) * 0x1p-51);
+    V->u = _mm256_set1_pd(c->u);
+    V->eta = _mm256_set1_pd(c->eta);
+    double rel = (c->a_f32 ? 0x1p-10 : 0) + (c->b_f32 ? 0x1p-10 : 0) + (c->a_f32 && c->b_f32 ? 0x1p-20 : 0);
+    V->rel = _mm256_set1_pd(rel);
+    V->cr = c->has_c && c->c_rounds;
+    V->tf = c->tf32_inputs && rel > 0;
+}
+
+X4_TARGET static unsigned eng_finish_x4(const eng_x4 *V, const er_bjob *j, const eng_state *st, int64_t q, int64_t e,
+                                        er_bounds *out, int64_t eo)
+{
+    int32_t dn4;
+    memcpy(&dn4, st->dn + q, 4);
+    __m256i ok = _mm256_cmpeq_epi64(_mm256_cvtepu8_epi64(_mm_cvtsi32_si128(dn4)), _mm256_setzero_si256());
+    __m256d cval = j->cv ? _mm256_loadu_pd(j->cv + e) : _mm256_setzero_pd();
+    ok = _mm256_and_si256(ok, x4_finite(cval));
+    __m256d cm = _mm256_andnot_pd(_mm256_set1_pd(-0.0), cval);
+    __m256d s = _mm256_add_pd(_mm256_loadu_pd(st->s + q), cval);
+    __m256d T = _mm256_add_pd(_mm256_loadu_pd(st->T + q), cm);
+    __m256d E = _mm256_loadu_pd(st->E + q);
+    ok = _mm256_and_si256(ok, _mm256_and_si256(x4_finite(s), x4_finite(T)));
+    __m256d e64 = x4_up(_mm256_mul_pd(_mm256_mul_pd(V->c0, T), V->infl));
+    if (V->cr) E = x4_up(_mm256_add_pd(x4_up(_mm256_add_pd(E, x4_up(_mm256_mul_pd(cm, V->u)))), V->eta));
+    if (V->tf) E = x4_up(_mm256_add_pd(E, x4_up(_mm256_mul_pd(x4_up(_mm256_mul_pd(T, V->infl)), V->rel))));
+    ok = _mm256_and_si256(ok, x4_finite(E));
+    if (_mm256_testz_si256(ok, ok)) return 0;
+    /* RD(x - E) and RU(x + E) decided by [xl, xh] */
+    __m256d xl = x4_down(_mm256_sub_pd(s, e64)), xh = x4_up(_mm256_add_pd(s, e64));
+    return er_x4_keys(&V->F, j->rb + e, xl, xh, E, ok, out, eo);
+}
+#endif
+
 /*
  * er_b_ends_exact for an engine's element (er_b_eng_element) with cpu_finish.h's rounding: decided by
  * the enclosure s64 +- e64 of the exact sum x, else by a Sum2 of the products in index order (TwoSum,
@@ -1208,26 +1254,31 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
     er_cpu_fq fq_;
     const er_cpu_fq *fq = &fq_;
     er_cpu_fq_init(&fq_, par);
+    /* eight or four elements at a time where the processor allows; the lanes left, one by one below */
+    int vw = 0;
 #ifdef ER_HAVE_FINISH_X8
-    /* eight elements at a time where the processor allows; the lanes it leaves, one by one below */
     eng_x8 V;
-    int x8 = fq->ok && !j->dc && er_x8_wanted();
-    if (x8) eng_x8_init(&V, par, fq);
+    if (fq->ok && !j->dc && er_x8_wanted()) eng_x8_init(&V, par, fq), vw = 8;
+#endif
+#ifdef ER_HAVE_FINISH_X4
+    eng_x4 V4;
+    if (!vw && fq->ok && !j->dc && er_x4_wanted()) eng_x4_init(&V4, par, fq), vw = 4;
 #endif
     for (int64_t r = 0; r < mc; r++) {
-#ifdef ER_HAVE_FINISH_X8
-        unsigned done8 = 0;
+        unsigned done = 0;
         int64_t base = -8;
-#endif
         for (int64_t c = 0; c < nc; c++) {
             int64_t e = (i0 + r) * n + jc + c, q = r * st->ld + c;
+            if (vw && (c & (vw - 1)) == 0 && c + vw <= nc) {
 #ifdef ER_HAVE_FINISH_X8
-            if (x8 && (c & 7) == 0 && c + 8 <= nc) {
-                done8 = eng_finish_x8(&V, j, st, q, e, out, e0 + e);
+                if (vw == 8) done = eng_finish_x8(&V, j, st, q, e, out, e0 + e);
+#endif
+#ifdef ER_HAVE_FINISH_X4
+                if (vw == 4) done = eng_finish_x4(&V4, j, st, q, e, out, e0 + e);
+#endif
                 base = c;
             }
-            if (c - base < 8 && ((done8 >> (c - base)) & 1u)) continue;
-#endif
+            if (c - base < vw && ((done >> (c - base)) & 1u)) continue;
             double cval = j->cv ? j->cv[e] : 0.0;
             er_b_eng g;
             er_bel b;
