@@ -469,6 +469,48 @@ __attribute__((target("avx2,fma"))) static void terms_chunk_avx2(const double *c
     else terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 0);
 }
 
+/*
+ * terms_chunk_body's mode 3 for two adjacent sub-tiles (4 rows x 8 columns): eight chains of fused
+ * multiply-adds in flight instead of four (one sub-tile's four chains wait on the fused multiply-add's
+ * latency), each lane still its own element adding its own terms in index order: the same operations,
+ * the same bits.
+ */
+__attribute__((target("avx2,fma"))) static void terms_pair3_avx2(const double *const *aa, const double *b, int64_t kc,
+                                                                  int64_t mk, double *xb)
+{
+    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
+    const double *q0 = aa[0], *q1 = aa[1], *q2 = aa[2], *q3 = aa[3];
+    for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
+        const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
+        __m256d x00 = _mm256_setzero_pd(), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00, x30 = x00, x31 = x00;
+        for (int64_t p = b0; p < p1; p++) {
+            const __m256d bm0 = _mm256_and_pd(_mm256_loadu_pd(b + p * ENG), am);
+            const __m256d bm1 = _mm256_and_pd(_mm256_loadu_pd(b + p * ENG + ENR), am);
+            __m256d av = _mm256_broadcast_sd(q0 + p);
+            x00 = _mm256_fmadd_pd(av, bm0, x00);
+            x01 = _mm256_fmadd_pd(av, bm1, x01);
+            av = _mm256_broadcast_sd(q1 + p);
+            x10 = _mm256_fmadd_pd(av, bm0, x10);
+            x11 = _mm256_fmadd_pd(av, bm1, x11);
+            av = _mm256_broadcast_sd(q2 + p);
+            x20 = _mm256_fmadd_pd(av, bm0, x20);
+            x21 = _mm256_fmadd_pd(av, bm1, x21);
+            av = _mm256_broadcast_sd(q3 + p);
+            x30 = _mm256_fmadd_pd(av, bm0, x30);
+            x31 = _mm256_fmadd_pd(av, bm1, x31);
+        }
+        double *xo = xb + i * (EMR * ENG);
+        _mm256_storeu_pd(xo, x00);
+        _mm256_storeu_pd(xo + ENR, x01);
+        _mm256_storeu_pd(xo + ENG, x10);
+        _mm256_storeu_pd(xo + ENG + ENR, x11);
+        _mm256_storeu_pd(xo + 2 * ENG, x20);
+        _mm256_storeu_pd(xo + 2 * ENG + ENR, x21);
+        _mm256_storeu_pd(xo + 3 * ENG, x30);
+        _mm256_storeu_pd(xo + 3 * ENG + ENR, x31);
+    }
+}
+
 /* The lanes of x (int64) that are greater than those of y: the larger of the two, lane by lane. */
 #define ER_MAX64_4(x, y) _mm256_blendv_epi8((y), (x), _mm256_cmpgt_epi64((x), (y)))
 
@@ -645,8 +687,14 @@ __attribute__((target("avx2"))) static void tile_avx2(const er_bpar *c, const en
                 exps_plain(erb, eb + b0 * ENG, ntt, emb + i * (EMR * ENG));
             }
         }
-    for (int t = 0; t < ENG / ENR; t++)
+    for (int t = 0; t < ENG / ENR; t++) {
+        if ((t & 1) == 0 && mode[t] == 3 && mode[t + 1] == 3) { /* two sub-tiles at once */
+            terms_pair3_avx2(aa, b + t * ENR, kc, mk, xb + t * ENR);
+            t++;
+            continue;
+        }
         terms_chunk_avx2(a, aa, b + t * ENR, kc, mk, st->s + q0 + t * ENR, st->ld, xb + t * ENR, mode[t]);
+    }
     if (Kf->ok512 && Kl->ok512) {
         if (nf) (void)rec4(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk);
         if (nb > nf) (void)rec4(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc);
