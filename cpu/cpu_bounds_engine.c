@@ -672,7 +672,8 @@ __attribute__((target("avx2"))) static void tile_avx2(const er_bpar *c, const en
         _mm256_storeu_si256((__m256i *)mv, m);
         int64_t mn = mv[0] < mv[1] ? mv[0] : mv[1], mn2 = mv[2] < mv[3] ? mv[2] : mv[3];
         if ((int64_t)umax + c->gextra + 1023 <= (mn < mn2 ? mn : mn2)) {
-            for (int64_t i = 0; i < nb * (EMR * ENG); i++) emb[i] = umax;
+            const __m256i uv = _mm256_set1_epi32(umax); /* (a scalar loop here was 6% of a check) */
+            for (int64_t i = 0; i < nb * (EMR * ENG); i += 8) _mm256_storeu_si256((__m256i *)(void *)(emb + i), uv);
             e16 = -1;
         }
     }
