@@ -48,6 +48,17 @@ static void put_bel(er_bounds *o, int64_t e, const er_bel *b)
     o->may_nan[e] = (unsigned char)((b->flags & ER_BF_NAN) != 0);
 }
 
+/* An element of a gemm_form batch whose row and column have grids (sa, sb not ER_BQ_BAD), B' by rows:
+ * er_b_exact_element with the quantities given and sd, a Sum2 of its products in index order, for the
+ * ends (er_b_exact_element_dd; the bits of er_bound_element). */
+static void er_bjob_element_dd(const er_bjob *j, int64_t i, int64_t col, double S, double NT, double NW,
+                               const double *sd, er_bel *o)
+{
+    int64_t k = j->par.k, n = j->n;
+    er_b_exact_element_dd(&j->par, j->af + i * k, j->bf + col, j->cv ? j->cv[i * n + col] : 0.0, j->rb[i * n + col], S,
+                          NT, NW, j->sa[i] + j->sb[col], j->sw[i] + j->sb[col], sd, o);
+}
+
 void er_bjob_element(const er_bjob *j, int64_t i, int64_t col, const double *pre, er_bel *o)
 {
     int64_t k = j->par.k, n = j->n;
@@ -165,6 +176,9 @@ static int exact_first(const er_bjob *j, const exact_q *Q, int64_t i, int64_t co
     }
     if (!Q->fq.ok || !er_b_finite(cval)) {
         if (tf) return 0; /* er_b_exact_element needs NT itself */
+        /* a binary64 output: S's enclosure (k 2^-53 T wide) almost never decides its ends, the second
+         * pass's Sum2 nearly always does (exact_second) */
+        if (c->out_fmt == ER_FMT_F64 && er_b_finite(cval)) return 0;
         double pre[3] = {S, NT, NW};
         er_bjob_element(j, i, col, pre, o);
         return 1;
@@ -400,11 +414,11 @@ X4_TARGET static unsigned exact_first_x4(const er_bjob *j, const exact_q *Q, con
  * gamma_k^2 sum |x_p|, so |res - x| <= 2^-52 |res| + 2 gamma_k^2 T (u = 2^-53).  S's enclosure, then
  * res's, then er_b_exact_element itself (the exact sum): the same bits whichever decides. */
 static void exact_second(const er_bjob *j, const exact_q *Q, int64_t i, int64_t col, double S, double NT, double NW,
-                         double res, er_bel *o)
+                         const double *sd, er_bel *o)
 {
     const er_bpar *c = &j->par;
     int sa = j->sa[i], sb = j->sb[col];
-    double cval = j->cv ? j->cv[i * j->n + col] : 0.0;
+    double cval = j->cv ? j->cv[i * j->n + col] : 0.0, res = sd[0] + sd[1];
     if (Q->fq.ok && er_b_finite(cval) && er_b_finite(res)) {
         double T = er_b_scale_up(NT, sa + sb), W = Q->any ? 0.0 : er_b_scale_up(NW, j->sw[i] + sb);
         double rad = exact_radius(Q, c, T, W, cval);
@@ -414,8 +428,9 @@ static void exact_second(const er_bjob *j, const exact_q *Q, int64_t i, int64_t 
             if (exact_keys(j, Q, i, col, res, e2, cval, rad, o)) return;
         }
     }
-    double pre[3] = {S, NT, NW};
-    er_bjob_element(j, i, col, pre, o);
+    /* the core's element, with the Sum2 as a double-double for its ends (binary64 outputs need it for
+     * nearly every element: it spares the exact sum) */
+    er_bjob_element_dd(j, i, col, S, NT, NW, sd, o);
 }
 
 /* The elements a first pass left, together: one pass over B's rows (contiguous) for all of them,
@@ -499,8 +514,8 @@ static void exact_pass2_with(const er_bjob *j, const exact_q *Q, const exact_lef
     }
     for (int64_t u = 0; u < cnt; u++) {
         er_bel b;
-        exact_second(j, Q, L[u].i, L[u].col, S[L[u].q], tf ? nv[u] : TT[L[u].q], Q->any ? 0.0 : WW[L[u].q],
-                     sv[u] + cv[u], &b);
+        const double sd[2] = {sv[u], cv[u]};
+        exact_second(j, Q, L[u].i, L[u].col, S[L[u].q], tf ? nv[u] : TT[L[u].q], Q->any ? 0.0 : WW[L[u].q], sd, &b);
         put_bel(out, e0 + L[u].i * n + L[u].col, &b);
     }
 }
@@ -577,7 +592,10 @@ static void exact_rows(const er_bjob *j, int64_t r0, int64_t r1, int64_t i0, con
             L[cnt].i = i;
             L[cnt].col = col;
             L[cnt].q = q;
-            cnt++;
+            if (++cnt == 65536) { /* (binary64 outputs leave every element) the list's memory bounded */
+                exact_pass2(j, &Q, L, cnt, S, TT, WW, TF != NULL, out, e0);
+                cnt = 0;
+            }
         }
     if (cnt) exact_pass2(j, &Q, L, cnt, S, TT, WW, TF != NULL, out, e0);
     free(L);

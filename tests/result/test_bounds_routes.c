@@ -59,7 +59,7 @@ static void snap_free(snap *s)
 static void bounds_of(prob *P, const char *std, int compute, int64_t count, snap *out)
 {
     er_tensor D;
-    unsigned char *dm = calloc((size_t)(count ? count : 1), 4);
+    unsigned char *dm = calloc((size_t)(count ? count : 1), 8); /* up to f64 outputs */
     er_mma_args a;
     er_result *r = NULL;
     er_tol_opts o;
@@ -111,7 +111,7 @@ static void heavy_head(prob *P)
 START_TEST(routes)
 {
     static const int fins[] = {ER_FMT_BF16, ER_FMT_F16, ER_FMT_F8E4M3FN, ER_FMT_F8E5M2, ER_FMT_F32};
-    static const int fouts[] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16};
+    static const int fouts[] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F64};
     static const int64_t ks[] = {1, 2, 3, 4, 5, 17, 64, 300, 1000};
     uint64_t st = seed;
     int cases = getenv("EXACTREF_TEST_QUICK") ? 40 : 160;
@@ -121,7 +121,7 @@ START_TEST(routes)
         P.fa = fins[below(&st, 5)];
         P.fb = below(&st, 3) ? P.fa : fins[below(&st, 5)];
         P.fc = below(&st, 3) == 0 ? (below(&st, 2) ? ER_FMT_F32 : ER_FMT_BF16) : -1;
-        P.fd = fouts[below(&st, 3)];
+        P.fd = fouts[below(&st, 4)];
         P.fs = -1;
         P.dir = below(&st, 5) ? ER_RND_NEAREST_EVEN : ER_RND_NEGATIVE_INF;
         P.opts = 0;

@@ -42,6 +42,9 @@ ER_FN int er_b_finite(double x) { return (er_b_bits(x) & ER_U64(0x7FF00000000000
 ER_FN int er_b_isnan(double x) { return (er_b_bits(x) & ER_U64(0x7FFFFFFFFFFFFFFF)) > ER_U64(0x7FF0000000000000); }
 ER_FN int er_b_isinf(double x) { return (er_b_bits(x) & ER_U64(0x7FFFFFFFFFFFFFFF)) == ER_U64(0x7FF0000000000000); }
 
+/* |x|, by bits. */
+ER_FN double er_b_abs(double x) { return er_b_dbl(er_b_bits(x) & ER_U64(0x7FFFFFFFFFFFFFFF)); }
+
 /* The next binary64 value above / below x (x itself when not finite). */
 ER_FN double er_b_up(double x)
 {
@@ -696,9 +699,100 @@ ER_FN double er_b_radius_exact(const er_bpar *c, double T, double W, double cval
     return er_b_up(rad + er_b_up(2.0 * c->eta * (double)c->k));
 }
 
-/* er_b_ends_exact's rare step: lo = RD(x - rad), hi = RU(x + rad) from x summed exactly (the products of
+/* The binary64 value next to y = h + L -+ d (exact: h = fl(h + L)) in direction up (RU) or down (RD), where
+ * it is decided: h a normal value of magnitude 2^e or more (e > -960) and d <= 2^(e - 56), so that y lies
+ * within half a spacing of h plus d on either side of it (docs/proofs/foundations.md, "A double-double
+ * sum").  1 with *r set, else 0. */
+ER_FN int er_b_dd_round(double h, double L, double d, int up, double *r)
+{
+    er_u64 be = (er_b_bits(h) >> 52) & 0x7FFu;
+    if (be <= 63u || be == 0x7FFu || !(d >= 0)) return 0; /* |h| >= 2^-960, finite */
+    if (!(d <= er_b_pow2((int)be - 1023 - 56))) return 0;
+    if (up) {
+        if (L <= -d) *r = h;             /* y <= h, above the value below h */
+        else if (L > d) *r = er_b_up(h); /* y > h, below the value above h */
+        else return 0;
+    } else {
+        if (L >= d) *r = h;                /* y >= h, below the value above h */
+        else if (L < -d) *r = er_b_down(h); /* y < h, above the value below h */
+        else return 0;
+    }
+    return 1;
+}
+
+/* x + rad as h + L exactly (h = fl(h + L)) and the bound d of its distance to the true value, from the
+ * double-double s + e of x within err (err = 0 and e = 0: x = s exactly, and then d = 0). */
+ER_FN void er_b_dd_shift(double s, double e, double err, double rad, double *h, double *L, double *d)
+{
+    double h1 = s + rad, bb = h1 - s, l1 = (s - (h1 - bb)) + (rad - bb); /* TwoSum: s + rad = h1 + l1 */
+    double l2 = l1 + e; /* within 2^-53 |l2| of l1 + e (plus 2^-1075 below the normal range); exact for e = 0 */
+    double h2 = h1 + l2, b2 = h2 - h1;
+    *L = (h1 - (h2 - b2)) + (l2 - b2); /* TwoSum: h1 + l2 = h2 + L */
+    *h = h2;
+    if (e == 0) *d = err;
+    else *d = er_b_up(err + er_b_up(er_b_up(er_b_abs(l2) * 0x1p-53) + 0x1p-1074));
+}
+
+/* lo = RD(x - rad), hi = RU(x + rad) from a double-double s + e within err of x, where it decides both. */
+ER_FN int er_b_dd_ends(double s, double e, double err, double rad, double *lo, double *hi)
+{
+    double h, L, d;
+    if (!er_b_finite(s) || !er_b_finite(e) || !er_b_finite(err)) return 0;
+    er_b_dd_shift(s, e, err, -rad, &h, &L, &d);
+    if (!er_b_dd_round(h, L, d, 0, lo)) return 0;
+    er_b_dd_shift(s, e, err, rad, &h, &L, &d);
+    return er_b_dd_round(h, L, d, 1, hi);
+}
+
+/*
+ * er_b_ends_exact's second step: lo = RD(x - rad) and hi = RU(x + rad) from a double-double Sum2 of the
+ * exact products and C in index order (TwoSum; Ogita, Rump and Oishi 2005: s + e within
+ * gamma_(n-1)^2 sum |x_i| of x), where every product is exact in binary64 (checked: finite, fma(a, b,
+ * -x) = 0 and not below 2^-969) and that enclosure decides both ends.  1: *lo and *hi set (the exact
+ * sum's own results); 0: not decided, the caller sums exactly.  About k fused operations instead of the
+ * exact accumulator's much longer per-product step; binary64 outputs need it for nearly every element.
+ */
+ER_FN int er_b_ends_dd(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
+                       double rad, double *lo, double *hi)
+{
+    double s = 0, e = 0, t = 0;
+    int exact = 1; /* every TwoSum error zero: s is x */
+    er_i64 p, n = c->k + 1;
+    for (p = 0; p <= c->k; p++) {
+        double x;
+        if (p < c->k) {
+            double a = ar[p], b = bc[p * c->ldb];
+            x = a * b;
+            if (!er_b_finite(x) || fma(a, b, -x) != 0.0) return 0;
+            if (er_b_abs(x) < 0x1p-969 && (x != 0.0 || (a != 0.0 && b != 0.0))) return 0; /* maybe rounded */
+        } else {
+            if (!c->has_c) break;
+            x = cval;
+            if (!er_b_finite(x)) return 0;
+        }
+        {
+            double s1 = s + x, bb = s1 - s, ei = (s - (s1 - bb)) + (x - bb);
+            exact &= ei == 0;
+            e = e + ei;
+            s = s1;
+            t = t + er_b_abs(x);
+        }
+    }
+    {
+        /* gamma_n = n u / (1 - n u) (er_b_gamma is its factor per unit of n) */
+        double g = er_b_up(er_b_gamma(0x1p-53, (double)n) * (double)n), tt, err;
+        if (!er_b_finite(s) || !er_b_finite(e) || !er_b_finite(t) || !er_b_finite(g)) return 0;
+        tt = er_b_up(t * er_b_up(1.0 + g)); /* >= sum |x_i|: t is n - 1 additions of non-negative terms */
+        /* and n + 2 times 2^-1074: the additions of e, t and L below binary64's normal range err by
+         * at most 2^-1075 each beyond their relative bounds */
+        err = exact ? 0.0 : er_b_up(er_b_up(er_b_up(g * g) * tt) + (double)(n + 2) * 0x1p-1073);
+        return er_b_dd_ends(s, e, err, rad, lo, hi);
+    }
+}
+
+/* er_b_ends_exact's last step: lo = RD(x - rad), hi = RU(x + rad) from x summed exactly (the products of
  * binary64 values, lsb >= 2^-2148, below 2^2048; C; -rad), then x + rad = (x - rad) + 2 rad on a copy. */
-ER_FN_NOINLINE void er_b_ends_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
+ER_FN_NOINLINE void er_b_ends_acc(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
                                   double cval, er_u64 rbits, double rad, er_bel *o)
 {
     er_acc acc, acc2;
@@ -722,6 +816,19 @@ ER_FN_NOINLINE void er_b_ends_sum(const er_bpar *c, ER_GLOBAL const double *ar, 
     er_b_finish_lh(c, rbits, lo, hi, rad, 0, 0, 0, 0, o);
 }
 
+/* er_b_ends_exact's rare step: lo = RD(x - rad), hi = RU(x + rad) from the double-double Sum2 where it
+ * decides (er_b_ends_dd), else from x summed exactly (er_b_ends_acc): the same results either way. */
+ER_FN_NOINLINE void er_b_ends_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
+                                  double cval, er_u64 rbits, double rad, er_bel *o)
+{
+    double lo, hi;
+    if (er_b_ends_dd(c, ar, bc, cval, rad, &lo, &hi)) {
+        er_b_finish_lh(c, rbits, lo, hi, rad, 0, 0, 0, 0, o);
+        return;
+    }
+    er_b_ends_acc(c, ar, bc, cval, rbits, rad, o);
+}
+
 /*
  * The element's result at lo = RD(x - rad) and hi = RU(x + rad), x the exact sum of the k products of
  * ar and bc and C (when has_c), rad finite: from an enclosure [xl, xh] of x where both its ends give the
@@ -729,8 +836,9 @@ ER_FN_NOINLINE void er_b_ends_sum(const er_bpar *c, ER_GLOBAL const double *ar, 
  * here (rare: a rounding boundary of the output within the enclosure's width).  normal's, any_order's
  * and the engines' ends, so that their bits do not depend on how x was enclosed.
  */
-ER_FN void er_b_ends_exact(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
-                           er_u64 rbits, double xl, double xh, double rad, er_bel *o)
+ER_FN void er_b_ends_exact_dd(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
+                              double cval, er_u64 rbits, double xl, double xh, double rad, const double *sd,
+                              double T, er_bel *o)
 {
     double la = er_b_down(xl - rad), lb = er_b_up(xh - rad), ha = er_b_down(xl + rad), hb = er_b_up(xh + rad);
     er_b_key kl = er_b_key_of(c, la, 0), kh = er_b_key_of(c, hb, 1);
@@ -738,8 +846,31 @@ ER_FN void er_b_ends_exact(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOB
         er_b_finish_lh(c, rbits, la, hb, rad, 0, 0, &kl.pat, &kh.pat, o);
         return;
     }
+    if (sd && er_b_finite(cval) && er_b_finite(T)) {
+        /* the caller's Sum2 of the products in index order, sd[0] + sd[1], within gamma_(k-1)^2 sum |x_p|
+         * <= gamma_k^2 T of their sum (T >= sum |x_p|); C added by TwoSum, its error term rounded once */
+        double s = sd[0], e = sd[1], lo, hi, g = er_b_up(er_b_gamma(0x1p-53, (double)c->k) * (double)c->k);
+        double err = er_b_up(er_b_up(er_b_up(g * g) * T) + (double)(c->k + 3) * 0x1p-1073);
+        if (c->has_c) {
+            double s1 = s + cval, bb = s1 - s, ec = (s - (s1 - bb)) + (cval - bb);
+            s = s1;
+            e = e + ec;
+            err = er_b_up(err + er_b_up(er_b_up(er_b_abs(e) * 0x1p-53) + 0x1p-1074));
+        }
+        if (er_b_dd_ends(s, e, err, rad, &lo, &hi)) {
+            er_b_finish_lh(c, rbits, lo, hi, rad, 0, 0, 0, 0, o);
+            return;
+        }
+    }
     er_b_ends_sum(c, ar, bc, cval, rbits, rad, o); /* rare: a rounding boundary of the output within the
                                                     * enclosure's width */
+}
+
+/* er_b_ends_exact_dd without a caller's double-double (sd NULL, T unused). */
+ER_FN void er_b_ends_exact(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
+                           er_u64 rbits, double xl, double xh, double rad, er_bel *o)
+{
+    er_b_ends_exact_dd(c, ar, bc, cval, rbits, xl, xh, rad, 0, 0.0, o);
 }
 
 /*
@@ -750,8 +881,9 @@ ER_FN void er_b_ends_exact(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOB
  * (C included): taken from the enclosure of x where both its ends give the same key, else from x
  * summed exactly here (rare: a rounding boundary of the output within a few ulps of binary64).
  */
-ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
-                              er_u64 rbits, double S, double NT, double NW, int et, int ew, er_bel *o)
+ER_FN void er_b_exact_element_dd(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
+                                 double cval, er_u64 rbits, double S, double NT, double NW, int et, int ew,
+                                 const double *sd, er_bel *o)
 {
     double T = er_b_scale_up(NT, et), W = c->kind == ER_BK_ANY ? 0.0 : er_b_scale_up(NW, ew), rad, e, xl, xh;
     if (!er_b_finite(cval)) {
@@ -773,7 +905,14 @@ ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_G
         xl = er_b_down(xl + cval);
         xh = er_b_up(xh + cval);
     }
-    er_b_ends_exact(c, ar, bc, cval, rbits, xl, xh, rad, o);
+    er_b_ends_exact_dd(c, ar, bc, cval, rbits, xl, xh, rad, sd, T, o);
+}
+
+/* er_b_exact_element_dd without a caller's double-double. */
+ER_FN void er_b_exact_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
+                              er_u64 rbits, double S, double NT, double NW, int et, int ew, er_bel *o)
+{
+    er_b_exact_element_dd(c, ar, bc, cval, rbits, S, NT, NW, et, ew, 0, o);
 }
 
 /*
