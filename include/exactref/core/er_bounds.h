@@ -734,7 +734,7 @@ ER_FN void er_b_dd_shift(double s, double e, double err, double rad, double *h, 
 }
 
 /* lo = RD(x - rad), hi = RU(x + rad) from a double-double s + e within err of x, where it decides both. */
-ER_FN int er_b_dd_ends(double s, double e, double err, double rad, double *lo, double *hi)
+ER_FN_NOINLINE int er_b_dd_ends(double s, double e, double err, double rad, double *lo, double *hi)
 {
     double h, L, d;
     if (!er_b_finite(s) || !er_b_finite(e) || !er_b_finite(err)) return 0;
@@ -752,7 +752,7 @@ ER_FN int er_b_dd_ends(double s, double e, double err, double rad, double *lo, d
  * sum's own results); 0: not decided, the caller sums exactly.  About k fused operations instead of the
  * exact accumulator's much longer per-product step; binary64 outputs need it for nearly every element.
  */
-ER_FN int er_b_ends_dd(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
+ER_FN_NOINLINE int er_b_ends_dd(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc, double cval,
                        double rad, double *lo, double *hi)
 {
     double s = 0, e = 0, t = 0;
