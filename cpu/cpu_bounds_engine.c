@@ -1376,6 +1376,57 @@ static double mag_max(double m, double v)
     return a > m ? a : m;
 }
 
+/* A row of A' (k values ar, exponents er): its largest magnitude as mag_max gives it (an infinity
+ * where a value is not finite), the exponents' range folded into *emn, *emx, and each chunk's largest
+ * exponent into cm[c] (chunks of kc terms), four and sixteen lanes at a time with AVX2: the same
+ * maxima and minima as the one-value loop. */
+__attribute__((target("avx2"))) static double row_scan_avx2(const double *ar, const int16_t *er, int64_t k, int64_t kc,
+                                                           int *emn, int *emx, int16_t *cm)
+{
+    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL)), big = _mm256_set1_pd(DBL_MAX);
+    __m256d mv = _mm256_setzero_pd(), nf = _mm256_setzero_pd();
+    int64_t p = 0;
+    for (; p + 4 <= k; p += 4) {
+        const __m256d a = _mm256_and_pd(_mm256_loadu_pd(ar + p), am);
+        nf = _mm256_or_pd(nf, _mm256_cmp_pd(a, big, _CMP_NLE_UQ)); /* not <= DBL_MAX: infinite or NaN */
+        mv = _mm256_max_pd(mv, a);
+    }
+    double l[4], m = 0;
+    _mm256_storeu_pd(l, mv);
+    for (int t = 0; t < 4; t++) m = l[t] > m ? l[t] : m;
+    if (_mm256_movemask_pd(nf)) m = INFINITY;
+    for (; p < k; p++) m = mag_max(m, ar[p]);
+    int mn = *emn, mx = *emx;
+    for (int64_t c = 0, p0 = 0; p0 < k; c++, p0 += kc) {
+        const int64_t p1 = k - p0 < kc ? k : p0 + kc;
+        __m256i vmx = _mm256_set1_epi16(INT16_MIN), vmn = _mm256_set1_epi16(INT16_MAX);
+        int64_t q = p0;
+        for (; q + 16 <= p1; q += 16) {
+            const __m256i e = _mm256_loadu_si256((const __m256i *)(const void *)(er + q));
+            vmx = _mm256_max_epi16(vmx, e);
+            vmn = _mm256_min_epi16(vmn, e);
+        }
+        int16_t hx[16], hn[16];
+        _mm256_storeu_si256((__m256i *)(void *)hx, vmx);
+        _mm256_storeu_si256((__m256i *)(void *)hn, vmn);
+        int16_t x = INT16_MIN;
+        for (int t = 0; t < 16; t++) {
+            x = hx[t] > x ? hx[t] : x;
+            mn = hn[t] < mn ? hn[t] : mn;
+        }
+        for (; q < p1; q++) {
+            x = er[q] > x ? er[q] : x;
+            mn = er[q] < mn ? er[q] : mn;
+        }
+        mx = x > mx ? x : mx;
+        if (cm) cm[c] = x;
+    }
+    if (k == 0 && cm) cm[0] = INT16_MIN; /* one (empty) chunk, as the one-value loop has it */
+    *emn = mn;
+    *emx = mx;
+    return m;
+}
+
 /*
  * Whether every product of finite values of v (cnt values) with finite values of another such array
  * is exact in binary64: each finite nonzero value has at most 26 significant bits (its low 27 fraction
@@ -1514,6 +1565,12 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
             const double *ar = j->af + (r0 + i) * k;
             const int16_t *er = j->ea + (r0 + i) * k;
             double m = 0;
+            if (simd >= 1) { /* (the one-value loop below was 2.6% of a hopper check on AVX2) */
+                m = row_scan_avx2(ar, er, k, KC, &eamin, &eamax, rcm ? rcm + i * nch : NULL);
+                amax[i] = m;
+                if (!(m <= DBL_MAX)) use_S = 0;
+                continue;
+            }
             for (int64_t p = 0; p < k; p++) {
                 m = mag_max(m, ar[p]);
                 if (er[p] < eamin) eamin = er[p];
