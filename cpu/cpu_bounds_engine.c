@@ -521,6 +521,7 @@ __attribute__((target("avx2,fma"))) static void terms_pair3_avx2(const double *c
  * last; the same conditions gathered over the chunk and tested at its end (rec512's comment), a group
  * that fails them left as it was and run by er_b_eng_block lane by lane: the same bits.
  */
+#define RG 4 /* groups of four lanes in flight (2: within AVX2's registers; 4: the step's latency hidden) */
 __attribute__((target("avx2"), always_inline)) static inline unsigned
 rec4_body(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const double *xb, const int32_t *eb, int64_t nb,
           int64_t nt, int64_t p1, const int zero_fix, const int low_check, const int promote, const int f2)
@@ -535,13 +536,13 @@ rec4_body(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const dou
     const int64_t ld = st->ld;
     unsigned lanewise = 0u; /* bit 4 r + t: the group of row r, sub-tile t ran lane by lane */
 #define ER_UP4(v) _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), one))
-    for (int pass = 0; pass < (EMR * ENG) / 8; pass++) {
-        int64_t q[2], xo[2];
-        __m256d T[2], E[2], B[2], R[2], xsor[2];
-        __m256i esmax[2], bad[2];
-#pragma GCC unroll 2
-        for (int g = 0; g < 2; g++) {
-            const int r = pass >> 1, t = 2 * (pass & 1) + g; /* row r, sub-tile t of four columns */
+    for (int pass = 0; pass < (EMR * ENG) / (4 * RG); pass++) {
+        int64_t q[RG], xo[RG];
+        __m256d T[RG], E[RG], B[RG], R[RG], xsor[RG];
+        __m256i esmax[RG], bad[RG];
+#pragma GCC unroll 4
+        for (int g = 0; g < RG; g++) {
+            const int r = pass * RG / 4, t = pass * RG % 4 + g; /* row r, sub-tile t of four columns */
             uint32_t d4;
             q[g] = q0 + r * ld + t * ENR;
             xo[g] = r * ENG + t * ENR;
@@ -560,8 +561,8 @@ rec4_body(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const dou
             const int pn = promote && (pe % c->promote == 0 || pe == c->k);
             const double *xi = xb + i * (EMR * ENG);
             const int32_t *ei = eb + i * (EMR * ENG);
-#pragma GCC unroll 2
-            for (int g = 0; g < 2; g++) {
+#pragma GCC unroll 4
+            for (int g = 0; g < RG; g++) {
                 const __m256d xs = _mm256_loadu_pd(xi + xo[g]);
                 __m256i bd = zi;
                 xsor[g] = _mm256_or_pd(xsor[g], xs);
@@ -606,8 +607,8 @@ rec4_body(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const dou
                 bad[g] = _mm256_or_si256(bad[g], bd);
             }
         }
-#pragma GCC unroll 2
-        for (int g = 0; g < 2; g++) {
+#pragma GCC unroll 4
+        for (int g = 0; g < RG; g++) {
             __m256i b = bad[g];
             b = _mm256_or_si256(b, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(_mm256_add_pd(E[g], B[g]), R[g]), big,
                                                                      _CMP_NLE_UQ)));
@@ -621,7 +622,7 @@ rec4_body(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const dou
                 _mm256_storeu_pd(st->R + q[g], R[g]);
                 continue;
             }
-            lanewise |= 1u << (2 * pass + g);
+            lanewise |= 1u << (RG * pass + g);
             for (int l = 0; l < ENR; l++)
                 for (int64_t i = 0; i < nb; i++)
                     block1(c, st, q[g] + l, xb[i * (EMR * ENG) + xo[g] + l], eb[i * (EMR * ENG) + xo[g] + l], nt,
