@@ -517,8 +517,8 @@ __attribute__((target("avx2,fma"))) static void terms_pair3_avx2(const double *c
 /*
  * The recurrence of a 4 x 16 tile over nb instructions of nt terms each (the first ending at term p1),
  * their sums and exponents in xb and eb (the layout above): rec512's operations four lanes at a time,
- * two registers of four elements interleaved, the state in registers from the first instruction to the
- * last; the same conditions gathered over the chunk and tested at its end (rec512's comment), a group
+ * RG registers of four elements interleaved (a row of the tile per pass), the state from the first
+ * instruction to the last in registers where they suffice (else in L1); the same conditions gathered over the chunk and tested at its end (rec512's comment), a group
  * that fails them left as it was and run by er_b_eng_block lane by lane: the same bits.
  */
 #define RG 4 /* groups of four lanes in flight (2: within AVX2's registers; 4: the step's latency hidden) */
