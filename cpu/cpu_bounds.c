@@ -77,8 +77,9 @@ void er_bjob_element(const er_bjob *j, int64_t i, int64_t col, const double *pre
         }
         pre = loc;
     }
-    if (j->bft) {
-        /* B' by columns (the CPU's copy): the same values in the same order, read with step 1 */
+    if (j->bft && !(j->par.kind == ER_BK_ENGINE && j->qb)) {
+        /* B' by columns (the CPU's copy): the same values in the same order, read with step 1 (engines
+         * with grids: by rows, as qb is) */
         er_bpar c = j->par;
         c.ldb = 1;
         er_bound_element(&c, j->af + i * k, j->bft + col * k, j->ea ? j->ea + i * k : NULL,

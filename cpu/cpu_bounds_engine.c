@@ -12,8 +12,9 @@
 
 /*
  * The definition (include/exactref/core/er_bounds.h, er_b_eng_run; docs/proofs/engines.md): per element,
- * per instruction of mk terms, xs = the sum of the finite |a_p b_p| in index order from 0, emax = the
- * largest e_a + e_b, then er_b_eng_block; s = the sum of the products in index order.  Here the
+ * per instruction of mk terms, xs = the sum of qa_p qb_p, the magnitudes on the instruction's grids (the
+ * job's qa and qb: exact in any order), emax = the largest e_a + e_b, then er_b_eng_block; s = the sum
+ * of the products in index order, or the job's S (either only encloses the exact sum).  Here the
  * elements run in tiles of 4 rows x 16 columns, B packed by chunks of KC rows (a multiple of mk) x 128
  * columns, a chunk at a time: the exponents' max-plus products sixteen int16 lanes at a time (or none,
  * where the chunk's largest exponent sum cannot reach the accumulator's: tile512), the terms of every
@@ -77,10 +78,11 @@ static void block1(const er_bpar *c, eng_state *st, int64_t q, double xs, int em
 
 /* ---- The portable kernels. ---- */
 
-/* One instruction's terms of a 4 x 4 tile: rows a[r] (from the instruction's first term), B's packed
- * columns b (ENG values per term), s the tile's running sums (step ld), xs[r * 4 + c] the step's sums. */
-static void terms_plain(const double *const *a, const double *b, int64_t nt, double *s, int64_t ld, double *xs,
-                        int fast)
+/* One instruction's terms of a 4 x 4 tile: rows a[r] and aq[r] (A' and its magnitudes on the
+ * instruction's grids, from the instruction's first term), B's packed columns b and bq (ENG values per
+ * term), s the tile's running sums (step ld), xs[r * 4 + c] the step's sums of aq bq (exact). */
+static void terms_plain(const double *const *a, const double *const *aq, const double *b, const double *bq, int64_t nt,
+                        double *s, int64_t ld, double *xs)
 {
     double sv[EMR * ENR], xv[EMR * ENR];
     for (int r = 0; r < EMR; r++)
@@ -88,26 +90,14 @@ static void terms_plain(const double *const *a, const double *b, int64_t nt, dou
             sv[r * ENR + c] = s[r * ld + c];
             xv[r * ENR + c] = 0;
         }
-    if (fast) /* every product finite (the test below always true): a loop the compiler may vectorise */
-        for (int64_t p = 0; p < nt; p++)
-            for (int r = 0; r < EMR; r++) {
-                double av = a[r][p];
-                for (int c = 0; c < ENR; c++) {
-                    double x = av * b[p * ENG + c];
-                    sv[r * ENR + c] = sv[r * ENR + c] + x;
-                    xv[r * ENR + c] = xv[r * ENR + c] + fabs(x);
-                }
+    for (int64_t p = 0; p < nt; p++)
+        for (int r = 0; r < EMR; r++) {
+            double av = a[r][p], qv = aq[r][p];
+            for (int c = 0; c < ENR; c++) { /* er_b_eng_term's operations */
+                sv[r * ENR + c] = sv[r * ENR + c] + av * b[p * ENG + c];
+                xv[r * ENR + c] = xv[r * ENR + c] + qv * bq[p * ENG + c];
             }
-    else
-        for (int64_t p = 0; p < nt; p++)
-            for (int r = 0; r < EMR; r++) {
-                double av = a[r][p];
-                for (int c = 0; c < ENR; c++) {
-                    double x = av * b[p * ENG + c]; /* er_b_eng_term's operations */
-                    sv[r * ENR + c] = sv[r * ENR + c] + x;
-                    if (er_b_finite(x)) xv[r * ENR + c] = xv[r * ENR + c] + fabs(x);
-                }
-            }
+        }
     for (int r = 0; r < EMR; r++)
         for (int c = 0; c < ENR; c++) {
             s[r * ld + c] = sv[r * ENR + c];
@@ -379,21 +369,19 @@ __attribute__((target("avx2"))) static void pack_avx2(const double *b, const int
  * registers from the chunk's first instruction to its last.  Each lane is one element and performs its
  * own operations in its order: the same bits as the instruction-by-instruction path above.
  *
- * terms: one 4 x 4 sub-tile (columns from b, step ENG per term) over kc terms in instructions of mk; its
- * sums into xb (the sub-tile's offset included by the caller).  mode 3: as 2, without s (the job's S
- * serves: er_cpu_engine_rows); 2: every product exact and finite
- * (fused multiply-adds: s + a b = fma(a, b, s) and xs + |a b| = fma(|a|, |b|, xs), one rounding of the
- * same exact value, the same bits); 1: every product finite; 0: the finite test (an infinite or NaN
- * product adds +0 to xs, as er_b_eng_term leaves it out).
+ * terms: one 4 x 4 sub-tile (columns from b and bq, step ENG per term) over kc terms in instructions of
+ * mk; its sums into xb (the sub-tile's offset included by the caller).  xs = the sum of aq bq, the
+ * magnitudes on the instruction's grids: exact in any order, with or without fma (er_b_eng_q_value).
+ * s: mode 3 none (the job's S serves: er_cpu_engine_rows); 2 every product exact (fused multiply-adds:
+ * s + a b = fma(a, b, s), one rounding of the same exact value, the same bits); else the multiply and
+ * the addition (an infinite or NaN product propagates into s as in er_b_eng_term).
  */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
-terms_chunk_body(const double *const *a, const double *const *aa, const double *b, int64_t kc, int64_t mk, double *s,
-                 int64_t ld, double *xb, const int mode)
+terms_chunk_body(const double *const *a, const double *const *aa, const double *b, const double *bq, int64_t kc,
+                 int64_t mk, double *s, int64_t ld, double *xb, const int mode)
 {
-    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL)), big = _mm256_set1_pd(DBL_MAX);
     const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
-    const double *q0 = mode >= 2 ? aa[0] : NULL, *q1 = mode >= 2 ? aa[1] : NULL, *q2 = mode >= 2 ? aa[2] : NULL,
-                 *q3 = mode >= 2 ? aa[3] : NULL;
+    const double *q0 = aa[0], *q1 = aa[1], *q2 = aa[2], *q3 = aa[3];
     __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
     if (mode != 3) {
         s0 = _mm256_loadu_pd(s);
@@ -405,45 +393,30 @@ terms_chunk_body(const double *const *a, const double *const *aa, const double *
         const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
         __m256d x0 = _mm256_setzero_pd(), x1 = x0, x2 = x0, x3 = x0;
         for (int64_t p = b0; p < p1; p++) {
-            const __m256d bv = _mm256_loadu_pd(b + p * ENG);
-            if (mode == 3) {
-                const __m256d bm = _mm256_and_pd(bv, am);
+            const __m256d bm = _mm256_loadu_pd(bq + p * ENG);
+            if (mode == 3 || mode == 2) {
                 x0 = _mm256_fmadd_pd(_mm256_broadcast_sd(q0 + p), bm, x0);
                 x1 = _mm256_fmadd_pd(_mm256_broadcast_sd(q1 + p), bm, x1);
                 x2 = _mm256_fmadd_pd(_mm256_broadcast_sd(q2 + p), bm, x2);
                 x3 = _mm256_fmadd_pd(_mm256_broadcast_sd(q3 + p), bm, x3);
-            } else if (mode == 2) {
-                const __m256d bm = _mm256_and_pd(bv, am);
+            } else { /* the same exact values without fma */
+                x0 = _mm256_add_pd(x0, _mm256_mul_pd(_mm256_broadcast_sd(q0 + p), bm));
+                x1 = _mm256_add_pd(x1, _mm256_mul_pd(_mm256_broadcast_sd(q1 + p), bm));
+                x2 = _mm256_add_pd(x2, _mm256_mul_pd(_mm256_broadcast_sd(q2 + p), bm));
+                x3 = _mm256_add_pd(x3, _mm256_mul_pd(_mm256_broadcast_sd(q3 + p), bm));
+            }
+            if (mode == 3) continue;
+            const __m256d bv = _mm256_loadu_pd(b + p * ENG);
+            if (mode == 2) {
                 s0 = _mm256_fmadd_pd(_mm256_broadcast_sd(a0 + p), bv, s0);
                 s1 = _mm256_fmadd_pd(_mm256_broadcast_sd(a1 + p), bv, s1);
                 s2 = _mm256_fmadd_pd(_mm256_broadcast_sd(a2 + p), bv, s2);
                 s3 = _mm256_fmadd_pd(_mm256_broadcast_sd(a3 + p), bv, s3);
-                x0 = _mm256_fmadd_pd(_mm256_broadcast_sd(q0 + p), bm, x0);
-                x1 = _mm256_fmadd_pd(_mm256_broadcast_sd(q1 + p), bm, x1);
-                x2 = _mm256_fmadd_pd(_mm256_broadcast_sd(q2 + p), bm, x2);
-                x3 = _mm256_fmadd_pd(_mm256_broadcast_sd(q3 + p), bm, x3);
             } else {
-                const __m256d t0 = _mm256_mul_pd(_mm256_broadcast_sd(a0 + p), bv);
-                const __m256d t1 = _mm256_mul_pd(_mm256_broadcast_sd(a1 + p), bv);
-                const __m256d t2 = _mm256_mul_pd(_mm256_broadcast_sd(a2 + p), bv);
-                const __m256d t3 = _mm256_mul_pd(_mm256_broadcast_sd(a3 + p), bv);
-                s0 = _mm256_add_pd(s0, t0);
-                s1 = _mm256_add_pd(s1, t1);
-                s2 = _mm256_add_pd(s2, t2);
-                s3 = _mm256_add_pd(s3, t3);
-                const __m256d u0 = _mm256_and_pd(t0, am), u1 = _mm256_and_pd(t1, am), u2 = _mm256_and_pd(t2, am),
-                              u3 = _mm256_and_pd(t3, am);
-                if (mode == 1) {
-                    x0 = _mm256_add_pd(x0, u0);
-                    x1 = _mm256_add_pd(x1, u1);
-                    x2 = _mm256_add_pd(x2, u2);
-                    x3 = _mm256_add_pd(x3, u3);
-                } else { /* an infinite or NaN product adds +0: xs unchanged (er_b_eng_term) */
-                    x0 = _mm256_add_pd(x0, _mm256_and_pd(u0, _mm256_cmp_pd(u0, big, _CMP_LE_OQ)));
-                    x1 = _mm256_add_pd(x1, _mm256_and_pd(u1, _mm256_cmp_pd(u1, big, _CMP_LE_OQ)));
-                    x2 = _mm256_add_pd(x2, _mm256_and_pd(u2, _mm256_cmp_pd(u2, big, _CMP_LE_OQ)));
-                    x3 = _mm256_add_pd(x3, _mm256_and_pd(u3, _mm256_cmp_pd(u3, big, _CMP_LE_OQ)));
-                }
+                s0 = _mm256_add_pd(s0, _mm256_mul_pd(_mm256_broadcast_sd(a0 + p), bv));
+                s1 = _mm256_add_pd(s1, _mm256_mul_pd(_mm256_broadcast_sd(a1 + p), bv));
+                s2 = _mm256_add_pd(s2, _mm256_mul_pd(_mm256_broadcast_sd(a2 + p), bv));
+                s3 = _mm256_add_pd(s3, _mm256_mul_pd(_mm256_broadcast_sd(a3 + p), bv));
             }
         }
         double *xo = xb + i * (EMR * ENG);
@@ -460,32 +433,31 @@ terms_chunk_body(const double *const *a, const double *const *aa, const double *
 }
 
 __attribute__((target("avx2,fma"))) static void terms_chunk_avx2(const double *const *a, const double *const *aa,
-                                                                  const double *b, int64_t kc, int64_t mk, double *s,
-                                                                  int64_t ld, double *xb, int mode)
+                                                                  const double *b, const double *bq, int64_t kc,
+                                                                  int64_t mk, double *s, int64_t ld, double *xb,
+                                                                  int mode)
 {
-    if (mode == 3) terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 3);
-    else if (mode == 2) terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 2);
-    else if (mode == 1) terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 1);
-    else terms_chunk_body(a, aa, b, kc, mk, s, ld, xb, 0);
+    if (mode == 3) terms_chunk_body(a, aa, b, bq, kc, mk, s, ld, xb, 3);
+    else if (mode == 2) terms_chunk_body(a, aa, b, bq, kc, mk, s, ld, xb, 2);
+    else terms_chunk_body(a, aa, b, bq, kc, mk, s, ld, xb, 1);
 }
 
 /*
  * terms_chunk_body's mode 3 for two adjacent sub-tiles (4 rows x 8 columns): eight chains of fused
  * multiply-adds in flight instead of four (one sub-tile's four chains wait on the fused multiply-add's
- * latency), each lane still its own element adding its own terms in index order: the same operations,
- * the same bits.
+ * latency), each lane still its own element adding its own exact terms: the same operations, the same
+ * bits.
  */
-__attribute__((target("avx2,fma"))) static void terms_pair3_avx2(const double *const *aa, const double *b, int64_t kc,
+__attribute__((target("avx2,fma"))) static void terms_pair3_avx2(const double *const *aa, const double *bq, int64_t kc,
                                                                   int64_t mk, double *xb)
 {
-    const __m256d am = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
     const double *q0 = aa[0], *q1 = aa[1], *q2 = aa[2], *q3 = aa[3];
     for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
         const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
         __m256d x00 = _mm256_setzero_pd(), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00, x30 = x00, x31 = x00;
         for (int64_t p = b0; p < p1; p++) {
-            const __m256d bm0 = _mm256_and_pd(_mm256_loadu_pd(b + p * ENG), am);
-            const __m256d bm1 = _mm256_and_pd(_mm256_loadu_pd(b + p * ENG + ENR), am);
+            const __m256d bm0 = _mm256_loadu_pd(bq + p * ENG);
+            const __m256d bm1 = _mm256_loadu_pd(bq + p * ENG + ENR);
             __m256d av = _mm256_broadcast_sd(q0 + p);
             x00 = _mm256_fmadd_pd(av, bm0, x00);
             x01 = _mm256_fmadd_pd(av, bm1, x01);
@@ -652,9 +624,9 @@ __attribute__((target("avx2"))) static unsigned rec4(const er_bpar *c, const eng
 __attribute__((target("avx2"))) static void tile_avx2(const er_bpar *c, const eng_k *Kf, const eng_k *Kl,
                                                           eng_state *st, int64_t q0, const double *const *a,
                                                           const double *const *aa, const int16_t *const *ea,
-                                                          const double *b, const int16_t *eb, int64_t kc, int64_t p0,
-                                                          int e16, const int *mode, double *xb, int32_t *emb, int uok,
-                                                          int umax)
+                                                          const double *b, const double *bq, const int16_t *eb,
+                                                          int64_t kc, int64_t p0, int e16, const int *mode, double *xb,
+                                                          int32_t *emb, int uok, int umax)
 {
     const int64_t mk = c->mk, nb = (kc + mk - 1) / mk, nf = kc / mk;
     if (uok) {
@@ -691,11 +663,12 @@ __attribute__((target("avx2"))) static void tile_avx2(const er_bpar *c, const en
         }
     for (int t = 0; t < ENG / ENR; t++) {
         if ((t & 1) == 0 && mode[t] == 3 && mode[t + 1] == 3) { /* two sub-tiles at once */
-            terms_pair3_avx2(aa, b + t * ENR, kc, mk, xb + t * ENR);
+            terms_pair3_avx2(aa, bq + t * ENR, kc, mk, xb + t * ENR);
             t++;
             continue;
         }
-        terms_chunk_avx2(a, aa, b + t * ENR, kc, mk, st->s + q0 + t * ENR, st->ld, xb + t * ENR, mode[t]);
+        terms_chunk_avx2(a, aa, b + t * ENR, bq + t * ENR, kc, mk, st->s + q0 + t * ENR, st->ld, xb + t * ENR,
+                         mode[t]);
     }
     if (Kf->ok512 && Kl->ok512) {
         if (nf) (void)rec4(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk);
@@ -718,70 +691,71 @@ __attribute__((target("avx2"))) static void tile_avx2(const er_bpar *c, const en
 #define ER_T512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 
 /*
- * One chunk's terms of a 4 x 16 tile: rows a[r] (from the chunk's first term), B's packed columns b
- * (ENG values per term), s the tile's running sums (step ld), and for instruction i (mk terms, the last
- * one what is left of kc) its sums xs into xb[i * 64 + r * 16 + c].  Each lane is one element and adds
- * its own terms in index order.  mode 2: every product exact and finite (fused multiply-adds on the
- * magnitudes, the rows' from aa, B's masked in the register: the same bits, terms_chunk_body); 1: every product finite (multiply,
- * add, and add the magnitude); 0: the finite test (a masked addition leaves xs as it was, as
- * er_b_eng_term's test does).
+ * One chunk's terms of a 4 x 16 tile: rows a[r] and aa[r] (A' and its magnitudes on the instructions'
+ * grids, from the chunk's first term), B's packed columns b and bq (ENG values per term), s the tile's
+ * running sums (step ld), and for instruction i (mk terms, the last one what is left of kc) its sums
+ * xs = sum aa bq (exact in any order: er_b_eng_q_value) into xb[i * 64 + r * 16 + c].  Each lane is one
+ * element.  s: mode 3 none (the job's S serves), 2 fused multiply-adds (every product exact: the same
+ * bits), else the multiply and the addition (terms_chunk_body).
  */
 ER_T512 static inline __attribute__((always_inline)) void terms512_body(const double *const *a,
                                                                           const double *const *aa, const double *b,
-                                                                          int64_t kc, int64_t mk,
+                                                                          const double *bq, int64_t kc, int64_t mk,
                                                                           double *s, int64_t ld, double *xb,
                                                                           const int mode)
 {
-    const __m512d am = _mm512_castsi512_pd(_mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL)), big = _mm512_set1_pd(DBL_MAX);
     const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
-    const double *aa0 = mode == 2 ? aa[0] : NULL, *aa1 = mode == 2 ? aa[1] : NULL, *aa2 = mode == 2 ? aa[2] : NULL,
-                 *aa3 = mode == 2 ? aa[3] : NULL;
-    __m512d s00 = _mm512_loadu_pd(s), s01 = _mm512_loadu_pd(s + 8);
-    __m512d s10 = _mm512_loadu_pd(s + ld), s11 = _mm512_loadu_pd(s + ld + 8);
-    __m512d s20 = _mm512_loadu_pd(s + 2 * ld), s21 = _mm512_loadu_pd(s + 2 * ld + 8);
-    __m512d s30 = _mm512_loadu_pd(s + 3 * ld), s31 = _mm512_loadu_pd(s + 3 * ld + 8);
+    const double *aa0 = aa[0], *aa1 = aa[1], *aa2 = aa[2], *aa3 = aa[3];
+    __m512d s00 = _mm512_setzero_pd(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
+    if (mode != 3) {
+        s00 = _mm512_loadu_pd(s), s01 = _mm512_loadu_pd(s + 8);
+        s10 = _mm512_loadu_pd(s + ld), s11 = _mm512_loadu_pd(s + ld + 8);
+        s20 = _mm512_loadu_pd(s + 2 * ld), s21 = _mm512_loadu_pd(s + 2 * ld + 8);
+        s30 = _mm512_loadu_pd(s + 3 * ld), s31 = _mm512_loadu_pd(s + 3 * ld + 8);
+    }
     for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
         const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
         __m512d x00 = _mm512_setzero_pd(), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00, x30 = x00,
                 x31 = x00;
         for (int64_t p = b0; p < p1; p++) {
-            const __m512d bv0 = _mm512_loadu_pd(b + p * ENG), bv1 = _mm512_loadu_pd(b + p * ENG + 8);
-            if (mode == 2) {
-                const __m512d bm0 = _mm512_and_pd(bv0, am), bm1 = _mm512_and_pd(bv1, am);
-#define ER_R2(sv0, sv1, xv0, xv1, ar, aq)                                                                \
+            const __m512d bm0 = _mm512_loadu_pd(bq + p * ENG), bm1 = _mm512_loadu_pd(bq + p * ENG + 8);
+#define ER_X2(xv0, xv1, aq)                                                                              \
     do {                                                                                                 \
-        const __m512d av_ = _mm512_set1_pd(ar), aq_ = _mm512_set1_pd(aq);                                \
-        sv0 = _mm512_fmadd_pd(av_, bv0, sv0);                                                            \
-        sv1 = _mm512_fmadd_pd(av_, bv1, sv1);                                                            \
+        const __m512d aq_ = _mm512_set1_pd(aq);                                                          \
         xv0 = _mm512_fmadd_pd(aq_, bm0, xv0);                                                            \
         xv1 = _mm512_fmadd_pd(aq_, bm1, xv1);                                                            \
     } while (0)
-                ER_R2(s00, s01, x00, x01, a0[p], aa0[p]);
-                ER_R2(s10, s11, x10, x11, a1[p], aa1[p]);
-                ER_R2(s20, s21, x20, x21, a2[p], aa2[p]);
-                ER_R2(s30, s31, x30, x31, a3[p], aa3[p]);
-#undef ER_R2
-            } else {
-#define ER_R1(sv0, sv1, xv0, xv1, ar)                                                                    \
+            ER_X2(x00, x01, aa0[p]);
+            ER_X2(x10, x11, aa1[p]);
+            ER_X2(x20, x21, aa2[p]);
+            ER_X2(x30, x31, aa3[p]);
+#undef ER_X2
+            if (mode == 3) continue;
+            const __m512d bv0 = _mm512_loadu_pd(b + p * ENG), bv1 = _mm512_loadu_pd(b + p * ENG + 8);
+            if (mode == 2) {
+#define ER_S2(sv0, sv1, ar)                                                                              \
     do {                                                                                                 \
         const __m512d av_ = _mm512_set1_pd(ar);                                                          \
-        const __m512d t0_ = _mm512_mul_pd(av_, bv0), t1_ = _mm512_mul_pd(av_, bv1);                     \
-        sv0 = _mm512_add_pd(sv0, t0_);                                                                   \
-        sv1 = _mm512_add_pd(sv1, t1_);                                                                   \
-        const __m512d u0_ = _mm512_and_pd(t0_, am), u1_ = _mm512_and_pd(t1_, am);                        \
-        if (mode == 1) {                                                                                 \
-            xv0 = _mm512_add_pd(xv0, u0_);                                                               \
-            xv1 = _mm512_add_pd(xv1, u1_);                                                               \
-        } else {                                                                                         \
-            xv0 = _mm512_mask_add_pd(xv0, _mm512_cmp_pd_mask(u0_, big, _CMP_LE_OQ), xv0, u0_);           \
-            xv1 = _mm512_mask_add_pd(xv1, _mm512_cmp_pd_mask(u1_, big, _CMP_LE_OQ), xv1, u1_);           \
-        }                                                                                                \
+        sv0 = _mm512_fmadd_pd(av_, bv0, sv0);                                                            \
+        sv1 = _mm512_fmadd_pd(av_, bv1, sv1);                                                            \
     } while (0)
-                ER_R1(s00, s01, x00, x01, a0[p]);
-                ER_R1(s10, s11, x10, x11, a1[p]);
-                ER_R1(s20, s21, x20, x21, a2[p]);
-                ER_R1(s30, s31, x30, x31, a3[p]);
-#undef ER_R1
+                ER_S2(s00, s01, a0[p]);
+                ER_S2(s10, s11, a1[p]);
+                ER_S2(s20, s21, a2[p]);
+                ER_S2(s30, s31, a3[p]);
+#undef ER_S2
+            } else {
+#define ER_S1(sv0, sv1, ar)                                                                              \
+    do {                                                                                                 \
+        const __m512d av_ = _mm512_set1_pd(ar);                                                          \
+        sv0 = _mm512_add_pd(sv0, _mm512_mul_pd(av_, bv0));                                               \
+        sv1 = _mm512_add_pd(sv1, _mm512_mul_pd(av_, bv1));                                               \
+    } while (0)
+                ER_S1(s00, s01, a0[p]);
+                ER_S1(s10, s11, a1[p]);
+                ER_S1(s20, s21, a2[p]);
+                ER_S1(s30, s31, a3[p]);
+#undef ER_S1
             }
         }
         double *xo = xb + i * (EMR * ENG);
@@ -794,6 +768,7 @@ ER_T512 static inline __attribute__((always_inline)) void terms512_body(const do
         _mm512_storeu_pd(xo + 48, x30);
         _mm512_storeu_pd(xo + 56, x31);
     }
+    if (mode == 3) return;
     _mm512_storeu_pd(s, s00);
     _mm512_storeu_pd(s + 8, s01);
     _mm512_storeu_pd(s + ld, s10);
@@ -804,12 +779,12 @@ ER_T512 static inline __attribute__((always_inline)) void terms512_body(const do
     _mm512_storeu_pd(s + 3 * ld + 8, s31);
 }
 
-ER_T512 static void terms512(const double *const *a, const double *const *aa, const double *b, int64_t kc,
-                             int64_t mk, double *s, int64_t ld, double *xb, int mode)
+ER_T512 static void terms512(const double *const *a, const double *const *aa, const double *b, const double *bq,
+                             int64_t kc, int64_t mk, double *s, int64_t ld, double *xb, int mode)
 {
-    if (mode == 2) terms512_body(a, aa, b, kc, mk, s, ld, xb, 2);
-    else if (mode == 1) terms512_body(a, aa, b, kc, mk, s, ld, xb, 1);
-    else terms512_body(a, aa, b, kc, mk, s, ld, xb, 0);
+    if (mode == 3) terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 3);
+    else if (mode == 2) terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 2);
+    else terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 1);
 }
 
 /*
@@ -840,15 +815,6 @@ ER_T512 static void exps512(const uint32_t *const *pr, const int16_t *eb2, int64
         _mm512_storeu_si512((void *)(o + 32), _mm512_cvtepi16_epi32(_mm512_castsi512_si256(m23)));
         _mm512_storeu_si512((void *)(o + 48), _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(m23, 1)));
     }
-}
-
-/* abs_row eight values at a time. */
-ER_T512 static void abs512(const double *v, double *a, int64_t cnt)
-{
-    const __m512d am = _mm512_castsi512_pd(_mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL));
-    int64_t i = 0;
-    for (; i + 8 <= cnt; i += 8) _mm512_storeu_pd(a + i, _mm512_and_pd(_mm512_loadu_pd(v + i), am));
-    for (; i < cnt; i++) a[i] = fabs(v[i]);
 }
 
 /*
@@ -1000,7 +966,7 @@ ER_T512 static void dup512(const int16_t *e, int16_t *e2, int64_t cnt)
  */
 ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, eng_state *st, int64_t q0,
                             const double *const *a, const double *const *aa, const int16_t *const *ea,
-                            const uint32_t *const *pr, const double *b, const int16_t *eb,
+                            const uint32_t *const *pr, const double *b, const double *bq, const int16_t *eb,
                             const int16_t *eb2, int64_t kc, int64_t p0, int e16, int mode, double *xb, int32_t *emb,
                             int uok, int umax)
 {
@@ -1036,7 +1002,7 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
             const int16_t *erb[EMR] = {ea[0] + b0, ea[1] + b0, ea[2] + b0, ea[3] + b0};
             exps_plain(erb, eb + b0 * ENG, kc - b0 < mk ? kc - b0 : mk, emb + i * (EMR * ENG));
         }
-    terms512(a, aa, b, kc, mk, st->s + q0, st->ld, xb, mode);
+    terms512(a, aa, b, bq, kc, mk, st->s + q0, st->ld, xb, mode);
     if (Kf->ok512 && Kl->ok512) {
         if (nf) rec512(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk);
         if (nb > nf) rec512(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc);
@@ -1480,19 +1446,12 @@ static int prod_exact(const double *v, int64_t cnt)
     return badm == 0;
 }
 
-/* The magnitudes of n values (the fused kernels' operands). */
-static void abs_row(const double *restrict v, double *restrict a, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) a[i] = fabs(v[i]);
-}
-
 /* A strip of EMR rows of the chunk from term p0 (kc terms), rows i0 + ir.. (a padding row repeats the
- * last real one, mc rows being real): the rows' values ar, their magnitudes aq (into paa, by absf,
- * where fused), exponents er; *amx the strip's largest |a|, *umax its largest e_a in the chunk (rcm:
+ * last real one, mc rows being real): the rows' values ar, their magnitudes on the instructions' grids
+ * aq (the job's qa), exponents er; *amx the strip's largest |a|, *umax its largest e_a in the chunk (rcm:
  * row i - r0, chunk c at (i - r0) nch + c; INT_MIN without it). */
-static void strip_rows(const er_bjob *j, int64_t r0, int64_t i0, int64_t ir, int64_t mc, int64_t p0, int64_t kc,
-                       int64_t chunk, int fused, double *paa, const double *amax, const int16_t *rcm, int64_t nch,
-                       void (*absf)(const double *, double *, int64_t), const double **ar, const double **aq,
+static void strip_rows(const er_bjob *j, int64_t r0, int64_t i0, int64_t ir, int64_t mc, int64_t p0, int64_t chunk,
+                       const double *amax, const int16_t *rcm, int64_t nch, const double **ar, const double **aq,
                        const int16_t **er, double *amx, int *umax)
 {
     const int64_t k = j->par.k;
@@ -1502,10 +1461,9 @@ static void strip_rows(const er_bjob *j, int64_t r0, int64_t i0, int64_t ir, int
         int64_t i = i0 + (ir + r < mc ? ir + r : mc - 1);
         if (rcm && rcm[(i - r0) * nch + chunk] > *umax) *umax = rcm[(i - r0) * nch + chunk];
         ar[r] = j->af + i * k + p0;
-        aq[r] = fused ? paa + r * kc : NULL;
+        aq[r] = j->qa + i * k + p0;
         er[r] = j->ea + i * k + p0;
         if (amax[i - r0] > *amx) *amx = amax[i - r0];
-        if (fused) absf(ar[r], paa + r * kc, kc);
     }
 }
 
@@ -1514,17 +1472,24 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
 {
     const er_bpar *par = &j->par;
     const int64_t n = j->n, k = par->k, mk = par->mk;
-    if (par->kind != ER_BK_ENGINE || !j->ea || !j->eb || par->slack_a || par->slack_b || mk < 1) return 0;
+    if (par->kind != ER_BK_ENGINE || !j->ea || !j->eb || !j->qa || !j->qb || par->slack_a || par->slack_b || mk < 1)
+        return 0;
     if (r0 >= r1 || n <= 0) return 1;
     simd = er_cpu_engine_simd(simd);
     const int64_t rows = r1 - r0;
     const int64_t KC = mk * (EKC / mk > 0 ? EKC / mk : 1);
     const int64_t MC = rows < EMC ? (rows + EMR - 1) / EMR * EMR : EMC;
     const int64_t kcap = k < KC ? (k > 0 ? k : 1) : KC, nbcap = (kcap + mk - 1) / mk;
-    /* fused multiply-adds where every product is exact (prod_exact) and the processor has them */
-    int fused = 0;
+    /* the job's S serves as s where every value of A' and B' is finite (then S, from any order and any
+     * BLAS, is finite exactly when the index-order s is: below; A's rows are tested as they are scanned) */
+    int use_S = j->S != NULL;
+    for (int64_t q = 0; use_S && q < k * n; q++) use_S = fabs(j->bf[q]) <= DBL_MAX;
+    /* fused multiply-adds: xs's terms aq bq are always exact (er_b_eng_q_value), s's where every product
+     * is (prod_exact: needed only where s is formed); where the processor has them */
+    int has_fma = 0, fused = 0;
 #ifdef ER_HAVE_AVX2_ENGINE
-    if (simd == 2 || (simd == 1 && __builtin_cpu_supports("fma"))) {
+    has_fma = simd == 2 || (simd == 1 && __builtin_cpu_supports("fma"));
+    if (has_fma && !use_S) {
 #ifdef ER_HAVE_AVX512_ENGINE
         if (simd == 2) fused = prod_exact512(j->af + r0 * k, rows * k) && prod_exact512(j->bf, k * n);
         else
@@ -1542,7 +1507,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     st.R = malloc(sizeof(double) * ns);
     st.dn = malloc(ns);
     double *pv = malloc(sizeof(double) * (size_t)(kcap * ENC)); /* B's chunk: group g, term p, column c */
-    double *paa = fused ? malloc(sizeof(double) * (size_t)(EMR * kcap)) : NULL; /* a strip's |A| in a chunk */
+    double *pq = malloc(sizeof(double) * (size_t)(kcap * ENC)); /* B's chunk on its grids (qb), as pv */
     int16_t *pe = malloc(sizeof(int16_t) * (size_t)(kcap * ENC));
     double *amax = malloc(sizeof(double) * (size_t)rows);
     /* AVX-512: a chunk's xs and emax, B's exponents with each column twice, and the exponents of the
@@ -1554,12 +1519,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     uint32_t *apr = simd == 2 ? malloc(sizeof(uint32_t) * (size_t)(nstrip * 2 * k)) : NULL;
     const int64_t nch = (k + KC - 1) / KC > 0 ? (k + KC - 1) / KC : 1;
     int16_t *rcm = simd >= 1 ? malloc(sizeof(int16_t) * (size_t)(rows * nch)) : NULL; /* row i, chunk c: max e_a */
-    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pe && amax && (!fused || paa) &&
+    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pq && pe && amax &&
              (simd != 2 || (pe2 && apr)) && (simd < 1 || (xbuf && ebuf && rcm));
-    /* the job's S serves as s where every value of A' and B' is finite (then S, from any order and any
-     * BLAS, is finite exactly when the index-order s is: below) */
-    int use_S = j->S != NULL;
-    for (int64_t q = 0; use_S && q < k * n; q++) use_S = fabs(j->bf[q]) <= DBL_MAX;
     if (ok) {
         int eamin = INT16_MAX, eamax = INT16_MIN;
         for (int64_t i = 0; i < rows; i++) {
@@ -1645,6 +1606,15 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                             }
                         }
                     }
+                    /* B's chunk on its instructions' grids (the job's qb), in pv's layout */
+                    for (int64_t g = 0; g < ng; g++)
+                        for (int64_t p = 0; p < kc; p++) {
+                            const double *qrow = j->qb + (p0 + p) * n + jc + g * ENG;
+                            double *dq = pq + (g * kc + p) * ENG;
+                            const int64_t cv = nc - g * ENG < ENG ? nc - g * ENG : ENG;
+                            memcpy(dq, qrow, sizeof(double) * (size_t)cv);
+                            for (int64_t c = cv; c < ENG; c++) dq[c] = 0.0;
+                        }
                     /* int16 lanes only where every e_a + e_b fits */
                     const int e16 = simd && eamax + ebmax <= INT16_MAX && eamin + ebmin >= -INT16_MAX;
                     eng_k Kf, Kl; /* the recurrence's constants: whole instructions, and a last partial one */
@@ -1664,15 +1634,14 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                                      apr + (2 * ((i0 - r0 + ir) / EMR) + 1) * k + p0};
                             double amx;
                             int umax; /* the largest e_a of the strip's rows in the chunk, then + e_b's */
-                            strip_rows(j, r0, i0, ir, mc, p0, kc, p0 / KC, fused, paa, amax, rcm, nch, abs512, ar, aq,
-                                       er, &amx, &umax);
+                            strip_rows(j, r0, i0, ir, mc, p0, p0 / KC, amax, rcm, nch, ar, aq, er, &amx, &umax);
                             umax += ebmax;
                             for (int64_t g = 0; g < ng; g++) {
                                 int fast16 = 1;
                                 for (int t = 0; t < ENG / ENR; t++) fast16 &= amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX;
                                 tile512(par, &Kf, &Kl, &st, ir * st.ld + g * ENG, ar, aq, er, pr, pv + g * kc * ENG,
-                                        pe + g * kc * ENG, pe2 + g * kc * 2 * ENG, kc, p0, e16,
-                                        fast16 ? (fused ? 2 : 1) : 0, xbuf, ebuf, uok, umax);
+                                        pq + g * kc * ENG, pe + g * kc * ENG, pe2 + g * kc * 2 * ENG, kc, p0, e16,
+                                        use_S ? 3 : fast16 && fused ? 2 : 1, xbuf, ebuf, uok, umax);
                             }
                         }
                     } else
@@ -1685,15 +1654,19 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                             const int16_t *er[EMR];
                             double amx;
                             int umax; /* the largest e_a of the strip's rows in the chunk, then + e_b's */
-                            strip_rows(j, r0, i0, ir, mc, p0, kc, p0 / KC, fused, paa, amax, rcm, nch, abs_row, ar, aq,
-                                       er, &amx, &umax);
+                            strip_rows(j, r0, i0, ir, mc, p0, p0 / KC, amax, rcm, nch, ar, aq, er, &amx, &umax);
                             umax += ebmax;
                             for (int64_t g = 0; g < ng; g++) {
+                                /* 3: xs only (fused multiply-adds, the job's S as s); 2: s too, fused (every
+                                 * product exact and finite); 1: s by multiply and add (terms_chunk_body) */
                                 int mode[ENG / ENR];
                                 for (int t = 0; t < ENG / ENR; t++)
-                                    mode[t] = amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX ? (fused ? (use_S ? 3 : 2) : 1) : 0;
+                                    mode[t] = use_S && has_fma ? 3
+                                              : fused && amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX ? 2
+                                                                                               : 1;
                                 tile_avx2(par, &Kf, &Kl, &st, ir * st.ld + g * ENG, ar, aq, er, pv + g * kc * ENG,
-                                          pe + g * kc * ENG, kc, p0, e16, mode, xbuf, ebuf, uok, umax);
+                                          pq + g * kc * ENG, pe + g * kc * ENG, kc, p0, e16, mode, xbuf, ebuf, uok,
+                                          umax);
                             }
                         }
                     } else
@@ -1703,30 +1676,28 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                         const int16_t *er[EMR];
                         double amx;
                         int umax;
-                        strip_rows(j, r0, i0, ir, mc, p0, kc, p0 / KC, 0, NULL, amax, NULL, nch, abs_row, ar, aq, er,
-                                   &amx, &umax);
+                        strip_rows(j, r0, i0, ir, mc, p0, p0 / KC, amax, NULL, nch, ar, aq, er, &amx, &umax);
                         for (int64_t g = 0; g < ng; g++) {
                             /* the tiles with a column of B (the others: padding only) */
                             const int64_t tl = (nc - g * ENG + ENR - 1) / ENR;
                             const int ntl = (int)(tl < ENG / ENR ? tl : ENG / ENR);
-                            int fast[ENG / ENR];
-                            for (int t = 0; t < ENG / ENR; t++) fast[t] = amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX;
                             for (int64_t b0 = 0; b0 < kc; b0 += mk) {
                                 const int64_t nt = kc - b0 < mk ? kc - b0 : mk, p1 = p0 + b0 + nt;
-                                const double *bvals = pv + (g * kc + b0) * ENG;
+                                const double *bvals = pv + (g * kc + b0) * ENG, *bqs = pq + (g * kc + b0) * ENG;
                                 const int16_t *bexps = pe + (g * kc + b0) * ENG;
                                 int32_t em[EMR * ENG];
                                 double xs[ENG / ENR][EMR * ENR];
-                                const double *arb[EMR];
+                                const double *arb[EMR], *aqb[EMR];
                                 const int16_t *erb[EMR];
                                 for (int r = 0; r < EMR; r++) {
                                     arb[r] = ar[r] + b0;
+                                    aqb[r] = aq[r] + b0;
                                     erb[r] = er[r] + b0;
                                 }
                                 exps_plain(erb, bexps, nt, em);
                                 for (int t = 0; t < ntl; t++)
-                                    terms_plain(arb, bvals + t * ENR, nt, st.s + ir * st.ld + g * ENG + t * ENR, st.ld,
-                                                xs[t], fast[t]);
+                                    terms_plain(arb, aqb, bvals + t * ENR, bqs + t * ENR, nt,
+                                                st.s + ir * st.ld + g * ENG + t * ENR, st.ld, xs[t]);
                                 for (int r = 0; r < EMR; r++)
                                     for (int t = 0; t < ntl; t++) {
                                         int64_t q = (ir + r) * st.ld + g * ENG + t * ENR;
@@ -1758,7 +1729,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     free(st.R);
     free(st.dn);
     free(pv);
-    free(paa);
+    free(pq);
     free(pe2);
     free(apr);
     free(rcm);

@@ -34,6 +34,11 @@ int er_cpu_q_simd(void);
 void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q, int simd);
 double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad, int simd);
 void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad, int simd);
+/* cpu_quant.c: the engines' magnitudes on per-instruction grids (er_b_eng_q_value), Q from
+ * er_b_q_bits(mk): a row of k values of A' in instructions of mk into q (k values); or `rows` rows (one
+ * instruction) of nj columns of B' (row step ld, q with the same step), each column on its own grid. */
+void er_cpu_eng_q_row(const double *x, int64_t k, int64_t mk, int Q, double *q, int simd);
+void er_cpu_eng_q_block(const double *b, int64_t ld, int64_t rows, int64_t nj, int Q, double *q, int simd);
 /* cpu_gemm.c: C = A B in binary32 through the BLAS in any order, or -1 without one */
 int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
                       int64_t n, int64_t k, int threads);

@@ -271,3 +271,63 @@ double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad, int
     }
     return m;
 }
+
+/* The engines' magnitudes on per-instruction grids (include/exactref/core/er_bounds.h, er_b_eng_q_value):
+ * the quantized integers of a run (the vector path where every value is finite), then times 2^s, exact
+ * (s >= -537 and the integer at most 2^Q: a normal binary64 value). */
+void er_cpu_eng_q_row(const double *x, int64_t k, int64_t mk, int Q, double *q, int simd)
+{
+    for (int64_t p0 = 0; p0 < k; p0 += mk) {
+        const int64_t cnt = k - p0 < mk ? k - p0 : mk;
+        int bad = 0;
+        double mx = er_cpu_q_max(x + p0, NULL, cnt, &bad, simd);
+        if (bad) {
+            mx = 0;
+            for (int64_t p = p0; p < p0 + cnt; p++)
+                if (er_b_finite(x[p]) && __builtin_fabs(x[p]) > mx) mx = __builtin_fabs(x[p]);
+        }
+        const int s = er_b_eng_q_scale(mx, Q);
+        if (bad) {
+            for (int64_t p = p0; p < p0 + cnt; p++) q[p] = er_b_eng_q_value(x[p], s);
+            continue;
+        }
+        er_cpu_q_values(x + p0, NULL, NULL, s, cnt, q + p0, simd);
+        const double w = er_b_pow2(s);
+        for (int64_t p = p0; p < p0 + cnt; p++) q[p] = q[p] * w;
+    }
+}
+
+void er_cpu_eng_q_block(const double *b, int64_t ld, int64_t rows, int64_t nj, int Q, double *q, int simd)
+{
+    double mx[64], w[64];
+    int bad[64];
+    int32_t sv[64];
+    for (int64_t j0 = 0; j0 < nj; j0 += 64) {
+        const int64_t cj = nj - j0 < 64 ? nj - j0 : 64;
+        int anybad = 0;
+        er_cpu_q_colmax(b + j0, ld, rows, cj, mx, bad, simd);
+        for (int64_t t = 0; t < cj; t++) {
+            if (bad[t]) {
+                double m = 0;
+                for (int64_t p = 0; p < rows; p++) {
+                    double v = b[p * ld + j0 + t];
+                    if (er_b_finite(v) && __builtin_fabs(v) > m) m = __builtin_fabs(v);
+                }
+                mx[t] = m;
+                anybad = 1;
+            }
+            sv[t] = er_b_eng_q_scale(mx[t], Q);
+            w[t] = er_b_pow2(sv[t]);
+        }
+        for (int64_t p = 0; p < rows; p++) {
+            const double *src = b + p * ld + j0;
+            double *dst = q + p * ld + j0;
+            if (anybad) {
+                for (int64_t t = 0; t < cj; t++) dst[t] = er_b_eng_q_value(src[t], sv[t]);
+                continue;
+            }
+            er_cpu_q_values(src, NULL, sv, 0, cj, dst, simd);
+            for (int64_t t = 0; t < cj; t++) dst[t] = dst[t] * w[t];
+        }
+    }
+}

@@ -107,7 +107,8 @@ void bsizes(const bplan *P, uint64_t nr, uint64_t nc, uint64_t sz[D_COUNT])
     if (J->cv) sz[D_CV] = el * 8;
     sz[D_RB] = el * 8;
     if (P->pre) sz[D_PS] = sz[D_PT] = sz[D_PW] = el * 8;
-    if (J->qa) sz[D_QA] = sz[D_QW] = nr * k * 8;
+    if (J->qa) sz[D_QA] = nr * k * 8;
+    if (J->qw) sz[D_QW] = nr * k * 8;
     if (J->qb) sz[D_QB] = k * nc * 8;
     if (J->sa) sz[D_SA] = sz[D_SW] = nr * 4;
     if (J->sb) sz[D_SB] = nc * 4;
@@ -258,10 +259,12 @@ int bounds_run(const er_bjob *job, er_bounds *out, int64_t e0, int device, int h
             B.dc = job->dc ? (const double *)buf[D_DC] : NULL;
             B.cv = job->cv ? (const double *)buf[D_CV] : NULL;
             B.rb = (const er_u64 *)buf[D_RB];
-            if (job->qa) {
+            if (job->qa) { /* gemm_form's quantized magnitudes, or an engine's grids (qa and qb only) */
                 B.qa = (const double *)buf[D_QA];
-                B.qw = (const double *)buf[D_QW];
                 B.qb = (const double *)buf[D_QB];
+            }
+            if (job->qw) B.qw = (const double *)buf[D_QW];
+            if (job->sa) {
                 B.sa = (const er_i32 *)buf[D_SA];
                 B.sw = (const er_i32 *)buf[D_SW];
                 B.sb = (const er_i32 *)buf[D_SB];

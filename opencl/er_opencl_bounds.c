@@ -83,10 +83,12 @@ static void tile_sizes(const er_bjob *j, uint64_t nr, uint64_t nc, uint64_t sz[N
     sz[X_RW] = k * 8;
     sz[X_DA] = c->slack_a ? nr * k * 8 : 0;
     sz[X_DB] = c->slack_b ? k * nc * 8 : 0;
-    /* normal and any_order: the quantized magnitudes (er_bjob) and their grids' exponents */
-    sz[X_QA] = c->gemm_form ? nr * k * 8 : 0;
+    /* normal and any_order: the quantized magnitudes (er_bjob) and their grids' exponents; engines
+     * without slack: qa and qb on the instructions' grids */
+    int eq = c->gemm_form || (eng && !c->slack_a && !c->slack_b);
+    sz[X_QA] = eq ? nr * k * 8 : 0;
     sz[X_QW] = c->gemm_form && c->kind != ER_BK_ANY ? nr * k * 8 : 0;
-    sz[X_QB] = c->gemm_form ? k * nc * 8 : 0;
+    sz[X_QB] = eq ? k * nc * 8 : 0;
     sz[X_SA] = sz[X_SW] = c->gemm_form ? nr * 4 : 0;
     sz[X_SB] = c->gemm_form ? nc * 4 : 0;
     sz[X_DC] = c->slack_c ? el * 8 : 0;

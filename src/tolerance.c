@@ -100,9 +100,9 @@ static void normal_weights(double *rw, int64_t k, int has_c, int c_rounds, doubl
         if (rw[p] > *r_max) *r_max = rw[p];
 }
 
-/* The preparation of one batch, on the CPU's threads: phase 0 the rows of A' (and their quantized
- * copies), 1 the rows of B', 2 the output's patterns and C, 3 B' by columns, 4 B's quantized columns;
- * each phase split over ranges of its rows. */
+/* The preparation of one batch, on the CPU's threads: phase 0 the rows of A', 1 the rows of B', 2 the
+ * output's patterns and C, 3 B' by columns, 4 B's quantized columns, 5 A's quantized rows; the engines'
+ * grids instead of 4 and 5: 6 A's rows, 7 B's instructions; each phase split over ranges of its rows. */
 typedef struct {
     const er_problem *P;
     const er_mma_args *args;
@@ -186,7 +186,7 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
     int block = q->args->block, ftz_in = (q->args->opts & ER_OPT_FTZ_IN) != 0;
     /* the tables: unscaled operands of at most 2 bytes (engines: without exact groups) */
     int tab_ok = !P->scaled && q->job->par.gextra == 0;
-    int qs = q->phase == 4 || q->phase == 5 ? er_cpu_q_simd() : 0; /* the quantization's vector path, asked once */
+    int qs = q->phase >= 4 && q->phase != 3 ? er_cpu_q_simd() : 0; /* the quantization's vector path, asked once */
     if (q->phase == 0 && tab_ok && P->a.bytes <= 2 && er_cpu_decode_table(P->a.fmt, ftz_in) &&
         (!q->ea || hw_exp_table(P->a.fmt))) {
         const double *tab = er_cpu_decode_table(P->a.fmt, ftz_in);
@@ -276,6 +276,20 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
             q->sa[i] = quantize(q->af + i * k, k, NULL, Qa, q->qa + i * k, qs);
             q->sw[i] = quantize(q->af + i * k, k, q->job->rw, Qa, q->qw + i * k, qs);
         }
+    } else if (q->phase == 6) {
+        /* engines: A's rows on per-instruction grids (after phase 0) */
+        int Qa, Qb;
+        er_b_q_bits(q->job->par.mk, &Qa, &Qb);
+        for (int64_t i = r0; i < r1; i++) er_cpu_eng_q_row(q->af + i * k, k, q->job->par.mk, Qa, q->qa + i * k, qs);
+    } else if (q->phase == 7) {
+        /* engines: B's instructions (rows r0 mk ..), each column on its own grid (after phase 1) */
+        int Qa, Qb;
+        const int64_t mk = q->job->par.mk;
+        er_b_q_bits(mk, &Qa, &Qb);
+        for (int64_t t = r0; t < r1; t++) {
+            const int64_t p0 = t * mk, rows = k - p0 < mk ? k - p0 : mk;
+            er_cpu_eng_q_block(q->bf + p0 * n, n, rows, n, Qb, q->qb + p0 * n, qs);
+        }
     } else if (q->phase == 3 && q->bft) {
         for (int64_t j = r0; j < r1; j++)
             for (int64_t p = 0; p < k; p++) {
@@ -301,7 +315,10 @@ static void *prep_thread(void *arg)
 /* One phase over all its rows, split over the threads (every range written by one thread). */
 static void par_for(int threads, prep *q)
 {
-    int64_t rows = q->phase == 0 || q->phase == 2 || q->phase == 5 ? q->P->m : q->phase == 1 ? q->P->k : q->P->n; /* 3, 4: n */
+    int64_t rows = q->phase == 0 || q->phase == 2 || q->phase == 5 || q->phase == 6 ? q->P->m
+                   : q->phase == 1                                                ? q->P->k
+                   : q->phase == 7 ? (q->P->k + q->job->par.mk - 1) / q->job->par.mk
+                                   : q->P->n; /* 3, 4: n; 7: B's instructions */
     int T = er_cpu_threads(threads);
     if (T > 64) T = 64;
     if ((int64_t)T > rows / 64) T = (int)(rows / 64 > 0 ? rows / 64 : 1);
@@ -440,6 +457,12 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
     }
     /* where the elements will run: the CPU's extra copies only where they serve (a device that then
      * declines leaves the elements to the CPU, which computes the same bits without them) */
+    /* engines without slack: |A'| and |B'| on per-instruction grids (er_b_eng_q_value), for every backend */
+    int eng_q = std->kind == ER_STD_ENGINE && !c->slack_a && !c->slack_b && c->mk >= 1;
+    if (eng_q) {
+        qa = (double *)er_big_alloc(sizeof(double) * (size_t)(mk ? mk : 1));
+        qb = (double *)er_big_alloc(sizeof(double) * (size_t)(kn ? kn : 1));
+    }
     if (c->gemm_form) {
         /* the quantized magnitudes, for every backend */
         qa = (double *)er_big_alloc(sizeof(double) * (size_t)(mk ? mk : 1));
@@ -454,7 +477,7 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
      * on a CPU device reads them too, CUDA does not */
     int want_bft = target != ER_BACKEND_CUDA; /* allocated below, for a batch that reads it */
     if (!af || !bf || !rw || !rb || (P->has_c && !cv) || (std->kind == ER_STD_ENGINE && (!ea || !eb)) ||
-        (c->gemm_form && (!qa || !qw || !qb || !sa || !sw || !sb))) {
+        (c->gemm_form && (!qa || !qw || !qb || !sa || !sw || !sb)) || (eng_q && (!qa || !qb))) {
         st = ER_ENOMEM;
         goto done;
     }
@@ -487,10 +510,11 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
          * only for unscaled operands, and the compute's flush does not change A' or B') */
         job.S = keep_s && (c->gemm_form || std->kind == ER_STD_ENGINE) ? keep_s + b * mn : NULL;
         prep pr = {P, args, &rv, b, &job, af, bf, NULL, cv, ea, eb, NULL, NULL, rb, qa, qw, qb, sa, sw, sb, 0};
-        static const int order[5] = {0, 5, 1, 2, 4}; /* A' then its quantized rows, B', C and D, B's columns */
+        /* A' then its quantized rows, B', C and D, B's quantized columns (engines: on their instructions' grids) */
+        const int order[5] = {0, eng_q ? 6 : 5, 1, 2, eng_q ? 7 : 4};
         for (int ph = 0; ph < 5; ph++) {
             pr.phase = order[ph];
-            if ((pr.phase != 4 && pr.phase != 5) || qb) par_for(args->threads, &pr);
+            if ((pr.phase < 4 && pr.phase != 3) || qb) par_for(args->threads, &pr);
         }
         if (want_bft && !bft && er_bjob_needs_bft(&job)) {
             bft = (double *)er_big_alloc(sizeof(double) * (size_t)(kn ? kn : 1));

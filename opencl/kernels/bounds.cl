@@ -19,7 +19,8 @@
  *               [col][p] (ldb 1, bcol k: each work-item reads its column with step 1, for CPUs); the
  *               same values in the same order either way, hence the same bits
  *   rw [p]                                      (k)
- *   qa, qw [row][p], qb as bf, sa, sw [row], sb [col]: the quantized magnitudes (gemm_form only)
+ *   qa, qw [row][p], qb as bf, sa, sw [row], sb [col]: the quantized magnitudes (gemm_form; engines
+ *   without slack: qa and qb on the instructions' grids)
  *   cv [row][col]  dc [row][col]  rb [row][col] (C's values, C's slack, the rounded patterns)
  * and receives radius, tolerance (binary64), low, high (patterns) and flags (ER_BF_*, one byte) per
  * element, [row][col].  Arrays the problem lacks (ea/eb but for engines, the slack arrays, cv without
@@ -49,7 +50,7 @@ __kernel void er_bounds_tile(__constant const long *prm, long nr, long nc, long 
     er_i64 q[ER_BP_COUNT];
     er_bpar c;
     er_bel o;
-    int t;
+    int t, eq;
     if (e >= nr * nc) return;
     for (t = 0; t < ER_BP_COUNT; t++) q[t] = prm[t];
     er_bpar_from(&c, q);
@@ -59,10 +60,12 @@ __kernel void er_bounds_tile(__constant const long *prm, long nr, long nc, long 
     /* pointers into the arrays that exist only (the dummy buffer, and every array when k = 0, is never
      * offset) */
     if (k == 0) bcol = 0;
+    /* the quantized magnitudes: gemm_form's, or an engine's grids (no slack of A or B) */
+    eq = c.gemm_form || (c.kind == ER_BK_ENGINE && !c.slack_a && !c.slack_b);
     er_bound_element(&c, af + i * k, bf + j * bcol, c.kind == ER_BK_ENGINE ? ea + i * k : ea,
                      c.kind == ER_BK_ENGINE ? eb + j * bcol : eb, rw, c.slack_a ? da + i * k : da,
-                     c.slack_b ? db + j * bcol : db, c.gemm_form ? qa + i * k : qa,
-                     c.gemm_form && c.kind != ER_BK_ANY ? qw + i * k : qw, c.gemm_form ? qb + j * bcol : qb,
+                     c.slack_b ? db + j * bcol : db, eq ? qa + i * k : qa,
+                     c.gemm_form && c.kind != ER_BK_ANY ? qw + i * k : qw, eq ? qb + j * bcol : qb,
                      c.gemm_form ? sa[i] : ER_BQ_BAD, c.gemm_form && c.kind != ER_BK_ANY ? sw[i] : 0,
                      c.gemm_form ? sb[j] : ER_BQ_BAD, c.has_c ? cv[e] : 0.0, c.slack_c ? dc[e] : 0.0, rb[e], 0, &o);
     radius[e] = o.radius;

@@ -21,7 +21,8 @@ typedef struct er_bjob {
     /* gemm_form (normal, any_order): the magnitudes quantized upward to integers on power-of-two grids
      * (include/exactref/core/er_bounds.h: er_b_q_value), NULL otherwise: |A'| and |A'| diag(rw) by
      * rows (m x k), |B'| (k x n, as bf), and the grids' exponents (ER_BQ_BAD: a row or column with an
-     * infinity or NaN, whose integers are 0) */
+     * infinity or NaN, whose integers are 0).  Engines without slack: qa and qb are |A'| and |B'| on
+     * per-instruction grids (er_b_eng_q_value: the values, not the integers), qw, sa, sw, sb NULL */
     const double *qa, *qw, *qb;
     const int32_t *sa, *sw, *sb; /* m, m, n */
     const double *S;        /* CPU only: S = A'B' (m x n) in any order from the reference (gemm_form, and
@@ -37,6 +38,9 @@ typedef struct er_bjob {
  * then read only by the rare exact sums (by rows: the same bits). */
 static inline int er_bjob_needs_bft(const er_bjob *j)
 {
+    /* engines without slack: the CPU's kernel reads B' by rows (cpu/cpu_bounds_engine.c), and so does
+     * its element-at-a-time path, with qb */
+    if (j->par.kind == ER_BK_ENGINE && !j->par.slack_a && !j->par.slack_b) return 0;
     if (!j->par.gemm_form || !j->sa || !j->sb) return 1;
     for (int64_t i = 0; i < j->m; i++)
         if (j->sa[i] == ER_BQ_BAD) return 1;

@@ -111,10 +111,60 @@ static double factor(uint64_t *st, int profile, int16_t *e)
 
 typedef struct {
     er_bjob j;
-    double *af, *bf, *cv, *dc;
+    double *af, *bf, *cv, *dc, *qa, *qb;
     int16_t *ea, *eb;
     uint64_t *rb;
 } prob;
+
+/* The engines' grids, computed here independently of the library (libm's frexp, ldexp and ceil): for
+ * the values v[p * step] (p < cnt) of one instruction, the grid exponent s = e(the largest finite |v|)
+ * - Q (at least -537; 0 for a zero run), and q = ceil(|v| 2^-s) 2^s (0 for an infinite or NaN v). */
+static void ref_quant(const double *v, int64_t step, int64_t cnt, int Q, double *q)
+{
+    double mx = 0;
+    for (int64_t p = 0; p < cnt; p++)
+        if (isfinite(v[p * step]) && fabs(v[p * step]) > mx) mx = fabs(v[p * step]);
+    int e = 0;
+    if (mx > 0) (void)frexp(mx, &e);
+    int s = mx > 0 ? e - Q : 0;
+    if (s < -537) s = -537;
+    for (int64_t p = 0; p < cnt; p++) {
+        double x = v[p * step];
+        q[p * step] = isfinite(x) ? ldexp(ceil(ldexp(fabs(x), -s)), s) : 0.0;
+        ck_assert(q[p * step] >= fabs(x) || !isfinite(x));
+    }
+}
+
+/* The job's qa and qb from af and bf (after any change to them), and the library's preparation
+ * (cpu/cpu_quant.c: er_cpu_eng_q_row, er_cpu_eng_q_block, the vector paths where the processor has
+ * them) against them, bit for bit. */
+static void prob_quant(prob *P)
+{
+    const int64_t m = P->j.m, n = P->j.n, k = P->j.par.k, mk = P->j.par.mk;
+    int Qa, Qb;
+    er_b_q_bits(mk, &Qa, &Qb);
+    free(P->qa);
+    free(P->qb);
+    P->qa = xcalloc((size_t)(m * k), sizeof(double));
+    P->qb = xcalloc((size_t)(k * n), sizeof(double));
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t p0 = 0; p0 < k; p0 += mk)
+            ref_quant(P->af + i * k + p0, 1, k - p0 < mk ? k - p0 : mk, Qa, P->qa + i * k + p0);
+    for (int64_t p0 = 0; p0 < k; p0 += mk)
+        for (int64_t c = 0; c < n; c++)
+            ref_quant(P->bf + p0 * n + c, n, k - p0 < mk ? k - p0 : mk, Qb, P->qb + p0 * n + c);
+    double *ta = xcalloc((size_t)(m * k), sizeof(double)), *tb = xcalloc((size_t)(k * n), sizeof(double));
+    for (int simd = 0; simd <= er_cpu_q_simd(); simd++) {
+        for (int64_t i = 0; i < m; i++) er_cpu_eng_q_row(P->af + i * k, k, mk, Qa, ta + i * k, simd);
+        for (int64_t p0 = 0; p0 < k; p0 += mk) er_cpu_eng_q_block(P->bf + p0 * n, n, k - p0 < mk ? k - p0 : mk, n, Qb, tb + p0 * n, simd);
+        ck_assert_msg(memcmp(ta, P->qa, sizeof(double) * (size_t)(m * k)) == 0, "A's grids differ (simd %d)", simd);
+        ck_assert_msg(memcmp(tb, P->qb, sizeof(double) * (size_t)(k * n)) == 0, "B's grids differ (simd %d)", simd);
+    }
+    free(ta);
+    free(tb);
+    P->j.qa = P->qa;
+    P->j.qb = P->qb;
+}
 
 static void prob_make(prob *P, uint64_t *st, const er_standard *s, int64_t m, int64_t n, int64_t k, int profile,
                       int has_c, int slack_c)
@@ -164,6 +214,7 @@ static void prob_make(prob *P, uint64_t *st, const er_standard *s, int64_t m, in
     P->j.cv = P->cv;
     P->j.dc = P->dc;
     P->j.rb = P->rb;
+    prob_quant(P);
 }
 
 static void prob_free(prob *P)
@@ -175,6 +226,8 @@ static void prob_free(prob *P)
     free(P->rb);
     free(P->cv);
     free(P->dc);
+    free(P->qa);
+    free(P->qb);
 }
 
 typedef struct {
@@ -240,11 +293,12 @@ static int64_t check_prob(prob *P, uint64_t *st, const char *std)
 {
     const er_bjob *j = &P->j;
     int64_t m = j->m, n = j->n, k = j->par.k, cnt = m * n;
+    prob_quant(P); /* af or bf may have changed since prob_make */
     er_bel *ref = xcalloc((size_t)cnt, sizeof(er_bel));
     for (int64_t i = 0; i < m; i++)
         for (int64_t c = 0; c < n; c++)
             er_bound_element(&j->par, j->af + i * k, j->bf + c, j->ea + i * k, j->eb + c, NULL, NULL, NULL,
-                             NULL, NULL, NULL, 0, 0, 0, j->cv ? j->cv[i * n + c] : 0.0, j->dc ? j->dc[i * n + c] : 0.0, j->rb[i * n + c], NULL,
+                             j->qa + i * k, NULL, j->qb + c, 0, 0, 0, j->cv ? j->cv[i * n + c] : 0.0, j->dc ? j->dc[i * n + c] : 0.0, j->rb[i * n + c], NULL,
                              &ref[i * n + c]);
     static const char *const kname[3] = {"portable kernel", "AVX2 kernel", "AVX-512 kernel"};
     for (int simd = 0; simd <= 2; simd++) {
@@ -416,13 +470,15 @@ START_TEST(kernel_rare_ends)
             }
         /* the elements whose first enclosure does not decide (er_b_ends_exact's test) */
         const er_bpar *c = &P.j.par;
+        prob_quant(&P);
         for (int64_t i = 0; i < m; i++)
             for (int64_t col = 0; col < n; col++) {
                 er_b_eng g;
                 double cval = P.cv ? P.cv[i * n + col] : 0.0, s64 = 0, e64 = 0;
                 int nonfinite = 0;
                 er_b_eng_init(c, &g, cval, 0.0);
-                er_b_eng_run(c, &g, P.af + i * k, P.bf + col, P.ea + i * k, P.eb + col, NULL, NULL);
+                er_b_eng_run(c, &g, P.af + i * k, P.bf + col, P.ea + i * k, P.eb + col, NULL, NULL, P.qa + i * k,
+                             P.qb + col);
                 double rad = er_b_eng_final(c, &g, cval, &s64, &e64, &nonfinite);
                 ck_assert_msg(!nonfinite && isfinite(rad), "%s: element (%lld, %lld) has no finite radius", names[q],
                               (long long)i, (long long)col);

@@ -260,6 +260,29 @@ ER_FN double er_b_scale_up(double N, int e)
     return er_b_dbl((M >> sh) + ((M & ((ER_U64(1) << sh) - 1u)) != 0u ? 1u : 0u));
 }
 
+/*
+ * The engines' magnitudes on per-instruction grids (docs/proofs/engines.md, "xs, exactly").  For row i
+ * of A' and instruction t (terms [t mk, (t + 1) mk)), s = er_b_eng_q_scale(the largest finite |a_ip|
+ * of the instruction, Qa) with er_b_q_bits(mk, &Qa, &Qb), and the value qa_ip = ceil(|a_ip| 2^-s) 2^s
+ * (0 for an infinite or NaN a_ip); B' by columns likewise with Qb.  Every product qa qb of one
+ * instruction is an integer times 2^(s_a + s_b) >= 2^-1074 and at most 2^(Qa + Qb) of that unit, so every
+ * partial sum of at most mk of them, in any order, with or without fma, is an integer <= 2^53 of that
+ * unit: exact.  So xs = sum qa qb (>= the sum of the finite |a b|) has one value, whoever sums it.
+ */
+ER_FN int er_b_eng_q_scale(double mx, int Q)
+{
+    int s = er_b_q_scale(mx, Q);
+    return s < -537 ? -537 : s; /* a coarser grid below: 2^(s_a + s_b) >= 2^-1074, no product underflows */
+}
+
+/* qa (or qb) of a value v on the grid 2^s (er_b_eng_q_scale of its instruction's largest finite
+ * magnitude): ceil(|v| 2^-s) 2^s, exact; 0 for an infinite or NaN v. */
+ER_FN double er_b_eng_q_value(double v, int s)
+{
+    if (!er_b_finite(v)) return 0.0;
+    return er_b_scale_up(er_b_q_value(v, s), s);
+}
+
 /* normal and any_order (docs/proofs/normal.md, any-order.md): the radius from the sums s (binary64, of
  * the products), T (of their magnitudes), W (of magnitudes times path lengths), Tf (flushable) and pert
  * (results as inputs); C is added here.  s64 and e64: an enclosure s64 +- e64 of the exact sum. */
@@ -353,13 +376,14 @@ ER_FN double er_b_radius_sum(const er_bpar *c, ER_GLOBAL const double *ar, ER_GL
  * 2^(emin_D - out_p) below 2^emin_D.  E is bounded from the elements'
  * hardware exponents (ea, eb: a zero factor included, with the exponent the model gives a zero; block
  * scales added) and from the bound B on |C|: a zero C has exponent -126, a nonzero one at least D's
- * minimum exponent.  B grows by each step's sum of |products| and its error.  Promotion every `promote`
+ * minimum exponent.  B grows by each step's xs (an exact upper bound of its sum of |products|: the
+ * instruction's grids, er_b_eng_q_value) and its error.  Promotion every `promote`
  * products adds the partial into an f32 accumulator: one more f32 rounding of at most 2^-24 of the new
  * value.
  */
 /* The running state of one element's engine bound: the recurrence over the instructions (blocks of
  * c->mk terms) is er_b_eng_block, the same source for every backend; the terms of a block are summed
- * by the caller, in index order (er_b_eng_run below, or the CPU's row-at-a-time loop). */
+ * by the caller (er_b_eng_run below, or the CPU's kernels): xs exactly, on the instruction's grids. */
 typedef struct er_b_eng {
     double s;       /* the sum of the products, in index order (infinite or NaN terms included): it
                      * only encloses the exact sum (er_b_eng_element); its bits do not reach the result */
@@ -406,8 +430,9 @@ ER_FN int er_b_eng_qe(const er_bpar *c)
     return c->emin_c - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0);
 }
 
-/* One instruction: terms [p1 - nt, p1), whose finite magnitudes sum to xs (from 0, in index order) and
- * whose largest hardware exponent is emax. */
+/* One instruction: terms [p1 - nt, p1), whose finite magnitudes sum to at most xs (er_b_eng_run: the
+ * exact sum of their magnitudes on the instruction's grids) and whose largest hardware exponent is
+ * emax. */
 ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er_i64 nt, er_i64 p1)
 {
     double infl = 1.0 + (double)(c->k + 8) * 0x1p-51, trunc, dmax, norm;
@@ -485,22 +510,24 @@ ER_FN double er_b_eng_final(const er_bpar *c, const er_b_eng *g, double cval, do
     return E;
 }
 
-/* A term of an engine's instruction: x = a b and its hardware exponent eab = e_a + e_b (block scales
- * included), added to the running sums in index order (to xs only when finite).  A zero product is a
- * term too: its exponent is its factors' sum, a zero factor having the exponent the model gives a zero
+/* A term of an engine's instruction: x = a b into the index-order sum s (which only encloses the exact
+ * sum), its magnitude on the instruction's grids xq = qa qb (exact: er_b_eng_q_value) into xs, and its
+ * hardware exponent eab = e_a + e_b (block scales included) into emax.  A zero product is a term too: its
+ * exponent is its factors' sum, a zero factor having the exponent the model gives a zero
  * (cpu/cpu_bounds.c's hw_exp), so 0 x 2^101 may set the step's E (docs/accumulation-models.md). */
-ER_FN void er_b_eng_term(double av, double bv, int eab, double *s, double *xs, int *emax)
+ER_FN void er_b_eng_term(double av, double bv, double xq, int eab, double *s, double *xs, int *emax)
 {
-    double x = av * bv;
-    *s = *s + x;
-    if (er_b_finite(x)) *xs = *xs + fabs(x);
+    *s = *s + av * bv;
+    *xs = *xs + xq; /* exact, in any order */
     if (eab > *emax) *emax = eab;
 }
 
-/* Every instruction of one element, its terms one by one (slack included). */
+/* Every instruction of one element, its terms one by one (slack included).  qa, qb: the element's row
+ * of A' and column of B' (step c->ldb) on the instructions' grids (er_b_eng_q_value); without slack
+ * xs = sum qa qb, exact and so the same whatever the order (read only without slack). */
 ER_FN void er_b_eng_run(const er_bpar *c, er_b_eng *gp, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
                         ER_GLOBAL const er_i16 *ea, ER_GLOBAL const er_i16 *eb, ER_GLOBAL const double *da,
-                        ER_GLOBAL const double *db)
+                        ER_GLOBAL const double *db, ER_GLOBAL const double *qa, ER_GLOBAL const double *qb)
 {
     er_i64 k = c->k, ldb = c->ldb, p0, p;
     er_b_eng g = *gp;
@@ -512,7 +539,8 @@ ER_FN void er_b_eng_run(const er_bpar *c, er_b_eng *gp, ER_GLOBAL const double *
             double av = ar[p], bv = bc[p * ldb];
             if (c->slack_a || c->slack_b) {
                 /* results as inputs: the stored operands may be up to da, db away: larger terms, larger
-                 * exponents (floor(log2(|a| + da)) + 1 bounds the stored operand's exponent) */
+                 * exponents (floor(log2(|a| + da)) + 1 bounds the stored operand's exponent); xs in
+                 * index order (this path has no grids) */
                 double x = av * bv, ax;
                 int e = ea[p] + eb[p * ldb]; /* a zero product too (er_b_eng_term) */
                 double sa = c->slack_a ? da[p] : 0, sbb = c->slack_b ? db[p * ldb] : 0;
@@ -529,7 +557,7 @@ ER_FN void er_b_eng_run(const er_bpar *c, er_b_eng *gp, ER_GLOBAL const double *
                 if (er_b_finite(ax)) xs = xs + ax;
                 if (e > emax) emax = e;
             } else {
-                er_b_eng_term(av, bv, ea[p] + eb[p * ldb], &g.s, &xs, &emax);
+                er_b_eng_term(av, bv, qa[p] * qb[p * ldb], ea[p] + eb[p * ldb], &g.s, &xs, &emax);
             }
         }
         er_b_eng_block(c, &g, xs, emax, p1 - p0, p1);
@@ -938,7 +966,9 @@ ER_FN void er_b_eng_element(const er_bpar *c, const er_b_eng *g, double cval, er
  * One element.  qa, qw: the element's row of the quantized |A'| and |A'| diag(r) (k values, step 1);
  * qb: its column of the quantized |B'| (step ldb, as bc); sa, sw, sb their grids' exponents (ER_BQ_BAD:
  * the row or column holds an infinity or NaN).  pre: S and the two integer sums (er_b_exact_element)
- * from the backend's matrix products in any order, or NULL: then they are formed here.
+ * from the backend's matrix products in any order, or NULL: then they are formed here.  Engines
+ * without slack: qa and qb are the magnitudes on the instructions' grids (er_b_eng_q_value; sa, sw, sb
+ * and qw unused), read by er_b_eng_run.
  */
 ER_FN void er_bound_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLOBAL const double *bc,
                             ER_GLOBAL const er_i16 *ea, ER_GLOBAL const er_i16 *eb, ER_GLOBAL const double *rw,
@@ -951,7 +981,7 @@ ER_FN void er_bound_element(const er_bpar *c, ER_GLOBAL const double *ar, ER_GLO
     if (c->kind == ER_BK_ENGINE) {
         er_b_eng g;
         er_b_eng_init(c, &g, cval, sc);
-        er_b_eng_run(c, &g, ar, bc, ea, eb, da, db);
+        er_b_eng_run(c, &g, ar, bc, ea, eb, da, db, qa, qb);
         er_b_eng_element(c, &g, cval, rbits, ar, bc, o);
         return;
     }
