@@ -1220,19 +1220,28 @@ X4_TARGET static unsigned eng_finish_x4(const eng_x4 *V, const er_bjob *j, const
  */
 static __attribute__((noinline)) void eng_ends_rare(const er_bpar *par, const er_cpu_fq *fq, uint64_t rb,
                                                     const double *ar, const double *bc, int64_t ld, double cval,
-                                                    double xl, double xh, double T, double rad, er_bel *o)
+                                                    double xl, double xh, double T, double rad, int pexact,
+                                                    er_bel *o)
 {
     if (fq->ok) {
         const int64_t k = par->k;
         double sum = 0, err = 0;
         int exact = 1;
-        for (int64_t p = 0; p < k; p++) {
-            double a = ar[p], b = bc[p * ld], x = a * b;
-            exact &= er_b_finite(x) && fma(a, b, -x) == 0;
-            double t = sum + x, bb = t - sum;
-            err = err + ((sum - (t - bb)) + (x - bb));
-            sum = t;
-        }
+        if (pexact) /* every value finite and every product exact (prod_exact): the test below always holds */
+            for (int64_t p = 0; p < k; p++) {
+                double x = ar[p] * bc[p * ld];
+                double t = sum + x, bb = t - sum;
+                err = err + ((sum - (t - bb)) + (x - bb));
+                sum = t;
+            }
+        else
+            for (int64_t p = 0; p < k; p++) {
+                double a = ar[p], b = bc[p * ld], x = a * b;
+                exact &= er_b_finite(x) && fma(a, b, -x) == 0;
+                double t = sum + x, bb = t - sum;
+                err = err + ((sum - (t - bb)) + (x - bb));
+                sum = t;
+            }
         double res = sum + err;
         if (exact && er_b_finite(res)) {
             double infl = 1.0 + (double)(k + 8) * 0x1p-51, ge = er_b_up(er_b_gamma(0x1p-53, (double)k) * (double)k);
@@ -1251,12 +1260,35 @@ static __attribute__((noinline)) void eng_ends_rare(const er_bpar *par, const er
     er_b_ends_exact(&c1, ar, bc, cval, rb, xl, xh, rad, o);
 }
 
-static inline void eng_ends(const er_bpar *par, const er_cpu_fq *fq, uint64_t rb, const double *ar, const double *bc,
-                            int64_t ld, double cval, double s64, double e64, double T, double rad, er_bel *o)
+/* The rare end steps' view of B: the job's B' by rows (step n), or the finish's columns [jc, jc + nc)
+ * copied by columns once, when the first element of the block needs them (step 1: the same values in
+ * the same order; a column read with step n misses the cache at every term). */
+typedef struct {
+    const er_bjob *j;
+    int64_t i0, mc, jc, nc; /* the finish's block of rows and columns */
+    double *bt;  /* k x ENC scratch, or NULL */
+    int filled;  /* bt holds the block's columns, and pexact is set */
+    int pexact;  /* every value of the block's rows and columns finite, every product exact (prod_exact) */
+    int use_S;   /* every value of A' and B' finite */
+} eng_rare;
+
+static int prod_exact(const double *v, int64_t cnt);
+
+static void eng_ends(const er_bpar *par, const er_cpu_fq *fq, uint64_t rb, const double *ar, eng_rare *rr,
+                     int64_t c, double cval, double s64, double e64, double T, double rad, er_bel *o)
 {
     double xl = er_b_down(s64 - e64), xh = er_b_up(s64 + e64);
     if (er_cpu_fq_keys(fq, rb, xl, xh, rad, o)) return;
-    eng_ends_rare(par, fq, rb, ar, bc, ld, cval, xl, xh, T, rad, o);
+    const er_bjob *j = rr->j;
+    const int64_t k = par->k, n = j->n;
+    if (rr->bt && !rr->filled) {
+        for (int64_t p = 0; p < k; p++)
+            for (int64_t t = 0; t < rr->nc; t++) rr->bt[t * k + p] = j->bf[p * n + rr->jc + t];
+        rr->pexact = rr->use_S && prod_exact(rr->bt, k * rr->nc) && prod_exact(j->af + rr->i0 * k, rr->mc * k);
+        rr->filled = 1;
+    }
+    if (rr->bt) eng_ends_rare(par, fq, rb, ar, rr->bt + (c - rr->jc) * k, 1, cval, xl, xh, T, rad, rr->pexact, o);
+    else eng_ends_rare(par, fq, rb, ar, j->bf + c, par->ldb, cval, xl, xh, T, rad, rr->pexact, o);
 }
 
 /* The elements of rows [i0, i0 + mc) x columns [jc, jc + nc) from their finished states
@@ -1264,7 +1296,7 @@ static inline void eng_ends(const er_bpar *par, const er_cpu_fq *fq, uint64_t rb
  * conversions of er_b_finish fold their format's row (the same functions, the same bits). */
 static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_state *st,
                                                 er_bounds *out, int64_t e0, int64_t i0, int64_t mc, int64_t jc,
-                                                int64_t nc)
+                                                int64_t nc, eng_rare *rr)
 {
     const int64_t n = j->n;
     er_cpu_fq fq_;
@@ -1313,23 +1345,21 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
                 er_b_finish(par, j->rb[e], s64, e64, rad, nonfinite,
                             (par->slack_a || par->slack_b || par->slack_c) && !er_b_finite(rad), &b);
             else
-                eng_ends(par, fq, j->rb[e], j->af + (i0 + r) * par->k,
-                         j->bft ? j->bft + (jc + c) * par->k : j->bf + jc + c, j->bft ? 1 : par->ldb, cval, s64, e64,
-                         g.T, rad, &b);
+                eng_ends(par, fq, j->rb[e], j->af + (i0 + r) * par->k, rr, jc + c, cval, s64, e64, g.T, rad, &b);
             store_bel(out, e0 + e, &b);
         }
     }
 }
 
 ER_FLATTEN static void finish_rows(const er_bjob *j, const eng_state *st, er_bounds *out, int64_t e0,
-                                                 int64_t i0, int64_t mc, int64_t jc, int64_t nc)
+                                                 int64_t i0, int64_t mc, int64_t jc, int64_t nc, eng_rare *rr)
 {
     er_bpar p = j->par;
     switch (p.out_fmt) {
-    case ER_FMT_F32: p.out_fmt = ER_FMT_F32; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
-    case ER_FMT_BF16: p.out_fmt = ER_FMT_BF16; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
-    case ER_FMT_F16: p.out_fmt = ER_FMT_F16; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
-    default: finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc); break;
+    case ER_FMT_F32: p.out_fmt = ER_FMT_F32; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc, rr); break;
+    case ER_FMT_BF16: p.out_fmt = ER_FMT_BF16; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc, rr); break;
+    case ER_FMT_F16: p.out_fmt = ER_FMT_F16; finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc, rr); break;
+    default: finish_fmt(&p, j, st, out, e0, i0, mc, jc, nc, rr); break;
     }
 }
 
@@ -1519,6 +1549,9 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     uint32_t *apr = simd == 2 ? malloc(sizeof(uint32_t) * (size_t)(nstrip * 2 * k)) : NULL;
     const int64_t nch = (k + KC - 1) / KC > 0 ? (k + KC - 1) / KC : 1;
     int16_t *rcm = simd >= 1 ? malloc(sizeof(int16_t) * (size_t)(rows * nch)) : NULL; /* row i, chunk c: max e_a */
+    /* the rare end steps' columns of B (eng_ends), where k x ENC values fit in 64 MiB */
+    eng_rare rare = {j, 0, 0, 0, 0, k * ENC <= ((int64_t)1 << 23) ? malloc(sizeof(double) * (size_t)(k * ENC)) : NULL,
+                     0, 0, use_S};
     int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pq && pe && amax &&
              (simd != 2 || (pe2 && apr)) && (simd < 1 || (xbuf && ebuf && rcm));
     if (ok) {
@@ -1579,18 +1612,22 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                     const int64_t kc = k - p0 < KC ? k - p0 : KC;
                     double pmax[ENC / ENR];
                     int ebmin = INT16_MAX, ebmax = INT16_MIN;
-                    /* pack B's chunk (zeros beyond column n) and each tile column's largest magnitude */
+                    /* pack B's chunk (zeros beyond column n) and each tile column's largest magnitude; with
+                     * S the kernels read no value of B' (the terms form xs only; a kernel without fma forms
+                     * an s that S then replaces), so the chunk packed is B's grids' (qb), pq = pv */
+                    const double *bsrc = use_S ? j->qb : j->bf;
+                    double *pqx = use_S ? pv : pq;
                     for (int64_t t = 0; t < ncp / ENR; t++) pmax[t] = 0;
                     for (int64_t g = 0; g < ng; g++) {
 #ifdef ER_HAVE_AVX2_ENGINE
                         if (simd && (g + 1) * ENG <= nc) {
-                            pack_avx2(j->bf + p0 * n + jc + g * ENG, j->eb + p0 * n + jc + g * ENG, n, kc,
+                            pack_avx2(bsrc + p0 * n + jc + g * ENG, j->eb + p0 * n + jc + g * ENG, n, kc,
                                       pv + g * kc * ENG, pe + g * kc * ENG, pmax + g * (ENG / ENR), &ebmin, &ebmax);
                             continue;
                         }
 #endif
                         for (int64_t p = 0; p < kc; p++) {
-                            const double *brow = j->bf + (p0 + p) * n;
+                            const double *brow = bsrc + (p0 + p) * n;
                             const int16_t *erow = j->eb + (p0 + p) * n;
                             double *dv = pv + (g * kc + p) * ENG;
                             int16_t *de = pe + (g * kc + p) * ENG;
@@ -1607,7 +1644,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                         }
                     }
                     /* B's chunk on its instructions' grids (the job's qb), in pv's layout */
-                    for (int64_t g = 0; g < ng; g++)
+                    for (int64_t g = 0; g < ng && !use_S; g++)
                         for (int64_t p = 0; p < kc; p++) {
                             const double *qrow = j->qb + (p0 + p) * n + jc + g * ENG;
                             double *dq = pq + (g * kc + p) * ENG;
@@ -1640,7 +1677,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                 int fast16 = 1;
                                 for (int t = 0; t < ENG / ENR; t++) fast16 &= amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX;
                                 tile512(par, &Kf, &Kl, &st, ir * st.ld + g * ENG, ar, aq, er, pr, pv + g * kc * ENG,
-                                        pq + g * kc * ENG, pe + g * kc * ENG, pe2 + g * kc * 2 * ENG, kc, p0, e16,
+                                        pqx + g * kc * ENG, pe + g * kc * ENG, pe2 + g * kc * 2 * ENG, kc, p0, e16,
                                         use_S ? 3 : fast16 && fused ? 2 : 1, xbuf, ebuf, uok, umax);
                             }
                         }
@@ -1665,7 +1702,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                                               : fused && amx * pmax[g * (ENG / ENR) + t] <= DBL_MAX ? 2
                                                                                                : 1;
                                 tile_avx2(par, &Kf, &Kl, &st, ir * st.ld + g * ENG, ar, aq, er, pv + g * kc * ENG,
-                                          pq + g * kc * ENG, pe + g * kc * ENG, kc, p0, e16, mode, xbuf, ebuf, uok,
+                                          pqx + g * kc * ENG, pe + g * kc * ENG, kc, p0, e16, mode, xbuf, ebuf, uok,
                                           umax);
                             }
                         }
@@ -1683,7 +1720,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                             const int ntl = (int)(tl < ENG / ENR ? tl : ENG / ENR);
                             for (int64_t b0 = 0; b0 < kc; b0 += mk) {
                                 const int64_t nt = kc - b0 < mk ? kc - b0 : mk, p1 = p0 + b0 + nt;
-                                const double *bvals = pv + (g * kc + b0) * ENG, *bqs = pq + (g * kc + b0) * ENG;
+                                const double *bvals = pv + (g * kc + b0) * ENG, *bqs = pqx + (g * kc + b0) * ENG;
                                 const int16_t *bexps = pe + (g * kc + b0) * ENG;
                                 int32_t em[EMR * ENG];
                                 double xs[ENG / ENR][EMR * ENR];
@@ -1717,7 +1754,14 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                     for (int64_t r = 0; r < mc; r++)
                         memcpy(st.s + r * st.ld, j->S + (i0 + r) * n + jc, sizeof(double) * (size_t)nc);
                 /* the elements from their finished states */
-                finish_rows(j, &st, out, e0, i0, mc, jc, nc);
+                rare.i0 = i0;
+                rare.mc = mc;
+                rare.jc = jc;
+                rare.nc = nc;
+                rare.filled = 0;
+                rare.pexact = 0;
+                rare.use_S = use_S;
+                finish_rows(j, &st, out, e0, i0, mc, jc, nc, &rare);
                 er_progress_add(pg, mc * nc);
             }
         }
@@ -1730,6 +1774,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     free(st.dn);
     free(pv);
     free(pq);
+    free(rare.bt);
     free(pe2);
     free(apr);
     free(rcm);

@@ -277,23 +277,44 @@ double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad, int
  * (s >= -537 and the integer at most 2^Q: a normal binary64 value). */
 void er_cpu_eng_q_row(const double *x, int64_t k, int64_t mk, int Q, double *q, int simd)
 {
-    for (int64_t p0 = 0; p0 < k; p0 += mk) {
-        const int64_t cnt = k - p0 < mk ? k - p0 : mk;
+    /* runs of whole instructions (at most 512 values, or one instruction): each value's grid exponent in
+     * sv, then the integers of the whole run in one call (the vector path over short instructions) */
+    enum { RUN = 512 };
+    int32_t sv[RUN];
+    double w[RUN];
+    const int64_t per = mk >= RUN ? mk : RUN / mk * mk;
+    for (int64_t r0 = 0; r0 < k; r0 += per) {
+        const int64_t r1 = k - r0 < per ? k : r0 + per;
         int bad = 0;
-        double mx = er_cpu_q_max(x + p0, NULL, cnt, &bad, simd);
-        if (bad) {
-            mx = 0;
-            for (int64_t p = p0; p < p0 + cnt; p++)
-                if (er_b_finite(x[p]) && __builtin_fabs(x[p]) > mx) mx = __builtin_fabs(x[p]);
+        for (int64_t p0 = r0; p0 < r1; p0 += mk) {
+            const int64_t p1 = r1 - p0 < mk ? r1 : p0 + mk;
+            double mx = 0;
+            for (int64_t p = p0; p < p1; p++) {
+                const double v = __builtin_fabs(x[p]);
+                if (!er_b_finite(v)) bad = 1;
+                else if (v > mx) mx = v;
+            }
+            const int s = er_b_eng_q_scale(mx, Q);
+            if (mk < RUN)
+                for (int64_t p = p0; p < p1; p++) sv[p - r0] = s, w[p - r0] = er_b_pow2(s);
+            else { /* one long instruction: one grid */
+                if (bad) {
+                    for (int64_t p = p0; p < p1; p++) q[p] = er_b_eng_q_value(x[p], s);
+                    bad = 0;
+                    continue;
+                }
+                er_cpu_q_values(x + p0, NULL, NULL, s, p1 - p0, q + p0, simd);
+                const double ws = er_b_pow2(s);
+                for (int64_t p = p0; p < p1; p++) q[p] = q[p] * ws;
+            }
         }
-        const int s = er_b_eng_q_scale(mx, Q);
+        if (mk >= RUN) continue;
         if (bad) {
-            for (int64_t p = p0; p < p0 + cnt; p++) q[p] = er_b_eng_q_value(x[p], s);
+            for (int64_t p = r0; p < r1; p++) q[p] = er_b_eng_q_value(x[p], sv[p - r0]);
             continue;
         }
-        er_cpu_q_values(x + p0, NULL, NULL, s, cnt, q + p0, simd);
-        const double w = er_b_pow2(s);
-        for (int64_t p = p0; p < p0 + cnt; p++) q[p] = q[p] * w;
+        er_cpu_q_values(x + r0, NULL, sv, 0, r1 - r0, q + r0, simd);
+        for (int64_t p = r0; p < r1; p++) q[p] = q[p] * w[p - r0];
     }
 }
 

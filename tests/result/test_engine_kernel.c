@@ -160,6 +160,19 @@ static void prob_quant(prob *P)
         ck_assert_msg(memcmp(ta, P->qa, sizeof(double) * (size_t)(m * k)) == 0, "A's grids differ (simd %d)", simd);
         ck_assert_msg(memcmp(tb, P->qb, sizeof(double) * (size_t)(k * n)) == 0, "B's grids differ (simd %d)", simd);
     }
+    /* a user model's long instruction (mk >= 512: one grid per call of the vector path), on row 0 */
+    {
+        double *ra = xcalloc((size_t)k, sizeof(double));
+        int Q6, Q6b;
+        er_b_q_bits(512, &Q6, &Q6b);
+        for (int64_t p0 = 0; p0 < k; p0 += 512) ref_quant(P->af + p0, 1, k - p0 < 512 ? k - p0 : 512, Q6, ra + p0);
+        for (int simd = 0; simd <= er_cpu_q_simd(); simd++) {
+            er_cpu_eng_q_row(P->af, k, 512, Q6, ta, simd);
+            ck_assert_msg(memcmp(ta, ra, sizeof(double) * (size_t)k) == 0, "a long instruction's grids differ (simd %d)",
+                          simd);
+        }
+        free(ra);
+    }
     free(ta);
     free(tb);
     P->j.qa = P->qa;
@@ -294,6 +307,23 @@ static int64_t check_prob(prob *P, uint64_t *st, const char *std)
     const er_bjob *j = &P->j;
     int64_t m = j->m, n = j->n, k = j->par.k, cnt = m * n;
     prob_quant(P); /* af or bf may have changed since prob_make */
+    /* xs is exact: each instruction's sum of qa qb the same forward with fused multiply-adds, backward
+     * with the product rounded first, and in a pairwise tree (fails if the grids had a bit too many) */
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t c = 0; c < n; c++)
+            for (int64_t p0 = 0; p0 < k; p0 += j->par.mk) {
+                const int64_t nt = k - p0 < j->par.mk ? k - p0 : j->par.mk;
+                double f = 0, b = 0, t[4096];
+                for (int64_t p = p0; p < p0 + nt; p++) f = fma(P->qa[i * k + p], P->qb[p * n + c], f);
+                for (int64_t p = p0 + nt - 1; p >= p0; p--) b = b + P->qa[i * k + p] * P->qb[p * n + c];
+                int64_t w = nt < 4096 ? nt : 4096;
+                for (int64_t p = 0; p < w; p++) t[p] = P->qa[i * k + p0 + p] * P->qb[(p0 + p) * n + c];
+                for (int64_t h = 1; h < w; h *= 2)
+                    for (int64_t p = 0; p + h < w; p += 2 * h) t[p] = t[p] + t[p + h];
+                ck_assert_msg(dbits(f) == dbits(b) && (w < nt || dbits(f) == dbits(w ? t[0] : 0.0)),
+                              "%s: element (%lld, %lld), instruction at %lld: xs %a / %a / %a by order", std,
+                              (long long)i, (long long)c, (long long)p0, f, b, w ? t[0] : 0.0);
+            }
     er_bel *ref = xcalloc((size_t)cnt, sizeof(er_bel));
     for (int64_t i = 0; i < m; i++)
         for (int64_t c = 0; c < n; c++)
