@@ -185,9 +185,8 @@ __attribute__((target("avx2"))) static int block4_avx2(const er_bpar *c, double 
     }
 #define ER_UP4(v) _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), one))
 #define ER_POW2_4(e) _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64((e), _mm256_set1_epi64x(1023)), 52))
-    __m256d infl = _mm256_set1_pd(1.0 + (double)(c->k + 8) * 0x1p-51);
     T = _mm256_add_pd(T, xs);
-    __m256d xs2 = ER_UP4(_mm256_mul_pd(xs, infl));
+    __m256d xs2 = xs; /* exact: taken as it is (er_b_eng_block) */
     /* ec = max(emin_D, frexp_e(B) - 1) where B > 0, else -126 (a zero C) */
     __m256i m126 = _mm256_set1_epi64x(-126), emd = _mm256_set1_epi64x(c->emin_c);
     __m256i exb = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(B), 52), _mm256_set1_epi64x(1023));
@@ -267,7 +266,7 @@ __attribute__((target("avx2"))) static int block4_avx2(const er_bpar *c, double 
  * infinite or NaN intermediate (xs, dmax, a sum beyond binary64) propagates.
  */
 typedef struct {
-    double infl, q2, maxc;
+    double q2, maxc;
     int64_t kt, limb, lowb, eminb, shsub, gx;
     int ok, zero_fix, low_check, promote, promote_now;
     /* CDNA3's branch (F2 > 0), for rec512 only: ok512 (ok, or this branch with its weights from bits),
@@ -285,7 +284,6 @@ static void eng_k_set(const er_bpar *c, eng_k *K, int64_t nt, int64_t p1)
     while (bl < 62 && (INT64_C(1) << bl) <= cnt) bl++;
     memcpy(&cb, &dc, 8);
     K->ok = !c->F2 && c->F >= 0 && c->F <= 900 && cnt >= 1 && cnt < (INT64_C(1) << 40);
-    K->infl = 1.0 + (double)(c->k + 8) * 0x1p-51;
     K->q2 = er_b_pow2(er_b_eng_qe(c));
     K->maxc = c->max_c;
     K->kt = (int64_t)(cb + 1u - ((uint64_t)(uint32_t)(1023 + c->F) << 52)); /* modulo 2^64: used only where ok */
@@ -502,7 +500,7 @@ rec4_body(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const dou
     const __m256i eminb = _mm256_set1_epi64x(K->eminb), gx = _mm256_set1_epi64x(K->gx);
     const __m256i lowb = _mm256_set1_epi64x(K->lowb), kt = _mm256_set1_epi64x(K->kt), shsub = _mm256_set1_epi64x(K->shsub);
     const __m256i expmask = _mm256_set1_epi64x(0x7FF0000000000000LL), z126 = _mm256_set1_epi64x(-126 + 1023);
-    const __m256d infl = _mm256_set1_pd(K->infl), q2 = _mm256_set1_pd(K->q2), maxc = _mm256_set1_pd(K->maxc);
+    const __m256d q2 = _mm256_set1_pd(K->q2), maxc = _mm256_set1_pd(K->maxc);
     const __m256d big = _mm256_set1_pd(DBL_MAX), p24 = _mm256_set1_pd(0x1p-24), zd = _mm256_setzero_pd();
     const __m256i fsh = _mm256_set1_epi64x(K->fsh), f2sh = _mm256_set1_epi64x(K->f2sh), lowb2 = _mm256_set1_epi64x(K->lowb2);
     const int64_t ld = st->ld;
@@ -539,7 +537,7 @@ rec4_body(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const dou
                 __m256i bd = zi;
                 xsor[g] = _mm256_or_pd(xsor[g], xs);
                 T[g] = _mm256_add_pd(T[g], xs);
-                const __m256d xs2 = ER_UP4(_mm256_mul_pd(xs, infl));
+                const __m256d xs2 = xs;
                 /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B */
                 const __m256i bb = _mm256_castpd_si256(B[g]);
                 __m256i ecb = ER_MAX64_4(_mm256_srli_epi64(bb, 52), eminb);
@@ -835,20 +833,20 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
                                                                         const int32_t *eb, int64_t nb, int64_t nt,
                                                                         int64_t p1, const int zero_fix,
                                                                         const int low_check, const int promote,
-                                                                        const int f2)
+                                                                        const int f2, const int es_ec)
 {
     const __m512i one = _mm512_set1_epi64(1), zi = _mm512_setzero_si512();
     const __m512i eminb = _mm512_set1_epi64(K->eminb), gx = _mm512_set1_epi64(K->gx), limb = _mm512_set1_epi64(K->limb);
     const __m512i lowb = _mm512_set1_epi64(K->lowb), kt = _mm512_set1_epi64(K->kt), shsub = _mm512_set1_epi64(K->shsub);
     const __m512i expmask = _mm512_set1_epi64(0x7FF0000000000000LL), z126 = _mm512_set1_epi64(-126 + 1023);
-    const __m512d infl = _mm512_set1_pd(K->infl), q2 = _mm512_set1_pd(K->q2), maxc = _mm512_set1_pd(K->maxc);
+    const __m512d q2 = _mm512_set1_pd(K->q2), maxc = _mm512_set1_pd(K->maxc);
     const __m512d big = _mm512_set1_pd(DBL_MAX), p24 = _mm512_set1_pd(0x1p-24), zd = _mm512_setzero_pd();
     const __m512i fsh = _mm512_set1_epi64(K->fsh), f2sh = _mm512_set1_epi64(K->f2sh), lowb2 = _mm512_set1_epi64(K->lowb2);
     const int64_t ld = st->ld;
 #define ER_UP8(v) _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(v), one))
     for (int pass = 0; pass < 2; pass++) {
         int64_t q[4], xo[4];
-        __m512d T[4], E[4], B[4], R[4], xsor[4];
+        __m512d T[4], E[4], B[4], R[4];
         __m512i esmax[4];
         __mmask8 bad[4];
 #pragma GCC unroll 4
@@ -858,7 +856,6 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
             q[g] = q0 + r * ld + h * 8;
             xo[g] = r * ENG + h * 8;
             memcpy(&d8, st->dn + q[g], 8);
-            xsor[g] = _mm512_setzero_pd();
             esmax[g] = zi;
             T[g] = _mm512_loadu_pd(st->T + q[g]);
             E[g] = _mm512_loadu_pd(st->E + q[g]);
@@ -877,16 +874,18 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
             for (int g = 0; g < 4; g++) {
                 const __m512d xs = _mm512_loadu_pd(xi + xo[g]);
                 __mmask8 bd = 0;
-                xsor[g] = _mm512_or_pd(xsor[g], xs);
                 T[g] = _mm512_add_pd(T[g], xs);
-                const __m512d xs2 = ER_UP8(_mm512_mul_pd(xs, infl));
+                const __m512d xs2 = xs;
                 /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B */
                 const __m512i bb = _mm512_castpd_si512(B[g]);
                 __m512i ecb = _mm512_max_epi64(_mm512_srli_epi64(bb, 52), eminb);
                 if (zero_fix) ecb = _mm512_mask_mov_epi64(ecb, _mm512_cmpeq_epi64_mask(bb, zi), z126);
-                const __m512i emb =
-                    _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(ei + xo[g]))), gx);
-                const __m512i Esb = _mm512_max_epi64(ecb, emb);
+                /* es_ec: every emax + gextra of the chunk is at most every element's ec (tile512's umax
+                 * test), so Es = ec; else max(ec, emax + gextra) */
+                const __m512i emb = es_ec ? zi
+                                          : _mm512_add_epi64(
+                                                _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(ei + xo[g]))), gx);
+                const __m512i Esb = es_ec ? ecb : _mm512_max_epi64(ecb, emb);
                 esmax[g] = _mm512_max_epi64(esmax[g], Esb);
                 __m512d trunc;
                 if (f2) {
@@ -921,8 +920,8 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
 #pragma GCC unroll 4
         for (int g = 0; g < 4; g++) {
             bad[g] |= _mm512_cmp_pd_mask(_mm512_add_pd(_mm512_add_pd(E[g], B[g]), R[g]), big, _CMP_NLE_UQ);
-            bad[g] |= _mm512_cmplt_epi64_mask(_mm512_castpd_si512(xsor[g]), zi) |
-                      _mm512_cmpgt_epi64_mask(esmax[g], limb) | _mm512_cmp_pd_mask(B[g], maxc, _CMP_GE_OQ);
+            /* (xs is a sum of values on grids, never negative: rec4's sign test is not needed here) */
+            bad[g] |= _mm512_cmpgt_epi64_mask(esmax[g], limb) | _mm512_cmp_pd_mask(B[g], maxc, _CMP_GE_OQ);
             if (!bad[g]) {
                 _mm512_storeu_pd(st->T + q[g], T[g]);
                 _mm512_storeu_pd(st->E + q[g], E[g]);
@@ -940,11 +939,13 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
 }
 
 ER_T512 static void rec512(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const double *xb,
-                           const int32_t *eb, int64_t nb, int64_t nt, int64_t p1)
+                           const int32_t *eb, int64_t nb, int64_t nt, int64_t p1, int es_ec)
 {
-    if (K->f2) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1);
-    else if (!K->zero_fix && !K->low_check && !K->promote) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0);
-    else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0);
+    if (K->f2) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1, 0);
+    else if (!K->zero_fix && !K->low_check && !K->promote) {
+        if (es_ec) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 1);
+        else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 0);
+    } else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0, 0);
 }
 
 /* B's exponents (cnt int16) with each value twice, for exps512. */
@@ -1004,8 +1005,8 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
         }
     terms512(a, aa, b, bq, kc, mk, st->s + q0, st->ld, xb, mode);
     if (Kf->ok512 && Kl->ok512) {
-        if (nf) rec512(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk);
-        if (nb > nf) rec512(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc);
+        if (nf) rec512(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk, e16 < 0);
+        if (nb > nf) rec512(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc, e16 < 0);
         return;
     }
     for (int64_t i = 0; i < nb; i++) {
@@ -1207,88 +1208,91 @@ X4_TARGET static unsigned eng_finish_x4(const eng_x4 *V, const er_bjob *j, const
 
 /*
  * er_b_ends_exact for an engine's element (er_b_eng_element) with cpu_finish.h's rounding: decided by
- * the enclosure s64 +- e64 of the exact sum x, else by a Sum2 of the products in index order (TwoSum,
- * the error terms summed in binary64; Ogita, Rump and Oishi 2005: |res - x_p| <= 2^-52 |res| +
- * 2 gamma_k^2 sum |x_p| for the products' sum x_p, each product exact, checked by fma; sum |x_p| <=
- * T infl, T the state's sum of the blocks' magnitudes, as er_b_eng_final's e64 uses it), else by the
- * core's exact sum: the same bits whichever decides (any enclosure decides the same keys).  ar, bc:
- * the element's row of A' and column of B' (step ld: 1 from the copy of B' by columns, where there is
- * one, else par->ldb).  The rare steps after the first are out of line: finish_rows is flattened once
- * per output format, and the exact accumulator and a second set of keys inlined into each copy
- * lengthened this file's compile (from about 54 s to 136 s under the sanitizers) for a path taken by
- * a few elements in ten thousand.
+ * the enclosure s64 +- e64 of the exact sum x (eng_ends), else by a Sum2 of the products in index order
+ * (TwoSum, the error terms summed in binary64; Ogita, Rump and Oishi 2005: |res - x_p| <= 2^-52 |res| +
+ * 2 gamma_k^2 sum |x_p| for the products' sum x_p, each product exact (the formats', or checked by
+ * fma); sum |x_p| <= T infl, T the state's sum of the blocks' magnitudes, as er_b_eng_final's e64 uses
+ * it), else by the core's exact sum: the same bits whichever decides (any enclosure decides the same
+ * keys).  The elements the first enclosure leaves open wait in a batch; a flush sums their products in
+ * one pass over B's rows (each element's own operations in index order), where a column read with step
+ * n for each element alone misses the cache at every term.  The flush is out of line: finish_rows is
+ * flattened once per output format, and the exact accumulator inlined into each copy lengthened this
+ * file's compile (from about 54 s to 136 s under the sanitizers) for a path few elements take.
  */
-static __attribute__((noinline)) void eng_ends_rare(const er_bpar *par, const er_cpu_fq *fq, uint64_t rb,
-                                                    const double *ar, const double *bc, int64_t ld, double cval,
-                                                    double xl, double xh, double T, double rad, int pexact,
-                                                    er_bel *o)
-{
-    if (fq->ok) {
-        const int64_t k = par->k;
-        double sum = 0, err = 0;
-        int exact = 1;
-        if (pexact) /* every value finite and every product exact (prod_exact): the test below always holds */
-            for (int64_t p = 0; p < k; p++) {
-                double x = ar[p] * bc[p * ld];
-                double t = sum + x, bb = t - sum;
-                err = err + ((sum - (t - bb)) + (x - bb));
-                sum = t;
-            }
-        else
-            for (int64_t p = 0; p < k; p++) {
-                double a = ar[p], b = bc[p * ld], x = a * b;
-                exact &= er_b_finite(x) && fma(a, b, -x) == 0;
-                double t = sum + x, bb = t - sum;
-                err = err + ((sum - (t - bb)) + (x - bb));
-                sum = t;
-            }
-        double res = sum + err;
-        if (exact && er_b_finite(res)) {
-            double infl = 1.0 + (double)(k + 8) * 0x1p-51, ge = er_b_up(er_b_gamma(0x1p-53, (double)k) * (double)k);
-            double Tu = er_b_up(T * infl);
-            double e2 = er_b_up(er_b_up(fabs(res) * 0x1p-52) + er_b_up(er_b_up(ge * ge) * er_b_up(2.0 * Tu)));
-            double rl = er_b_down(res - e2), rh = er_b_up(res + e2);
-            if (par->has_c) {
-                rl = er_b_down(rl + cval);
-                rh = er_b_up(rh + cval);
-            }
-            if (er_b_finite(e2) && er_cpu_fq_keys(fq, rb, rl, rh, rad, o)) return;
-        }
-    }
-    er_bpar c1 = *par;
-    c1.ldb = ld;
-    er_b_ends_exact(&c1, ar, bc, cval, rb, xl, xh, rad, o);
-}
-
-/* The rare end steps' view of B: the job's B' by rows (step n), or the finish's columns [jc, jc + nc)
- * copied by columns once, when the first element of the block needs them (step 1: the same values in
- * the same order; a column read with step n misses the cache at every term). */
+enum { RARE_CAP = 256 };
+typedef struct {
+    int64_t i, c, e;  /* row, column, element of the batch */
+    double cval, xl, xh, T, rad;
+} rare_el;
 typedef struct {
     const er_bjob *j;
-    int64_t i0, mc, jc, nc; /* the finish's block of rows and columns */
-    double *bt;  /* k x ENC scratch, or NULL */
-    int filled;  /* bt holds the block's columns, and pexact is set */
-    int pexact;  /* every value of the block's rows and columns finite, every product exact (prod_exact) */
-    int use_S;   /* every value of A' and B' finite */
+    int use_S;        /* every value of A' and B' finite */
+    int cnt;
+    rare_el L[RARE_CAP];
 } eng_rare;
 
-static int prod_exact(const double *v, int64_t cnt);
-
-static void eng_ends(const er_bpar *par, const er_cpu_fq *fq, uint64_t rb, const double *ar, eng_rare *rr,
-                     int64_t c, double cval, double s64, double e64, double T, double rad, er_bel *o)
+static __attribute__((noinline)) void rare_flush(const er_bpar *par, const er_cpu_fq *fq, eng_rare *rr, er_bounds *out, int64_t e0)
 {
-    double xl = er_b_down(s64 - e64), xh = er_b_up(s64 + e64);
-    if (er_cpu_fq_keys(fq, rb, xl, xh, rad, o)) return;
     const er_bjob *j = rr->j;
     const int64_t k = par->k, n = j->n;
-    if (rr->bt && !rr->filled) {
-        for (int64_t p = 0; p < k; p++)
-            for (int64_t t = 0; t < rr->nc; t++) rr->bt[t * k + p] = j->bf[p * n + rr->jc + t];
-        rr->pexact = rr->use_S && prod_exact(rr->bt, k * rr->nc) && prod_exact(j->af + rr->i0 * k, rr->mc * k);
-        rr->filled = 1;
+    const int cnt = rr->cnt;
+    double sum[RARE_CAP], err[RARE_CAP];
+    int exact[RARE_CAP];
+    const double *ar[RARE_CAP];
+    /* every product exact: the formats' (er_bjob), every value finite (use_S): the per-product test holds */
+    const int pexact = rr->use_S && j->prod_exact;
+    for (int t = 0; t < cnt; t++) sum[t] = err[t] = 0, exact[t] = 1, ar[t] = j->af + rr->L[t].i * k;
+    if (fq->ok) {
+        for (int64_t p = 0; p < k; p++) {
+            const double *brow = j->bf + p * n;
+            for (int t = 0; t < cnt; t++) {
+                double a = ar[t][p], b = brow[rr->L[t].c], x = a * b;
+                if (!pexact) exact[t] &= er_b_finite(x) && fma(a, b, -x) == 0;
+                double tt = sum[t] + x, bb = tt - sum[t];
+                err[t] = err[t] + ((sum[t] - (tt - bb)) + (x - bb));
+                sum[t] = tt;
+            }
+        }
     }
-    if (rr->bt) eng_ends_rare(par, fq, rb, ar, rr->bt + (c - rr->jc) * k, 1, cval, xl, xh, T, rad, rr->pexact, o);
-    else eng_ends_rare(par, fq, rb, ar, j->bf + c, par->ldb, cval, xl, xh, T, rad, rr->pexact, o);
+    for (int t = 0; t < cnt; t++) {
+        const rare_el *r = &rr->L[t];
+        er_bel o;
+        if (fq->ok) {
+            double res = sum[t] + err[t];
+            if (exact[t] && er_b_finite(res)) {
+                double infl = 1.0 + (double)(k + 8) * 0x1p-51, ge = er_b_up(er_b_gamma(0x1p-53, (double)k) * (double)k);
+                double Tu = er_b_up(r->T * infl);
+                double e2 = er_b_up(er_b_up(fabs(res) * 0x1p-52) + er_b_up(er_b_up(ge * ge) * er_b_up(2.0 * Tu)));
+                double rl = er_b_down(res - e2), rh = er_b_up(res + e2);
+                if (par->has_c) {
+                    rl = er_b_down(rl + r->cval);
+                    rh = er_b_up(rh + r->cval);
+                }
+                if (er_b_finite(e2) && er_cpu_fq_keys(fq, j->rb[r->e], rl, rh, r->rad, &o)) {
+                    store_bel(out, e0 + r->e, &o);
+                    continue;
+                }
+            }
+        }
+        er_b_ends_exact(par, ar[t], j->bf + r->c, r->cval, j->rb[r->e], r->xl, r->xh, r->rad, &o);
+        store_bel(out, e0 + r->e, &o);
+    }
+    rr->cnt = 0;
+}
+
+/* An element's ends from s64 +- e64 where they decide (stored), else queued for the rare steps. */
+static inline void eng_ends(const er_bpar *par, const er_cpu_fq *fq, eng_rare *rr, er_bounds *out, int64_t e0,
+                            int64_t i, int64_t c, int64_t e, double cval, double s64, double e64, double T, double rad)
+{
+    double xl = er_b_down(s64 - e64), xh = er_b_up(s64 + e64);
+    er_bel o;
+    if (er_cpu_fq_keys(fq, rr->j->rb[e], xl, xh, rad, &o)) {
+        store_bel(out, e0 + e, &o);
+        return;
+    }
+    rare_el *r = &rr->L[rr->cnt++];
+    r->i = i, r->c = c, r->e = e, r->cval = cval, r->xl = xl, r->xh = xh, r->T = T, r->rad = rad;
+    if (rr->cnt == RARE_CAP) rare_flush(par, fq, rr, out, e0);
 }
 
 /* The elements of rows [i0, i0 + mc) x columns [jc, jc + nc) from their finished states
@@ -1344,11 +1348,14 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
             if (nonfinite || !er_b_finite(rad))
                 er_b_finish(par, j->rb[e], s64, e64, rad, nonfinite,
                             (par->slack_a || par->slack_b || par->slack_c) && !er_b_finite(rad), &b);
-            else
-                eng_ends(par, fq, j->rb[e], j->af + (i0 + r) * par->k, rr, jc + c, cval, s64, e64, g.T, rad, &b);
+            else {
+                eng_ends(par, fq, rr, out, e0, i0 + r, jc + c, e, cval, s64, e64, g.T, rad);
+                continue;
+            }
             store_bel(out, e0 + e, &b);
         }
     }
+    if (rr->cnt) rare_flush(par, fq, rr, out, e0);
 }
 
 ER_FLATTEN static void finish_rows(const er_bjob *j, const eng_state *st, er_bounds *out, int64_t e0,
@@ -1549,10 +1556,9 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     uint32_t *apr = simd == 2 ? malloc(sizeof(uint32_t) * (size_t)(nstrip * 2 * k)) : NULL;
     const int64_t nch = (k + KC - 1) / KC > 0 ? (k + KC - 1) / KC : 1;
     int16_t *rcm = simd >= 1 ? malloc(sizeof(int16_t) * (size_t)(rows * nch)) : NULL; /* row i, chunk c: max e_a */
-    /* the rare end steps' columns of B (eng_ends), where k x ENC values fit in 64 MiB */
-    eng_rare rare = {j, 0, 0, 0, 0, k * ENC <= ((int64_t)1 << 23) ? malloc(sizeof(double) * (size_t)(k * ENC)) : NULL,
-                     0, 0, use_S};
-    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pq && pe && amax &&
+    eng_rare *rare = malloc(sizeof(eng_rare)); /* the rare end steps' batch (eng_ends) */
+    if (rare) rare->j = j, rare->cnt = 0, rare->use_S = use_S;
+    int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pq && pe && amax && rare &&
              (simd != 2 || (pe2 && apr)) && (simd < 1 || (xbuf && ebuf && rcm));
     if (ok) {
         int eamin = INT16_MAX, eamax = INT16_MIN;
@@ -1754,14 +1760,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
                     for (int64_t r = 0; r < mc; r++)
                         memcpy(st.s + r * st.ld, j->S + (i0 + r) * n + jc, sizeof(double) * (size_t)nc);
                 /* the elements from their finished states */
-                rare.i0 = i0;
-                rare.mc = mc;
-                rare.jc = jc;
-                rare.nc = nc;
-                rare.filled = 0;
-                rare.pexact = 0;
-                rare.use_S = use_S;
-                finish_rows(j, &st, out, e0, i0, mc, jc, nc, &rare);
+                rare->use_S = use_S;
+                finish_rows(j, &st, out, e0, i0, mc, jc, nc, rare);
                 er_progress_add(pg, mc * nc);
             }
         }
@@ -1774,7 +1774,7 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     free(st.dn);
     free(pv);
     free(pq);
-    free(rare.bt);
+    free(rare);
     free(pe2);
     free(apr);
     free(rcm);

@@ -431,6 +431,8 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
         int Qa, Qb;
         er_b_q_bits(P->k, &Qa, &Qb);
         c->gemm_form = std->kind != ER_STD_ENGINE && !ftz && !slack && fa.mbits + fb.mbits + 2 <= 53 && Qa > 0;
+        job.prod_exact = std->kind == ER_STD_ENGINE && fa.mbits <= 23 && fb.mbits <= 23 &&
+                         er_storage_bytes(args->a->format) <= 4 && er_storage_bytes(args->b->format) <= 4;
         if (std->kind == ER_STD_ENGINE) {
             c->mk = std->k;
             c->F = std->F;

@@ -25,6 +25,9 @@ typedef struct er_bjob {
      * per-instruction grids (er_b_eng_q_value: the values, not the integers), qw, sa, sw, sb NULL */
     const double *qa, *qw, *qb;
     const int32_t *sa, *sw, *sb; /* m, m, n */
+    int prod_exact;         /* engines: every product of two finite values of A' and B' is exact in
+                             * binary64 (the formats: at most 24 significand bits and 4 bytes each, so
+                             * with e8m0 scales every value lies in [2^-276, 2^256]) */
     const double *S;        /* CPU only: S = A'B' (m x n) in any order from the reference (gemm_form, and
                              * engines: their s), or NULL */
     const double *bft;      /* CPU only: B' by columns (n x k), or NULL; with it ebt and dbt (or NULL) */

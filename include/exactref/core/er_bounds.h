@@ -431,15 +431,14 @@ ER_FN int er_b_eng_qe(const er_bpar *c)
 }
 
 /* One instruction: terms [p1 - nt, p1), whose finite magnitudes sum to at most xs (er_b_eng_run: the
- * exact sum of their magnitudes on the instruction's grids) and whose largest hardware exponent is
- * emax. */
+ * exact sum of their magnitudes on the instruction's grids, or with slack the index-order sum inflated)
+ * and whose largest hardware exponent is emax. */
 ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er_i64 nt, er_i64 p1)
 {
-    double infl = 1.0 + (double)(c->k + 8) * 0x1p-51, trunc, dmax, norm;
+    double trunc, dmax, norm;
     int ec, Es, ed, sh;
     if (g->done) return;
-    g->T = g->T + xs;
-    xs = er_b_up(xs * infl);
+    g->T = g->T + xs; /* xs: an upper bound of the step's magnitudes, taken as it is (exact: no inflation) */
     /* C is a value of the accumulator D: a zero C is a term of exponent -126; a nonzero one has at least
      * D's minimum exponent (f32: -126, f16: -14), also when it is subnormal */
     ec = -126;
@@ -556,6 +555,8 @@ ER_FN void er_b_eng_run(const er_bpar *c, er_b_eng *gp, ER_GLOBAL const double *
                 }
                 if (er_b_finite(ax)) xs = xs + ax;
                 if (e > emax) emax = e;
+                /* the index-order sum rounded: inflated (p1 - p0 additions, each within 2^-53) */
+                if (p == p1 - 1) xs = er_b_up(xs * (1.0 + (double)(c->k + 8) * 0x1p-51));
             } else {
                 er_b_eng_term(av, bv, qa[p] * qb[p * ldb], ea[p] + eb[p * ldb], &g.s, &xs, &emax);
             }
