@@ -1228,8 +1228,21 @@ typedef struct {
     const er_bjob *j;
     int use_S;        /* every value of A' and B' finite */
     int cnt;
+    /* the exact-sum certificate (eng_ends): rows r0.. and every column, the least exponent bound less
+     * the format's fraction bits (a bound of the lowest set bit of every value), or NULL */
+    int64_t r0;
+    const int *alsb, *blsb;
     rare_el L[RARE_CAP];
 } eng_rare;
+
+/* The exponent of the lowest set bit of a finite nonzero binary64 value. */
+static inline int lsb_exp(double v)
+{
+    uint64_t u = er_b_bits(v) & UINT64_C(0x7FFFFFFFFFFFFFFF);
+    int be = (int)(u >> 52);
+    uint64_t m = be ? (u & UINT64_C(0x000FFFFFFFFFFFFF)) | (UINT64_C(1) << 52) : u;
+    return (be ? be - 1075 : -1074) + __builtin_ctzll(m);
+}
 
 static __attribute__((noinline)) void rare_flush(const er_bpar *par, const er_cpu_fq *fq, eng_rare *rr, er_bounds *out, int64_t e0)
 {
@@ -1280,7 +1293,15 @@ static __attribute__((noinline)) void rare_flush(const er_bpar *par, const er_cp
     rr->cnt = 0;
 }
 
-/* An element's ends from s64 +- e64 where they decide (stored), else queued for the rare steps. */
+/*
+ * An element's ends from s64 +- e64 where they decide (stored); else, where s64 is the exact sum, from it
+ * (er_b_dd_ends with no error: RD(x - rad) and RU(x + rad) themselves, er_b_ends_exact's results); else
+ * queued for the rare steps.  s64 is exact when every product is exact (prod_exact) and a multiple of
+ * 2^L, C too, and the sum of their magnitudes, at most T infl + |C|, is below 2^(L + 53): then every
+ * partial sum of any order (S's, or the kernel's s) is a multiple of 2^L below 2^(L + 53), and so every
+ * addition exact.  L is the row's and the column's least exponent bound less their formats' fraction
+ * bits (alsb, blsb): each nonzero value's lowest set bit is at least that (docs/proofs/engines.md).
+ */
 static inline void eng_ends(const er_bpar *par, const er_cpu_fq *fq, eng_rare *rr, er_bounds *out, int64_t e0,
                             int64_t i, int64_t c, int64_t e, double cval, double s64, double e64, double T, double rad)
 {
@@ -1289,6 +1310,17 @@ static inline void eng_ends(const er_bpar *par, const er_cpu_fq *fq, eng_rare *r
     if (er_cpu_fq_keys(fq, rr->j->rb[e], xl, xh, rad, &o)) {
         store_bel(out, e0 + e, &o);
         return;
+    }
+    if (rr->alsb) {
+        const int L = rr->alsb[i - rr->r0] + rr->blsb[c];
+        double Tb = er_b_up(T * (1.0 + (double)(par->k + 8) * 0x1p-51)), lo, hi;
+        if (par->has_c) Tb = er_b_up(Tb + fabs(cval));
+        if (L >= -1000 && L <= 900 && Tb < er_b_pow2(L + 53) && (!par->has_c || cval == 0 || lsb_exp(cval) >= L) &&
+            er_b_dd_ends(s64, 0.0, 0.0, rad, &lo, &hi)) {
+            er_b_finish_lh(par, rr->j->rb[e], lo, hi, rad, 0, 0, 0, 0, &o);
+            store_bel(out, e0 + e, &o);
+            return;
+        }
     }
     rare_el *r = &rr->L[rr->cnt++];
     r->i = i, r->c = c, r->e = e, r->cval = cval, r->xl = xl, r->xh = xh, r->T = T, r->rad = rad;
@@ -1557,7 +1589,33 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     const int64_t nch = (k + KC - 1) / KC > 0 ? (k + KC - 1) / KC : 1;
     int16_t *rcm = simd >= 1 ? malloc(sizeof(int16_t) * (size_t)(rows * nch)) : NULL; /* row i, chunk c: max e_a */
     eng_rare *rare = malloc(sizeof(eng_rare)); /* the rare end steps' batch (eng_ends) */
-    if (rare) rare->j = j, rare->cnt = 0, rare->use_S = use_S;
+    /* the exact-sum certificate's lowest bits: every product exact by the formats, no groups (group
+     * models raise small elements' exponent bounds) */
+    const int cert = j->prod_exact && par->gextra == 0;
+    int *alsb = cert ? malloc(sizeof(int) * (size_t)rows) : NULL, *blsb = cert ? malloc(sizeof(int) * (size_t)n) : NULL;
+    if (rare) {
+        rare->j = j, rare->cnt = 0, rare->use_S = use_S, rare->r0 = r0;
+        rare->alsb = rare->blsb = NULL;
+        if (alsb && blsb) {
+            int16_t *bm = malloc(sizeof(int16_t) * (size_t)n);
+            if (bm) {
+                for (int64_t c = 0; c < n; c++) bm[c] = INT16_MAX;
+                for (int64_t p = 0; p < k; p++) {
+                    const int16_t *er = j->eb + p * n;
+                    for (int64_t c = 0; c < n; c++) bm[c] = er[c] < bm[c] ? er[c] : bm[c];
+                }
+                for (int64_t c = 0; c < n; c++) blsb[c] = bm[c] - j->b_mbits;
+                for (int64_t i = 0; i < rows; i++) {
+                    const int16_t *er = j->ea + (r0 + i) * k;
+                    int16_t m = INT16_MAX;
+                    for (int64_t p = 0; p < k; p++) m = er[p] < m ? er[p] : m;
+                    alsb[i] = m - j->a_mbits;
+                }
+                rare->alsb = alsb, rare->blsb = blsb;
+                free(bm);
+            }
+        }
+    }
     int ok = st.s && st.T && st.E && st.B && st.R && st.dn && pv && pq && pe && amax && rare &&
              (simd != 2 || (pe2 && apr)) && (simd < 1 || (xbuf && ebuf && rcm));
     if (ok) {
@@ -1775,6 +1833,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
     free(pv);
     free(pq);
     free(rare);
+    free(alsb);
+    free(blsb);
     free(pe2);
     free(apr);
     free(rcm);

@@ -433,6 +433,8 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
         c->gemm_form = std->kind != ER_STD_ENGINE && !ftz && !slack && fa.mbits + fb.mbits + 2 <= 53 && Qa > 0;
         job.prod_exact = std->kind == ER_STD_ENGINE && fa.mbits <= 23 && fb.mbits <= 23 &&
                          er_storage_bytes(args->a->format) <= 4 && er_storage_bytes(args->b->format) <= 4;
+        job.a_mbits = fa.mbits;
+        job.b_mbits = fb.mbits;
         if (std->kind == ER_STD_ENGINE) {
             c->mk = std->k;
             c->F = std->F;

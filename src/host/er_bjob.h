@@ -28,6 +28,8 @@ typedef struct er_bjob {
     int prod_exact;         /* engines: every product of two finite values of A' and B' is exact in
                              * binary64 (the formats: at most 24 significand bits and 4 bytes each, so
                              * with e8m0 scales every value lies in [2^-276, 2^256]) */
+    int a_mbits, b_mbits;   /* engines: A's and B's formats' fraction bits: a nonzero value's lowest set
+                             * bit is at least 2^(e - mbits), e its exponent bound in ea / eb (no groups) */
     const double *S;        /* CPU only: S = A'B' (m x n) in any order from the reference (gemm_form, and
                              * engines: their s), or NULL */
     const double *bft;      /* CPU only: B' by columns (n x k), or NULL; with it ebt and dbt (or NULL) */

@@ -229,6 +229,10 @@ static void prob_make(prob *P, uint64_t *st, const er_standard *s, int64_t m, in
     P->j.cv = P->cv;
     P->j.dc = P->dc;
     P->j.rb = P->rb;
+    /* the exact-sum certificate (cpu_bounds_engine.c, eng_ends): profiles 0 and 1 have exact products,
+     * 7 fraction bits and exact exponents (2 has exponent bounds above some values', 3 inexact products) */
+    P->j.prod_exact = profile <= 1;
+    P->j.a_mbits = P->j.b_mbits = 7;
     prob_quant(P);
 }
 
