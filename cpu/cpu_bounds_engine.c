@@ -839,7 +839,8 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
     const __m512i eminb = _mm512_set1_epi64(K->eminb), gx = _mm512_set1_epi64(K->gx), limb = _mm512_set1_epi64(K->limb);
     const __m512i lowb = _mm512_set1_epi64(K->lowb), kt = _mm512_set1_epi64(K->kt), shsub = _mm512_set1_epi64(K->shsub);
     const __m512i expmask = _mm512_set1_epi64(0x7FF0000000000000LL), z126 = _mm512_set1_epi64(-126 + 1023);
-    const __m512d q2 = _mm512_set1_pd(K->q2), maxc = _mm512_set1_pd(K->maxc);
+    const __m512d maxc = _mm512_set1_pd(K->maxc);
+    const __m512i q2i = _mm512_castpd_si512(_mm512_set1_pd(K->q2));
     const __m512d big = _mm512_set1_pd(DBL_MAX), p24 = _mm512_set1_pd(0x1p-24), zd = _mm512_setzero_pd();
     const __m512i fsh = _mm512_set1_epi64(K->fsh), f2sh = _mm512_set1_epi64(K->f2sh), lowb2 = _mm512_set1_epi64(K->lowb2);
     const int64_t ld = st->ld;
@@ -900,9 +901,10 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
                     trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(Esb, 52), kt));
                 }
                 const __m512d dmax = ER_UP8(_mm512_add_pd(ER_UP8(_mm512_add_pd(B[g], xs2)), trunc));
-                __m512d norm = _mm512_castsi512_pd(
-                    _mm512_sub_epi64(_mm512_and_si512(_mm512_castpd_si512(dmax), expmask), shsub));
-                norm = _mm512_max_pd(norm, q2);
+                /* 2^max(sh, qe): the larger as signed 64-bit patterns (a field at or below shsub gives
+                 * +0 or a negative one, which q2 > 0 exceeds; non-negative doubles order as their bits) */
+                const __m512d norm = _mm512_castsi512_pd(_mm512_max_epi64(
+                    _mm512_sub_epi64(_mm512_and_si512(_mm512_castpd_si512(dmax), expmask), shsub), q2i));
                 E[g] = ER_UP8(_mm512_add_pd(ER_UP8(_mm512_add_pd(E[g], trunc)), norm));
                 B[g] = ER_UP8(_mm512_add_pd(dmax, norm));
                 if (promote) /* else B never decreases: its last value is checked */
