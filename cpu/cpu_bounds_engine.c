@@ -717,31 +717,25 @@ ER_T512 static inline __attribute__((always_inline)) void terms512_body(const do
                 x31 = x00;
         for (int64_t p = b0; p < p1; p++) {
             const __m512d bm0 = _mm512_loadu_pd(bq + p * ENG), bm1 = _mm512_loadu_pd(bq + p * ENG + 8);
-#define ER_X2(xv0, xv1, aq)                                                                              \
+/* acc0, acc1 += v * (y0, y1): one fused multiply-add per register (xs's terms; s's where fused) */
+#define ER_FMA2(acc0, acc1, v, y0, y1)                                                                   \
     do {                                                                                                 \
-        const __m512d aq_ = _mm512_set1_pd(aq);                                                          \
-        xv0 = _mm512_fmadd_pd(aq_, bm0, xv0);                                                            \
-        xv1 = _mm512_fmadd_pd(aq_, bm1, xv1);                                                            \
+        const __m512d v_ = _mm512_set1_pd(v);                                                            \
+        acc0 = _mm512_fmadd_pd(v_, y0, acc0);                                                            \
+        acc1 = _mm512_fmadd_pd(v_, y1, acc1);                                                            \
     } while (0)
-            ER_X2(x00, x01, aa0[p]);
-            ER_X2(x10, x11, aa1[p]);
-            ER_X2(x20, x21, aa2[p]);
-            ER_X2(x30, x31, aa3[p]);
-#undef ER_X2
+            ER_FMA2(x00, x01, aa0[p], bm0, bm1);
+            ER_FMA2(x10, x11, aa1[p], bm0, bm1);
+            ER_FMA2(x20, x21, aa2[p], bm0, bm1);
+            ER_FMA2(x30, x31, aa3[p], bm0, bm1);
             if (mode == 3) continue;
             const __m512d bv0 = _mm512_loadu_pd(b + p * ENG), bv1 = _mm512_loadu_pd(b + p * ENG + 8);
             if (mode == 2) {
-#define ER_S2(sv0, sv1, ar)                                                                              \
-    do {                                                                                                 \
-        const __m512d av_ = _mm512_set1_pd(ar);                                                          \
-        sv0 = _mm512_fmadd_pd(av_, bv0, sv0);                                                            \
-        sv1 = _mm512_fmadd_pd(av_, bv1, sv1);                                                            \
-    } while (0)
-                ER_S2(s00, s01, a0[p]);
-                ER_S2(s10, s11, a1[p]);
-                ER_S2(s20, s21, a2[p]);
-                ER_S2(s30, s31, a3[p]);
-#undef ER_S2
+                ER_FMA2(s00, s01, a0[p], bv0, bv1);
+                ER_FMA2(s10, s11, a1[p], bv0, bv1);
+                ER_FMA2(s20, s21, a2[p], bv0, bv1);
+                ER_FMA2(s30, s31, a3[p], bv0, bv1);
+#undef ER_FMA2
             } else {
 #define ER_S1(sv0, sv1, ar)                                                                              \
     do {                                                                                                 \
@@ -833,7 +827,7 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
                                                                         const int32_t *eb, int64_t nb, int64_t nt,
                                                                         int64_t p1, const int zero_fix,
                                                                         const int low_check, const int promote,
-                                                                        const int f2, const int es_ec)
+                                                                        const int f2, const int es_ec, const int umax)
 {
     const __m512i one = _mm512_set1_epi64(1), zi = _mm512_setzero_si512();
     const __m512i eminb = _mm512_set1_epi64(K->eminb), gx = _mm512_set1_epi64(K->gx), limb = _mm512_set1_epi64(K->limb);
@@ -933,7 +927,7 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
             }
             for (int l = 0; l < 8; l++)
                 for (int64_t i = 0; i < nb; i++)
-                    block1(c, st, q[g] + l, xb[i * (EMR * ENG) + xo[g] + l], eb[i * (EMR * ENG) + xo[g] + l], nt,
+                    block1(c, st, q[g] + l, xb[i * (EMR * ENG) + xo[g] + l], es_ec ? umax : eb[i * (EMR * ENG) + xo[g] + l], nt,
                            p1 + i * nt);
         }
     }
@@ -941,13 +935,13 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
 }
 
 ER_T512 static void rec512(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const double *xb,
-                           const int32_t *eb, int64_t nb, int64_t nt, int64_t p1, int es_ec)
+                           const int32_t *eb, int64_t nb, int64_t nt, int64_t p1, int es_ec, int umax)
 {
-    if (K->f2) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1, 0);
+    if (K->f2) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1, 0, 0);
     else if (!K->zero_fix && !K->low_check && !K->promote) {
-        if (es_ec) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 1);
-        else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 0);
-    } else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0, 0);
+        if (es_ec) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 1, umax);
+        else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 0, 0);
+    } else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0, 0, 0);
 }
 
 /* B's exponents (cnt int16) with each value twice, for exps512. */
@@ -991,11 +985,8 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
                 const __m512i ecb = _mm512_max_epi64(_mm512_srli_epi64(_mm512_castpd_si512(B), 52), eminb);
                 m = _mm512_min_epi64(m, _mm512_mask_mov_epi64(z126, ok, ecb));
             }
-        if ((int64_t)umax + c->gextra + 1023 <= _mm512_reduce_min_epi64(m)) {
-            const __m512i u = _mm512_set1_epi32(umax);
-            for (int64_t i = 0; i < nb * (EMR * ENG); i += 16) _mm512_storeu_si512((void *)(emb + i), u);
-            e16 = -1;
-        }
+        if ((int64_t)umax + c->gextra + 1023 <= _mm512_reduce_min_epi64(m))
+            e16 = -1; /* rec512 reads no exponent; a group it declines runs er_b_eng_block with umax */
     }
     if (e16 < 0) {
         /* umax stands for emax */
@@ -1007,8 +998,9 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
         }
     terms512(a, aa, b, bq, kc, mk, st->s + q0, st->ld, xb, mode);
     if (Kf->ok512 && Kl->ok512) {
-        if (nf) rec512(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk, e16 < 0);
-        if (nb > nf) rec512(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc, e16 < 0);
+        if (nf) rec512(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk, e16 < 0, umax);
+        if (nb > nf)
+            rec512(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc, e16 < 0, umax);
         return;
     }
     for (int64_t i = 0; i < nb; i++) {
