@@ -700,11 +700,21 @@ ER_T512 static inline __attribute__((always_inline)) void terms512_body(const do
                                                                           const double *const *aa, const double *b,
                                                                           const double *bq, int64_t kc, int64_t mk,
                                                                           double *s, int64_t ld, double *xb,
-                                                                          const int mode)
+                                                                          const int mode, const double *T0, double *tn,
+                                                                          int64_t ntn)
 {
     const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
     const double *aa0 = aa[0], *aa1 = aa[1], *aa2 = aa[2], *aa3 = aa[3];
     __m512d s00 = _mm512_setzero_pd(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
+    /* mode 3 (tn): T, each element's sum of the xs in instruction order, over the first ntn instructions
+     * (er_b_eng_block's additions, here where the adders are idle; rec512 then stores tn) */
+    __m512d t00 = s00, t01 = s00, t10 = s00, t11 = s00, t20 = s00, t21 = s00, t30 = s00, t31 = s00;
+    if (mode == 3 && tn) {
+        t00 = _mm512_loadu_pd(T0), t01 = _mm512_loadu_pd(T0 + 8);
+        t10 = _mm512_loadu_pd(T0 + ld), t11 = _mm512_loadu_pd(T0 + ld + 8);
+        t20 = _mm512_loadu_pd(T0 + 2 * ld), t21 = _mm512_loadu_pd(T0 + 2 * ld + 8);
+        t30 = _mm512_loadu_pd(T0 + 3 * ld), t31 = _mm512_loadu_pd(T0 + 3 * ld + 8);
+    }
     if (mode != 3) {
         s00 = _mm512_loadu_pd(s), s01 = _mm512_loadu_pd(s + 8);
         s10 = _mm512_loadu_pd(s + ld), s11 = _mm512_loadu_pd(s + ld + 8);
@@ -751,6 +761,12 @@ ER_T512 static inline __attribute__((always_inline)) void terms512_body(const do
             }
         }
         double *xo = xb + i * (EMR * ENG);
+        if (mode == 3 && tn && i < ntn) {
+            t00 = _mm512_add_pd(t00, x00), t01 = _mm512_add_pd(t01, x01);
+            t10 = _mm512_add_pd(t10, x10), t11 = _mm512_add_pd(t11, x11);
+            t20 = _mm512_add_pd(t20, x20), t21 = _mm512_add_pd(t21, x21);
+            t30 = _mm512_add_pd(t30, x30), t31 = _mm512_add_pd(t31, x31);
+        }
         _mm512_storeu_pd(xo, x00);
         _mm512_storeu_pd(xo + 8, x01);
         _mm512_storeu_pd(xo + 16, x10);
@@ -760,7 +776,15 @@ ER_T512 static inline __attribute__((always_inline)) void terms512_body(const do
         _mm512_storeu_pd(xo + 48, x30);
         _mm512_storeu_pd(xo + 56, x31);
     }
-    if (mode == 3) return;
+    if (mode == 3) {
+        if (tn) {
+            _mm512_storeu_pd(tn, t00), _mm512_storeu_pd(tn + 8, t01);
+            _mm512_storeu_pd(tn + 16, t10), _mm512_storeu_pd(tn + 24, t11);
+            _mm512_storeu_pd(tn + 32, t20), _mm512_storeu_pd(tn + 40, t21);
+            _mm512_storeu_pd(tn + 48, t30), _mm512_storeu_pd(tn + 56, t31);
+        }
+        return;
+    }
     _mm512_storeu_pd(s, s00);
     _mm512_storeu_pd(s + 8, s01);
     _mm512_storeu_pd(s + ld, s10);
@@ -772,11 +796,14 @@ ER_T512 static inline __attribute__((always_inline)) void terms512_body(const do
 }
 
 ER_T512 static void terms512(const double *const *a, const double *const *aa, const double *b, const double *bq,
-                             int64_t kc, int64_t mk, double *s, int64_t ld, double *xb, int mode)
+                             int64_t kc, int64_t mk, double *s, int64_t ld, double *xb, int mode, const double *T0,
+                             double *tn, int64_t ntn)
 {
-    if (mode == 3) terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 3);
-    else if (mode == 2) terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 2);
-    else terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 1);
+    if (mode == 3) {
+        if (tn) terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 3, T0, tn, ntn);
+        else terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 3, NULL, NULL, 0);
+    } else if (mode == 2) terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 2, NULL, NULL, 0);
+    else terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 1, NULL, NULL, 0);
 }
 
 /*
@@ -810,6 +837,54 @@ ER_T512 static void exps512(const uint32_t *const *pr, const int16_t *eb2, int64
 }
 
 /*
+ * exps512's maxima as the recurrence's patterns (rec512's e52 layout): instruction i's element (r, c)
+ * at eo[i * 64 + r * 16 + c] is max(emax + gx, eminb) << 52, gx = gextra + 1023: the biased exponent
+ * emax + gextra, raised to emin_D's, in its place in a binary64 pattern.  The caller has checked that
+ * every e_a + e_b fits in int16 and that emax + gx <= 2046, so that the sum, the maximum and the shift
+ * by four are exact in int16; each pattern is then a 16-bit lane moved to the top of its 64-bit lane
+ * (value << 4 << 48), the other lanes zero.
+ */
+ER_T512 static void exps512q(const uint32_t *const *pr, const int16_t *eb2, int64_t kc, int64_t mk, int gx, int eminb,
+                             int64_t *eo)
+{
+    const uint32_t *p0r = pr[0], *p1r = pr[1];
+    const __m512i gxv = _mm512_set1_epi16((short)gx), lo = _mm512_set1_epi16((short)eminb);
+    /* output lane q (word 4q + 3) of the register for row 2h + s, columns 8hh.. takes word 2(q + 8hh) + s */
+    __m512i idx[4];
+    for (int v = 0; v < 4; v++) {
+        int16_t w[32];
+        const int sr = v & 1, hh = v >> 1;
+        for (int q = 0; q < 8; q++) {
+            w[4 * q] = w[4 * q + 1] = w[4 * q + 2] = 0;
+            w[4 * q + 3] = (int16_t)(2 * (q + 8 * hh) + sr);
+        }
+        idx[v] = _mm512_loadu_si512((const void *)w);
+    }
+    const __mmask32 top = 0x88888888u;
+    for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
+        const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
+        __m512i m01 = _mm512_set1_epi16(INT16_MIN), m23 = m01;
+        for (int64_t p = b0; p < p1; p++) {
+            const __m512i bv = _mm512_loadu_si512((const void *)(eb2 + p * (2 * ENG)));
+            m01 = _mm512_max_epi16(m01, _mm512_add_epi16(_mm512_set1_epi32((int)p0r[p]), bv));
+            m23 = _mm512_max_epi16(m23, _mm512_add_epi16(_mm512_set1_epi32((int)p1r[p]), bv));
+        }
+        m01 = _mm512_slli_epi16(_mm512_max_epi16(_mm512_add_epi16(m01, gxv), lo), 4);
+        m23 = _mm512_slli_epi16(_mm512_max_epi16(_mm512_add_epi16(m23, gxv), lo), 4);
+        int64_t *o = eo + i * (EMR * ENG);
+        /* rows 0 and 1 from m01 (s = 0, 1), rows 2 and 3 from m23; columns 0..7 then 8..15 */
+        _mm512_storeu_si512((void *)o, _mm512_maskz_permutexvar_epi16(top, idx[0], m01));
+        _mm512_storeu_si512((void *)(o + 8), _mm512_maskz_permutexvar_epi16(top, idx[2], m01));
+        _mm512_storeu_si512((void *)(o + 16), _mm512_maskz_permutexvar_epi16(top, idx[1], m01));
+        _mm512_storeu_si512((void *)(o + 24), _mm512_maskz_permutexvar_epi16(top, idx[3], m01));
+        _mm512_storeu_si512((void *)(o + 32), _mm512_maskz_permutexvar_epi16(top, idx[0], m23));
+        _mm512_storeu_si512((void *)(o + 40), _mm512_maskz_permutexvar_epi16(top, idx[2], m23));
+        _mm512_storeu_si512((void *)(o + 48), _mm512_maskz_permutexvar_epi16(top, idx[1], m23));
+        _mm512_storeu_si512((void *)(o + 56), _mm512_maskz_permutexvar_epi16(top, idx[3], m23));
+    }
+}
+
+/*
  * The recurrence of a 4 x 16 tile over nb instructions of nt terms each (the first ending at term p1),
  * their sums and exponents in xb and eb (exps512's layout): rec4's operations eight lanes at a
  * time, four registers of eight elements interleaved, the state in registers from the first
@@ -824,15 +899,24 @@ ER_T512 static void exps512(const uint32_t *const *pr, const int16_t *eb2, int64
  */
 ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_bpar *c, const eng_k *K,
                                                                         eng_state *st, int64_t q0, const double *xb,
-                                                                        const int32_t *eb, int64_t nb, int64_t nt,
+                                                                        const void *ebv, int64_t nb, int64_t nt,
                                                                         int64_t p1, const int zero_fix,
                                                                         const int low_check, const int promote,
-                                                                        const int f2, const int es_ec, const int umax)
+                                                                        const int f2, const int es_ec, const int e52,
+                                                                        const int umax, const double *tn)
 {
+    /* tn: the elements' T after these nb instructions, summed by terms512 (tile512's layout); else T
+     * here */
+    /* eb: exps512's int32 maxima, or (e52) exps512q's patterns */
+    const int32_t *eb = (const int32_t *)ebv;
+    const int64_t *eb64 = (const int64_t *)ebv;
     const __m512i one = _mm512_set1_epi64(1), zi = _mm512_setzero_si512();
     const __m512i eminb = _mm512_set1_epi64(K->eminb), gx = _mm512_set1_epi64(K->gx), limb = _mm512_set1_epi64(K->limb);
     const __m512i lowb = _mm512_set1_epi64(K->lowb), kt = _mm512_set1_epi64(K->kt), shsub = _mm512_set1_epi64(K->shsub);
     const __m512i expmask = _mm512_set1_epi64(0x7FF0000000000000LL), z126 = _mm512_set1_epi64(-126 + 1023);
+    const __m512i eminb52 = _mm512_slli_epi64(eminb, 52), lowb52 = _mm512_slli_epi64(lowb, 52);
+    /* the largest normal Es as a pattern (every field is at most 2047: none exceeds a larger one) */
+    const __m512i limb52 = _mm512_set1_epi64(K->limb >= 2047 ? INT64_MAX : (int64_t)((uint64_t)K->limb << 52));
     const __m512d maxc = _mm512_set1_pd(K->maxc);
     const __m512i q2i = _mm512_castpd_si512(_mm512_set1_pd(K->q2));
     const __m512d big = _mm512_set1_pd(DBL_MAX), p24 = _mm512_set1_pd(0x1p-24), zd = _mm512_setzero_pd();
@@ -865,34 +949,51 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
             const int pn = promote && (pe % c->promote == 0 || pe == c->k);
             const double *xi = xb + i * (EMR * ENG);
             const int32_t *ei = eb + i * (EMR * ENG);
+            const int64_t *ei64 = eb64 + i * (EMR * ENG);
 #pragma GCC unroll 4
             for (int g = 0; g < 4; g++) {
                 const __m512d xs = _mm512_loadu_pd(xi + xo[g]);
                 __mmask8 bd = 0;
-                T[g] = _mm512_add_pd(T[g], xs);
+                if (!tn) T[g] = _mm512_add_pd(T[g], xs);
                 const __m512d xs2 = xs;
-                /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B */
                 const __m512i bb = _mm512_castpd_si512(B[g]);
-                __m512i ecb = _mm512_max_epi64(_mm512_srli_epi64(bb, 52), eminb);
-                if (zero_fix) ecb = _mm512_mask_mov_epi64(ecb, _mm512_cmpeq_epi64_mask(bb, zi), z126);
-                /* es_ec: every emax + gextra of the chunk is at most every element's ec (tile512's umax
-                 * test), so Es = ec; else max(ec, emax + gextra) */
-                const __m512i emb = es_ec ? zi
-                                          : _mm512_add_epi64(
-                                                _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(ei + xo[g]))), gx);
-                const __m512i Esb = es_ec ? ecb : _mm512_max_epi64(ecb, emb);
-                esmax[g] = _mm512_max_epi64(esmax[g], Esb);
                 __m512d trunc;
-                if (f2) {
-                    /* CDNA3: up(cnt2 2^(em - F)), + 2^(Es - F), + 2^(Es - F2), each rounded up */
-                    bd |= _mm512_cmpgt_epi64_mask(lowb, emb) | _mm512_cmpgt_epi64_mask(lowb2, Esb);
-                    const __m512i es52 = _mm512_slli_epi64(Esb, 52);
-                    trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(emb, 52), kt));
-                    trunc = ER_UP8(_mm512_add_pd(trunc, _mm512_castsi512_pd(_mm512_sub_epi64(es52, fsh))));
-                    trunc = ER_UP8(_mm512_add_pd(trunc, _mm512_castsi512_pd(_mm512_sub_epi64(es52, f2sh))));
+                if (es_ec) {
+                    /* every emax + gextra of the chunk is at most every element's ec (tile512's umax
+                     * test), so Es = ec = max(emin_D, frexp_e(B) - 1) (B > 0 here: a sign bit makes the
+                     * group bad from the start, and B only grows), and Es << 52 is B's exponent field
+                     * or emin_D's, whichever is larger; the largest Es is B's before the last step,
+                     * at most the last B's, tested at the end */
+                    trunc = _mm512_castsi512_pd(
+                        _mm512_add_epi64(_mm512_max_epi64(_mm512_and_si512(bb, expmask), eminb52), kt));
+                } else if (e52) {
+                    /* Es << 52 = max(B's exponent field, (emax + gextra) << 52 raised to emin_D's): ec is
+                     * max(field, emin_D) (no zero_fix: a zero B's -126 is emin_D) */
+                    const __m512i Es52 =
+                        _mm512_max_epi64(_mm512_and_si512(bb, expmask), _mm512_loadu_si512((const void *)(ei64 + xo[g])));
+                    if (low_check) bd |= _mm512_cmpgt_epi64_mask(lowb52, Es52);
+                    if (promote) esmax[g] = _mm512_max_epi64(esmax[g], Es52);
+                    trunc = _mm512_castsi512_pd(_mm512_add_epi64(Es52, kt));
                 } else {
-                    if (low_check) bd |= _mm512_cmpgt_epi64_mask(lowb, Esb);
-                    trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(Esb, 52), kt));
+                    /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B */
+                    __m512i ecb = _mm512_max_epi64(_mm512_srli_epi64(bb, 52), eminb);
+                    if (zero_fix) ecb = _mm512_mask_mov_epi64(ecb, _mm512_cmpeq_epi64_mask(bb, zi), z126);
+                    /* else Es = max(ec, emax + gextra) */
+                    const __m512i emb = _mm512_add_epi64(
+                        _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(ei + xo[g]))), gx);
+                    const __m512i Esb = _mm512_max_epi64(ecb, emb);
+                    esmax[g] = _mm512_max_epi64(esmax[g], Esb);
+                    if (f2) {
+                        /* CDNA3: up(cnt2 2^(em - F)), + 2^(Es - F), + 2^(Es - F2), each rounded up */
+                        bd |= _mm512_cmpgt_epi64_mask(lowb, emb) | _mm512_cmpgt_epi64_mask(lowb2, Esb);
+                        const __m512i es52 = _mm512_slli_epi64(Esb, 52);
+                        trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(emb, 52), kt));
+                        trunc = ER_UP8(_mm512_add_pd(trunc, _mm512_castsi512_pd(_mm512_sub_epi64(es52, fsh))));
+                        trunc = ER_UP8(_mm512_add_pd(trunc, _mm512_castsi512_pd(_mm512_sub_epi64(es52, f2sh))));
+                    } else {
+                        if (low_check) bd |= _mm512_cmpgt_epi64_mask(lowb, Esb);
+                        trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(Esb, 52), kt));
+                    }
                 }
                 const __m512d dmax = ER_UP8(_mm512_add_pd(ER_UP8(_mm512_add_pd(B[g], xs2)), trunc));
                 /* 2^max(sh, qe): the larger as signed 64-bit patterns (a field at or below shsub gives
@@ -915,11 +1016,16 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
         }
 #pragma GCC unroll 4
         for (int g = 0; g < 4; g++) {
+            if (es_ec) esmax[g] = _mm512_max_epi64(_mm512_srli_epi64(_mm512_castpd_si512(B[g]), 52), eminb);
+            /* e52 without promotion: every Es is at most the last B's field or the largest emax + gextra,
+             * which the caller has checked against limb */
+            if (e52 && !promote) esmax[g] = _mm512_and_si512(_mm512_castpd_si512(B[g]), expmask);
             bad[g] |= _mm512_cmp_pd_mask(_mm512_add_pd(_mm512_add_pd(E[g], B[g]), R[g]), big, _CMP_NLE_UQ);
             /* (xs is a sum of values on grids, never negative: rec4's sign test is not needed here) */
-            bad[g] |= _mm512_cmpgt_epi64_mask(esmax[g], limb) | _mm512_cmp_pd_mask(B[g], maxc, _CMP_GE_OQ);
+            bad[g] |= (e52 ? _mm512_cmpgt_epi64_mask(esmax[g], limb52) : _mm512_cmpgt_epi64_mask(esmax[g], limb)) |
+                      _mm512_cmp_pd_mask(B[g], maxc, _CMP_GE_OQ);
             if (!bad[g]) {
-                _mm512_storeu_pd(st->T + q[g], T[g]);
+                _mm512_storeu_pd(st->T + q[g], tn ? _mm512_loadu_pd(tn + xo[g]) : T[g]);
                 _mm512_storeu_pd(st->E + q[g], E[g]);
                 _mm512_storeu_pd(st->B + q[g], B[g]);
                 _mm512_storeu_pd(st->R + q[g], R[g]);
@@ -927,21 +1033,34 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
             }
             for (int l = 0; l < 8; l++)
                 for (int64_t i = 0; i < nb; i++)
-                    block1(c, st, q[g] + l, xb[i * (EMR * ENG) + xo[g] + l], es_ec ? umax : eb[i * (EMR * ENG) + xo[g] + l], nt,
-                           p1 + i * nt);
+                    block1(c, st, q[g] + l, xb[i * (EMR * ENG) + xo[g] + l],
+                           es_ec ? umax
+                           /* e52: emax raised to emin_D - gextra, the same Es (ec >= emin_D) */
+                           : e52 ? (int)((uint64_t)eb64[i * (EMR * ENG) + xo[g] + l] >> 52) - (int)K->gx
+                                 : eb[i * (EMR * ENG) + xo[g] + l],
+                           nt, p1 + i * nt);
         }
     }
 #undef ER_UP8
 }
 
+/* es_ec: umax stands for emax (eb unread); e52: eb holds exps512q's patterns (never with f2 or zero_fix) */
 ER_T512 static void rec512(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const double *xb,
-                           const int32_t *eb, int64_t nb, int64_t nt, int64_t p1, int es_ec, int umax)
+                           const void *eb, int64_t nb, int64_t nt, int64_t p1, int es_ec, int e52, int umax,
+                           const double *tn)
 {
-    if (K->f2) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1, 0, 0);
+    if (K->f2) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1, 0, 0, 0, NULL);
     else if (!K->zero_fix && !K->low_check && !K->promote) {
-        if (es_ec) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 1, umax);
-        else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 0, 0);
-    } else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0, 0, 0);
+        /* the common models: T from terms512 where it summed it */
+        if (es_ec) {
+            if (tn) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 1, 0, umax, tn);
+            else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 1, 0, umax, NULL);
+        } else if (e52) {
+            if (tn) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 0, 1, 0, tn);
+            else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 0, 1, 0, NULL);
+        } else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 0, 0, 0, NULL);
+    } else if (e52) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, K->low_check, K->promote, 0, 0, 1, 0, NULL);
+    else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0, 0, 0, 0, NULL);
 }
 
 /* B's exponents (cnt int16) with each value twice, for exps512. */
@@ -988,19 +1107,33 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
         if ((int64_t)umax + c->gextra + 1023 <= _mm512_reduce_min_epi64(m))
             e16 = -1; /* rec512 reads no exponent; a group it declines runs er_b_eng_block with umax */
     }
+    /* e52: the maxima as rec512's patterns (exps512q), where the recurrence takes them (no CDNA3 branch,
+     * no zero_fix) and every emax + gextra is a biased exponent of at most 2046 and at most limb, so
+     * that the end's test of the last B's field stands for every instruction's Es (rec512_body) */
+    const int64_t ubig = (int64_t)umax + c->gextra + 1023;
+    const int e52 = e16 > 0 && Kf->ok512 && Kl->ok512 && !Kf->f2 && !Kf->zero_fix && ubig <= 2046 &&
+                    ubig <= Kf->limb && ubig <= Kl->limb;
     if (e16 < 0) {
         /* umax stands for emax */
-    } else if (e16) exps512(pr, eb2, kc, mk, emb);
+    } else if (e52) exps512q(pr, eb2, kc, mk, (int)Kf->gx, (int)Kf->eminb, (int64_t *)(void *)emb);
+    else if (e16) exps512(pr, eb2, kc, mk, emb);
     else
         for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
             const int16_t *erb[EMR] = {ea[0] + b0, ea[1] + b0, ea[2] + b0, ea[3] + b0};
             exps_plain(erb, eb + b0 * ENG, kc - b0 < mk ? kc - b0 : mk, emb + i * (EMR * ENG));
         }
-    terms512(a, aa, b, bq, kc, mk, st->s + q0, st->ld, xb, mode);
+    /* T summed by terms512 over the whole instructions, where rec512's common models take it (mode 3) */
+    const int tin = mode == 3 && nf && Kf->ok512 && Kl->ok512 && !Kf->f2 && !Kf->zero_fix && !Kf->low_check &&
+                    !Kf->promote && (e16 < 0 || e52);
+    double tn[EMR * ENG];
+    terms512(a, aa, b, bq, kc, mk, st->s + q0, st->ld, xb, mode, st->T + q0, tin ? tn : NULL, nf);
     if (Kf->ok512 && Kl->ok512) {
-        if (nf) rec512(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk, e16 < 0, umax);
+        if (nf) rec512(c, Kf, st, q0, xb, emb, nf, mk, p0 + mk, e16 < 0, e52, umax, tin ? tn : NULL);
         if (nb > nf)
-            rec512(c, Kl, st, q0, xb + nf * (EMR * ENG), emb + nf * (EMR * ENG), 1, kc - nf * mk, p0 + kc, e16 < 0, umax);
+            rec512(c, Kl, st, q0, xb + nf * (EMR * ENG),
+                   e52 ? (const void *)((const int64_t *)(void *)emb + nf * (EMR * ENG))
+                       : (const void *)(emb + nf * (EMR * ENG)),
+                   1, kc - nf * mk, p0 + kc, e16 < 0, e52, umax, NULL);
         return;
     }
     for (int64_t i = 0; i < nb; i++) {
@@ -1577,7 +1710,8 @@ int er_cpu_engine_rows(const er_bjob *j, er_bounds *out, int64_t e0, int64_t r0,
      * strips' row pairs (strip q: rows r0 + 4q.. as the driver pads them, pair h at (2q + h) * k) */
     const int64_t nstrip = (rows + EMR - 1) / EMR;
     double *xbuf = simd >= 1 ? malloc(sizeof(double) * (size_t)(nbcap * EMR * ENG)) : NULL;
-    int32_t *ebuf = simd >= 1 ? malloc(sizeof(int32_t) * (size_t)(nbcap * EMR * ENG)) : NULL;
+    /* int32 maxima, or tile512's int64 patterns (e52) */
+    int32_t *ebuf = simd >= 1 ? malloc(sizeof(int64_t) * (size_t)(nbcap * EMR * ENG)) : NULL;
     int16_t *pe2 = simd == 2 ? malloc(sizeof(int16_t) * (size_t)(kcap * ENC * 2)) : NULL;
     uint32_t *apr = simd == 2 ? malloc(sizeof(uint32_t) * (size_t)(nstrip * 2 * k)) : NULL;
     const int64_t nch = (k + KC - 1) / KC > 0 ? (k + KC - 1) / KC : 1;
