@@ -688,6 +688,27 @@ __attribute__((target("avx2"))) static void tile_avx2(const er_bpar *c, const en
  * chunk of B at a time, each element's running sum in a register for the whole chunk. ---- */
 #define ER_T512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 
+/* exps512q's end of an instruction: m01 and m23 (rows 0-1 and 2-3 in exps512's layout: 64-bit lane q
+ * holding (row 2h, column q), (2h + 1, q), (2h, q + 8), (2h + 1, q + 8) in its words 0..3) as the
+ * patterns max(m + gx, eminb) << 52 at o[r * 16 + c]: each word, shifted left by four, moved to the top
+ * word of its 64-bit lane by a shift, the rest cleared. */
+ER_T512 static inline __attribute__((always_inline)) void e52_store(__m512i m01, __m512i m23, __m512i gxv,
+                                                                      __m512i lo, __m512i top, int64_t *o)
+{
+    m01 = _mm512_slli_epi16(_mm512_max_epi16(_mm512_add_epi16(m01, gxv), lo), 4);
+    m23 = _mm512_slli_epi16(_mm512_max_epi16(_mm512_add_epi16(m23, gxv), lo), 4);
+#define ER_E52_OUT(o_, m_)                                                                               \
+    do {                                                                                                 \
+        _mm512_storeu_si512((void *)(o_), _mm512_slli_epi64(m_, 48));                                    \
+        _mm512_storeu_si512((void *)((o_) + 8), _mm512_and_si512(_mm512_slli_epi64(m_, 16), top));       \
+        _mm512_storeu_si512((void *)((o_) + 16), _mm512_and_si512(_mm512_slli_epi64(m_, 32), top));      \
+        _mm512_storeu_si512((void *)((o_) + 24), _mm512_and_si512(m_, top));                             \
+    } while (0)
+    ER_E52_OUT(o, m01);
+    ER_E52_OUT(o + 32, m23);
+#undef ER_E52_OUT
+}
+
 /*
  * One chunk's terms of a 4 x 16 tile: rows a[r] and aa[r] (A' and its magnitudes on the instructions'
  * grids, from the chunk's first term), B's packed columns b and bq (ENG values per term), s the tile's
@@ -810,14 +831,20 @@ ER_T512 static void terms512(const double *const *a, const double *const *aa, co
  * One chunk's largest exponents of 4 rows x 16 columns, instruction i into eo[i * 64 + r * 16 + c], the
  * caller having checked that every e_a + e_b fits in int16 (the maximum is then exact): two rows per
  * register, 32 int16 lanes.  pr[h][p]: rows 2h and 2h + 1's exponents of term p as one 32-bit pair (low
- * half row 2h), eb2: B's exponents with each column twice (term p at eb2 + p * 32), so that lane 2c
- * holds row 2h, column c and lane 2c + 1 row 2h + 1; the pairs are then put back into rows.
+ * half row 2h), eb2: B's exponents in dup512's layout (term p at eb2 + p * 32: 64-bit lane q holds
+ * columns q, q, q + 8, q + 8), so that 16-bit lane 4q holds row 2h, column q, 4q + 1 row 2h + 1,
+ * column q, 4q + 2 row 2h, column q + 8 and 4q + 3 row 2h + 1, column q + 8; they are then put back
+ * into rows.
  */
 ER_T512 static void exps512(const uint32_t *const *pr, const int16_t *eb2, int64_t kc, int64_t mk, int32_t *eo)
 {
     const uint32_t *p0r = pr[0], *p1r = pr[1];
-    const __m512i perm = _mm512_set_epi16(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1, 30, 28, 26, 24,
-                                          22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    int16_t pw[32]; /* word j: row 2h (j < 16) or 2h + 1, column j % 16 */
+    for (int j = 0; j < 32; j++) {
+        const int col = j % 16, odd = j >= 16;
+        pw[j] = (int16_t)(col < 8 ? 4 * col + odd : 4 * (col - 8) + 2 + odd);
+    }
+    const __m512i perm = _mm512_loadu_si512((const void *)pw);
     for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
         const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
         __m512i m01 = _mm512_set1_epi16(INT16_MIN), m23 = m01;
@@ -849,18 +876,7 @@ ER_T512 static void exps512q(const uint32_t *const *pr, const int16_t *eb2, int6
 {
     const uint32_t *p0r = pr[0], *p1r = pr[1];
     const __m512i gxv = _mm512_set1_epi16((short)gx), lo = _mm512_set1_epi16((short)eminb);
-    /* output lane q (word 4q + 3) of the register for row 2h + s, columns 8hh.. takes word 2(q + 8hh) + s */
-    __m512i idx[4];
-    for (int v = 0; v < 4; v++) {
-        int16_t w[32];
-        const int sr = v & 1, hh = v >> 1;
-        for (int q = 0; q < 8; q++) {
-            w[4 * q] = w[4 * q + 1] = w[4 * q + 2] = 0;
-            w[4 * q + 3] = (int16_t)(2 * (q + 8 * hh) + sr);
-        }
-        idx[v] = _mm512_loadu_si512((const void *)w);
-    }
-    const __mmask32 top = 0x88888888u;
+    const __m512i top = _mm512_set1_epi64((int64_t)UINT64_C(0xFFFF000000000000));
     for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
         const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
         __m512i m01 = _mm512_set1_epi16(INT16_MIN), m23 = m01;
@@ -869,18 +885,7 @@ ER_T512 static void exps512q(const uint32_t *const *pr, const int16_t *eb2, int6
             m01 = _mm512_max_epi16(m01, _mm512_add_epi16(_mm512_set1_epi32((int)p0r[p]), bv));
             m23 = _mm512_max_epi16(m23, _mm512_add_epi16(_mm512_set1_epi32((int)p1r[p]), bv));
         }
-        m01 = _mm512_slli_epi16(_mm512_max_epi16(_mm512_add_epi16(m01, gxv), lo), 4);
-        m23 = _mm512_slli_epi16(_mm512_max_epi16(_mm512_add_epi16(m23, gxv), lo), 4);
-        int64_t *o = eo + i * (EMR * ENG);
-        /* rows 0 and 1 from m01 (s = 0, 1), rows 2 and 3 from m23; columns 0..7 then 8..15 */
-        _mm512_storeu_si512((void *)o, _mm512_maskz_permutexvar_epi16(top, idx[0], m01));
-        _mm512_storeu_si512((void *)(o + 8), _mm512_maskz_permutexvar_epi16(top, idx[2], m01));
-        _mm512_storeu_si512((void *)(o + 16), _mm512_maskz_permutexvar_epi16(top, idx[1], m01));
-        _mm512_storeu_si512((void *)(o + 24), _mm512_maskz_permutexvar_epi16(top, idx[3], m01));
-        _mm512_storeu_si512((void *)(o + 32), _mm512_maskz_permutexvar_epi16(top, idx[0], m23));
-        _mm512_storeu_si512((void *)(o + 40), _mm512_maskz_permutexvar_epi16(top, idx[2], m23));
-        _mm512_storeu_si512((void *)(o + 48), _mm512_maskz_permutexvar_epi16(top, idx[1], m23));
-        _mm512_storeu_si512((void *)(o + 56), _mm512_maskz_permutexvar_epi16(top, idx[3], m23));
+        e52_store(m01, m23, gxv, lo, top, eo + i * (EMR * ENG));
     }
 }
 
@@ -1063,15 +1068,16 @@ ER_T512 static void rec512(const er_bpar *c, const eng_k *K, eng_state *st, int6
     else rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0, 0, 0, 0, NULL);
 }
 
-/* B's exponents (cnt int16) with each value twice, for exps512. */
+/* B's exponents (cnt int16, a multiple of ENG: one term of a group per 16) for exps512 and exps512q: each
+ * term's 16 columns as 32 words, 64-bit lane q holding columns q, q, q + 8, q + 8. */
 ER_T512 static void dup512(const int16_t *e, int16_t *e2, int64_t cnt)
 {
-    int64_t i = 0;
-    for (; i + 16 <= cnt; i += 16) {
-        __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(e + i)));
-        _mm512_storeu_si512((void *)(e2 + 2 * i), _mm512_or_si512(v, _mm512_slli_epi32(v, 16)));
-    }
-    for (; i < cnt; i++) e2[2 * i] = e2[2 * i + 1] = e[i];
+    int16_t w[32];
+    for (int q = 0; q < 8; q++) w[4 * q] = w[4 * q + 1] = (int16_t)q, w[4 * q + 2] = w[4 * q + 3] = (int16_t)(q + 8);
+    const __m512i idx = _mm512_loadu_si512((const void *)w);
+    for (int64_t i = 0; i + 16 <= cnt; i += 16)
+        _mm512_storeu_si512((void *)(e2 + 2 * i),
+                            _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(e + i)))));
 }
 
 /*
