@@ -27,8 +27,12 @@ static void *fresh(size_t bytes)
 }
 
 #ifdef ER_ALLOC_CACHE
-#define CACHE_MIN ((size_t)1 << 20) /* smaller blocks: malloc and free as they are */
-#define CACHE_SLOTS 32
+/* smaller blocks: malloc and free as they are.  64 KiB, not 1 MiB as first: a check of 256 x 256 x 256
+ * took 6.2 ms with 1 MiB and 3.4 ms with 64 KiB in a process running it again and again (volta; normal
+ * 4.1 -> 1.7 ms), its arrays of a few hundred KiB having been glibc's, which gave their pages back and
+ * took fresh ones each time (docs/benchmarks.md) */
+#define CACHE_MIN ((size_t)1 << 16)
+#define CACHE_SLOTS 64
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *slot_p[CACHE_SLOTS];

@@ -66,8 +66,13 @@ START_TEST(never_above_peak)
             er_big_free(p[i]);
             p[i] = NULL;
         } else {
-            /* sizes from 1 to 12 MiB, often repeated (the library's arrays come in a few sizes) */
-            sz[i] = (below(&st, 3) ? (size_t)(1 + below(&st, 3)) * 4 : (size_t)(1 + below(&st, 12))) * MiB;
+            /* sizes from 1 to 12 MiB, often repeated (the library's arrays come in a few sizes), and
+             * from 64 KiB to 960 KiB (the arrays of a small check; the cache takes blocks from 64 KiB) */
+            const size_t KiB64 = (size_t)64 << 10;
+            const uint64_t kind = below(&st, 4);
+            sz[i] = kind == 0   ? (size_t)(1 + below(&st, 15)) * KiB64
+                    : kind == 1 ? (size_t)(1 + below(&st, 12)) * MiB
+                                : (size_t)(1 + below(&st, 3)) * 4 * MiB;
             p[i] = er_big_alloc(sz[i]);
             ck_assert(p[i] != NULL);
             memset(p[i], step & 0xff, sz[i]);
