@@ -1110,7 +1110,12 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
                 const __m512i ecb = _mm512_max_epi64(_mm512_srli_epi64(_mm512_castpd_si512(B), 52), eminb);
                 m = _mm512_min_epi64(m, _mm512_mask_mov_epi64(z126, ok, ecb));
             }
-        if ((int64_t)umax + c->gextra + 1023 <= _mm512_reduce_min_epi64(m))
+        /* only where the recurrence that runs reads no exponent: rec512's es_ec variant (the common
+         * models); with f16 accumulators (zero_fix), the low check, or block4_avx2, the exponents are
+         * read, so they are formed (an earlier version skipped them there and those variants read the
+         * previous tile's: test_engine_kernel, kernel_skipped_exponents) */
+        if (Kf->ok512 && Kl->ok512 && !Kf->zero_fix && !Kf->low_check && !Kl->low_check &&
+            (int64_t)umax + c->gextra + 1023 <= _mm512_reduce_min_epi64(m))
             e16 = -1; /* rec512 reads no exponent; a group it declines runs er_b_eng_block with umax */
     }
     /* e52: the maxima as rec512's patterns (exps512q), where the recurrence takes them (no CDNA3 branch,
