@@ -688,27 +688,6 @@ __attribute__((target("avx2"))) static void tile_avx2(const er_bpar *c, const en
  * chunk of B at a time, each element's running sum in a register for the whole chunk. ---- */
 #define ER_T512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 
-/* exps512q's end of an instruction: m01 and m23 (rows 0-1 and 2-3 in exps512's layout: 64-bit lane q
- * holding (row 2h, column q), (2h + 1, q), (2h, q + 8), (2h + 1, q + 8) in its words 0..3) as the
- * patterns max(m + gx, eminb) << 52 at o[r * 16 + c]: each word, shifted left by four, moved to the top
- * word of its 64-bit lane by a shift, the rest cleared. */
-ER_T512 static inline __attribute__((always_inline)) void e52_store(__m512i m01, __m512i m23, __m512i gxv,
-                                                                      __m512i lo, __m512i top, int64_t *o)
-{
-    m01 = _mm512_slli_epi16(_mm512_max_epi16(_mm512_add_epi16(m01, gxv), lo), 4);
-    m23 = _mm512_slli_epi16(_mm512_max_epi16(_mm512_add_epi16(m23, gxv), lo), 4);
-#define ER_E52_OUT(o_, m_)                                                                               \
-    do {                                                                                                 \
-        _mm512_storeu_si512((void *)(o_), _mm512_slli_epi64(m_, 48));                                    \
-        _mm512_storeu_si512((void *)((o_) + 8), _mm512_and_si512(_mm512_slli_epi64(m_, 16), top));       \
-        _mm512_storeu_si512((void *)((o_) + 16), _mm512_and_si512(_mm512_slli_epi64(m_, 32), top));      \
-        _mm512_storeu_si512((void *)((o_) + 24), _mm512_and_si512(m_, top));                             \
-    } while (0)
-    ER_E52_OUT(o, m01);
-    ER_E52_OUT(o + 32, m23);
-#undef ER_E52_OUT
-}
-
 /*
  * One chunk's terms of a 4 x 16 tile: rows a[r] and aa[r] (A' and its magnitudes on the instructions'
  * grids, from the chunk's first term), B's packed columns b and bq (ENG values per term), s the tile's
@@ -827,6 +806,22 @@ ER_T512 static void terms512(const double *const *a, const double *const *aa, co
     else terms512_body(a, aa, b, bq, kc, mk, s, ld, xb, 1, NULL, NULL, 0);
 }
 
+/* One instruction's max-plus product of a 4 x 16 tile, terms [b0, p1), in exps512's layout (below):
+ * *m01 rows 0 and 1, *m23 rows 2 and 3. */
+ER_T512 static inline __attribute__((always_inline)) void maxplus512(const uint32_t *const *pr, const int16_t *eb2,
+                                                                     int64_t b0, int64_t p1, __m512i *m01,
+                                                                     __m512i *m23)
+{
+    __m512i a = _mm512_set1_epi16(INT16_MIN), b = a;
+    for (int64_t p = b0; p < p1; p++) {
+        const __m512i bv = _mm512_loadu_si512((const void *)(eb2 + p * (2 * ENG)));
+        a = _mm512_max_epi16(a, _mm512_add_epi16(_mm512_set1_epi32((int)pr[0][p]), bv));
+        b = _mm512_max_epi16(b, _mm512_add_epi16(_mm512_set1_epi32((int)pr[1][p]), bv));
+    }
+    *m01 = a;
+    *m23 = b;
+}
+
 /*
  * One chunk's largest exponents of 4 rows x 16 columns, instruction i into eo[i * 64 + r * 16 + c], the
  * caller having checked that every e_a + e_b fits in int16 (the maximum is then exact): two rows per
@@ -838,7 +833,6 @@ ER_T512 static void terms512(const double *const *a, const double *const *aa, co
  */
 ER_T512 static void exps512(const uint32_t *const *pr, const int16_t *eb2, int64_t kc, int64_t mk, int32_t *eo)
 {
-    const uint32_t *p0r = pr[0], *p1r = pr[1];
     int16_t pw[32]; /* word j: row 2h (j < 16) or 2h + 1, column j % 16 */
     for (int j = 0; j < 32; j++) {
         const int col = j % 16, odd = j >= 16;
@@ -847,12 +841,8 @@ ER_T512 static void exps512(const uint32_t *const *pr, const int16_t *eb2, int64
     const __m512i perm = _mm512_loadu_si512((const void *)pw);
     for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
         const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
-        __m512i m01 = _mm512_set1_epi16(INT16_MIN), m23 = m01;
-        for (int64_t p = b0; p < p1; p++) {
-            const __m512i bv = _mm512_loadu_si512((const void *)(eb2 + p * (2 * ENG)));
-            m01 = _mm512_max_epi16(m01, _mm512_add_epi16(_mm512_set1_epi32((int)p0r[p]), bv));
-            m23 = _mm512_max_epi16(m23, _mm512_add_epi16(_mm512_set1_epi32((int)p1r[p]), bv));
-        }
+        __m512i m01, m23;
+        maxplus512(pr, eb2, b0, p1, &m01, &m23);
         m01 = _mm512_permutexvar_epi16(perm, m01);
         m23 = _mm512_permutexvar_epi16(perm, m23);
         int32_t *o = eo + i * (EMR * ENG);
@@ -861,6 +851,27 @@ ER_T512 static void exps512(const uint32_t *const *pr, const int16_t *eb2, int64
         _mm512_storeu_si512((void *)(o + 32), _mm512_cvtepi16_epi32(_mm512_castsi512_si256(m23)));
         _mm512_storeu_si512((void *)(o + 48), _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(m23, 1)));
     }
+}
+
+/* exps512q's end of an instruction: m01 and m23 (rows 0-1 and 2-3 in exps512's layout: 64-bit lane q
+ * holding (row 2h, column q), (2h + 1, q), (2h, q + 8), (2h + 1, q + 8) in its words 0..3) as the
+ * patterns max(m + gx, eminb) << 52 at o[r * 16 + c]: each word, shifted left by four, moved to the top
+ * word of its 64-bit lane by a shift, the rest cleared. */
+ER_T512 static inline __attribute__((always_inline)) void e52_store(__m512i m01, __m512i m23, __m512i gxv,
+                                                                      __m512i lo, __m512i top, int64_t *o)
+{
+    m01 = _mm512_slli_epi16(_mm512_max_epi16(_mm512_add_epi16(m01, gxv), lo), 4);
+    m23 = _mm512_slli_epi16(_mm512_max_epi16(_mm512_add_epi16(m23, gxv), lo), 4);
+#define ER_E52_OUT(o_, m_)                                                                               \
+    do {                                                                                                 \
+        _mm512_storeu_si512((void *)(o_), _mm512_slli_epi64(m_, 48));                                    \
+        _mm512_storeu_si512((void *)((o_) + 8), _mm512_and_si512(_mm512_slli_epi64(m_, 16), top));       \
+        _mm512_storeu_si512((void *)((o_) + 16), _mm512_and_si512(_mm512_slli_epi64(m_, 32), top));      \
+        _mm512_storeu_si512((void *)((o_) + 24), _mm512_and_si512(m_, top));                             \
+    } while (0)
+    ER_E52_OUT(o, m01);
+    ER_E52_OUT(o + 32, m23);
+#undef ER_E52_OUT
 }
 
 /*
@@ -874,17 +885,12 @@ ER_T512 static void exps512(const uint32_t *const *pr, const int16_t *eb2, int64
 ER_T512 static void exps512q(const uint32_t *const *pr, const int16_t *eb2, int64_t kc, int64_t mk, int gx, int eminb,
                              int64_t *eo)
 {
-    const uint32_t *p0r = pr[0], *p1r = pr[1];
     const __m512i gxv = _mm512_set1_epi16((short)gx), lo = _mm512_set1_epi16((short)eminb);
     const __m512i top = _mm512_set1_epi64((int64_t)UINT64_C(0xFFFF000000000000));
     for (int64_t b0 = 0, i = 0; b0 < kc; b0 += mk, i++) {
         const int64_t p1 = kc - b0 < mk ? kc : b0 + mk;
-        __m512i m01 = _mm512_set1_epi16(INT16_MIN), m23 = m01;
-        for (int64_t p = b0; p < p1; p++) {
-            const __m512i bv = _mm512_loadu_si512((const void *)(eb2 + p * (2 * ENG)));
-            m01 = _mm512_max_epi16(m01, _mm512_add_epi16(_mm512_set1_epi32((int)p0r[p]), bv));
-            m23 = _mm512_max_epi16(m23, _mm512_add_epi16(_mm512_set1_epi32((int)p1r[p]), bv));
-        }
+        __m512i m01, m23;
+        maxplus512(pr, eb2, b0, p1, &m01, &m23);
         e52_store(m01, m23, gxv, lo, top, eo + i * (EMR * ENG));
     }
 }
@@ -1049,13 +1055,19 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
 #undef ER_UP8
 }
 
+/* The models rec512 runs with its es_ec and tn variants (no CDNA3 branch, no zero_fix, no low check,
+ * no promotion): the only ones where it reads no exponent (es_ec) and takes T from terms512 (tn).
+ * tile512 asks this before skipping the exponents or summing T, so that the variant that runs is the
+ * one it prepared for. */
+static inline int rec512_common(const eng_k *K) { return !K->f2 && !K->zero_fix && !K->low_check && !K->promote; }
+
 /* es_ec: umax stands for emax (eb unread); e52: eb holds exps512q's patterns (never with f2 or zero_fix) */
 ER_T512 static void rec512(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const double *xb,
                            const void *eb, int64_t nb, int64_t nt, int64_t p1, int es_ec, int e52, int umax,
                            const double *tn)
 {
     if (K->f2) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1, 0, 0, 0, NULL);
-    else if (!K->zero_fix && !K->low_check && !K->promote) {
+    else if (rec512_common(K)) {
         /* the common models: T from terms512 where it summed it */
         if (es_ec) {
             if (tn) rec512_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0, 1, 0, umax, tn);
@@ -1114,7 +1126,7 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
          * models); with f16 accumulators (zero_fix), the low check, or block4_avx2, the exponents are
          * read, so they are formed (an earlier version skipped them there and those variants read the
          * previous tile's: test_engine_kernel, kernel_skipped_exponents) */
-        if (Kf->ok512 && Kl->ok512 && !Kf->zero_fix && !Kf->low_check && !Kl->low_check &&
+        if (Kf->ok512 && Kl->ok512 && rec512_common(Kf) && rec512_common(Kl) &&
             (int64_t)umax + c->gextra + 1023 <= _mm512_reduce_min_epi64(m))
             e16 = -1; /* rec512 reads no exponent; a group it declines runs er_b_eng_block with umax */
     }
@@ -1134,8 +1146,7 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
             exps_plain(erb, eb + b0 * ENG, kc - b0 < mk ? kc - b0 : mk, emb + i * (EMR * ENG));
         }
     /* T summed by terms512 over the whole instructions, where rec512's common models take it (mode 3) */
-    const int tin = mode == 3 && nf && Kf->ok512 && Kl->ok512 && !Kf->f2 && !Kf->zero_fix && !Kf->low_check &&
-                    !Kf->promote && (e16 < 0 || e52);
+    const int tin = mode == 3 && nf && Kf->ok512 && Kl->ok512 && rec512_common(Kf) && (e16 < 0 || e52);
     double tn[EMR * ENG];
     terms512(a, aa, b, bq, kc, mk, st->s + q0, st->ld, xb, mode, st->T + q0, tin ? tn : NULL, nf);
     if (Kf->ok512 && Kl->ok512) {
