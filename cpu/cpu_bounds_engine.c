@@ -125,6 +125,18 @@ static void exps_plain(const int16_t *const *ea, const int16_t *eb, int64_t nt, 
 #include <immintrin.h>
 #define ER_HAVE_AVX2_ENGINE 1
 
+/* er_b_add_ru(a, b), four lanes, for a, b >= 0: s = RN(a + b) and z = s - max(a, b), exact (Fast2Sum:
+ * the larger operand first, radix 2), so a + b - s = min(a, b) - z exactly, and RU is s where that is
+ * not positive, else the next pattern (the comparison's mask is -1: s's bits minus it).  An infinite s
+ * (and an infinite operand) gives z infinite or NaN, no step: RU beyond the range is +inf too.  The
+ * same bits as er_b_add_ru's TwoSum, which IEEE's roundTowardPositive defines. */
+__attribute__((target("avx2"))) static inline __m256d ru4(__m256d a, __m256d b)
+{
+    const __m256d s = _mm256_add_pd(a, b), z = _mm256_sub_pd(s, _mm256_max_pd(a, b));
+    const __m256d m = _mm256_cmp_pd(_mm256_min_pd(a, b), z, _CMP_GT_OQ);
+    return _mm256_castsi256_pd(_mm256_sub_epi64(_mm256_castpd_si256(s), _mm256_castpd_si256(m)));
+}
+
 /* exps_plain sixteen columns at a time in int16 lanes (the caller has checked that every e_a + e_b
  * fits: the maximum is then exact). */
 __attribute__((target("avx2"))) static void exps_avx2(const int16_t *e0, const int16_t *e1, const int16_t *e2,
@@ -212,29 +224,29 @@ __attribute__((target("avx2"))) static int block4_avx2(const er_bpar *c, double 
     if (c->F2) { /* CDNA3: er_b_eng_block's three terms, in its order */
         trunc = ER_UP4(_mm256_mul_pd(_mm256_set1_pd((double)(nt + c->xterms)),
                                      ER_POW2_4(_mm256_sub_epi64(em, _mm256_set1_epi64x(c->F)))));
-        trunc = ER_UP4(_mm256_add_pd(trunc, ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F)))));
-        trunc = ER_UP4(_mm256_add_pd(trunc, ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F2)))));
+        trunc = ru4(trunc, ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F))));
+        trunc = ru4(trunc, ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F2))));
     } else {
         trunc = ER_UP4(_mm256_mul_pd(_mm256_set1_pd((double)(nt + 1 + c->xterms)),
                                      ER_POW2_4(_mm256_sub_epi64(Es, _mm256_set1_epi64x(c->F)))));
     }
-    __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B, xs2)), trunc));
+    __m256d dmax = ru4(ru4(B, xs2), trunc);
     /* sh = frexp_e(dmax) - 1 - out_p - rne; norm = 2^max(sh, qe) */
     const int rne = c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0, qe = er_b_eng_qe(c);
     __m256i sh = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(dmax), 52),
                                   _mm256_set1_epi64x(1023 + c->out_p + rne));
     __m256d norm = _mm256_blendv_pd(ER_POW2_4(sh), _mm256_set1_pd(er_b_pow2(qe)),
                                     _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(qe), sh)));
-    E = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(E, trunc)), norm));
-    B = ER_UP4(_mm256_add_pd(dmax, norm));
+    E = ru4(ru4(E, trunc), norm);
+    B = ru4(dmax, norm);
     __m256d maxc = _mm256_set1_pd(c->max_c);
     __m256d done = _mm256_or_pd(_mm256_cmp_pd(B, maxc, _CMP_GE_OQ), _mm256_cmp_pd(R, maxc, _CMP_GE_OQ));
     __m256d E2 = E, R2 = R, B2 = B;
     if (c->promote && (p1 % c->promote == 0 || p1 == c->k)) {
-        __m256d rnew = ER_UP4(_mm256_add_pd(R, B));
+        __m256d rnew = ru4(R, B);
         __m256d perr = ER_UP4(_mm256_mul_pd(rnew, _mm256_set1_pd(0x1p-24)));
-        E2 = ER_UP4(_mm256_add_pd(E, perr));
-        R2 = ER_UP4(_mm256_add_pd(rnew, perr));
+        E2 = ru4(E, perr);
+        R2 = ru4(rnew, perr);
         B2 = zero;
     }
     /* every value finite (a pattern past the largest finite one would not be er_b_up's): else decline */
@@ -492,125 +504,198 @@ __attribute__((target("avx2,fma"))) static void terms_pair3_avx2(const double *c
  * that fails them left as it was and run by er_b_eng_block lane by lane: the same bits.
  */
 #define RG 4 /* groups of four lanes in flight (2: within AVX2's registers; 4: the step's latency hidden) */
-__attribute__((target("avx2"), always_inline)) static inline unsigned
-rec4_body(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0, const double *xb, const int32_t *eb, int64_t nb,
-          int64_t nt, int64_t p1, const int zero_fix, const int low_check, const int promote, const int f2)
+
+/* The state of a pass's RG groups between rec4_body and its steps (rec4_steps): in memory, so that the
+ * steps, run with the rounding upward, and rec4_body, run with the rounding to nearest, share no
+ * register value the compiler could move from one side of the rounding mode's change to the other. */
+typedef struct {
+    __m256d E[RG], B[RG], R[RG], xsor[RG];
+    __m256i esmax[RG], bad[RG];
+    int64_t xo[RG];
+} rec4_regs;
+
+/*
+ * The recurrence's steps for one pass, four lanes per group, with MXCSR's rounding control set to
+ * toward +infinity for their length: every addition there is er_b_add_ru's (IEEE's roundTowardPositive:
+ * the same bits as its TwoSum), one instruction each.  AVX2 has no rounding per instruction, and the
+ * exact correction (ru4: Fast2Sum) made volta's whole tolerance 1.46x slower.  Nothing else here
+ * depends on the rounding: the integer and bitwise operations, the comparisons, and the one
+ * multiplication, rnew 2^-24, which is exact (rnew >= B >= 2^qe >= 2^-179 since the first step, so the
+ * product is normal).  The rounding mode is set and restored inside this function, which is never
+ * inlined and reads and writes the groups' state only through R (memory): the compiler cannot move an
+ * operation of the steps out of the mode or one of the caller's into it.  T, rounded to nearest, is
+ * summed by the caller afterwards.
+ */
+__attribute__((target("avx2"), always_inline)) static inline void
+rec4_steps(const er_bpar *c, const eng_k *K, rec4_regs *Rg, const double *xb, const int32_t *eb, int64_t nb, int64_t nt,
+           int64_t p1, const int zero_fix, const int low_check, const int promote, const int f2)
 {
     const __m256i one = _mm256_set1_epi64x(1), zi = _mm256_setzero_si256();
     const __m256i eminb = _mm256_set1_epi64x(K->eminb), gx = _mm256_set1_epi64x(K->gx);
     const __m256i lowb = _mm256_set1_epi64x(K->lowb), kt = _mm256_set1_epi64x(K->kt), shsub = _mm256_set1_epi64x(K->shsub);
     const __m256i expmask = _mm256_set1_epi64x(0x7FF0000000000000LL), z126 = _mm256_set1_epi64x(-126 + 1023);
     const __m256d q2 = _mm256_set1_pd(K->q2), maxc = _mm256_set1_pd(K->maxc);
-    const __m256d big = _mm256_set1_pd(DBL_MAX), p24 = _mm256_set1_pd(0x1p-24), zd = _mm256_setzero_pd();
+    const __m256d p24 = _mm256_set1_pd(0x1p-24), zd = _mm256_setzero_pd();
     const __m256i fsh = _mm256_set1_epi64x(K->fsh), f2sh = _mm256_set1_epi64x(K->f2sh), lowb2 = _mm256_set1_epi64x(K->lowb2);
+    const unsigned csr = _mm_getcsr();
+    __m256d E[RG], B[RG], R[RG], xsor[RG];
+    __m256i esmax[RG], bad[RG];
+    int64_t xo[RG];
+    _mm_setcsr((csr & ~0x6000u) | 0x4000u); /* rounding control 10: toward +infinity */
+#define ER_UP4(v) _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), one))
+#define ER_ADDU4(x, y) _mm256_add_pd((x), (y)) /* rounded upward: MXCSR */
+#pragma GCC unroll 4
+    for (int g = 0; g < RG; g++) {
+        E[g] = Rg->E[g], B[g] = Rg->B[g], R[g] = Rg->R[g], xsor[g] = Rg->xsor[g];
+        esmax[g] = Rg->esmax[g], bad[g] = Rg->bad[g], xo[g] = Rg->xo[g];
+    }
+    for (int64_t i = 0; i < nb; i++) {
+        const int64_t pe = p1 + i * nt;
+        const int pn = promote && (pe % c->promote == 0 || pe == c->k);
+        const double *xi = xb + i * (EMR * ENG);
+        const int32_t *ei = eb + i * (EMR * ENG);
+#pragma GCC unroll 4
+        for (int g = 0; g < RG; g++) {
+            const __m256d xs = _mm256_loadu_pd(xi + xo[g]);
+            __m256i bd = zi;
+            xsor[g] = _mm256_or_pd(xsor[g], xs);
+            const __m256d xs2 = xs;
+            /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B */
+            const __m256i bb = _mm256_castpd_si256(B[g]);
+            __m256i ecb = ER_MAX64_4(_mm256_srli_epi64(bb, 52), eminb);
+            if (zero_fix) ecb = _mm256_blendv_epi8(ecb, z126, _mm256_cmpeq_epi64(bb, zi));
+            const __m256i emb =
+                _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(ei + xo[g]))), gx);
+            const __m256i Esb = ER_MAX64_4(ecb, emb);
+            esmax[g] = ER_MAX64_4(esmax[g], Esb);
+            __m256d trunc;
+            if (f2) {
+                /* CDNA3: up(cnt2 2^(em - F)), + 2^(Es - F), + 2^(Es - F2), each sum rounded upward */
+                bd = _mm256_or_si256(_mm256_cmpgt_epi64(lowb, emb), _mm256_cmpgt_epi64(lowb2, Esb));
+                const __m256i es52 = _mm256_slli_epi64(Esb, 52);
+                trunc = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_slli_epi64(emb, 52), kt));
+                trunc = ER_ADDU4(trunc, _mm256_castsi256_pd(_mm256_sub_epi64(es52, fsh)));
+                trunc = ER_ADDU4(trunc, _mm256_castsi256_pd(_mm256_sub_epi64(es52, f2sh)));
+            } else {
+                if (low_check) bd = _mm256_cmpgt_epi64(lowb, Esb);
+                trunc = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_slli_epi64(Esb, 52), kt));
+            }
+            const __m256d dmax = ER_ADDU4(ER_ADDU4(B[g], xs2), trunc);
+            __m256d norm = _mm256_castsi256_pd(
+                _mm256_sub_epi64(_mm256_and_si256(_mm256_castpd_si256(dmax), expmask), shsub));
+            norm = _mm256_max_pd(norm, q2);
+            E[g] = ER_ADDU4(ER_ADDU4(E[g], trunc), norm);
+            B[g] = ER_ADDU4(dmax, norm);
+            if (promote) /* else B never decreases: its last value is checked */
+                bd = _mm256_or_si256(bd, _mm256_castpd_si256(_mm256_or_pd(_mm256_cmp_pd(B[g], maxc, _CMP_GE_OQ),
+                                                                          _mm256_cmp_pd(R[g], maxc, _CMP_GE_OQ))));
+            if (pn) {
+                const __m256d rnew = ER_ADDU4(R[g], B[g]);
+                const __m256d perr = ER_UP4(_mm256_mul_pd(rnew, p24)); /* exact product: up as defined */
+                E[g] = ER_ADDU4(E[g], perr);
+                R[g] = ER_ADDU4(rnew, perr);
+                B[g] = zd;
+            }
+            bad[g] = _mm256_or_si256(bad[g], bd);
+        }
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < RG; g++) {
+        Rg->E[g] = E[g], Rg->B[g] = B[g], Rg->R[g] = R[g], Rg->xsor[g] = xsor[g];
+        Rg->esmax[g] = esmax[g], Rg->bad[g] = bad[g];
+    }
+    _mm_setcsr(csr);
+#undef ER_ADDU4
+#undef ER_UP4
+}
+
+/* rec4_steps with the model's flags as constants, each its own function (never inlined: above). */
+__attribute__((target("avx2"), noinline)) static void rec4_steps_f2(const er_bpar *c, const eng_k *K, rec4_regs *Rg,
+                                                                    const double *xb, const int32_t *eb, int64_t nb,
+                                                                    int64_t nt, int64_t p1)
+{
+    rec4_steps(c, K, Rg, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1);
+}
+__attribute__((target("avx2"), noinline)) static void rec4_steps_plain(const er_bpar *c, const eng_k *K,
+                                                                       rec4_regs *Rg, const double *xb,
+                                                                       const int32_t *eb, int64_t nb, int64_t nt,
+                                                                       int64_t p1)
+{
+    rec4_steps(c, K, Rg, xb, eb, nb, nt, p1, 0, 0, 0, 0);
+}
+__attribute__((target("avx2"), noinline)) static void rec4_steps_any(const er_bpar *c, const eng_k *K, rec4_regs *Rg,
+                                                                     const double *xb, const int32_t *eb, int64_t nb,
+                                                                     int64_t nt, int64_t p1)
+{
+    rec4_steps(c, K, Rg, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0);
+}
+
+/*
+ * The recurrence of a 4 x 16 tile over nb instructions of nt terms each (the first ending at term p1),
+ * their sums and exponents in xb and eb (the layout above): rec512's operations four lanes at a time,
+ * RG registers of four elements interleaved (a row of the tile per pass), the steps in rec4_steps; the
+ * same conditions gathered over the chunk and tested at its end (rec512's comment), a group that fails
+ * them left as it was and run by er_b_eng_block lane by lane: the same bits.  Returns its mask of the
+ * groups run lane by lane.
+ */
+__attribute__((target("avx2"))) static unsigned rec4(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0,
+                                                     const double *xb, const int32_t *eb, int64_t nb, int64_t nt,
+                                                     int64_t p1)
+{
+    const __m256i zi = _mm256_setzero_si256();
+    const __m256d maxc = _mm256_set1_pd(K->maxc), big = _mm256_set1_pd(DBL_MAX), zd = _mm256_setzero_pd();
     const int64_t ld = st->ld;
     unsigned lanewise = 0u; /* bit 4 r + t: the group of row r, sub-tile t ran lane by lane */
-#define ER_UP4(v) _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(v), one))
     for (int pass = 0; pass < (EMR * ENG) / (4 * RG); pass++) {
-        int64_t q[RG], xo[RG];
-        __m256d T[RG], E[RG], B[RG], R[RG], xsor[RG];
-        __m256i esmax[RG], bad[RG];
-#pragma GCC unroll 4
+        rec4_regs Rg;
+        int64_t q[RG];
         for (int g = 0; g < RG; g++) {
             const int r = pass * RG / 4, t = pass * RG % 4 + g; /* row r, sub-tile t of four columns */
             uint32_t d4;
             q[g] = q0 + r * ld + t * ENR;
-            xo[g] = r * ENG + t * ENR;
+            Rg.xo[g] = r * ENG + t * ENR;
             memcpy(&d4, st->dn + q[g], 4);
-            xsor[g] = zd;
-            esmax[g] = zi;
-            T[g] = _mm256_loadu_pd(st->T + q[g]);
-            E[g] = _mm256_loadu_pd(st->E + q[g]);
-            B[g] = _mm256_loadu_pd(st->B + q[g]);
-            R[g] = _mm256_loadu_pd(st->R + q[g]);
-            bad[g] = _mm256_cmpgt_epi64(zi, _mm256_castpd_si256(_mm256_or_pd(_mm256_or_pd(B[g], E[g]), R[g])));
-            if (d4) bad[g] = _mm256_set1_epi64x(-1);
+            Rg.xsor[g] = zd;
+            Rg.esmax[g] = zi;
+            Rg.E[g] = _mm256_loadu_pd(st->E + q[g]);
+            Rg.B[g] = _mm256_loadu_pd(st->B + q[g]);
+            Rg.R[g] = _mm256_loadu_pd(st->R + q[g]);
+            Rg.bad[g] = _mm256_cmpgt_epi64(zi, _mm256_castpd_si256(_mm256_or_pd(_mm256_or_pd(Rg.B[g], Rg.E[g]), Rg.R[g])));
+            if (d4) Rg.bad[g] = _mm256_set1_epi64x(-1);
         }
-        for (int64_t i = 0; i < nb; i++) {
-            const int64_t pe = p1 + i * nt;
-            const int pn = promote && (pe % c->promote == 0 || pe == c->k);
-            const double *xi = xb + i * (EMR * ENG);
-            const int32_t *ei = eb + i * (EMR * ENG);
+        if (K->f2) rec4_steps_f2(c, K, &Rg, xb, eb, nb, nt, p1);
+        else if (!K->zero_fix && !K->low_check && !K->promote) rec4_steps_plain(c, K, &Rg, xb, eb, nb, nt, p1);
+        else rec4_steps_any(c, K, &Rg, xb, eb, nb, nt, p1);
+        /* T = T + xs, instruction by instruction, rounded to nearest (er_b_eng_block), the RG groups'
+         * chains side by side (one after the other they took 8% of volta's tolerance) */
+        __m256d T[RG];
 #pragma GCC unroll 4
-            for (int g = 0; g < RG; g++) {
-                const __m256d xs = _mm256_loadu_pd(xi + xo[g]);
-                __m256i bd = zi;
-                xsor[g] = _mm256_or_pd(xsor[g], xs);
-                T[g] = _mm256_add_pd(T[g], xs);
-                const __m256d xs2 = xs;
-                /* biased exponents: ec = max(emin_D, frexp_e(B) - 1), -126 for a zero B */
-                const __m256i bb = _mm256_castpd_si256(B[g]);
-                __m256i ecb = ER_MAX64_4(_mm256_srli_epi64(bb, 52), eminb);
-                if (zero_fix) ecb = _mm256_blendv_epi8(ecb, z126, _mm256_cmpeq_epi64(bb, zi));
-                const __m256i emb =
-                    _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(ei + xo[g]))), gx);
-                const __m256i Esb = ER_MAX64_4(ecb, emb);
-                esmax[g] = ER_MAX64_4(esmax[g], Esb);
-                __m256d trunc;
-                if (f2) {
-                    /* CDNA3: up(cnt2 2^(em - F)), + 2^(Es - F), + 2^(Es - F2), each rounded up */
-                    bd = _mm256_or_si256(_mm256_cmpgt_epi64(lowb, emb), _mm256_cmpgt_epi64(lowb2, Esb));
-                    const __m256i es52 = _mm256_slli_epi64(Esb, 52);
-                    trunc = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_slli_epi64(emb, 52), kt));
-                    trunc = ER_UP4(_mm256_add_pd(trunc, _mm256_castsi256_pd(_mm256_sub_epi64(es52, fsh))));
-                    trunc = ER_UP4(_mm256_add_pd(trunc, _mm256_castsi256_pd(_mm256_sub_epi64(es52, f2sh))));
-                } else {
-                    if (low_check) bd = _mm256_cmpgt_epi64(lowb, Esb);
-                    trunc = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_slli_epi64(Esb, 52), kt));
-                }
-                const __m256d dmax = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(B[g], xs2)), trunc));
-                __m256d norm = _mm256_castsi256_pd(
-                    _mm256_sub_epi64(_mm256_and_si256(_mm256_castpd_si256(dmax), expmask), shsub));
-                norm = _mm256_max_pd(norm, q2);
-                E[g] = ER_UP4(_mm256_add_pd(ER_UP4(_mm256_add_pd(E[g], trunc)), norm));
-                B[g] = ER_UP4(_mm256_add_pd(dmax, norm));
-                if (promote) /* else B never decreases: its last value is checked */
-                    bd = _mm256_or_si256(bd, _mm256_castpd_si256(_mm256_or_pd(_mm256_cmp_pd(B[g], maxc, _CMP_GE_OQ),
-                                                                              _mm256_cmp_pd(R[g], maxc, _CMP_GE_OQ))));
-                if (pn) {
-                    const __m256d rnew = ER_UP4(_mm256_add_pd(R[g], B[g]));
-                    const __m256d perr = ER_UP4(_mm256_mul_pd(rnew, p24));
-                    E[g] = ER_UP4(_mm256_add_pd(E[g], perr));
-                    R[g] = ER_UP4(_mm256_add_pd(rnew, perr));
-                    B[g] = zd;
-                }
-                bad[g] = _mm256_or_si256(bad[g], bd);
-            }
-        }
+        for (int g = 0; g < RG; g++) T[g] = _mm256_loadu_pd(st->T + q[g]);
+        for (int64_t i = 0; i < nb; i++)
 #pragma GCC unroll 4
+            for (int g = 0; g < RG; g++) T[g] = _mm256_add_pd(T[g], _mm256_loadu_pd(xb + i * (EMR * ENG) + Rg.xo[g]));
         for (int g = 0; g < RG; g++) {
-            __m256i b = bad[g];
-            b = _mm256_or_si256(b, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(_mm256_add_pd(E[g], B[g]), R[g]), big,
-                                                                     _CMP_NLE_UQ)));
-            b = _mm256_or_si256(b, _mm256_cmpgt_epi64(zi, _mm256_castpd_si256(xsor[g])));
-            b = _mm256_or_si256(b, _mm256_cmpgt_epi64(esmax[g], _mm256_set1_epi64x(K->limb)));
-            b = _mm256_or_si256(b, _mm256_castpd_si256(_mm256_cmp_pd(B[g], maxc, _CMP_GE_OQ)));
+            __m256i b = Rg.bad[g];
+            b = _mm256_or_si256(b, _mm256_castpd_si256(_mm256_cmp_pd(
+                                       _mm256_add_pd(_mm256_add_pd(Rg.E[g], Rg.B[g]), Rg.R[g]), big, _CMP_NLE_UQ)));
+            b = _mm256_or_si256(b, _mm256_cmpgt_epi64(zi, _mm256_castpd_si256(Rg.xsor[g])));
+            b = _mm256_or_si256(b, _mm256_cmpgt_epi64(Rg.esmax[g], _mm256_set1_epi64x(K->limb)));
+            b = _mm256_or_si256(b, _mm256_castpd_si256(_mm256_cmp_pd(Rg.B[g], maxc, _CMP_GE_OQ)));
             if (_mm256_testz_si256(b, b)) {
                 _mm256_storeu_pd(st->T + q[g], T[g]);
-                _mm256_storeu_pd(st->E + q[g], E[g]);
-                _mm256_storeu_pd(st->B + q[g], B[g]);
-                _mm256_storeu_pd(st->R + q[g], R[g]);
+                _mm256_storeu_pd(st->E + q[g], Rg.E[g]);
+                _mm256_storeu_pd(st->B + q[g], Rg.B[g]);
+                _mm256_storeu_pd(st->R + q[g], Rg.R[g]);
                 continue;
             }
             lanewise |= 1u << (RG * pass + g);
             for (int l = 0; l < ENR; l++)
                 for (int64_t i = 0; i < nb; i++)
-                    block1(c, st, q[g] + l, xb[i * (EMR * ENG) + xo[g] + l], eb[i * (EMR * ENG) + xo[g] + l], nt,
+                    block1(c, st, q[g] + l, xb[i * (EMR * ENG) + Rg.xo[g] + l], eb[i * (EMR * ENG) + Rg.xo[g] + l], nt,
                            p1 + i * nt);
         }
     }
-#undef ER_UP4
     return lanewise;
-}
-
-/* rec4_body with the model's flags as constants; returns its mask of the groups run lane by lane. */
-__attribute__((target("avx2"))) static unsigned rec4(const er_bpar *c, const eng_k *K, eng_state *st, int64_t q0,
-                                                     const double *xb, const int32_t *eb, int64_t nb, int64_t nt,
-                                                     int64_t p1)
-{
-    if (K->f2) return rec4_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, 1, K->promote, 1);
-    if (!K->zero_fix && !K->low_check && !K->promote) return rec4_body(c, K, st, q0, xb, eb, nb, nt, p1, 0, 0, 0, 0);
-    return rec4_body(c, K, st, q0, xb, eb, nb, nt, p1, K->zero_fix, K->low_check, K->promote, 0);
 }
 
 /*
@@ -687,6 +772,13 @@ __attribute__((target("avx2"))) static void tile_avx2(const er_bpar *c, const en
 /* ---- The AVX-512 kernels: tiles of 4 rows x 16 columns (two registers of binary64 per row), a whole
  * chunk of B at a time, each element's running sum in a register for the whole chunk. ---- */
 #define ER_T512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
+
+/* er_b_add_ru(a, b), eight lanes: AVX-512's addition rounded toward +infinity (embedded rounding),
+ * IEEE's roundTowardPositive, whose bits er_b_add_ru gives with TwoSum. */
+ER_T512 static inline __m512d ru8(__m512d a, __m512d b)
+{
+    return _mm512_add_round_pd(a, b, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+}
 
 /*
  * One chunk's terms of a 4 x 16 tile: rows a[r] and aa[r] (A' and its magnitudes on the instructions'
@@ -999,27 +1091,27 @@ ER_T512 static inline __attribute__((always_inline)) void rec512_body(const er_b
                         bd |= _mm512_cmpgt_epi64_mask(lowb, emb) | _mm512_cmpgt_epi64_mask(lowb2, Esb);
                         const __m512i es52 = _mm512_slli_epi64(Esb, 52);
                         trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(emb, 52), kt));
-                        trunc = ER_UP8(_mm512_add_pd(trunc, _mm512_castsi512_pd(_mm512_sub_epi64(es52, fsh))));
-                        trunc = ER_UP8(_mm512_add_pd(trunc, _mm512_castsi512_pd(_mm512_sub_epi64(es52, f2sh))));
+                        trunc = ru8(trunc, _mm512_castsi512_pd(_mm512_sub_epi64(es52, fsh)));
+                        trunc = ru8(trunc, _mm512_castsi512_pd(_mm512_sub_epi64(es52, f2sh)));
                     } else {
                         if (low_check) bd |= _mm512_cmpgt_epi64_mask(lowb, Esb);
                         trunc = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(Esb, 52), kt));
                     }
                 }
-                const __m512d dmax = ER_UP8(_mm512_add_pd(ER_UP8(_mm512_add_pd(B[g], xs2)), trunc));
+                const __m512d dmax = ru8(ru8(B[g], xs2), trunc);
                 /* 2^max(sh, qe): the larger as signed 64-bit patterns (a field at or below shsub gives
                  * +0 or a negative one, which q2 > 0 exceeds; non-negative doubles order as their bits) */
                 const __m512d norm = _mm512_castsi512_pd(_mm512_max_epi64(
                     _mm512_sub_epi64(_mm512_and_si512(_mm512_castpd_si512(dmax), expmask), shsub), q2i));
-                E[g] = ER_UP8(_mm512_add_pd(ER_UP8(_mm512_add_pd(E[g], trunc)), norm));
-                B[g] = ER_UP8(_mm512_add_pd(dmax, norm));
+                E[g] = ru8(ru8(E[g], trunc), norm);
+                B[g] = ru8(dmax, norm);
                 if (promote) /* else B never decreases: its last value is checked */
                     bd |= _mm512_cmp_pd_mask(B[g], maxc, _CMP_GE_OQ) | _mm512_cmp_pd_mask(R[g], maxc, _CMP_GE_OQ);
                 if (pn) {
-                    const __m512d rnew = ER_UP8(_mm512_add_pd(R[g], B[g]));
+                    const __m512d rnew = ru8(R[g], B[g]);
                     const __m512d perr = ER_UP8(_mm512_mul_pd(rnew, p24));
-                    E[g] = ER_UP8(_mm512_add_pd(E[g], perr));
-                    R[g] = ER_UP8(_mm512_add_pd(rnew, perr));
+                    E[g] = ru8(E[g], perr);
+                    R[g] = ru8(rnew, perr);
                     B[g] = zd;
                 }
                 bad[g] |= bd;

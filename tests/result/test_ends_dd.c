@@ -5,8 +5,9 @@
  * near binary64's underflow, radii from zero to beyond x, and exactly representable sums with radii
  * that put x -+ rad on a binary64 value or a hair (an ulp of rad) to either side of one, where a sign
  * slip in the decision would show.  It also requires the step to decide most random elements (else
- * the fast path would be dead code and the comparison empty).  Random (seed from EXACTREF_SEED,
- * printed). */
+ * the fast path would be dead code and the comparison empty).  Also er_b_add_ru, the engines'
+ * addition rounded upward, against the exact sum rounded toward +infinity.  Random (seed from
+ * EXACTREF_SEED, printed). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -158,6 +159,72 @@ START_TEST(cancelling_errors)
 }
 END_TEST
 
+/* er_b_add_ru(a, b), the engines' recurrence's addition rounded upward, against the exact sum rounded
+ * toward +infinity by the accumulator: a, b >= 0 from every binade (subnormals and zeros included),
+ * pairs whose sum is exact, just above and just below a binary64 value, and sums beyond the largest
+ * finite value (+inf); infinite and NaN operands as they are. */
+static double add_ru_exact(double a, double b)
+{
+    er_acc acc;
+    er_i32 wlo, wnd;
+    er_acc_window(-2148, 2048, 3, &wlo, &wnd);
+    er_acc_init(&acc, wlo, wnd);
+    er_acc_add_val(&acc, er_decode(ER_FMT_F64, er_b_bits(a)));
+    er_acc_add_val(&acc, er_decode(ER_FMT_F64, er_b_bits(b)));
+    return er_b_dbl(er_acc_round(&acc, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits);
+}
+
+static double any_nonneg(uint64_t *st)
+{
+    uint64_t r = er_test_rand(st);
+    switch (r % 8) {
+    case 0: return 0.0;
+    case 1: return er_b_dbl(er_test_rand(st) & ER_U64(0x000FFFFFFFFFFFFF)); /* subnormal */
+    case 2: return er_b_dbl(ER_U64(0x7FEFFFFFFFFFFFFF) - (er_test_rand(st) % 4096)); /* near the top */
+    default: return er_b_dbl(er_test_rand(st) % ER_U64(0x7FF0000000000000)); /* any finite */
+    }
+}
+
+START_TEST(add_ru)
+{
+    uint64_t st = seed ^ 0xadd5u;
+    int64_t up = 0, exact = 0;
+    for (int t = 0; t < 400000; t++) {
+        double a = any_nonneg(&st), b;
+        int kind = (int)(er_test_rand(&st) % 4);
+        if (kind == 0) b = any_nonneg(&st);
+        else {
+            /* b within 2^-60 .. 2^8 of a's size, on a's grid or off it by a few ulps of the sum */
+            int d = (int)(er_test_rand(&st) % 69) - 60;
+            b = ldexp(a, d);
+            if (kind == 2) b = er_b_dbl(er_b_bits(b) + er_test_rand(&st) % 3);
+            if (kind == 3) b = er_b_dbl(er_b_bits(b) & ~ER_U64(0xFFFFFFF)); /* few bits: often exact */
+            if (!(b >= 0) || !er_b_finite(b)) b = 0.0;
+        }
+        double r = er_b_add_ru(a, b), w = add_ru_exact(a, b);
+        ck_assert_msg(er_b_bits(r) == er_b_bits(w), "seed %llu case %d: RU(%a + %a): %a, exact %a",
+                      (unsigned long long)seed, t, a, b, r, w);
+        ck_assert_msg(er_b_bits(r) == er_b_bits(er_b_add_ru(b, a)), "seed %llu case %d: not symmetric",
+                      (unsigned long long)seed, t);
+        ck_assert(r <= er_b_up(a + b) || (r == 0 && a + b == 0));
+        if (r == a + b) exact++;
+        else up++;
+    }
+    /* both sides seen often, else the comparison would be thin */
+    ck_assert_msg(up > 40000 && exact > 40000, "rounded up %lld, exact or rounded up by RN %lld", (long long)up,
+                  (long long)exact);
+    /* the range's end and the specials */
+    const double mx = er_b_dbl(ER_U64(0x7FEFFFFFFFFFFFFF)), inf = er_b_dbl(ER_U64(0x7FF0000000000000));
+    ck_assert(er_b_add_ru(mx, 0x1p-1074) == inf);           /* RU beyond the range: +inf */
+    ck_assert(er_b_add_ru(mx, 0x1p970) == inf);             /* RN gives +inf too */
+    ck_assert(er_b_add_ru(mx, 0.0) == mx);
+    ck_assert(er_b_add_ru(1.0, 0x1p-1074) == 1.0 + 0x1p-52);
+    ck_assert(er_b_add_ru(0.0, 0.0) == 0.0 && !signbit(er_b_add_ru(0.0, 0.0)));
+    ck_assert(er_b_add_ru(inf, 1.0) == inf && er_b_add_ru(2.0, inf) == inf);
+    ck_assert(isnan(er_b_add_ru(er_b_dbl(ER_U64(0x7FF8000000000000)), 1.0)));
+}
+END_TEST
+
 int main(void)
 {
     seed = er_test_seed("test_ends_dd");
@@ -167,6 +234,7 @@ int main(void)
     tcase_add_test(tc, random_rows);
     tcase_add_test(tc, on_and_beside_boundaries);
     tcase_add_test(tc, cancelling_errors);
+    tcase_add_test(tc, add_ru);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

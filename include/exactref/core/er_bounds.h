@@ -62,6 +62,23 @@ ER_FN double er_b_down(double x)
     return er_b_dbl(x > 0 ? u - 1u : u + 1u);
 }
 
+/*
+ * RU(a + b): the sum rounded toward +infinity (IEEE 754's roundTowardPositive), for a, b >= 0 (or
+ * infinite or NaN), with the rounding to nearest every backend runs by default.  s = RN(a + b) and the
+ * error of TwoSum, exact when s is finite (Knuth; with a, b >= 0 no intermediate exceeds s, so none
+ * overflows), say on which side of a + b s lies: RU = s where s >= a + b, else the next binary64 above
+ * s (er_b_up; from the largest finite value that is +inf, which RU gives there too).  An infinite or NaN
+ * s makes err NaN and is returned as it is (RU of a sum beyond the range is +inf).  Where the processor
+ * rounds upward in one instruction (AVX-512's embedded rounding, CUDA's __dadd_ru) the bits are the
+ * same: IEEE defines them.  Never above er_b_up(a + b), the next pattern after the rounding to nearest,
+ * which the engines' recurrence took until 2026-12-07.
+ */
+ER_FN double er_b_add_ru(double a, double b)
+{
+    double s = a + b, bb = s - a, err = (a - (s - bb)) + (b - bb);
+    return err > 0 ? er_b_up(s) : s;
+}
+
 /* The binary64 value of a pattern of format f (exact; NaN keeps a payload: only tested with isnan). */
 ER_FN_NOINLINE double er_b_value(int f, er_u64 bits)
 {
@@ -447,18 +464,19 @@ ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er
         ec = ex - 1 > c->emin_c ? ex - 1 : c->emin_c;
     }
     Es = emax + c->gextra > ec ? emax + c->gextra : ec;
-    /* ldexp: exact, or rounded once below 2^-1022 (then er_b_up covers it) */
+    /* ldexp(cnt, .): exact, or rounded once below 2^-1022 (then er_b_up covers it); the powers of two
+     * are exact, or 2^-1074 >= them (a user model's F or F2 beyond 948) */
     if (c->F2) {
         /* CDNA3: the products are aligned at their own largest exponent (<= emax + gextra), each losing
          * less than 2^(emax + gextra - F), as each of the xterms stage sums does; the product sum is
          * floored at 2^(Es - F2) and C at 2^(Es - F) (or dropped, below 2^(Es - 25)) */
         trunc = er_b_up(ldexp((double)(nt + c->xterms), emax + c->gextra - c->F));
-        trunc = er_b_up(trunc + ldexp(1.0, Es - c->F));
-        trunc = er_b_up(trunc + ldexp(1.0, Es - c->F2));
+        trunc = er_b_add_ru(trunc, ldexp(1.0, Es - c->F < -1074 ? -1074 : Es - c->F));
+        trunc = er_b_add_ru(trunc, ldexp(1.0, Es - c->F2 < -1074 ? -1074 : Es - c->F2));
     } else {
         trunc = er_b_up(ldexp((double)(nt + 1 + c->xterms), Es - c->F));
     }
-    dmax = er_b_up(er_b_up(g->B + xs) + trunc);
+    dmax = er_b_add_ru(er_b_add_ru(g->B, xs), trunc);
     if (!er_b_finite(dmax)) {
         g->done = 1; /* beyond binary64: no bound */
         return;
@@ -466,17 +484,17 @@ ER_FN void er_b_eng_block(const er_bpar *c, er_b_eng *g, double xs, int emax, er
     ed = er_b_frexp_e(dmax);
     sh = ed - 1 - c->out_p - (c->out_round == ER_RND_NEAREST_EVEN ? 1 : 0);
     norm = er_b_pow2(sh < er_b_eng_qe(c) ? er_b_eng_qe(c) : sh);
-    g->E = er_b_up(er_b_up(g->E + trunc) + norm);
-    g->B = er_b_up(dmax + norm);
+    g->E = er_b_add_ru(er_b_add_ru(g->E, trunc), norm);
+    g->B = er_b_add_ru(dmax, norm);
     if (g->B >= c->max_c || g->R >= c->max_c) {
         g->done = 1; /* an intermediate overflow: no finite bound */
         return;
     }
     if (c->promote && (p1 % c->promote == 0 || p1 == c->k)) {
-        double rnew = er_b_up(g->R + g->B);
+        double rnew = er_b_add_ru(g->R, g->B);
         double perr = er_b_up(rnew * 0x1p-24);
-        g->E = er_b_up(g->E + perr);
-        g->R = er_b_up(rnew + perr);
+        g->E = er_b_add_ru(g->E, perr);
+        g->R = er_b_add_ru(rnew, perr);
         g->B = 0;
     }
 }
