@@ -505,9 +505,9 @@ __attribute__((target("avx2,fma"))) static void terms_pair3_avx2(const double *c
  */
 #define RG 4 /* groups of four lanes in flight (2: within AVX2's registers; 4: the step's latency hidden) */
 
-/* The state of a pass's RG groups between rec4_body and its steps (rec4_steps): in memory, so that the
- * steps, run with the rounding upward, and rec4_body, run with the rounding to nearest, share no
- * register value the compiler could move from one side of the rounding mode's change to the other. */
+/* The state of a pass's RG groups between rec4 and its steps (rec4_steps): in memory, so that the
+ * steps, run with the rounding upward, and rec4, run with the rounding to nearest, share no register
+ * value the compiler could move from one side of the rounding mode's change to the other. */
 typedef struct {
     __m256d E[RG], B[RG], R[RG], xsor[RG];
     __m256i esmax[RG], bad[RG];
@@ -521,15 +521,19 @@ typedef struct {
  * exact correction (ru4: Fast2Sum) made volta's whole tolerance 1.46x slower.  Nothing else here
  * depends on the rounding: the integer and bitwise operations, the comparisons, and the one
  * multiplication, rnew 2^-24, which is exact (rnew >= B >= 2^qe >= 2^-179 since the first step, so the
- * product is normal).  The rounding mode is set and restored inside this function, which is never
- * inlined and reads and writes the groups' state only through R (memory): the compiler cannot move an
- * operation of the steps out of the mode or one of the caller's into it.  T, rounded to nearest, is
- * summed by the caller afterwards.
+ * product is normal).  The rounding mode is set and restored inside the wrappers below, which are never
+ * inlined and read and write the groups' state only through Rg (memory), and _mm_setcsr is a barrier to
+ * GCC's scheduler: no operation of the steps leaves the mode and none of the caller's enters it (a
+ * compiler that moved one would fail test_engine_kernel, which compares every bit with
+ * er_b_eng_block).  T, rounded to nearest, is summed by the caller afterwards.
  */
 __attribute__((target("avx2"), always_inline)) static inline void
 rec4_steps(const er_bpar *c, const eng_k *K, rec4_regs *Rg, const double *xb, const int32_t *eb, int64_t nb, int64_t nt,
            int64_t p1, const int zero_fix, const int low_check, const int promote, const int f2)
 {
+#if defined(__clang__)
+#pragma STDC FENV_ACCESS ON /* clang may otherwise move additions across _mm_setcsr; GCC does not */
+#endif
     const __m256i one = _mm256_set1_epi64x(1), zi = _mm256_setzero_si256();
     const __m256i eminb = _mm256_set1_epi64x(K->eminb), gx = _mm256_set1_epi64x(K->gx);
     const __m256i lowb = _mm256_set1_epi64x(K->lowb), kt = _mm256_set1_epi64x(K->kt), shsub = _mm256_set1_epi64x(K->shsub);
