@@ -10,6 +10,7 @@
 #include "../cuda/er_cuda_backend.h"
 #include "../opencl/er_opencl_internal.h"
 #include "er_front.h"
+#include "host/er_fpenv.h"
 #include "host/er_problem.h"
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -340,7 +341,7 @@ static const er_route_op mma_op = {mma_on_device, mma_on_cpu, 0, 1, 1, 0};
 
 er_status er_mma(er_mma_args *args) { return er_front_mma_keep(args, NULL, NULL); }
 
-er_status er_front_mma_keep(er_mma_args *args, double *keep_s, int *keep_s_ok)
+static er_status mma_keep_in(er_mma_args *args, double *keep_s, int *keep_s_ok)
 {
     er_problem P;
     char note[256];
@@ -366,5 +367,16 @@ er_status er_front_mma_keep(er_mma_args *args, double *keep_s, int *keep_s_ok)
         }
     }
     if (st == ER_OK && ran != ER_BACKEND_CPU && args->progress) args->progress(args->progress_ctx, 1.0); /* a device: its end */
+    return st;
+}
+
+/* the default floating-point environment for the call (host/er_fpenv.h) */
+er_status er_front_mma_keep(er_mma_args *args, double *keep_s, int *keep_s_ok)
+{
+    er_fpenv fe;
+    er_status st;
+    er_fpenv_enter(&fe);
+    st = mma_keep_in(args, keep_s, keep_s_ok);
+    er_fpenv_leave(&fe);
     return st;
 }

@@ -8,6 +8,7 @@
 #include "../cuda/er_cuda_backend.h"
 #include "../opencl/er_opencl_internal.h"
 #include "er_front.h"
+#include "host/er_fpenv.h"
 #include "host/er_problem.h"
 #include "exactref/config.h"
 
@@ -87,7 +88,7 @@ static int normal_on_cpu(void *ctx)
 /* An explicitly chosen device's error is the answer; under AUTO any failure leaves it to the CPU. */
 static const er_route_op normal_op = {normal_on_device, normal_on_cpu, 0, 0, 0, 1};
 
-int er_front_normal(const er_mma_args *args, int compute, int ftz, er_tensor *out, char *msg, size_t msg_size)
+static int normal_in(const er_mma_args *args, int compute, int ftz, er_tensor *out, char *msg, size_t msg_size)
 {
     er_problem P;
     normal_ctx c;
@@ -103,4 +104,15 @@ int er_front_normal(const er_mma_args *args, int compute, int ftz, er_tensor *ou
     c.ftz = ftz ? 1 : 0;
     return er_route(&normal_op, &c, args->backend, args->device, P.batch * P.m * P.n * P.k, &ran, NULL, 0, msg,
                     msg_size);
+}
+
+/* the default floating-point environment for the call (host/er_fpenv.h) */
+int er_front_normal(const er_mma_args *args, int compute, int ftz, er_tensor *out, char *msg, size_t msg_size)
+{
+    er_fpenv fe;
+    int st;
+    er_fpenv_enter(&fe);
+    st = normal_in(args, compute, ftz, out, msg, msg_size);
+    er_fpenv_leave(&fe);
+    return st;
 }

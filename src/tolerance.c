@@ -22,6 +22,7 @@
 #include "host/er_alloc.h"
 #include "host/er_bjob.h"
 #include "host/er_msg.h"
+#include "host/er_fpenv.h"
 #include "host/er_problem.h"
 #include "exactref/core/er_bounds.h"
 #include "exactref/exactref.h"
@@ -625,7 +626,7 @@ static int bounds_sink(void *ctx, const er_bjob *job, er_bounds *out, int64_t e0
     return er_route(&bounds_op, c, c->args->backend, c->args->device, c->macs, &ran, NULL, 0, c->msg, c->msg_size);
 }
 
-int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
+static int bounds_in(const er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
                     const er_slack *slack, const double *keep_s, er_bounds *out, char *msg, size_t msg_size,
                     int *on_cpu)
 {
@@ -649,6 +650,19 @@ int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compu
     target = args->backend;
     if (target == ER_BACKEND_AUTO) target = er_backend_auto(c.macs, args->device, NULL, 0);
     return prepare_bounds(&P, target, compute, ftz, std, slack, keep_s, out, bounds_sink, &c);
+}
+
+/* the default floating-point environment for the call (host/er_fpenv.h) */
+int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compute, int ftz, const er_standard *std,
+                    const er_slack *slack, const double *keep_s, er_bounds *out, char *msg, size_t msg_size,
+                    int *on_cpu)
+{
+    er_fpenv fe;
+    int st;
+    er_fpenv_enter(&fe);
+    st = bounds_in(args, rounded, compute, ftz, std, slack, keep_s, out, msg, msg_size, on_cpu);
+    er_fpenv_leave(&fe);
+    return st;
 }
 
 /* ------------------------------------------------------------------------------------------------ */
