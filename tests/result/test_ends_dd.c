@@ -121,6 +121,7 @@ START_TEST(on_and_beside_boundaries)
         }
         double x = 0;
         for (int64_t p = 0; p < c.k; p++) x += ar[p] * bc[p]; /* exact: below 2^24 units of 2^sh */
+        ck_assert_msg(fabs(x) < ldexp(1.0, sh + 24), "case %d: the premise (x below 2^24 units) fails", t);
         /* rad so that x - rad and x + rad are binary64 values (rad a multiple of 2^sh below 2^30 of it),
          * then moved to the next binary64 value either way (x -+ rad then a hair beside one) */
         double rad = (double)(er_test_rand(&st) % (1u << 30)) * ldexp(1.0, sh);
