@@ -381,7 +381,7 @@ class Result:
     def _with_bounds(self, recreate):
         """This result with other bounds: recreate(opts key) gives the C result that holds them."""
         r = Result(self._op, self._core, self._rounded_arr, recreate=recreate, backward=self._backward,
-                   boundaries=self._boundaries)
+                   boundaries=self._boundaries, shape=self._nd)
         for name in ("_inputs", "_dir"):
             if hasattr(self, name):
                 setattr(r, name, getattr(self, name))
