@@ -318,12 +318,27 @@ def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", r
     default) or both float8_e4m3fn (NVFP4, block 16 by default); term p of element (i, j) is
     (A[i, p] a_scale[i, p // block]) (B[p, j] b_scale[p // block, j]).  A scale's sign bit is ignored
     (x * |s|), as the hardware reads nvfp4's ue4m3 scales.  scale_dtype names the scales' format when
-    they are given as values or raw bit patterns; C, dtype, rounding and saturate are as for mma."""
+    they are given as values or raw bit patterns; C, dtype, rounding and saturate are as for mma.
+
+    float32 (bfloat16, float16) scales, as fp8 GEMMs take them after a block's sum, their shape saying
+    the granularity: a scalar (per tensor: torch.tensor(.37)), a_scale (m,) or (m, 1) per row of A,
+    b_scale (n,) or (1, n) per column of B, a_scale (m, ceil(k/block)) and b_scale (ceil(k/block), n)
+    or (ceil(k/block), ceil(n/block)) per block (DeepGEMM's 1 x 128 and 128 x 128; block 128 by
+    default).  rounded and exact are the exact value of the sum over blocks of sa sb (sum of a b), plus
+    C, rounded once; the bounds (tolerance, covers, ...) of such kernels are not modelled yet and raise
+    NotImplementedError.  A float64 scale (a Python float) must be a float32 value."""
     a = _Operand(A, "A")
     b = _Operand(B, "B")
-    sa = _Operand(a_scale, "a_scale", scale_dtype)
-    sb = _Operand(b_scale, "b_scale", scale_dtype)
+    sa = _Operand(a_scale, "a_scale", scale_dtype, ndims=None)
+    sb = _Operand(b_scale, "b_scale", scale_dtype, ndims=None)
     c = None if C is None else _Operand(C, "C", ndims=None)
+    if sa.fmt in _WIDE_SCALES or sb.fmt in _WIDE_SCALES:
+        return _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate)
+    for op in (sa, sb):
+        if op.arr.ndim not in (2, 3):
+            raise ValueError(f"{op.name} must be 2-D or 3-D (a leading batch dimension), not {op.arr.ndim}-D "
+                             f"(shape {tuple(op.arr.shape)}); float32, bfloat16 or float16 scales may be scalars "
+                             f"or vectors (per tensor, per row of A, per column of B)")
     if block is None:
         block = 16 if sa.fmt == _core.format_id("f8E4M3FN") else 32
     if int(block) <= 0:
@@ -332,6 +347,102 @@ def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", r
     if c is not None:
         _broadcast_c(c, _out_shape(a, b), _out_shape(a, b))
     return _run("mma_scaled", a, b, c, dfmt, rounding, scales=(sa, sb), block=int(block), saturate=saturate)
+
+
+_WIDE_SCALES = tuple(_core.format_id(n) for n in ("f32", "bf16", "f16", "f64"))
+_NO_BOUNDS = ("the bounds of a product with float32 scales applied after the sum (per tensor, per row or column, "
+              "per block) are not modelled yet: rounded and exact hold the exact answer, rounded once, but no "
+              "standard says yet how far a kernel that sums, then scales, may be from it")
+
+
+def _values64(op):
+    """An operand's values as float64 (every modelled float value is one: exact)."""
+    if op.fmt == _A.FMT_F64:
+        return np.asarray(op.arr, np.float64)
+    return np.asarray(_A._convert(op.bits, op.fmt, _A.FMT_F64), np.float64)
+
+
+def _scale_values(op):
+    v = _values64(op)
+    if op.fmt == _A.FMT_F64:
+        # a float64 scale (a Python float) must be a float32 value: the kernel's scale is one
+        with np.errstate(over="ignore"):
+            ok = (v.astype(np.float32).astype(np.float64) == v) | np.isnan(v)
+        if not ok.all():
+            bad = np.flatnonzero(~ok.reshape(-1))[0]
+            raise ValueError(f"{op.name}: {v.reshape(-1)[bad]!r} is not a float32 value: pass the kernel's float32 "
+                             f"scale (np.float32(x), torch.tensor(x)) or name scale_dtype='float32'")
+    return v
+
+
+def _block_of(block, k, nb, name):
+    if nb == 1:
+        bk = k if block is None else int(block)
+    else:
+        bk = int(block) if block is not None else 128
+    if bk <= 0 or -(-k // bk) != nb:
+        raise ValueError(f"{name} has {nb} blocks along k = {k}: give block= (elements of k per scale; "
+                         f"{'128 is assumed' if block is None else f'block={block} gives {-(-k // max(bk, 1))}'})")
+    return bk
+
+
+def _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate):
+    """mma_scaled with float32 (bfloat16, float16) scales: the exact value of sum over blocks of
+    sa * sb * (sum of a b), plus C.  An element of a 16-bit or narrower format (or float32, 24
+    significant bits) times a float32 scale (24 bits) is exact in binary64, and
+    sa_i sb_j sum_k a_ik b_kj = sum_k (sa_i a_ik)(sb_j b_kj) (the same per block): so the operands are
+    scaled exactly in binary64 and the library's exact product rounds the sum once."""
+    if a.arr.ndim != 2 or b.arr.ndim != 2:
+        raise ValueError("float32 scales take 2-D A and B")
+    for op in (a, b):
+        if _A._BY_ID[op.fmt]["significand_bits"] > 29:
+            raise ValueError(f"{op.name} is {_A.format_name(op.fmt)}: its product with a float32 scale is not exact "
+                             f"in binary64 (float32 scales take operands of float32 or narrower)")
+    m, k = a.arr.shape
+    n = b.arr.shape[1]
+    if b.arr.shape[0] != k:
+        raise ValueError(f"A is {m} x {k} and B is {b.arr.shape[0]} x {n}: the inner dimensions differ")
+    va, vb = _scale_values(sa), _scale_values(sb)
+    # A's scale: per tensor (), per row (M,) / (M, 1), per row and k-block (M, ceil(K / block))
+    if va.size == 1 and va.ndim <= 2:
+        fa = va.reshape(1, 1)
+    elif va.shape == (m,):
+        fa = va.reshape(m, 1)
+    elif va.ndim == 2 and va.shape[0] == m:
+        bk = _block_of(block, k, va.shape[1], "a_scale")
+        fa = np.repeat(va, bk, axis=1)[:, :k]
+    else:
+        raise ValueError(f"a_scale has shape {va.shape}: a scalar (per tensor), ({m},) or ({m}, 1) (per row of A), "
+                         f"or ({m}, ceil(k / block)) (per row and block of k)")
+    # B's scale: per tensor (), per column (N,) / (1, N), per k-block and column (ceil(K / block), N),
+    # per k-block and n-block (ceil(K / block), ceil(N / block))
+    if vb.size == 1 and vb.ndim <= 2:
+        fb = vb.reshape(1, 1)
+    elif vb.shape == (n,):
+        fb = vb.reshape(1, n)
+    elif vb.ndim == 2:
+        bk = _block_of(block, k, vb.shape[0], "b_scale")
+        if vb.shape[1] == n:
+            bn = 1
+        elif -(-n // bk) == vb.shape[1]:
+            bn = bk
+        else:
+            raise ValueError(f"b_scale has shape {vb.shape}: its columns are neither B's {n} nor ceil({n} / {bk})")
+        fb = np.repeat(np.repeat(vb, bk, axis=0)[:k], bn, axis=1)[:, :n]
+    else:
+        raise ValueError(f"b_scale has shape {vb.shape}: a scalar (per tensor), ({n},) or (1, {n}) (per column of B), "
+                         f"or (ceil(k / block), {n}) or (ceil(k / block), ceil({n} / block)) (per block)")
+    with np.errstate(invalid="ignore"):
+        a64 = _values64(a) * fa  # exact: at most 29 + 24 significant bits, far inside binary64's range
+        b64 = _values64(b) * fb
+    if c is None:
+        r = matmul(a64, b64, dtype=dtype, rounding=rounding, saturate=saturate)
+    else:
+        r = mma(a64, b64, c.arr, dtype=dtype, rounding=rounding, saturate=saturate)
+    r._op = "mma_scaled"
+    r._backward = None
+    r._no_bounds = _NO_BOUNDS
+    return r
 
 
 def mmai(A, B, C=None):

@@ -210,6 +210,7 @@ class Result:
         self._normal = {}
         self._exact = None
         self._boundaries = boundaries
+        self._no_bounds = None  # why this result has no bounds (rounded and exact only), or None
 
     # ---- one output or several ----
     def _single(self):
@@ -328,6 +329,8 @@ class Result:
     def _core_for(self, key):
         """The C result whose bounds are these options' (results as inputs: the earlier bounds taken with
         the same options)."""
+        if self._no_bounds is not None:
+            raise NotImplementedError(self._no_bounds)
         if self._view is not None:
             base, to_view, _ = self._view
             if base._recreate_chain():
@@ -382,6 +385,7 @@ class Result:
         """This result with other bounds: recreate(opts key) gives the C result that holds them."""
         r = Result(self._op, self._core, self._rounded_arr, recreate=recreate, backward=self._backward,
                    boundaries=self._boundaries, shape=self._nd)
+        r._no_bounds = self._no_bounds
         for name in ("_inputs", "_dir"):
             if hasattr(self, name):
                 setattr(r, name, getattr(self, name))
@@ -489,6 +493,8 @@ class Result:
             return self._map(lambda r: r.normal(compute, flush_to_zero=flush_to_zero))
         if self.guarantee == "exact":
             return self.rounded  # integer products are exact: every order gives rounded
+        if self._no_bounds is not None:
+            raise NotImplementedError(self._no_bounds)
         key = (-1 if compute is None else A.format_id(compute), int(bool(flush_to_zero)))
         arr = self._normal.get(key)
         if arr is None:
@@ -552,6 +558,7 @@ class Result:
     def _make_view(self, to_view, move, shape=None):
         core = to_view(self._core)
         r = Result(self._op, core, None, view=(self, to_view, move), boundaries=self._boundaries, shape=shape)
+        r._no_bounds = self._no_bounds
         return r
 
     # ---- backward ----

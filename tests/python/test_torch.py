@@ -341,3 +341,22 @@ def test_results_become_torch_tensors_without_a_copy(dtype, rng):
 
     gc.collect()
     assert (_bits(r.rounded) == _bits(er.matmul(a, b, dtype=dtype).rounded)).all()  # still alive and intact
+
+
+def test_f32_scalar_scales_from_torch_are_taken(rng):
+    g = torch.Generator().manual_seed(6)
+    a = (torch.randn(4, 32, generator=g) * 4).to(torch.float8_e4m3fn)
+    b = (torch.randn(32, 5, generator=g) * 4).to(torch.float8_e4m3fn)
+    sa, sb = torch.tensor(.37), torch.tensor(1.9)  # float32 scalars, as torch._scaled_mm takes them
+    r = er.mma_scaled(a, b, sa, sb)
+    # the same exact value through the per-row / per-column route, and through scaled float64 operands
+    r2 = er.mma_scaled(a, b, sa.expand(4).clone(), sb.expand(5).clone())
+    assert (_bits(r.rounded) == _bits(r2.rounded)).all()
+    a64 = a.double() * float(sa)  # exact: 4 + 24 significant bits
+    b64 = b.double() * float(sb)
+    assert (_bits(r.rounded) == _bits(er.matmul(a64.numpy(), b64.numpy(), dtype="float32").rounded)).all()
+    # the check of such a kernel says what is missing rather than "a_scale must be 2-D or 3-D"
+    out = torch._scaled_mm(a, b.t().contiguous().t(), scale_a=sa, scale_b=sb, out_dtype=torch.float32) \
+        if hasattr(torch, "_scaled_mm") else torch.zeros(4, 5)
+    with pytest.raises(NotImplementedError, match="not modelled yet"):
+        er.testing.assert_matmul_valid(a, b, out, scales=(sa, sb))
