@@ -264,8 +264,9 @@ class Result:
 
     @property
     def rounded(self):
-        """The exact answer rounded once into the output dtype (a read-only numpy / ml_dtypes array;
-        a BitArray for tf32; Outputs for several outputs)."""
+        """The exact answer rounded once into the output dtype (a read-only numpy / ml_dtypes array,
+        an er.ExportArray that torch.from_dlpack reads in place, bfloat16 and fp8 included; a BitArray
+        for tf32; Outputs for several outputs), in the output's shape."""
         if self._outputs is not None:
             return self._map(lambda r: r.rounded)
         if self._rounded_arr is None:

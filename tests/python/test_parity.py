@@ -273,7 +273,7 @@ def test_pytest_shows_the_callers_line_not_the_packages_source(tmp_path):
 def test_rounded_is_numpy_and_exports_its_dtype():
     a = np.ones((2, 3), BF16)
     r = er.matmul(a, a.T)
-    assert isinstance(r.rounded, np.ndarray) and r.rounded.dtype == BF16
+    assert isinstance(r.rounded, np.ndarray) and isinstance(r.rounded, er.ExportArray) and r.rounded.dtype == BF16
     assert type(r.rounded + 1) is np.ndarray  # arithmetic gives plain numpy
     cap = r.rounded.__dlpack__(max_version=(1, 0))
     assert "dltensor_versioned" in repr(cap)
