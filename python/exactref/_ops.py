@@ -160,7 +160,28 @@ def _opts_of(saturate):
 _SATURATE = 1  # ER_OPT_SATURATE (include/exactref/core/er_types.h)
 
 
-def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None, saturate=False, batched=False):
+_BACKENDS = {"auto": _core.BACKEND_AUTO, "cpu": _core.BACKEND_CPU, "opencl": _core.BACKEND_OPENCL,
+             "cuda": _core.BACKEND_CUDA}
+_STRATEGIES = {"auto": _core.STRATEGY_AUTO, "exact": _core.STRATEGY_EXACT}
+
+
+def _engine(backend, threads, strategy, device):
+    """The command's --backend, --threads, --strategy and --device as the C layer's arguments (none of
+    them changes a bit of any answer or bound)."""
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend must be auto, cpu, opencl or cuda, not {backend!r}")
+    if strategy not in _STRATEGIES:
+        raise ValueError(f"strategy must be auto or exact, not {strategy!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 0 <= int(threads) <= 1024:
+        raise ValueError(f"threads must be an integer from 0 (one per core) to 1024, not {threads!r}")
+    if device is not None and (isinstance(device, bool) or not isinstance(device, (int, np.integer)) or
+                               not 0 <= int(device) <= 4096):
+        raise ValueError(f"device must be None or a device index (exactref info lists them), not {device!r}")
+    return _BACKENDS[backend], int(threads), _STRATEGIES[strategy], -1 if device is None else int(device)
+
+
+def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None, saturate=False, batched=False,
+         engine=(0, 0, 0, -1)):
     if batched:
         nd, shape = _plan(a, b)
         if c is not None:
@@ -191,8 +212,9 @@ def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None, satur
         fc, fu, ff, fs = key
         return _core.create(a.bits, a.fmt, b.bits, b.fmt, None if c is None else c.bits, cfmt,
                             None if sa is None else sa.bits, None if sb is None else sb.bits, sfmt, block,
-                            out, dfmt, dir_, _core.BACKEND_AUTO, 0,
-                            *[None if f is None else f._core_for(key) for f in froms], fc, fu, ff, fs, opts)
+                            out, dfmt, dir_, engine[0], engine[1],
+                            *[None if f is None else f._core_for(key) for f in froms], fc, fu, ff, fs, opts,
+                            engine[2], engine[3])
 
     from ._result import _DEFAULT_KEY
 
@@ -253,7 +275,8 @@ def _transposed(x):
     return np.swapaxes(arr, -1, -2)
 
 
-def matmul(A, B, *, dtype=None, rounding="nearest_even", saturate=False):
+def matmul(A, B, *, dtype=None, rounding="nearest_even", saturate=False, backend="auto", threads=0, strategy="auto",
+           device=None):
     """The exact product A B, rounded once into dtype, as a Result.
 
     A, B: anything er.asarray takes (numpy / ml_dtypes arrays, torch / JAX / CuPy tensors through
@@ -268,6 +291,9 @@ def matmul(A, B, *, dtype=None, rounding="nearest_even", saturate=False):
     saturate: the output cast saturates (CUDA's satfinite, torch's CPU .to(float8_e4m3fn)): a value
     beyond the largest finite one gives the largest finite value of its sign instead of inf or NaN, in
     rounded and in the bounds (the command's --saturate).
+    backend ("auto", "cpu", "opencl", "cuda"), threads (0: one per core), strategy ("auto", "exact")
+    and device (an OpenCL or CUDA device index): where and how the exact product is computed, as the
+    command's --backend, --threads, --strategy and --device; the bits are the same whatever they are.
 
     >>> r = er.matmul(er.asarray([[1.0, 2.0]], "float32"), er.asarray([[3.0], [4.0]], "float32"))
     >>> r.rounded, r.covers(kernel_output).all(), r.tolerance(standard="any_order")
@@ -279,7 +305,8 @@ def matmul(A, B, *, dtype=None, rounding="nearest_even", saturate=False):
     dfmt = _default_dtype(a, b) if dtype is None else _dtype_arg(dtype)
     if not _A.is_float(dfmt):
         raise TypeError(f"matmul's dtype must be a float format, not {_A.format_name(dfmt)}")
-    r = _run("matmul", a, b, None, dfmt, rounding, backward=_matmul_backward, saturate=saturate, batched=True)
+    r = _run("matmul", a, b, None, dfmt, rounding, backward=_matmul_backward, saturate=saturate, batched=True,
+             engine=_engine(backend, threads, strategy, device))
     r._inputs = (a, b)
     r._dir = _core.rounding_id(rounding) if isinstance(rounding, str) else int(rounding)
     return r
@@ -292,13 +319,14 @@ def _dtype_arg(dtype, what="dtype"):
         raise (TypeError if isinstance(e, TypeError) else ValueError)(f"{what}: {e}") from None
 
 
-def mma(A, B, C, *, dtype=None, rounding="nearest_even", saturate=False):
+def mma(A, B, C, *, dtype=None, rounding="nearest_even", saturate=False, backend="auto", threads=0, strategy="auto",
+        device=None):
     """D = A B + C exactly, rounded once into dtype, as a Result.
 
     A, B: as for matmul (torch.matmul's shapes, batch dimensions broadcast); C: any float format,
     broadcast to the product's shape as torch broadcasts a bias (torch.addmm, C + A @ B): (N,),
     (1, N), (M, 1), a scalar, (B, 1, N), ... (zero strides: no copy).  dtype: the output format,
-    default C's.  rounding and saturate: as for matmul.
+    default C's.  rounding, saturate, backend, threads, strategy and device: as for matmul.
     """
     a = _Operand(A, "A", ndims=None)
     b = _Operand(B, "B", ndims=None)
@@ -306,19 +334,21 @@ def mma(A, B, C, *, dtype=None, rounding="nearest_even", saturate=False):
     if not (_A.is_float(a.fmt) and _A.is_float(b.fmt) and _A.is_float(c.fmt)):
         raise TypeError("mma takes float operands; er.mmai multiplies integers")
     dfmt = c.fmt if dtype is None else _dtype_arg(dtype)
-    r = _run("mma", a, b, c, dfmt, rounding, saturate=saturate, batched=True)
+    r = _run("mma", a, b, c, dfmt, rounding, saturate=saturate, batched=True,
+             engine=_engine(backend, threads, strategy, device))
     return r
 
 
 def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", rounding="nearest_even",
-               scale_dtype=None, saturate=False):
+               scale_dtype=None, saturate=False, backend="auto", threads=0, strategy="auto", device=None):
     """Block-scaled D = (A a_scale)(B b_scale) + C exactly, rounded once into dtype, as a Result.
 
     a_scale is m x ceil(k/block) and b_scale ceil(k/block) x n, both float8_e8m0fnu (MX, block 32 by
     default) or both float8_e4m3fn (NVFP4, block 16 by default); term p of element (i, j) is
     (A[i, p] a_scale[i, p // block]) (B[p, j] b_scale[p // block, j]).  A scale's sign bit is ignored
     (x * |s|), as the hardware reads nvfp4's ue4m3 scales.  scale_dtype names the scales' format when
-    they are given as values or raw bit patterns; C, dtype, rounding and saturate are as for mma.
+    they are given as values or raw bit patterns; C, dtype, rounding, saturate and the engine's
+    options (backend, threads, strategy, device) are as for mma.
 
     float32 (bfloat16, float16) scales, as fp8 GEMMs take them after a block's sum, their shape saying
     the granularity: a scalar (per tensor: torch.tensor(.37)), a_scale (m,) or (m, 1) per row of A,
@@ -332,8 +362,10 @@ def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", r
     sa = _Operand(a_scale, "a_scale", scale_dtype, ndims=None)
     sb = _Operand(b_scale, "b_scale", scale_dtype, ndims=None)
     c = None if C is None else _Operand(C, "C", ndims=None)
+    engine = dict(backend=backend, threads=threads, strategy=strategy, device=device)
+    _engine(**engine)
     if sa.fmt in _WIDE_SCALES or sb.fmt in _WIDE_SCALES:
-        return _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate)
+        return _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine)
     for op in (sa, sb):
         if op.arr.ndim not in (2, 3):
             raise ValueError(f"{op.name} must be 2-D or 3-D (a leading batch dimension), not {op.arr.ndim}-D "
@@ -346,7 +378,8 @@ def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", r
     dfmt = _dtype_arg(dtype)
     if c is not None:
         _broadcast_c(c, _out_shape(a, b), _out_shape(a, b))
-    return _run("mma_scaled", a, b, c, dfmt, rounding, scales=(sa, sb), block=int(block), saturate=saturate)
+    return _run("mma_scaled", a, b, c, dfmt, rounding, scales=(sa, sb), block=int(block), saturate=saturate,
+                engine=_engine(**engine))
 
 
 _WIDE_SCALES = tuple(_core.format_id(n) for n in ("f32", "bf16", "f16", "f64"))
@@ -386,7 +419,7 @@ def _block_of(block, k, nb, name):
     return bk
 
 
-def _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate):
+def _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine):
     """mma_scaled with float32 (bfloat16, float16) scales: the exact value of sum over blocks of
     sa * sb * (sum of a b), plus C.  An element of a 16-bit or narrower format (or float32, 24
     significant bits) times a float32 scale (24 bits) is exact in binary64, and
@@ -436,24 +469,26 @@ def _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate):
         a64 = _values64(a) * fa  # exact: at most 29 + 24 significant bits, far inside binary64's range
         b64 = _values64(b) * fb
     if c is None:
-        r = matmul(a64, b64, dtype=dtype, rounding=rounding, saturate=saturate)
+        r = matmul(a64, b64, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
     else:
-        r = mma(a64, b64, c.arr, dtype=dtype, rounding=rounding, saturate=saturate)
+        r = mma(a64, b64, c.arr, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
     r._op = "mma_scaled"
     r._backward = None
     r._no_bounds = _NO_BOUNDS
     return r
 
 
-def mmai(A, B, C=None):
+def mmai(A, B, C=None, *, backend="auto", threads=0, strategy="auto", device=None):
     """The integer product A B (+ C) of int8/uint8 operands, exact, in int32 (wrapped modulo 2^32).
 
     A, B: torch.matmul's shapes, as for matmul.  C (optional) is read as int32 and broadcast as mma's.
     The result's guarantee is "exact": its tolerance is zero and only rounded itself is covered.
+    backend, threads, strategy and device: as for matmul.
     """
     a = _Operand(A, "A", ndims=None)
     b = _Operand(B, "B", ndims=None)
     c = None if C is None else _Operand(C, "C", "int32", ndims=None)
     if _A.is_float(a.fmt) or _A.is_float(b.fmt):
         raise TypeError("mmai takes int8 or uint8 operands")
-    return _run("mmai", a, b, c, _core.format_id("i32"), "nearest_even", batched=True)
+    return _run("mmai", a, b, c, _core.format_id("i32"), "nearest_even", batched=True,
+                engine=_engine(backend, threads, strategy, device))

@@ -118,7 +118,7 @@ def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, stan
 
 def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard="normal", compute=None,
                         ulps=None, flush_to_zero=False, dtype=None, rounding="nearest_even", saturate=False,
-                        msg=None):
+                        msg=None, backend="auto", threads=0, strategy="auto", device=None):
     """Assert that out is an output a correct implementation of a @ b (+ c) can produce, element by element.
 
     a, b, c, out: anything er.asarray takes, with torch.matmul's shapes (1-D, 2-D, batch dimensions
@@ -131,7 +131,9 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
     implementations judged correct (Result.covers; standard="any_order" for BLAS-like kernels with
     any summation order and FMA, "normal" for index order, a tensor-core model such as "hopper").
     Integer operands check er.mmai's exact product.  block: the scales' block size; rounding: the
-    output's rounding direction; msg: a string put before the message, or a function of it.
+    output's rounding direction; msg: a string put before the message, or a function of it;
+    backend, threads, strategy, device: where the exact product is computed (er.matmul's; the bits
+    never depend on them).
 
     Raises AssertionError with the count outside, the worst element (output, rounded, allowed range,
     ulps beyond), the greatest absolute and relative difference from rounded, and the standard, in
@@ -160,18 +162,19 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
             dtype = A.format_id(out.dtype)
     aa = a if isinstance(a, Result) else _Operand(a, "a", ndims=None).arr
     bb = b if isinstance(b, Result) else _Operand(b, "b", ndims=None).arr
+    engine = dict(backend=backend, threads=threads, strategy=strategy, device=device)
     if scales is not None:
         sa, sb = scales
         r = mma_scaled(aa, bb, sa, sb, block=block, C=c, dtype="float32" if dtype is None else dtype,
-                       rounding=rounding, saturate=saturate)
+                       rounding=rounding, saturate=saturate, **engine)
     elif not A.is_float(A._bits_of(aa.rounded if isinstance(aa, Result) else aa)[1]):
         if saturate:
             raise ValueError("saturate= has no meaning for an integer product (mmai)")
-        r = mmai(aa, bb, c)
+        r = mmai(aa, bb, c, **engine)
     elif c is not None:
-        r = mma(aa, bb, c, dtype=dtype, rounding=rounding, saturate=saturate)
+        r = mma(aa, bb, c, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
     else:
-        r = matmul(aa, bb, dtype=dtype, rounding=rounding, saturate=saturate)
+        r = matmul(aa, bb, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
     rep = report(r, out, compute=compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
     if rep["message"] is None and (rep["operand_vacuous"] or (rep["zero_accepted"] and rep["elements"])):
         # the check passed but proves little: say so, as `exactref check` does

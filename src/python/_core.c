@@ -169,10 +169,12 @@ static int tol_opts(int compute, double ulps, int ftz, const char *standard, er_
 
 /*
  * create(a, afmt, b, bfmt, c, cfmt, a_scale, b_scale, sfmt, block, d, dfmt, rounding, backend, threads,
- *        a_from, b_from, c_from, from_compute, from_ulps, from_ftz, from_standard[, opts])
+ *        a_from, b_from, c_from, from_compute, from_ulps, from_ftz, from_standard[, opts, strategy, device])
  * a, b, c, the scales: bit-pattern buffers (c and the scales may be None); d: the writable output.
  * a_from, b_from, c_from: earlier results read in place of a, b, c (or None).  opts: er_mma_args.opts
- * (ER_OPT_SATURATE: `saturate=`, as the command's --saturate), 0 when not given.
+ * (ER_OPT_SATURATE: `saturate=`, as the command's --saturate), 0 when not given; strategy
+ * (ER_STRATEGY_*, default auto) and device (-1: the environment's or the first) as the command's
+ * --strategy and --device.
  */
 static PyObject *py_create(PyObject *mod, PyObject *args)
 {
@@ -181,10 +183,11 @@ static PyObject *py_create(PyObject *mod, PyObject *args)
     double fulps;
     const char *fstd;
     unsigned int opts = 0;
+    int strategy = ER_STRATEGY_AUTO, device = -1;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OiOiOiOOiiOiiiiOOOidis|I", &oa, &afmt, &ob, &bfmt, &oc, &cfmt, &osa, &osb, &sfmt,
+    if (!PyArg_ParseTuple(args, "OiOiOiOOiiOiiiiOOOidis|Iii", &oa, &afmt, &ob, &bfmt, &oc, &cfmt, &osa, &osb, &sfmt,
                           &block, &od, &dfmt, &rounding, &backend, &threads, &fa, &fb, &fc, &fcomp, &fulps, &fftz,
-                          &fstd, &opts))
+                          &fstd, &opts, &strategy, &device))
         return NULL;
     if (check_result(fa, "A") || check_result(fb, "B") || check_result(fc, "C")) return NULL;
     CResult *self = CResult_new_empty();
@@ -224,6 +227,8 @@ static PyObject *py_create(PyObject *mod, PyObject *args)
     a.opts = opts;
     a.backend = backend;
     a.threads = threads;
+    a.strategy = strategy;
+    a.device = device;
     char msg[1024] = "";
     er_status st;
     er_result *r = NULL;
@@ -970,5 +975,7 @@ PyMODINIT_FUNC PyInit__core(void)
     PyModule_AddIntConstant(m, "BACKEND_CPU", ER_BACKEND_CPU);
     PyModule_AddIntConstant(m, "BACKEND_OPENCL", ER_BACKEND_OPENCL);
     PyModule_AddIntConstant(m, "BACKEND_CUDA", ER_BACKEND_CUDA);
+    PyModule_AddIntConstant(m, "STRATEGY_AUTO", ER_STRATEGY_AUTO);
+    PyModule_AddIntConstant(m, "STRATEGY_EXACT", ER_STRATEGY_EXACT);
     return m;
 }

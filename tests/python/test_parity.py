@@ -347,3 +347,28 @@ def test_f32_block_scales_as_deepgemm_gives_the_exact_value(rng):
     assert_correctly_rounded(r.rounded, _exact_scaled(a, b, sa, sbc, 128, 1))
     with pytest.raises(ValueError, match="block"):
         er.mma_scaled(a, b, rng.uniform(0.1, 1, (m, 3)).astype(np.float32), sb)  # 3 blocks of 128 do not fit 256
+
+
+# ---- the command's --backend, --threads, --strategy and --device ----
+
+def test_engine_options_change_where_not_what(rng):
+    a = rng.standard_normal((9, 70)).astype(BF16)
+    b = rng.standard_normal((70, 11)).astype(BF16)
+    base = er.matmul(a, b, dtype="float32")
+    r = er.matmul(a, b, dtype="float32", backend="cpu", threads=1, strategy="exact")
+    assert (_bits(r.rounded) == _bits(base.rounded)).all()
+    assert np.array_equal(r.tolerance(standard="any_order"), base.tolerance(standard="any_order"))
+    st = r.stats
+    assert st["backend"] == "cpu" and st["threads"] == 1 and st["exact_path"] == st["elements"] == 99
+    assert base.stats["fast_decided"] > 0  # the default strategy takes the certified fast path
+    er.testing.assert_matmul_valid(a, b, base.rounded, backend="cpu", threads=2)
+    assert er.mmai(np.ones((2, 3), np.int8), np.ones((3, 2), np.int8), threads=1).rounded.tolist() == [[3, 3], [3, 3]]
+    try:
+        ro = er.matmul(a, b, dtype="float32", backend="opencl", device=0)
+    except (RuntimeError, NotImplementedError, ValueError) as e:  # no OpenCL device in this build or machine
+        print(f"opencl: {e}")
+    else:
+        assert (_bits(ro.rounded) == _bits(base.rounded)).all()
+    for bad in (dict(backend="gpu"), dict(threads=-1), dict(threads=2000), dict(strategy="fast"), dict(device=-2)):
+        with pytest.raises(ValueError):
+            er.matmul(a, b, **bad)
