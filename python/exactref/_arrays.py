@@ -176,6 +176,9 @@ class ExportArray(np.ndarray):
         arr = arr.view(np.ndarray) if isinstance(arr, np.ndarray) else arr
         return arr[()] if return_scalar and isinstance(arr, np.ndarray) else arr
 
+    def __repr__(self):
+        return repr(self.view(np.ndarray))  # printed as the numpy array it is
+
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU
 

@@ -372,3 +372,8 @@ def test_engine_options_change_where_not_what(rng):
     for bad in (dict(backend="gpu"), dict(threads=-1), dict(threads=2000), dict(strategy="fast"), dict(device=-2)):
         with pytest.raises(ValueError):
             er.matmul(a, b, **bad)
+
+
+def test_exported_arrays_print_as_numpy_arrays():
+    r = er.matmul(np.ones((2, 2), BF16), np.ones((2, 2), BF16))
+    assert repr(r.rounded) == repr(np.asarray(r.rounded).view(np.ndarray)) and repr(r.rounded).startswith("array(")
