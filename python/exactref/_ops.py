@@ -238,9 +238,15 @@ def _matmul_backward(r, grad, *, dtype=None, rounding=None, **unknown):
     if unknown:
         raise TypeError(f"backward() got unexpected options: {', '.join(sorted(unknown))}")
     a, b = r._inputs
-    if a.expanded or b.expanded:
-        raise NotImplementedError("backward of a matmul whose operand was broadcast over batch dimensions of the "
-                                  "other's (its gradient sums over them): broadcast the operand yourself first")
+    batched = len(r._core.shape) == 3
+    for op in (a, b):
+        # an operand broadcast over batch dimensions it lacks: torch's gradient sums over them, the
+        # library's is per batch (kept for a 2-D operand of a 3-D product, as before N-D shapes)
+        lacks = op.expanded or (batched and op.arr.ndim == 2 and not (r._nd is None and len(op.shape0) == 2))
+        if lacks:
+            raise NotImplementedError(f"backward of a matmul whose {op.name} was broadcast over batch dimensions it "
+                                      f"lacks (its gradient would sum over them): broadcast {op.name} to the "
+                                      f"batch first")
     g = _Operand(grad, "grad", None if (isinstance(grad, (np.ndarray, Result)) or hasattr(grad, "__dlpack__"))
                  else r._core.format, ndims=None)
     if not _A.is_float(g.fmt):

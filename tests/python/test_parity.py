@@ -222,6 +222,12 @@ def test_nd_views_and_backward(rng):
     assert (_bits(grads.rounded.grad_A[1, 2]) == _bits(ref.rounded)).all()
     with pytest.raises(NotImplementedError, match="broadcast"):
         er.matmul(a[:, :1], b).backward(g)  # an operand broadcast over a batch dimension
+    with pytest.raises(NotImplementedError, match="B was broadcast"):
+        er.matmul(a, b[0, 0]).backward(g)  # a matrix broadcast over (2, 3): torch would sum its gradient
+    v = rng.standard_normal(8).astype(np.float32)  # 1-D operands: the gradients have their shapes
+    gv = er.matmul(v, b[0, 0]).backward(g[0, 0, 0])
+    assert gv["grad_A"].shape == (8,) and gv["grad_B"].shape == (8, 5)
+    assert (_bits(gv.rounded.grad_A) == _bits(er.matmul(b[0, 0], g[0, 0, 0]).rounded)).all()
 
 
 # ---- the failure message: short, the worst in ulps AND the greatest absolute and relative error ----
