@@ -5,7 +5,7 @@
     assert r.covers(kernel_output).all()
 """
 from . import _core
-from ._arrays import BitArray, asarray, dtype_of, format_info, formats
+from ._arrays import BitArray, ExportArray, asarray, dtype_of, format_info, formats
 from ._ops import matmul, mma, mma_scaled, mmai
 from ._result import Boundary, ExactArray, Outputs, Result
 from . import testing
@@ -20,5 +20,6 @@ def standards():
 
 __all__ = [
     "asarray", "matmul", "mma", "mma_scaled", "mmai", "Result", "ExactArray", "Boundary", "Outputs", "BitArray",
+    "ExportArray",
     "formats", "format_info", "dtype_of", "standards", "testing",
 ]

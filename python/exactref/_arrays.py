@@ -44,14 +44,29 @@ def format_info(fmt):
     return dict(_BY_ID[format_id(fmt)])
 
 
+def _is_torch_dtype(spec):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(spec, torch.dtype)
+
+
 def format_id(spec):
-    """A format id from a name (MLIR or ml_dtypes spelling, any case), a numpy/ml_dtypes dtype or type."""
+    """A format id from a name (MLIR or ml_dtypes spelling, any case), a numpy/ml_dtypes dtype or type,
+    or a torch dtype (torch.bfloat16, torch.float8_e4m3fn, ...)."""
     if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
         if int(spec) in _BY_ID:
             return int(spec)
         raise ValueError(f"unknown format id {spec}")
     if isinstance(spec, str):
         return _core.format_id(spec)
+    if _is_torch_dtype(spec):
+        name = str(spec).replace("torch.", "")
+        if name.startswith("float4_e2m1fn_x2"):
+            raise TypeError("torch.float4_e2m1fn_x2 packs two fp4 values in a byte: name the format of one value, "
+                            "'float4_e2m1fn'")
+        try:
+            return _core.format_id(name)
+        except ValueError:
+            raise TypeError(f"{spec} is not a format exactref models (er.formats() lists them)") from None
     try:
         dt = np.dtype(spec)
     except TypeError:
@@ -142,6 +157,52 @@ def _wrap_bits(bits, fmt):
     if dt is None:
         return BitArray(bits, fmt)
     return bits.view(dt)
+
+
+# DLPack dtype codes (DLPack 1.1) of the formats numpy cannot export through DLPack itself, by dtype name:
+# (code, bits).  fp6 and fp4 are absent: ml_dtypes keeps one value a byte, DLPack packs them.
+_DL_CODES = {"bfloat16": (4, 16), "float8_e3m4": (7, 8), "float8_e4m3": (8, 8), "float8_e4m3b11fnuz": (9, 8),
+             "float8_e4m3fn": (10, 8), "float8_e4m3fnuz": (11, 8), "float8_e5m2": (12, 8),
+             "float8_e5m2fnuz": (13, 8), "float8_e8m0fnu": (14, 8)}
+
+
+class ExportArray(np.ndarray):
+    """A numpy / ml_dtypes array that torch and other DLPack consumers read in place, bfloat16 and fp8
+    included (numpy's own DLPack export refuses those dtypes): torch.from_dlpack(r.rounded) is a
+    tensor of torch.bfloat16 over the same memory.  Everything else is numpy's: arithmetic on it gives
+    plain numpy arrays.  The results' rounded answers and finite ranges are ExportArrays."""
+
+    def __array_wrap__(self, arr, context=None, return_scalar=False):
+        arr = arr.view(np.ndarray) if isinstance(arr, np.ndarray) else arr
+        return arr[()] if return_scalar and isinstance(arr, np.ndarray) else arr
+
+    def __repr__(self):
+        return repr(self.view(np.ndarray))  # printed as the numpy array it is
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        code = _DL_CODES.get(self.dtype.name)
+        if code is None:
+            # a dtype numpy exports itself (float32, float16, ...): numpy's DLPack
+            kw = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
+                                    ("copy", copy)) if v is not None}
+            return self.view(np.ndarray).__dlpack__(**kw)
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"an exactref array lives in host memory; it cannot be exported to device {dl_device}")
+        bits = self.view(np.ndarray).view(_UINT[self.dtype.itemsize])
+        if copy:
+            bits = np.array(bits)  # a writable copy
+        versioned = max_version is not None and int(max_version[0]) >= 1
+        return _core.dlpack(bits, code[0], code[1], versioned)
+
+
+def _exportable(arr):
+    """An array the package hands out, as an ExportArray where numpy's DLPack would refuse its dtype."""
+    if type(arr) is np.ndarray and arr.dtype.name in _DL_CODES:
+        return arr.view(ExportArray)
+    return arr
 
 
 # DLPack device types whose memory the CPU reads directly: kDLCPU, kDLCUDAHost (pinned), kDLROCMHost,

@@ -12,10 +12,12 @@ class _Operand:
     """One operand ready for the C layer: the array, its bit-pattern view, its format, and the earlier
     result it came from (results as inputs)."""
 
-    __slots__ = ("arr", "bits", "fmt", "result")
+    __slots__ = ("arr", "bits", "fmt", "result", "name", "shape0", "expanded")
 
-    def __init__(self, x, name, dtype=None):
+    def __init__(self, x, name, dtype=None, ndims=(2, 3)):
         self.result = None
+        self.name = name
+        self.expanded = False
         if isinstance(x, Result):
             x._single()
             self.result = x
@@ -25,10 +27,87 @@ class _Operand:
                 self.arr = _A.asarray(x, dtype)
             except (TypeError, ValueError) as e:
                 raise (TypeError if isinstance(e, TypeError) else ValueError)(f"{name}: {e}") from None
-        if self.arr.ndim not in (2, 3):
+        self.shape0 = tuple(self.arr.shape)
+        if ndims is not None and self.arr.ndim not in ndims:
             raise ValueError(f"{name} must be 2-D or 3-D (a leading batch dimension), not {self.arr.ndim}-D "
                              f"(shape {tuple(self.arr.shape)})")
         self.bits, self.fmt = _A._bits_of(self.arr)
+
+    def set_shape(self, shape, broadcast_from=None):
+        """Give the C layer this operand in shape (row-major reshape; with broadcast_from, numpy's
+        broadcast to that shape first: zero strides, a copy only where the merged dimensions need one)."""
+        shape = tuple(shape)
+        arr = self.arr
+        if broadcast_from is not None and tuple(arr.shape) != tuple(broadcast_from):
+            arr = _map_bits(arr, lambda x: np.broadcast_to(x, broadcast_from))
+        if tuple(arr.shape) == shape and arr is self.arr:
+            return
+        if self.result is not None:
+            core_shape = tuple(self.result._core.shape)
+            if shape != core_shape:
+                raise ValueError(f"{self.name}: a Result given as an operand is read with its own shape "
+                                 f"{core_shape}; here it would need {shape} (pass result.rounded to broadcast it)")
+        arr = _map_bits(arr, lambda x: x.reshape(shape))
+        self.arr = arr
+        self.bits, self.fmt = _A._bits_of(arr)
+
+
+def _map_bits(arr, f):
+    """f applied to an array or to a BitArray's bit patterns."""
+    if isinstance(arr, _A.BitArray):
+        return _A.BitArray(f(arr.bits), arr._fmt)
+    return f(arr)
+
+
+def _prod(shape):
+    p = 1
+    for s in shape:
+        p *= int(s)
+    return p
+
+
+def _core_shape(shape):
+    """The shape the C layer holds for an output of this shape: 2-D or 3-D, the leading dimensions
+    merged into one batch (row-major), a 1-D output as one row."""
+    shape = tuple(int(s) for s in shape)
+    if len(shape) in (2, 3):
+        return shape
+    if len(shape) > 3:
+        return (_prod(shape[:-2]),) + shape[-2:]
+    return (1,) + shape if len(shape) == 1 else (1, 1)
+
+
+def _plan(a, b):
+    """torch.matmul's (and numpy.matmul's) shapes: a 1-D A is a row and a 1-D B a column (each
+    dimension dropped from the output); the dimensions before the last two are batch dimensions,
+    broadcast against each other.  Gives each operand the 2-D or 3-D shape the C layer takes (an
+    operand without a batch of its own stays 2-D and is broadcast there) and returns the output's
+    shape (None where it is the C layer's)."""
+    sa, sb = tuple(a.arr.shape), tuple(b.arr.shape)
+    if len(sa) == 0 or len(sb) == 0:
+        raise ValueError(f"A has shape {sa} and B has shape {sb}: matmul needs at least one dimension in each")
+    ma = sa if len(sa) > 1 else (1,) + sa
+    mb = sb if len(sb) > 1 else sb + (1,)
+    if ma[-1] != mb[-2]:
+        raise ValueError(f"A is {ma[-2]} x {ma[-1]} and B is {mb[-2]} x {mb[-1]}: the inner dimensions differ")
+    try:
+        batch = tuple(int(x) for x in np.broadcast_shapes(ma[:-2], mb[:-2]))
+    except ValueError:
+        raise ValueError(f"A has batch dimensions {ma[:-2]} and B {mb[:-2]}: they do not broadcast "
+                         f"(as torch.matmul and numpy.matmul broadcast them)") from None
+    out = batch + (() if len(sa) == 1 else (ma[-2],)) + (() if len(sb) == 1 else (mb[-1],))
+    nb = _prod(batch)
+    for op, m in ((a, ma), (b, mb)):
+        own = m[:-2]
+        if not batch or (_prod(own) == 1 and (op.result is None or not own)):
+            op.set_shape(m[-2:])  # no batch of its own: 2-D, the C layer broadcasts it over the batch
+        elif own == batch:
+            op.set_shape((nb,) + m[-2:])
+        else:
+            op.expanded = True
+            op.set_shape((nb,) + m[-2:], broadcast_from=batch + m[-2:])
+    core = (nb,) + (ma[-2], mb[-1]) if batch else (ma[-2], mb[-1])
+    return (None if tuple(out) == core else tuple(out)), core
 
 
 def _out_shape(a, b):
@@ -39,6 +118,27 @@ def _out_shape(a, b):
         raise ValueError(f"A has batch {sa[0]} and B has batch {sb[0]}")
     batch = sa[0] if len(sa) == 3 else sb[0] if len(sb) == 3 else None
     return (sa[-2], sb[-1]) if batch is None else (batch, sa[-2], sb[-1])
+
+
+def _broadcast_c(c, user_shape, core_shape):
+    """C (a bias) broadcast as torch broadcasts it to the output: (N,), (1, N), (M, 1), a scalar, a
+    batch of them; zero strides, no copy where the merged dimensions allow."""
+    if c.result is not None:
+        if tuple(c.arr.shape) not in (tuple(user_shape), tuple(core_shape)):
+            raise ValueError(f"C is a Result of shape {tuple(c.arr.shape)}; the product has shape {tuple(user_shape)} "
+                             f"(a Result given as C is not broadcast)")
+        c.set_shape(core_shape)
+        return
+    try:
+        np.broadcast_shapes(tuple(c.arr.shape), tuple(user_shape))
+        ok = len(c.arr.shape) <= len(user_shape) and \
+            np.broadcast_shapes(tuple(c.arr.shape), tuple(user_shape)) == tuple(user_shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"C has shape {tuple(c.arr.shape)}; it does not broadcast to the product's shape "
+                         f"{tuple(user_shape)}")
+    c.set_shape(core_shape, broadcast_from=tuple(user_shape))
 
 
 def _default_dtype(a, b):
@@ -53,11 +153,48 @@ def _default_dtype(a, b):
     return wide if _A._BY_ID[wide]["significand_bits"] >= 23 else _A.FMT_F32
 
 
-def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None):
-    shape = _out_shape(a, b)
-    if c is not None and tuple(c.arr.shape)[-2:] != tuple(shape)[-2:]:
-        raise ValueError(f"C has shape {tuple(c.arr.shape)}; the product has shape {tuple(shape)}")
+def _opts_of(saturate):
+    return _SATURATE if saturate else 0
+
+
+_SATURATE = 1  # ER_OPT_SATURATE (include/exactref/core/er_types.h)
+
+
+_BACKENDS = {"auto": _core.BACKEND_AUTO, "cpu": _core.BACKEND_CPU, "opencl": _core.BACKEND_OPENCL,
+             "cuda": _core.BACKEND_CUDA}
+_STRATEGIES = {"auto": _core.STRATEGY_AUTO, "exact": _core.STRATEGY_EXACT}
+
+
+def _engine(backend, threads, strategy, device):
+    """The command's --backend, --threads, --strategy and --device as the C layer's arguments (none of
+    them changes a bit of any answer or bound)."""
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend must be auto, cpu, opencl or cuda, not {backend!r}")
+    if strategy not in _STRATEGIES:
+        raise ValueError(f"strategy must be auto or exact, not {strategy!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 0 <= int(threads) <= 1024:
+        raise ValueError(f"threads must be an integer from 0 (one per core) to 1024, not {threads!r}")
+    if device is not None and (isinstance(device, bool) or not isinstance(device, (int, np.integer)) or
+                               not 0 <= int(device) <= 4096):
+        raise ValueError(f"device must be None or a device index (exactref info lists them), not {device!r}")
+    return _BACKENDS[backend], int(threads), _STRATEGIES[strategy], -1 if device is None else int(device)
+
+
+def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None, saturate=False, batched=False,
+         engine=(0, 0, 0, -1)):
+    if batched:
+        nd, shape = _plan(a, b)
+        if c is not None:
+            _broadcast_c(c, nd if nd is not None else shape, shape)
+    else:
+        nd = None
+        shape = _out_shape(a, b)
+        if c is not None and tuple(c.arr.shape)[-2:] != tuple(shape)[-2:]:
+            raise ValueError(f"C has shape {tuple(c.arr.shape)}; the product has shape {tuple(shape)}")
     info = _A._BY_ID[dfmt]
+    if saturate and info["kind"] != "float":
+        raise ValueError(f"saturate= has no meaning for an integer output ({_A.format_name(dfmt)})")
+    opts = _opts_of(saturate)
     d_bits = np.empty(shape, _A._UINT[info["storage_bytes"]])
     dir_ = _core.rounding_id(rounding) if isinstance(rounding, str) else int(rounding)
     sa = sb = None
@@ -75,8 +212,9 @@ def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None):
         fc, fu, ff, fs = key
         return _core.create(a.bits, a.fmt, b.bits, b.fmt, None if c is None else c.bits, cfmt,
                             None if sa is None else sa.bits, None if sb is None else sb.bits, sfmt, block,
-                            out, dfmt, dir_, _core.BACKEND_AUTO, 0,
-                            *[None if f is None else f._core_for(key) for f in froms], fc, fu, ff, fs)
+                            out, dfmt, dir_, engine[0], engine[1],
+                            *[None if f is None else f._core_for(key) for f in froms], fc, fu, ff, fs, opts,
+                            engine[2], engine[3])
 
     from ._result import _DEFAULT_KEY
 
@@ -89,8 +227,9 @@ def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None):
         # answer is the same, so each new C result writes into its own scratch copy
         return create(key, np.empty(shape, _A._UINT[info["storage_bytes"]]))
 
-    r = Result(op, core, rounded, recreate=fresh if any(f is not None for f in froms) else None)
+    r = Result(op, core, rounded, recreate=fresh if any(f is not None for f in froms) else None, shape=nd)
     r._backward = backward  # called as backward(r, grad, **options): no reference cycle through r
+    r._saturate = bool(saturate)
     return r
 
 
@@ -99,25 +238,38 @@ def _matmul_backward(r, grad, *, dtype=None, rounding=None, **unknown):
     if unknown:
         raise TypeError(f"backward() got unexpected options: {', '.join(sorted(unknown))}")
     a, b = r._inputs
+    batched = len(r._core.shape) == 3
+    for op in (a, b):
+        # an operand broadcast over batch dimensions it lacks: torch's gradient sums over them, the
+        # library's is per batch (kept for a 2-D operand of a 3-D product, as before N-D shapes)
+        lacks = op.expanded or (batched and op.arr.ndim == 2 and not (r._nd is None and len(op.shape0) == 2))
+        if lacks:
+            raise NotImplementedError(f"backward of a matmul whose {op.name} was broadcast over batch dimensions it "
+                                      f"lacks (its gradient would sum over them): broadcast {op.name} to the "
+                                      f"batch first")
     g = _Operand(grad, "grad", None if (isinstance(grad, (np.ndarray, Result)) or hasattr(grad, "__dlpack__"))
-                 else r._core.format)
+                 else r._core.format, ndims=None)
     if not _A.is_float(g.fmt):
         raise TypeError("grad must have a float dtype")
     if tuple(g.arr.shape) != tuple(r.shape):
         raise ValueError(f"grad has shape {tuple(g.arr.shape)}; the output has shape {tuple(r.shape)}")
+    if r._nd is not None:
+        g.set_shape(r._core.shape)
     fa = fb = -1
     if dtype is not None:
         fa = fb = _A.format_id(dtype)
     if rounding is None or (_core.rounding_id(rounding) if isinstance(rounding, str) else int(rounding)) == r._dir:
         ca, cb = r._core.backward(g.bits, g.fmt, fa, fb)
-        ra = Result("matmul.backward", ca, None)
-        rb = Result("matmul.backward", cb, None)
+        ra = Result("matmul.backward", ca, None, shape=None if tuple(ca.shape) == a.shape0 else a.shape0)
+        rb = Result("matmul.backward", cb, None, shape=None if tuple(cb.shape) == b.shape0 else b.shape0)
     else:
         # another rounding than the forward's: the same products through matmul
         at = _transposed(a)
         bt = _transposed(b)
         ra = matmul(g.arr, bt, dtype=a.fmt if fa < 0 else fa, rounding=rounding)
         rb = matmul(at, g.arr, dtype=b.fmt if fb < 0 else fb, rounding=rounding)
+        if r._nd is not None:
+            ra, rb = ra.reshape(a.shape0), rb.reshape(b.shape0)
         ra._op = rb._op = "matmul.backward"
     return Result("matmul.backward", outputs={"grad_A": ra, "grad_B": rb})
 
@@ -129,79 +281,220 @@ def _transposed(x):
     return np.swapaxes(arr, -1, -2)
 
 
-def matmul(A, B, *, dtype=None, rounding="nearest_even"):
+def matmul(A, B, *, dtype=None, rounding="nearest_even", saturate=False, backend="auto", threads=0, strategy="auto",
+           device=None):
     """The exact product A B, rounded once into dtype, as a Result.
 
     A, B: anything er.asarray takes (numpy / ml_dtypes arrays, torch / JAX / CuPy tensors through
-    DLPack, BitArray, a one-output Result); 2-D, or 3-D with a leading batch dimension (a 2-D operand
-    is broadcast over the batch).  Both must be float formats (er.mmai multiplies integers).
-    dtype: the output format (a name, MLIR or ml_dtypes spelling, or a dtype); None: the operands'
-    format where both share one of 16 bits or more, else the wider of them and at least float32.
+    DLPack, BitArray, a one-output Result), with torch.matmul's shapes: 2-D matrices; a 1-D A is a row
+    and a 1-D B a column (that dimension is dropped from the output); dimensions before the last two
+    are batch dimensions, broadcast against each other ((B, H, L, d) @ (B, H, d, L), (B, 1, L, d) @
+    (H, d, L), a 2-D operand over any batch).  Both must be float formats (er.mmai multiplies integers).
+    dtype: the output format (a name, MLIR or ml_dtypes spelling, a numpy / ml_dtypes or torch dtype);
+    None: the operands' format where both share one of 16 bits or more, else the wider of them and at
+    least float32.
     rounding: nearest_even, nearest_away, zero, negative_inf, positive_inf or odd.
+    saturate: the output cast saturates (CUDA's satfinite, torch's CPU .to(float8_e4m3fn)): a value
+    beyond the largest finite one gives the largest finite value of its sign instead of inf or NaN, in
+    rounded and in the bounds (the command's --saturate).
+    backend ("auto", "cpu", "opencl", "cuda"), threads (0: one per core), strategy ("auto", "exact")
+    and device (an OpenCL or CUDA device index): where and how the exact product is computed, as the
+    command's --backend, --threads, --strategy and --device; the bits are the same whatever they are.
 
     >>> r = er.matmul(er.asarray([[1.0, 2.0]], "float32"), er.asarray([[3.0], [4.0]], "float32"))
     >>> r.rounded, r.covers(kernel_output).all(), r.tolerance(standard="any_order")
     """
-    a = _Operand(A, "A")
-    b = _Operand(B, "B")
+    a = _Operand(A, "A", ndims=None)
+    b = _Operand(B, "B", ndims=None)
     if not _A.is_float(a.fmt) or not _A.is_float(b.fmt):
         raise TypeError("matmul takes float operands; er.mmai multiplies integers")
-    dfmt = _default_dtype(a, b) if dtype is None else _A.format_id(dtype)
+    dfmt = _default_dtype(a, b) if dtype is None else _dtype_arg(dtype)
     if not _A.is_float(dfmt):
         raise TypeError(f"matmul's dtype must be a float format, not {_A.format_name(dfmt)}")
-    r = _run("matmul", a, b, None, dfmt, rounding, backward=_matmul_backward)
+    r = _run("matmul", a, b, None, dfmt, rounding, backward=_matmul_backward, saturate=saturate, batched=True,
+             engine=_engine(backend, threads, strategy, device))
     r._inputs = (a, b)
     r._dir = _core.rounding_id(rounding) if isinstance(rounding, str) else int(rounding)
     return r
 
 
-def mma(A, B, C, *, dtype=None, rounding="nearest_even"):
+def _dtype_arg(dtype, what="dtype"):
+    try:
+        return _A.format_id(dtype)
+    except (TypeError, ValueError) as e:
+        raise (TypeError if isinstance(e, TypeError) else ValueError)(f"{what}: {e}") from None
+
+
+def mma(A, B, C, *, dtype=None, rounding="nearest_even", saturate=False, backend="auto", threads=0, strategy="auto",
+        device=None):
     """D = A B + C exactly, rounded once into dtype, as a Result.
 
-    A, B, C: anything er.asarray takes, float formats (C's last two dimensions those of the product).
-    dtype: the output format, default C's.  rounding: as for matmul.
+    A, B: as for matmul (torch.matmul's shapes, batch dimensions broadcast); C: any float format,
+    broadcast to the product's shape as torch broadcasts a bias (torch.addmm, C + A @ B): (N,),
+    (1, N), (M, 1), a scalar, (B, 1, N), ... (zero strides: no copy).  dtype: the output format,
+    default C's.  rounding, saturate, backend, threads, strategy and device: as for matmul.
     """
-    a = _Operand(A, "A")
-    b = _Operand(B, "B")
-    c = _Operand(C, "C")
+    a = _Operand(A, "A", ndims=None)
+    b = _Operand(B, "B", ndims=None)
+    c = _Operand(C, "C", ndims=None)
     if not (_A.is_float(a.fmt) and _A.is_float(b.fmt) and _A.is_float(c.fmt)):
         raise TypeError("mma takes float operands; er.mmai multiplies integers")
-    dfmt = c.fmt if dtype is None else _A.format_id(dtype)
-    r = _run("mma", a, b, c, dfmt, rounding)
+    dfmt = c.fmt if dtype is None else _dtype_arg(dtype)
+    r = _run("mma", a, b, c, dfmt, rounding, saturate=saturate, batched=True,
+             engine=_engine(backend, threads, strategy, device))
     return r
 
 
 def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", rounding="nearest_even",
-               scale_dtype=None):
+               scale_dtype=None, saturate=False, backend="auto", threads=0, strategy="auto", device=None):
     """Block-scaled D = (A a_scale)(B b_scale) + C exactly, rounded once into dtype, as a Result.
 
     a_scale is m x ceil(k/block) and b_scale ceil(k/block) x n, both float8_e8m0fnu (MX, block 32 by
     default) or both float8_e4m3fn (NVFP4, block 16 by default); term p of element (i, j) is
     (A[i, p] a_scale[i, p // block]) (B[p, j] b_scale[p // block, j]).  A scale's sign bit is ignored
     (x * |s|), as the hardware reads nvfp4's ue4m3 scales.  scale_dtype names the scales' format when
-    they are given as values or raw bit patterns; C, dtype and rounding are as for mma."""
+    they are given as values or raw bit patterns; C, dtype, rounding, saturate and the engine's
+    options (backend, threads, strategy, device) are as for mma.
+
+    float32 (bfloat16, float16) scales, as fp8 GEMMs take them after a block's sum, their shape saying
+    the granularity: a scalar (per tensor: torch.tensor(.37)), a_scale (m,) or (m, 1) per row of A,
+    b_scale (n,) or (1, n) per column of B, a_scale (m, ceil(k/block)) and b_scale (ceil(k/block), n)
+    or (ceil(k/block), ceil(n/block)) per block (DeepGEMM's 1 x 128 and 128 x 128; block 128 by
+    default).  rounded and exact are the exact value of the sum over blocks of sa sb (sum of a b), plus
+    C, rounded once; the bounds (tolerance, covers, ...) of such kernels are not modelled yet and raise
+    NotImplementedError.  A float64 scale (a Python float) must be a float32 value."""
     a = _Operand(A, "A")
     b = _Operand(B, "B")
-    sa = _Operand(a_scale, "a_scale", scale_dtype)
-    sb = _Operand(b_scale, "b_scale", scale_dtype)
-    c = None if C is None else _Operand(C, "C")
+    sa = _Operand(a_scale, "a_scale", scale_dtype, ndims=None)
+    sb = _Operand(b_scale, "b_scale", scale_dtype, ndims=None)
+    c = None if C is None else _Operand(C, "C", ndims=None)
+    engine = dict(backend=backend, threads=threads, strategy=strategy, device=device)
+    _engine(**engine)
+    if sa.fmt in _WIDE_SCALES or sb.fmt in _WIDE_SCALES:
+        return _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine)
+    for op in (sa, sb):
+        if op.arr.ndim not in (2, 3):
+            raise ValueError(f"{op.name} must be 2-D or 3-D (a leading batch dimension), not {op.arr.ndim}-D "
+                             f"(shape {tuple(op.arr.shape)}); float32, bfloat16 or float16 scales may be scalars "
+                             f"or vectors (per tensor, per row of A, per column of B)")
     if block is None:
         block = 16 if sa.fmt == _core.format_id("f8E4M3FN") else 32
     if int(block) <= 0:
         raise ValueError(f"block must be positive, not {block}")
-    dfmt = _A.format_id(dtype)
-    return _run("mma_scaled", a, b, c, dfmt, rounding, scales=(sa, sb), block=int(block))
+    dfmt = _dtype_arg(dtype)
+    if c is not None:
+        _broadcast_c(c, _out_shape(a, b), _out_shape(a, b))
+    return _run("mma_scaled", a, b, c, dfmt, rounding, scales=(sa, sb), block=int(block), saturate=saturate,
+                engine=_engine(**engine))
 
 
-def mmai(A, B, C=None):
+_WIDE_SCALES = tuple(_core.format_id(n) for n in ("f32", "bf16", "f16", "f64"))
+_NO_BOUNDS = ("the bounds of a product with float32 scales applied after the sum (per tensor, per row or column, "
+              "per block) are not modelled yet: rounded and exact hold the exact answer, rounded once, but no "
+              "standard says yet how far a kernel that sums, then scales, may be from it")
+
+
+def _values64(op):
+    """An operand's values as float64 (every modelled float value is one: exact)."""
+    if op.fmt == _A.FMT_F64:
+        return np.asarray(op.arr, np.float64)
+    return np.asarray(_A._convert(op.bits, op.fmt, _A.FMT_F64), np.float64)
+
+
+def _scale_values(op):
+    v = _values64(op)
+    if op.fmt == _A.FMT_F64:
+        # a float64 scale (a Python float) must be a float32 value: the kernel's scale is one
+        with np.errstate(over="ignore"):
+            ok = (v.astype(np.float32).astype(np.float64) == v) | np.isnan(v)
+        if not ok.all():
+            bad = np.flatnonzero(~ok.reshape(-1))[0]
+            raise ValueError(f"{op.name}: {v.reshape(-1)[bad]!r} is not a float32 value: pass the kernel's float32 "
+                             f"scale (np.float32(x), torch.tensor(x)) or name scale_dtype='float32'")
+    return v
+
+
+def _block_of(block, k, nb, name):
+    if nb == 1:
+        bk = k if block is None else int(block)
+    else:
+        bk = int(block) if block is not None else 128
+    if bk <= 0 or -(-k // bk) != nb:
+        raise ValueError(f"{name} has {nb} blocks along k = {k}: give block= (elements of k per scale; "
+                         f"{'128 is assumed' if block is None else f'block={block} gives {-(-k // max(bk, 1))}'})")
+    return bk
+
+
+def _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine):
+    """mma_scaled with float32 (bfloat16, float16) scales: the exact value of sum over blocks of
+    sa * sb * (sum of a b), plus C.  An element of a 16-bit or narrower format (or float32, 24
+    significant bits) times a float32 scale (24 bits) is exact in binary64, and
+    sa_i sb_j sum_k a_ik b_kj = sum_k (sa_i a_ik)(sb_j b_kj) (the same per block): so the operands are
+    scaled exactly in binary64 and the library's exact product rounds the sum once."""
+    if a.arr.ndim != 2 or b.arr.ndim != 2:
+        raise ValueError("float32 scales take 2-D A and B")
+    for op in (a, b):
+        if _A._BY_ID[op.fmt]["significand_bits"] > 29:
+            raise ValueError(f"{op.name} is {_A.format_name(op.fmt)}: its product with a float32 scale is not exact "
+                             f"in binary64 (float32 scales take operands of float32 or narrower)")
+    m, k = a.arr.shape
+    n = b.arr.shape[1]
+    if b.arr.shape[0] != k:
+        raise ValueError(f"A is {m} x {k} and B is {b.arr.shape[0]} x {n}: the inner dimensions differ")
+    va, vb = _scale_values(sa), _scale_values(sb)
+    # A's scale: per tensor (), per row (M,) / (M, 1), per row and k-block (M, ceil(K / block))
+    if va.size == 1 and va.ndim <= 2:
+        fa = va.reshape(1, 1)
+    elif va.shape == (m,):
+        fa = va.reshape(m, 1)
+    elif va.ndim == 2 and va.shape[0] == m:
+        bk = _block_of(block, k, va.shape[1], "a_scale")
+        fa = np.repeat(va, bk, axis=1)[:, :k]
+    else:
+        raise ValueError(f"a_scale has shape {va.shape}: a scalar (per tensor), ({m},) or ({m}, 1) (per row of A), "
+                         f"or ({m}, ceil(k / block)) (per row and block of k)")
+    # B's scale: per tensor (), per column (N,) / (1, N), per k-block and column (ceil(K / block), N),
+    # per k-block and n-block (ceil(K / block), ceil(N / block))
+    if vb.size == 1 and vb.ndim <= 2:
+        fb = vb.reshape(1, 1)
+    elif vb.shape == (n,):
+        fb = vb.reshape(1, n)
+    elif vb.ndim == 2:
+        bk = _block_of(block, k, vb.shape[0], "b_scale")
+        if vb.shape[1] == n:
+            bn = 1
+        elif -(-n // bk) == vb.shape[1]:
+            bn = bk
+        else:
+            raise ValueError(f"b_scale has shape {vb.shape}: its columns are neither B's {n} nor ceil({n} / {bk})")
+        fb = np.repeat(np.repeat(vb, bk, axis=0)[:k], bn, axis=1)[:, :n]
+    else:
+        raise ValueError(f"b_scale has shape {vb.shape}: a scalar (per tensor), ({n},) or (1, {n}) (per column of B), "
+                         f"or (ceil(k / block), {n}) or (ceil(k / block), ceil({n} / block)) (per block)")
+    with np.errstate(invalid="ignore"):
+        a64 = _values64(a) * fa  # exact: at most 29 + 24 significant bits, far inside binary64's range
+        b64 = _values64(b) * fb
+    if c is None:
+        r = matmul(a64, b64, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
+    else:
+        r = mma(a64, b64, c.arr, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
+    r._op = "mma_scaled"
+    r._backward = None
+    r._no_bounds = _NO_BOUNDS
+    return r
+
+
+def mmai(A, B, C=None, *, backend="auto", threads=0, strategy="auto", device=None):
     """The integer product A B (+ C) of int8/uint8 operands, exact, in int32 (wrapped modulo 2^32).
 
-    C (optional) is read as int32.  The result's guarantee is "exact": its tolerance is zero and only
-    rounded itself is covered.
+    A, B: torch.matmul's shapes, as for matmul.  C (optional) is read as int32 and broadcast as mma's.
+    The result's guarantee is "exact": its tolerance is zero and only rounded itself is covered.
+    backend, threads, strategy and device: as for matmul.
     """
-    a = _Operand(A, "A")
-    b = _Operand(B, "B")
-    c = None if C is None else _Operand(C, "C", "int32")
+    a = _Operand(A, "A", ndims=None)
+    b = _Operand(B, "B", ndims=None)
+    c = None if C is None else _Operand(C, "C", "int32", ndims=None)
     if _A.is_float(a.fmt) or _A.is_float(b.fmt):
         raise TypeError("mmai takes int8 or uint8 operands")
-    return _run("mmai", a, b, c, _core.format_id("i32"), "nearest_even")
+    return _run("mmai", a, b, c, _core.format_id("i32"), "nearest_even", batched=True,
+                engine=_engine(backend, threads, strategy, device))

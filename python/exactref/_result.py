@@ -165,6 +165,13 @@ def _opts_key(result, compute, ulps, flush_to_zero, standard):
         u = float(ulps)
         if not u >= 0:
             raise ValueError(f"ulps must be a non-negative number, not {ulps!r}")
+        if u > 0:
+            # the library's ulps is the accuracy of the library functions (exp, ...) a kernel calls; the
+            # operations of this package call none, so it changes no bound: say so rather than let a
+            # caller believe the check was widened (`exactref check --ulps` is the same no-op)
+            A._warn(f"ulps={ulps!r} has no effect on {result.op}: ulps is the accuracy of library functions "
+                    f"(exp, ...) a kernel calls, and {result.op} calls none; the bounds are the standard's "
+                    f"(choose the standard, compute or flush_to_zero that describe the kernel)", UserWarning)
     if not isinstance(standard, str):
         raise TypeError(f"standard must be a string, not {type(standard).__name__}")
     std = _core.check_standard(standard)
@@ -183,8 +190,15 @@ class Result:
 
     # ---- construction (internal) ----
     def __init__(self, op, core=None, rounded=None, *, outputs=None, recreate=None, view=None, backward=None,
-                 boundaries=None):
+                 boundaries=None, shape=None):
         self._op = op
+        # the output's shape where it is not the C layer's 2-D or 3-D one (N-D batches, 1-D operands):
+        # every array handed out is a row-major reshape of the C layer's, every array taken in one back
+        self._nd = None if shape is None else tuple(int(x) for x in shape)
+        if rounded is not None and self._nd is not None:
+            rounded = _reshape_any(rounded, self._nd)
+        if rounded is not None:
+            rounded = A._exportable(rounded)
         self._outputs = outputs  # name -> Result, for several outputs
         self._core = core  # the C result of one output
         self._rounded_arr = rounded
@@ -196,6 +210,7 @@ class Result:
         self._normal = {}
         self._exact = None
         self._boundaries = boundaries
+        self._no_bounds = None  # why this result has no bounds (rounded and exact only), or None
 
     # ---- one output or several ----
     def _single(self):
@@ -249,8 +264,9 @@ class Result:
 
     @property
     def rounded(self):
-        """The exact answer rounded once into the output dtype (a read-only numpy / ml_dtypes array;
-        a BitArray for tf32; Outputs for several outputs)."""
+        """The exact answer rounded once into the output dtype (a read-only numpy / ml_dtypes array,
+        an er.ExportArray that torch.from_dlpack reads in place, bfloat16 and fp8 included; a BitArray
+        for tf32; Outputs for several outputs), in the output's shape."""
         if self._outputs is not None:
             return self._map(lambda r: r.rounded)
         if self._rounded_arr is None:
@@ -259,7 +275,7 @@ class Result:
             self._core.rounded_into(bits)
             arr = A._wrap_bits(bits, fmt)
             (arr.bits if isinstance(arr, A.BitArray) else arr).flags.writeable = False
-            self._rounded_arr = arr
+            self._rounded_arr = A._exportable(self._user(arr))
         return self._rounded_arr
 
     @property
@@ -267,14 +283,14 @@ class Result:
         """The output's shape (Outputs of them for several outputs)."""
         if self._outputs is not None:
             return self._map(lambda r: r.shape)
-        return self._core.shape
+        return self._nd if self._nd is not None else self._core.shape
 
     @property
     def ndim(self):
         """The number of dimensions of the output (Outputs of them for several outputs)."""
         if self._outputs is not None:
             return self._map(lambda r: r.ndim)
-        return len(self._core.shape)
+        return len(self.shape)
 
     @property
     def dtype(self):
@@ -307,13 +323,15 @@ class Result:
                 shape = self._core.shape
                 lo, hi, odd = (np.empty(shape, np.float64) for _ in range(3))
                 self._core.exact(lo, hi, odd)
-                self._exact = ExactArray(lo, hi, odd)
+                self._exact = ExactArray(*(self._user(x) for x in (lo, hi, odd)))
         return self._exact
 
     # ---- bounds ----
     def _core_for(self, key):
         """The C result whose bounds are these options' (results as inputs: the earlier bounds taken with
         the same options)."""
+        if self._no_bounds is not None:
+            raise NotImplementedError(self._no_bounds)
         if self._view is not None:
             base, to_view, _ = self._view
             if base._recreate_chain():
@@ -351,7 +369,15 @@ class Result:
             core.bounds(*key, b.tolerance, low64, high64, b.has_range, b.may_pinf, b.may_ninf, b.may_nan)
             b.low = low64.astype(ub)
             b.high = high64.astype(ub)
+            if A.is_float(fmt):
+                # one allowed output, the rounded answer itself: |output - rounded| is 0, not the smallest
+                # positive double the library's upward rounding of a zero distance can give
+                rb = A._bits_of(self.rounded)[0].reshape(shape) if self._nd is not None else \
+                    A._bits_of(self.rounded)[0]
+                one = b.has_range & (b.low == b.high) & (b.low == rb) & (b.tolerance <= 5e-324)
+                b.tolerance[one] = 0.0
             for name in _Bounds.__slots__:
+                setattr(b, name, self._user(getattr(b, name)))
                 getattr(b, name).flags.writeable = False
             self._bcache[key] = b
         return b
@@ -359,7 +385,8 @@ class Result:
     def _with_bounds(self, recreate):
         """This result with other bounds: recreate(opts key) gives the C result that holds them."""
         r = Result(self._op, self._core, self._rounded_arr, recreate=recreate, backward=self._backward,
-                   boundaries=self._boundaries)
+                   boundaries=self._boundaries, shape=self._nd)
+        r._no_bounds = self._no_bounds
         for name in ("_inputs", "_dir"):
             if hasattr(self, name):
                 setattr(r, name, getattr(self, name))
@@ -368,9 +395,12 @@ class Result:
     def tolerance(self, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = 'normal'):
         """Worst-case |implementation output - rounded| per element (float64, rounded upward).
 
-        compute: the format an implementation accumulates in (a name or dtype; None: the wider of the
-        operands' formats, at least float32).  ulps: extra output ulps allowed
-        (None: none).  flush_to_zero: subnormal values of compute may be read or produced as zero.
+        compute: the format an implementation accumulates in (a name, numpy / ml_dtypes or torch dtype;
+        None: the wider of the operands' formats, at least float32).  ulps: the accuracy, in ulps of
+        compute, of library functions (exp, ...) the implementation calls; matmul, mma, mma_scaled and
+        mmai call none, so it has no effect on them (a UserWarning says so when it is above 0), as
+        `exactref check --ulps`.  It is not a widening of the bound by output ulps.
+        flush_to_zero: subnormal values of compute may be read or produced as zero.
         standard: which implementations are correct: "normal" (index order or 2/4 lanes, no FMA),
         "any_order" (any summation tree, FMA or not), a tensor-core model or "engine:..." (er.standards()
         lists them); each bound is proven in docs/proofs/.  Kept per options: asking again is free.
@@ -400,7 +430,7 @@ class Result:
                 mx = info["max_finite_bits"]
                 low[none] = mx
                 high[none] = _negate_bits(fmt, mx)
-        return A._wrap_bits(low, fmt), A._wrap_bits(high, fmt)
+        return A._exportable(A._wrap_bits(low, fmt)), A._exportable(A._wrap_bits(high, fmt))
 
     def may_be(self, kind: str, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = 'normal'):
         """Where a correct implementation may output kind ("+inf", "-inf" or "nan"), as a bool array."""
@@ -411,7 +441,7 @@ class Result:
                                                 standard=standard))
         key = _opts_key(self, compute, ulps, flush_to_zero, standard)
         if key not in self._bcache and self._core_for(key).may_be_any(kind, *key) == 0:
-            return np.zeros(self._core.shape, np.bool_)
+            return np.zeros(self.shape, np.bool_)
         b = self._bounds_of(compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
         return np.array({"+inf": b.may_pinf, "-inf": b.may_ninf, "nan": b.may_nan}[kind])
 
@@ -434,11 +464,29 @@ class Result:
         key = _opts_key(self, compute, ulps, flush_to_zero, standard)
         core = self._core_for(key)
         fmt = core.format
-        out = _output_array(output, fmt, core.shape)
-        bits, _ = A._bits_of(out)
+        bits = self._output_bits(output, fmt, core)
         covered = np.empty(core.shape, np.bool_)
         outside = core.covers(bits, *key, covered)
-        return covered, outside
+        return self._user(covered), outside
+
+    def _output_bits(self, output, fmt, core):
+        """An implementation's output (in this result's shape) as bit patterns in the C layer's shape."""
+        out = _output_array(output, fmt, self.shape)
+        bits, _ = A._bits_of(out)
+        if self._nd is not None:
+            bits = bits.reshape(core.shape)
+        return bits
+
+    def _user(self, arr):
+        """An array of the C layer's shape in the output's shape (a view)."""
+        return arr if self._nd is None else _reshape_any(arr, self._nd)
+
+    def _user_index(self, idx):
+        """An index of the C layer's shape as an index of the output's."""
+        if self._nd is None:
+            return tuple(int(i) for i in idx)
+        flat = np.ravel_multi_index(tuple(int(i) for i in idx), self._core.shape)
+        return tuple(int(i) for i in np.unravel_index(flat, self._nd))
 
     def normal(self, compute=None, *, flush_to_zero: bool = False):
         """The output of normal accumulation in index order on these inputs, emulated exactly (kept)."""
@@ -446,6 +494,8 @@ class Result:
             return self._map(lambda r: r.normal(compute, flush_to_zero=flush_to_zero))
         if self.guarantee == "exact":
             return self.rounded  # integer products are exact: every order gives rounded
+        if self._no_bounds is not None:
+            raise NotImplementedError(self._no_bounds)
         key = (-1 if compute is None else A.format_id(compute), int(bool(flush_to_zero)))
         arr = self._normal.get(key)
         if arr is None:
@@ -454,40 +504,62 @@ class Result:
             self._core.normal(key[0], key[1], bits)
             arr = A._wrap_bits(bits, fmt)
             (arr.bits if isinstance(arr, A.BitArray) else arr).flags.writeable = False
+            arr = A._exportable(self._user(arr))
             self._normal[key] = arr
         return arr
 
     # ---- views ----
     def reshape(self, shape) -> 'Result':
-        """This one-output result with its elements in row-major order in a new shape."""
+        """This one-output result with its elements in row-major order in a new shape (any number of
+        dimensions)."""
         self._one("reshape")
         if isinstance(shape, (int, np.integer)):
             shape = (shape,)
         shape = tuple(int(s) for s in shape)
-        return self._make_view(lambda c: c.reshape(shape), lambda e: e.reshape(shape))
+        if -1 in shape:
+            shape = tuple(np.empty(self.shape, np.bool_).reshape(shape).shape)
+        from ._ops import _core_shape
+
+        cs = _core_shape(shape)
+        return self._make_view(lambda c: c.reshape(cs), lambda e: e.reshape(shape),
+                               None if cs == shape else shape)
 
     def transpose(self, i: int, j: int) -> 'Result':
-        """This one-output result with dimensions i and j swapped."""
+        """This one-output result with dimensions i and j swapped (the last two, where the output has
+        more than three dimensions or one)."""
         self._one("transpose")
-        nd = len(self._core.shape)
+        nd = len(self.shape)
         i2 = i + nd if i < 0 else i
         j2 = j + nd if j < 0 else j
+        if not (0 <= i2 < nd and 0 <= j2 < nd):
+            raise ValueError(f"transpose({i}, {j}): the output has {nd} dimensions")
 
         def move(e):
             axes = list(range(nd))
             axes[i2], axes[j2] = axes[j2], axes[i2]
             return e.transpose(*axes)
 
-        return self._make_view(lambda c: c.transpose(i2, j2), move)
+        if self._nd is None:
+            return self._make_view(lambda c: c.transpose(i2, j2), move)
+        if {i2, j2} == {nd - 2, nd - 1} and nd >= 2:
+            new = list(self._nd)
+            new[i2], new[j2] = new[j2], new[i2]
+            cd = len(self._core.shape)
+            return self._make_view(lambda c: c.transpose(cd - 2, cd - 1), move, tuple(new))
+        if i2 == j2:
+            return self._make_view(lambda c: c.transpose(0, 0), move, self._nd)
+        raise NotImplementedError(f"transpose({i}, {j}) of a {nd}-D result: only the last two dimensions can be "
+                                  f"swapped (reshape first)")
 
     @property
     def T(self):
         """The last two dimensions swapped (transpose(-2, -1))."""
         return self.transpose(-2, -1)
 
-    def _make_view(self, to_view, move):
+    def _make_view(self, to_view, move, shape=None):
         core = to_view(self._core)
-        r = Result(self._op, core, None, view=(self, to_view, move), boundaries=self._boundaries)
+        r = Result(self._op, core, None, view=(self, to_view, move), boundaries=self._boundaries, shape=shape)
+        r._no_bounds = self._no_bounds
         return r
 
     # ---- backward ----
@@ -503,7 +575,7 @@ class Result:
     def __repr__(self):
         if self._outputs is not None:
             return f"<exactref.Result {self._op} outputs={list(self._outputs)}>"
-        return (f"<exactref.Result {self._op} shape={self._core.shape} "
+        return (f"<exactref.Result {self._op} shape={self.shape} "
                 f"dtype={A.format_name(self._core.format)} guarantee={self.guarantee}>")
 
 
@@ -525,10 +597,19 @@ def _negate_bits(fmt, bits):
     return bits | (1 << (info["width"] - 1))
 
 
+def _reshape_any(arr, shape):
+    """A row-major reshape of a numpy array, a BitArray or an ExactArray (a view)."""
+    if isinstance(arr, A.BitArray):
+        return A.BitArray(arr.bits.reshape(shape), arr._fmt)
+    return arr.reshape(shape)
+
+
 def _output_array(output, fmt, shape):
     """An implementation's output as an array of the result's format: its dtype's values, or its bit patterns."""
     if isinstance(output, Result):
         output = output._single()
+    if isinstance(output, np.generic):
+        output = np.asarray(output)  # a numpy scalar (numpy.matmul of two vectors): a 0-d array
     if isinstance(output, A.BitArray):
         if output._fmt != fmt:
             raise TypeError(f"the output holds {output.format}; the result's dtype is {A.format_name(fmt)}")

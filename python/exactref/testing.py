@@ -16,23 +16,60 @@ def _hex(fmt, bits):
     return x.hex() if np.isfinite(x) else repr(x)
 
 
+def _values(bits, fmt):
+    """Bit patterns of fmt as float64 values (every modelled value is one)."""
+    return np.asarray(A._convert(np.asarray(bits), fmt, A.FMT_F64), dtype=np.float64)
+
+
+def _greatest(result, out_bits, core, tol):
+    """assert_close's lines: the greatest absolute and relative difference of the output from the
+    correctly rounded answer, where and what the bound allows there (finite elements only)."""
+    fmt = core.format
+    rb = A._bits_of(result.rounded)[0].reshape(core.shape)
+    try:
+        o, r = _values(out_bits, fmt), _values(rb, fmt)
+    except (TypeError, ValueError):
+        return []
+    with np.errstate(all="ignore"):
+        d = np.abs(o - r)
+        rel = d / np.abs(r)
+    ok = np.isfinite(o) & np.isfinite(r)
+    if not ok.any():
+        return []
+    lines = []
+    for what, v in (("absolute", d), ("relative", rel)):
+        v = np.where(ok & ~np.isnan(v), v, -1.0)
+        flat = int(np.argmax(v))
+        if v.reshape(-1)[flat] <= 0:
+            continue
+        idx = np.unravel_index(flat, core.shape)
+        t = float(tol.reshape(core.shape)[idx]) if tol is not None else float("nan")
+        if what == "relative":
+            t = t / abs(float(r[idx])) if r[idx] != 0 else float("inf")
+        lines.append(f"Greatest {what} difference from rounded: {float(v[idx]):.6g} at index "
+                     f"{result._user_index(idx)} (up to {t:.3g} allowed there)")
+    return lines
+
+
 def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, standard="normal"):
     """The judgment of output against result by the library's report function (the one `exactref check`
     prints), as a dict: elements, outside, hist (with hist_labels), worst_index, output_value,
     rounded_value, low_value, high_value, tolerance, ulps_beyond, worst_why, the vacuity flags, and
-    message: the assertion message, or None when every element is covered."""
-    from ._result import _opts_key, _output_array
+    message: the assertion message (at most about 12 lines: the count outside, the worst element in
+    output ulps, the greatest absolute and relative difference from rounded, the standard), or None
+    when every element is covered."""
+    __tracebackhide__ = True  # pytest: the caller's line, not this package's source
+    from ._result import _opts_key
 
     result._one("report")
     key = _opts_key(result, compute, ulps, flush_to_zero, standard)
     core = result._core_for(key)
     fmt = core.format
-    out = _output_array(output, fmt, core.shape)
-    bits, _ = A._bits_of(out)
+    bits = result._output_bits(output, fmt, core)
     rep = core.report(bits, *key)
     rep["standard"] = key[3]
     rep["compute"] = A.format_name(core.default_compute if key[0] < 0 else key[0])
-    rep["worst_index"] = tuple(int(i) for i in rep["worst_index"])
+    rep["worst_index"] = result._user_index(rep["worst_index"])
     rep["message"] = None
     if rep["outside"] == 0:
         return rep
@@ -40,7 +77,6 @@ def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, stan
     idx = rep["worst_index"]
     lines = [
         f"{result.op}: the output is not one a correct implementation can produce!",
-        "",
         f"Elements outside the bound: {outside} / {n} ({100.0 * outside / n:.1f}%)",
         f"Worst element at index {idx}: output {rep['output_value']!r} ({_hex(fmt, rep['output'])}), "
         f"rounded {rep['rounded_value']!r} ({_hex(fmt, rep['rounded'])}),",
@@ -52,13 +88,20 @@ def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, stan
         lines.append("no finite output is allowed there")
     why = rep["worst_why"]
     if why == "ulps":
-        lines.append(f"{rep['ulps_beyond']} output ulps beyond the bound")
+        flip = (rep["output_value"] < 0 < rep["rounded_value"]) or (rep["rounded_value"] < 0 < rep["output_value"])
+        lines.append(f"{rep['ulps_beyond']} output ulps beyond the bound" +
+                     (" (the output has the opposite sign of rounded)" if flip else ""))
     elif why == "int":
         lines.append(f"{rep['ulps_beyond']} away from the exact integer")
     elif why == "special":
         lines.append("an infinity or NaN that no correct implementation produces there")
     elif why == "not_finite":
         lines.append("a finite output where no correct implementation produces one")
+    if A.is_float(fmt):
+        tol = result._bounds_of(compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard).tolerance
+    else:
+        tol = np.zeros(core.shape)
+    lines += _greatest(result, bits, core, tol)
     if A.is_float(fmt):
         lines.append(f"(standard {key[3]!r}, compute {rep['compute']}{', flush to zero' if key[2] else ''}, "
                      f"output {A.format_name(fmt)})")
@@ -74,25 +117,37 @@ def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, stan
 
 
 def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard="normal", compute=None,
-                        ulps=None, flush_to_zero=False, dtype=None, rounding="nearest_even", msg=None):
+                        ulps=None, flush_to_zero=False, dtype=None, rounding="nearest_even", saturate=False,
+                        msg=None, backend="auto", threads=0, strategy="auto", device=None):
     """Assert that out is an output a correct implementation of a @ b (+ c) can produce, element by element.
 
-    a, b, c, out: anything er.asarray takes; scales=(a_scale, b_scale) for a block-scaled product;
-    dtype: the output format (default: out's dtype); standard, compute, ulps, flush_to_zero: the
+    a, b, c, out: anything er.asarray takes, with torch.matmul's shapes (1-D, 2-D, batch dimensions
+    broadcast: (B, H, L, d)); c is broadcast to the output as torch broadcasts a bias ((N,), (1, N),
+    (M, 1), a scalar); scales=(a_scale, b_scale) for a block-scaled product;
+    dtype: the output format (a name, numpy / ml_dtypes or torch dtype; default: out's dtype);
+    saturate: the output cast saturates (a value beyond the largest finite one gives the largest
+    finite value, as CUDA's satfinite and torch's CPU fp8 cast; the command's --saturate);
+    standard, compute, ulps, flush_to_zero: the
     implementations judged correct (Result.covers; standard="any_order" for BLAS-like kernels with
     any summation order and FMA, "normal" for index order, a tensor-core model such as "hopper").
     Integer operands check er.mmai's exact product.  block: the scales' block size; rounding: the
-    output's rounding direction; msg: a string put before the message, or a function of it.
+    output's rounding direction; msg: a string put before the message, or a function of it;
+    backend, threads, strategy, device: where the exact product is computed (er.matmul's; the bits
+    never depend on them).
 
     Raises AssertionError with the count outside, the worst element (output, rounded, allowed range,
-    ulps beyond) and the standard; warns (UserWarning) where the check passes but proves little.
+    ulps beyond), the greatest absolute and relative difference from rounded, and the standard, in
+    about ten lines (pytest shows the caller's line, not this package's source); warns (UserWarning) where the check passes but proves little.
     Returns the Result, for further checks.
 
     >>> er.testing.assert_matmul_valid(a, b, my_kernel(a, b), standard="any_order")
     """
+    __tracebackhide__ = True  # pytest: the caller's line, not this package's source
     from ._ops import _Operand, matmul, mma, mma_scaled, mmai
     from ._result import Result
 
+    if isinstance(out, np.generic):
+        out = np.asarray(out)  # a numpy scalar (numpy.matmul of two vectors): a 0-d array
     if not isinstance(out, (Result, A.BitArray)) and (isinstance(out, np.ndarray) or hasattr(out, "__dlpack__")):
         try:
             out = A.asarray(out)  # read once (a device tensor is copied once)
@@ -105,17 +160,21 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
             dtype = out._fmt
         elif isinstance(out, np.ndarray):
             dtype = A.format_id(out.dtype)
-    aa = a if isinstance(a, Result) else _Operand(a, "a").arr
-    bb = b if isinstance(b, Result) else _Operand(b, "b").arr
+    aa = a if isinstance(a, Result) else _Operand(a, "a", ndims=None).arr
+    bb = b if isinstance(b, Result) else _Operand(b, "b", ndims=None).arr
+    engine = dict(backend=backend, threads=threads, strategy=strategy, device=device)
     if scales is not None:
         sa, sb = scales
-        r = mma_scaled(aa, bb, sa, sb, block=block, C=c, dtype=dtype or "float32", rounding=rounding)
+        r = mma_scaled(aa, bb, sa, sb, block=block, C=c, dtype="float32" if dtype is None else dtype,
+                       rounding=rounding, saturate=saturate, **engine)
     elif not A.is_float(A._bits_of(aa.rounded if isinstance(aa, Result) else aa)[1]):
-        r = mmai(aa, bb, c)
+        if saturate:
+            raise ValueError("saturate= has no meaning for an integer product (mmai)")
+        r = mmai(aa, bb, c, **engine)
     elif c is not None:
-        r = mma(aa, bb, c, dtype=dtype, rounding=rounding)
+        r = mma(aa, bb, c, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
     else:
-        r = matmul(aa, bb, dtype=dtype, rounding=rounding)
+        r = matmul(aa, bb, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
     rep = report(r, out, compute=compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
     if rep["message"] is None and (rep["operand_vacuous"] or (rep["zero_accepted"] and rep["elements"])):
         # the check passed but proves little: say so, as `exactref check` does

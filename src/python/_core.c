@@ -2,6 +2,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pythread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exactref/exactref.h"
@@ -167,9 +169,12 @@ static int tol_opts(int compute, double ulps, int ftz, const char *standard, er_
 
 /*
  * create(a, afmt, b, bfmt, c, cfmt, a_scale, b_scale, sfmt, block, d, dfmt, rounding, backend, threads,
- *        a_from, b_from, c_from, from_compute, from_ulps, from_ftz, from_standard)
+ *        a_from, b_from, c_from, from_compute, from_ulps, from_ftz, from_standard[, opts, strategy, device])
  * a, b, c, the scales: bit-pattern buffers (c and the scales may be None); d: the writable output.
- * a_from, b_from, c_from: earlier results read in place of a, b, c (or None).
+ * a_from, b_from, c_from: earlier results read in place of a, b, c (or None).  opts: er_mma_args.opts
+ * (ER_OPT_SATURATE: `saturate=`, as the command's --saturate), 0 when not given; strategy
+ * (ER_STRATEGY_*, default auto) and device (-1: the environment's or the first) as the command's
+ * --strategy and --device.
  */
 static PyObject *py_create(PyObject *mod, PyObject *args)
 {
@@ -177,10 +182,12 @@ static PyObject *py_create(PyObject *mod, PyObject *args)
     int afmt, bfmt, cfmt, sfmt, block, dfmt, rounding, backend, threads, fcomp, fftz;
     double fulps;
     const char *fstd;
+    unsigned int opts = 0;
+    int strategy = ER_STRATEGY_AUTO, device = -1;
     (void)mod;
-    if (!PyArg_ParseTuple(args, "OiOiOiOOiiOiiiiOOOidis", &oa, &afmt, &ob, &bfmt, &oc, &cfmt, &osa, &osb, &sfmt,
+    if (!PyArg_ParseTuple(args, "OiOiOiOOiiOiiiiOOOidis|Iii", &oa, &afmt, &ob, &bfmt, &oc, &cfmt, &osa, &osb, &sfmt,
                           &block, &od, &dfmt, &rounding, &backend, &threads, &fa, &fb, &fc, &fcomp, &fulps, &fftz,
-                          &fstd))
+                          &fstd, &opts, &strategy, &device))
         return NULL;
     if (check_result(fa, "A") || check_result(fb, "B") || check_result(fc, "C")) return NULL;
     CResult *self = CResult_new_empty();
@@ -217,8 +224,11 @@ static PyObject *py_create(PyObject *mod, PyObject *args)
     }
     a.d = &self->ops[5].t;
     a.rounding = rounding;
+    a.opts = opts;
     a.backend = backend;
     a.threads = threads;
+    a.strategy = strategy;
+    a.device = device;
     char msg[1024] = "";
     er_status st;
     er_result *r = NULL;
@@ -789,6 +799,148 @@ static PyTypeObject CResult_Type = {
     .tp_getset = CResult_getset,
 };
 
+/* ---------------------------------------------------------------------------------------------- */
+/*
+ * DLPack export of a host buffer under a dtype code numpy cannot export (bfloat16, the fp8 formats),
+ * so that torch.from_dlpack(r.rounded) reads the answer in place.  The structures are DLPack's ABI
+ * (version 1): a DLTensor inside a managed tensor, legacy ("dltensor") or versioned
+ * ("dltensor_versioned", which can say read-only).  The capsule holds a buffer export of the array:
+ * the memory lives until the consumer calls the deleter (or the capsule dies unconsumed).
+ */
+typedef struct { uint32_t major, minor; } er_dl_version;
+typedef struct { int32_t device_type, device_id; } er_dl_device;
+typedef struct { uint8_t code, bits; uint16_t lanes; } er_dl_dtype;
+typedef struct {
+    void *data;
+    er_dl_device device;
+    int32_t ndim;
+    er_dl_dtype dtype;
+    int64_t *shape, *strides;
+    uint64_t byte_offset;
+} er_dl_tensor;
+typedef struct er_dl_managed {
+    er_dl_tensor t;
+    void *ctx;
+    void (*deleter)(struct er_dl_managed *);
+} er_dl_managed;
+typedef struct er_dl_managed_v {
+    er_dl_version version;
+    void *ctx;
+    void (*deleter)(struct er_dl_managed_v *);
+    uint64_t flags;
+    er_dl_tensor t;
+} er_dl_managed_v;
+
+#define ER_DL_READ_ONLY 1u
+#define ER_DL_MAX_DIMS 32
+
+typedef struct {
+    Py_buffer view;
+    int64_t shape[ER_DL_MAX_DIMS], strides[ER_DL_MAX_DIMS];
+    er_dl_managed m;
+    er_dl_managed_v v;
+} er_dl_ctx;
+
+static void er_dl_ctx_free(er_dl_ctx *ctx)
+{
+    /* a consumer may call the deleter from any thread: take the GIL to release the buffer */
+    if (Py_IsInitialized()) {
+        PyGILState_STATE g = PyGILState_Ensure();
+        PyBuffer_Release(&ctx->view);
+        PyGILState_Release(g);
+    }
+    free(ctx);
+}
+
+static void er_dl_delete(er_dl_managed *m) { er_dl_ctx_free((er_dl_ctx *)m->ctx); }
+static void er_dl_delete_v(er_dl_managed_v *m) { er_dl_ctx_free((er_dl_ctx *)m->ctx); }
+
+static void er_dl_capsule_free(PyObject *cap)
+{
+    /* not consumed (the name unchanged): the capsule owns the tensor */
+    if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+        er_dl_managed_v *m = (er_dl_managed_v *)PyCapsule_GetPointer(cap, "dltensor_versioned");
+        if (m && m->deleter) m->deleter(m);
+    } else if (PyCapsule_IsValid(cap, "dltensor")) {
+        er_dl_managed *m = (er_dl_managed *)PyCapsule_GetPointer(cap, "dltensor");
+        if (m && m->deleter) m->deleter(m);
+    }
+}
+
+/* dlpack(buffer, code, bits, versioned): a DLPack capsule over buffer (host memory, any strides that
+ * are multiples of the item size) with dtype (code, bits, 1 lane). */
+static PyObject *py_dlpack(PyObject *mod, PyObject *args)
+{
+    PyObject *obj;
+    int code, bits, versioned;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "Oiip", &obj, &code, &bits, &versioned)) return NULL;
+    if (code < 0 || code > 255 || bits <= 0 || bits > 255) {
+        PyErr_Format(PyExc_ValueError, "dlpack: bad dtype code %d / bits %d", code, bits);
+        return NULL;
+    }
+    er_dl_ctx *ctx = (er_dl_ctx *)calloc(1, sizeof *ctx);
+    if (!ctx) return PyErr_NoMemory();
+    if (PyObject_GetBuffer(obj, &ctx->view, PyBUF_RECORDS_RO) != 0) {
+        free(ctx);
+        return NULL;
+    }
+    Py_buffer *v = &ctx->view;
+    const char *fail = NULL;
+    if (v->ndim > ER_DL_MAX_DIMS) fail = "too many dimensions";
+    else if (v->itemsize * 8 != bits) fail = "the item size is not the dtype's";
+    else if (!versioned && v->readonly)
+        fail = "a read-only array cannot be exported through legacy DLPack (it cannot say read-only): "
+               "ask for DLPack 1.0 or later (torch.from_dlpack does)";
+    for (int d = 0; !fail && d < v->ndim; d++) {
+        Py_ssize_t s = v->strides ? v->strides[d] : 0;
+        if (!v->strides) {
+            s = v->itemsize;
+            for (int q = d + 1; q < v->ndim; q++) s *= v->shape[q];
+        }
+        if (s % v->itemsize) fail = "a stride is not a multiple of the item size";
+        ctx->shape[d] = v->shape[d];
+        ctx->strides[d] = s / v->itemsize;
+    }
+    if (fail) {
+        PyBuffer_Release(v);
+        free(ctx);
+        PyErr_Format(PyExc_BufferError, "dlpack: %s", fail);
+        return NULL;
+    }
+    er_dl_tensor t;
+    t.data = v->buf;
+    t.device.device_type = 1; /* kDLCPU */
+    t.device.device_id = 0;
+    t.ndim = v->ndim;
+    t.dtype.code = (uint8_t)code;
+    t.dtype.bits = (uint8_t)bits;
+    t.dtype.lanes = 1;
+    t.shape = ctx->shape;
+    t.strides = ctx->strides;
+    t.byte_offset = 0;
+    PyObject *cap;
+    if (versioned) {
+        ctx->v.version.major = 1;
+        ctx->v.version.minor = 1;
+        ctx->v.ctx = ctx;
+        ctx->v.deleter = er_dl_delete_v;
+        ctx->v.flags = v->readonly ? ER_DL_READ_ONLY : 0;
+        ctx->v.t = t;
+        cap = PyCapsule_New(&ctx->v, "dltensor_versioned", er_dl_capsule_free);
+    } else {
+        ctx->m.t = t;
+        ctx->m.ctx = ctx;
+        ctx->m.deleter = er_dl_delete;
+        cap = PyCapsule_New(&ctx->m, "dltensor", er_dl_capsule_free);
+    }
+    if (!cap) {
+        PyBuffer_Release(v);
+        free(ctx);
+    }
+    return cap;
+}
+
 static PyMethodDef module_methods[] = {
     {"create", py_create, METH_VARARGS, "Run an operation and keep its result."},
     {"convert", py_convert, METH_VARARGS, "Convert n bit patterns between formats."},
@@ -798,6 +950,7 @@ static PyMethodDef module_methods[] = {
     {"format_table", py_format_table, METH_NOARGS, "The format table."},
     {"standard_names", py_standard_names, METH_NOARGS, "The standards' names."},
     {"version", py_version, METH_NOARGS, "The library's version."},
+    {"dlpack", py_dlpack, METH_VARARGS, "A DLPack capsule over a host buffer with a given dtype code."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
@@ -822,5 +975,7 @@ PyMODINIT_FUNC PyInit__core(void)
     PyModule_AddIntConstant(m, "BACKEND_CPU", ER_BACKEND_CPU);
     PyModule_AddIntConstant(m, "BACKEND_OPENCL", ER_BACKEND_OPENCL);
     PyModule_AddIntConstant(m, "BACKEND_CUDA", ER_BACKEND_CUDA);
+    PyModule_AddIntConstant(m, "STRATEGY_AUTO", ER_STRATEGY_AUTO);
+    PyModule_AddIntConstant(m, "STRATEGY_EXACT", ER_STRATEGY_EXACT);
     return m;
 }

@@ -12,14 +12,22 @@ F32 = np.ones((2, 2), np.float32)
 def test_wrong_shapes():
     with pytest.raises(ValueError, match="inner dimensions differ"):
         er.matmul(np.ones((3, 2), np.float32), np.ones((3, 2), np.float32))
-    with pytest.raises(ValueError, match="must be 2-D or 3-D"):
+    # 1-D and N-D operands follow torch.matmul (test_torch_habits.py); a 0-d one has no dimension to multiply
+    with pytest.raises(ValueError, match="at least one dimension"):
+        er.matmul(np.float32(3), F32)
+    with pytest.raises(ValueError, match="inner dimensions differ"):
         er.matmul(np.ones(3, np.float32), F32)
-    with pytest.raises(ValueError, match="must be 2-D or 3-D"):
-        er.matmul(np.ones((1, 1, 2, 2), np.float32), F32)
     with pytest.raises(ValueError, match="batch"):
         er.matmul(np.ones((2, 2, 2), np.float32), np.ones((3, 2, 2), np.float32))
-    with pytest.raises(ValueError, match="C has shape"):
+    with pytest.raises(ValueError, match="do not broadcast"):
+        er.matmul(np.ones((4, 2, 2, 2), np.float32), np.ones((3, 2, 2), np.float32))
+    with pytest.raises(ValueError, match="must be 2-D or 3-D"):
+        er.mma_scaled(np.ones(32, np.float32), np.ones((32, 1), np.float32), np.ones((1, 1), ml_dtypes.float8_e8m0fnu),
+                      np.ones((1, 1), ml_dtypes.float8_e8m0fnu))
+    with pytest.raises(ValueError, match="C has shape .* does not broadcast"):
         er.mma(F32, F32, np.ones((3, 3), np.float32))
+    with pytest.raises(ValueError, match="C has shape .* does not broadcast"):
+        er.mma(F32, F32, np.ones((3, 2, 2), np.float32))  # C may not add a batch the product lacks
     r = er.matmul(F32, F32)
     with pytest.raises(ValueError, match="shape"):
         r.covers(np.ones((3, 2), np.float32))

@@ -77,3 +77,56 @@ def test_results_are_freed_without_the_cycle_collector():
         assert [w() for w in refs] == [None] * len(refs)
     finally:
         gc.enable()
+
+
+def test_dlpack_export_and_nd_routes_keep_memory_flat():
+    # the DLPack capsules of bf16 results (consumed by numpy's reader of a plain uint16 view, or dropped
+    # unconsumed) free their buffer exports; N-D operands and a broadcast bias keep nothing
+    import ml_dtypes
+
+    a = (np.arange(2 * 3 * 4 * 8, dtype=np.float32).reshape(2, 3, 4, 8) / 7).astype(ml_dtypes.bfloat16)
+    b = (np.arange(8 * 5, dtype=np.float32).reshape(8, 5) / 3).astype(ml_dtypes.bfloat16)
+    bias = np.arange(5, dtype=np.float32)
+    refs = (sys.getrefcount(a), sys.getrefcount(b), sys.getrefcount(bias))
+
+    def once():
+        r = er.mma(a, b, bias, dtype="bfloat16")
+        cap = r.rounded.__dlpack__(max_version=(1, 0))  # unconsumed: the capsule frees it
+        del cap
+        x = r.rounded
+        base_refs = sys.getrefcount(x)
+        cap = x.__dlpack__(max_version=(1, 0))
+        assert sys.getrefcount(x) >= base_refs  # the export holds the array (through its view)
+        del cap
+        r.tolerance()
+        r.covers(r.rounded)
+
+    for _ in range(300):
+        once()
+    gc.collect()
+    before = _rss_kib()
+    for _ in range(5000):
+        once()
+    gc.collect()
+    grown = _rss_kib() - before
+    assert (sys.getrefcount(a), sys.getrefcount(b), sys.getrefcount(bias)) == refs
+    assert grown < 4096, f"RSS grew by {grown} KiB over 5,000 calls"
+
+
+def test_a_consumed_export_keeps_the_memory_until_the_consumer_lets_go():
+    torch = __import__("pytest").importorskip("torch")
+    import weakref
+
+    import ml_dtypes
+
+    a = np.ones((4, 4), ml_dtypes.bfloat16)
+    r = er.matmul(a, a)
+    t = torch.from_dlpack(r.rounded)
+    w = weakref.ref(r)
+    del r
+    gc.collect()
+    assert w() is None  # the result went; the tensor still holds the answer's memory through the export
+    junk = [np.full((4, 4), 7.0, np.float32) for _ in range(100)]  # reuse of freed memory would show
+    assert (t.float() == 4.0).all(), t
+    del t, junk
+    gc.collect()

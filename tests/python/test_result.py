@@ -274,8 +274,9 @@ def test_exact_array_is_numpy_like():
 def test_docstrings_and_signatures():
     import inspect
 
-    assert str(inspect.signature(er.matmul)) == "(A, B, *, dtype=None, rounding='nearest_even')"
-    assert str(inspect.signature(er.mma)) == "(A, B, C, *, dtype=None, rounding='nearest_even')"
+    engine = "backend='auto', threads=0, strategy='auto', device=None"
+    assert str(inspect.signature(er.matmul)) == f"(A, B, *, dtype=None, rounding='nearest_even', saturate=False, {engine})"
+    assert str(inspect.signature(er.mma)) == f"(A, B, C, *, dtype=None, rounding='nearest_even', saturate=False, {engine})"
     for f in (er.asarray, er.matmul, er.mma, er.mma_scaled, er.mmai, er.formats, er.format_info, er.dtype_of,
               er.standards, er.testing.assert_matmul_valid, er.testing.report):
         assert f.__doc__ and len(f.__doc__.strip()) > 40, f.__name__

@@ -247,3 +247,116 @@ def test_torch_route_keeps_memory_and_references_flat():
     grown = rss_kib() - before
     assert (sys.getrefcount(a), sys.getrefcount(b), sys.getrefcount(out)) == refs  # no DLPack capsule kept
     assert grown < 4096, f"RSS grew by {grown} KiB over 10,000 calls"
+
+
+# ---- torch's habits (issue 30, item 3): dtypes, bias shapes, N-D batches, saturation, tensors out ----
+
+def test_torch_dtypes_are_taken_wherever_a_dtype_is(rng):
+    a = _tensor_of(rng.standard_normal((4, 32)).astype(ml_dtypes.bfloat16))
+    b = _tensor_of(rng.standard_normal((32, 3)).astype(ml_dtypes.bfloat16))
+    r = er.matmul(a, b, dtype=torch.float32)
+    assert r.rounded.dtype == np.float32
+    assert (_bits(r.rounded) == _bits(er.matmul(a, b, dtype="float32").rounded)).all()
+    assert er.matmul(a, b, dtype=torch.bfloat16).rounded.dtype == ml_dtypes.bfloat16
+    assert er.mma(a, b, np.zeros((4, 3), np.float32), dtype=torch.float16).rounded.dtype == np.float16
+    assert np.array_equal(r.tolerance(compute=torch.float32), r.tolerance(compute="f32"))
+    assert er.asarray([[1.5]], torch.float8_e4m3fn).dtype == ml_dtypes.float8_e4m3fn
+    assert er.dtype_of(torch.float8_e8m0fnu) == ml_dtypes.float8_e8m0fnu
+    sa = np.ones((4, 1), np.uint8) * 127  # e8m0 patterns of 1.0
+    sb = np.ones((1, 3), np.uint8) * 127
+    a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+    rs = er.mma_scaled(a8, b8, sa, sb, scale_dtype=torch.float8_e8m0fnu, dtype=torch.float32)
+    assert (_bits(rs.rounded) == _bits(er.matmul(a8, b8, dtype="float32").rounded)).all()
+    er.testing.assert_matmul_valid(a, b, torch.matmul(a.float(), b.float()), dtype=torch.float32, standard="any_order")
+    with pytest.raises(TypeError, match="complex64 is not a format exactref models"):
+        er.matmul(a, b, dtype=torch.complex64)
+
+
+@pytest.mark.parametrize("shape", [(7,), (1, 7), (5, 1), ()])
+def test_torch_bias_shapes(shape, rng):
+    a = torch.randn(5, 64, generator=torch.Generator().manual_seed(1)).to(torch.bfloat16)
+    b = torch.randn(64, 7, generator=torch.Generator().manual_seed(2)).to(torch.bfloat16)
+    bias = torch.randn(shape, generator=torch.Generator().manual_seed(3))
+    out = torch.addmm(bias, a.float(), b.float()) if len(shape) else a.float() @ b.float() + bias
+    r = er.testing.assert_matmul_valid(a, b, out, c=bias, standard="any_order")
+    assert r.shape == (5, 7)
+    full = bias.expand(5, 7)
+    assert (_bits(r.rounded) == _bits(er.mma(a, b, full.contiguous(), dtype="float32").rounded)).all()
+    # one element moved one ulp beyond its range is caught, at its index
+    bad = out.clone()
+    hi = r.finite_range(standard="any_order")[1]
+    bad[2, 3] = float(np.nextafter(np.float32(hi[2, 3]), np.float32(np.inf)))
+    with pytest.raises(AssertionError, match=r"index \(2, 3\)"):
+        er.testing.assert_matmul_valid(a, b, bad, c=bias, standard="any_order")
+
+
+def test_torch_4d_attention_shapes_are_covered(rng):
+    g = torch.Generator().manual_seed(4)
+    q = torch.randn(2, 3, 16, 64, generator=g).to(torch.bfloat16)
+    k = torch.randn(2, 3, 16, 64, generator=g).to(torch.bfloat16)
+    s = torch.matmul(q, k.transpose(-1, -2))  # (B, H, L, L) in bf16
+    r = er.testing.assert_matmul_valid(q, k.transpose(-1, -2), s, standard="any_order")
+    assert r.shape == (2, 3, 16, 16)
+    kv = torch.randn(2, 1, 64, 16, generator=g).to(torch.bfloat16)  # broadcast over heads
+    er.testing.assert_matmul_valid(q, kv, torch.matmul(q, kv), standard="any_order")
+    v = torch.randn(64, generator=g).to(torch.bfloat16)  # a vector: torch drops the dimension
+    out = torch.matmul(q, v)
+    assert er.testing.assert_matmul_valid(q, v, out, standard="any_order").shape == tuple(out.shape)
+
+
+def test_torch_saturating_fp8_cast_has_no_false_alarm(rng):
+    g = torch.Generator().manual_seed(5)
+    a = (torch.randn(16, 32, generator=g) * 12).to(torch.float8_e4m3fn)
+    b = (torch.randn(32, 16, generator=g) * 12).to(torch.float8_e4m3fn)
+    acc = torch.matmul(a.float(), b.float())
+    assert (acc.abs() > 464).sum() > 0  # the premise: some elements overflow e4m3fn
+    out = acc.to(torch.float8_e4m3fn)  # torch's CPU cast saturates
+    er.testing.assert_matmul_valid(a, b, out, saturate=True, standard="any_order")
+    with pytest.raises(AssertionError, match="outside the bound"):
+        er.testing.assert_matmul_valid(a, b, out, standard="any_order")
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float32"])
+def test_results_become_torch_tensors_without_a_copy(dtype, rng):
+    a = rng.standard_normal((6, 16)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((16, 5)).astype(ml_dtypes.bfloat16)
+    r = er.matmul(a, b, dtype=dtype)
+    t = torch.from_dlpack(r.rounded)
+    assert t.dtype == getattr(torch, dtype) and tuple(t.shape) == r.shape
+    assert t.data_ptr() == r.rounded.ctypes.data  # the same memory
+    w = t.element_size()
+    assert (t.view(TORCH_INT_OF_WIDTH[w]).numpy().view(UINT[w]) == _bits(r.rounded)).all()
+    lo, hi = r.finite_range()
+    assert torch.from_dlpack(hi).dtype == t.dtype and torch.from_dlpack(r.tolerance()).dtype == torch.float64
+    tt = torch.from_dlpack(r.rounded.T)  # strides travel
+    assert tt.stride() == (1, 5) and torch.equal(tt.view(TORCH_INT_OF_WIDTH[w]), t.view(TORCH_INT_OF_WIDTH[w]).T)
+    # the documented from_numpy recipe: an integer view of the same bits, then torch's view as the dtype
+    if w == 2 and dtype != "float32":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # torch: "the given NumPy array is not writable"
+            u = torch.from_numpy(r.rounded.view(np.int16)).view(getattr(torch, dtype))
+        assert u.data_ptr() == t.data_ptr() and torch.equal(u.view(torch.int16), t.view(torch.int16))
+    del t, tt
+    import gc
+
+    gc.collect()
+    assert (_bits(r.rounded) == _bits(er.matmul(a, b, dtype=dtype).rounded)).all()  # still alive and intact
+
+
+def test_f32_scalar_scales_from_torch_are_taken(rng):
+    g = torch.Generator().manual_seed(6)
+    a = (torch.randn(4, 32, generator=g) * 4).to(torch.float8_e4m3fn)
+    b = (torch.randn(32, 5, generator=g) * 4).to(torch.float8_e4m3fn)
+    sa, sb = torch.tensor(.37), torch.tensor(1.9)  # float32 scalars, as torch._scaled_mm takes them
+    r = er.mma_scaled(a, b, sa, sb)
+    # the same exact value through the per-row / per-column route, and through scaled float64 operands
+    r2 = er.mma_scaled(a, b, sa.expand(4).clone(), sb.expand(5).clone())
+    assert (_bits(r.rounded) == _bits(r2.rounded)).all()
+    a64 = a.double() * float(sa)  # exact: 4 + 24 significant bits
+    b64 = b.double() * float(sb)
+    assert (_bits(r.rounded) == _bits(er.matmul(a64.numpy(), b64.numpy(), dtype="float32").rounded)).all()
+    # the check of such a kernel says what is missing rather than "a_scale must be 2-D or 3-D"
+    out = torch._scaled_mm(a, b.t().contiguous().t(), scale_a=sa, scale_b=sb, out_dtype=torch.float32) \
+        if hasattr(torch, "_scaled_mm") else torch.zeros(4, 5)
+    with pytest.raises(NotImplementedError, match="not modelled yet"):
+        er.testing.assert_matmul_valid(a, b, out, scales=(sa, sb))
