@@ -134,6 +134,15 @@ er_standard er_standard_for_inputs(const er_standard *std, int a_format, int b_f
     return s;
 }
 
+/* The index of an engine key in keys[] (f is F), or -1. */
+static int key_index(const char *const *keys, int n, const char *key)
+{
+    if (!strcmp(key, "f")) key = "F";
+    for (int i = 0; i < n; i++)
+        if (!strcmp(keys[i], key)) return i;
+    return -1;
+}
+
 #define msgf er_msgf /* src/host/er_msg.h */
 
 er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t msg_size)
@@ -155,6 +164,10 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
     if (!strncmp(spec, "engine:", 7) || !strcmp(spec, "engine")) {
         const char *p = spec + (spec[6] == ':' ? 7 : 6);
         int set_p = 0, set_round = 0;
+        /* each key at most once (F and f are one key), and a comma only between two of them */
+        static const char *const keys[] = {"k", "F", "p", "F2", "stages", "promote", "group", "floor", "tf32",
+                                           "round", "d"};
+        unsigned seen = 0;
         *s = (er_standard){ER_STD_ENGINE, "", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0, ER_FMT_F32, 0, 0};
         snprintf(s->name, sizeof s->name, "%.47s", spec);
         while (*p) {
@@ -164,25 +177,33 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
             if (sscanf(p, "%15[a-zA-Z0-9_]=%ld%n", key, &v, &used) != 2) {
                 char word[16];
                 if (sscanf(p, "round=%15[a-z_]%n", word, &used) == 1) {
+                    if (seen & 1u << 9) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': the key 'round' is given twice", spec);
+                    seen |= 1u << 9;
                     if (!strcmp(word, "zero")) s->out_round = ER_RND_ZERO;
                     else if (!strcmp(word, "nearest_even")) s->out_round = ER_RND_NEAREST_EVEN;
                     else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': round is zero or nearest_even", spec);
                     set_round = 1;
                     p += used;
-                    if (*p == ',') p++;
+                    if (*p == ',' && !*++p) break;
                     continue;
                 }
                 if (sscanf(p, "d=%15[a-z0-9]%n", word, &used) == 1) {
+                    if (seen & 1u << 10) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': the key 'd' is given twice", spec);
+                    seen |= 1u << 10;
                     /* the accumulator D: f32 (default) or f16 (then p=10, round=nearest_even unless given) */
                     if (!strcmp(word, "f32")) s->acc_fmt = ER_FMT_F32;
                     else if (!strcmp(word, "f16")) s->acc_fmt = ER_FMT_F16;
                     else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': d is f32 or f16", spec);
                     p += used;
-                    if (*p == ',') p++;
+                    if (*p == ',' && !*++p) break;
                     continue;
                 }
                 return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected key=value at '%s'", spec, p);
             }
+            int ki = key_index(keys, (int)(sizeof keys / sizeof keys[0]), key);
+            if (ki >= 0 && (seen & 1u << ki))
+                return msgf(msg, msg_size, ER_EINVAL, "standard '%s': the key '%s' is given twice", spec, keys[ki]);
+            if (ki >= 0) seen |= 1u << ki;
             if (v < 0 || v > 4096) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': %s=%ld out of range", spec, key, v);
             if (!strcmp(key, "k") && v >= 1) s->k = (int)v;
             else if (!strcmp(key, "F")) s->F = (int)v;
@@ -196,8 +217,10 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
             else if (!strcmp(key, "tf32")) s->tf32_inputs = v != 0;
             else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': unknown or invalid key '%s'", spec, key);
             p += used;
-            if (*p == ',') p++;
+            if (*p == ',' && !*++p) break;
         }
+        if (*p == '\0' && p > spec && p[-1] == ',')
+            return msgf(msg, msg_size, ER_EINVAL, "standard '%s': a trailing comma (a key=value must follow it)", spec);
         if (s->promote && s->promote % s->k)
             return msgf(msg, msg_size, ER_EINVAL, "standard '%s': promote must be a multiple of k", spec);
         if (s->acc_fmt == ER_FMT_F16) {

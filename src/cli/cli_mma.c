@@ -385,6 +385,20 @@ int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what)
                                   "integers (mmai). For fp8 bit patterns in a uint8/int8 array, name the format: "
                                   "%s f8E4M3FN (or f8E5M2, ...)", fname(&m->A), fa.name, fname(&m->B), fb.name,
                                   aint ? "--a-format" : "--b-format");
+    /* the accumulator's kind is the product's: a float C for mma, i32 for mmai */
+    if (m->C.loaded) {
+        er_format_info fc;
+        er_format_get_info(m->C.t.format, &fc);
+        if (!aint && fc.kind != ER_KIND_FLOAT)
+            return er_cli_usage_error(cmd, "--acc %s was read as %s integers, and the product of A (%s, %s) and B "
+                                      "(%s, %s) is a float product, whose accumulator is a float format: name "
+                                      "it, e.g. --acc-format f32 (each value must then be an f32 value)",
+                                      fname(&m->C), fc.name, fname(&m->A), fa.name, fname(&m->B), fb.name);
+        if (aint && bint && m->C.t.format != ER_FMT_I32)
+            return er_cli_usage_error(cmd, "--acc %s is %s, and the integer product (mmai) of A (%s, %s) and B (%s, "
+                                      "%s) takes an i32 accumulator (an int32 array)",
+                                      fname(&m->C), fc.name, fname(&m->A), fa.name, fname(&m->B), fb.name);
+    }
     if (aint && bint) {
         const char *flag = m->rounding_set ? "--rounding" : (m->opts & ER_OPT_SATURATE) ? "--saturate"
                            : m->ftz ? "--flush-to-zero" : NULL;

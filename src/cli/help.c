@@ -51,6 +51,7 @@ static const char *const help_main =
     "    EXACTREF_OPENCL_DEVICE  index of the OpenCL device to use (see exactref info)\n"
     "    EXACTREF_CUDA_DEVICE    index of the CUDA device to use\n"
     "    EXACTREF_BACKEND        cpu, opencl or cuda: what --backend auto uses, at every size\n"
+    "                            (auto or empty: auto's own choice; anything else: exit 2)\n"
     "    EXACTREF_CUDA_MODULE    the path of libexactref_cuda.so (the CUDA backend module)\n"
     "    EXACTREF_PROGRESS_AFTER seconds before a long command shows its progress on a terminal\n"
     "                            (default 1)\n"
