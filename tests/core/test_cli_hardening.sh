@@ -474,6 +474,107 @@ run "save bounds" 0 "" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/kk.npy" --save-boun
 run "save bounds f32" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds "$tmp/bounds2"
 head -c 128 "$tmp/bounds2/range_low.npy" | grep -q "'descr': '<f4'" && head -c 128 "$tmp/bounds2/tolerance.npy" | grep -q "'shape': (2, 2)" && ok || bad "save bounds f32 headers"
 
+# ---- issue 33, item 2: two outputs naming one file, existing or not, refused before any work ----
+mkdir "$tmp/al" "$tmp/al/sub"
+ln -s "$tmp/al/sub" "$tmp/al/lnk"
+# al/out: outputs spelt two ways (neither file exists); each pair exits 2 and writes nothing
+alias_pair() { # NAME ARGS...: exit 2 with "name the same", no file written in $tmp/al
+    an=$1; shift
+    run "item 2: $an" 2 "name the same" "$@"
+    [ -z "$(find "$tmp/al" -type f)" ] && ok || { bad "item 2 ($an): it wrote $(find "$tmp/al" -type f | tr '\n' ' ')"; find "$tmp/al" -type f -exec rm {} +; }
+    [ -s "$tmp/out" ] && bad "item 2 ($an): the work ran: $(head -c 100 "$tmp/out")" || ok
+}
+here=$(pwd)
+cd "$tmp/al" || exit 1
+alias_pair "-o x.npy --odd ./x.npy" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o x.npy --odd ./x.npy
+alias_pair "--json r.x --junit \$PWD/r.x" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json r.x --junit "$tmp/al/r.x"
+alias_pair "--json sub/../r.x --plot r.x" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json sub/../r.x --plot r.x
+cd "$here" || exit 1
+alias_pair "through a linked directory" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/al/sub/x.npy" --enclosure "$tmp/al/lnk/x.npy" "$tmp/al/hi.npy"
+alias_pair "lnk/.. is al" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json "$tmp/al/lnk/../r.json" --junit "$tmp/al/r.json"
+# the bundle's files against the other outputs, in an existing directory and in one to be created
+alias_pair "--json on the bundle's out.npy" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --json "$tmp/al/lnk/out.npy" --save-failures "$tmp/al/sub"
+alias_pair "--plot on the bundle's repro.sh" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --plot "$tmp/al/sub/repro.sh" --save-failures "$tmp/al/./sub/"
+alias_pair "--junit on a bounds file" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --junit "$tmp/al/sub/has_range.npy" --save-bounds "$tmp/al/lnk"
+alias_pair "--json is the bundle directory" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --json "$tmp/al/new" --save-failures "$tmp/al/sub/../new"
+alias_pair "bundle and bounds, one new directory" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-bounds "$tmp/al/new" --save-failures "$tmp/al/lnk/../new/"
+[ -e "$tmp/al/new" ] && bad "item 2: a refused directory was created" || ok
+# acc.npy is written only with --acc: a --json of that name in the bundle directory is not a clash
+run "item 2: no false clash" 1 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --json "$tmp/al/sub/acc.npy" --save-failures "$tmp/al/sub"
+rm -rf "$tmp/al"
+
+# ---- issue 33, item 3: a file size limit (ulimit -f, SIGXFSZ): the write fails, exit 3, no temporary ----
+mkdir "$tmp/fsz"
+ones64=$(printf '\\000\\000\\200\\077%.0s' $(seq 64))
+mknpy "$tmp/c64.npy" '<f4' '(64, 1)' "$ones64"
+mknpy "$tmp/r64.npy" '<f4' '(1, 64)' "$ones64"
+mknpy "$tmp/z64.npy" '<f4' '(64, 64)' "$(printf '\\000\\000\\000\\000%.0s' $(seq 4096))"   # all outside: a long JSON
+seq 3000 | sed 's/.*/3f800000/' >"$tmp/fsz.txt"
+fsz() { # NAME ARGS...: under a 4 KB file size limit (stdout in $tmp/fsz/stdout), exit 3 and no temporary left
+    name=$1; shift
+    (ulimit -f 8; exec "$X" "$@") >"$tmp/fsz/stdout" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 3 ] && ok || bad "item 3: $name under ulimit -f exits $rc, want 3: $(cat "$tmp/err")"
+    ls "$tmp/fsz" | grep -q 'tmp-' && bad "item 3: $name left $(ls "$tmp/fsz")" || ok
+}
+fsz "matmul -o" matmul "$tmp/c64.npy" "$tmp/r64.npy" --out-format f32 -o "$tmp/fsz/d.npy"
+[ -e "$tmp/fsz/d.npy" ] && bad "item 3: matmul left a partial output" || ok
+fsz "check --json" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --json "$tmp/fsz/r.json"
+fsz "check --save-bounds" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --save-bounds "$tmp/fsz/b"
+ls "$tmp/fsz/b" | grep -q 'tmp-' && bad "item 3: --save-bounds left $(ls "$tmp/fsz/b")" || ok
+fsz "convert to a redirected stdout" convert --from f32 --to bf16 "$tmp/fsz.txt"
+grep -q "cannot write the output: File too large" "$tmp/err" && ok || bad "item 3: convert: the reason: $(cat "$tmp/err")"
+rm -rf "$tmp/fsz" "$tmp/fsz.txt"
+
+# ---- issue 33, item 9: a closed pipe is exit 3 with the reason, not death by SIGPIPE (rc 141) ----
+if command -v python3 >"$tmp/which" 2>&1; then
+    # closed_pipe ARGS...: the command with its standard output a pipe whose reader has gone
+    closed_pipe() {
+        python3 -c 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+print(subprocess.call(sys.argv[1:], stdout=w, stderr=open(os.environ["ERRF"], "w")))' "$X" "$@" >"$tmp/rc.txt"
+        rc=$(cat "$tmp/rc.txt")
+    }
+    for c in "--help" "formats" "check --standard list"; do
+        ERRF="$tmp/err" closed_pipe $c
+        [ "$rc" = 3 ] && grep -q "standard output" "$tmp/err" && ok || bad "item 9: '$c' into a closed pipe: $rc, want 3: $(cat "$tmp/err")"
+    done
+    ERRF="$tmp/err" closed_pipe matmul "$tmp/c64.npy" "$tmp/r64.npy" --out-format f32 -o -
+    [ "$rc" = 3 ] && ok || bad "item 9: matmul -o - into a closed pipe: $rc, want 3: $(cat "$tmp/err")"
+    ERRF="$tmp/err" closed_pipe check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json -
+    [ "$rc" = 3 ] && ok || bad "item 9: check --json - into a closed pipe: $rc, want 3: $(cat "$tmp/err")"
+fi
+
+# ---- issue 33, item 9: the smaller ones ----
+# an engine model's key given twice, or a trailing comma: refused, naming the key
+run "item 9: engine key twice" 2 "the key 'p' is given twice" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:p=1,p=23
+run "item 9: engine F and f" 2 "the key 'F' is given twice" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:F=20,f=21
+run "item 9: engine round twice" 2 "the key 'round' is given twice" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:round=zero,k=4,round=nearest_even
+run "item 9: engine trailing comma" 2 "a trailing comma" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:k=8,p=23,
+run "item 9: engine model" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:k=8,F=24,round=zero,d=f32
+# an integer --acc: the message names the file and the flag (was the library's "c: i32 is not a float format")
+run "item 9: integer --acc, float product" 2 "--acc $tmp/i32o.npy was read as i32 integers" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --acc "$tmp/i32o.npy" --out-format f32 -o "$tmp/x.npy"
+has "item 9: integer --acc: the flag" "$tmp/err" "--acc-format f32"
+run "item 9: integer --acc, check" 2 "--acc $tmp/u8.npy was read as u8 integers" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --acc "$tmp/u8.npy"
+run "item 9: float --acc, integer product" 2 "--acc $tmp/one.npy is f32, and the integer product (mmai)" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/kk.npy" --acc "$tmp/one.npy"
+# one element wrapped, in the singular
+run "item 9: one element wrapped" 0 "note: 1 element wrapped modulo 2^32 (its exact sum" matmul "$tmp/ia.npy" "$tmp/ib.npy" --acc "$tmp/ic.npy" --out-format i32 -o "$tmp/x.npy"
+# EXACTREF_BACKEND with another value than cpu, opencl, cuda, auto: refused (exit 2), never the CPU in silence
+EXACTREF_BACKEND=garbage "$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/eb.npy" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && grep -qF 'EXACTREF_BACKEND="garbage" is not one of cpu, opencl, cuda, auto' "$tmp/err" && ok || bad "item 9: EXACTREF_BACKEND=garbage: exit $rc: $(cat "$tmp/err")"
+[ -e "$tmp/eb.npy" ] && bad "item 9: EXACTREF_BACKEND=garbage wrote the output" || ok
+EXACTREF_BACKEND=garbage "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && grep -qF 'EXACTREF_BACKEND="garbage"' "$tmp/err" && ok || bad "item 9: check with EXACTREF_BACKEND=garbage: exit $rc: $(cat "$tmp/err")"
+EXACTREF_BACKEND=garbage "$X" info >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && grep -qF 'EXACTREF_BACKEND="garbage"' "$tmp/err" && ok || bad "item 9: info with EXACTREF_BACKEND=garbage: exit $rc: $(cat "$tmp/err")"
+for v in cpu auto ""; do
+    EXACTREF_BACKEND=$v "$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/eb.npy" >"$tmp/out" 2>"$tmp/err" && cmp -s "$tmp/eb.npy" "$tmp/d.npy" && ok || bad "item 9: EXACTREF_BACKEND='$v': $(cat "$tmp/err")"
+done
+
 ls "$tmp" | grep -q 'tmp-' && bad "a temporary file was left behind" || ok
 # the report names the standard the bounds used: cdna3 on fp8 operands is cdna3-fp8 (issue 11)
 mknpy "$tmp/f8.npy" '|u1' '(2, 2)' '\100\100\100\100'
