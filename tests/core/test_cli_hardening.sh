@@ -575,6 +575,45 @@ for v in cpu auto ""; do
     EXACTREF_BACKEND=$v "$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/eb.npy" >"$tmp/out" 2>"$tmp/err" && cmp -s "$tmp/eb.npy" "$tmp/d.npy" && ok || bad "item 9: EXACTREF_BACKEND='$v': $(cat "$tmp/err")"
 done
 
+# ---- issue 33, item 4: the BLAS under resource limits: no hang, no death, the same bits ----
+# 0.1f everywhere: not integers, so the certified fast path's products go through the BLAS (where the
+# build has one).  Each run has a time limit only so that a hang fails instead of stopping the suite.
+mknpy "$tmp/p64.npy" '<f4' '(64, 64)' "$(printf '\\315\\314\\314\\075%.0s' $(seq 4096))"
+run "item 4: setup" 0 "" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/p64d.npy" --backend cpu
+if ! grep -qa __asan_init "$X"; then # (AddressSanitizer needs terabytes of address space)
+    for v in 61440 102400 204800; do
+        (ulimit -v $v; exec timeout -s KILL 60 "$X" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/lim.npy" \
+            --backend cpu) >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        [ "$rc" = 0 ] && cmp -s "$tmp/lim.npy" "$tmp/p64d.npy" && ok || bad "item 4: matmul under ulimit -v $v: exit $rc: $(cat "$tmp/err")"
+        rm -f "$tmp/lim.npy"
+        (ulimit -v $v; exec timeout -s KILL 60 "$X" check "$tmp/p64.npy" "$tmp/p64.npy" "$tmp/p64d.npy" --backend cpu) >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        [ "$rc" = 0 ] && ok || bad "item 4: check under ulimit -v $v: exit $rc: $(cat "$tmp/err")"
+    done
+fi
+# one process for the user (RLIMIT_NPROC; root is not bound by it, so root runs it as nobody): the
+# BLAS cannot start its threads, and the command must neither die (OpenBLAS raises SIGINT) nor fail
+np_run=""
+if [ "$(id -u)" != 0 ]; then np_run=" "
+elif command -v setpriv >"$tmp/which" 2>&1 && setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$X" 2>"$tmp/err"; then
+    np_run="setpriv --reuid=65534 --regid=65534 --clear-groups"
+fi
+if [ -n "$np_run" ] && command -v prlimit >"$tmp/which" 2>&1; then
+    mkdir "$tmp/np"
+    chmod 777 "$tmp/np"
+    chmod 711 "$tmp"
+    timeout -s KILL 60 $np_run prlimit --nproc=1 "$X" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/np/d.npy" \
+        --backend cpu >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    chmod 700 "$tmp"
+    [ "$rc" = 0 ] && cmp -s "$tmp/np/d.npy" "$tmp/p64d.npy" && ok || bad "item 4: matmul with one process allowed: exit $rc: $(cat "$tmp/err")"
+    hasnt "item 4: nproc: no message from the BLAS" "$tmp/err" "pthread_create failed"
+    rm -rf "$tmp/np"
+else
+    echo "note: item 4: RLIMIT_NPROC not tried (root without setpriv, or no prlimit)"
+fi
+
 ls "$tmp" | grep -q 'tmp-' && bad "a temporary file was left behind" || ok
 # the report names the standard the bounds used: cdna3 on fp8 operands is cdna3-fp8 (issue 11)
 mknpy "$tmp/f8.npy" '|u1' '(2, 2)' '\100\100\100\100'
