@@ -7,6 +7,7 @@
 #include "host/er_msg.h"
 #include "exactref/core/er_formats.h"
 #include "exactref/exactref.h"
+#include "standards_internal.h"
 
 /*
  * The matrix-engine models of docs/accumulation-models.md, one row each, with the instructions they
@@ -231,4 +232,76 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
         return ER_OK;
     }
     return msgf(msg, msg_size, ER_EFORMAT, "unknown standard '%s' (known: %s)", spec, er_standard_names());
+}
+
+/* ---- The operands a row's instructions take (er_standard_check_operands_). ---- */
+
+static const struct {
+    const char *rows;     /* the rows' names, space separated */
+    const char *takes;    /* the operand formats of their instructions */
+    const char *in_words; /* the same, for the message */
+} er_operands_[] = {
+    {"volta volta-f16 turing turing-f16 ampere-f16 hopper-f16 blackwell-f16", "f16", "f16"},
+    {"ampere ada-f16 hopper blackwell cdna3", "f16 bf16", "f16, bf16"},
+    {"ampere-tf32 ada-tf32 hopper-tf32 blackwell-tf32 cdna3-xf32", "f32 tf32", "f32 read as tf32"},
+    {"ada-fp8 ada-fp8-f16 hopper-fp8 hopper-fp8-f16 deepgemm-fp8", "f8E4M3FN f8E5M2", "e4m3, e5m2 (f8E4M3FN, f8E5M2)"},
+    {"blackwell-f8f6f4 blackwell-f8f6f4-f16 blackwell-mxf8f6f4", "f8E4M3FN f8E5M2 f6E2M3FN f6E3M2FN f4E2M1FN",
+     "e4m3, e5m2, e2m3, e3m2, e2m1 (f8E4M3FN, f8E5M2, f6E2M3FN, f6E3M2FN, f4E2M1FN)"},
+    {"blackwell-mxf4", "f4E2M1FN", "e2m1 (f4E2M1FN)"},
+    {"cdna3-fp8", "f8E4M3FNUZ f8E5M2FNUZ f8E4M3FN f8E5M2", "fp8, bf8 (f8E4M3FNUZ, f8E5M2FNUZ; or the OCP f8E4M3FN, f8E5M2)"},
+};
+
+/* Every value of format x is a value of format y (both floats): precision, range, least quantum. */
+static int values_within(int x, int y)
+{
+    er_format_info fx, fy;
+    if (x == y) return 1;
+    if (er_format_get_info(x, &fx) != ER_OK || er_format_get_info(y, &fy) != ER_OK) return 0;
+    if (fx.kind != ER_KIND_FLOAT || fy.kind != ER_KIND_FLOAT || !fy.has_subnormals) return 0;
+    int px = fx.significand_bits + 1, py = fy.significand_bits + 1;
+    if (!fy.is_signed && fx.is_signed) return 0;
+    return px <= py && fx.emax <= fy.emax && fx.emin - px >= fy.emin - py;
+}
+
+er_status er_standard_check_operands_(const er_standard *std, int a_format, int b_format, const char *which_a,
+                                      const char *which_b, char *msg, size_t msg_size)
+{
+    if (!std || std->kind != ER_STD_ENGINE) return ER_OK;
+    /* the row: by its name or an alias (a model of one's own, engine:..., has none) */
+    const char *row = NULL;
+    for (int i = 0; i < ER_NMODELS && !row; i++)
+        if (!strcmp(std->name, er_models_[i].name) || in_words(er_models_[i].aliases, std->name)) row = er_models_[i].name;
+    if (!row) return ER_OK;
+    for (size_t r = 0; r < sizeof er_operands_ / sizeof er_operands_[0]; r++) {
+        if (!in_words(er_operands_[r].rows, row)) continue;
+        const int fmts[2] = {a_format, b_format};
+        const char *which[2] = {which_a ? which_a : "A", which_b ? which_b : "B"};
+        for (int side = 0; side < 2; side++) {
+            int ok = 0, first = -1;
+            char name[32];
+            for (const char *p = er_operands_[r].takes; *p && !ok;) {
+                size_t w = strcspn(p, " ");
+                int f;
+                snprintf(name, sizeof name, "%.*s", (int)w, p);
+                if (er_format_from_name(name, &f) == ER_OK) {
+                    if (first < 0) first = f;
+                    ok = values_within(fmts[side], f);
+                }
+                p += w;
+                while (*p == ' ') p++;
+            }
+            if (!ok) {
+                er_format_info fi;
+                const char *fname = er_format_get_info(fmts[side], &fi) == ER_OK ? fi.name : "?";
+                return msgf(msg, msg_size, ER_EINVAL,
+                            "--standard %s models instructions whose operands are %s, and %s is %s, with values "
+                            "they do not hold: the model does not apply. If its values are values of one of "
+                            "them, declare it (%s %s); normal and any_order take any operands",
+                            std->name, er_operands_[r].in_words, which[side], fname,
+                            side ? "--b-format" : "--a-format", first >= 0 ? er_format_name(first) : "...");
+            }
+        }
+        return ER_OK;
+    }
+    return ER_OK;
 }

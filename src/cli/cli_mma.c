@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli_mma.h"
+#include "standards_internal.h"
 
 const char *const er_cli_mma_flags_help =
     "    --acc C.npy            the accumulator input C (any float format; i32 for mmai)\n"
@@ -433,6 +434,17 @@ int er_cli_mma_out_kind(er_cli_mma *m, int out_fmt, const char *out_what)
                                       "product's (mmai: i8/u8 operands)",
                                       fname(&m->A), fa.name, fname(&m->B), fb.name, fo.name, out_what);
     }
+    return ER_EXIT_OK;
+}
+
+int er_cli_standard_operands(const er_cli_mma *m, const er_standard *std)
+{
+    char msg[1024], wa[4200], wb[4200];
+    er_standard used = er_standard_for_inputs(std, m->A.t.format, m->B.t.format);
+    snprintf(wa, sizeof wa, "A (%s)", fname(&m->A));
+    snprintf(wb, sizeof wb, "B (%s)", fname(&m->B));
+    if (er_standard_check_operands_(&used, m->A.t.format, m->B.t.format, wa, wb, msg, sizeof msg) != ER_OK)
+        return er_cli_usage_error(m->cmd, "%s", msg);
     return ER_EXIT_OK;
 }
 

@@ -402,6 +402,7 @@ int er_cmd_check(int argc, char **argv)
         }
     }
     if ((rc = er_cli_mma_validate(&m, O.format, pos[2])) != ER_EXIT_OK) goto done;
+    if ((rc = er_cli_standard_operands(&m, &std)) != ER_EXIT_OK) goto done; /* hopper-fp8 on f32 operands, ... */
     int64_t batch, rows, cols;
     int batched;
     er_cli_mma_shape(&m, &batch, &rows, &cols, &batched);

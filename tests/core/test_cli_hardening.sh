@@ -250,18 +250,19 @@ has "D11 message" "$tmp/out" "a finite value where only NaN is allowed"
 hasnt "D11 not an infinity" "$tmp/out" "an infinity or NaN that no correct"
 
 # ---- issue 11: a reference that overflows to +inf (6 terms of 1.5 2^127, two of them negated) ----
-M='\000\000\100\177'; P='\000\000\200\077'; N='\000\000\200\277'
-mknpy "$tmp/am.npy" '<f4' '(1, 6)' "$M$M$M$M$M$M"
-mknpy "$tmp/bm.npy" '<f4' '(6, 1)' "$P$P$P$P$N$N"
+# (bf16 patterns: hopper models wgmma on f16/bf16 operands)
+M='\100\177'; P='\200\077'; N='\200\277'
+mknpy "$tmp/am.npy" '<u2' '(1, 6)' "$M$M$M$M$M$M"
+mknpy "$tmp/bm.npy" '<u2' '(6, 1)' "$P$P$P$P$N$N"
 mknpy "$tmp/ninf.npy" '<f4' '(1, 1)' '\000\000\200\377'
 mknpy "$tmp/fmax.npy" '<f4' '(1, 1)' '\377\377\177\177'
 for o in ninf fmax; do
-    run "issue 11 $o under hopper" 0 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/$o.npy" --standard hopper
+    run "issue 11 $o under hopper" 0 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/$o.npy" $BF --standard hopper
     grep -qE '^ +inf/NaN allowed +1$' "$tmp/out" && ok || bad "issue 11 $o: not in the inf/NaN allowed bin: $(cat "$tmp/out")"
     hasnt "issue 11 $o no ratio" "$tmp/out" "of its tolerance used"
     hasnt "issue 11 $o no nan tolerance" "$tmp/out" "tolerance nan"
 done
-run "issue 11 -inf under normal" 1 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/ninf.npy"
+run "issue 11 -inf under normal" 1 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/ninf.npy" $BF
 has "issue 11 -inf names what is allowed" "$tmp/out" "(allowed: +inf)"
 
 # ---- D12: conflicting or meaningless flags ----
@@ -547,6 +548,9 @@ print(subprocess.call(sys.argv[1:], stdout=w, stderr=open(os.environ["ERRF"], "w
 fi
 
 # ---- issue 33, item 9: the smaller ones ----
+mknpy "$tmp/f8e.npy" '|u1' '(2, 2)' '\070\070\070\070'   # f8E4M3FN 1.0
+mknpy "$tmp/f8eo.npy" '<f4' '(2, 2)' '\000\000\000\100\000\000\000\100\000\000\000\100\000\000\000\100'
+mknpy "$tmp/f8.npy" '|u1' '(2, 2)' '\070\070\070\070'
 # an engine model's key given twice, or a trailing comma: refused, naming the key
 run "item 9: engine key twice" 2 "the key 'p' is given twice" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:p=1,p=23
 run "item 9: engine F and f" 2 "the key 'F' is given twice" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:F=20,f=21
@@ -560,6 +564,19 @@ run "item 9: integer --acc, check" 2 "--acc $tmp/u8.npy was read as u8 integers"
 run "item 9: float --acc, integer product" 2 "--acc $tmp/one.npy is f32, and the integer product (mmai)" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/kk.npy" --acc "$tmp/one.npy"
 # one element wrapped, in the singular
 run "item 9: one element wrapped" 0 "note: 1 element wrapped modulo 2^32 (its exact sum" matmul "$tmp/ia.npy" "$tmp/ib.npy" --acc "$tmp/ic.npy" --out-format i32 -o "$tmp/x.npy"
+# a matrix-engine standard on operands its instructions do not take (f32 under hopper-fp8): refused,
+# with the formats it takes and the flag that declares them; narrower operands (fp8 under hopper) pass
+run "item 9: hopper-fp8 on f32" 2 "--standard hopper-fp8 models instructions whose operands are e4m3, e5m2" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --standard hopper-fp8
+has "item 9: hopper-fp8 on f32: the operand" "$tmp/err" "A ($tmp/c64.npy) is f32"
+has "item 9: hopper-fp8 on f32: the flag" "$tmp/err" "(--a-format f8E4M3FN)"
+[ -s "$tmp/out" ] && bad "item 9: hopper-fp8 on f32: the check ran" || ok
+run "item 9: blackwell-nvf4 on f32" 2 "--standard blackwell-nvf4 models instructions whose operands are e2m1" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --standard blackwell-nvf4
+run "item 9: hopper-fp8 on bf16 B" 2 "B ($tmp/b.npy) is bf16" check "$tmp/f8.npy" "$tmp/b.npy" "$tmp/d.npy" --a-format f8E4M3FN --b-format bf16 --standard hopper-fp8
+run "item 9: hopper on f32" 2 "whose operands are f16, bf16" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --standard hopper
+run "item 9: hopper-tf32 on f32" 1 "" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --standard hopper-tf32
+run "item 9: hopper-fp8 on fp8" 0 "" check "$tmp/f8e.npy" "$tmp/f8e.npy" "$tmp/f8eo.npy" --a-format f8E4M3FN --b-format f8E4M3FN --standard hopper-fp8
+run "item 9: hopper on fp8" 0 "" check "$tmp/f8e.npy" "$tmp/f8e.npy" "$tmp/f8eo.npy" --a-format f8E4M3FN --b-format f8E4M3FN --standard hopper
+run "item 9: an engine model of one's own on f32" 1 "" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --standard engine:k=32,F=13,p=13
 # EXACTREF_BACKEND with another value than cpu, opencl, cuda, auto: refused (exit 2), never the CPU in silence
 EXACTREF_BACKEND=garbage "$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/eb.npy" >"$tmp/out" 2>"$tmp/err"
 rc=$?
