@@ -599,12 +599,12 @@ mknpy "$tmp/p64.npy" '<f4' '(64, 64)' "$(printf '\\315\\314\\314\\075%.0s' $(seq
 run "item 4: setup" 0 "" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/p64d.npy" --backend cpu
 if ! grep -qa __asan_init "$X"; then # (AddressSanitizer needs terabytes of address space)
     for v in 61440 102400 204800; do
-        (ulimit -v $v; exec timeout -s KILL 60 "$X" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/lim.npy" \
+        (ulimit -v $v; exec timeout -s KILL 30 "$X" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/lim.npy" \
             --backend cpu) >"$tmp/out" 2>"$tmp/err"
         rc=$?
         [ "$rc" = 0 ] && cmp -s "$tmp/lim.npy" "$tmp/p64d.npy" && ok || bad "item 4: matmul under ulimit -v $v: exit $rc: $(cat "$tmp/err")"
         rm -f "$tmp/lim.npy"
-        (ulimit -v $v; exec timeout -s KILL 60 "$X" check "$tmp/p64.npy" "$tmp/p64.npy" "$tmp/p64d.npy" --backend cpu) >"$tmp/out" 2>"$tmp/err"
+        (ulimit -v $v; exec timeout -s KILL 30 "$X" check "$tmp/p64.npy" "$tmp/p64.npy" "$tmp/p64d.npy" --backend cpu) >"$tmp/out" 2>"$tmp/err"
         rc=$?
         [ "$rc" = 0 ] && ok || bad "item 4: check under ulimit -v $v: exit $rc: $(cat "$tmp/err")"
     done
@@ -620,7 +620,7 @@ if [ -n "$np_run" ] && command -v prlimit >"$tmp/which" 2>&1; then
     mkdir "$tmp/np"
     chmod 777 "$tmp/np"
     chmod 711 "$tmp"
-    timeout -s KILL 60 $np_run prlimit --nproc=1 "$X" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/np/d.npy" \
+    timeout -s KILL 30 $np_run prlimit --nproc=1 "$X" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/np/d.npy" \
         --backend cpu >"$tmp/out" 2>"$tmp/err"
     rc=$?
     chmod 700 "$tmp"
