@@ -1,14 +1,18 @@
 /* cpu_gemm.c: binary64 matrix products for the engine's certified fast path: a blocked kernel in index
  * order, and products in any order through a CBLAS where the build found one. */
-#define _GNU_SOURCE /* pthread_sigmask, dlopen */
+#define _GNU_SOURCE /* pthread_sigmask, dlopen, sched_getaffinity, MAP_NORESERVE */
 #include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cpu_internal.h"
 #ifdef ER_HAVE_BLAS
@@ -236,6 +240,15 @@ static int gemm_split(const double *a, int64_t lda, const double *b, int64_t ldb
  * build time (its integer type); the library is the one found then (ER_BLAS_PATH), else its usual
  * names.  One product at a time through it from this library: its thread count is set to the caller's
  * for the call and put back after it (other users of the BLAS in the process keep theirs).
+ *
+ * Limits (issue 33): OpenBLAS cannot fail.  A pool thread it cannot start at load makes it raise(SIGINT)
+ * (under `ulimit -u`), and a work buffer it cannot map (128 MiB of address space per thread that runs
+ * a part of a product, taken on first use and kept; under `ulimit -v`) makes it retry for ever.  So
+ * before loading it, the threads of its pool are started here and the buffers' address space mapped
+ * here (and given back), and before a product needing more buffers than the BLAS has had, their
+ * address space is mapped again: where either fails, the product runs on the kernel above (the
+ * fast path's results do not depend on the order of the sums, so the bits are the same).  The product
+ * itself runs with the caller's signal mask: SIGINT and SIGTERM end a long product as any other.
  */
 typedef __typeof__(&cblas_dgemm) dgemm_fn;
 typedef __typeof__(&cblas_sgemm) sgemm_fn;
@@ -248,7 +261,71 @@ static dgemm_fn blas_dgemm;
 static sgemm_fn blas_sgemm;
 static set_threads_fn blas_set;
 static get_threads_fn blas_get;
-static int blas_split; /* 1: OpenBLAS with its own pthreads pool (openblas_get_parallel() == 1) */
+static int blas_split;   /* 1: OpenBLAS with its own pthreads pool (openblas_get_parallel() == 1) */
+static int blas_buffers; /* work buffers the BLAS has had for the caller's threads at once (blas_lock) */
+
+/* The address space of one work buffer of OpenBLAS 0.3 on x86-64 (BUFFER_SIZE, 128 MiB, and a page),
+ * with room to spare; other BLAS libraries take less. */
+#define ER_BLAS_BUFFER ((size_t)130 << 20)
+#define ER_BLAS_MAX_PROBE 512
+
+/* Whether n buffers' address space can be mapped now (RLIMIT_AS, RLIMIT_DATA, strict overcommit):
+ * mapped without its pages and given back at once. */
+static int blas_room(int n)
+{
+    if (n <= 0) return 1;
+    size_t need = (size_t)n * ER_BLAS_BUFFER;
+    void *p = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return 0;
+    munmap(p, need);
+    return 1;
+}
+
+static pthread_mutex_t probe_gate = PTHREAD_MUTEX_INITIALIZER;
+
+static void *probe_thread(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&probe_gate); /* held by blas_can_start until every probe thread exists */
+    pthread_mutex_unlock(&probe_gate);
+    return NULL;
+}
+
+/* Whether n more threads (with the default stack, as the BLAS starts them) can exist at once now. */
+static int blas_can_start(int n)
+{
+    pthread_t th[ER_BLAS_MAX_PROBE];
+    int made = 0, ok = 1;
+    if (n > ER_BLAS_MAX_PROBE) n = ER_BLAS_MAX_PROBE;
+    pthread_mutex_lock(&probe_gate);
+    for (; made < n; made++)
+        if (pthread_create(&th[made], NULL, probe_thread, NULL) != 0) {
+            ok = 0;
+            break;
+        }
+    pthread_mutex_unlock(&probe_gate);
+    for (int i = 0; i < made; i++) pthread_join(th[i], NULL);
+    return ok;
+}
+
+/* The threads OpenBLAS runs when loaded: the processors this process may use, fewer where
+ * OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS or OMP_NUM_THREADS (the first one set) says so. */
+static int blas_load_threads(void)
+{
+    static const char *const vars[] = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"};
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 && CPU_COUNT(&set) < n) n = CPU_COUNT(&set);
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *e = getenv(vars[i]);
+        long v = e ? strtol(e, NULL, 10) : 0;
+        if (v > 0) {
+            if (v < n) n = v;
+            break;
+        }
+    }
+    return n < 1 ? 1 : n > ER_BLAS_MAX_PROBE ? ER_BLAS_MAX_PROBE : (int)n;
+}
 
 static void *blas_sym(void *h, const char *name)
 {
@@ -258,12 +335,32 @@ static void *blas_sym(void *h, const char *name)
 static void blas_load(void)
 {
     static const char *names[] = {ER_BLAS_PATH, ER_BLAS_SONAME, "libopenblas.so.0", "libblis.so.4", "libcblas.so.3"};
-    sigset_t all, old;
+    sigset_t all, old, pending;
     void *h = NULL, *f;
+    int pool = blas_load_threads() - 1, sigint_before, sigint_after;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old); /* threads the library starts inherit this mask */
+    /* its pool's threads and their buffers must be there to be had: else no BLAS in this process */
+    if (!blas_can_start(pool) || !blas_room(pool)) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return;
+    }
+    sigpending(&pending);
+    sigint_before = sigismember(&pending, SIGINT);
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++)
         if (names[i][0]) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    sigpending(&pending);
+    sigint_after = sigismember(&pending, SIGINT);
+    if (h && sigint_after && !sigint_before) {
+        /* OpenBLAS raises SIGINT at the thread that loads it when it could not start its pool after
+         * all: take that signal back and leave the library unused */
+        struct timespec zero = {0, 0};
+        sigset_t only;
+        sigemptyset(&only);
+        sigaddset(&only, SIGINT);
+        (void)sigtimedwait(&only, NULL, &zero);
+        h = NULL;
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!(f = blas_sym(h, "cblas_dgemm"))) return;
     memcpy(&blas_dgemm, &f, sizeof f);
@@ -315,27 +412,48 @@ int er_cpu_gemm_uses_blas(void)
 }
 
 #ifdef ER_HAVE_BLAS
-/* The way into and out of one product through the BLAS: one at a time from this library, every signal
- * blocked (threads the BLAS starts now inherit the mask), its thread count the caller's for the call
- * (1 per call where ours split the rows: blas_split) and put back after it. */
-static int64_t blas_enter(int threads, sigset_t *old)
+/* The way into and out of one product through the BLAS: one at a time from this library, its thread
+ * count the caller's for the call (1 per call where ours split the rows: blas_split) and put back
+ * after it, set with every signal blocked (threads the BLAS starts then inherit the mask); the
+ * product itself runs with the caller's mask.  0 (and nothing held) where the BLAS could not get the
+ * buffers of `threads` parts at once, or start the threads asked for: the caller runs the kernel. */
+static int blas_enter(int threads, int64_t *before)
 {
-    sigset_t all;
-    int64_t before = 0;
+    sigset_t all, old;
+    int parts = threads < 1 ? 1 : threads;
     pthread_mutex_lock(&blas_lock);
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, old);
-    if (blas_set) {
-        before = (int64_t)(int32_t)blas_get();
-        blas_set(blas_split ? 1 : threads < 1 ? 1 : threads);
+    if (parts > blas_buffers && !blas_room(parts - blas_buffers)) {
+        pthread_mutex_unlock(&blas_lock);
+        return 0;
     }
-    return before;
+    *before = 0;
+    if (blas_set) {
+        int want = blas_split ? 1 : parts;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        *before = (int64_t)(int32_t)blas_get();
+        if (want > *before && !blas_can_start(want - (int)*before)) {
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            pthread_mutex_unlock(&blas_lock);
+            return 0;
+        }
+        blas_set(want);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    return 1;
 }
 
-static void blas_leave(int64_t before, const sigset_t *old)
+static void blas_leave(int threads, int64_t before)
 {
-    if (blas_set && before > 0) blas_set(before);
-    pthread_sigmask(SIG_SETMASK, old, NULL);
+    sigset_t all, old;
+    int parts = threads < 1 ? 1 : threads;
+    if (parts > blas_buffers) blas_buffers = parts; /* they exist now, and the BLAS keeps them */
+    if (blas_set && before > 0) {
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        blas_set(before);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
     pthread_mutex_unlock(&blas_lock);
 }
 #endif
@@ -345,10 +463,9 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
 {
     if (m <= 0 || n <= 0) return 0;
 #ifdef ER_HAVE_BLAS
+    int64_t before;
     if (m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX && k > 0 &&
-        er_cpu_gemm_uses_blas()) {
-        sigset_t old;
-        int64_t before = blas_enter(threads, &old);
+        er_cpu_gemm_uses_blas() && blas_enter(threads, &before)) {
         if (blas_split && threads > 1) {
             /* One single-threaded call per thread of ours, on a fixed range of rows each.  OpenBLAS's
              * own pool stays idle, and idle it sleeps: between its calls the pool's threads busy-wait
@@ -359,7 +476,7 @@ int er_cpu_gemm_any(const double *a, int64_t lda, const double *b, int64_t ldb, 
             blas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b,
                        (int)ldb, 0.0, c, (int)ldc);
         }
-        blas_leave(before, &old);
+        blas_leave(threads, before);
         return 0;
     }
 #endif
@@ -391,10 +508,9 @@ int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, 
                       int64_t n, int64_t k, int threads)
 {
 #ifdef ER_HAVE_BLAS
+    int64_t before;
     if (m > 0 && n > 0 && k > 0 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX &&
-        ldc <= INT_MAX && er_cpu_gemm_uses_blas() && blas_sgemm) {
-        sigset_t old;
-        int64_t before = blas_enter(threads, &old);
+        ldc <= INT_MAX && er_cpu_gemm_uses_blas() && blas_sgemm && blas_enter(threads, &before)) {
         if (blas_split && threads > 1) {
             enum { MAXT = 256 };
             sgemm_part g[MAXT];
@@ -419,7 +535,7 @@ int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, 
             blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b,
                        (int)ldb, 0.0f, c, (int)ldc);
         }
-        blas_leave(before, &old);
+        blas_leave(threads, before);
         return 0;
     }
 #endif

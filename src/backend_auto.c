@@ -68,8 +68,8 @@ int er_backend_auto(int64_t macs, int device, char *why, size_t why_size)
         if (!strcmp(env, "cpu")) return say(why, why_size, ER_BACKEND_CPU, "EXACTREF_BACKEND=cpu, whatever the size");
         if (!strcmp(env, "opencl")) return say(why, why_size, ER_BACKEND_OPENCL, "EXACTREF_BACKEND=opencl, whatever the size");
         if (!strcmp(env, "cuda")) return say(why, why_size, ER_BACKEND_CUDA, "EXACTREF_BACKEND=cuda, whatever the size");
-        if (strcmp(env, "auto"))
-            return say(why, why_size, ER_BACKEND_CPU, "EXACTREF_BACKEND=\"%s\" is not cpu, opencl, cuda or auto: the CPU",
+        if (strcmp(env, "auto")) /* a typo must not silently mean the CPU: the callers refuse it */
+            return say(why, why_size, -1, "EXACTREF_BACKEND=\"%.100s\" is not one of cpu, opencl, cuda, auto (or empty)",
                        env);
     }
     if (macs < ER_AUTO_DEVICE_MACS)

@@ -33,6 +33,10 @@ int er_route(const er_route_op *op, void *ctx, int backend, int device, int64_t 
         char why[256], dmsg[512];
         why[0] = '\0';
         be = er_backend_auto(macs, device, why, sizeof why);
+        if (be < 0) { /* EXACTREF_BACKEND holds something else: the caller's mistake */
+            if (msg && msg_size) snprintf(msg, msg_size, "%s", why);
+            return ER_EINVAL;
+        }
         if (op->notes && be == ER_BACKEND_CPU && ER_HAVE_CUDA && macs >= ER_AUTO_DEVICE_MACS &&
             !getenv("EXACTREF_BACKEND") && note && note_size)
             /* a build with the CUDA backend on a machine without a usable device: say so, once per call */

@@ -7,6 +7,7 @@
 #include "host/er_msg.h"
 #include "exactref/core/er_formats.h"
 #include "exactref/exactref.h"
+#include "standards_internal.h"
 
 /*
  * The matrix-engine models of docs/accumulation-models.md, one row each, with the instructions they
@@ -134,6 +135,15 @@ er_standard er_standard_for_inputs(const er_standard *std, int a_format, int b_f
     return s;
 }
 
+/* The index of an engine key in keys[] (f is F), or -1. */
+static int key_index(const char *const *keys, int n, const char *key)
+{
+    if (!strcmp(key, "f")) key = "F";
+    for (int i = 0; i < n; i++)
+        if (!strcmp(keys[i], key)) return i;
+    return -1;
+}
+
 #define msgf er_msgf /* src/host/er_msg.h */
 
 er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t msg_size)
@@ -155,6 +165,10 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
     if (!strncmp(spec, "engine:", 7) || !strcmp(spec, "engine")) {
         const char *p = spec + (spec[6] == ':' ? 7 : 6);
         int set_p = 0, set_round = 0;
+        /* each key at most once (F and f are one key), and a comma only between two of them */
+        static const char *const keys[] = {"k", "F", "p", "F2", "stages", "promote", "group", "floor", "tf32",
+                                           "round", "d"};
+        unsigned seen = 0;
         *s = (er_standard){ER_STD_ENGINE, "", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0, ER_FMT_F32, 0, 0};
         snprintf(s->name, sizeof s->name, "%.47s", spec);
         while (*p) {
@@ -164,25 +178,33 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
             if (sscanf(p, "%15[a-zA-Z0-9_]=%ld%n", key, &v, &used) != 2) {
                 char word[16];
                 if (sscanf(p, "round=%15[a-z_]%n", word, &used) == 1) {
+                    if (seen & 1u << 9) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': the key 'round' is given twice", spec);
+                    seen |= 1u << 9;
                     if (!strcmp(word, "zero")) s->out_round = ER_RND_ZERO;
                     else if (!strcmp(word, "nearest_even")) s->out_round = ER_RND_NEAREST_EVEN;
                     else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': round is zero or nearest_even", spec);
                     set_round = 1;
                     p += used;
-                    if (*p == ',') p++;
+                    if (*p == ',' && !*++p) break;
                     continue;
                 }
                 if (sscanf(p, "d=%15[a-z0-9]%n", word, &used) == 1) {
+                    if (seen & 1u << 10) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': the key 'd' is given twice", spec);
+                    seen |= 1u << 10;
                     /* the accumulator D: f32 (default) or f16 (then p=10, round=nearest_even unless given) */
                     if (!strcmp(word, "f32")) s->acc_fmt = ER_FMT_F32;
                     else if (!strcmp(word, "f16")) s->acc_fmt = ER_FMT_F16;
                     else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': d is f32 or f16", spec);
                     p += used;
-                    if (*p == ',') p++;
+                    if (*p == ',' && !*++p) break;
                     continue;
                 }
                 return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected key=value at '%s'", spec, p);
             }
+            int ki = key_index(keys, (int)(sizeof keys / sizeof keys[0]), key);
+            if (ki >= 0 && (seen & 1u << ki))
+                return msgf(msg, msg_size, ER_EINVAL, "standard '%s': the key '%s' is given twice", spec, keys[ki]);
+            if (ki >= 0) seen |= 1u << ki;
             if (v < 0 || v > 4096) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': %s=%ld out of range", spec, key, v);
             if (!strcmp(key, "k") && v >= 1) s->k = (int)v;
             else if (!strcmp(key, "F")) s->F = (int)v;
@@ -196,8 +218,10 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
             else if (!strcmp(key, "tf32")) s->tf32_inputs = v != 0;
             else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': unknown or invalid key '%s'", spec, key);
             p += used;
-            if (*p == ',') p++;
+            if (*p == ',' && !*++p) break;
         }
+        if (*p == '\0' && p > spec && p[-1] == ',')
+            return msgf(msg, msg_size, ER_EINVAL, "standard '%s': a trailing comma (a key=value must follow it)", spec);
         if (s->promote && s->promote % s->k)
             return msgf(msg, msg_size, ER_EINVAL, "standard '%s': promote must be a multiple of k", spec);
         if (s->acc_fmt == ER_FMT_F16) {
@@ -208,4 +232,76 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
         return ER_OK;
     }
     return msgf(msg, msg_size, ER_EFORMAT, "unknown standard '%s' (known: %s)", spec, er_standard_names());
+}
+
+/* ---- The operands a row's instructions take (er_standard_check_operands_). ---- */
+
+static const struct {
+    const char *rows;     /* the rows' names, space separated */
+    const char *takes;    /* the operand formats of their instructions */
+    const char *in_words; /* the same, for the message */
+} er_operands_[] = {
+    {"volta volta-f16 turing turing-f16 ampere-f16 hopper-f16 blackwell-f16", "f16", "f16"},
+    {"ampere ada-f16 hopper blackwell cdna3", "f16 bf16", "f16, bf16"},
+    {"ampere-tf32 ada-tf32 hopper-tf32 blackwell-tf32 cdna3-xf32", "f32 tf32", "f32 read as tf32"},
+    {"ada-fp8 ada-fp8-f16 hopper-fp8 hopper-fp8-f16 deepgemm-fp8", "f8E4M3FN f8E5M2", "e4m3, e5m2 (f8E4M3FN, f8E5M2)"},
+    {"blackwell-f8f6f4 blackwell-f8f6f4-f16 blackwell-mxf8f6f4", "f8E4M3FN f8E5M2 f6E2M3FN f6E3M2FN f4E2M1FN",
+     "e4m3, e5m2, e2m3, e3m2, e2m1 (f8E4M3FN, f8E5M2, f6E2M3FN, f6E3M2FN, f4E2M1FN)"},
+    {"blackwell-mxf4", "f4E2M1FN", "e2m1 (f4E2M1FN)"},
+    {"cdna3-fp8", "f8E4M3FNUZ f8E5M2FNUZ f8E4M3FN f8E5M2", "fp8, bf8 (f8E4M3FNUZ, f8E5M2FNUZ; or the OCP f8E4M3FN, f8E5M2)"},
+};
+
+/* Every value of format x is a value of format y (both floats): precision, range, least quantum. */
+static int values_within(int x, int y)
+{
+    er_format_info fx, fy;
+    if (x == y) return 1;
+    if (er_format_get_info(x, &fx) != ER_OK || er_format_get_info(y, &fy) != ER_OK) return 0;
+    if (fx.kind != ER_KIND_FLOAT || fy.kind != ER_KIND_FLOAT || !fy.has_subnormals) return 0;
+    int px = fx.significand_bits + 1, py = fy.significand_bits + 1;
+    if (!fy.is_signed && fx.is_signed) return 0;
+    return px <= py && fx.emax <= fy.emax && fx.emin - px >= fy.emin - py;
+}
+
+er_status er_standard_check_operands_(const er_standard *std, int a_format, int b_format, const char *which_a,
+                                      const char *which_b, char *msg, size_t msg_size)
+{
+    if (!std || std->kind != ER_STD_ENGINE) return ER_OK;
+    /* the row: by its name or an alias (a model of one's own, engine:..., has none) */
+    const char *row = NULL;
+    for (int i = 0; i < ER_NMODELS && !row; i++)
+        if (!strcmp(std->name, er_models_[i].name) || in_words(er_models_[i].aliases, std->name)) row = er_models_[i].name;
+    if (!row) return ER_OK;
+    for (size_t r = 0; r < sizeof er_operands_ / sizeof er_operands_[0]; r++) {
+        if (!in_words(er_operands_[r].rows, row)) continue;
+        const int fmts[2] = {a_format, b_format};
+        const char *which[2] = {which_a ? which_a : "A", which_b ? which_b : "B"};
+        for (int side = 0; side < 2; side++) {
+            int ok = 0, first = -1;
+            char name[32];
+            for (const char *p = er_operands_[r].takes; *p && !ok;) {
+                size_t w = strcspn(p, " ");
+                int f;
+                snprintf(name, sizeof name, "%.*s", (int)w, p);
+                if (er_format_from_name(name, &f) == ER_OK) {
+                    if (first < 0) first = f;
+                    ok = values_within(fmts[side], f);
+                }
+                p += w;
+                while (*p == ' ') p++;
+            }
+            if (!ok) {
+                er_format_info fi;
+                const char *fname = er_format_get_info(fmts[side], &fi) == ER_OK ? fi.name : "?";
+                return msgf(msg, msg_size, ER_EINVAL,
+                            "--standard %s models instructions whose operands are %s, and %s is %s, with values "
+                            "they do not hold: the model does not apply. If its values are values of one of "
+                            "them, declare it (%s %s); normal and any_order take any operands",
+                            std->name, er_operands_[r].in_words, which[side], fname,
+                            side ? "--b-format" : "--a-format", first >= 0 ? er_format_name(first) : "...");
+            }
+        }
+        return ER_OK;
+    }
+    return ER_OK;
 }

@@ -106,7 +106,9 @@ ER_API er_status er_mma(er_mma_args *args);
 /*
  * The backend ER_BACKEND_AUTO runs for a problem of `macs` multiply-adds (batch x m x n x k) on device
  * `device` (-1: the environment's choice), and why, in one sentence, into why (may be NULL):
- *   - EXACTREF_BACKEND=cpu|opencl|cuda in the environment: that backend;
+ *   - EXACTREF_BACKEND=cpu|opencl|cuda in the environment: that backend; any other value than these,
+ *     auto and the empty string: -1, why saying so (er_mma and the bounds then fail with ER_EINVAL and
+ *     that sentence);
  *   - below ER_AUTO_DEVICE_MACS multiply-adds: the CPU (a device's start-up costs more than the work);
  *   - a CUDA device (the CUDA backend module loads and the driver reports one): cuda;
  *   - an OpenCL device of type GPU or accelerator: opencl;

@@ -61,7 +61,10 @@ ER_API void er_npy_free(er_npy *a);
  *     create files in;
  *   - while the temporary file exists, SIGINT, SIGTERM, SIGHUP and SIGQUIT are held (the thread's
  *     signal mask), so an interrupted program leaves no temporary file: the signal is delivered once
- *     the file is renamed or removed.
+ *     the file is renamed or removed;
+ *   - a write beyond the file size limit (ulimit -f) fails with EFBIG, and the temporary file is
+ *     removed, only if the program ignores SIGXFSZ (the exactref command and Python do); otherwise
+ *     the system ends the program at that write.  Likewise SIGPIPE for a FIFO whose reader has gone.
  * Out of memory gives ER_ENOMEM.
  */
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli_mma.h"
+#include "standards_internal.h"
 
 const char *const er_cli_mma_flags_help =
     "    --acc C.npy            the accumulator input C (any float format; i32 for mmai)\n"
@@ -385,6 +386,20 @@ int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what)
                                   "integers (mmai). For fp8 bit patterns in a uint8/int8 array, name the format: "
                                   "%s f8E4M3FN (or f8E5M2, ...)", fname(&m->A), fa.name, fname(&m->B), fb.name,
                                   aint ? "--a-format" : "--b-format");
+    /* the accumulator's kind is the product's: a float C for mma, i32 for mmai */
+    if (m->C.loaded) {
+        er_format_info fc;
+        er_format_get_info(m->C.t.format, &fc);
+        if (!aint && fc.kind != ER_KIND_FLOAT)
+            return er_cli_usage_error(cmd, "--acc %s was read as %s integers, and the product of A (%s, %s) and B "
+                                      "(%s, %s) is a float product, whose accumulator is a float format: name "
+                                      "it, e.g. --acc-format f32 (each value must then be an f32 value)",
+                                      fname(&m->C), fc.name, fname(&m->A), fa.name, fname(&m->B), fb.name);
+        if (aint && bint && m->C.t.format != ER_FMT_I32)
+            return er_cli_usage_error(cmd, "--acc %s is %s, and the integer product (mmai) of A (%s, %s) and B (%s, "
+                                      "%s) takes an i32 accumulator (an int32 array)",
+                                      fname(&m->C), fc.name, fname(&m->A), fa.name, fname(&m->B), fb.name);
+    }
     if (aint && bint) {
         const char *flag = m->rounding_set ? "--rounding" : (m->opts & ER_OPT_SATURATE) ? "--saturate"
                            : m->ftz ? "--flush-to-zero" : NULL;
@@ -419,6 +434,17 @@ int er_cli_mma_out_kind(er_cli_mma *m, int out_fmt, const char *out_what)
                                       "product's (mmai: i8/u8 operands)",
                                       fname(&m->A), fa.name, fname(&m->B), fb.name, fo.name, out_what);
     }
+    return ER_EXIT_OK;
+}
+
+int er_cli_standard_operands(const er_cli_mma *m, const er_standard *std)
+{
+    char msg[1024], wa[4200], wb[4200];
+    er_standard used = er_standard_for_inputs(std, m->A.t.format, m->B.t.format);
+    snprintf(wa, sizeof wa, "A (%s)", fname(&m->A));
+    snprintf(wb, sizeof wb, "B (%s)", fname(&m->B));
+    if (er_standard_check_operands_(&used, m->A.t.format, m->B.t.format, wa, wb, msg, sizeof msg) != ER_OK)
+        return er_cli_usage_error(m->cmd, "%s", msg);
     return ER_EXIT_OK;
 }
 

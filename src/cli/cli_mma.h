@@ -43,6 +43,10 @@ int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what);
  * an exit status. */
 int er_cli_mma_out_kind(er_cli_mma *m, int out_fmt, const char *out_what);
 /* er_mma arguments over the loaded operands (d, outputs and stats left to the caller). */
+/* The operands suit the matrix-engine standard std (er_standard_check_operands_): 0, else the reason
+ * on stderr and 2. */
+int er_cli_standard_operands(const er_cli_mma *m, const er_standard *std);
+
 void er_cli_mma_args(er_cli_mma *m, er_mma_args *args);
 /* The product's batch, rows and columns, and whether it is batched. */
 void er_cli_mma_shape(const er_cli_mma *m, int64_t *batch, int64_t *rows, int64_t *cols, int *batched);

@@ -1,6 +1,8 @@
 /* cli_out.c: the command's output files: checked before any work, written without clobbering. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,8 +25,27 @@ void er_cli_files_out(er_cli_files *f, const char *path, const char *what, int t
     if (path && f->nout < ER_CLI_MAX_FILES) {
         f->out[f->nout] = path;
         f->out_text[f->nout] = text;
+        f->out_dir[f->nout] = -1;
+        f->out_copy_of[f->nout] = NULL;
         f->out_what[f->nout++] = what;
     }
+}
+
+void er_cli_files_dir(er_cli_files *f, const char *dir, const char *what, int n, const char *const *names,
+                      const char *const *copy_of)
+{
+    if (!dir || f->ndir >= ER_CLI_MAX_DIRS) return;
+    f->dir[f->ndir] = dir;
+    f->dir_what[f->ndir] = what;
+    for (int k = 0; k < n; k++)
+        if (names[k] && f->nout < ER_CLI_MAX_FILES) {
+            f->out[f->nout] = names[k];
+            f->out_text[f->nout] = 0;
+            f->out_dir[f->nout] = f->ndir;
+            f->out_copy_of[f->nout] = copy_of ? copy_of[k] : NULL;
+            f->out_what[f->nout++] = what;
+        }
+    f->ndir++;
 }
 
 int er_cli_same_file(const char *p, const char *q)
@@ -35,34 +56,73 @@ int er_cli_same_file(const char *p, const char *q)
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* Split a path into its directory (".", "/" or the part before the last slash, trailing slashes
- * dropped) and its last name. */
-static void split_path(const char *path, char *parent, size_t psize, char *name, size_t nsize)
+/* cur (an absolute path of size bytes) followed by "/" and the n bytes of name; -1 if it does not fit. */
+static int append_name(char *cur, size_t size, const char *name, size_t n)
 {
-    char p[4096];
-    snprintf(p, sizeof p, "%s", path);
-    size_t n = strlen(p);
-    while (n > 1 && p[n - 1] == '/') p[--n] = '\0';
-    char *slash = strrchr(p, '/');
-    if (!slash) {
-        snprintf(parent, psize, ".");
-        snprintf(name, nsize, "%s", p);
-    } else {
-        snprintf(name, nsize, "%s", slash + 1);
-        if (slash == p) slash[1] = '\0';
-        else *slash = '\0';
-        snprintf(parent, psize, "%s", p);
+    size_t len = strlen(cur);
+    if (len > 1 || cur[0] != '/') {
+        if (len + 1 >= size) return -1;
+        cur[len++] = '/';
     }
+    if (len + n >= size) return -1;
+    memcpy(cur + len, name, n);
+    cur[len + n] = '\0';
+    return 0;
 }
 
-/* Whether two directory paths name the same directory, existing or to be created ("d", "./d/"). */
-static int same_dir(const char *p, const char *q)
+int er_cli_resolve(const char *path, char *out, size_t size)
 {
-    char pp[4096], pn[1024], qp[4096], qn[1024];
+    char cur[8192], cand[8192], real[PATH_MAX];
+    int resolved = 1; /* cur is an existing directory's real name: keep asking the system */
+    const char *p = path;
+    if (!size) return -1;
+    if (path[0] == '/') snprintf(cur, sizeof cur, "/");
+    else if (!getcwd(cur, sizeof cur)) return -1;
+    while (*p) {
+        while (*p == '/') p++;
+        if (!*p) break;
+        size_t n = strcspn(p, "/");
+        const char *next = p + n;
+        while (*next == '/') next++;
+        int dotdot = n == 2 && p[0] == '.' && p[1] == '.';
+        if (n == 1 && p[0] == '.') {
+            p = next;
+            continue;
+        }
+        if (*next || dotdot) { /* a directory on the way: as the system follows it */
+            if (resolved) {
+                snprintf(cand, sizeof cand, "%s", cur);
+                if (append_name(cand, sizeof cand, p, n) != 0) return -1;
+                if (realpath(cand, real)) {
+                    snprintf(cur, sizeof cur, "%s", real);
+                    p = next;
+                    continue;
+                }
+                resolved = 0; /* it does not exist (yet): the rest as written */
+            }
+            if (dotdot) {
+                char *slash = strrchr(cur, '/');
+                if (slash && slash != cur) *slash = '\0';
+                else snprintf(cur, sizeof cur, "/");
+                p = next;
+                continue;
+            }
+        }
+        if (append_name(cur, sizeof cur, p, n) != 0) return -1; /* the last name: never followed */
+        p = next;
+    }
+    if (strlen(cur) >= size) return -1;
+    snprintf(out, size, "%s", cur);
+    return 0;
+}
+
+/* Whether two outputs are one file: the same existing file, or the same resolved name. */
+static int same_output(const char *p, const char *q)
+{
+    static char rp[8192], rq[8192]; /* the command is single-threaded here */
     if (er_cli_same_file(p, q)) return 1;
-    split_path(p, pp, sizeof pp, pn, sizeof pn);
-    split_path(q, qp, sizeof qp, qn, sizeof qn);
-    return !strcmp(pn, qn) && er_cli_same_file(pp, qp);
+    if (er_cli_resolve(p, rp, sizeof rp) != 0 || er_cli_resolve(q, rq, sizeof rq) != 0) return 0;
+    return !strcmp(rp, rq);
 }
 
 static int check_dir(const char *cmd, const char *dir, const char *what)
@@ -98,11 +158,32 @@ static int check_dir(const char *cmd, const char *dir, const char *what)
     return 0;
 }
 
+/* The path of output o (a directory's file: DIR/NAME) into buf. */
+static const char *out_path(const er_cli_files *f, int o, char *buf, size_t size)
+{
+    if (f->out_dir[o] < 0) return f->out[o];
+    snprintf(buf, size, "%s/%s", f->dir[f->out_dir[o]], f->out[o]);
+    return buf;
+}
+
 int er_cli_files_check(const char *cmd, const er_cli_files *f)
 {
-    char msg[1024];
+    char msg[1024], pb[4200], qb[4200];
+    struct stat st;
+    /* the directories: each can be created or written, and none is another or an output file */
+    for (int d = 0; d < f->ndir; d++) {
+        if (check_dir(cmd, f->dir[d], f->dir_what[d])) return ER_EXIT_USAGE;
+        for (int e = 0; e < d; e++)
+            if (same_output(f->dir[d], f->dir[e]))
+                return er_cli_usage_error(cmd, "%s and %s name the same directory (%s)", f->dir_what[e],
+                                          f->dir_what[d], f->dir[d]);
+        for (int o = 0; o < f->nout; o++)
+            if (f->out_dir[o] < 0 && !(f->out_text[o] && !strcmp(f->out[o], "-")) && same_output(f->dir[d], f->out[o]))
+                return er_cli_usage_error(cmd, "%s %s and %s %s name the same file", f->out_what[o], f->out[o],
+                                          f->dir_what[d], f->dir[d]);
+    }
     for (int o = 0; o < f->nout; o++) {
-        const char *p = f->out[o];
+        const char *p = out_path(f, o, pb, sizeof pb);
         if (f->out_text[o] && !strcmp(p, "-")) {
             for (int q = 0; q < o; q++)
                 if (f->out_text[q] && !strcmp(f->out[q], "-"))
@@ -111,18 +192,20 @@ int er_cli_files_check(const char *cmd, const er_cli_files *f)
             continue;
         }
         for (int i = 0; i < f->nin; i++)
-            if (er_cli_same_file(p, f->in[i]))
+            if (!(f->out_copy_of[o] && !strcmp(f->out_copy_of[o], f->in[i])) && er_cli_same_file(p, f->in[i]))
                 return er_cli_usage_error(cmd, "%s %s is the input %s (%s): refusing to overwrite an input",
                                           f->out_what[o], p, f->in_what[i], f->in[i]);
-        for (int q = 0; q < o; q++)
-            if (er_cli_same_file(p, f->out[q]))
-                return er_cli_usage_error(cmd, "%s and %s name the same file (%s)", f->out_what[q], f->out_what[o], p);
+        for (int q = 0; q < o; q++) {
+            const char *r = out_path(f, q, qb, sizeof qb);
+            if (!(f->out_text[q] && !strcmp(r, "-")) && same_output(p, r))
+                return er_cli_usage_error(cmd, "%s and %s name the same file (%s%s%s)", f->out_what[q], f->out_what[o],
+                                          r, strcmp(p, r) ? " and " : "", strcmp(p, r) ? p : "");
+        }
+        /* a file of a directory still to be created: check_dir said it can be */
+        if (f->out_dir[o] >= 0 && stat(f->dir[f->out_dir[o]], &st) != 0) continue;
         if (er_npy_output_check(p, msg, sizeof msg) != ER_OK)
             return er_cli_usage_error(cmd, "%s: %s", f->out_what[o], msg);
     }
-    if (check_dir(cmd, f->dir, f->dir_what) || check_dir(cmd, f->dir2, f->dir2_what)) return ER_EXIT_USAGE;
-    if (f->dir && f->dir2 && same_dir(f->dir, f->dir2))
-        return er_cli_usage_error(cmd, "%s and %s name the same directory (%s)", f->dir_what, f->dir2_what, f->dir);
     return 0;
 }
 

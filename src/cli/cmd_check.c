@@ -345,19 +345,13 @@ int er_cmd_check(int argc, char **argv)
         er_cli_files_out(&f, json, "--json", 1);
         er_cli_files_out(&f, junit, "--junit", 1);
         er_cli_files_out(&f, plot, "--plot", 1);
-        /* --save-bounds' files in an existing directory: outputs like the others (never an input) */
+        /* the files of --save-failures (a.npy may be A itself, ...) and --save-bounds: outputs like the others */
         static const char *const bnames[4] = {"tolerance.npy", "has_range.npy", "range_low.npy", "range_high.npy"};
-        char bpath[4][4096];
-        struct stat bst;
-        if (bounds_dir && stat(bounds_dir, &bst) == 0 && S_ISDIR(bst.st_mode))
-            for (int k = 0; k < 4; k++) {
-                snprintf(bpath[k], sizeof bpath[k], "%s/%s", bounds_dir, bnames[k]);
-                er_cli_files_out(&f, bpath[k], "--save-bounds", 0);
-            }
-        f.dir = save;
-        f.dir_what = "--save-failures";
-        f.dir2 = bounds_dir;
-        f.dir2_what = "--save-bounds";
+        const char *fnames[7] = {"a.npy", "b.npy", m.C.path ? "acc.npy" : NULL, m.SA.path ? "a_scale.npy" : NULL,
+                                 m.SB.path ? "b_scale.npy" : NULL, "out.npy", "repro.sh"};
+        const char *fcopy[7] = {pos[0], pos[1], m.C.path, m.SA.path, m.SB.path, pos[2], NULL};
+        er_cli_files_dir(&f, save, "--save-failures", 7, fnames, fcopy);
+        er_cli_files_dir(&f, bounds_dir, "--save-bounds", 4, bnames, NULL);
         if ((rc = er_cli_files_check("check", &f)) != 0) return rc;
         /* the bundle's fixed names must not replace files of the user's in an existing directory,
          * unless it holds an earlier bundle (a repro.sh) */
@@ -408,6 +402,7 @@ int er_cmd_check(int argc, char **argv)
         }
     }
     if ((rc = er_cli_mma_validate(&m, O.format, pos[2])) != ER_EXIT_OK) goto done;
+    if ((rc = er_cli_standard_operands(&m, &std)) != ER_EXIT_OK) goto done; /* hopper-fp8 on f32 operands, ... */
     int64_t batch, rows, cols;
     int batched;
     er_cli_mma_shape(&m, &batch, &rows, &cols, &batched);

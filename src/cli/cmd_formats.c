@@ -80,6 +80,10 @@ int er_cmd_info(int argc, char **argv)
     {
         char why[768];
         int be = er_backend_auto(ER_AUTO_DEVICE_MACS, -1, why, sizeof why);
+        if (be < 0) { /* EXACTREF_BACKEND holds something else: every computation would refuse it */
+            fprintf(stderr, "exactref info: %s\n", why);
+            return ER_EXIT_USAGE;
+        }
         printf("auto: %s for a problem of 2^30 multiply-adds or more (the CPU below that, unless EXACTREF_BACKEND is set)\n"
                "      why: %s\n"
                "      A device that fails leaves the work to the CPU, with a one-line note. Ask for a backend\n"

@@ -153,8 +153,9 @@ int er_cmd_matmul(int argc, char **argv)
                         (long long)stats.exact_f64, (long long)stats.exact_path);
         }
         if (stats.wrapped)
-            fprintf(stderr, "exactref matmul: note: %lld elements wrapped modulo 2^32 (their exact sum is "
-                            "outside the i32 range)\n", (long long)stats.wrapped);
+            fprintf(stderr, "exactref matmul: note: %lld %s wrapped modulo 2^32 (%s exact sum is outside the i32 "
+                            "range)\n", (long long)stats.wrapped, stats.wrapped == 1 ? "element" : "elements",
+                    stats.wrapped == 1 ? "its" : "their");
     }
 done:
     er_cli_mma_free(&m);

@@ -1,5 +1,6 @@
 /* main.c: the exactref command: dispatch to the subcommands. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -76,9 +77,15 @@ static int run(int argc, char **argv)
 }
 
 /* Every command: what it printed must have reached standard output (a closed or full one is exit 3,
- * as a failed write of a file is), unless the command already failed that way. */
+ * as a failed write of a file is), unless the command already failed that way.
+ * Two signals that a failed write raises are ignored, so that the write fails instead and the command
+ * reports it (exit 3, the file being replaced kept and the temporary removed, include/exactref/npy.h):
+ * SIGPIPE (standard output, or a FIFO given as an output, whose reader has gone: EPIPE) and SIGXFSZ
+ * (the file size limit, `ulimit -f`: EFBIG). */
 int main(int argc, char **argv)
 {
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
     int rc = run(argc, argv);
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc != ER_EXIT_INTERNAL) {
         fprintf(stderr, "exactref: cannot write to standard output: %s\n", strerror(errno));

@@ -246,9 +246,29 @@ START_TEST(backend_auto)
     ck_assert_msg(strstr(why, "EXACTREF_BACKEND=cpu") != NULL, "why: %s", why);
     setenv("EXACTREF_BACKEND", "opencl", 1);
     ck_assert_int_eq(er_backend_auto(10, -1, why, sizeof why), ER_BACKEND_OPENCL);
+    /* anything else is refused, not taken for the CPU: -1 here, ER_EINVAL from er_mma, both saying why */
     setenv("EXACTREF_BACKEND", "gpu", 1);
-    ck_assert_int_eq(er_backend_auto(10, -1, why, sizeof why), ER_BACKEND_CPU);
-    ck_assert_msg(strstr(why, "\"gpu\" is not") != NULL, "why: %s", why);
+    ck_assert_int_eq(er_backend_auto(10, -1, why, sizeof why), -1);
+    ck_assert_msg(strstr(why, "EXACTREF_BACKEND=\"gpu\" is not one of cpu, opencl, cuda, auto") != NULL, "why: %s", why);
+    {
+        uint16_t a[1] = {0x3f80}, b[1] = {0x3f80};
+        uint32_t d[1] = {0};
+        er_tensor A = er_tensor_2d(ER_FMT_BF16, 1, 1, a), B = er_tensor_2d(ER_FMT_BF16, 1, 1, b),
+                  D = er_tensor_2d(ER_FMT_F32, 1, 1, d);
+        er_mma_args args;
+        char msg[512];
+        er_mma_args_init(&args);
+        args.a = &A;
+        args.b = &B;
+        args.d = &D;
+        args.msg = msg;
+        args.msg_size = sizeof msg;
+        ck_assert_int_eq(er_mma(&args), ER_EINVAL);
+        ck_assert_msg(strstr(msg, "EXACTREF_BACKEND=\"gpu\"") != NULL, "msg: %s", msg);
+        setenv("EXACTREF_BACKEND", "auto", 1);
+        ck_assert_int_eq(er_mma(&args), ER_OK);
+        ck_assert_uint_eq(d[0], 0x3f800000u);
+    }
     unsetenv("EXACTREF_BACKEND");
 
     /* a big problem (2^30 multiply-adds): where no device is usable, the CPU, and with a CUDA build a

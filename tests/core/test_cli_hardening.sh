@@ -250,18 +250,19 @@ has "D11 message" "$tmp/out" "a finite value where only NaN is allowed"
 hasnt "D11 not an infinity" "$tmp/out" "an infinity or NaN that no correct"
 
 # ---- issue 11: a reference that overflows to +inf (6 terms of 1.5 2^127, two of them negated) ----
-M='\000\000\100\177'; P='\000\000\200\077'; N='\000\000\200\277'
-mknpy "$tmp/am.npy" '<f4' '(1, 6)' "$M$M$M$M$M$M"
-mknpy "$tmp/bm.npy" '<f4' '(6, 1)' "$P$P$P$P$N$N"
+# (bf16 patterns: hopper models wgmma on f16/bf16 operands)
+M='\100\177'; P='\200\077'; N='\200\277'
+mknpy "$tmp/am.npy" '<u2' '(1, 6)' "$M$M$M$M$M$M"
+mknpy "$tmp/bm.npy" '<u2' '(6, 1)' "$P$P$P$P$N$N"
 mknpy "$tmp/ninf.npy" '<f4' '(1, 1)' '\000\000\200\377'
 mknpy "$tmp/fmax.npy" '<f4' '(1, 1)' '\377\377\177\177'
 for o in ninf fmax; do
-    run "issue 11 $o under hopper" 0 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/$o.npy" --standard hopper
+    run "issue 11 $o under hopper" 0 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/$o.npy" $BF --standard hopper
     grep -qE '^ +inf/NaN allowed +1$' "$tmp/out" && ok || bad "issue 11 $o: not in the inf/NaN allowed bin: $(cat "$tmp/out")"
     hasnt "issue 11 $o no ratio" "$tmp/out" "of its tolerance used"
     hasnt "issue 11 $o no nan tolerance" "$tmp/out" "tolerance nan"
 done
-run "issue 11 -inf under normal" 1 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/ninf.npy"
+run "issue 11 -inf under normal" 1 "" check "$tmp/am.npy" "$tmp/bm.npy" "$tmp/ninf.npy" $BF
 has "issue 11 -inf names what is allowed" "$tmp/out" "(allowed: +inf)"
 
 # ---- D12: conflicting or meaningless flags ----
@@ -473,6 +474,164 @@ run "save bounds" 0 "" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/kk.npy" --save-boun
 [ "$(data "$tmp/bounds/tolerance.npy")" = "0000000000000000" ] && [ "$(data "$tmp/bounds/has_range.npy")" = "01" ] && ok || bad "save bounds tolerance: $(data "$tmp/bounds/tolerance.npy")"
 run "save bounds f32" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --save-bounds "$tmp/bounds2"
 head -c 128 "$tmp/bounds2/range_low.npy" | grep -q "'descr': '<f4'" && head -c 128 "$tmp/bounds2/tolerance.npy" | grep -q "'shape': (2, 2)" && ok || bad "save bounds f32 headers"
+
+# ---- issue 33, item 2: two outputs naming one file, existing or not, refused before any work ----
+mkdir "$tmp/al" "$tmp/al/sub"
+ln -s "$tmp/al/sub" "$tmp/al/lnk"
+# al/out: outputs spelt two ways (neither file exists); each pair exits 2 and writes nothing
+alias_pair() { # NAME ARGS...: exit 2 with "name the same", no file written in $tmp/al
+    an=$1; shift
+    run "item 2: $an" 2 "name the same" "$@"
+    [ -z "$(find "$tmp/al" -type f)" ] && ok || { bad "item 2 ($an): it wrote $(find "$tmp/al" -type f | tr '\n' ' ')"; find "$tmp/al" -type f -exec rm {} +; }
+    [ -s "$tmp/out" ] && bad "item 2 ($an): the work ran: $(head -c 100 "$tmp/out")" || ok
+}
+here=$(pwd)
+cd "$tmp/al" || exit 1
+alias_pair "-o x.npy --odd ./x.npy" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o x.npy --odd ./x.npy
+alias_pair "--json r.x --junit \$PWD/r.x" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json r.x --junit "$tmp/al/r.x"
+alias_pair "--json sub/../r.x --plot r.x" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json sub/../r.x --plot r.x
+cd "$here" || exit 1
+alias_pair "through a linked directory" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/al/sub/x.npy" --enclosure "$tmp/al/lnk/x.npy" "$tmp/al/hi.npy"
+alias_pair "lnk/.. is al" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json "$tmp/al/lnk/../r.json" --junit "$tmp/al/r.json"
+# the bundle's files against the other outputs, in an existing directory and in one to be created
+alias_pair "--json on the bundle's out.npy" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --json "$tmp/al/lnk/out.npy" --save-failures "$tmp/al/sub"
+alias_pair "--plot on the bundle's repro.sh" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --plot "$tmp/al/sub/repro.sh" --save-failures "$tmp/al/./sub/"
+alias_pair "--junit on a bounds file" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --junit "$tmp/al/sub/has_range.npy" --save-bounds "$tmp/al/lnk"
+alias_pair "--json is the bundle directory" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --json "$tmp/al/new" --save-failures "$tmp/al/sub/../new"
+alias_pair "bundle and bounds, one new directory" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --save-bounds "$tmp/al/new" --save-failures "$tmp/al/lnk/../new/"
+[ -e "$tmp/al/new" ] && bad "item 2: a refused directory was created" || ok
+# acc.npy is written only with --acc: a --json of that name in the bundle directory is not a clash
+run "item 2: no false clash" 1 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/w.npy" $BF --json "$tmp/al/sub/acc.npy" --save-failures "$tmp/al/sub"
+rm -rf "$tmp/al"
+
+# ---- issue 33, item 3: a file size limit (ulimit -f, SIGXFSZ): the write fails, exit 3, no temporary ----
+mkdir "$tmp/fsz"
+ones64=$(printf '\\000\\000\\200\\077%.0s' $(seq 64))
+mknpy "$tmp/c64.npy" '<f4' '(64, 1)' "$ones64"
+mknpy "$tmp/r64.npy" '<f4' '(1, 64)' "$ones64"
+mknpy "$tmp/z64.npy" '<f4' '(64, 64)' "$(printf '\\000\\000\\000\\000%.0s' $(seq 4096))"   # all outside: a long JSON
+seq 3000 | sed 's/.*/3f800000/' >"$tmp/fsz.txt"
+fsz() { # NAME ARGS...: under a 4 KB file size limit (stdout in $tmp/fsz/stdout), exit 3 and no temporary left
+    name=$1; shift
+    (ulimit -f 8; exec "$X" "$@") >"$tmp/fsz/stdout" 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 3 ] && ok || bad "item 3: $name under ulimit -f exits $rc, want 3: $(cat "$tmp/err")"
+    ls "$tmp/fsz" | grep -q 'tmp-' && bad "item 3: $name left $(ls "$tmp/fsz")" || ok
+}
+fsz "matmul -o" matmul "$tmp/c64.npy" "$tmp/r64.npy" --out-format f32 -o "$tmp/fsz/d.npy"
+[ -e "$tmp/fsz/d.npy" ] && bad "item 3: matmul left a partial output" || ok
+fsz "check --json" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --json "$tmp/fsz/r.json"
+fsz "check --save-bounds" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --save-bounds "$tmp/fsz/b"
+ls "$tmp/fsz/b" | grep -q 'tmp-' && bad "item 3: --save-bounds left $(ls "$tmp/fsz/b")" || ok
+fsz "convert to a redirected stdout" convert --from f32 --to bf16 "$tmp/fsz.txt"
+grep -q "cannot write the output: File too large" "$tmp/err" && ok || bad "item 3: convert: the reason: $(cat "$tmp/err")"
+rm -rf "$tmp/fsz" "$tmp/fsz.txt"
+
+# ---- issue 33, item 9: a closed pipe is exit 3 with the reason, not death by SIGPIPE (rc 141) ----
+if command -v python3 >"$tmp/which" 2>&1; then
+    # closed_pipe ARGS...: the command with its standard output a pipe whose reader has gone
+    closed_pipe() {
+        python3 -c 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+print(subprocess.call(sys.argv[1:], stdout=w, stderr=open(os.environ["ERRF"], "w")))' "$X" "$@" >"$tmp/rc.txt"
+        rc=$(cat "$tmp/rc.txt")
+    }
+    for c in "--help" "formats" "check --standard list"; do
+        ERRF="$tmp/err" closed_pipe $c
+        [ "$rc" = 3 ] && grep -q "standard output" "$tmp/err" && ok || bad "item 9: '$c' into a closed pipe: $rc, want 3: $(cat "$tmp/err")"
+    done
+    ERRF="$tmp/err" closed_pipe matmul "$tmp/c64.npy" "$tmp/r64.npy" --out-format f32 -o -
+    [ "$rc" = 3 ] && ok || bad "item 9: matmul -o - into a closed pipe: $rc, want 3: $(cat "$tmp/err")"
+    ERRF="$tmp/err" closed_pipe check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --json -
+    [ "$rc" = 3 ] && ok || bad "item 9: check --json - into a closed pipe: $rc, want 3: $(cat "$tmp/err")"
+fi
+
+# ---- issue 33, item 9: the smaller ones ----
+mknpy "$tmp/f8e.npy" '|u1' '(2, 2)' '\070\070\070\070'   # f8E4M3FN 1.0
+mknpy "$tmp/f8eo.npy" '<f4' '(2, 2)' '\000\000\000\100\000\000\000\100\000\000\000\100\000\000\000\100'
+mknpy "$tmp/f8.npy" '|u1' '(2, 2)' '\070\070\070\070'
+# an engine model's key given twice, or a trailing comma: refused, naming the key
+run "item 9: engine key twice" 2 "the key 'p' is given twice" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:p=1,p=23
+run "item 9: engine F and f" 2 "the key 'F' is given twice" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:F=20,f=21
+run "item 9: engine round twice" 2 "the key 'round' is given twice" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:round=zero,k=4,round=nearest_even
+run "item 9: engine trailing comma" 2 "a trailing comma" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:k=8,p=23,
+run "item 9: engine model" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --standard engine:k=8,F=24,round=zero,d=f32
+# an integer --acc: the message names the file and the flag (was the library's "c: i32 is not a float format")
+run "item 9: integer --acc, float product" 2 "--acc $tmp/i32o.npy was read as i32 integers" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --acc "$tmp/i32o.npy" --out-format f32 -o "$tmp/x.npy"
+has "item 9: integer --acc: the flag" "$tmp/err" "--acc-format f32"
+run "item 9: integer --acc, check" 2 "--acc $tmp/u8.npy was read as u8 integers" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF --acc "$tmp/u8.npy"
+run "item 9: float --acc, integer product" 2 "--acc $tmp/one.npy is f32, and the integer product (mmai)" check "$tmp/i.npy" "$tmp/j.npy" "$tmp/kk.npy" --acc "$tmp/one.npy"
+# one element wrapped, in the singular
+run "item 9: one element wrapped" 0 "note: 1 element wrapped modulo 2^32 (its exact sum" matmul "$tmp/ia.npy" "$tmp/ib.npy" --acc "$tmp/ic.npy" --out-format i32 -o "$tmp/x.npy"
+# a matrix-engine standard on operands its instructions do not take (f32 under hopper-fp8): refused,
+# with the formats it takes and the flag that declares them; narrower operands (fp8 under hopper) pass
+run "item 9: hopper-fp8 on f32" 2 "--standard hopper-fp8 models instructions whose operands are e4m3, e5m2" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --standard hopper-fp8
+has "item 9: hopper-fp8 on f32: the operand" "$tmp/err" "A ($tmp/c64.npy) is f32"
+has "item 9: hopper-fp8 on f32: the flag" "$tmp/err" "(--a-format f8E4M3FN)"
+[ -s "$tmp/out" ] && bad "item 9: hopper-fp8 on f32: the check ran" || ok
+run "item 9: blackwell-nvf4 on f32" 2 "--standard blackwell-nvf4 models instructions whose operands are e2m1" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --standard blackwell-nvf4
+run "item 9: hopper-fp8 on bf16 B" 2 "B ($tmp/b.npy) is bf16" check "$tmp/f8.npy" "$tmp/b.npy" "$tmp/d.npy" --a-format f8E4M3FN --b-format bf16 --standard hopper-fp8
+run "item 9: hopper on f32" 2 "whose operands are f16, bf16" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --standard hopper
+run "item 9: hopper-tf32 on f32" 1 "" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --standard hopper-tf32
+run "item 9: hopper-fp8 on fp8" 0 "" check "$tmp/f8e.npy" "$tmp/f8e.npy" "$tmp/f8eo.npy" --a-format f8E4M3FN --b-format f8E4M3FN --standard hopper-fp8
+run "item 9: hopper on fp8" 0 "" check "$tmp/f8e.npy" "$tmp/f8e.npy" "$tmp/f8eo.npy" --a-format f8E4M3FN --b-format f8E4M3FN --standard hopper
+run "item 9: an engine model of one's own on f32" 1 "" check "$tmp/c64.npy" "$tmp/r64.npy" "$tmp/z64.npy" --standard engine:k=32,F=13,p=13
+# EXACTREF_BACKEND with another value than cpu, opencl, cuda, auto: refused (exit 2), never the CPU in silence
+EXACTREF_BACKEND=garbage "$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/eb.npy" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && grep -qF 'EXACTREF_BACKEND="garbage" is not one of cpu, opencl, cuda, auto' "$tmp/err" && ok || bad "item 9: EXACTREF_BACKEND=garbage: exit $rc: $(cat "$tmp/err")"
+[ -e "$tmp/eb.npy" ] && bad "item 9: EXACTREF_BACKEND=garbage wrote the output" || ok
+EXACTREF_BACKEND=garbage "$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $BF >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && grep -qF 'EXACTREF_BACKEND="garbage"' "$tmp/err" && ok || bad "item 9: check with EXACTREF_BACKEND=garbage: exit $rc: $(cat "$tmp/err")"
+EXACTREF_BACKEND=garbage "$X" info >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && grep -qF 'EXACTREF_BACKEND="garbage"' "$tmp/err" && ok || bad "item 9: info with EXACTREF_BACKEND=garbage: exit $rc: $(cat "$tmp/err")"
+for v in cpu auto ""; do
+    EXACTREF_BACKEND=$v "$X" matmul "$tmp/a.npy" "$tmp/b.npy" $BF --out-format f32 -o "$tmp/eb.npy" >"$tmp/out" 2>"$tmp/err" && cmp -s "$tmp/eb.npy" "$tmp/d.npy" && ok || bad "item 9: EXACTREF_BACKEND='$v': $(cat "$tmp/err")"
+done
+
+# ---- issue 33, item 4: the BLAS under resource limits: no hang, no death, the same bits ----
+# 0.1f everywhere: not integers, so the certified fast path's products go through the BLAS (where the
+# build has one).  Each run has a time limit only so that a hang fails instead of stopping the suite.
+mknpy "$tmp/p64.npy" '<f4' '(64, 64)' "$(printf '\\315\\314\\314\\075%.0s' $(seq 4096))"
+run "item 4: setup" 0 "" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/p64d.npy" --backend cpu
+if ! grep -qa __asan_init "$X"; then # (AddressSanitizer needs terabytes of address space)
+    for v in 61440 102400 204800; do
+        (ulimit -v $v; exec timeout -s KILL 30 "$X" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/lim.npy" \
+            --backend cpu) >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        [ "$rc" = 0 ] && cmp -s "$tmp/lim.npy" "$tmp/p64d.npy" && ok || bad "item 4: matmul under ulimit -v $v: exit $rc: $(cat "$tmp/err")"
+        rm -f "$tmp/lim.npy"
+        (ulimit -v $v; exec timeout -s KILL 30 "$X" check "$tmp/p64.npy" "$tmp/p64.npy" "$tmp/p64d.npy" --backend cpu) >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        [ "$rc" = 0 ] && ok || bad "item 4: check under ulimit -v $v: exit $rc: $(cat "$tmp/err")"
+    done
+fi
+# one process for the user (RLIMIT_NPROC; root is not bound by it, so root runs it as nobody): the
+# BLAS cannot start its threads, and the command must neither die (OpenBLAS raises SIGINT) nor fail.
+# Not under AddressSanitizer, whose leak check at exit needs a thread of its own.
+np_run=""
+if grep -qa __asan_init "$X"; then np_run=""
+elif [ "$(id -u)" != 0 ]; then np_run=" "
+elif command -v setpriv >"$tmp/which" 2>&1 && setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$X" 2>"$tmp/err"; then
+    np_run="setpriv --reuid=65534 --regid=65534 --clear-groups"
+fi
+if [ -n "$np_run" ] && command -v prlimit >"$tmp/which" 2>&1; then
+    mkdir "$tmp/np"
+    chmod 777 "$tmp/np"
+    chmod 711 "$tmp"
+    timeout -s KILL 30 $np_run prlimit --nproc=1 "$X" matmul "$tmp/p64.npy" "$tmp/p64.npy" --out-format f32 -o "$tmp/np/d.npy" \
+        --backend cpu >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    chmod 700 "$tmp"
+    [ "$rc" = 0 ] && cmp -s "$tmp/np/d.npy" "$tmp/p64d.npy" && ok || bad "item 4: matmul with one process allowed: exit $rc: $(cat "$tmp/err")"
+    hasnt "item 4: nproc: no message from the BLAS" "$tmp/err" "pthread_create failed"
+    rm -rf "$tmp/np"
+else
+    echo "note: item 4: RLIMIT_NPROC not tried (AddressSanitizer, root without setpriv, or no prlimit)"
+fi
 
 ls "$tmp" | grep -q 'tmp-' && bad "a temporary file was left behind" || ok
 # the report names the standard the bounds used: cdna3 on fp8 operands is cdna3-fp8 (issue 11)
