@@ -19,8 +19,10 @@ def _hex(fmt, bits):
 def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, standard="normal"):
     """The judgment of output against result by the library's report function (the one `exactref check`
     prints), as a dict: elements, outside, hist (with hist_labels), worst_index, output_value,
-    rounded_value, low_value, high_value, tolerance, ulps_beyond, worst_why, the vacuity flags, and
-    message: the assertion message, or None when every element is covered."""
+    rounded_value, low_value, high_value, tolerance, ulps_beyond, worst_why, the vacuity flags,
+    outside_indices (the outside elements' indices in order, at most outside_indices_cap = 1000, as the
+    command's JSON lists them; outside_indices_complete), and message: the assertion message, or None
+    when every element is covered."""
     from ._result import _opts_key, _output_array
 
     result._one("report")
@@ -30,6 +32,12 @@ def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, stan
     out = _output_array(output, fmt, core.shape)
     bits, _ = A._bits_of(out)
     rep = core.report(bits, *key)
+    return _finish(result, core, fmt, rep, key)
+
+
+def _finish(result, core, fmt, rep, key):
+    """report()'s dict completed from the library's report: the options, and the assertion message
+    (result.op and core.default_compute are read; exactref.distributed passes the merged report)."""
     rep["standard"] = key[3]
     rep["compute"] = A.format_name(core.default_compute if key[0] < 0 else key[0])
     rep["worst_index"] = tuple(int(i) for i in rep["worst_index"])
