@@ -262,6 +262,43 @@ def test_bad_input_is_named_and_nothing_is_reported(client, rng, tmp_path):
                          "float6_e2m3fn"), out, client=client, chunks=(16, 12))
 
 
+def _clear_log(dask_worker):
+    dask_worker.transfer_incoming_log.clear()
+
+
+def _b_transfers(dask_worker):
+    """How many times each block of B (keys named exactref-b-...) came to this worker."""
+    seen = {}
+    for e in dask_worker.transfer_incoming_log:
+        for key in e.get("keys", {}):
+            name = key[0] if isinstance(key, tuple) else key
+            if str(name).startswith("exactref-b-"):
+                seen[str(key)] = seen.get(str(key), 0) + 1
+    return seen
+
+
+def test_b_comes_to_each_worker_once_not_once_per_task(client, rng, monkeypatch):
+    a, b = _bf16(rng, 96, 32, 40)
+    r = er.matmul(a, b, dtype="float32")
+    copies = []
+    real = type(client).replicate
+
+    def replicate(self, futures, **kw):
+        out = real(self, futures, **kw)
+        copies.append({str(k): len(v) for k, v in self.who_has(futures).items()})
+        return out
+
+    monkeypatch.setattr(type(client), "replicate", replicate)
+    client.run(_clear_log)
+    d = erd.check_matmul(a, b, r.rounded, client=client, chunks=(8, 20))  # 12 bands x 2 tiles = 24 tasks
+    assert d["outside"] == 0 and d["elements"] == 96 * 40
+    # B's two blocks were on both workers before the tasks ran ...
+    assert len(copies) == 1 and len(copies[0]) == 2 and set(copies[0].values()) == {2}, copies
+    # ... and no task fetched a block of B a second time
+    for worker, seen in client.run(_b_transfers).items():
+        assert all(v == 1 for v in seen.values()), (worker, seen)
+
+
 def test_a_file_missing_on_the_workers_is_named(client, rng, tmp_path, monkeypatch):
     # a relative path: here it names a file, on the workers (another working directory) nothing
     a, b = _bf16(rng, 16, 8, 12)
