@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import uuid
 import warnings
 
@@ -195,6 +196,9 @@ class _Spec:
         self.fmts, self.dtype, self.rounding, self.block, self.scaled, self.key = fmts, dtype, rounding, block, \
             scaled, key
 
+    def __dask_tokenize__(self):
+        return ("exactref-spec", self.fmts, self.dtype, self.rounding, self.block, self.scaled, self.key)
+
 
 def _block_result(spec, a, b, out, c, sa, sb):
     """The Result of one block and its output's bit patterns: the dispatch of er.testing.assert_matmul_valid."""
@@ -232,14 +236,32 @@ def _block_result(spec, a, b, out, c, sa, sb):
     return r, core, bits
 
 
+# an element named in a message of the library or the package: "a: element [4, 3] = ..."
+_ELEMENT = re.compile(r"^(a|b|c|out|a_scale|b_scale|A|B|C|the output): element \[(\d+), (\d+)\]")
+# which of the block's offsets (rows, columns) each input's indices take
+_OFFSETS = {"a": (1, 0), "a_scale": (1, 0), "b": (0, 1), "b_scale": (0, 1), "c": (1, 1), "out": (1, 1),
+            "the output": (1, 1)}
+
+
+def _global(msg, i0, j0):
+    """msg with an element index of the block made the index in the whole input."""
+    m = _ELEMENT.match(msg)
+    if not m:
+        return msg
+    ri, cj = _OFFSETS[m.group(1) if m.group(1) in _OFFSETS else m.group(1).lower()]
+    i, j = int(m.group(2)) + ri * i0, int(m.group(3)) + cj * j0
+    return f"{m.group(1)}: element [{i}, {j}]{msg[m.end():]}"
+
+
 def _check_block(spec, where, a, b, out, c, sa, sb):
     """The task: one output block's report, for the merge: (report bytes, covered bytes or None, the
-    narrower-format hint's out_in and r_in)."""
+    narrower-format hint's candidates, out_in and r_in).  where: (first row, first column, its text)."""
+    i0, j0, text = where
     try:
         r, core, bits = _block_result(spec, a, b, out, c, sa, sb)
         rep, cov, cand, out_in, r_in = core.report_part(bits, *spec.key)
     except (TypeError, ValueError, NotImplementedError) as e:
-        raise type(e)(f"{e} (in the output block of {where})") from None
+        raise type(e)(f"{_global(str(e), i0, j0)} (in the output block of {text})") from None
     return rep, cov, cand, out_in, r_in
 
 
@@ -421,7 +443,7 @@ def _check(a, b, out, *, standard, compute, ulps, flush_to_zero, c, scales, bloc
     tasks, where = [], []
     for i in range(nr):
         for j in range(nc):
-            w = f"rows {ro[i]}:{ro[i + 1]}, columns {co[j]}:{co[j + 1]}"
+            w = (ro[i], co[j], f"rows {ro[i]}:{ro[i + 1]}, columns {co[j]}:{co[j + 1]}")
             tasks.append(task(spec, w, a_d[i], b_of[j], o_d[i, j], None if c_d is None else c_d[i, j],
                               None if sa_d is None else sa_d[i], None if sb_d is None else sb_d[j]))
             where.append((i, j))

@@ -254,13 +254,18 @@ def test_bad_input_is_named_and_nothing_is_reported(client, rng, tmp_path):
     with pytest.raises(TypeError, match="raw 2-byte patterns"):
         np.save(tmp_path / "a.npy", a)
         erd.check_matmul(str(tmp_path / "a.npy"), b, out, client=client)
-    # a bad pattern in one block: the library's message (its index within the block), the input and the
-    # block named (either of the band's two blocks may fail first)
+    # a bad pattern in one block: the library's message with the element's index in the whole input,
+    # the input and the block named (either of the band's two blocks may fail first)
     f6 = np.zeros((32, 16), np.uint8)
     f6[20, 3] = 0xFF
-    with pytest.raises(ValueError, match=r"^a: element \[4, 3\] = 0xff is not a f6E2M3FN .*rows 16:32, columns (0:12|12:24)\)$"):
+    with pytest.raises(ValueError, match=r"^a: element \[20, 3\] = 0xff is not a f6E2M3FN .*rows 16:32, columns (0:12|12:24)\)$"):
         erd.check_matmul((da.from_array(f6, chunks=(16, 16)), "float6_e2m3fn"), (np.zeros((16, 24), np.uint8),
                          "float6_e2m3fn"), out, client=client, chunks=(16, 12))
+    f6b = np.zeros((16, 24), np.uint8)
+    f6b[5, 17] = 0xC0
+    with pytest.raises(ValueError, match=r"^b: element \[5, 17\] = 0xc0 is not a f6E2M3FN .*columns 12:24\)$"):
+        erd.check_matmul((np.zeros((32, 16), np.uint8), "float6_e2m3fn"), (f6b, "float6_e2m3fn"), out, client=client,
+                         chunks=(16, 12))
 
 
 def _clear_log(dask_worker):
