@@ -1,7 +1,6 @@
 """test_distributed.py: exactref.distributed on a real dask LocalCluster (2 worker processes): the merged report equals the one-process report."""
 import os
 import signal
-import warnings
 
 import numpy as np
 import pytest
@@ -219,6 +218,8 @@ def test_inputs_dask_memmap_path_and_local_scheduler(client, rng, tmp_path):
     np.save(tmp_path / "out.npy", out)
     pa, pb, po = (str(tmp_path / f) for f in ("a.npy", "b.npy", "out.npy"))
     _same(erd.check_matmul((pa, "bfloat16"), (pb, "bfloat16"), po, client=client, chunks=(16, 16)), one)
+    np.save(tmp_path / "outf.npy", np.asfortranarray(out))  # a Fortran-ordered file
+    _same(erd.check_matmul(a, b, str(tmp_path / "outf.npy"), client=client, chunks=(16, 16)), one)
     ma = np.load(pa, mmap_mode="r")
     mo = np.load(po, mmap_mode="r")
     _same(erd.check_matmul((ma, "bf16"), b, mo, client=client, chunks=(12, 40)), one)
@@ -245,6 +246,9 @@ def test_bad_input_is_named_and_nothing_is_reported(client, rng, tmp_path):
         erd.check_matmul(a, b, out[:, :20], client=client)
     with pytest.raises(TypeError, match="^out: the output has dtype float16"):
         erd.check_matmul(a, b, out.astype(np.float16), dtype="float32", client=client)
+    with pytest.raises(ValueError, match="^a_scale is float8_e8m0fnu and b_scale is float8_e4m3fn"):
+        erd.check_matmul(a.astype(E4M3), b.astype(E4M3), out, scales=(np.ones((32, 1), E8M0),
+                         np.ones((1, 24), E4M3)), block=16, client=client)
     with pytest.raises(ValueError, match="do not line up"):
         erd.check_matmul(da.from_array(a, chunks=(8, 16)), b, da.from_array(out, chunks=(16, 12)), client=client)
     with pytest.raises(ValueError, match="^chunks:"):
@@ -368,3 +372,13 @@ def test_empty_and_tiny_products(m, k, n):
     b = np.full((k, n), 0.5, np.float32)
     out = a @ b
     _same(erd.check_matmul(a, b, out, client=False), er.testing.report(er.matmul(a, b), out))
+
+
+def test_progress_bars(client, rng, capsys):
+    # Dask's own progress: distributed.progress with the client, dask.diagnostics.ProgressBar without
+    a, b = _bf16(rng, 24, 16, 20)
+    r = er.matmul(a, b, dtype="float32")
+    one = er.testing.report(r, r.rounded)
+    _same(erd.check_matmul(a, b, r.rounded, client=client, chunks=(8, 10), progress=True), one)
+    _same(erd.check_matmul(a, b, r.rounded, client=False, chunks=(8, 10), progress=True), one)
+    assert "100% Completed" in capsys.readouterr().out
