@@ -365,6 +365,35 @@ def test_a_worker_killed_mid_check_and_the_report_is_complete(client, rng, tmp_p
     client.wait_for_workers(2, timeout=60)
 
 
+def test_a_worker_killed_from_outside_while_it_checks_a_block(client, rng):
+    # SIGKILL to a worker process while the scheduler says it is running a block's check task
+    import concurrent.futures
+    import time
+
+    a, b = _bf16(rng, 256, 384, 256)
+    r = er.matmul(a, b, dtype="float32")
+    where = [(7, 9), (130, 255), (255, 0)]
+    out = _plant(r.rounded, where, rng)
+    client.wait_for_workers(2, timeout=60)
+    pids = client.run(os.getpid)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        job = pool.submit(erd.check_matmul, a, b, out, client=client, chunks=(16, 32))  # 128 tasks
+        killed = None
+        deadline = time.monotonic() + 60
+        while killed is None and not job.done() and time.monotonic() < deadline:
+            for worker, keys in client.processing().items():
+                if any("_check_block" in str(k) for k in keys) and worker in pids:
+                    os.kill(pids[worker], signal.SIGKILL)
+                    killed = worker
+                    break
+            time.sleep(0.005)
+        d = job.result(timeout=300)
+    assert killed is not None, "the check ended before a worker could be killed"
+    _same(d, er.testing.report(r, out))
+    assert d["outside_indices"] == sorted(where)
+    client.wait_for_workers(2, timeout=60)
+    assert killed not in client.run(os.getpid) or client.run(os.getpid)[killed] != pids[killed]
+
 @pytest.mark.parametrize("m,k,n", [(0, 4, 3), (3, 0, 2), (3, 4, 0), (1, 1, 1)])
 def test_empty_and_tiny_products(m, k, n):
     # the local scheduler (no cluster needed): the same report, vacuity flags included
