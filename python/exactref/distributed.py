@@ -453,6 +453,8 @@ def _check(a, b, out, *, standard, compute, ulps, flush_to_zero, c, scales, bloc
     out_in = r_in = None
     cand = [-1] * 5
     pending = {}  # band -> {column tile: (report, covered)}
+    ones_band = np.ones(max(rc) * n if nr and n else 1, np.uint8)
+    ones_tile = np.ones(max(rc) * max(cc) if nr and nc else 1, np.uint8)  # apart: the merge copies tile to band
     nxt = [0]
 
     def take(t, res):
@@ -467,11 +469,16 @@ def _check(a, b, out, *, standard, compute, ulps, flush_to_zero, c, scales, bloc
             bi = nxt[0]
             tiles = pending.pop(bi)
             band = _core.report_merge_init((rc[bi], n), fmt)
-            band_cov = np.ones(rc[bi] * n, np.uint8)
+            # a band without outside elements merges over all-ones arrays kept from band to band (the
+            # merge copies ones over ones); one with outside elements gets its own covered array
+            if all(t[1] is None for t in tiles.values()):
+                band_cov = ones_band[: rc[bi] * n]
+            else:
+                band_cov = np.ones(rc[bi] * n, np.uint8)
             for jj in range(nc):
                 trep, tcov = tiles[jj]
                 if tcov is None:
-                    tcov = np.ones(rc[bi] * cc[jj], np.uint8)
+                    tcov = ones_tile[: rc[bi] * cc[jj]]
                 _core.report_merge_columns(band, trep, co[jj], tcov, band_cov)
             _core.report_merge(rep, bytes(band), band_cov, index, OUTSIDE_CAP)
             nxt[0] += 1
