@@ -411,3 +411,38 @@ def test_progress_bars(client, rng, capsys):
     _same(erd.check_matmul(a, b, r.rounded, client=client, chunks=(8, 10), progress=True), one)
     _same(erd.check_matmul(a, b, r.rounded, client=False, chunks=(8, 10), progress=True), one)
     assert "100% Completed" in capsys.readouterr().out
+
+
+def test_the_merge_bindings_refuse_what_is_not_a_report(rng):
+    # the extension's merge entry points check their buffers before the library reads them
+    a, b = _bf16(rng, 16, 24, 12)
+    r = er.matmul(a, b, dtype="float32")
+    out = _plant(r.rounded, [(3, 4), (10, 1)], rng)
+    bits = out.view(np.uint32)
+    part = r._core.report_part(bits, -1, 0.0, 0, "normal")
+    assert part[1] is not None and len(part[1]) == 16 * 12 and bytes(part[1]).count(0) == 2
+    fmt = r._core.format
+    with pytest.raises(ValueError, match="not a check report"):
+        _core.report_merge(bytearray(10), part[0], None, None, 0)
+    with pytest.raises(ValueError, match="not a check report"):
+        _core.report_fields(b"abc", None, 0, False)
+    with pytest.raises(ValueError, match="tile_covered: 1 bytes given, 192 needed"):
+        _core.report_merge_columns(_core.report_merge_init((16, 12), fmt), part[0], 0, b"\x01", np.ones(192, np.uint8))
+    with pytest.raises(ValueError, match="band_covered: 5 bytes given, 192 needed"):
+        _core.report_merge_columns(_core.report_merge_init((16, 12), fmt), part[0], 0, part[1], np.ones(5, np.uint8))
+    with pytest.raises(ValueError, match="the block has 192 elements, 0 of the output's 192 are left"):
+        full = _core.report_merge_init((16, 12), fmt)
+        _core.report_merge(full, part[0], part[1], None, 0)
+        _core.report_merge(full, part[0], part[1], None, 0)
+    with pytest.raises(ValueError, match="2 or 3 dimensions"):
+        _core.report_merge_init((1, 2, 3, 4), fmt)
+    with pytest.raises(ValueError, match="negative dimension"):
+        _core.report_merge_init((1, -2), fmt)
+    with pytest.raises(ValueError, match="cap of outside indices"):
+        r._core.report(bits, -1, 0.0, 0, "normal", -1)
+    # one merge of the whole block lists the outside elements as the one-pass report does
+    whole = _core.report_merge_init((16, 12), fmt)
+    idx = np.zeros(1000, np.int64)
+    _core.report_merge(whole, part[0], part[1], idx, 1000)
+    d = _core.report_fields(bytes(whole), idx, 1000, False)
+    assert d["outside_indices"] == r._core.report(bits, -1, 0.0, 0, "normal")["outside_indices"] == [(3, 4), (10, 1)]
