@@ -219,8 +219,8 @@ def _block_result(spec, a, b, out, c, sa, sb):
     bb = _Operand(arg(b, 1, "b"), "b").arr
     cc = None if c is None else arg(c, 3, "c")
     if spec.scaled:
-        r = mma_scaled( aa, bb, arg(sa, 4, "a_scale"), arg(sb, 5, "b_scale"), block=spec.block, C=cc,
-                  dtype=spec.dtype, rounding=spec.rounding)
+        r = mma_scaled(aa, bb, arg(sa, 4, "a_scale"), arg(sb, 5, "b_scale"), block=spec.block, C=cc,
+                       dtype=spec.dtype, rounding=spec.rounding)
     elif not A.is_float(A._bits_of(aa)[1]):
         r = mmai(aa, bb, cc)
     elif cc is not None:
