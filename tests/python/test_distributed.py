@@ -7,8 +7,11 @@ import pytest
 
 import exactref as er
 
-pytest.importorskip("dask", reason="dask is not installed (pip install 'dask[distributed]')")
-pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'dask[distributed]')")
+try:
+    import dask  # noqa: F401
+    import distributed  # noqa: F401
+except ImportError as _e:
+    pytest.skip(f"dask.distributed cannot be imported ({_e}): pip install 'dask[distributed]'", allow_module_level=True)
 
 import dask.array as da  # noqa: E402
 import ml_dtypes  # noqa: E402
