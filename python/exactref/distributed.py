@@ -105,7 +105,7 @@ class _Input:
     def __init__(self, name, x):
         self.name = name
         self.fmt = None
-        if isinstance(x, tuple) and len(x) == 2 and not isinstance(x[1], (int, np.integer)):
+        if isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], (str, np.dtype, type)):
             x, self.fmt = x
             try:
                 self.fmt = A.format_name(A.format_id(self.fmt))
