@@ -3,7 +3,7 @@
 # Environment: EXACTREF_SEED (random tests' seed), JOBS (parallel jobs, default: all cores),
 # FUZZ_SECONDS (how long the .npy reader is fuzzed, default 60), FUZZ_INTERP_SECONDS (the Tile IR
 # parser, default 30).  The Python package is tested in
-# build/venv (numpy, ml_dtypes, pytest and scikit-build-core from PyPI).
+# build/venv (numpy, ml_dtypes, pytest, scikit-build-core and dask[distributed] from PyPI).
 set -eu
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
@@ -17,7 +17,7 @@ cmake --build build -j "$jobs"
 
 echo "== the Python package: pip install . into a virtual environment in the build tree, then pytest"
 python3 -m venv build/venv
-build/venv/bin/python -m pip install -q numpy ml_dtypes pytest scikit-build-core
+build/venv/bin/python -m pip install -q numpy ml_dtypes pytest scikit-build-core "dask[distributed]"
 # (CUDA off here: the build above already compiled the CUDA module, and these tests run on the CPU)
 CMAKE_BUILD_PARALLEL_LEVEL="$jobs" build/venv/bin/python -m pip install -q --no-build-isolation --no-deps --force-reinstall \
     -C cmake.define.ER_ENABLE_CUDA=OFF .

@@ -354,7 +354,10 @@ class Result:
 
     def _bounds_of(self, compute=None, *, ulps=None, flush_to_zero=False, standard="normal"):
         """The bounds for tolerance()'s arguments (kept per options)."""
-        key = _opts_key(self, compute, ulps, flush_to_zero, standard)
+        return self._bounds_key(_opts_key(self, compute, ulps, flush_to_zero, standard))
+
+    def _bounds_key(self, key):
+        """The bounds for _opts_key's resolved options (kept per options)."""
         b = self._bcache.get(key)
         if b is None:
             core = self._core_for(key)

@@ -21,13 +21,13 @@ def _values(bits, fmt):
     return np.asarray(A._convert(np.asarray(bits), fmt, A.FMT_F64), dtype=np.float64)
 
 
-def _greatest(result, out_bits, core, tol):
-    """assert_close's lines: the greatest absolute and relative difference of the output from the
-    correctly rounded answer, where and what the bound allows there (finite elements only)."""
-    fmt = core.format
-    rb = A._bits_of(result.rounded)[0].reshape(core.shape)
+def _greatest_parts(rb, out_bits, fmt, shape, tol_at):
+    """assert_close's figures: for the greatest absolute and the greatest relative difference of the
+    output from the correctly rounded answer (finite elements only), (what, difference, flat index in
+    shape, what the bound allows there); the first such element in index order where several tie.
+    tol_at(flat): the tolerance of that element."""
     try:
-        o, r = _values(out_bits, fmt), _values(rb, fmt)
+        o, r = _values(np.asarray(out_bits).reshape(-1), fmt), _values(np.asarray(rb).reshape(-1), fmt)
     except (TypeError, ValueError):
         return []
     with np.errstate(all="ignore"):
@@ -36,28 +36,42 @@ def _greatest(result, out_bits, core, tol):
     ok = np.isfinite(o) & np.isfinite(r)
     if not ok.any():
         return []
-    lines = []
+    parts = []
     for what, v in (("absolute", d), ("relative", rel)):
         v = np.where(ok & ~np.isnan(v), v, -1.0)
         flat = int(np.argmax(v))
-        if v.reshape(-1)[flat] <= 0:
+        if v[flat] <= 0:
             continue
-        idx = np.unravel_index(flat, core.shape)
-        t = float(tol.reshape(core.shape)[idx]) if tol is not None else float("nan")
+        t = float(tol_at(flat))
         if what == "relative":
-            t = t / abs(float(r[idx])) if r[idx] != 0 else float("inf")
-        lines.append(f"Greatest {what} difference from rounded: {float(v[idx]):.6g} at index "
-                     f"{result._user_index(idx)} (up to {t:.3g} allowed there)")
-    return lines
+            t = t / abs(float(r[flat])) if r[flat] != 0 else float("inf")
+        parts.append((what, float(v[flat]), flat, t))
+    return parts
+
+
+def _greatest_lines(parts, index_of):
+    """The message's lines for _greatest_parts' figures; index_of(flat): the index the user reads."""
+    return [f"Greatest {what} difference from rounded: {v:.6g} at index {index_of(flat)} "
+            f"(up to {t:.3g} allowed there)" for what, v, flat, t in parts]
+
+
+def _greatest(result, out_bits, core, tol):
+    """The message's assert_close lines for a whole result (tol: its tolerance array, or None)."""
+    rb = A._bits_of(result.rounded)[0]
+    flat_tol = None if tol is None else np.asarray(tol).reshape(-1)
+    parts = _greatest_parts(rb, out_bits, core.format, core.shape,
+                            lambda f: flat_tol[f] if flat_tol is not None else float("nan"))
+    return _greatest_lines(parts, lambda f: result._user_index(np.unravel_index(f, core.shape)))
 
 
 def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, standard="normal"):
     """The judgment of output against result by the library's report function (the one `exactref check`
     prints), as a dict: elements, outside, hist (with hist_labels), worst_index, output_value,
-    rounded_value, low_value, high_value, tolerance, ulps_beyond, worst_why, the vacuity flags, and
-    message: the assertion message (at most about 12 lines: the count outside, the worst element in
-    output ulps, the greatest absolute and relative difference from rounded, the standard), or None
-    when every element is covered."""
+    rounded_value, low_value, high_value, tolerance, ulps_beyond, worst_why, the vacuity flags,
+    outside_indices (the outside elements' indices in order, at most outside_indices_cap = 1000, as the
+    command's JSON lists them; outside_indices_complete), and message: the assertion message (at most
+    about 12 lines: the count outside, the worst element in output ulps, the greatest absolute and
+    relative difference from rounded, the standard), or None when every element is covered."""
     __tracebackhide__ = True  # pytest: the caller's line, not this package's source
     from ._result import _opts_key
 
@@ -67,6 +81,18 @@ def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, stan
     fmt = core.format
     bits = result._output_bits(output, fmt, core)
     rep = core.report(bits, *key)
+
+    def greatest():
+        tol = result._bounds_key(key).tolerance if A.is_float(fmt) else np.zeros(core.shape)
+        return _greatest(result, bits, core, tol)
+
+    return _finish(result, core, fmt, rep, key, greatest)
+
+
+def _finish(result, core, fmt, rep, key, greatest):
+    """report()'s dict completed from the library's report: the options, and the assertion message
+    (result.op, result._user_index and core.default_compute are read; exactref.distributed passes the
+    merged report).  greatest(): the message's lines of the greatest absolute and relative difference."""
     rep["standard"] = key[3]
     rep["compute"] = A.format_name(core.default_compute if key[0] < 0 else key[0])
     rep["worst_index"] = result._user_index(rep["worst_index"])
@@ -97,11 +123,7 @@ def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, stan
         lines.append("an infinity or NaN that no correct implementation produces there")
     elif why == "not_finite":
         lines.append("a finite output where no correct implementation produces one")
-    if A.is_float(fmt):
-        tol = result._bounds_of(compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard).tolerance
-    else:
-        tol = np.zeros(core.shape)
-    lines += _greatest(result, bits, core, tol)
+    lines += greatest()
     if A.is_float(fmt):
         lines.append(f"(standard {key[3]!r}, compute {rep['compute']}{', flush to zero' if key[2] else ''}, "
                      f"output {A.format_name(fmt)})")

@@ -462,9 +462,177 @@ static PyObject *CResult_covers(CResult *self, PyObject *args)
     return PyLong_FromLongLong((long long)outside);
 }
 
-/* report(output, compute, ulps, ftz, standard): the check's scoring (the command's report function),
- * as a dict. */
+/* The outside elements listed in a report dict: at most this many (the command's JSON cap). */
+#define ER_PY_OUTSIDE_CAP 1000
+
+/* An index tuple of the report's shape for a flat index. */
+static PyObject *report_index_tuple(const er_check_report *rep, int64_t flat)
+{
+    int64_t idx[3];
+    er_check_report_index(rep, flat, idx);
+    return rep->ndim == 3 ? Py_BuildValue("(LLL)", (long long)idx[0], (long long)idx[1], (long long)idx[2])
+                          : Py_BuildValue("(LL)", (long long)idx[1], (long long)idx[2]);
+}
+
+/* A report as a dict; index: the first rep->outside_listed outside elements' flat indices (NULL: none
+ * listed), cap the cap they were listed under; full: also log_hist and map. */
+static PyObject *report_to_dict(const er_check_report *rep, const int64_t *index, int64_t cap, int full)
+{
+    PyObject *hist = PyList_New(ER_REPORT_BINS), *labels = PyList_New(ER_REPORT_BINS);
+    int64_t listed = index ? rep->outside_listed : 0;
+    PyObject *outside = PyList_New((Py_ssize_t)listed);
+    PyObject *idx = NULL, *d = NULL;
+    if (!hist || !labels || !outside) goto done;
+    for (int q = 0; q < ER_REPORT_BINS; q++) {
+        PyList_SET_ITEM(hist, q, PyLong_FromLongLong((long long)rep->hist[q]));
+        PyList_SET_ITEM(labels, q, PyUnicode_FromString(er_check_report_bin_name(q)));
+    }
+    for (int64_t k = 0; k < listed; k++) {
+        PyObject *t = report_index_tuple(rep, index[k]);
+        if (!t) goto done;
+        PyList_SET_ITEM(outside, (Py_ssize_t)k, t);
+    }
+    static const char *const why[5] = {"none", "ulps", "special", "not_finite", "int"};
+    idx = rep->ndim == 3 ? Py_BuildValue("(LLL)", (long long)rep->worst_index[0], (long long)rep->worst_index[1],
+                                         (long long)rep->worst_index[2])
+                         : Py_BuildValue("(LL)", (long long)rep->worst_index[1], (long long)rep->worst_index[2]);
+    if (!idx) goto done;
+    d = Py_BuildValue("{s:L,s:L,s:O,s:O,s:L,s:O,s:i,s:s,s:L,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:d,s:i,s:i,s:d,s:d,s:i,s:i,s:i,"
+                      "s:i,s:i,s:i,s:O,s:L,s:O}",
+                      "elements", (long long)rep->elements, "outside", (long long)rep->outside, "hist", hist,
+                      "hist_labels", labels, "worst", (long long)rep->worst, "worst_index", idx, "worst_covered",
+                      rep->worst_covered, "worst_why",
+                      (rep->worst_why >= 0 && rep->worst_why < 5) ? why[rep->worst_why] : "?", "ulps_beyond",
+                      (long long)rep->ulps_beyond, "output", (unsigned long long)rep->output, "rounded",
+                      (unsigned long long)rep->rounded, "low", (unsigned long long)rep->low, "high",
+                      (unsigned long long)rep->high, "output_value", rep->output_value, "rounded_value",
+                      rep->rounded_value, "low_value", rep->low_value, "high_value", rep->high_value, "has_range",
+                      rep->has_range, "single_value", rep->single_value, "tolerance", rep->tolerance, "ratio",
+                      rep->ratio, "operand_vacuous", rep->operand_vacuous, "zero_accepted", rep->zero_accepted,
+                      "narrower_format", rep->narrower_format, "may_pinf", rep->may_pinf, "may_ninf", rep->may_ninf,
+                      "may_nan", rep->may_nan, "outside_indices", outside, "outside_indices_cap", (long long)cap,
+                      "outside_indices_complete", (index && rep->outside_listed == rep->outside) ? Py_True : Py_False);
+    if (d && full) {
+        PyObject *lh = PyList_New(ER_REPORT_LOG_BINS), *map = PyList_New(ER_REPORT_MAP);
+        int bad = !lh || !map;
+        for (int q = 0; !bad && q < ER_REPORT_LOG_BINS; q++)
+            PyList_SET_ITEM(lh, q, PyLong_FromLongLong((long long)rep->log_hist[q]));
+        for (int q = 0; !bad && q < ER_REPORT_MAP; q++) {
+            PyObject *row = PyList_New(ER_REPORT_MAP);
+            if (!row) {
+                bad = 1;
+                break;
+            }
+            for (int w = 0; w < ER_REPORT_MAP; w++) PyList_SET_ITEM(row, w, PyLong_FromLongLong((long long)rep->map[q][w]));
+            PyList_SET_ITEM(map, q, row);
+        }
+        PyObject *nl = bad ? NULL : PyLong_FromLongLong((long long)rep->outside_listed);
+        if (!nl || PyDict_SetItemString(d, "log_hist", lh) || PyDict_SetItemString(d, "map", map) ||
+            PyDict_SetItemString(d, "outside_listed", nl))
+            Py_CLEAR(d);
+        Py_XDECREF(nl);
+        Py_XDECREF(lh);
+        Py_XDECREF(map);
+    }
+done:
+    Py_XDECREF(hist);
+    Py_XDECREF(labels);
+    Py_XDECREF(outside);
+    Py_XDECREF(idx);
+    return d;
+}
+
+/* report(output, compute, ulps, ftz, standard[, cap]): the check's scoring (the command's report
+ * function), as a dict, with the first cap (default 1000, the command's) outside elements' indices. */
 static PyObject *CResult_report(CResult *self, PyObject *args)
+{
+    PyObject *oo;
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    Py_ssize_t cap = ER_PY_OUTSIDE_CAP;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "Oidis|n", &oo, &compute, &ulps, &ftz, &std, &cap)) return NULL;
+    if (cap < 0) {
+        PyErr_SetString(PyExc_ValueError, "report: the cap of outside indices must not be negative");
+        return NULL;
+    }
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    operand out;
+    if (operand_get(oo, er_result_rounded(self->r)->format, "output", 0, &out) != 0) return NULL;
+    int64_t *index = PyMem_Malloc((size_t)(cap ? cap : 1) * sizeof *index);
+    if (!index) {
+        operand_release(&out);
+        return PyErr_NoMemory();
+    }
+    er_check_report rep;
+    char msg[1024] = "";
+    er_status st;
+    const er_tensor *ta = self->ops[0].held ? &self->ops[0].t : NULL, *tb = self->ops[1].held ? &self->ops[1].t : NULL;
+    ER_PY_CALL(st = er_check_report_compute(self->r, &o, &out.t, ta, tb, index, (int64_t)cap, &rep, msg, sizeof msg));
+    operand_release(&out);
+    PyObject *d = st == ER_OK ? report_to_dict(&rep, index, (int64_t)cap, 0) : raise_status(st, msg);
+    PyMem_Free(index);
+    return d;
+}
+
+/*
+ * The distributed check's pieces (python/exactref/distributed.py): a block's report as opaque bytes
+ * (the er_check_report struct, merged by the library's er_check_report_merge / _merge_columns, so the
+ * merged report is the one-pass report field for field), and the narrower-format hint gathered block
+ * by block as the command's tiles gather it (src/cli/cmd_check.c): for each of the five candidates of
+ * er_check_report_narrower, whether every element of the block's output, and of its rounded answer, is
+ * a finite value of the candidate exactly.
+ */
+
+/* The candidates of er_check_report_narrower for an output format and the operands' formats (-1: none
+ * or not a candidate). */
+static void narrow_candidates(int out_format, int a_format, int b_format, int cand[5])
+{
+    er_format_info fi;
+    const int c[5] = {a_format, b_format, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
+    int ok_out = er_format_get_info(out_format, &fi) == ER_OK && fi.kind == ER_KIND_FLOAT;
+    for (int k = 0; k < 5; k++) {
+        er_format_info ci;
+        cand[k] = ok_out && c[k] >= 0 && c[k] != out_format && er_format_get_info(c[k], &ci) == ER_OK &&
+                          ci.kind == ER_KIND_FLOAT && ci.width < fi.width
+                      ? c[k]
+                      : -1;
+    }
+}
+
+/* Whether every element of the 2-D or 3-D tensor t is a finite value of format f exactly. */
+static int tensor_in(const er_tensor *t, int f)
+{
+    er_format_info fi;
+    if (er_format_get_info(t->format, &fi) != ER_OK) return 0;
+    int64_t B = t->ndim == 3 ? t->shape[0] : 1, M = t->shape[t->ndim - 2], N = t->shape[t->ndim - 1];
+    int64_t sb = t->ndim == 3 ? t->strides[0] : 0, si = t->strides[t->ndim - 2], sj = t->strides[t->ndim - 1];
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                const unsigned char *p =
+                    (const unsigned char *)t->data + (size_t)(b * sb + i * si + j * sj) * (size_t)fi.storage_bytes;
+                uint64_t x = 0, y;
+                unsigned flags = 0;
+                er_val v;
+                for (int k = fi.storage_bytes - 1; k >= 0; k--) x = x << 8 | p[k];
+                if (er_decode_bits(t->format, x, &v) != ER_OK || v.cls == ER_CLASS_INF || v.cls == ER_CLASS_NAN)
+                    return 0;
+                if (er_convert_bits(t->format, f, x, ER_RND_NEAREST_EVEN, 0u, &y, &flags) != ER_OK) return 0;
+                if (flags & (ER_FLAG_INEXACT | ER_FLAG_OVERFLOW | ER_FLAG_INVALID | ER_FLAG_UNDERFLOW)) return 0;
+            }
+    return 1;
+}
+
+/*
+ * report_part(output, compute, ulps, ftz, standard): the report of output against this (block's)
+ * result, for merging: (report bytes, covered bytes or None (None when no element is outside: all
+ * covered), candidates, out_in, r_in), the last three 5-tuples of the narrower-format hint (r_in is
+ * only computed where out_in holds, and is 1 elsewhere, as it cannot matter there).
+ */
+static PyObject *CResult_report_part(CResult *self, PyObject *args)
 {
     PyObject *oo;
     int compute, ftz;
@@ -474,48 +642,44 @@ static PyObject *CResult_report(CResult *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "Oidis", &oo, &compute, &ulps, &ftz, &std)) return NULL;
     er_tol_opts o;
     if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    const er_tensor *R = er_result_rounded(self->r);
     operand out;
-    if (operand_get(oo, er_result_rounded(self->r)->format, "output", 0, &out) != 0) return NULL;
+    if (operand_get(oo, R->format, "output", 0, &out) != 0) return NULL;
+    int64_t count = 1;
+    for (int q = 0; q < R->ndim; q++) count *= R->shape[q];
     er_check_report rep;
+    memset(&rep, 0, sizeof rep);
     char msg[1024] = "";
     er_status st;
     const er_tensor *ta = self->ops[0].held ? &self->ops[0].t : NULL, *tb = self->ops[1].held ? &self->ops[1].t : NULL;
-    ER_PY_CALL(st = er_check_report_compute(self->r, &o, &out.t, ta, tb, NULL, 0, &rep, msg, sizeof msg));
+    int cand[5], out_in[5], r_in[5];
+    narrow_candidates(R->format, ta ? ta->format : -1, tb ? tb->format : -1, cand);
+    unsigned char *covered = NULL;
+    ER_PY_CALL({
+        st = er_check_report_compute(self->r, &o, &out.t, ta, tb, NULL, 0, &rep, msg, sizeof msg);
+        if (st == ER_OK && rep.outside > 0) {
+            covered = malloc((size_t)count);
+            if (!covered) st = ER_ENOMEM;
+            else st = er_result_covers(self->r, &o, &out.t, covered, NULL, msg, sizeof msg);
+        }
+        for (int k = 0; k < 5 && st == ER_OK; k++) {
+            out_in[k] = cand[k] >= 0 && tensor_in(&out.t, cand[k]);
+            r_in[k] = out_in[k] ? tensor_in(R, cand[k]) : 1;
+        }
+    });
     operand_release(&out);
-    if (st != ER_OK) return raise_status(st, msg);
-    PyObject *hist = PyList_New(ER_REPORT_BINS), *labels = PyList_New(ER_REPORT_BINS);
-    if (!hist || !labels) {
-        Py_XDECREF(hist);
-        Py_XDECREF(labels);
-        return NULL;
+    if (st != ER_OK) {
+        free(covered);
+        return raise_status(st, msg);
     }
-    for (int q = 0; q < ER_REPORT_BINS; q++) {
-        PyList_SET_ITEM(hist, q, PyLong_FromLongLong((long long)rep.hist[q]));
-        PyList_SET_ITEM(labels, q, PyUnicode_FromString(er_check_report_bin_name(q)));
-    }
-    static const char *const why[5] = {"none", "ulps", "special", "not_finite", "int"};
-    PyObject *idx = rep.ndim == 3 ? Py_BuildValue("(LLL)", (long long)rep.worst_index[0], (long long)rep.worst_index[1],
-                                                  (long long)rep.worst_index[2])
-                                  : Py_BuildValue("(LL)", (long long)rep.worst_index[1], (long long)rep.worst_index[2]);
-    if (!idx) {
-        Py_DECREF(hist);
-        Py_DECREF(labels);
-        return NULL;
-    }
-    return Py_BuildValue("{s:L,s:L,s:N,s:N,s:L,s:N,s:i,s:s,s:L,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:d,s:i,s:i,s:d,s:d,s:i,s:i,s:i,"
-                         "s:i,s:i,s:i}",
-                         "elements", (long long)rep.elements, "outside", (long long)rep.outside, "hist", hist,
-                         "hist_labels", labels, "worst", (long long)rep.worst, "worst_index", idx, "worst_covered",
-                         rep.worst_covered, "worst_why",
-                         (rep.worst_why >= 0 && rep.worst_why < 5) ? why[rep.worst_why] : "?", "ulps_beyond",
-                         (long long)rep.ulps_beyond, "output", (unsigned long long)rep.output, "rounded",
-                         (unsigned long long)rep.rounded, "low", (unsigned long long)rep.low, "high",
-                         (unsigned long long)rep.high, "output_value", rep.output_value, "rounded_value",
-                         rep.rounded_value, "low_value", rep.low_value, "high_value", rep.high_value, "has_range",
-                         rep.has_range, "single_value", rep.single_value, "tolerance", rep.tolerance, "ratio", rep.ratio,
-                         "operand_vacuous", rep.operand_vacuous, "zero_accepted", rep.zero_accepted,
-                         "narrower_format", rep.narrower_format, "may_pinf", rep.may_pinf, "may_ninf", rep.may_ninf,
-                         "may_nan", rep.may_nan);
+    PyObject *cov = Py_None;
+    if (covered) cov = PyBytes_FromStringAndSize((const char *)covered, (Py_ssize_t)count);
+    else Py_INCREF(cov);
+    free(covered);
+    if (!cov) return NULL;
+    return Py_BuildValue("(y#N(iiiii)(iiiii)(iiiii))", (const char *)&rep, (Py_ssize_t)sizeof rep, cov, cand[0], cand[1],
+                         cand[2], cand[3], cand[4], out_in[0], out_in[1], out_in[2], out_in[3], out_in[4], r_in[0],
+                         r_in[1], r_in[2], r_in[3], r_in[4]);
 }
 
 /* may_be_any(kind, compute, ulps, ftz, standard): 0 (proven never), or -1 (undecided). */
@@ -769,6 +933,7 @@ static PyMethodDef CResult_methods[] = {
     {"bounds", (PyCFunction)CResult_bounds, METH_VARARGS, "Fill the bounds arrays for the options."},
     {"covers", (PyCFunction)CResult_covers, METH_VARARGS, "Judge an output; returns the count outside."},
     {"report", (PyCFunction)CResult_report, METH_VARARGS, "The check's report (the command's scoring)."},
+    {"report_part", (PyCFunction)CResult_report_part, METH_VARARGS, "A block's report for merging (bytes)."},
     {"may_be_any", (PyCFunction)CResult_may_be_any, METH_VARARGS, "Whole-tensor may_be: 0 never, -1 undecided."},
     {"normal", (PyCFunction)CResult_normal, METH_VARARGS, "normal() into a buffer."},
     {"exact", (PyCFunction)CResult_exact, METH_VARARGS, "The binary64 enclosures into buffers."},
@@ -941,6 +1106,175 @@ static PyObject *py_dlpack(PyObject *mod, PyObject *args)
     return cap;
 }
 
+/* ---- the reports of blocks merged (python/exactref/distributed.py) ---- */
+
+/* A report held in a bytes-like object (writable for the merges' targets). */
+static int report_buf(PyObject *obj, int writable, const char *what, Py_buffer *v)
+{
+    if (PyObject_GetBuffer(obj, v, writable ? (PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) : PyBUF_C_CONTIGUOUS) != 0)
+        return -1;
+    if (v->len != (Py_ssize_t)sizeof(er_check_report)) {
+        PyErr_Format(PyExc_ValueError, "%s: not a check report (%zd bytes, a report has %zd)", what, v->len,
+                     (Py_ssize_t)sizeof(er_check_report));
+        PyBuffer_Release(v);
+        return -1;
+    }
+    return 0;
+}
+
+/* An optional contiguous buffer of at least n bytes (None: NULL). */
+static int opt_buf(PyObject *obj, Py_ssize_t n, int writable, const char *what, Py_buffer *v, void **data)
+{
+    *data = NULL;
+    if (obj == Py_None) return 0;
+    if (PyObject_GetBuffer(obj, v, writable ? (PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) : PyBUF_C_CONTIGUOUS) != 0) return -1;
+    if (v->len < n) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes given, %zd needed", what, v->len, n);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    *data = v->buf;
+    return 1;
+}
+
+/* report_merge_init(shape, format): an empty report (a bytearray) of an output of this shape. */
+static PyObject *py_report_merge_init(PyObject *mod, PyObject *args)
+{
+    PyObject *oshape;
+    int fmt;
+    er_format_info fi;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "Oi", &oshape, &fmt)) return NULL;
+    if (er_format_get_info(fmt, &fi) != ER_OK) return PyErr_Format(PyExc_ValueError, "unknown format id %d", fmt);
+    PyObject *seq = PySequence_Fast(oshape, "report_merge_init: the shape must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t nd = PySequence_Fast_GET_SIZE(seq);
+    int64_t shape[3] = {0, 0, 0};
+    if (nd != 2 && nd != 3) {
+        Py_DECREF(seq);
+        return PyErr_Format(PyExc_ValueError, "report_merge_init: 2 or 3 dimensions, not %zd", nd);
+    }
+    for (Py_ssize_t q = 0; q < nd; q++) {
+        long long x = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, q));
+        if ((x == -1 && PyErr_Occurred()) || x < 0) {
+            Py_DECREF(seq);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "report_merge_init: a negative dimension");
+            return NULL;
+        }
+        shape[q] = x;
+    }
+    Py_DECREF(seq);
+    er_check_report rep;
+    er_check_report_merge_init(&rep, (int)nd, shape, fmt);
+    return PyByteArray_FromStringAndSize((const char *)&rep, (Py_ssize_t)sizeof rep);
+}
+
+/* report_merge(into, part, part_covered, into_index, cap): er_check_report_merge, into (a bytearray)
+ * updated in place; part_covered: the part's covered bytes or None; into_index: a writable int64 buffer
+ * of cap entries or None.  Returns None. */
+static PyObject *py_report_merge(PyObject *mod, PyObject *args)
+{
+    PyObject *ointo, *opart, *ocov, *oidx;
+    Py_ssize_t cap;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OOOOn", &ointo, &opart, &ocov, &oidx, &cap)) return NULL;
+    Py_buffer vi, vp, vc, vx;
+    void *cov = NULL, *idx = NULL;
+    if (cap < 0) return PyErr_Format(PyExc_ValueError, "report_merge: a negative cap");
+    if (report_buf(ointo, 1, "report_merge: into", &vi) != 0) return NULL;
+    if (report_buf(opart, 0, "report_merge: part", &vp) != 0) {
+        PyBuffer_Release(&vi);
+        return NULL;
+    }
+    const er_check_report *part = (const er_check_report *)vp.buf;
+    int hc = opt_buf(ocov, (Py_ssize_t)part->elements, 0, "report_merge: part_covered", &vc, &cov);
+    int hx = hc < 0 ? -1 : opt_buf(oidx, cap * (Py_ssize_t)sizeof(int64_t), 1, "report_merge: into_index", &vx, &idx);
+    char msg[512] = "";
+    er_status st = ER_OK;
+    if (hc >= 0 && hx >= 0)
+        st = er_check_report_merge((er_check_report *)vi.buf, part, (const unsigned char *)cov, NULL, (int64_t *)idx,
+                                   idx ? (int64_t)cap : 0, msg, sizeof msg);
+    if (hc > 0) PyBuffer_Release(&vc);
+    if (hx > 0) PyBuffer_Release(&vx);
+    PyBuffer_Release(&vi);
+    PyBuffer_Release(&vp);
+    if (hc < 0 || hx < 0) return NULL;
+    if (st != ER_OK) return raise_status(st, msg);
+    Py_RETURN_NONE;
+}
+
+/* report_merge_columns(band, tile, j0, tile_covered, band_covered): er_check_report_merge_columns,
+ * band (a bytearray) and band_covered (writable, the band's elements) updated in place. */
+static PyObject *py_report_merge_columns(PyObject *mod, PyObject *args)
+{
+    PyObject *oband, *otile, *otc, *obc;
+    long long j0;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OOLOO", &oband, &otile, &j0, &otc, &obc)) return NULL;
+    Py_buffer vb, vt, vtc, vbc;
+    void *tc = NULL, *bc = NULL;
+    if (report_buf(oband, 1, "report_merge_columns: band", &vb) != 0) return NULL;
+    if (report_buf(otile, 0, "report_merge_columns: tile", &vt) != 0) {
+        PyBuffer_Release(&vb);
+        return NULL;
+    }
+    const er_check_report *band = (const er_check_report *)vb.buf, *tile = (const er_check_report *)vt.buf;
+    int h1 = opt_buf(otc, (Py_ssize_t)tile->elements, 0, "report_merge_columns: tile_covered", &vtc, &tc);
+    int h2 = h1 < 0 ? -1
+                    : opt_buf(obc, (Py_ssize_t)(band->shape[0] * band->shape[1]), 1, "report_merge_columns: band_covered",
+                              &vbc, &bc);
+    char msg[512] = "";
+    er_status st = ER_OK;
+    if (h1 >= 0 && h2 >= 0)
+        st = er_check_report_merge_columns((er_check_report *)vb.buf, tile, (int64_t)j0, (const unsigned char *)tc,
+                                           (unsigned char *)bc, msg, sizeof msg);
+    if (h1 > 0) PyBuffer_Release(&vtc);
+    if (h2 > 0) PyBuffer_Release(&vbc);
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&vt);
+    if (h1 < 0 || h2 < 0) return NULL;
+    if (st != ER_OK) return raise_status(st, msg);
+    Py_RETURN_NONE;
+}
+
+/* report_set_narrower(rep, format): the narrower-format hint of a merged report (a bytearray), as
+ * er_check_report_narrower would set it from the whole output (-1: none). */
+static PyObject *py_report_set_narrower(PyObject *mod, PyObject *args)
+{
+    PyObject *orep;
+    int fmt;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "Oi", &orep, &fmt)) return NULL;
+    Py_buffer v;
+    if (report_buf(orep, 1, "report_set_narrower", &v) != 0) return NULL;
+    ((er_check_report *)v.buf)->narrower_format = fmt;
+    PyBuffer_Release(&v);
+    Py_RETURN_NONE;
+}
+
+/* report_fields(rep, index, cap, full): a report's dict (CResult.report's keys; full: also log_hist,
+ * map and outside_listed); index: the int64 buffer of its listed outside elements, or None. */
+static PyObject *py_report_fields(PyObject *mod, PyObject *args)
+{
+    PyObject *orep, *oidx;
+    Py_ssize_t cap;
+    int full;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OOnp", &orep, &oidx, &cap, &full)) return NULL;
+    Py_buffer v, vx;
+    void *idx = NULL;
+    if (report_buf(orep, 0, "report_fields", &v) != 0) return NULL;
+    er_check_report rep;
+    memcpy(&rep, v.buf, sizeof rep);
+    PyBuffer_Release(&v);
+    int hx = opt_buf(oidx, (Py_ssize_t)rep.outside_listed * (Py_ssize_t)sizeof(int64_t), 0, "report_fields: index", &vx,
+                     &idx);
+    if (hx < 0) return NULL;
+    PyObject *d = report_to_dict(&rep, (const int64_t *)idx, (int64_t)cap, full);
+    if (hx > 0) PyBuffer_Release(&vx);
+    return d;
+}
+
 static PyMethodDef module_methods[] = {
     {"create", py_create, METH_VARARGS, "Run an operation and keep its result."},
     {"convert", py_convert, METH_VARARGS, "Convert n bit patterns between formats."},
@@ -951,6 +1285,11 @@ static PyMethodDef module_methods[] = {
     {"standard_names", py_standard_names, METH_NOARGS, "The standards' names."},
     {"version", py_version, METH_NOARGS, "The library's version."},
     {"dlpack", py_dlpack, METH_VARARGS, "A DLPack capsule over a host buffer with a given dtype code."},
+    {"report_merge_init", py_report_merge_init, METH_VARARGS, "An empty report (bytes) of an output's shape."},
+    {"report_merge", py_report_merge, METH_VARARGS, "Merge the report of the next rows into a report."},
+    {"report_merge_columns", py_report_merge_columns, METH_VARARGS, "Merge a tile's report into its band's."},
+    {"report_set_narrower", py_report_set_narrower, METH_VARARGS, "Set a merged report's narrower-format hint."},
+    {"report_fields", py_report_fields, METH_VARARGS, "A report (bytes) as a dict."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
