@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bounds_blocked.h"
 #include "host/er_msg.h"
 #include "exactref/core/er_formats.h"
 #include "exactref/exactref.h"
@@ -69,7 +70,7 @@ const char *er_standard_names(void)
            "ada-tf32 ada-fp8 ada-fp8-f16 hopper hopper-f16 hopper-tf32 hopper-fp8 hopper-fp8-f16 deepgemm-fp8 "
            "hopper-fp8-deepgemm blackwell blackwell-f16 blackwell-tf32 blackwell-f8f6f4 blackwell-f8f6f4-f16 "
            "blackwell-mxf8f6f4 blackwell-mx blackwell-mxf4 blackwell-nvf4 cdna3 cdna3-fp8 cdna3-bf8 cdna3-xf32 "
-           "engine:k=..,F=..,p=..";
+           "engine:k=..,F=..,p=.. blocked:bk=..,split=..,acc=..";
 }
 
 /* name is one of the space-separated words of list. */
@@ -104,6 +105,8 @@ size_t er_standard_table(char *buf, size_t size)
            "-", "-", "nearest", "-");
     ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "any_order", "any summation tree, with or without fma", "-", "-", "-",
            "nearest", "-");
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "blocked:bk=..", "k-tiles of bk, split-k, any order within a tile",
+           "-", "-", "-", "nearest", "-");
     for (int i = 0; i < ER_NMODELS; i++) {
         const er_standard *m = &er_models_[i].std;
         char pr[16];
@@ -152,6 +155,7 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
             snprintf(s->name, sizeof s->name, "%s", spec); /* an alias keeps the name it was given */
             return ER_OK;
         }
+    if (!strncmp(spec, "blocked", 7)) return er_standard_parse_blocked(spec, s, msg, msg_size); /* bounds_blocked.c */
     if (!strncmp(spec, "engine:", 7) || !strcmp(spec, "engine")) {
         const char *p = spec + (spec[6] == ':' ? 7 : 6);
         int set_p = 0, set_round = 0;
