@@ -13,6 +13,7 @@
 #include "er_front.h"
 #include "er_report.h"
 #include "result_internal.h"
+#include "scaled_internal.h"
 #include "host/er_alloc.h"
 #include "host/er_msg.h"
 #include "exactref/exactref.h"
@@ -213,6 +214,7 @@ void er_result_free(er_result *r)
         er_bkeys_free(r->cache[i].keys);
     }
     free(r->owned);
+    er_scaled_plan_free(r->scaled);
     free(r->map);
     for (int q = 0; q < 3; q++) free(r->slack[q]);
     er_big_free(r->keep_s);
@@ -320,8 +322,11 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
         char dmsg[512] = "";
         int on_cpu = 0;
         er_standard es = er_standard_for_inputs(&o->standard, r->args.a->format, r->args.b->format);
-        st = er_front_bounds(&r->args, &r->d, compute, o->flush_to_zero, &es,
-                             (sl.da || sl.db || sl.dc) ? &sl : NULL, r->keep_s, &b, dmsg, sizeof dmsg, &on_cpu);
+        if (es.kind == ER_STD_SCALED || r->scaled) /* scaled products: src/scaled.c */
+            st = er_scaled_bounds(r, o, &es, &b, dmsg, sizeof dmsg);
+        else
+            st = er_front_bounds(&r->args, &r->d, compute, o->flush_to_zero, &es,
+                                 (sl.da || sl.db || sl.dc) ? &sl : NULL, r->keep_s, &b, dmsg, sizeof dmsg, &on_cpu);
         /* a backend asked for by name says where the bounds ran when it could not run them itself */
         if (st == ER_OK && on_cpu && (r->args.backend == ER_BACKEND_OPENCL || r->args.backend == ER_BACKEND_CUDA) &&
             !r->stats.note[0])

@@ -727,6 +727,7 @@ er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *k
         return ER_OK;
     }
     if (r->args.a_scale) return ER_OK; /* scales: not summarised here */
+    if (r->scaled || o->standard.kind == ER_STD_SCALED) return ER_OK; /* f32 scales (src/scaled.c): neither */
     if (er_interval_of_tensor(r->args.a, &ia) != ER_OK || er_interval_of_tensor(r->args.b, &ib) != ER_OK) return ER_OK;
     if (er_interval_is_top(ia) || er_interval_is_top(ib) || !(ia.lo <= ia.hi) || !(ib.lo <= ib.hi)) return ER_OK;
     double ma = fmax(fabs(ia.lo), fabs(ia.hi)), mb = fmax(fabs(ib.lo), fabs(ib.hi)), mc = 0;

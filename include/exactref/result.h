@@ -19,6 +19,7 @@ extern "C" {
 #define ER_STD_ANY_ORDER 1 /* any summation tree, with or without fused multiply-add, that does not overflow */
 #define ER_STD_ENGINE 2    /* a matrix engine (tensor core) model: block fused dot-add per instruction */
 #define ER_STD_BLOCKED 3   /* a declared structure: k-tiles of bk products, split-k, any order within a tile */
+#define ER_STD_SCALED 4    /* scaled products (scaled.h): partials of bk products, scaled, accumulated in f32 */
 
 typedef struct er_standard {
     int kind;       /* ER_STD_* */
@@ -37,7 +38,8 @@ typedef struct er_standard {
     int F2;         /* 0, or a second alignment of the product sum at F2 fraction bits (CDNA3: 31) */
     int two_stage;  /* the products summed in two stages, even and odd (CDNA3 fp8/bf8) */
     /* ER_STD_BLOCKED (docs/proofs/blocked.md): products per k-tile, the split-k factor; the
-     * accumulator is acc_fmt (-1: the options' compute) */
+     * accumulator is acc_fmt (-1: the options' compute).  ER_STD_SCALED (docs/proofs/scaled.md): bk
+     * products per partial; the partial's engine model in the fields above when k > 0, else f32 */
     int bk;
     int split;
 } er_standard;
@@ -48,7 +50,8 @@ typedef struct er_standard {
  * floor=0,tf32=0,d=f32,F2=0,stages=1" (any subset of keys after "engine:", those are the defaults).
  * The facts behind each model: docs/accumulation-models.md; the bound's proof: docs/proofs/engines.md.
  * A declared structure: "blocked:bk=64,split=4,acc=f32" (bk required; split 1 and acc the options'
- * compute by default): docs/proofs/blocked.md.
+ * compute by default): docs/proofs/blocked.md.  Scaled products (scaled.h): "scaled:bk=128" (partials
+ * in f32, any order) or "scaled:bk=128,partial=hopper-fp8" (a tensor-core model): docs/proofs/scaled.md.
  */
 ER_API er_status er_standard_parse(const char *spec, er_standard *std, char *msg, size_t msg_size);
 /* The names er_standard_parse knows (aliases included), space separated. */
