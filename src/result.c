@@ -229,6 +229,7 @@ const er_mma_stats *er_result_stats(const er_result *r) { return r ? &r->stats :
 int er_result_default_compute(const er_result *r)
 {
     if (r->base) return er_result_default_compute(r->base);
+    if (r->scaled) return ER_FMT_F32; /* scaled products accumulate in f32 (src/scaled.c) */
     er_fmt fa = er_fmt_get(r->args.a->format), fb = er_fmt_get(r->args.b->format);
     int wa = r->args.a->format, wide = fa.mbits >= fb.mbits ? wa : r->args.b->format;
     if (er_fmt_get(wide).mbits < 23) return ER_FMT_F32;
