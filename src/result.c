@@ -156,7 +156,7 @@ er_status er_result_backward(er_result *r, const er_tensor *grad, int grad_a_for
     if (r->base)
         return msgf(msg, msg_size, ER_EUNSUPPORTED, "a view has no backward of its own: call backward on the result it "
                                                     "views, with the gradient moved back");
-    if (r->is_int || r->args.a_scale)
+    if (r->is_int || r->args.a_scale || r->scaled)
         return msgf(msg, msg_size, ER_EUNSUPPORTED, "backward is defined for float matmul, not for mmai or block-scaled products");
     if (er_fmt_get(grad->format).kind != ER_KIND_FLOAT)
         return msgf(msg, msg_size, ER_EINVAL, "grad must have a float format");
@@ -383,6 +383,8 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
         return st;
     }
     if (r->is_int) return msgf(msg, msg_size, ER_EINVAL, "mmai is exact: its normal() is rounded");
+    if (r->scaled) /* src/scaled.c: its operands are the reference's binary64 ones, not the kernel's */
+        return msgf(msg, msg_size, ER_EUNSUPPORTED, "normal() is not defined for scaled products");
     if (compute < 0) compute = er_result_default_compute(r);
     if (r->from[0] || r->from[1] || r->from[2]) {
         /* a later result's normal() works on the earlier results' normal() */

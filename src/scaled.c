@@ -48,6 +48,11 @@ er_status er_standard_parse_scaled(const char *spec, er_standard *s, char *msg, 
                 s->k = e.k, s->F = e.F, s->out_p = e.out_p, s->out_round = e.out_round;
                 s->floor_terms = e.floor_terms, s->acc_fmt = e.acc_fmt, s->F2 = e.F2, s->two_stage = e.two_stage;
             }
+        } else if (sscanf(p, "order=%47[a-z]%n", word, &used) == 1) {
+            /* split carries the order: 0 the scales after the block's sum, 1 before the sum */
+            if (!strcmp(word, "after")) s->split = 0;
+            else if (!strcmp(word, "before")) s->split = 1;
+            else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': order is after or before", spec);
         } else if (sscanf(p, "bk=%ld%n", &v, &used) == 1 && v >= 1 && v <= (1L << 24)) {
             s->bk = (int)v, have_bk = 1;
         } else {
@@ -58,6 +63,9 @@ er_status er_standard_parse_scaled(const char *spec, er_standard *s, char *msg, 
         else if (*p) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected ',' at '%s'", spec, p);
     }
     if (!have_bk) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': bk (products per partial) is required", spec);
+    if (s->split && s->k > 0)
+        return msgf(msg, msg_size, ER_EINVAL, "standard '%s': order=before takes no partial model (an f32 product of "
+                    "the scaled operands)", spec);
     if (s->k > 0 && s->bk % s->k)
         return msgf(msg, msg_size, ER_EINVAL, "standard '%s': bk must be a multiple of the model's k (%d)", spec, s->k);
     return ER_OK;
@@ -371,10 +379,24 @@ er_status er_scaled_bounds(er_result *r, const er_tol_opts *o, const er_standard
         pe = sa_ + sb_ <= 24 && la + lb >= -149 && er_b_up(ma * mb) < maxf;
     }
     const double alpha = q->alpha;
+    /* order=before (5): every nonzero scaled operand sa a, sb b is a normal f32 value once rounded (no
+     * underflow, no overflow), so that its rounding errs by at most u of it; else no bound */
+    int before_ok = 1;
+    if (std->split) {
+        for (int side = 0; side < 2; side++) {
+            const double *x = side ? q->ub : q->ua;
+            int64_t cnt = side ? k * n : m * k;
+            for (int64_t t = 0; t < cnt && before_ok; t++) {
+                int64_t r0 = side ? t / n : t / k, c0 = side ? t % n : t % k;
+                double sc = side ? sb_of(q, r0 / q->bk, c0) : sa_of(q, r0, c0 / q->bk), v = fabs(x[t] * sc);
+                if (v != 0 && !(v >= 0x1p-126 && v <= 0x1.fffffep127)) before_ok = 0;
+            }
+        }
+    }
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             const int64_t e = i * n + j;
-            double Slo = 0, Shi = 0, E = 0, xl, xh, rad;
+            double Slo = 0, Shi = 0, E = 0, Ts = 0, xl, xh, rad;
             int special = 0;
             er_bel ob;
             for (int64_t bi = 0; bi < nb && !special; bi++) {
@@ -396,6 +418,14 @@ er_status er_scaled_bounds(er_result *r, const er_tol_opts *o, const er_standard
                 const double eP = er_b_up(gam(0x1p-53, (double)nt) * Tu);
                 const double Pm = er_b_up(fmax_abs2(P - eP, P + eP)); /* >= |the exact block sum| */
                 double Rb, Q;
+                if (std->split) {
+                    /* order=before: only the scaled magnitudes and the exact prefix are needed here */
+                    double v1 = ss * (P - eP), v2 = ss * (P + eP);
+                    Slo = er_b_down(Slo + er_b_down(fmin(v1, v2)));
+                    Shi = er_b_up(Shi + er_b_up(fmax(v1, v2)));
+                    Ts = er_b_up(Ts + er_b_up(sg * Tu));
+                    continue;
+                }
                 if (std->k <= 0) {
                     /* (1) an f32 partial from zero: a tree over nt products, nt - 1 additions of exact
                      * values at most M0 (subset sums, moved by the roundings), each within h(M0) */
@@ -441,6 +471,15 @@ er_status er_scaled_bounds(er_result *r, const er_tol_opts *o, const er_standard
                 E = er_b_up(E + ey);
                 if (bi > 0) E = er_b_up(E + half_ulp(-126, 24, M));
                 if (!(M < maxf) || !er_b_finite(E)) E = ER_B_INF;
+            }
+            if (std->split && !special) {
+                /* (5) scales before the sum: a' = f32(sa a), b' = f32(sb b) within u of themselves, so
+                 * sum |a'b' - (sa a)(sb b)| <= (2u + u^2) Ts and sum |a'b'| <= (1 + u)^2 Ts; then any f32
+                 * tree over the k products a'b' (any-order.md): gamma_k sum |a'b'| + 2 k eta */
+                double Tq = er_b_up(Ts * er_b_up(er_b_up(1 + u) * er_b_up(1 + u)));
+                E = er_b_up(er_b_up(er_b_up(er_b_up(2 * u + u * u) * Ts) + er_b_up(gam(u, (double)k) * Tq)) +
+                            (double)(2 * k) * eta);
+                if (!before_ok || !(er_b_up(Tq * (1 + 0x1p-20)) < maxf) || !(gam(u, (double)k) < 0.5)) E = ER_B_INF;
             }
             double cv = q->has_c ? q->cb[e] : 0.0;
             if (special || !er_b_finite(cv)) {

@@ -39,7 +39,8 @@ typedef struct er_standard {
     int two_stage;  /* the products summed in two stages, even and odd (CDNA3 fp8/bf8) */
     /* ER_STD_BLOCKED (docs/proofs/blocked.md): products per k-tile, the split-k factor; the
      * accumulator is acc_fmt (-1: the options' compute).  ER_STD_SCALED (docs/proofs/scaled.md): bk
-     * products per partial; the partial's engine model in the fields above when k > 0, else f32 */
+     * products per partial; the partial's engine model in the fields above when k > 0, else f32; split
+     * 1: order=before (the scales applied to the operands, rounded to f32, before the sum) */
     int bk;
     int split;
 } er_standard;
@@ -51,7 +52,9 @@ typedef struct er_standard {
  * The facts behind each model: docs/accumulation-models.md; the bound's proof: docs/proofs/engines.md.
  * A declared structure: "blocked:bk=64,split=4,acc=f32" (bk required; split 1 and acc the options'
  * compute by default): docs/proofs/blocked.md.  Scaled products (scaled.h): "scaled:bk=128" (partials
- * in f32, any order) or "scaled:bk=128,partial=hopper-fp8" (a tensor-core model): docs/proofs/scaled.md.
+ * in f32, any order), "scaled:bk=128,partial=hopper-fp8" (a tensor-core model), or
+ * "scaled:bk=128,order=before" (scales applied before the sum, torch's CPU _scaled_mm):
+ * docs/proofs/scaled.md.
  */
 ER_API er_status er_standard_parse(const char *spec, er_standard *std, char *msg, size_t msg_size);
 /* The names er_standard_parse knows (aliases included), space separated. */

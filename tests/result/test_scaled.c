@@ -192,6 +192,22 @@ static double kernel(const prob *P, int64_t i, int64_t j, int bug, const sim_mod
     return (double)d;
 }
 
+/* Scales BEFORE the sum, as torch's CPU _scaled_mm: a' = f32(sa a), b' = f32(sb b), an f32 product in index
+ * order (rev: reversed), then the same epilogue. */
+static double kernel_before(const prob *P, int64_t i, int64_t j, int rev)
+{
+    float acc = 0;
+    for (int64_t q = 0; q < P->k; q++) {
+        int64_t p = rev ? P->k - 1 - q : q;
+        float a = (float)(P->A[i * P->k + p] * sa_at(P, i, p / 128)), b = (float)(P->B[p * P->n + j] * sb_at(P, p / 128, j));
+        acc = acc + a * b;
+    }
+    float d = (float)P->alpha * acc;
+    if (P->C) d = d + (float)P->beta * (float)P->C[i * P->n + j];
+    if (P->bias) d = d + (float)P->bias[j];
+    return (double)d;
+}
+
 /* The exact value in MPFR: alpha sum_blocks sa sb (sum a b) + beta C + bias, rounded once into f32 (the
  * tests' outputs stay in f32's normal range). */
 static double exact_f32(const prob *P, int64_t i, int64_t j)
@@ -242,6 +258,17 @@ static void deepgemm(void)
         int64_t o = outside(&P, "scaled:bk=128", out);
         printf("deepgemm (f32 partials): %s: %lld of %lld outside\n", names[bug], (long long)o, (long long)mn);
         if (bug == 0) CHECK(o == 0, "deepgemm: the correct loop flagged on %lld", (long long)o);
+        if (bug == 0) {
+            int64_t ob = outside(&P, "scaled:bk=128,order=before", out);
+            printf("deepgemm: the correct loop under order=before: %lld outside\n", (long long)ob);
+            for (int64_t i = 0; i < P.m; i++)
+                for (int64_t j = 0; j < P.n; j++) out[i * P.n + j] = kernel_before(&P, i, j, 0);
+            ob = outside(&P, "scaled:bk=128,order=before", out);
+            int64_t oa = outside(&P, "scaled:bk=128", out);
+            printf("deepgemm: scales before the sum: %lld outside order=before, %lld outside order=after\n",
+                   (long long)ob, (long long)oa);
+            CHECK(ob == 0, "deepgemm: the scales-before kernel flagged on %lld under order=before", (long long)ob);
+        }
         else CHECK(o * 100 >= mn * 95, "deepgemm: %s flagged on only %lld", names[bug], (long long)o);
     }
     free(out);
@@ -314,6 +341,15 @@ static void epilogue(void)
                P.C != NULL, P.bias != NULL, er_format_name(P.fo), P.opts ? ", saturating" : "", (long long)o,
                (long long)mn);
         CHECK(o == 0, "epilogue case %d: a correct kernel flagged on %lld", cs, (long long)o);
+        for (int rev = 0; rev < 2; rev++) {
+            for (int64_t i = 0; i < P.m; i++)
+                for (int64_t j = 0; j < P.n; j++) out[i * P.n + j] = kernel_before(&P, i, j, rev);
+            int64_t ob = outside(&P, "scaled:bk=1,order=before", out), oa = outside(&P, "scaled:bk=1", out);
+            printf("epilogue case %d: scales before the sum (%s): %lld outside order=before, %lld outside order=after\n",
+                   cs, rev ? "reversed" : "index order", (long long)ob, (long long)oa);
+            CHECK(ob == 0, "epilogue case %d: the scales-before kernel flagged on %lld under order=before", cs,
+                  (long long)ob);
+        }
         if (cs == 3) {
             /* the saturating cast: an output of 448 where the exact value is beyond it is covered; the
              * same kernel cast without saturation (NaN) is not */
@@ -364,6 +400,13 @@ static void refusals(void)
           "normal refused on a scaled result: %s", msg);
     er_standard_parse("scaled:bk=1", &o.standard, msg, sizeof msg);
     CHECK(er_result_bounds(r, &o, &bd, msg, sizeof msg) == ER_OK, "scaled:bk=1: %s", msg);
+    {
+        float g[4] = {1, 1, 1, 1}, nb[4];
+        er_tensor gt = er_tensor_2d(ER_FMT_F32, 2, 2, g), nt = er_tensor_2d(ER_FMT_F32, 2, 2, nb);
+        er_result *ga = NULL, *gb = NULL;
+        CHECK(er_result_backward(r, &gt, -1, -1, &ga, &gb, msg, sizeof msg) == ER_EUNSUPPORTED, "backward refused");
+        CHECK(er_result_normal(r, ER_FMT_F32, 0, &nt, msg, sizeof msg) == ER_EUNSUPPORTED, "normal() refused");
+    }
     er_result_free(r);
     er_standard s;
     CHECK(er_standard_parse("scaled:bk=128,partial=hopper-fp8", &s, msg, sizeof msg) == ER_OK && s.k == 32 && s.F == 13,
@@ -371,6 +414,9 @@ static void refusals(void)
     CHECK(er_standard_parse("scaled:bk=100,partial=hopper-fp8", &s, msg, sizeof msg) == ER_EINVAL, "bk not a multiple of k");
     CHECK(er_standard_parse("scaled:partial=f32", &s, msg, sizeof msg) == ER_EINVAL, "bk required");
     CHECK(er_standard_parse("scaled:bk=64,partial=blackwell-mxf4", &s, msg, sizeof msg) == ER_EINVAL, "groups refused");
+    CHECK(er_standard_parse("scaled:bk=64,order=before", &s, msg, sizeof msg) == ER_OK && s.split == 1, "order=before");
+    CHECK(er_standard_parse("scaled:bk=128,order=before,partial=hopper-fp8", &s, msg, sizeof msg) == ER_EINVAL,
+          "order=before with a partial model");
 }
 
 int main(void)
