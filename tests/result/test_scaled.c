@@ -303,6 +303,25 @@ static void hopper(void)
     }
     free(out);
     unmake(&P);
+    /* DeepGEMM's layout with the tensor-core partial: 1 x 128 and 128 x 128 f32 scales, random signs */
+    memset(&P, 0, sizeof P);
+    P.m = 8, P.k = 1024, P.n = 256, P.fo = ER_FMT_BF16, P.alpha = 1.0;
+    P.ra = P.m, P.ca = 8, P.rb = 8, P.cb = 2;
+    fill(&P, 8.0);
+    make(&P);
+    mn = P.m * P.n;
+    out = malloc(sizeof(double) * (size_t)mn);
+    for (int bug = 0; bug < 4; bug++) {
+        for (int64_t i = 0; i < P.m; i++)
+            for (int64_t j = 0; j < P.n; j++) out[i * P.n + j] = kernel(&P, i, j, bug, eng);
+        int64_t o = outside(&P, "scaled:bk=128,partial=hopper-fp8", out);
+        printf("hopper-fp8 partials, per-block scales, bf16 output: bug %d: %lld of %lld outside\n", bug, (long long)o,
+               (long long)mn);
+        if (bug == 0) CHECK(o == 0, "hopper, per-block scales: the promoted kernel flagged on %lld", (long long)o);
+        else CHECK(o * 100 >= mn * 85, "hopper, per-block scales: bug %d flagged on only %lld", bug, (long long)o);
+    }
+    free(out);
+    unmake(&P);
 }
 
 static void epilogue(void)
