@@ -184,6 +184,8 @@ static void *pack(int f, const double *x, int64_t cnt)
     return p;
 }
 
+static int g_threads = 0; /* the results' threads (0: all cores) */
+
 static void prob_make(prob *P)
 {
     er_mma_args args;
@@ -202,6 +204,7 @@ static void prob_make(prob *P)
     args.b = b;
     args.c = P->C ? c : NULL;
     args.d = d;
+    args.threads = g_threads;
     if (er_result_create(&args, &P->r, msg, sizeof msg) != ER_OK) {
         printf("er_result_create: %s\n", msg);
         abort();
@@ -370,6 +373,46 @@ static void specials(void)
     prob_free(&P);
 }
 
+/* ---- The same bits whatever the thread count (and batched operands). ---- */
+static void threads_same(void)
+{
+    const char *stds[] = {"blocked:bk=16,split=3", "blocked:bk=5,acc=f16"};
+    prob P[2];
+    const er_bounds *bd[2];
+    uint64_t rng0 = g_rng;
+    for (int t = 0; t < 2; t++) {
+        memset(&P[t], 0, sizeof P[t]);
+        g_rng = rng0;
+        g_threads = t ? 3 : 1;
+        P[t].fa = ER_FMT_F16, P[t].fo = ER_FMT_BF16, P[t].m = 7, P[t].n = 9, P[t].k = 333;
+        P[t].A = malloc(sizeof(double) * (size_t)(P[t].m * P[t].k));
+        P[t].B = malloc(sizeof(double) * (size_t)(P[t].k * P[t].n));
+        P[t].C = malloc(sizeof(double) * (size_t)(P[t].m * P[t].n));
+        for (int64_t q = 0; q < P[t].m * P[t].k; q++) P[t].A[q] = rnd_fmt(ER_FMT_F16, gauss() * 0.25);
+        for (int64_t q = 0; q < P[t].k * P[t].n; q++) P[t].B[q] = rnd_fmt(ER_FMT_F16, gauss() * 0.25);
+        for (int64_t q = 0; q < P[t].m * P[t].n; q++) P[t].C[q] = rnd_fmt(ER_FMT_F32, gauss());
+        prob_make(&P[t]);
+    }
+    g_threads = 0;
+    for (int s = 0; s < 2; s++) {
+        for (int t = 0; t < 2; t++) {
+            er_tol_opts o;
+            char msg[256];
+            er_tol_opts_init(&o);
+            er_standard_parse(stds[s], &o.standard, msg, sizeof msg);
+            if (er_result_bounds(P[t].r, &o, &bd[t], msg, sizeof msg) != ER_OK) abort();
+        }
+        int64_t cnt = P[0].m * P[0].n, diff = 0;
+        for (int64_t e = 0; e < cnt; e++)
+            diff += memcmp(&bd[0]->radius[e], &bd[1]->radius[e], 8) || bd[0]->low[e] != bd[1]->low[e] ||
+                    bd[0]->high[e] != bd[1]->high[e] || memcmp(&bd[0]->tolerance[e], &bd[1]->tolerance[e], 8) ||
+                    bd[0]->has_range[e] != bd[1]->has_range[e] || bd[0]->may_nan[e] != bd[1]->may_nan[e];
+        CHECK(diff == 0, "%s: 1 and 3 threads differ on %lld elements", stds[s], (long long)diff);
+    }
+    prob_free(&P[0]);
+    prob_free(&P[1]);
+}
+
 /* ---- The floor of issue 30. ---- */
 static int cmp_d(const void *x, const void *y)
 {
@@ -442,6 +485,7 @@ int main(void)
     parser();
     specials();
     soundness(120);
+    threads_same();
     const char *fl = getenv("EXACTREF_BLOCKED_FLOOR");
     if (!fl || strcmp(fl, "0")) floor_case();
     printf("%s\n", g_fail ? "FAILED" : "ok");
