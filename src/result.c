@@ -13,6 +13,7 @@
 #include "er_front.h"
 #include "er_report.h"
 #include "result_internal.h"
+#include "scaled_internal.h"
 #include "host/er_alloc.h"
 #include "host/er_msg.h"
 #include "exactref/exactref.h"
@@ -155,7 +156,7 @@ er_status er_result_backward(er_result *r, const er_tensor *grad, int grad_a_for
     if (r->base)
         return msgf(msg, msg_size, ER_EUNSUPPORTED, "a view has no backward of its own: call backward on the result it "
                                                     "views, with the gradient moved back");
-    if (r->is_int || r->args.a_scale)
+    if (r->is_int || r->args.a_scale || r->scaled)
         return msgf(msg, msg_size, ER_EUNSUPPORTED, "backward is defined for float matmul, not for mmai or block-scaled products");
     if (er_fmt_get(grad->format).kind != ER_KIND_FLOAT)
         return msgf(msg, msg_size, ER_EINVAL, "grad must have a float format");
@@ -213,6 +214,7 @@ void er_result_free(er_result *r)
         er_bkeys_free(r->cache[i].keys);
     }
     free(r->owned);
+    er_scaled_plan_free(r->scaled);
     free(r->map);
     for (int q = 0; q < 3; q++) free(r->slack[q]);
     er_big_free(r->keep_s);
@@ -227,6 +229,7 @@ const er_mma_stats *er_result_stats(const er_result *r) { return r ? &r->stats :
 int er_result_default_compute(const er_result *r)
 {
     if (r->base) return er_result_default_compute(r->base);
+    if (r->scaled) return ER_FMT_F32; /* scaled products accumulate in f32 (src/scaled.c) */
     er_fmt fa = er_fmt_get(r->args.a->format), fb = er_fmt_get(r->args.b->format);
     int wa = r->args.a->format, wide = fa.mbits >= fb.mbits ? wa : r->args.b->format;
     if (er_fmt_get(wide).mbits < 23) return ER_FMT_F32;
@@ -320,8 +323,11 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
         char dmsg[512] = "";
         int on_cpu = 0;
         er_standard es = er_standard_for_inputs(&o->standard, r->args.a->format, r->args.b->format);
-        st = er_front_bounds(&r->args, &r->d, compute, o->flush_to_zero, &es,
-                             (sl.da || sl.db || sl.dc) ? &sl : NULL, r->keep_s, &b, dmsg, sizeof dmsg, &on_cpu);
+        if (es.kind == ER_STD_SCALED || r->scaled) /* scaled products: src/scaled.c */
+            st = er_scaled_bounds(r, o, &es, &b, dmsg, sizeof dmsg);
+        else
+            st = er_front_bounds(&r->args, &r->d, compute, o->flush_to_zero, &es,
+                                 (sl.da || sl.db || sl.dc) ? &sl : NULL, r->keep_s, &b, dmsg, sizeof dmsg, &on_cpu);
         /* a backend asked for by name says where the bounds ran when it could not run them itself */
         if (st == ER_OK && on_cpu && (r->args.backend == ER_BACKEND_OPENCL || r->args.backend == ER_BACKEND_CUDA) &&
             !r->stats.note[0])
@@ -377,6 +383,8 @@ er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tens
         return st;
     }
     if (r->is_int) return msgf(msg, msg_size, ER_EINVAL, "mmai is exact: its normal() is rounded");
+    if (r->scaled) /* src/scaled.c: its operands are the reference's binary64 ones, not the kernel's */
+        return msgf(msg, msg_size, ER_EUNSUPPORTED, "normal() is not defined for scaled products");
     if (compute < 0) compute = er_result_default_compute(r);
     if (r->from[0] || r->from[1] || r->from[2]) {
         /* a later result's normal() works on the earlier results' normal() */

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bounds_blocked.h"
+#include "scaled_internal.h"
 #include "host/er_msg.h"
 #include "exactref/core/er_formats.h"
 #include "exactref/exactref.h"
@@ -15,9 +17,9 @@
  * products per step, F fraction bits kept at the step's largest exponent, the accumulator D's fraction
  * bits and rounding, promotion, exact groups, CDNA3 arithmetic, tf32 operands, D's format, F2, stages.
  */
-#define ER_NV(nm, k, F, p, pr, g, tf) {ER_STD_ENGINE, nm, k, F, p, ER_RND_ZERO, pr, g, 0, tf, ER_FMT_F32, 0, 0}
-#define ER_NV16(nm, k, F) {ER_STD_ENGINE, nm, k, F, 10, ER_RND_NEAREST_EVEN, 0, 1, 0, 0, ER_FMT_F16, 0, 0}
-#define ER_AMD(nm, k, tf, two) {ER_STD_ENGINE, nm, k, 24, 23, ER_RND_NEAREST_EVEN, 0, 1, 1, tf, ER_FMT_F32, 31, two}
+#define ER_NV(nm, k, F, p, pr, g, tf) {ER_STD_ENGINE, nm, k, F, p, ER_RND_ZERO, pr, g, 0, tf, ER_FMT_F32, 0, 0, 0, 0}
+#define ER_NV16(nm, k, F) {ER_STD_ENGINE, nm, k, F, 10, ER_RND_NEAREST_EVEN, 0, 1, 0, 0, ER_FMT_F16, 0, 0, 0, 0}
+#define ER_AMD(nm, k, tf, two) {ER_STD_ENGINE, nm, k, 24, 23, ER_RND_NEAREST_EVEN, 0, 1, 1, tf, ER_FMT_F32, 31, two, 0, 0}
 static const er_standard_info er_models_[] = {
     {"volta", "Volta mma.m8n8k4 f16 -> f32", "", ER_NV("volta", 4, 23, 23, 0, 1, 0)},
     {"volta-f16", "Volta mma.m8n8k4 f16 -> f16", "", ER_NV16("volta-f16", 4, 23)},
@@ -70,7 +72,7 @@ const char *er_standard_names(void)
            "ada-tf32 ada-fp8 ada-fp8-f16 hopper hopper-f16 hopper-tf32 hopper-fp8 hopper-fp8-f16 deepgemm-fp8 "
            "hopper-fp8-deepgemm blackwell blackwell-f16 blackwell-tf32 blackwell-f8f6f4 blackwell-f8f6f4-f16 "
            "blackwell-mxf8f6f4 blackwell-mx blackwell-mxf4 blackwell-nvf4 cdna3 cdna3-fp8 cdna3-bf8 cdna3-xf32 "
-           "engine:k=..,F=..,p=..";
+           "engine:k=..,F=..,p=.. blocked:bk=..,split=..,acc=.. scaled:bk=..,partial=..";
 }
 
 /* name is one of the space-separated words of list. */
@@ -105,6 +107,10 @@ size_t er_standard_table(char *buf, size_t size)
            "-", "-", "nearest", "-");
     ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "any_order", "any summation tree, with or without fma", "-", "-", "-",
            "nearest", "-");
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "blocked:bk=..", "k-tiles of bk, split-k, any order within a tile",
+           "-", "-", "-", "nearest", "-");
+    ER_PUT("%-21s %-62s %3s %3s %3s %-8s %s\n", "scaled:bk=..", "scaled products: partials of bk, times sa sb, f32 (scaled.h)",
+           "-", "-", "-", "nearest", "-");
     for (int i = 0; i < ER_NMODELS; i++) {
         const er_standard *m = &er_models_[i].std;
         char pr[16];
@@ -162,6 +168,8 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
             snprintf(s->name, sizeof s->name, "%s", spec); /* an alias keeps the name it was given */
             return ER_OK;
         }
+    if (!strncmp(spec, "blocked", 7)) return er_standard_parse_blocked(spec, s, msg, msg_size); /* bounds_blocked.c */
+    if (!strncmp(spec, "scaled", 6)) return er_standard_parse_scaled(spec, s, msg, msg_size);   /* scaled.c */
     if (!strncmp(spec, "engine:", 7) || !strcmp(spec, "engine")) {
         const char *p = spec + (spec[6] == ':' ? 7 : 6);
         int set_p = 0, set_round = 0;
@@ -169,7 +177,7 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
         static const char *const keys[] = {"k", "F", "p", "F2", "stages", "promote", "group", "floor", "tf32",
                                            "round", "d"};
         unsigned seen = 0;
-        *s = (er_standard){ER_STD_ENGINE, "", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0, ER_FMT_F32, 0, 0};
+        *s = (er_standard){ER_STD_ENGINE, "", 16, 25, 23, ER_RND_ZERO, 0, 1, 0, 0, ER_FMT_F32, 0, 0, 0, 0};
         snprintf(s->name, sizeof s->name, "%.47s", spec);
         while (*p) {
             char key[16];

@@ -17,6 +17,7 @@
 #include "../cpu/cpu_internal.h"
 #include "../cuda/er_cuda_backend.h"
 #include "../opencl/er_opencl_internal.h"
+#include "bounds_blocked.h"
 #include "er_front.h"
 #include "result_internal.h"
 #include "host/er_alloc.h"
@@ -645,6 +646,17 @@ static int bounds_in(const er_mma_args *args, const er_tensor *rounded, int comp
     c.msg = msg;
     c.msg_size = msg_size;
     c.on_cpu = on_cpu;
+    if (std->kind == ER_STD_BLOCKED) {
+        /* a declared structure (src/bounds_blocked.c, docs/proofs/blocked.md): the batches prepared as
+         * any_order's in the accumulator's format, the elements on the CPU */
+        er_blocked_ctx bc;
+        er_standard ao = *std;
+        ao.kind = ER_STD_ANY_ORDER;
+        if ((st = er_blocked_begin(&bc, std, compute, ftz, slack != NULL, args->threads, msg, msg_size)) != ER_OK)
+            return st;
+        *on_cpu = 1;
+        return prepare_bounds(&P, ER_BACKEND_CPU, bc.acc, ftz, &ao, NULL, NULL, out, er_blocked_sink, &bc);
+    }
     /* where the elements will run: the CPU's extra copies only where they serve (a device that then
      * declines leaves the elements to the CPU, which computes the same bits without them) */
     target = args->backend;
@@ -715,6 +727,7 @@ er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *k
         return ER_OK;
     }
     if (r->args.a_scale) return ER_OK; /* scales: not summarised here */
+    if (r->scaled || o->standard.kind == ER_STD_SCALED) return ER_OK; /* f32 scales (src/scaled.c): neither */
     if (er_interval_of_tensor(r->args.a, &ia) != ER_OK || er_interval_of_tensor(r->args.b, &ib) != ER_OK) return ER_OK;
     if (er_interval_is_top(ia) || er_interval_is_top(ib) || !(ia.lo <= ia.hi) || !(ib.lo <= ib.hi)) return ER_OK;
     double ma = fmax(fabs(ia.lo), fabs(ia.hi)), mb = fmax(fabs(ib.lo), fabs(ib.hi)), mc = 0;
@@ -728,6 +741,7 @@ er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *k
      * matrix-engine model whose errors are relative to 2^-F and 2^-p with F, p >= 8): bounded with
      * room by 2 (k ma mb + mc), computed with a margin for its own roundings. */
     int compute = o->standard.kind == ER_STD_ENGINE ? (o->standard.acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32)
+                  : o->standard.kind == ER_STD_BLOCKED && o->standard.acc_fmt >= 0 ? o->standard.acc_fmt
                   : o->compute < 0                  ? er_result_default_compute(r)
                                                     : o->compute;
     er_fmt cf = er_fmt_get(compute);

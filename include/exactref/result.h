@@ -18,6 +18,8 @@ extern "C" {
 #define ER_STD_NORMAL 0    /* products rounded to compute, added in index order or 2/4 interleaved lanes */
 #define ER_STD_ANY_ORDER 1 /* any summation tree, with or without fused multiply-add, that does not overflow */
 #define ER_STD_ENGINE 2    /* a matrix engine (tensor core) model: block fused dot-add per instruction */
+#define ER_STD_BLOCKED 3   /* a declared structure: k-tiles of bk products, split-k, any order within a tile */
+#define ER_STD_SCALED 4    /* scaled products (scaled.h): partials of bk products, scaled, accumulated in f32 */
 
 typedef struct er_standard {
     int kind;       /* ER_STD_* */
@@ -35,6 +37,12 @@ typedef struct er_standard {
                        out_p 10); any other value is read as ER_FMT_F32 */
     int F2;         /* 0, or a second alignment of the product sum at F2 fraction bits (CDNA3: 31) */
     int two_stage;  /* the products summed in two stages, even and odd (CDNA3 fp8/bf8) */
+    /* ER_STD_BLOCKED (docs/proofs/blocked.md): products per k-tile, the split-k factor; the
+     * accumulator is acc_fmt (-1: the options' compute).  ER_STD_SCALED (docs/proofs/scaled.md): bk
+     * products per partial; the partial's engine model in the fields above when k > 0, else f32; split
+     * 1: order=before (the scales applied to the operands, rounded to f32, before the sum) */
+    int bk;
+    int split;
 } er_standard;
 
 /*
@@ -42,6 +50,11 @@ typedef struct er_standard {
  * --standard list` prints them), or a user model "engine:k=16,F=25,p=23,round=zero,promote=0,group=1,
  * floor=0,tf32=0,d=f32,F2=0,stages=1" (any subset of keys after "engine:", those are the defaults).
  * The facts behind each model: docs/accumulation-models.md; the bound's proof: docs/proofs/engines.md.
+ * A declared structure: "blocked:bk=64,split=4,acc=f32" (bk required; split 1 and acc the options'
+ * compute by default): docs/proofs/blocked.md.  Scaled products (scaled.h): "scaled:bk=128" (partials
+ * in f32, any order), "scaled:bk=128,partial=hopper-fp8" (a tensor-core model), or
+ * "scaled:bk=128,order=before" (scales applied before the sum, torch's CPU _scaled_mm):
+ * docs/proofs/scaled.md.
  */
 ER_API er_status er_standard_parse(const char *spec, er_standard *std, char *msg, size_t msg_size);
 /* The names er_standard_parse knows (aliases included), space separated. */

@@ -45,6 +45,7 @@ void er_cli_mma_init(er_cli_mma *m, const char *cmd)
     m->strategy = ER_STRATEGY_AUTO;
     m->backend = "auto";
     m->device = -1;
+    m->alpha = 1.0;
 }
 
 int er_cli_mma_once(er_cli_mma *m, const char *flag)
@@ -62,7 +63,8 @@ int er_cli_mma_once(er_cli_mma *m, const char *flag)
 int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    int need = 0;
+    int need = 0, sc = er_cli_scaled_option(m, argc, argv, i); /* cli_scaled.c */
+    if (sc) return sc;
     if (!strcmp(a, "--b-transposed")) {
         if (er_cli_mma_once(m, a)) return -1;
         m->b_transposed = 1;
@@ -282,6 +284,7 @@ static int load_operand(const char *cmd, const char *what, er_cli_operand *o, in
 int er_cli_mma_load(er_cli_mma *m)
 {
     int rc;
+    if (er_cli_scaled_mode(m)) return er_cli_scaled_load(m); /* f32 scales: cli_scaled.c */
     if ((m->SA.path != NULL) != (m->SB.path != NULL))
         return er_cli_usage_error(m->cmd, "block scaling needs both --a-scale and --b-scale");
     if (m->device >= 0 && m->backend && !strcmp(m->backend, "cpu"))
@@ -355,7 +358,7 @@ int er_cli_mma_validate(er_cli_mma *m, int out_fmt, const char *out_what)
             return er_cli_usage_error(cmd, "--acc %s has shape %s; the product is %s", fname(&m->C), cs, ps);
         }
     }
-    if (m->SA.loaded) {
+    if (m->SA.loaded && !er_cli_scaled_mode(m)) { /* f32 scales: their shapes are the library's to check */
         int64_t k = ac, nb = (k + m->block - 1) / m->block;
         const er_tensor *S = &m->SA.t, *T = &m->SB.t;
         if (S->shape[S->ndim - 2] != rows || S->shape[S->ndim - 1] != nb)
@@ -494,4 +497,5 @@ void er_cli_mma_free(er_cli_mma *m)
     free_operand(&m->C);
     free_operand(&m->SA);
     free_operand(&m->SB);
+    free_operand(&m->BIAS);
 }

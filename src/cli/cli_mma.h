@@ -23,6 +23,10 @@ typedef struct {
     const char *backend;
     int rounding_set, b_transposed, ftz; /* ftz: --flush-to-zero given (its meaning is the command's) */
     int mapped;                          /* read the .npy files through memory maps (er_cli_read_tensor) */
+    /* scaled products (cli_scaled.c): the epilogue and B's scale block; the bias */
+    double alpha, beta;
+    int alpha_set, beta_set, block_n;
+    er_cli_operand BIAS;
     const char *seen[48];                /* the single-valued flags given so far */
     int nseen;
 } er_cli_mma;
@@ -67,5 +71,14 @@ er_status er_cli_read_tensor(const char *path, int mapped, er_npy *npy, _er_npy_
 void er_cli_release_data(er_npy *npy, _er_npy_map *map);
 /* The help text of the shared flags. */
 extern const char *const er_cli_mma_flags_help;
+
+/* Scaled products (cli_scaled.c; include/exactref/scaled.h): f32 or bf16 scales (--scale-format), or
+ * --alpha, --beta, --bias given.  er_cli_mma_option, _load and _validate hand these flags and that mode
+ * to the functions below; the commands make the result with er_scaled_result_create. */
+int er_cli_scaled_mode(const er_cli_mma *m);
+int er_cli_scaled_option(er_cli_mma *m, int argc, char **argv, int *i);
+int er_cli_scaled_load(er_cli_mma *m);
+void er_cli_scaled_args(er_cli_mma *m, er_scaled_args *s, er_tensor *d);
+extern const char *const er_cli_scaled_flags_help;
 
 #endif

@@ -402,6 +402,11 @@ int er_cmd_check(int argc, char **argv)
         }
     }
     if ((rc = er_cli_mma_validate(&m, O.format, pos[2])) != ER_EXIT_OK) goto done;
+    if (er_cli_scaled_mode(&m) && !std_given) { /* scaled products: their standard (cli_scaled.c) */
+        char sn[48];
+        snprintf(sn, sizeof sn, "scaled:bk=%d", m.block > 0 ? m.block : 128);
+        er_standard_parse(sn, &std, NULL, 0);
+    }
     if ((rc = er_cli_standard_operands(&m, &std)) != ER_EXIT_OK) goto done; /* hopper-fp8 on f32 operands, ... */
     int64_t batch, rows, cols;
     int batched;
@@ -488,6 +493,7 @@ int er_cmd_check(int argc, char **argv)
     int64_t brows = 0, bcols = cols;
     if (!bounds_dir && elems)
         tile_for(batched ? batch : 1, rows, cols, m.A.t.shape[m.A.t.ndim - 1], io_bytes, &brows, &bcols);
+    if (er_cli_scaled_mode(&m)) brows = 0, bcols = cols; /* scaled products: one pass (cli_scaled.c) */
     if (brows > 0) {
         bcov = malloc((size_t)(brows * cols));
         tcov = malloc((size_t)(brows * bcols));
@@ -607,7 +613,13 @@ int er_cmd_check(int argc, char **argv)
         cp.what = "computing the exact reference";
         cp.lo = 0;
         cp.span = 1;
-        st = er_result_create(&args, &res, msg, sizeof msg);
+        if (er_cli_scaled_mode(&m)) {
+            er_scaled_args sa;
+            er_cli_scaled_args(&m, &sa, &D);
+            st = er_scaled_result_create(&sa, &res, msg, sizeof msg);
+        } else {
+            st = er_result_create(&args, &res, msg, sizeof msg);
+        }
         if (st != ER_OK) {
             er_cli_progress_stop(pr);
             fprintf(stderr, "exactref check: %s\n", msg[0] ? msg : er_status_string(st));

@@ -122,7 +122,18 @@ int er_cmd_matmul(int argc, char **argv)
             args.progress = on_progress;
             args.progress_ctx = pr;
         }
-        st = er_mma(&args);
+        if (er_cli_scaled_mode(&m)) {
+            /* f32 scales after a block's sum (cli_scaled.c): the scaled product's result writes D */
+            er_scaled_args sa;
+            er_result *sr = NULL;
+            er_cli_scaled_args(&m, &sa, &D);
+            st = lo_path || odd_path ? ER_EUNSUPPORTED : er_scaled_result_create(&sa, &sr, msg, sizeof msg);
+            if (st == ER_EUNSUPPORTED && (lo_path || odd_path))
+                snprintf(msg, sizeof msg, "--lo/--hi and --odd are not available for scaled products");
+            er_result_free(sr);
+        } else {
+            st = er_mma(&args);
+        }
         er_cli_progress_stop(pr);
         if (st != ER_OK) {
             fprintf(stderr, "exactref matmul: %s\n", msg[0] ? msg : er_status_string(st));

@@ -383,6 +383,7 @@ int er_cli_help(FILE *out, const char *cmd)
         }
         snprintf(names + n, sizeof names - n, "\n");
         fprintf(out, help_check, names, er_cli_mma_flags_help);
+        fputs(er_cli_scaled_flags_help, out); /* cli_scaled.c */
         return 0;
     }
     else if (!strcmp(cmd, "demo")) t = help_demo;
@@ -391,5 +392,6 @@ int er_cli_help(FILE *out, const char *cmd)
     else if (!strcmp(cmd, "help")) t = help_main;
     if (!t) return -1;
     fputs(t, out);
+    if (t == help_matmul) fputs(er_cli_scaled_flags_help, out); /* cli_scaled.c */
     return 0;
 }

@@ -1,0 +1,48 @@
+#!/bin/sh
+# test_cli_scaled.sh: the command's scaled products (--scale-format f32, --alpha, --beta, --bias; docs/scaled.md):
+# matmul writes the exact answer, check passes it and flags a wrong one, and bad flags are refused with the
+# reason. Every file it writes is in its own temporary directory. Usage: test_cli_scaled.sh PATH/TO/exactref
+X="$1"
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/../lib/mknpy.sh" # mknpy FILE DESCR SHAPE DATA
+data() {
+    hl=$(od -A n -t u1 -j 8 -N 2 "$1" | awk '{print $1 + 256 * $2}')
+    od -A n -t x1 -v -j $((10 + hl)) "$1" | tr -d ' \n'
+}
+run() {
+    name=$1; want=$2; msg=$3; shift 3
+    "$X" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" != "$want" ]; then bad "$name: exit $rc, want $want: $(cat "$tmp/err")"; return 1; fi
+    if [ -n "$msg" ] && ! grep -qF -- "$msg" "$tmp/err"; then bad "$name: stderr '$(cat "$tmp/err")' lacks '$msg'"; return 1; fi
+    ok
+}
+
+# e4m3 A = [[1, 2], [3, 0.5]], B = [[1, 0], [2, 1]]; a_scale 2 (per tensor), b_scale [0.5, 3] (per column);
+# alpha 0.5, bias [1, -1]: D = 0.5 [[5, 12], [4, 3]] + [1, -1] = [[3.5, 5], [3, 0.5]]
+mknpy "$tmp/a.npy" '|u1' '(2, 2)' '\070\100\104\060'
+mknpy "$tmp/b.npy" '|u1' '(2, 2)' '\070\000\100\070'
+mknpy "$tmp/sa.npy" '<f4' '(1, 1)' '\000\000\000\100'
+mknpy "$tmp/sb.npy" '<f4' '(1, 2)' '\000\000\000\077\000\000\100\100'
+mknpy "$tmp/sb3.npy" '<f4' '(1, 3)' '\000\000\000\077\000\000\100\100\000\000\100\100'
+mknpy "$tmp/bias.npy" '<f4' '(1, 2)' '\000\000\200\077\000\000\200\277'
+mknpy "$tmp/wrong.npy" '<f4' '(2, 2)' '\000\000\140\100\000\000\300\100\000\000\100\100\000\000\000\077'
+F="--a-format f8E4M3FN --b-format f8E4M3FN --scale-format f32 --a-scale $tmp/sa.npy --b-scale $tmp/sb.npy"
+run "matmul" 0 "" matmul "$tmp/a.npy" "$tmp/b.npy" $F --alpha 0.5 --bias "$tmp/bias.npy" --out-format f32 -o "$tmp/d.npy"
+[ "$(data "$tmp/d.npy")" = "000060400000a040000040400000003f" ] && ok || bad "matmul: $(data "$tmp/d.npy")"
+run "check passes the exact answer" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $F --alpha 0.5 --bias "$tmp/bias.npy"
+grep -qF "scaled:bk=128" "$tmp/out" && ok || bad "check: the report names no scaled standard: $(head -c 2000 "$tmp/out")"
+"$X" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/wrong.npy" $F --alpha 0.5 --bias "$tmp/bias.npy" >"$tmp/out" 2>"$tmp/err"
+[ $? -ne 0 ] && ok || bad "check: a wrong element (6 for 5) passed: $(head -c 2000 "$tmp/out")"
+run "--alpha not f32" 2 "not a finite f32 value" matmul "$tmp/a.npy" "$tmp/b.npy" $F --alpha 0.1 --out-format f32 -o "$tmp/e.npy"
+run "--beta without --acc" 2 "--beta has no effect without --acc" matmul "$tmp/a.npy" "$tmp/b.npy" $F --beta 2 --out-format f32 -o "$tmp/e.npy"
+run "a b_scale of 1 x 3" 2 "b_scale is 1 x 3" matmul "$tmp/a.npy" "$tmp/b.npy" --a-format f8E4M3FN --b-format f8E4M3FN \
+    --scale-format f32 --a-scale "$tmp/sa.npy" --b-scale "$tmp/sb3.npy" --out-format f32 -o "$tmp/e.npy"
+[ ! -e "$tmp/e.npy" ] && ok || bad "a refused matmul left an output file"
+echo "test_cli_scaled: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
