@@ -846,7 +846,12 @@ static void er_dl_ctx_free(er_dl_ctx *ctx)
     /* a consumer may call the deleter from any thread: take the GIL to release the buffer */
     if (Py_IsInitialized()) {
         PyGILState_STATE g = PyGILState_Ensure();
+        /* a capsule can die while an exception is being raised: releasing the buffer may run the
+         * exporter's deallocation, which must neither see nor clear that exception */
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
         PyBuffer_Release(&ctx->view);
+        PyErr_Restore(et, ev, tb);
         PyGILState_Release(g);
     }
     free(ctx);

@@ -1,6 +1,7 @@
 """test_parity.py: the package at parity with the command and with torch's habits (issue 30, item 3),
 checked with numpy / ml_dtypes alone: saturate=, ulps=, bias shapes, N-D batches, tolerance 0, the
 failure message and DLPack export (torch's side is in test_torch.py)."""
+import ctypes
 import os
 import subprocess
 import sys
@@ -288,6 +289,75 @@ def test_rounded_is_numpy_and_exports_its_dtype():
     del cap  # an unconsumed capsule frees its tensor
     f32 = er.matmul(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)).rounded
     assert np.from_dlpack(f32).ctypes.data == f32.ctypes.data  # numpy's own export where it has one
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.CFUNCTYPE(None, ctypes.c_void_p)), ("flags", ctypes.c_uint64),
+                ("dl_tensor", _DLTensor)]
+
+
+_USED_NAME = ctypes.create_string_buffer(b"used_dltensor_versioned")  # outlives every capsule renamed to it
+
+
+def test_dlpack_export_follows_the_consumer_contract():
+    # a consumer written from the DLPack 1.x ABI alone (no torch): it takes the tensor, renames the
+    # capsule "used_dltensor_versioned" (so dropping the capsule frees nothing), reads the memory after
+    # the result and its arrays are gone, and calls the deleter, which lets the memory go
+    import gc
+    import weakref
+
+    getp = ctypes.pythonapi.PyCapsule_GetPointer
+    getp.restype, getp.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    setname = ctypes.pythonapi.PyCapsule_SetName
+    setname.restype, setname.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+    a = np.array([[1, 2, 3], [4, 5, 6]], BF16)
+    r = er.matmul(a, np.ascontiguousarray(a.T))  # [[14, 32], [32, 77]]
+    x = r.rounded
+    owner = x
+    while owner.base is not None:
+        owner = owner.base
+    w_owner, w_r = weakref.ref(owner), weakref.ref(r)
+    cap = x.__dlpack__(max_version=(1, 1))
+    ptr = getp(cap, b"dltensor_versioned")
+    m = _DLManagedVersioned.from_address(ptr)
+    t = m.dl_tensor
+    assert (m.major, m.flags & 1) == (1, 1)  # DLPack 1.x, read-only (the answer is not to be written)
+    assert (t.device.device_type, t.device.device_id, t.ndim) == (1, 0, 2)
+    assert (t.dtype.code, t.dtype.bits, t.dtype.lanes) == (4, 16, 1)  # kDLBfloat, 16 bits
+    assert t.data == x.ctypes.data and t.byte_offset == 0
+    assert [t.shape[i] for i in range(2)] == [2, 2] and [t.strides[i] for i in range(2)] == [2, 1]
+    deleter = m.deleter
+    assert setname(cap, _USED_NAME) == 0
+    del cap, x, r, owner
+    gc.collect()
+    assert w_r() is None  # the result is gone ...
+    assert w_owner() is not None  # ... and the export still holds the memory
+    assert list((ctypes.c_uint16 * 4).from_address(t.data)) == [int(v) for v in _bits(np.array(
+        [14, 32, 32, 77], BF16))]
+    deleter(ptr)  # the consumer lets go (ctypes calls it without the GIL: the deleter takes it)
+    gc.collect()
+    assert w_owner() is None
+    # a writable copy (copy=True) goes out through legacy DLPack, which cannot say read-only
+    r = er.matmul(a, np.ascontiguousarray(a.T))
+    cap = r.rounded.__dlpack__(copy=True)
+    ptr = getp(cap, b"dltensor")
+    assert _DLTensor.from_address(ptr).data != r.rounded.ctypes.data
+    del cap
 
 
 # ---- float32 scales after the sum (per tensor, row, column, block): the exact value only, for now ----
