@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import warnings
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
@@ -423,6 +424,34 @@ def test_f32_block_scales_as_deepgemm_gives_the_exact_value(rng):
     assert_correctly_rounded(r.rounded, _exact_scaled(a, b, sa, sbc, 128, 1))
     with pytest.raises(ValueError, match="block"):
         er.mma_scaled(a, b, rng.uniform(0.1, 1, (m, 3)).astype(np.float32), sb)  # 3 blocks of 128 do not fit 256
+
+
+def test_f32_scales_refuse_what_binary64_cannot_scale_exactly():
+    # the exact value comes from operands scaled in binary64: each product must be exact there, and the
+    # scaled sum must be the sum-then-scale value; where it cannot be, refused, never a wrong "exact"
+    x = np.float32(1 + 2.0 ** -23)  # 24 significant bits
+    one = np.ones((1, 1), np.float32)
+    # an integer scale of 31 significant bits times x has 55: binary64 would round it
+    with pytest.raises(ValueError, match="must both be float32"):
+        er.mma_scaled(np.full((1, 1), x), one, np.float32(1), np.full((1, 1), 2 ** 31 - 1, np.int32))
+    # an MX (e8m0) scale with a float32 one: different semantics (per-32 blocks, sign ignored)
+    with pytest.raises(ValueError, match="must both be float32"):
+        er.mma_scaled(np.full((1, 32), x), np.ones((32, 1), np.float32), np.float32(1),
+                      np.ones((1, 1), ml_dtypes.float8_e8m0fnu))
+    # an int32 operand of 31 significant bits times a float32 scale of 24 bits: not exact in binary64
+    with pytest.raises(ValueError, match="not exact"):
+        er.mma_scaled(np.full((1, 1), 2 ** 31 - 1, np.int32), np.ones((1, 1), np.int32), x, np.float32(1))
+    # int8 operands (W8A8 kernels with float32 scales) are exact: the value is 127 * 127 * x rounded once
+    r = er.mma_scaled(np.full((1, 1), 127, np.int8), np.full((1, 1), 127, np.int8), x, np.float32(1))
+    assert_correctly_rounded(r.rounded, [[Fraction(127 * 127) * Fraction(float(x))]])
+    # an infinite scale: sa * (0 * 1 + 1 * 1) is +inf, but the operands scaled first give inf * 0 = NaN
+    with pytest.raises(ValueError, match="infinite scale"):
+        er.mma_scaled(np.array([[0.0, 1.0]], np.float32), np.ones((2, 1), np.float32), np.float32(np.inf),
+                      np.float32(1))
+    # a NaN scale gives NaN both ways: kept
+    r = er.mma_scaled(np.array([[0.0, 1.0]], np.float32), np.ones((2, 1), np.float32), np.float32(np.nan),
+                      np.float32(1))
+    assert np.isnan(r.rounded).all()
 
 
 # ---- the command's --backend, --threads, --strategy and --device ----
