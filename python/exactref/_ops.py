@@ -230,6 +230,8 @@ def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None, satur
     r = Result(op, core, rounded, recreate=fresh if any(f is not None for f in froms) else None, shape=nd)
     r._backward = backward  # called as backward(r, grad, **options): no reference cycle through r
     r._saturate = bool(saturate)
+    if _A.is_float(a.fmt) and _A.is_float(b.fmt):
+        r._operand_fmts = (a.fmt, b.fmt)  # the standards' operand check (_opts_key)
     return r
 
 
@@ -504,6 +506,7 @@ def _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine):
     r._op = "mma_scaled"
     r._backward = None
     r._no_bounds = _NO_BOUNDS
+    r._operand_fmts = None  # no bounds at all: NotImplementedError says why, whatever the standard
     return r
 
 

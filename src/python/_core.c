@@ -8,6 +8,7 @@
 
 #include "exactref/exactref.h"
 #include "exactref/report.h"
+#include "standards_internal.h"
 
 /*
  * The Python layer (python/exactref) prepares every array: an unsigned-integer view of the bit
@@ -946,6 +947,30 @@ static PyObject *py_dlpack(PyObject *mod, PyObject *args)
     return cap;
 }
 
+/* check_operands(standard, afmt, bfmt): None where the standard takes operands of these formats, as
+ * `exactref check` requires (a matrix-engine row models instructions whose operands are of given
+ * formats: docs/accumulation-models.md, "Operands"); else ValueError with the reason. */
+static PyObject *py_check_operands(PyObject *mod, PyObject *args)
+{
+    const char *standard;
+    int afmt, bfmt;
+    er_standard s;
+    char msg[1024] = "";
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "sii", &standard, &afmt, &bfmt)) return NULL;
+    er_status st = er_standard_parse(standard, &s, msg, sizeof msg);
+    if (st != ER_OK) {
+        raise_status(st, msg);
+        return NULL;
+    }
+    er_standard used = er_standard_for_inputs(&s, afmt, bfmt);
+    if (er_standard_check_operands_(&used, afmt, bfmt, "A", "B", msg, sizeof msg) != ER_OK) {
+        PyErr_SetString(PyExc_ValueError, msg);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"create", py_create, METH_VARARGS, "Run an operation and keep its result."},
     {"convert", py_convert, METH_VARARGS, "Convert n bit patterns between formats."},
@@ -956,6 +981,7 @@ static PyMethodDef module_methods[] = {
     {"standard_names", py_standard_names, METH_NOARGS, "The standards' names."},
     {"version", py_version, METH_NOARGS, "The library's version."},
     {"dlpack", py_dlpack, METH_VARARGS, "A DLPack capsule over a host buffer with a given dtype code."},
+    {"check_operands", py_check_operands, METH_VARARGS, "Whether a standard takes operands of these formats."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

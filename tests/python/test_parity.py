@@ -454,6 +454,26 @@ def test_f32_scales_refuse_what_binary64_cannot_scale_exactly():
     assert np.isnan(r.rounded).all()
 
 
+def test_engine_standards_refuse_operands_their_instructions_do_not_take(rng):
+    # as `exactref check` (exit 2): hopper-fp8 models instructions on e4m3/e5m2 operands, hopper on
+    # f16/bf16, blackwell-nvf4 on e2m1; f32 operands under them get no bounds of a model that does not apply
+    a = rng.standard_normal((3, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 2)).astype(np.float32)
+    r = er.matmul(a, b)
+    for std in ("hopper-fp8", "hopper", "blackwell-nvf4"):
+        with pytest.raises(ValueError, match=f"standard='{std}' models instructions whose operands"):
+            r.tolerance(standard=std)
+        with pytest.raises(ValueError, match="A is f32"):
+            r.T.covers(r.T.rounded, standard=std)  # views too
+        with pytest.raises(ValueError, match="convert A to float"):
+            er.testing.assert_matmul_valid(a, b, r.rounded, standard=std)
+    assert r.covers(r.rounded, standard="hopper-tf32").all()  # f32 read as tf32: taken
+    assert r.covers(r.rounded, standard="engine:k=8,F=24").all()  # a model of one's own takes any
+    f8 = er.matmul(a.astype(F8), b.astype(F8))
+    assert f8.covers(f8.rounded, standard="hopper").all()  # fp8 under an f16/bf16 row: taken
+    assert f8.covers(f8.rounded, standard="hopper-fp8").all()
+
+
 # ---- the command's --backend, --threads, --strategy and --device ----
 
 def test_engine_options_change_where_not_what(rng):
