@@ -230,6 +230,8 @@ def _run(op, a, b, c, dfmt, rounding, scales=None, block=0, backward=None, satur
     r = Result(op, core, rounded, recreate=fresh if any(f is not None for f in froms) else None, shape=nd)
     r._backward = backward  # called as backward(r, grad, **options): no reference cycle through r
     r._saturate = bool(saturate)
+    if _A.is_float(a.fmt) and _A.is_float(b.fmt):
+        r._operand_fmts = (a.fmt, b.fmt)  # the standards' operand check (_opts_key)
     return r
 
 
@@ -401,8 +403,23 @@ def _values64(op):
     return np.asarray(_A._convert(op.bits, op.fmt, _A.FMT_F64), np.float64)
 
 
+def _significant_bits(fmt):
+    """The most significant bits a value of fmt has: a float's significand with its leading bit, an
+    integer's magnitude bits."""
+    info = _A._BY_ID[fmt]
+    if info["kind"] == "float":
+        return int(info["significand_bits"]) + 1
+    return int(info["width"]) - (1 if info["is_signed"] else 0)
+
+
 def _scale_values(op):
     v = _values64(op)
+    if np.isinf(v).any():
+        # sa sb (sum of a b) is +-inf or NaN by the sum's sign; the operands scaled first would give
+        # NaN for every zero term (0 inf): the exact value is not the sum of the scaled products there
+        bad = np.flatnonzero(np.isinf(v).reshape(-1))[0]
+        raise ValueError(f"{op.name}: element {bad} is {v.reshape(-1)[bad]!r}: an infinite scale applied after the "
+                         f"sum is not modelled")
     if op.fmt == _A.FMT_F64:
         # a float64 scale (a Python float) must be a float32 value: the kernel's scale is one
         with np.errstate(over="ignore"):
@@ -433,10 +450,18 @@ def _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine):
     scaled exactly in binary64 and the library's exact product rounds the sum once."""
     if a.arr.ndim != 2 or b.arr.ndim != 2:
         raise ValueError("float32 scales take 2-D A and B")
+    if sa.fmt not in _WIDE_SCALES or sb.fmt not in _WIDE_SCALES:
+        # both must be float32 values: an integer scale (up to 31 significant bits) times a float32
+        # operand is not exact in binary64, and an MX scale (e8m0, e4m3) means per-32/16 blocks and
+        # a sign ignored, not a float32 scale applied after a block's sum
+        raise ValueError(f"a_scale is {_A.format_name(sa.fmt)} and b_scale is {_A.format_name(sb.fmt)}: scales "
+                         f"applied after the sum must both be float32, bfloat16 or float16 (block scales of MX "
+                         f"or NVFP4 formats must both be of that format)")
     for op in (a, b):
-        if _A._BY_ID[op.fmt]["significand_bits"] > 29:
+        if _significant_bits(op.fmt) + 24 > 53:
             raise ValueError(f"{op.name} is {_A.format_name(op.fmt)}: its product with a float32 scale is not exact "
-                             f"in binary64 (float32 scales take operands of float32 or narrower)")
+                             f"in binary64 (float32 scales take operands of float32 or narrower, or integers of "
+                             f"at most 29 bits)")
     m, k = a.arr.shape
     n = b.arr.shape[1]
     if b.arr.shape[0] != k:
@@ -481,6 +506,7 @@ def _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine):
     r._op = "mma_scaled"
     r._backward = None
     r._no_bounds = _NO_BOUNDS
+    r._operand_fmts = None  # no bounds at all: NotImplementedError says why, whatever the standard
     return r
 
 

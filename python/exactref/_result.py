@@ -1,5 +1,6 @@
 """_result.py: seed 002's Result, ExactArray, Boundary and Outputs over the C library's results."""
 import dataclasses
+import re
 
 import numpy as np
 
@@ -175,6 +176,17 @@ def _opts_key(result, compute, ulps, flush_to_zero, standard):
     if not isinstance(standard, str):
         raise TypeError(f"standard must be a string, not {type(standard).__name__}")
     std = _core.check_standard(standard)
+    fmts = getattr(result, "_operand_fmts", None)
+    if fmts is not None:
+        # a matrix-engine standard models instructions that take operands of given formats: refused on
+        # others (f32 under hopper-fp8), as `exactref check` refuses them, rather than bounds that do not apply
+        try:
+            _core.check_operands(std, *fmts)
+        except ValueError as e:
+            text = re.sub(r"--standard (\S+)", r"standard='\1'", str(e))
+            text = re.sub(r"declare it \(--([ab])-format (\S+)\)", lambda m: f"convert {m.group(1).upper()} to "
+                          f"{A.format_name(A.format_id(m.group(2)))} (exact where they are)", text)
+            raise ValueError(text) from None
     return (cid, u, int(bool(flush_to_zero)), std)
 
 
@@ -390,7 +402,7 @@ class Result:
         r = Result(self._op, self._core, self._rounded_arr, recreate=recreate, backward=self._backward,
                    boundaries=self._boundaries, shape=self._nd)
         r._no_bounds = self._no_bounds
-        for name in ("_inputs", "_dir"):
+        for name in ("_inputs", "_dir", "_operand_fmts"):
             if hasattr(self, name):
                 setattr(r, name, getattr(self, name))
         return r
@@ -563,6 +575,8 @@ class Result:
         core = to_view(self._core)
         r = Result(self._op, core, None, view=(self, to_view, move), boundaries=self._boundaries, shape=shape)
         r._no_bounds = self._no_bounds
+        if hasattr(self, "_operand_fmts"):
+            r._operand_fmts = self._operand_fmts
         return r
 
     # ---- backward ----

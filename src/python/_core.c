@@ -8,6 +8,7 @@
 
 #include "exactref/exactref.h"
 #include "exactref/report.h"
+#include "standards_internal.h"
 
 /*
  * The Python layer (python/exactref) prepares every array: an unsigned-integer view of the bit
@@ -1011,7 +1012,12 @@ static void er_dl_ctx_free(er_dl_ctx *ctx)
     /* a consumer may call the deleter from any thread: take the GIL to release the buffer */
     if (Py_IsInitialized()) {
         PyGILState_STATE g = PyGILState_Ensure();
+        /* a capsule can die while an exception is being raised: releasing the buffer may run the
+         * exporter's deallocation, which must neither see nor clear that exception */
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
         PyBuffer_Release(&ctx->view);
+        PyErr_Restore(et, ev, tb);
         PyGILState_Release(g);
     }
     free(ctx);
@@ -1275,6 +1281,30 @@ static PyObject *py_report_fields(PyObject *mod, PyObject *args)
     return d;
 }
 
+/* check_operands(standard, afmt, bfmt): None where the standard takes operands of these formats, as
+ * `exactref check` requires (a matrix-engine row models instructions whose operands are of given
+ * formats: docs/accumulation-models.md, "Operands"); else ValueError with the reason. */
+static PyObject *py_check_operands(PyObject *mod, PyObject *args)
+{
+    const char *standard;
+    int afmt, bfmt;
+    er_standard s;
+    char msg[1024] = "";
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "sii", &standard, &afmt, &bfmt)) return NULL;
+    er_status st = er_standard_parse(standard, &s, msg, sizeof msg);
+    if (st != ER_OK) {
+        raise_status(st, msg);
+        return NULL;
+    }
+    er_standard used = er_standard_for_inputs(&s, afmt, bfmt);
+    if (er_standard_check_operands_(&used, afmt, bfmt, "A", "B", msg, sizeof msg) != ER_OK) {
+        PyErr_SetString(PyExc_ValueError, msg);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"create", py_create, METH_VARARGS, "Run an operation and keep its result."},
     {"convert", py_convert, METH_VARARGS, "Convert n bit patterns between formats."},
@@ -1290,6 +1320,7 @@ static PyMethodDef module_methods[] = {
     {"report_merge_columns", py_report_merge_columns, METH_VARARGS, "Merge a tile's report into its band's."},
     {"report_set_narrower", py_report_set_narrower, METH_VARARGS, "Set a merged report's narrower-format hint."},
     {"report_fields", py_report_fields, METH_VARARGS, "A report (bytes) as a dict."},
+    {"check_operands", py_check_operands, METH_VARARGS, "Whether a standard takes operands of these formats."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

@@ -1,10 +1,12 @@
 """test_parity.py: the package at parity with the command and with torch's habits (issue 30, item 3),
 checked with numpy / ml_dtypes alone: saturate=, ulps=, bias shapes, N-D batches, tolerance 0, the
 failure message and DLPack export (torch's side is in test_torch.py)."""
+import ctypes
 import os
 import subprocess
 import sys
 import warnings
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
@@ -290,6 +292,75 @@ def test_rounded_is_numpy_and_exports_its_dtype():
     assert np.from_dlpack(f32).ctypes.data == f32.ctypes.data  # numpy's own export where it has one
 
 
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.CFUNCTYPE(None, ctypes.c_void_p)), ("flags", ctypes.c_uint64),
+                ("dl_tensor", _DLTensor)]
+
+
+_USED_NAME = ctypes.create_string_buffer(b"used_dltensor_versioned")  # outlives every capsule renamed to it
+
+
+def test_dlpack_export_follows_the_consumer_contract():
+    # a consumer written from the DLPack 1.x ABI alone (no torch): it takes the tensor, renames the
+    # capsule "used_dltensor_versioned" (so dropping the capsule frees nothing), reads the memory after
+    # the result and its arrays are gone, and calls the deleter, which lets the memory go
+    import gc
+    import weakref
+
+    getp = ctypes.pythonapi.PyCapsule_GetPointer
+    getp.restype, getp.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    setname = ctypes.pythonapi.PyCapsule_SetName
+    setname.restype, setname.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+    a = np.array([[1, 2, 3], [4, 5, 6]], BF16)
+    r = er.matmul(a, np.ascontiguousarray(a.T))  # [[14, 32], [32, 77]]
+    x = r.rounded
+    owner = x
+    while owner.base is not None:
+        owner = owner.base
+    w_owner, w_r = weakref.ref(owner), weakref.ref(r)
+    cap = x.__dlpack__(max_version=(1, 1))
+    ptr = getp(cap, b"dltensor_versioned")
+    m = _DLManagedVersioned.from_address(ptr)
+    t = m.dl_tensor
+    assert (m.major, m.flags & 1) == (1, 1)  # DLPack 1.x, read-only (the answer is not to be written)
+    assert (t.device.device_type, t.device.device_id, t.ndim) == (1, 0, 2)
+    assert (t.dtype.code, t.dtype.bits, t.dtype.lanes) == (4, 16, 1)  # kDLBfloat, 16 bits
+    assert t.data == x.ctypes.data and t.byte_offset == 0
+    assert [t.shape[i] for i in range(2)] == [2, 2] and [t.strides[i] for i in range(2)] == [2, 1]
+    deleter = m.deleter
+    assert setname(cap, _USED_NAME) == 0
+    del cap, x, r, owner
+    gc.collect()
+    assert w_r() is None  # the result is gone ...
+    assert w_owner() is not None  # ... and the export still holds the memory
+    assert list((ctypes.c_uint16 * 4).from_address(t.data)) == [int(v) for v in _bits(np.array(
+        [14, 32, 32, 77], BF16))]
+    deleter(ptr)  # the consumer lets go (ctypes calls it without the GIL: the deleter takes it)
+    gc.collect()
+    assert w_owner() is None
+    # a writable copy (copy=True) goes out through legacy DLPack, which cannot say read-only
+    r = er.matmul(a, np.ascontiguousarray(a.T))
+    cap = r.rounded.__dlpack__(copy=True)
+    ptr = getp(cap, b"dltensor")
+    assert _DLTensor.from_address(ptr).data != r.rounded.ctypes.data
+    del cap
+
+
 # ---- float32 scales after the sum (per tensor, row, column, block): the exact value only, for now ----
 
 def _exact_scaled(a, b, fa, fb, bk, bn):
@@ -353,6 +424,54 @@ def test_f32_block_scales_as_deepgemm_gives_the_exact_value(rng):
     assert_correctly_rounded(r.rounded, _exact_scaled(a, b, sa, sbc, 128, 1))
     with pytest.raises(ValueError, match="block"):
         er.mma_scaled(a, b, rng.uniform(0.1, 1, (m, 3)).astype(np.float32), sb)  # 3 blocks of 128 do not fit 256
+
+
+def test_f32_scales_refuse_what_binary64_cannot_scale_exactly():
+    # the exact value comes from operands scaled in binary64: each product must be exact there, and the
+    # scaled sum must be the sum-then-scale value; where it cannot be, refused, never a wrong "exact"
+    x = np.float32(1 + 2.0 ** -23)  # 24 significant bits
+    one = np.ones((1, 1), np.float32)
+    # an integer scale of 31 significant bits times x has 55: binary64 would round it
+    with pytest.raises(ValueError, match="must both be float32"):
+        er.mma_scaled(np.full((1, 1), x), one, np.float32(1), np.full((1, 1), 2 ** 31 - 1, np.int32))
+    # an MX (e8m0) scale with a float32 one: different semantics (per-32 blocks, sign ignored)
+    with pytest.raises(ValueError, match="must both be float32"):
+        er.mma_scaled(np.full((1, 32), x), np.ones((32, 1), np.float32), np.float32(1),
+                      np.ones((1, 1), ml_dtypes.float8_e8m0fnu))
+    # an int32 operand of 31 significant bits times a float32 scale of 24 bits: not exact in binary64
+    with pytest.raises(ValueError, match="not exact"):
+        er.mma_scaled(np.full((1, 1), 2 ** 31 - 1, np.int32), np.ones((1, 1), np.int32), x, np.float32(1))
+    # int8 operands (W8A8 kernels with float32 scales) are exact: the value is 127 * 127 * x rounded once
+    r = er.mma_scaled(np.full((1, 1), 127, np.int8), np.full((1, 1), 127, np.int8), x, np.float32(1))
+    assert_correctly_rounded(r.rounded, [[Fraction(127 * 127) * Fraction(float(x))]])
+    # an infinite scale: sa * (0 * 1 + 1 * 1) is +inf, but the operands scaled first give inf * 0 = NaN
+    with pytest.raises(ValueError, match="infinite scale"):
+        er.mma_scaled(np.array([[0.0, 1.0]], np.float32), np.ones((2, 1), np.float32), np.float32(np.inf),
+                      np.float32(1))
+    # a NaN scale gives NaN both ways: kept
+    r = er.mma_scaled(np.array([[0.0, 1.0]], np.float32), np.ones((2, 1), np.float32), np.float32(np.nan),
+                      np.float32(1))
+    assert np.isnan(r.rounded).all()
+
+
+def test_engine_standards_refuse_operands_their_instructions_do_not_take(rng):
+    # as `exactref check` (exit 2): hopper-fp8 models instructions on e4m3/e5m2 operands, hopper on
+    # f16/bf16, blackwell-nvf4 on e2m1; f32 operands under them get no bounds of a model that does not apply
+    a = rng.standard_normal((3, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 2)).astype(np.float32)
+    r = er.matmul(a, b)
+    for std in ("hopper-fp8", "hopper", "blackwell-nvf4"):
+        with pytest.raises(ValueError, match=f"standard='{std}' models instructions whose operands"):
+            r.tolerance(standard=std)
+        with pytest.raises(ValueError, match="A is f32"):
+            r.T.covers(r.T.rounded, standard=std)  # views too
+        with pytest.raises(ValueError, match="convert A to float"):
+            er.testing.assert_matmul_valid(a, b, r.rounded, standard=std)
+    assert r.covers(r.rounded, standard="hopper-tf32").all()  # f32 read as tf32: taken
+    assert r.covers(r.rounded, standard="engine:k=8,F=24").all()  # a model of one's own takes any
+    f8 = er.matmul(a.astype(F8), b.astype(F8))
+    assert f8.covers(f8.rounded, standard="hopper").all()  # fp8 under an f16/bf16 row: taken
+    assert f8.covers(f8.rounded, standard="hopper-fp8").all()
 
 
 # ---- the command's --backend, --threads, --strategy and --device ----
