@@ -87,6 +87,15 @@ def test_scales_in_mma_scaled(rng):
     ex = [[sum(Fraction(float(af[i, p])) * ue5m3_value(int(sa_bits[i, p // block])) * Fraction(float(bf[p, j]))
                * ue5m3_value(int(sb_bits[p // block, j])) for p in range(k)) for j in range(n)] for i in range(m)]
     assert_correctly_rounded(r.rounded, ex)
+    # the bounds of a device's answer take the UE5M3 scales as they take the others
+    for std in ("normal", "any_order"):
+        t = np.asarray(r.tolerance(standard=std))
+        assert t.shape == (m, n) and (t >= 0).all() and np.isfinite(t).all()
+    assert np.asarray(r.covers(r.rounded)).all()
+    off = np.array(r.rounded, np.float32)
+    off[1, 1] = np.float32(float(off[1, 1]) + 4 * float(np.asarray(r.tolerance(standard="any_order"))[1, 1]) + 1.0)
+    cov = np.asarray(r.covers(off))
+    assert not cov[1, 1] and cov.sum() == m * n - 1
 
 
 def test_scales_of_other_elements_are_refused():
