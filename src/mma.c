@@ -237,9 +237,14 @@ int er_problem_validate(er_problem *P, const er_mma_args *A, er_tensor *d, er_te
                         "block-scaled elements are f8E4M3FN, f8E5M2, f6E2M3FN, f6E3M2FN or f4E2M1FN, not %s and %s",
                         er_format_name(A->a->format), er_format_name(A->b->format));
         int sf = A->a_scale->format;
-        if ((sf != ER_FMT_F8E8M0FNU && sf != ER_FMT_F8E4M3FN) || A->b_scale->format != sf)
-            return er_msgf(P->msg, P->msg_size, ER_EINVAL, "scales are both f8E8M0FNU or both f8E4M3FN, not %s and %s",
+        if ((sf != ER_FMT_F8E8M0FNU && sf != ER_FMT_F8E4M3FN && sf != ER_FMT_F8E5M3FNU) || A->b_scale->format != sf)
+            return er_msgf(P->msg, P->msg_size, ER_EINVAL,
+                        "scales are both f8E8M0FNU, both f8E4M3FN or both f8E5M3FNU, not %s and %s",
                         er_format_name(sf), er_format_name(A->b_scale->format));
+        /* UE5M3 scales only FP4 (Tile IR 13.4: the FP4 block-scaled mma) */
+        if (sf == ER_FMT_F8E5M3FNU && (A->a->format != ER_FMT_F4E2M1FN || A->b->format != ER_FMT_F4E2M1FN))
+            return er_msgf(P->msg, P->msg_size, ER_EINVAL, "f8E5M3FNU scales take f4E2M1FN elements, not %s and %s",
+                        er_format_name(A->a->format), er_format_name(A->b->format));
         P->nblocks = (P->k + A->block - 1) / A->block;
         if (tr(A->a_scale) != P->m || tc(A->a_scale) != P->nblocks)
             return er_msgf(P->msg, P->msg_size, ER_EINVAL, "a_scale is %lld x %lld; expected %lld x %lld (m x ceil(k/block))",

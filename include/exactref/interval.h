@@ -93,7 +93,8 @@ ER_API er_interval er_interval_dtype_range(int fmt);
 ER_API er_interval er_interval_int_range(int width, int is_signed);
 /* 1 and *limit set when fmt is a float format representing every integer of magnitude
  * <= *limit (f64 2^53, f32 2^24, tf32 2048, f16 2048, bf16 256, e4m3 16, e5m2 8, f6E2M3FN 7,
- * f6E3M2FN 8, f4E2M1FN 4); 0 for integer formats, f8E8M0FNU (no zero) and unknown ids. */
+ * f6E3M2FN 8, f4E2M1FN 4); 0 for integer formats, the unsigned f8E8M0FNU and f8E5M3FNU (no negative
+ * integers) and unknown ids. */
 ER_API int er_interval_float_exact_int_limit(int fmt, double *limit);
 /* The interval valid for the machine value of an expression computed at (or converted into) fmt,
  * given the real-arithmetic interval t.  Integer formats: an in-range integral interval passes

@@ -71,8 +71,9 @@ typedef void (*er_progress_fn)(void *ctx, double fraction);
  * Float operands (any float format; a and b may differ; c any float format; d any float format):
  * products exact, the whole sum exact, one rounding in direction `rounding` with `opts` (ER_OPT_*).
  * Integer operands (i8 or u8, per side): mmai, c and d i32, the exact sum wrapped modulo 2^32.
- * Block scaling: a_scale (m x ceil(k/block)) and b_scale (ceil(k/block) x n), both f8E8M0FNU or both
- * f8E4M3FN: term p is (a[i][p] a_scale[i][p/block]) (b[p][j] b_scale[p/block][j]).
+ * Block scaling: a_scale (m x ceil(k/block)) and b_scale (ceil(k/block) x n), both f8E8M0FNU, both
+ * f8E4M3FN, or both f8E5M3FNU (UE5M3, with f4E2M1FN elements only): term p is
+ * (a[i][p] a_scale[i][p/block]) (b[p][j] b_scale[p/block][j]).
  * lo, hi, odd: f64 tensors m x n (each may be NULL): lo <= exact <= hi, adjacent or equal binary64
  * values, and odd the round-to-odd binary64 of the exact value.
  */

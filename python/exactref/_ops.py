@@ -352,7 +352,8 @@ def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", r
     """Block-scaled D = (A a_scale)(B b_scale) + C exactly, rounded once into dtype, as a Result.
 
     a_scale is m x ceil(k/block) and b_scale ceil(k/block) x n, both float8_e8m0fnu (MX, block 32 by
-    default) or both float8_e4m3fn (NVFP4, block 16 by default); term p of element (i, j) is
+    default), both float8_e4m3fn (NVFP4, block 16 by default) or both float8_e5m3fnu (UE5M3, with
+    float4_e2m1fn elements only, block 16 by default); term p of element (i, j) is
     (A[i, p] a_scale[i, p // block]) (B[p, j] b_scale[p // block, j]).  A scale's sign bit is ignored
     (x * |s|), as the hardware reads nvfp4's ue4m3 scales.  scale_dtype names the scales' format when
     they are given as values or raw bit patterns; C, dtype, rounding, saturate and the engine's
@@ -380,7 +381,7 @@ def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", r
                              f"(shape {tuple(op.arr.shape)}); float32, bfloat16 or float16 scales may be scalars "
                              f"or vectors (per tensor, per row of A, per column of B)")
     if block is None:
-        block = 16 if sa.fmt == _core.format_id("f8E4M3FN") else 32
+        block = 16 if sa.fmt in (_core.format_id("f8E4M3FN"), _core.format_id("f8E5M3FNU")) else 32
     if int(block) <= 0:
         raise ValueError(f"block must be positive, not {block}")
     dfmt = _dtype_arg(dtype)

@@ -18,8 +18,8 @@ const char *const er_cli_mma_flags_help =
     "                           positive_inf\n"
     "    --saturate             overflow gives the largest finite value instead of inf or NaN\n"
     "    --a-scale SA.npy, --b-scale SB.npy   block scales (raw uint8 patterns)\n"
-    "    --block V              elements per scale (default 32 for f8E8M0FNU, 16 for f8E4M3FN)\n"
-    "    --scale-format F       f8E8M0FNU (default) or f8E4M3FN\n"
+    "    --block V              elements per scale (default 32 for f8E8M0FNU, 16 for f8E4M3FN and f8E5M3FNU)\n"
+    "    --scale-format F       f8E8M0FNU (default), f8E4M3FN, or f8E5M3FNU (f4E2M1FN elements only)\n"
     "    --backend B            auto (default), cpu, opencl or cuda: the same bits on each; auto\n"
     "                           uses a device for 2^30 multiply-adds or more where one exists, and\n"
     "                           the CPU if it fails (a one-line note); by name, a failure is exit 3\n"
@@ -298,7 +298,7 @@ int er_cli_mma_load(er_cli_mma *m)
     if (!m->C.path && m->cfmt >= 0) return er_cli_usage_error(m->cmd, "--acc-format has no effect without --acc");
     if (m->SA.path) {
         if (m->sfmt < 0) m->sfmt = ER_FMT_F8E8M0FNU;
-        if (m->block == 0) m->block = m->sfmt == ER_FMT_F8E4M3FN ? 16 : 32;
+        if (m->block == 0) m->block = m->sfmt == ER_FMT_F8E4M3FN || m->sfmt == ER_FMT_F8E5M3FNU ? 16 : 32;
         if ((rc = load_operand(m->cmd, "--a-scale", &m->SA, m->sfmt, m->mapped)) ||
             (rc = load_operand(m->cmd, "--b-scale", &m->SB, m->sfmt, m->mapped)))
             return rc;

@@ -52,7 +52,8 @@ int er_cmd_formats(int argc, char **argv)
     }
     printf("\nwidth: bits of a pattern (tf32: stored in 32 bits, the low 13 zero); E, M: exponent and stored\n"
            "significand bits; NaN: which patterns are NaN; -0: a negative zero exists; sub: subnormals.\n"
-           "f8E8M0FNU has no sign, no zero and no subnormals: pattern E is 2^(E-127), 0xff is NaN.\n");
+           "f8E8M0FNU has no sign, no zero and no subnormals: pattern E is 2^(E-127), 0xff is NaN.\n"
+           "f8E5M3FNU (UE5M3) has no sign: zero, subnormals, no infinity, 0xff is NaN.\n");
     return ER_EXIT_OK;
 }
 

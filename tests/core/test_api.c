@@ -30,6 +30,7 @@ START_TEST(names_and_aliases)
         {"float6_e2m3fn", ER_FMT_F6E2M3FN}, {"float6_e3m2fn", ER_FMT_F6E3M2FN},
         {"float4_e2m1fn", ER_FMT_F4E2M1FN}, {"int8", ER_FMT_I8},           {"uint8", ER_FMT_U8},
         {"i16", ER_FMT_I16},           {"int32", ER_FMT_I32},             {"i64", ER_FMT_I64},
+        {"f8E5M3FNU", ER_FMT_F8E5M3FNU}, {"FLOAT8_E5M3FNU", ER_FMT_F8E5M3FNU},
     };
     int f;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -39,7 +40,7 @@ START_TEST(names_and_aliases)
     ck_assert_int_eq(er_format_from_name("f8E4M3", &f), ER_EFORMAT);
     ck_assert_int_eq(er_format_from_name("", &f), ER_EFORMAT);
     ck_assert_int_eq(er_format_from_name(NULL, &f), ER_EINVAL);
-    ck_assert_int_eq(er_format_count(), 18);
+    ck_assert_int_eq(er_format_count(), 19);
     for (f = 0; f < er_format_count(); f++) {
         int g;
         ck_assert_int_eq(er_format_from_name(er_format_name(f), &g), ER_OK);
@@ -90,6 +91,7 @@ START_TEST(format_info_table)
         {ER_FMT_F6E2M3FN, 6, 2, 3, 1, 0, 0, 1, 1, 7.5},
         {ER_FMT_F6E3M2FN, 6, 3, 2, 3, 0, 0, 1, 1, 28},
         {ER_FMT_F4E2M1FN, 4, 2, 1, 1, 0, 0, 1, 1, 6},
+        {ER_FMT_F8E5M3FNU, 8, 5, 3, 15, 0, 1, 0, 1, 114688},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         er_format_info fi;

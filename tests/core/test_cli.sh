@@ -50,6 +50,8 @@ expect_out "decode e4m3" 0 "$(printf '0x1.cp+8 normal\n0x1p-9 subnormal\nnan nan
 expect_out "decode f32 nan payload" 0 "-nan(0x400001) nan" 'ffc00001\n' decode --format f32
 expect_out "decode i8" 0 "-0x1p+7 normal" '80\n' decode --format i8
 expect_out "empty input" 0 "" '' convert --from f32 --to f16
+expect_out "ue5m3 tie, overflow, sign" 0 "$(printf '78\nfe\nff\nff\n00')" '3f880000\n47e80000\n47e80001\nbf800000\n80000000\n' convert --from f32 --to f8E5M3FNU
+expect_out "decode ue5m3" 0 "$(printf '0x1.cp+16 normal\n0x1p-17 subnormal\nnan nan')" 'fe\n01\nff\n' decode --format float8_e5m3fnu
 
 # Bad input: exit 2, a message naming the line and the problem, nothing on stdout.
 expect_err "bad hex" 2 "<stdin>:2: not a hexadecimal bit pattern" '3f800000\nxyz\n' convert --from f32 --to bf16
@@ -75,6 +77,7 @@ for c in "" convert decode formats demo info matmul check; do
 done
 "$X" --version | grep -q '^exactref [0-9]' && ok || bad "--version"
 "$X" formats | grep -q '^f8E4M3FN .*448' && ok || bad "formats lists e4m3fn with max 448"
+"$X" formats | grep -q '^f8E5M3FNU .*114688 (0xfe)' && ok || bad "formats lists ue5m3 with max 114688"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -38,6 +38,20 @@ mknpy "$tmp/j.npy" '|i1' '(2, 1)' '\177\177'
 mknpy "$tmp/c.npy" '<i4' '(1, 1)' '\377\377\377\177'
 run "mmai wraps" 0 "wrapped modulo 2^32" matmul "$tmp/i.npy" "$tmp/j.npy" --acc "$tmp/c.npy" --out-format i32 -o "$tmp/k.npy" &&
     { [ "$(bytes "$tmp/k.npy" 128)" = "017e0080" ] && ok || bad "mmai bytes $(bytes "$tmp/k.npy" 128)"; }
+# f4E2M1FN with f8E5M3FNU (UE5M3) scales, k = 32, the default block 16: A ones (0x2), B ones, scales
+# a = [1, 2] (0x78, 0x80), b = [1, 4] (0x78, 0x88): 16 * 1 * 1 + 16 * 2 * 4 = 144 (f32 0x43100000)
+ones=$(i=0; while [ $i -lt 32 ]; do printf '\\002'; i=$((i + 1)); done)
+mknpy "$tmp/f4a.npy" '|u1' '(1, 32)' "$ones"
+mknpy "$tmp/f4b.npy" '|u1' '(32, 1)' "$ones"
+mknpy "$tmp/ua.npy" '|u1' '(1, 2)' '\170\200'
+mknpy "$tmp/ub.npy" '|u1' '(2, 1)' '\170\210'
+run "ue5m3 scales" 0 "" matmul "$tmp/f4a.npy" "$tmp/f4b.npy" --a-format f4E2M1FN --b-format f4E2M1FN \
+    --a-scale "$tmp/ua.npy" --b-scale "$tmp/ub.npy" --scale-format f8E5M3FNU --out-format f32 -o "$tmp/us.npy" &&
+    { [ "$(bytes "$tmp/us.npy" 128)" = "00001043" ] && ok || bad "ue5m3 scales bytes $(bytes "$tmp/us.npy" 128)"; }
+run "ue5m3 scales of e4m3" 2 "f8E5M3FNU scales take f4E2M1FN elements" matmul "$tmp/f4a.npy" "$tmp/f4b.npy" \
+    --a-format f8E4M3FN --b-format f8E4M3FN --a-scale "$tmp/ua.npy" --b-scale "$tmp/ub.npy" --scale-format f8E5M3FNU \
+    --out-format f32 -o "$tmp/ux.npy"
+[ -e "$tmp/ux.npy" ] && bad "ue5m3 scales of e4m3: wrote an output" || ok
 # values that are not in the declared format: float16 0.1 declared bf16
 mknpy "$tmp/h.npy" '<f2' '(2, 2)' '\000\074\146\056\000\074\000\074'
 run "inexact value" 2 "element [0, 1]" matmul "$tmp/h.npy" "$tmp/b.npy" --a-format bf16 --b-format bf16 --out-format f32 -o "$tmp/x.npy"

@@ -51,6 +51,7 @@ static const rfmt ref_formats[] = {
     {ER_FMT_F6E2M3FN, "f6E2M3FN", 6, 2, 3, 0, 1, RS_NONE, 0, 0, 1, 0},
     {ER_FMT_F6E3M2FN, "f6E3M2FN", 6, 3, 2, 0, 3, RS_NONE, 0, 0, 1, 0},
     {ER_FMT_F4E2M1FN, "f4E2M1FN", 4, 2, 1, 0, 1, RS_NONE, 0, 0, 1, 0},
+    {ER_FMT_F8E5M3FNU, "f8E5M3FNU", 8, 5, 3, 0, 15, RS_FN, 1, 0, 1, 0},
     {ER_FMT_I8, "i8", 8, 0, 0, 0, 0, 0, 0, 0, 1, 1},
     {ER_FMT_U8, "u8", 8, 0, 0, 0, 0, 0, 1, 0, 1, 1},
     {ER_FMT_I32, "i32", 32, 0, 0, 0, 0, 0, 0, 0, 4, 1},

@@ -90,6 +90,8 @@ START_TEST(bad_arguments)
     memset(bufD, 0x77, sizeof bufD);
     valid_scaled(&f);
     ck_assert_msg(er_mma(&f.args) == ER_OK, "the valid scaled problem fails: %s", f.msg);
+    valid_scaled(&f); f.sa.format = ER_FMT_F8E5M3FNU; f.sb.format = ER_FMT_F8E5M3FNU;
+    ck_assert_msg(er_mma(&f.args) == ER_OK, "f4E2M1FN with f8E5M3FNU scales fails: %s", f.msg);
     memset(bufD, 0x77, sizeof bufD);
 
     ck_assert_int_ne(er_mma(NULL), ER_OK);
@@ -173,6 +175,14 @@ START_TEST(bad_arguments)
     bad += expect_fail(&f, "scales of two formats");
     valid_scaled(&f); f.sa.format = ER_FMT_BF16; f.sb.format = ER_FMT_BF16;
     bad += expect_fail(&f, "bf16 scales");
+    valid_scaled(&f); f.sb.format = ER_FMT_F8E5M3FNU;
+    bad += expect_fail(&f, "f8E4M3FN and f8E5M3FNU scales");
+    valid_scaled(&f); f.sa.format = ER_FMT_F8E5M3FNU; f.sb.format = ER_FMT_F8E5M3FNU;
+    f.a.format = ER_FMT_F8E4M3FN; f.b.format = ER_FMT_F8E4M3FN;
+    bad += expect_fail(&f, "f8E5M3FNU scales of f8E4M3FN elements");
+    valid_scaled(&f); f.sa.format = ER_FMT_F8E5M3FNU; f.sb.format = ER_FMT_F8E5M3FNU;
+    f.b.format = ER_FMT_F6E2M3FN;
+    bad += expect_fail(&f, "f8E5M3FNU scales of f6E2M3FN elements");
     valid_scaled(&f); f.a.format = ER_FMT_BF16;
     bad += expect_fail(&f, "bf16 elements with scales");
     valid_scaled(&f); f.a.format = ER_FMT_I8; f.b.format = ER_FMT_I8;

@@ -9,6 +9,8 @@
  *    negative, zero and NaN f8E4M3FN scales.
  *  - mxfp: MXFP8 (f8E4M3FN x f8E5M2 and f8E4M3FN x f8E4M3FN), MXFP6 and MXFP4 with f8E8M0FNU scales,
  *    V = 32, k = 101.
+ *  - ue5m3: f4E2M1FN elements, f8E5M3FNU (UE5M3) scales, V = 16, k = 53 (a partial last block), with
+ *    C; subnormal, zero, largest and NaN scales in rep 2.
  *  - unit_scales: all scales 1 (0x7F in f8E8M0FNU, 0x38 in f8E4M3FN) give the same bits as the
  *    unscaled product, for every pair of element formats.
  */
@@ -128,6 +130,39 @@ START_TEST(nvfp4)
 }
 END_TEST
 
+START_TEST(ue5m3)
+{
+    uint64_t rng = er_test_seed("engine_scaled/ue5m3");
+    long bad = 0;
+    ref_init();
+    static const int outs[4] = {ER_FMT_F32, ER_FMT_BF16, ER_FMT_F8E5M3FNU, ER_FMT_F4E2M1FN};
+    for (int rep = 0; rep < 3; rep++) {
+        eprob P;
+        setup(&P, ER_FMT_F4E2M1FN, ER_FMT_F4E2M1FN, ER_FMT_F8E5M3FNU, 16, 7, 6, 53, rep == 1 ? ER_FMT_F32 : -1);
+        for (int64_t e = 0; e < P.m * P.k; e++) P.A[e] = rnd_below(&rng, 16);
+        for (int64_t e = 0; e < P.k * P.n; e++) P.B[e] = rnd_below(&rng, 16);
+        int64_t nb = eprob_nblocks(&P);
+        /* finite scales 2^-8 .. 2^8 and more (0x38 .. 0xBF) */
+        for (int64_t e = 0; e < P.m * nb; e++) P.SA[e] = 0x38 + rnd_below(&rng, 0x88);
+        for (int64_t e = 0; e < nb * P.n; e++) P.SB[e] = 0x38 + rnd_below(&rng, 0x88);
+        if (rep == 2) {
+            P.SA[0] = 0x01;            /* the least subnormal, 2^-17 */
+            P.SA[nb + 1] = 0x00;       /* zero */
+            P.SB[1] = 0xFE;            /* the largest, 114688 */
+            P.SB[2] = 0x07;            /* the largest subnormal */
+            P.SB[nb * P.n - 1] = 0xFF; /* NaN: column n-1, last block */
+        }
+        if (P.fc >= 0)
+            for (int64_t e = 0; e < P.m * P.n; e++) P.C[e] = gen_pattern(rf(P.fc), &rng, GM_BAND, 127, 0);
+        char ctx[64];
+        snprintf(ctx, sizeof ctx, "ue5m3 rep %d", rep);
+        bad += run_all(&P, outs, 4, 3, ctx);
+        eprob_free(&P);
+    }
+    ck_assert_msg(bad == 0, "ue5m3: %ld mismatching elements (see stderr)", bad);
+}
+END_TEST
+
 START_TEST(mxfp)
 {
     uint64_t rng = er_test_seed("engine_scaled/mxfp");
@@ -230,6 +265,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, e8m0_extremes);
     tcase_add_test(tc, nvfp4);
+    tcase_add_test(tc, ue5m3);
     tcase_add_test(tc, mxfp);
     tcase_add_test(tc, unit_scales);
     suite_add_tcase(s, tc);

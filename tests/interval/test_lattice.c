@@ -169,7 +169,7 @@ START_TEST(test_dtype_range)
 {
     static const int nan_formats[] = {ER_FMT_F64,        ER_FMT_F32,        ER_FMT_TF32,      ER_FMT_F16,
                                       ER_FMT_BF16,       ER_FMT_F8E4M3FN,   ER_FMT_F8E5M2,    ER_FMT_F8E4M3FNUZ,
-                                      ER_FMT_F8E5M2FNUZ, ER_FMT_F8E8M0FNU};
+                                      ER_FMT_F8E5M2FNUZ, ER_FMT_F8E8M0FNU,  ER_FMT_F8E5M3FNU};
     size_t i;
     for (i = 0; i < sizeof nan_formats / sizeof nan_formats[0]; i++)
         ck_assert_msg(er_interval_is_top(er_interval_dtype_range(nan_formats[i])), "%s",
@@ -206,7 +206,8 @@ START_TEST(test_exact_int_limits)
                 {ER_FMT_F16, 2048},        {ER_FMT_BF16, 256},         {ER_FMT_F8E4M3FN, 16},
                 {ER_FMT_F8E5M2, 8},        {ER_FMT_F8E4M3FNUZ, 16},    {ER_FMT_F8E5M2FNUZ, 8},
                 {ER_FMT_F8E8M0FNU, 0},     {ER_FMT_F6E2M3FN, 7},       {ER_FMT_F6E3M2FN, 8},
-                {ER_FMT_F4E2M1FN, 4},      {ER_FMT_I8, 0},             {ER_FMT_U8, 0},
+                {ER_FMT_F4E2M1FN, 4},      {ER_FMT_F8E5M3FNU, 0},      {ER_FMT_I8, 0},
+                {ER_FMT_U8, 0},
                 {ER_FMT_I16, 0},           {ER_FMT_I32, 0},            {ER_FMT_I64, 0}};
     size_t i;
     ck_assert_int_eq((int)(sizeof want / sizeof want[0]), ER_FMT_COUNT);
@@ -460,6 +461,13 @@ START_TEST(test_round_into)
     IS_TOP(er_interval_round_into(ER_FMT_F8E8M0FNU, mk(0, 1, 0, 1)));
     IV_IS(er_interval_round_into(ER_FMT_F8E8M0FNU, mk(3, 5, 1, 1)), 2, 8, 1, 0);
     IV_IS(er_interval_round_into(ER_FMT_F8E8M0FNU, mk(0x1p-200, 1, 0, 0)), 0x1p-127, 1, 0, 0);
+    /* f8E5M3FNU: no sign (a negative gives NaN), a zero, subnormals below 2^-14 (which a flush may
+     * zero), 4 significant bits (17 lies between 16 and 18). */
+    IS_TOP(er_interval_round_into(ER_FMT_F8E5M3FNU, mk(-1, 1, 0, 0)));
+    IV_IS(er_interval_round_into(ER_FMT_F8E5M3FNU, mk(3, 5, 1, 1)), 3, 5, 1, 1);
+    IV_IS(er_interval_round_into(ER_FMT_F8E5M3FNU, mk(1, 17, 1, 0)), 1, 18, 1, 0);
+    IV_IS(er_interval_round_into(ER_FMT_F8E5M3FNU, mk(0x1p-200, 1, 0, 0)), 0, 1, 0, 0);
+    IV_IS(er_interval_round_into(ER_FMT_F8E5M3FNU, mk(0x1p-16, 0x1p-16, 0, 1)), 0, 0x1p-16, 0, 0);
     /* Integers: [floor lo, ceil hi] in range, else the dtype range. */
     IV_IS(er_interval_round_into(ER_FMT_I8, mk(-3.5, 2.25, 0, 1)), -4, 3, 1, 0);
     IV_IS(er_interval_round_into(ER_FMT_I8, mk(-3, 2, 1, 1)), -3, 2, 1, 1);

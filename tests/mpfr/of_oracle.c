@@ -40,6 +40,8 @@ const of_fmt of_fmts[OF_NFMT] = {
      U64(0x1F), 1},
     {ER_FMT_F4E2M1FN, "f4E2M1FN", OF_FLOAT, 4, 2, 1, 0, 1, OF_NAN_NONE, 0, 1, 1, 1, 2, 0, "6", "-6",
      U64(0x7), 1},
+    {ER_FMT_F8E5M3FNU, "f8E5M3FNU", OF_FLOAT, 8, 5, 3, 0, 15, OF_NAN_FN, 0, 0, 0, 1, 4, -14, "114688", "0",
+     U64(0xFE), 1},
     {ER_FMT_I8, "i8", OF_SINT, 8, 0, 0, 0, 0, OF_NAN_NONE, 0, 1, 0, 0, 0, 0, "127", "-128", U64(0x7F), 1},
     {ER_FMT_U8, "u8", OF_UINT, 8, 0, 0, 0, 0, OF_NAN_NONE, 0, 0, 0, 0, 0, 0, "255", "0", U64(0xFF), 1},
     {ER_FMT_I16, "i16", OF_SINT, 16, 0, 0, 0, 0, OF_NAN_NONE, 0, 1, 0, 0, 0, 0, "32767", "-32768",

@@ -48,7 +48,7 @@ typedef struct of_fmt {
     uint64_t minpos_bits; /* pattern of the least positive value */
 } of_fmt;
 
-#define OF_NFMT 18
+#define OF_NFMT 19
 extern const of_fmt of_fmts[OF_NFMT];
 
 /* The row of API format id `id` (aborts on an unknown id). */

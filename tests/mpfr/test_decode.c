@@ -111,8 +111,8 @@ static double dbl_of(uint64_t u)
 
 static const int small_fmt[] = {ER_FMT_F16,        ER_FMT_BF16,       ER_FMT_I16,       ER_FMT_F8E4M3FN,
                                 ER_FMT_F8E5M2,     ER_FMT_F8E4M3FNUZ, ER_FMT_F8E5M2FNUZ, ER_FMT_F8E8M0FNU,
-                                ER_FMT_F6E2M3FN,   ER_FMT_F6E3M2FN,   ER_FMT_F4E2M1FN,   ER_FMT_I8,
-                                ER_FMT_U8};
+                                ER_FMT_F8E5M3FNU,  ER_FMT_F6E2M3FN,   ER_FMT_F6E3M2FN,  ER_FMT_F4E2M1FN,
+                                ER_FMT_I8,         ER_FMT_U8};
 #define N_SMALL ((int)(sizeof small_fmt / sizeof small_fmt[0]))
 
 START_TEST(test_small_exhaustive)

@@ -74,7 +74,8 @@ static const struct {
                {ER_FMT_F8E8M0FNU, "float8_e8m0fnu"},
                {ER_FMT_F6E2M3FN, "float6_e2m3fn"},
                {ER_FMT_F6E3M2FN, "float6_e3m2fn"},
-               {ER_FMT_F4E2M1FN, "float4_e2m1fn"}};
+               {ER_FMT_F4E2M1FN, "float4_e2m1fn"},
+               {ER_FMT_F8E5M3FNU, "float8_e5m3fnu"}};
 
 START_TEST(test_table)
 {
@@ -293,6 +294,61 @@ START_TEST(test_cuda_sat)
 }
 END_TEST
 
+/* f8E5M3FNU (UE5M3): no sign, E5 bias 15, M3, subnormals and a zero, no infinity, 0xff the one NaN
+ * (CUDA 13.4's __nv_fp8_ue5m3).  Pattern 0x78 is 1, 0xfe the largest value 1.75 * 2^16, 0x01 the least
+ * 2^-17, 0x08 the least normal 2^-14.  Each value below is worked out by hand from that definition. */
+START_TEST(test_e5m3)
+{
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(1.0), NE, 0, 0x78, 0);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(114688.0), NE, 0, 0xFE, 0);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(0x1p-17), NE, 0, 0x01, 0);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(0x1p-14), NE, 0, 0x08, 0);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(0x1.cp-15), NE, 0, 0x07, 0); /* largest subnormal 7 * 2^-17 */
+    /* ties: 1.0625 lies halfway between 1 (0x78, even) and 1.125 (0x79) */
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(1.0625), NE, 0, 0x78, XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(1.0625), ER_RND_NEAREST_AWAY, 0, 0x79, XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(1.0625), ER_RND_POSITIVE_INF, 0, 0x79, XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(1.0625), ER_RND_ZERO, 0, 0x78, XF);
+    /* overflow: 118784 is the tie between the largest value 114688 (significand 14, even) and 122880
+     * (significand 15, the NaN pattern): nearest even keeps 114688; anything above overflows */
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(118784.0), NE, 0, 0xFE, XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(118785.0), NE, 0, 0xFF, OF | XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(118785.0), NE, SAT, 0xFE, OF | XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(118785.0), ER_RND_ZERO, 0, 0xFE, XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(122880.0), ER_RND_ZERO, 0, 0xFE, OF | XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(122880.0), ER_RND_POSITIVE_INF, 0, 0xFF, OF | XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(0x1p17), NE, 0, 0xFF, OF | XF);
+    /* underflow: 2^-18 is the tie between 0 (even) and 2^-17; 3 * 2^-19 rounds up to 2^-17 */
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(0x1p-18), NE, 0, 0x00, UF | XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(0x1.8p-18), NE, 0, 0x01, UF | XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(0x1p-30), ER_RND_POSITIVE_INF, 0, 0x01, UF | XF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(0x1p-30), ER_RND_ZERO, 0, 0x00, UF | XF);
+    /* flush to zero: a subnormal result becomes 0 */
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(0x1p-17), NE, ER_OPT_FTZ, 0x00, UF | XF);
+    /* no sign: +-0 give the one zero; a negative value (and -inf) gives NaN, invalid */
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(0.0), NE, 0, 0x00, 0);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(-0.0), NE, 0, 0x00, 0);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(-1.0), NE, 0, 0xFF, IF);
+    FACT(ER_FMT_F64, ER_FMT_F8E5M3FNU, d2b(-0x1p-30), NE, SAT, 0xFF, IF);
+    FACT(ER_FMT_F32, ER_FMT_F8E5M3FNU, 0xFF800000, NE, 0, 0xFF, IF); /* -inf */
+    FACT(ER_FMT_F32, ER_FMT_F8E5M3FNU, 0x7F800000, NE, 0, 0xFF, IF); /* +inf: no infinity, NaN */
+    FACT(ER_FMT_F32, ER_FMT_F8E5M3FNU, 0x7F800000, NE, SAT, 0xFE, XF);
+    /* NaN: the one NaN, whatever the sign and payload */
+    FACT(ER_FMT_F32, ER_FMT_F8E5M3FNU, 0xFFC00001, NE, 0, 0xFF, 0);
+    /* decoding: into f32 exactly, NaN as the quiet NaN */
+    FACT(ER_FMT_F8E5M3FNU, ER_FMT_F32, 0xFE, NE, 0, 0x47E00000, 0);
+    FACT(ER_FMT_F8E5M3FNU, ER_FMT_F32, 0x01, NE, 0, 0x37000000, 0);
+    FACT(ER_FMT_F8E5M3FNU, ER_FMT_F32, 0x80, NE, 0, 0x40000000, 0); /* E = 16: 2^1 */
+    FACT(ER_FMT_F8E5M3FNU, ER_FMT_F32, 0x00, NE, 0, 0x00000000, 0);
+    FACT(ER_FMT_F8E5M3FNU, ER_FMT_F32, 0xFF, NE, 0, 0x7FC00000, 0);
+    /* into the other scale formats: 114688 overflows f8E4M3FN (NaN) and is 2^16 ... 2^17 for e8m0 */
+    FACT(ER_FMT_F8E5M3FNU, ER_FMT_F8E4M3FN, 0xFE, NE, 0, 0x7F, OF | XF);
+    FACT(ER_FMT_F8E5M3FNU, ER_FMT_F8E8M0FNU, 0xFE, ER_RND_ZERO, 0, 127 + 16, XF);
+    FACT(ER_FMT_F8E5M3FNU, ER_FMT_F8E8M0FNU, 0xFE, NE, 0, 127 + 17, XF);
+    FACT(ER_FMT_F8E5M3FNU, ER_FMT_F8E8M0FNU, 0x00, NE, 0, 0xFF, IF); /* e8m0 has no zero */
+}
+END_TEST
+
 START_TEST(test_nan_payload)
 {
     /* f32 signalling NaN with payload 0x200001: top bits kept, quiet bit set. */
@@ -449,8 +505,8 @@ START_TEST(test_oracle_selfcheck)
 {
     static const int src[] = {ER_FMT_F16,        ER_FMT_BF16,       ER_FMT_I16,        ER_FMT_F8E4M3FN,
                               ER_FMT_F8E5M2,     ER_FMT_F8E4M3FNUZ, ER_FMT_F8E5M2FNUZ, ER_FMT_F8E8M0FNU,
-                              ER_FMT_F6E2M3FN,   ER_FMT_F6E3M2FN,   ER_FMT_F4E2M1FN,   ER_FMT_F32,
-                              ER_FMT_F64};
+                              ER_FMT_F8E5M3FNU,  ER_FMT_F6E2M3FN,   ER_FMT_F6E3M2FN,   ER_FMT_F4E2M1FN,
+                              ER_FMT_F32,        ER_FMT_F64};
     static const mpfr_rnd_t modes[4] = {MPFR_RNDN, MPFR_RNDZ, MPFR_RNDD, MPFR_RNDU};
     static const int dirs[4] = {ER_RND_NEAREST_EVEN, ER_RND_ZERO, ER_RND_NEGATIVE_INF, ER_RND_POSITIVE_INF};
     uint64_t st = er_test_seed("mpfr_facts oracle_selfcheck");
@@ -527,6 +583,7 @@ int main(void)
     tcase_add_test(tc, test_f16_65520);
     tcase_add_test(tc, test_e5m2);
     tcase_add_test(tc, test_e8m0);
+    tcase_add_test(tc, test_e5m3);
     tcase_add_test(tc, test_double_rounding);
     tcase_add_test(tc, test_fnuz);
     tcase_add_test(tc, test_fp6_fp4);

@@ -3,9 +3,10 @@
  * The suite is deterministic (fixed seeds, fixed shapes; EXACTREF_SEED has no effect) and is cut into
  * parts; each part's outputs (every output pattern in its storage bytes, little-endian, and the status
  * of every call) are hashed with SHA-256 (sha256.c, checked first against the FIPS 180-4 vectors):
- *   convert        src/er_batch.h's batch: every ordered format pair, every direction, the option sets
- *                  {none, saturate, ftz}, every pattern of the narrow formats, specials and random
- *                  patterns of the wide ones; the result pattern and the flags of each job
+ *   convert        src/er_batch.h's batch: every ordered format pair (those with f8E5M3FNU aside), every
+ *                  direction, the option sets {none, saturate, ftz}, every pattern of the narrow
+ *                  formats, specials and random patterns of the wide ones; the result pattern and the
+ *                  flags of each job
  *   mma.pairs      er_mma for every ordered pair of the 13 float input formats (direction, output
  *                  format, C, saturation and flush cycling with the pair), operands with special values
  *   mma.<dir>      for each direction, every float output format, with and without saturation/flush
@@ -19,6 +20,9 @@
  *                  may_nan) under normal, any_order (compute formats, flush to zero) and every engine
  *                  model, over the float input formats, block-scaled operands and a batch; on OpenCL
  *                  they come from the bounds kernel (kernels/bounds.cl)
+ *   convert.f8E5M3FNU   the batch's pairs with f8E5M3FNU (source, target or both); "convert" holds
+ *                  every other pair, so its digest is the one from before that format's row
+ *   scaled.f8E5M3FNU    block-scaled mma of f4E2M1FN elements with f8E5M3FNU scales
  * Each part is computed on every backend present: the CPU (ER_BACKEND_CPU), OpenCL where a platform
  * with a device exists (ER_BACKEND_OPENCL, er_opencl_convert_mixed), CUDA where the backend module and
  * a GPU are found (ER_BACKEND_CUDA, er_cuda_convert_mixed) and the CUDA module's host pass where the
@@ -233,6 +237,13 @@ static uint64_t gen_scale(int sf, uint64_t *st)
         if (r < 8) return 0xFF;
         return (uint64_t)(127 + (int)below(st, 25) - 12);
     }
+    if (sf == ER_FMT_F8E5M3FNU) { /* zero, the largest value, NaN, the least (subnormal), else near 1 (0x78) */
+        if (r < 3) return 0x00;
+        if (r < 5) return 0xFE;
+        if (r < 7) return 0xFF;
+        if (r < 9) return 0x01;
+        return (uint64_t)(0x78 + (int)below(st, 49) - 24);
+    }
     if (r < 4) return 0x80 | below(st, 0x7F);
     if (r < 8) return r < 6 ? 0x00 : 0x80;
     if (r < 10) return r < 9 ? 0x7F : 0xFF;
@@ -316,11 +327,14 @@ static void run_prob(ctx *c, er_sha256 *h, const prob *P)
 
 static const unsigned opt_cycle[4] = {0u, ER_OPT_SATURATE, ER_OPT_FTZ, ER_OPT_SATURATE | ER_OPT_FTZ};
 
-static void part_convert(ctx *c, er_sha256 *h)
+/* The conversion batch of the pairs `which` selects (er_batch.h), f8E5M3FNU the format it names: the
+ * part "convert" is every pair of the table without f8E5M3FNU (so its digest predates that row), the
+ * part "convert.f8E5M3FNU" every pair with it. */
+static void part_convert_sel(ctx *c, er_sha256 *h, int which)
 {
     uint32_t *spec = NULL, *flags;
     uint64_t *src = NULL, *dst;
-    size_t n = er_batch_build(UINT64_C(0x601de5), 8, &spec, &src);
+    size_t n = er_batch_build_sel(UINT64_C(0x601de5), 8, which, ER_FMT_F8E5M3FNU, &spec, &src);
     char msg[MSG] = "";
     dst = (uint64_t *)malloc(n * sizeof *dst);
     flags = (uint32_t *)malloc(n * sizeof *flags);
@@ -361,6 +375,9 @@ static void part_convert(ctx *c, er_sha256 *h)
     free(dst);
     free(flags);
 }
+
+static void part_convert(ctx *c, er_sha256 *h) { part_convert_sel(c, h, ER_BATCH_WITHOUT); }
+static void part_convert_e5m3(ctx *c, er_sha256 *h) { part_convert_sel(c, h, ER_BATCH_WITH); }
 
 static prob base_prob(uint64_t seed)
 {
@@ -478,6 +495,28 @@ static void part_scaled(ctx *c, er_sha256 *h)
                 P.mode = q % 2;
                 run_prob(c, h, &P);
             }
+}
+
+/* block-scaled mma with f8E5M3FNU (UE5M3) scales: f4E2M1FN elements (the only ones the format scales),
+ * several blocks, every direction and option set, with and without C */
+static void part_scaled_e5m3(ctx *c, er_sha256 *h)
+{
+    static const int blocks[4] = {1, 2, 3, 16};
+    for (int q = 0; q < 24; q++) {
+        prob P = base_prob(UINT64_C(0x5800) + (uint64_t)q);
+        P.fa = ER_FMT_F4E2M1FN;
+        P.fb = ER_FMT_F4E2M1FN;
+        P.fs = ER_FMT_F8E5M3FNU;
+        P.block = blocks[q % 4];
+        P.k = P.block == 16 ? 40 : 5 + q % 6;
+        P.fd = (q * 5) % NFLOAT;
+        P.fc = q % 3 == 1 ? ER_FMT_F32 : -1;
+        P.dir = q % ER_RND_COUNT;
+        P.opts = opt_cycle[q % 4];
+        P.mode = q % 2;
+        P.batch = q % 5 == 0 ? 2 : 0;
+        run_prob(c, h, &P);
+    }
 }
 
 static void part_enclosures(ctx *c, er_sha256 *h)
@@ -728,7 +767,7 @@ static void part_bounds(ctx *c, er_sha256 *h)
 
 /* ---- Parts, the golden file, main --------------------------------------------------------------- */
 
-#define MAXPART 16
+#define MAXPART 20
 typedef struct {
     char name[32];
     int dir; /* mma.<dir>: its direction, else -1 */
@@ -761,6 +800,8 @@ static void list_parts(void)
     add_part("enclosures", part_enclosures, -1);
     add_part("normal", part_normal, -1);
     add_part("bounds", part_bounds, -1);
+    add_part("convert.f8E5M3FNU", part_convert_e5m3, -1);
+    add_part("scaled.f8E5M3FNU", part_scaled_e5m3, -1);
 }
 
 /* Every part's digest on one backend (name: for the lines printed); returns the number of calls that

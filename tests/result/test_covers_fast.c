@@ -56,7 +56,7 @@ static int64_t ord(int fmt, uint64_t bits)
     er_val v;
     /* sign and magnitude of the stored pattern, padding dropped */
     int pad = fmt == ER_FMT_TF32 ? 13 : 0;
-    int mag_bits = fi.width - (fmt == ER_FMT_F8E8M0FNU ? 0 : 1) - pad;
+    int mag_bits = fi.width - (fi.is_signed ? 1 : 0) - pad; /* f8E8M0FNU, f8E5M3FNU: no sign bit */
     uint64_t mag = (bits >> pad) & ((1ull << mag_bits) - 1u);
     v = er_decode(fmt, bits);
     return v.sign ? -(int64_t)mag : (int64_t)mag;
@@ -507,7 +507,7 @@ static void compare(data *d, const char *what)
 static const int formats[] = {ER_FMT_F64,        ER_FMT_F32,        ER_FMT_TF32,       ER_FMT_F16,
                               ER_FMT_BF16,       ER_FMT_F8E4M3FN,   ER_FMT_F8E5M2,     ER_FMT_F8E4M3FNUZ,
                               ER_FMT_F8E5M2FNUZ, ER_FMT_F8E8M0FNU,  ER_FMT_F6E2M3FN,   ER_FMT_F6E3M2FN,
-                              ER_FMT_F4E2M1FN,   ER_FMT_I32};
+                              ER_FMT_F4E2M1FN,   ER_FMT_F8E5M3FNU,  ER_FMT_I32};
 #define NFORMATS ((int)(sizeof formats / sizeof formats[0]))
 
 /* Small 2-D outputs of every format (one thread). */

@@ -40,7 +40,7 @@ typedef int64_t er_i64;
  * Encoding of special values of a float format ("special" column):
  *   IEEE  exponent field all ones: fraction zero is an infinity, nonzero a NaN (f64, f32, f16, e5m2 ...).
  *   FN    no infinity; the one NaN magnitude is all ones (exponent and fraction); every other pattern,
- *         exponent all ones included, is finite (f8E4M3FN: NaN 0x7F/0xFF; f8E8M0FNU: NaN 0xFF).
+ *         exponent all ones included, is finite (f8E4M3FN: NaN 0x7F/0xFF; f8E8M0FNU, f8E5M3FNU: NaN 0xFF).
  *   FNUZ  no infinity, no negative zero: the pattern "sign set, everything else zero" is the only NaN
  *         (f8E4M3FNUZ, f8E5M2FNUZ: 0x80).
  *   NONE  every pattern is finite: no infinity, no NaN (f6E2M3FN, f6E3M2FN, f4E2M1FN).
@@ -51,11 +51,13 @@ typedef int64_t er_i64;
 #define ER_SPECIAL_NONE 3
 
 /* Flags column. */
-#define ER_F_UNSIGNED 1u /* no sign bit (f8E8M0FNU, u8) */
+#define ER_F_UNSIGNED 1u /* no sign bit (f8E8M0FNU, f8E5M3FNU, u8) */
 #define ER_F_NOSUB 2u    /* no subnormals and no zero: exponent field 0 is a normal binade (f8E8M0FNU) */
 
 /*
- * THE TABLE.  A new format is a new row here and nothing else.
+ * THE TABLE.  A new format is a new row here and nothing else.  The float rows come first (ids 0 ..
+ * ER_FMT_F8E5M3FNU), the integers after them; a new float row goes after the last float row, so the
+ * ids of the float formats before it (and the golden suite's choices made from them) stay the same.
  * X(ID, mlir name, ml_dtypes alias, kind, width, exponent bits, stored significand bits,
  *   low padding bits, bias, special, flags)
  * width counts the whole storage in bits; padding bits are low bits that are always zero (tf32 is an
@@ -78,6 +80,8 @@ typedef int64_t er_i64;
     X(F6E2M3FN, "f6E2M3FN", "float6_e2m3fn", ER_KIND_FLOAT, 6, 2, 3, 0, 1, ER_SPECIAL_NONE, 0)    \
     X(F6E3M2FN, "f6E3M2FN", "float6_e3m2fn", ER_KIND_FLOAT, 6, 3, 2, 0, 3, ER_SPECIAL_NONE, 0)    \
     X(F4E2M1FN, "f4E2M1FN", "float4_e2m1fn", ER_KIND_FLOAT, 4, 2, 1, 0, 1, ER_SPECIAL_NONE, 0)    \
+    X(F8E5M3FNU, "f8E5M3FNU", "float8_e5m3fnu", ER_KIND_FLOAT, 8, 5, 3, 0, 15, ER_SPECIAL_FN,     \
+      ER_F_UNSIGNED)                                                                              \
     X(I8, "i8", "int8", ER_KIND_SINT, 8, 0, 0, 0, 0, 0, 0)                                        \
     X(U8, "u8", "uint8", ER_KIND_UINT, 8, 0, 0, 0, 0, 0, ER_F_UNSIGNED)                           \
     X(I16, "i16", "int16", ER_KIND_SINT, 16, 0, 0, 0, 0, 0, 0)                                    \
