@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -759,7 +760,12 @@ int er_cmd_interp(int argc, char **argv)
         }
     }
     fflush(stdout);
-    if (outdir) rc = write_outputs(outdir, m, kernel, bufs, ib, nb);
+    /* a file size limit (ulimit -f) must fail the write (EFBIG, exit 3, no temporary left), not kill
+     * the process with SIGXFSZ: main ignores it for every command, and so does this one, to be sure */
+    if (outdir) {
+        signal(SIGXFSZ, SIG_IGN);
+        rc = write_outputs(outdir, m, kernel, bufs, ib, nb);
+    }
 out:
     if (bufs)
         for (i = 0; i < nb; i++) free_buffer(&bufs[i]);
