@@ -1839,7 +1839,7 @@ static void parse_entry(P *p, const tok *kw)
     /* keep the value type table in the module's allocations */
     {
         const it_type **v = (const it_type **)palloc(p, (size_t)(e->nvalues + 1) * sizeof *v);
-        memcpy((void *)v, (const void *)e->vty, (size_t)e->nvalues * sizeof *v);
+        if (e->nvalues) memcpy((void *)v, (const void *)e->vty, (size_t)e->nvalues * sizeof *v); /* none: vty is NULL */
         free((void *)e->vty);
         e->vty = v;
     }
