@@ -1343,6 +1343,11 @@ START_TEST(t_limits)
     ck_assert_msg(parse_str("entry @k() {\n  %t = constant <i1: true> : tile<i1>\n  if %t {\n    %a = constant <i1: true> : tile<i1>\n  } else {\n    %a = constant <i1: false> : tile<i1>\n  }\n  %a = constant <i1: false> : tile<i1>\n}\n",
                             &m, msg, sizeof msg) == ER_OK, "%s", msg);
     er_interp_free(m);
+    /* an entry that defines no value (its empty value table was copied from NULL: UBSan) */
+    ck_assert_msg(parse_str("entry @k() {\n}\n", &m, msg, sizeof msg) == ER_OK, "%s", msg);
+    lset(&L, 1, 1);
+    lrun_ok(&L, m, "k");
+    er_interp_free(m);
     /* the step limit's default, and the work limit (operations plus one per block) */
     ck_assert(ER_INTERP_DEFAULT_STEP_LIMIT == (INT64_C(1) << 24) && ER_INTERP_DEFAULT_WORK_LIMIT == (INT64_C(1) << 28));
     ck_assert_msg(parse_str("entry @k(%p: tile<ptr<i32>>) {\n  %c = constant <i32: 1> : tile<i32>\n  %s = store_ptr_tko weak %p, %c : tile<ptr<i32>>, tile<i32> -> token\n}\n",
