@@ -263,7 +263,8 @@ static void lex(P *p)
 
 /* ---------------------------------------------------------------- token helpers */
 
-static tok *cur(P *p) { return &p->t[p->i]; }
+/* The token at the cursor; past the end, the end (a skip that stepped over it stays there). */
+static tok *cur(P *p) { return &p->t[p->i < p->nt ? p->i : p->nt - 1]; }
 static tok *peekn(P *p, int k) { return p->i + k < p->nt ? &p->t[p->i + k] : &p->t[p->nt - 1]; }
 static int is_p(const tok *t, char c) { return t->k == TK_PUNCT && t->s[0] == c; }
 static int is_w(const tok *t, const char *w)
@@ -1229,7 +1230,7 @@ static void parse_generic(P *p, it_op *op, gen *g)
                 if (is_p(cur(p), '<')) parse_angle_skip(p);
                 else if (accept_p(p, '=')) {
                     if (is_p(cur(p), '<') || is_p(cur(p), '[')) parse_angle_skip(p);
-                    else p->i++;
+                    else if (cur(p)->k != TK_EOF) p->i++;
                 }
             } else {
                 perr(p, t, "unexpected '%s' in '%s'", nm, op->name);
