@@ -2,7 +2,9 @@
 # fuzz.sh: build the libFuzzer target tests/fuzz/fuzz_npy.c (the .npy reader) with clang, ASan and
 # UBSan, and run it for FUZZ_SECONDS seconds (default 60) from the seed corpus tests/npy/corpus; then
 # the same for tests/fuzz/fuzz_interp.c (the interpreter's text parser, pre-check and parameterless runs)
-# for FUZZ_INTERP_SECONDS (default 30) from the kernels in tests/interp/kernels.
+# for FUZZ_INTERP_SECONDS (default 30), or FUZZ_INTERP_RUNS executions when that is set, from the kernels
+# in tests/interp/kernels and tests/interp/cutile and generated seeds: regions nested 64 deep (the
+# limit), 65 and 400 deep, a chain of 700 operations, long names, names defined twice.
 # Fails on any crash, leak, sanitizer report or abort.
 #
 #   scripts/fuzz.sh [BUILD_DIR]
@@ -72,9 +74,38 @@ $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -
     -Iinclude -I"$work/iinclude" -Isrc tests/fuzz/fuzz_interp.c "$work"/iobj/*.o \
     -lmpfr -lgmp -lm -lpthread -ldl -o "$work/fuzz_interp"
 cp tests/interp/kernels/*.mlir tests/interp/cutile/*.mlir "$work/icorpus/"
-echo "fuzz: running the interpreter's parser for $iseconds s on $(ls "$work/icorpus" | wc -l) seed files"
+# generated seeds: deep nesting (at, just past and far past the limit), a long kernel, long and
+# duplicated names
+for depth in 64 65 400; do
+    awk -v n="$depth" 'BEGIN {
+        print "entry @k() {"
+        print "%c0 = constant <i32: 0> : tile<i32>"
+        print "%c1 = constant <i32: 1> : tile<i32>"
+        print "%t = constant <i1: true> : tile<i1>"
+        for (i = 0; i < n; i++) printf(i % 2 ? "if %%t {\n" : "for %%i%d in (%%c0 to %%c1, step %%c1) : tile<i32> {\n", i)
+        print "%p = print_tko \"x\" -> token"
+        for (i = 0; i < n; i++) print "}"
+        print "}" }' > "$work/icorpus/nest$depth.mlir"
+done
+awk 'BEGIN {
+    print "entry @k() {"
+    print "%v0 = constant <f32: 1.5> : tile<4xf32>"
+    for (i = 1; i <= 700; i++) printf "%%v%d = addf %%v%d, %%v0 : tile<4xf32>\n", i, i - 1
+    print "}" }' > "$work/icorpus/chain700.mlir"
+awk 'BEGIN {
+    n = ""; for (i = 0; i < 62; i++) n = n "a"
+    print "entry @" n n "() {"
+    print "%" n " = constant <i32: 1> : tile<i32>"
+    print "%" n "b = addi %" n ", %" n " : tile<i32>"
+    print "%" n " = addi %" n ", %" n " : tile<i32>"
+    print "}" }' > "$work/icorpus/names.mlir"
+runs=
+[ -z "${FUZZ_INTERP_RUNS:-}" ] || runs="-runs=$FUZZ_INTERP_RUNS"
+echo "fuzz: running the interpreter's parser for ${FUZZ_INTERP_RUNS:-$iseconds s} ${FUZZ_INTERP_RUNS:+executions} on $(ls "$work/icorpus" | wc -l) seed files"
 status=0
-"$work/fuzz_interp" -max_total_time="$iseconds" -max_len=8192 -rss_limit_mb=2048 -timeout=20 \
+[ -z "$runs" ] || iseconds=0
+# shellcheck disable=SC2086
+"$work/fuzz_interp" -max_total_time="$iseconds" $runs -max_len=32768 -rss_limit_mb=2048 -timeout=20 \
     -artifact_prefix="$work/iartifacts/" -print_final_stats=1 "$work/icorpus" 2>"$work/ifuzz.log" || status=$?
 grep -E '^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' "$work/ifuzz.log" || true
 if [ "$status" -ne 0 ] || ls "$work/iartifacts/" | grep -q .; then
@@ -82,5 +113,5 @@ if [ "$status" -ne 0 ] || ls "$work/iartifacts/" | grep -q .; then
     echo "fuzz: interp FAILED (status $status); crash inputs and the log are in $work" >&2
     exit 1
 fi
-echo "fuzz: interp: no crash in $iseconds s"
+echo "fuzz: interp: no crash in ${FUZZ_INTERP_RUNS:-$iseconds s} ${FUZZ_INTERP_RUNS:+executions}"
 [ -n "${FUZZ_WORK:-}" ] || rm -rf "$work"

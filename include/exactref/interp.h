@@ -29,8 +29,13 @@ typedef struct er_interp_prepared er_interp_prepared;
 /* "ok", "interp.unsupported_op", "interp.ub", "interp.bad_launch", "interp.internal". */
 ER_API const char *er_interp_kind_name(int kind);
 
-/* The default step limit: iterations of all for and loop bodies of one launch together. */
-#define ER_INTERP_DEFAULT_STEP_LIMIT (INT64_C(1) << 30)
+/* The default step limit: iterations of all for and loop bodies of one launch together (a loop that
+ * never ends is stopped within seconds). */
+#define ER_INTERP_DEFAULT_STEP_LIMIT (INT64_C(1) << 24)
+
+/* The default work limit: operations executed in one launch, all blocks and iterations together, each
+ * block counting one more (a grid too large to run is refused before it starts). */
+#define ER_INTERP_DEFAULT_WORK_LIMIT (INT64_C(1) << 28)
 
 /* Element format of a pointer parameter whose pointee is i1 (stored one byte, 0 or 1). */
 #define ER_INTERP_FMT_I1 1000
@@ -94,9 +99,11 @@ typedef struct er_interp_launch {
     size_t prints_size;
     int kind;                     /* out: ER_INTERP_OK or the refusal's kind */
     int64_t steps;                /* out: loop iterations run */
+    int64_t work_limit;           /* 0: ER_INTERP_DEFAULT_WORK_LIMIT */
+    int64_t work;                 /* out: operations executed, plus one per block */
 } er_interp_launch;
 
-/* Initialise a launch: grid 1x1x1, no buffers, ub_checks on, the default step limit. */
+/* Initialise a launch: grid 1x1x1, no buffers, ub_checks on, the default step and work limits. */
 ER_API void er_interp_launch_init(er_interp_launch *l);
 
 /*

@@ -1,6 +1,8 @@
 /* cmd_interp.c: `exactref interp`: run a CUDA Tile IR kernel on .npy buffers, bit-exactly, with the launch log. */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,33 +12,74 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_out.h"
 #include "exactref/interp.h"
 #include "exactref/npy.h"
 #include "exactref/core/er_round.h"
 
 #define CMD "interp"
 
-static char *read_all(FILE *f, size_t *len)
+/* Why read_all failed. */
+enum { RD_OK, RD_NOMEM, RD_TOOBIG, RD_ERROR };
+
+/* The whole stream; NULL and *why (errno kept for RD_ERROR: a directory reads as EISDIR). */
+static char *read_all(FILE *f, size_t *len, int *why)
 {
     size_t cap = 1 << 16, n = 0;
     char *b = (char *)malloc(cap);
+    *why = RD_NOMEM;
     if (!b) return NULL;
     for (;;) {
         size_t k;
         if (n == cap) {
             char *nb;
-            if (cap > ((size_t)1 << 30)) { free(b); return NULL; }
+            if (cap > ((size_t)1 << 30)) { free(b); *why = RD_TOOBIG; return NULL; }
             nb = (char *)realloc(b, cap * 2);
             if (!nb) { free(b); return NULL; }
             b = nb;
             cap *= 2;
         }
+        errno = 0;
         k = fread(b + n, 1, cap - n, f);
         n += k;
         if (k == 0) break;
     }
+    if (ferror(f)) {
+        int e = errno ? errno : EIO;
+        free(b);
+        *why = RD_ERROR;
+        errno = e;
+        return NULL;
+    }
+    *why = RD_OK;
     *len = n;
     return b;
+}
+
+/* Reports a read_all failure for path; the exit status (3 out of memory, 2 otherwise). */
+static int read_failed(const char *path, int why)
+{
+    if (why == RD_NOMEM) {
+        fprintf(stderr, "exactref interp: %s: out of memory reading the file\n", path);
+        return ER_EXIT_INTERNAL;
+    }
+    if (why == RD_TOOBIG) fprintf(stderr, "exactref interp: %s: the file is larger than 1 GiB\n", path);
+    else fprintf(stderr, "exactref interp: %s: cannot read it: %s\n", path, strerror(errno));
+    return ER_EXIT_USAGE;
+}
+
+/* Opens an input file for reading; a directory or a file that cannot be opened is reported (NULL). */
+static FILE *open_input(const char *path)
+{
+    struct stat sb;
+    FILE *f;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "exactref interp: %s: is a directory, not a file\n", path);
+        return NULL;
+    }
+    f = fopen(path, "rb");
+    if (!f) fprintf(stderr, "exactref interp: %s: %s\n", path, strerror(errno));
+    return f;
 }
 
 static int ends_with(const char *s, const char *suf)
@@ -66,10 +109,12 @@ static int on_path(const char *name)
 }
 
 /* The module's text: the file itself, or tileirdisasm's output for a .tileirbc file. */
-static char *load_text(const char *path, size_t *len)
+static char *load_text(const char *path, size_t *len, int *rc)
 {
     FILE *f;
     char *t;
+    int why;
+    *rc = ER_EXIT_USAGE;
     if (ends_with(path, ".tileirbc")) {
         char cmd[4200];
         int st;
@@ -94,8 +139,12 @@ static char *load_text(const char *path, size_t *len)
             fprintf(stderr, "exactref interp: %s: cannot run tileirdisasm\n", path);
             return NULL;
         }
-        t = read_all(f, len);
+        t = read_all(f, len, &why);
         st = pclose(f);
+        if (!t && why == RD_NOMEM) {
+            *rc = read_failed(path, why);
+            return NULL;
+        }
         if (!t || st != 0) {
             fprintf(stderr, "exactref interp: %s: tileirdisasm failed (status %d)\n", path, st);
             free(t);
@@ -103,14 +152,11 @@ static char *load_text(const char *path, size_t *len)
         }
         return t;
     }
-    f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "exactref interp: %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    t = read_all(f, len);
+    f = open_input(path);
+    if (!f) return NULL;
+    t = read_all(f, len, &why);
     fclose(f);
-    if (!t) fprintf(stderr, "exactref interp: %s: cannot read the file (out of memory or larger than 1 GiB)\n", path);
+    if (!t) *rc = read_failed(path, why);
     return t;
 }
 
@@ -133,6 +179,7 @@ typedef struct buf {
     const char *path;
 } buf;
 
+/* One buffer: 0, or the exit status after the message (2 bad input, 3 out of memory). */
 static int load_buffer(const char *path, int fmt, buf *b)
 {
     char msg[512];
@@ -145,20 +192,15 @@ static int load_buffer(const char *path, int fmt, buf *b)
     {
         /* ml_dtypes arrays (bfloat16, float8_*, float4_*) are saved by numpy as void dtypes of their
          * storage width ('<V2', '<V1'), holding the raw patterns: read them as the unsigned dtype */
-        FILE *f = fopen(path, "rb");
+        FILE *f = open_input(path);
         size_t len = 0, k;
         char *raw;
         er_status st;
-        if (!f) {
-            fprintf(stderr, "exactref interp: %s: %s\n", path, strerror(errno));
-            return -1;
-        }
-        raw = read_all(f, &len);
+        int why;
+        if (!f) return ER_EXIT_USAGE;
+        raw = read_all(f, &len, &why);
         fclose(f);
-        if (!raw) {
-            fprintf(stderr, "exactref interp: %s: cannot read the file\n", path);
-            return -1;
-        }
+        if (!raw) return read_failed(path, why);
         for (k = 10; k + 10 < len && k < 4096 && raw[k] != '\n'; k++)
             if (!memcmp(raw + k, "'descr': '", 10)) {
                 char *q = raw + k + 10;
@@ -170,7 +212,7 @@ static int load_buffer(const char *path, int fmt, buf *b)
         free(raw);
         if (st != ER_OK) {
             fprintf(stderr, "exactref interp: %s\n", msg);
-            return -1;
+            return er_cli_exit_for(st);
         }
     }
     n = b->a.itemsize ? b->a.nbytes / b->a.itemsize : 0;
@@ -178,7 +220,7 @@ static int load_buffer(const char *path, int fmt, buf *b)
     out = (uint8_t *)calloc(n * eb + 1, 1);
     if (!out) {
         fprintf(stderr, "exactref interp: %s: out of memory\n", path);
-        return -1;
+        return ER_EXIT_INTERNAL;
     }
     b->data = out;
     b->nbytes = n * eb;
@@ -200,14 +242,14 @@ static int load_buffer(const char *path, int fmt, buf *b)
                     char hx[64];
                     er_format_hex(from, raw, hx, sizeof hx);
                     fprintf(stderr, "exactref interp: %s: element [%zu] = %s is not a value of %s\n", path, i, hx, fmt_label(fmt));
-                    return -1;
+                    return ER_EXIT_USAGE;
                 }
             }
         } else if (d[1] == 'u' && fmt != ER_INTERP_FMT_I1 && er_fmt_get(fmt).kind == ER_KIND_FLOAT) {
             if (b->a.itemsize != eb) goto bad_type;
             if (er_check_pattern(fmt, raw) != ER_OK) {
                 fprintf(stderr, "exactref interp: %s: element [%zu] = 0x%llx is not a pattern of %s\n", path, i, (unsigned long long)raw, fmt_label(fmt));
-                return -1;
+                return ER_EXIT_USAGE;
             }
             bits = raw;
         } else if (d[1] == 'i' || d[1] == 'u') {
@@ -236,13 +278,13 @@ static int load_buffer(const char *path, int fmt, buf *b)
         continue;
     bad_value:
         fprintf(stderr, "exactref interp: %s: element [%zu] is not a value of %s\n", path, i, fmt_label(fmt));
-        return -1;
+        return ER_EXIT_USAGE;
     }
     return 0;
 bad_type:
     fprintf(stderr, "exactref interp: %s: a '%s' array cannot hold %s elements (use the native dtype, raw patterns as "
                     "unsigned integers of the storage width, or integers)\n", path, d, fmt_label(fmt));
-    return -1;
+    return ER_EXIT_USAGE;
 }
 
 static void free_buffer(buf *b)
@@ -265,6 +307,69 @@ static const char *native_descr(int fmt)
     case ER_FMT_I64: return "<i8";
     default: return "|u1";
     }
+}
+
+/*
+ * Exactness of a number read by strtod.  A number is normalised to its significant digits (no leading or
+ * trailing zeros) and the exponent of its first one; the text and the double strtod gave must agree.
+ * Decimal text compares with the double's exact decimal expansion (printf prints it exactly, at most
+ * 767 significant digits); hexadecimal text ("0x1.8p3") with the double's %a, as bits.
+ */
+#define EXACT_DIGITS 1200
+
+/* Digits of a mantissa "ddd.ddd" (base 10 or 16, as bits for 16) and an exponent: normalised into
+ * dig (characters '0'..'9', or '0'/'1' bits) and *e, the position of the first digit (value = 0.dig x
+ * base^e); 0 digits for zero.  -1 if too long. */
+static int normalise(const char *m, size_t mlen, long exp, int hex, char *dig, size_t cap, long *e)
+{
+    size_t n = 0, i;
+    long point = -1, pos = 0, first = -1;
+    for (i = 0; i < mlen; i++) {
+        int c = (unsigned char)m[i], v, b, nb = hex ? 4 : 1;
+        if (c == '.') { point = pos; continue; }
+        v = hex ? (c <= '9' ? c - '0' : (c | 32) - 'a' + 10) : c - '0';
+        for (b = nb - 1; b >= 0; b--) {
+            int d = hex ? (v >> b) & 1 : v;
+            if (first < 0 && d == 0) { pos++; continue; }
+            if (first < 0) first = pos;
+            if (n + 1 >= cap) return -1;
+            dig[n++] = (char)('0' + d);
+            pos++;
+        }
+    }
+    if (point < 0) point = pos;
+    while (n && dig[n - 1] == '0') n--;
+    dig[n] = 0;
+    /* value = 0.dig x base^(point - first) x (2^exp or 10^exp) */
+    *e = n ? point - first + exp : 0;
+    return 0;
+}
+
+/* Whether the text s (already accepted by strtod as d, finite text) is exactly d. */
+static int text_is_exactly(const char *s, double d)
+{
+    static char a[EXACT_DIGITS + 2], b[EXACT_DIGITS + 2];
+    char buf[EXACT_DIGITS + 64];
+    const char *m, *x;
+    long ea, eb, exp = 0;
+    int hex;
+    if (!(d == d) || d - d != 0) return 0; /* the text is finite (checked by the caller): inf means overflow */
+    if (*s == '+' || *s == '-') s++;
+    hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    m = hex ? s + 2 : s;
+    x = m + strcspn(m, hex ? "pP" : "eE");
+    if (*x) exp = strtol(x + 1, NULL, 10);
+    if (*x && (exp > 100000 || exp < -100000)) return 0;
+    if (normalise(m, (size_t)(x - m), exp, hex, a, sizeof a, &ea)) return 0;
+    if (hex) snprintf(buf, sizeof buf, "%a", d);
+    else snprintf(buf, sizeof buf, "%.*e", EXACT_DIGITS - 10, d);
+    m = buf + (buf[0] == '-'); /* the sign was strtod's, from the text */
+    if (hex) m += 2;
+    x = m + strcspn(m, hex ? "pP" : "eE");
+    exp = *x ? strtol(x + 1, NULL, 10) : 0;
+    if (normalise(m, (size_t)(x - m), exp, hex, b, sizeof b, &eb)) return 0;
+    /* hex: a's exponent counts hex digits' bits from the point; the bit form already did: 0.bits x 2^e */
+    return !strcmp(a, b) && (a[0] == 0 || ea == eb);
 }
 
 static int parse_scalar(const char *s, int fmt, uint64_t *out)
@@ -298,9 +403,16 @@ static int parse_scalar(const char *s, int fmt, uint64_t *out)
         double d;
         uint64_t b;
         unsigned fl = 0;
+        const char *t = s + (*s == '+' || *s == '-');
         errno = 0;
         d = strtod(s, &e);
         if (*e || e == s) return -1;
+        /* one rule for every format: the number must be exactly a value of it, so a decimal or hex
+         * float that strtod rounds (0.1), that overflows (1e999) or underflows (1e-400) is refused,
+         * as is one binary64 holds but the format does not */
+        if (isdigit((unsigned char)t[0]) || t[0] == '.') {
+            if (!text_is_exactly(s, d)) return -1;
+        }
         memcpy(&b, &d, sizeof b);
         er_convert_bits(ER_FMT_F64, fmt, b, ER_RND_NEAREST_EVEN, 0u, out, &fl);
         if (d == d && (fl & (ER_FLAG_INEXACT | ER_FLAG_OVERFLOW | ER_FLAG_INVALID))) return -1;
@@ -329,58 +441,102 @@ static int parse_grid(const char *s, int g[3])
     return k ? 0 : -1;
 }
 
-/* Write the buffers a store reached into dir: every file first under a temporary name, then renamed. */
-static int write_outputs(const char *dir, const er_interp_module *m, const char *kernel, buf *bufs, er_interp_buffer *ib, int nb)
+/* The output path of a pointer parameter's buffer: DIR/PARAM.npy (malloc'd; NULL: out of memory). */
+static char *out_path(const char *dir, const char *param)
 {
-    char tmp[64][4200], fin[64][4200];
-    int i, k = 0, np = er_interp_param_count(m, kernel), bi = 0, ok = 1;
+    size_t n = strlen(dir) + strlen(param) + 6;
+    char *q = (char *)malloc(n);
+    if (q) snprintf(q, n, "%s/%s.npy", dir, param);
+    return q;
+}
+
+/*
+ * Before anything runs: -o is a directory, and every file the launch may write (each pointer
+ * parameter's DIR/PARAM.npy) may be written under the output rules (npy.h) and is none of the inputs
+ * (the kernel file, the .npy arguments: the same file by device and inode).  0, or the exit status.
+ */
+static int check_outputs(const char *dir, const char *kfile, const er_interp_module *m, const char *kernel,
+                         const buf *bufs, int nb)
+{
     struct stat sb;
+    char msg[1024];
+    int i, bi = 0, np = er_interp_param_count(m, kernel);
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "exactref interp: -o %s: not a directory\n", dir);
-        return -1;
+        return ER_EXIT_USAGE;
     }
-    for (i = 0; i < np && ok; i++) {
+    for (i = 0; i < np; i++) {
         er_interp_param p;
-        char msg[512];
+        char *path;
+        int k, bad = 0;
+        er_interp_param_get(m, kernel, i, &p);
+        if (p.kind != ER_INTERP_PARAM_POINTER) continue;
+        if (!(path = out_path(dir, p.name))) {
+            fprintf(stderr, "exactref interp: out of memory\n");
+            return ER_EXIT_INTERNAL;
+        }
+        if (er_cli_same_file(path, kfile)) {
+            fprintf(stderr, "exactref interp: -o %s: %s is the kernel file: refusing to overwrite an input\n", dir, path);
+            bad = 1;
+        }
+        for (k = 0; k < nb && !bad; k++)
+            if (er_cli_same_file(path, bufs[k].path)) {
+                fprintf(stderr, "exactref interp: -o %s: %s is the input %s: refusing to overwrite an input\n", dir, path, bufs[k].path);
+                bad = 1;
+            }
+        if (!bad && er_npy_output_check(path, msg, sizeof msg) != ER_OK) {
+            fprintf(stderr, "exactref interp: -o %s: %s\n", dir, msg);
+            bad = 1;
+        }
+        free(path);
+        if (bad) return ER_EXIT_USAGE;
+        bi++;
+    }
+    (void)bi;
+    return 0;
+}
+
+/*
+ * Write every buffer a store reached as DIR/PARAM.npy, each under the output rules (npy.h: a regular
+ * file replaced atomically with its mode kept, a symbolic link's target replaced, a FIFO written in
+ * place, no temporary file left).  All of them, or exit 3 with the first failure's message (which
+ * names the file): 0 or 3.
+ */
+static int write_outputs(const char *dir, const er_interp_module *m, const char *kernel, buf *bufs, er_interp_buffer *ib, int nb)
+{
+    int i, np = er_interp_param_count(m, kernel), bi = 0;
+    for (i = 0; i < np; i++) {
+        er_interp_param p;
+        char msg[1024], *path;
         int64_t shape[8];
         int nd, d;
+        er_status st;
         er_interp_param_get(m, kernel, i, &p);
         if (p.kind != ER_INTERP_PARAM_POINTER) continue;
         if (bi >= nb) break;
-        if (!ib[bi].stored || k >= 64) { bi++; continue; }
+        if (!ib[bi].stored) { bi++; continue; }
         nd = bufs[bi].a.ndim;
         for (d = 0; d < nd; d++) shape[d] = bufs[bi].a.shape[d];
-        snprintf(fin[k], sizeof fin[k], "%s/%s.npy", dir, p.name);
-        snprintf(tmp[k], sizeof tmp[k], "%s/.%s.npy.tmp-%ld", dir, p.name, (long)getpid());
-        if (bufs[bi].fmt == ER_FMT_F4E2M1FN || (bufs[bi].fmt != ER_INTERP_FMT_I1 && er_fmt_get(bufs[bi].fmt).width < 8)) {
-            /* one element per byte: the storage is already that */
+        if (!(path = out_path(dir, p.name))) {
+            fprintf(stderr, "exactref interp: out of memory\n");
+            return ER_EXIT_INTERNAL;
         }
-        if (er_npy_write(tmp[k], native_descr(bufs[bi].fmt), nd, shape, ib[bi].data, msg, sizeof msg) != ER_OK) {
+        st = er_npy_write(path, native_descr(bufs[bi].fmt), nd, shape, ib[bi].data, msg, sizeof msg);
+        free(path);
+        if (st != ER_OK) {
             fprintf(stderr, "exactref interp: %s\n", msg);
-            ok = 0;
-            break;
+            return ER_EXIT_INTERNAL;
         }
-        k++;
         bi++;
     }
-    if (ok) {
-        for (i = 0; i < k; i++)
-            if (rename(tmp[i], fin[i]) != 0) {
-                fprintf(stderr, "exactref interp: %s: %s\n", fin[i], strerror(errno));
-                ok = 0;
-                break;
-            }
-    }
-    if (!ok)
-        for (i = 0; i < k; i++) unlink(tmp[i]);
-    return ok ? 0 : -1;
+    return ER_EXIT_OK;
 }
 
 int er_cmd_interp(int argc, char **argv)
 {
     const char *file = NULL, *kernel = NULL, *gridarg = NULL, *outdir = NULL;
     int no_ub = 0, check_only = 0, cutile = 0, i, nargs = 0, rc = ER_EXIT_OK, grid[3] = {1, 1, 1};
-    long long step_limit = 0;
+    long long step_limit = 0, work_limit = 0;
     char **args = (char **)calloc((size_t)argc + 1, sizeof(char *));
     char *text = NULL;
     size_t len = 0;
@@ -397,12 +553,15 @@ int er_cmd_interp(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "--kernel") || !strcmp(a, "-k")) {
             if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "--kernel needs a name"); }
+            if (kernel) { free(args); return er_cli_usage_error(CMD, "--kernel given twice ('%s' and '%s')", kernel, argv[i]); }
             kernel = argv[i];
         } else if (!strcmp(a, "--grid") || !strcmp(a, "-g")) {
             if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "--grid needs X[,Y[,Z]]"); }
+            if (gridarg) { free(args); return er_cli_usage_error(CMD, "--grid given twice ('%s' and '%s')", gridarg, argv[i]); }
             gridarg = argv[i];
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "-o needs a directory"); }
+            if (outdir) { free(args); return er_cli_usage_error(CMD, "-o given twice ('%s' and '%s')", outdir, argv[i]); }
             outdir = argv[i];
         } else if (!strcmp(a, "--no-ub-checks")) {
             no_ub = 1;
@@ -410,12 +569,17 @@ int er_cmd_interp(int argc, char **argv)
             check_only = 1;
         } else if (!strcmp(a, "--cutile")) {
             cutile = 1;
-        } else if (!strcmp(a, "--step-limit")) {
+        } else if (!strcmp(a, "--step-limit") || !strcmp(a, "--work-limit")) {
             char *e;
-            if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "--step-limit needs a number"); }
+            int work = a[2] == 'w';
+            long long v;
+            if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "%s needs a number", a); }
+            if (work ? work_limit != 0 : step_limit != 0) { free(args); return er_cli_usage_error(CMD, "%s given twice", a); }
             errno = 0;
-            step_limit = strtoll(argv[i], &e, 10);
-            if (*e || errno || step_limit < 1) { free(args); return er_cli_usage_error(CMD, "--step-limit: '%s' is not a positive integer", argv[i]); }
+            v = strtoll(argv[i], &e, 10);
+            if (*e || errno || e == argv[i] || v < 1) { free(args); return er_cli_usage_error(CMD, "%s: '%s' is not a positive integer", a, argv[i]); }
+            if (work) work_limit = v;
+            else step_limit = v;
         } else if (a[0] == '-' && a[1] == '-' && !file) {
             free(args);
             return er_cli_usage_error(CMD, "unknown option '%s'", a);
@@ -427,12 +591,16 @@ int er_cmd_interp(int argc, char **argv)
     }
     if (!file) { free(args); return er_cli_usage_error(CMD, "no kernel file given"); }
     if (gridarg && parse_grid(gridarg, grid) != 0) { free(args); return er_cli_usage_error(CMD, "--grid: '%s' is not X[,Y[,Z]] with 1 to 16777215 blocks per axis", gridarg); }
-    text = load_text(file, &len);
-    if (!text) { free(args); return ER_EXIT_USAGE; }
-    if (er_interp_parse(text, len, file, &m, msg, sizeof msg) != ER_OK) {
-        fprintf(stderr, "exactref interp: %s\n", msg);
-        rc = ER_EXIT_USAGE;
-        goto out;
+    {
+        int lrc;
+        er_status pst;
+        text = load_text(file, &len, &lrc);
+        if (!text) { free(args); return lrc; }
+        if ((pst = er_interp_parse(text, len, file, &m, msg, sizeof msg)) != ER_OK) {
+            fprintf(stderr, "exactref interp: %s\n", msg);
+            rc = pst == ER_ENOMEM ? ER_EXIT_INTERNAL : ER_EXIT_USAGE; /* out of memory is a resource: 3 */
+            goto out;
+        }
     }
     if (check_only) {
         int k;
@@ -513,9 +681,8 @@ int er_cmd_interp(int argc, char **argv)
                 goto out;
             }
             if (p.kind == ER_INTERP_PARAM_POINTER) {
-                if (load_buffer(args[ai], p.format, &bufs[nb]) != 0) {
+                if ((rc = load_buffer(args[ai], p.format, &bufs[nb])) != 0) {
                     free_buffer(&bufs[nb]);
-                    rc = ER_EXIT_USAGE;
                     goto out;
                 }
                 ai++;
@@ -558,27 +725,7 @@ int er_cmd_interp(int argc, char **argv)
             goto out;
         }
     }
-    if (outdir) {
-        /* every output path must be writable before anything runs (nothing is written yet) */
-        struct stat sb;
-        if (stat(outdir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-            fprintf(stderr, "exactref interp: -o %s: not a directory\n", outdir);
-            rc = ER_EXIT_USAGE;
-            goto out;
-        }
-        for (i = 0; i < np; i++) {
-            er_interp_param p;
-            char path[4200];
-            er_interp_param_get(m, kernel, i, &p);
-            if (p.kind != ER_INTERP_PARAM_POINTER) continue;
-            snprintf(path, sizeof path, "%s/%s.npy", outdir, p.name);
-            if (er_npy_output_check(path, msg, sizeof msg) != ER_OK) {
-                fprintf(stderr, "exactref interp: %s\n", msg);
-                rc = ER_EXIT_USAGE;
-                goto out;
-            }
-        }
-    }
+    if (outdir && (rc = check_outputs(outdir, file, m, kernel, bufs, nb)) != 0) goto out;
     er_interp_launch_init(&l);
     l.grid[0] = grid[0];
     l.grid[1] = grid[1];
@@ -589,20 +736,36 @@ int er_cmd_interp(int argc, char **argv)
     l.nscalars = (size_t)ns;
     l.ub_checks = !no_ub;
     l.step_limit = step_limit;
+    l.work_limit = work_limit;
     l.prints = prints;
     l.prints_size = 1 << 20;
     {
         er_status st = er_interp_kernel(m, kernel, &l, msg, sizeof msg);
-        if (prints[0]) fputs(prints, stdout);
+        if (prints[0]) {
+            size_t pl = strlen(prints);
+            fputs(prints, stdout);
+            if (prints[pl - 1] != '\n') putchar('\n'); /* the launch line starts a line of its own */
+        }
         printf("%s %s\n", kernel[0] == '@' ? kernel + 1 : kernel, er_interp_kind_name(l.kind));
         if (st != ER_OK || l.kind != ER_INTERP_OK) {
             fprintf(stderr, "exactref interp: %s: %s\n", er_interp_kind_name(l.kind), msg);
+            if (l.kind == ER_INTERP_UB && l.steps > (step_limit ? step_limit : ER_INTERP_DEFAULT_STEP_LIMIT))
+                fprintf(stderr, "exactref interp: a kernel that needs more iterations runs with --step-limit N\n");
+            else if (l.kind == ER_INTERP_UB && l.work > (work_limit ? work_limit : ER_INTERP_DEFAULT_WORK_LIMIT))
+                fprintf(stderr, "exactref interp: a kernel that needs more operations runs with --work-limit N\n");
+            else if (l.kind == ER_INTERP_BAD_LAUNCH && strstr(msg, "work limit"))
+                fprintf(stderr, "exactref interp: a larger grid runs with --work-limit N\n");
             rc = l.kind == ER_INTERP_UB ? ER_EXIT_FAIL : l.kind == ER_INTERP_INTERNAL ? ER_EXIT_INTERNAL : ER_EXIT_USAGE;
             goto out;
         }
     }
     fflush(stdout);
-    if (outdir && write_outputs(outdir, m, kernel, bufs, ib, nb) != 0) rc = ER_EXIT_USAGE;
+    /* a file size limit (ulimit -f) must fail the write (EFBIG, exit 3, no temporary left), not kill
+     * the process with SIGXFSZ: main ignores it for every command, and so does this one, to be sure */
+    if (outdir) {
+        signal(SIGXFSZ, SIG_IGN);
+        rc = write_outputs(outdir, m, kernel, bufs, ib, nb);
+    }
 out:
     if (bufs)
         for (i = 0; i < nb; i++) free_buffer(&bufs[i]);
@@ -622,7 +785,7 @@ const char *const er_cli_help_interp =
     "\n"
     "SYNOPSIS\n"
     "    exactref interp KERNEL.mlir|KERNEL.tileirbc [--kernel NAME] [--grid X[,Y[,Z]]] [-o DIR]\n"
-    "                    [--no-ub-checks] [--step-limit N] [--cutile] ARGS...\n"
+    "                    [--no-ub-checks] [--step-limit N] [--work-limit N] [--cutile] ARGS...\n"
     "    exactref interp KERNEL.mlir --check-unsupported [--kernel NAME]\n"
     "\n"
     "DESCRIPTION\n"
@@ -639,24 +802,33 @@ const char *const er_cli_help_interp =
     "    float16, int8 ... int64), raw bit patterns as unsigned integers of E's storage width (uint16\n"
     "    for bf16, uint8 for the fp8 and fp4 formats, one element per byte), ml_dtypes arrays as numpy\n"
     "    saves them (void dtypes of the storage width, holding the patterns), or integers; every element\n"
-    "    must be exactly a value of E. A scalar is a decimal integer, an exactly representable decimal\n"
-    "    number, or a 0x bit pattern.\n"
+    "    must be exactly a value of E. A scalar is a decimal integer, a decimal or hexadecimal float\n"
+    "    (0x1.8p3) that is exactly a value of its type, or a 0x bit pattern: one rule for every format,\n"
+    "    so 0.1 is refused for f64 as for f32, and so are 1e999 and 1e-400.\n"
     "\n"
     "    Output: the captured print_tko text, then one line per launch, the kernel's name and 'ok' or\n"
     "    the refusal's kind (interp.unsupported_op, interp.ub, interp.bad_launch, interp.internal); a\n"
-    "    refusal's message, naming the operation and its line:column, goes to standard error.\n"
+    "    refusal's message, naming the operation and its line:column, goes to standard error. The\n"
+    "    print_tko text is kept up to 1 MiB, then cut at a whole line with a line saying so.\n"
+    "    Regions nest at most 64 deep. Each option may be given once.\n"
     "\n"
     "OPTIONS\n"
     "    --kernel NAME, -k NAME   the entry to run (with or without '@')\n"
-    "    --grid X[,Y[,Z]]         blocks per axis (default 1; missing axes 1)\n"
+    "    --grid X[,Y[,Z]]         blocks per axis, 1 to 16777215 (the dialect's limit; default 1;\n"
+    "                             missing axes 1)\n"
     "    -o DIR                   write each buffer a store reached as DIR/PARAM.npy (the input's shape;\n"
     "                             native dtypes, raw patterns for bf16 and the 8-bit and narrower\n"
-    "                             formats); every file is written under a temporary name and renamed\n"
-    "                             only after the launch succeeded: nothing is written on a refusal\n"
+    "                             formats) under the output rules of every command (a file replaced\n"
+    "                             atomically with its mode kept, a symbolic link's target replaced, a\n"
+    "                             FIFO written in place); an output that is an input is refused before\n"
+    "                             the run; nothing is written on a refusal; a write that fails is exit 3\n"
     "    --no-ub-checks           do not refuse undefined behaviour: an undefined lane reads NaN (0 for\n"
     "                             integers and formats without NaN) and the run goes on\n"
-    "    --step-limit N           the most loop iterations of one launch (default 2^30); past it the\n"
-    "                             launch is refused as interp.ub\n"
+    "    --step-limit N           the most loop iterations of one launch (default 2^24, some seconds);\n"
+    "                             past it the launch is refused as interp.ub\n"
+    "    --work-limit N           the most operations one launch executes, all blocks together, each\n"
+    "                             block counting one more (default 2^28); past it interp.ub, and a grid\n"
+    "                             of more blocks is refused before it runs (interp.bad_launch)\n"
     "    --check-unsupported      only the pre-check: the first operation or format not modelled\n"
     "    --cutile                 cuTile's calling convention: after each .npy argument, that array's shape\n"
     "                             and then its strides (in elements, C order) fill the next 2 x ndim\n"
@@ -667,4 +839,5 @@ const char *const er_cli_help_interp =
     "    1  the kernel reached undefined behaviour (interp.ub)\n"
     "    2  bad usage or input, a parse error (file:line:column and what was expected), a bad launch,\n"
     "       or an unsupported operation or format\n"
-    "    3  an internal error (interp.internal)\n";
+    "    3  an internal error (interp.internal), out of memory (reading or parsing included), or an\n"
+    "       output that could not be written (the message names the file)\n";

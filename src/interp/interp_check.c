@@ -28,7 +28,7 @@ static int bad(C *c, const it_op *op, const char *fmt, ...)
     return 1;
 }
 
-static const it_type *VT(C *c, const it_op *op, int k) { return &c->e->vty[op->opd[k]]; }
+static const it_type *VT(C *c, const it_op *op, int k) { return c->e->vty[op->opd[k]]; }
 
 static int same(const it_type *a, const it_type *b)
 {

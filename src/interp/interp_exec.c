@@ -49,6 +49,8 @@ typedef struct X {
     uint8_t **gdata; /* per-launch copies of the globals */
     int grid[3], bid[3];
     int64_t steps, limit;
+    int64_t work, wlimit;
+    int ptrunc; /* print_tko's output was cut at the buffer's size */
     char *msg;
     size_t msz;
     jmp_buf jb;
@@ -282,7 +284,16 @@ static int exec_region(X *x, const it_region *r, const it_op **term);
 
 static void step(X *x, const it_op *op)
 {
-    if (++x->steps > x->limit) UB(x, op, "the loop ran past the step limit of %lld iterations", (long long)x->limit);
+    if (++x->steps > x->limit)
+        UB(x, op, "the loop ran past the step limit of %lld iterations (all loops of the launch together; "
+                  "the launch's step_limit raises it)", (long long)x->limit);
+}
+
+static void work(X *x, const it_op *op)
+{
+    if (++x->work > x->wlimit)
+        UB(x, op, "the launch ran past the work limit of %lld operations (all blocks and iterations together; "
+                  "the launch's work_limit raises it)", (long long)x->wlimit);
 }
 
 /* Elementwise shape: the larger operand (a 1-element operand broadcasts, for reduce/scan lanes). */
@@ -1165,14 +1176,36 @@ static void exec_assume(X *x, const it_op *op)
     copy_rv(x, op, &x->v[op->res[0]], a);
 }
 
+/* Appends to the launch's print buffer; when the text would not fit, it is cut at the end of the last
+ * whole line that fits with a line saying so (once; nothing more is appended). */
 static void pr_append(X *x, const char *s, size_t n)
 {
+    static const char cut[] = "[print_tko output cut here: it exceeds the launch's print buffer of %zu bytes]\n";
     er_interp_launch *l = x->l;
-    if (!l->prints || !l->prints_size) return;
-    if (x->plen + n >= l->prints_size) n = l->prints_size - 1 - x->plen;
+    size_t room;
+    if (!l->prints || !l->prints_size || x->ptrunc) return;
+    if (x->plen + n < l->prints_size) {
+        memcpy(l->prints + x->plen, s, n);
+        x->plen += n;
+        l->prints[x->plen] = 0;
+        return;
+    }
+    x->ptrunc = 1;
+    room = sizeof cut + 24;
+    if (l->prints_size <= room) { /* too small for the note: keep what fits */
+        n = l->prints_size - 1 - x->plen;
+        memcpy(l->prints + x->plen, s, n);
+        x->plen += n;
+        l->prints[x->plen] = 0;
+        return;
+    }
+    room = l->prints_size - room; /* the text's share, the note after it */
+    if (x->plen > room) x->plen = room;
+    if (n > room - x->plen) n = room - x->plen;
     memcpy(l->prints + x->plen, s, n);
     x->plen += n;
-    l->prints[x->plen] = 0;
+    while (x->plen > 0 && l->prints[x->plen - 1] != '\n') x->plen--; /* back to a whole line */
+    x->plen += (size_t)snprintf(l->prints + x->plen, l->prints_size - x->plen, cut, l->prints_size);
 }
 
 static void exec_print(X *x, const it_op *op)
@@ -1307,7 +1340,11 @@ static int exec_op(X *x, const it_op *op, const it_op **term)
     case OP_BREAK: *term = op; return SIG_BREAK;
     case OP_CONSTANT: {
         rv *r = slot_tile(x, op, op->res[0], &op->rty[0], op->rty[0].rank, op->rty[0].shape);
-        memcpy(r->b, op->cdata, (size_t)op->cn * sizeof *r->b);
+        if (op->cn == r->n) memcpy(r->b, op->cdata, (size_t)op->cn * sizeof *r->b);
+        else {
+            int64_t i;
+            for (i = 0; i < r->n; i++) r->b[i] = op->cdata[0]; /* a splat */
+        }
         return SIG_END;
     }
     case OP_GET_GLOBAL:
@@ -1544,7 +1581,9 @@ static int exec_region(X *x, const it_region *r, const it_op **term)
     int i;
     *term = NULL;
     for (i = 0; i < r->nops; i++) {
-        int sig = exec_op(x, &r->ops[i], term);
+        int sig;
+        work(x, &r->ops[i]);
+        sig = exec_op(x, &r->ops[i], term);
         if (sig != SIG_END) return sig;
     }
     return SIG_END;
@@ -1653,8 +1692,17 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     l->steps = 0;
     if (msg && msz) msg[0] = 0;
     if (l->prints && l->prints_size) l->prints[0] = 0;
+    l->work = 0;
     for (i = 0; i < 3; i++)
-        if (grid[i] < 0 || grid[i] > (1 << 24) - 1) return bad_launch(l, msg, msz, m->filename, "kernel @%s: grid axis %d is %d (1 to 16777215 blocks)", e->name, i, grid[i]);
+        if (grid[i] < 0 || grid[i] > (1 << 24) - 1) return bad_launch(l, msg, msz, m->filename, "kernel @%s: grid axis %d is %d (1 to 16777215 blocks, the dialect's limit)", e->name, i, grid[i]);
+    {
+        /* every block counts one unit of work: a grid with more blocks than the limit cannot finish */
+        int64_t wl = l->work_limit > 0 ? l->work_limit : ER_INTERP_DEFAULT_WORK_LIMIT;
+        int64_t blocks = (int64_t)(grid[0] ? grid[0] : 1) * (grid[1] ? grid[1] : 1);
+        if (blocks > wl || blocks > wl / (grid[2] ? grid[2] : 1))
+            return bad_launch(l, msg, msz, m->filename, "kernel @%s: a grid of %d x %d x %d blocks is more than the work limit of %lld operations (the launch's work_limit raises it)",
+                              e->name, grid[0] ? grid[0] : 1, grid[1] ? grid[1] : 1, grid[2] ? grid[2] : 1, (long long)wl);
+    }
     /* bind the parameters */
     for (i = 0; i < e->nparams; i++) {
         int kind, fmt = param_format(&e->pty[i], &kind);
@@ -1697,6 +1745,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
         x->fault = f && !strcmp(f, "internal");
     }
     x->limit = l->step_limit > 0 ? l->step_limit : ER_INTERP_DEFAULT_STEP_LIMIT;
+    x->wlimit = l->work_limit > 0 ? l->work_limit : ER_INTERP_DEFAULT_WORK_LIMIT;
     x->nv = e->nvalues;
     x->v = (rv *)calloc((size_t)(e->nvalues + 1), sizeof(rv));
     x->nmem = (int)l->nbuffers + m->nglobals;
@@ -1725,7 +1774,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
             it_msg(msg, msz, m->filename, NULL, "out of memory");
             goto done;
         }
-        for (j = 0; j < gl->n; j++) mem_write(x->gdata[g] + j * eb, eb, gl->data[j]);
+        for (j = 0; j < gl->n; j++) mem_write(x->gdata[g] + j * eb, eb, gl->data[gl->splat ? 0 : j]);
         x->mem[l->nbuffers + (size_t)g].data = x->gdata[g];
         x->mem[l->nbuffers + (size_t)g].n = (size_t)(gl->n * eb);
     }
@@ -1738,6 +1787,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
                 for (x->bid[0] = 0; x->bid[0] < x->grid[0]; x->bid[0]++) {
                     const it_op *t = NULL;
                     size_t bi = 0, si = 0;
+                    work(x, NULL);
                     for (i = 0; i < e->nparams; i++) {
                         int kind;
                         rv *r;
@@ -1755,6 +1805,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
         st = kind_status(x->kind);
     }
     l->steps = x->steps;
+    l->work = x->work;
 done:
     if (x->v)
         for (i = 0; i < x->nv; i++) {

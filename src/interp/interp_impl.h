@@ -10,6 +10,10 @@
 
 #define IT_MAXRANK 8
 
+/* The deepest nesting of regions (for, loop, if, reduce, scan bodies) a module may have: the parser
+ * refuses deeper ones, so that the parser, the pre-check and the executor recurse a bounded depth. */
+#define IT_MAX_DEPTH 64
+
 /* Element type codes: float formats are their ER_FMT_* ids; then the integers, pointers, unmodelled. */
 #define IT_I1 64
 #define IT_I4 65
@@ -109,7 +113,7 @@ typedef struct it_op {
     char name[64]; /* the op's name as written (without the cuda_tile. prefix) */
     int nres;
     int *res;      /* value ids of the results */
-    it_type *rty;  /* the results' types */
+    it_type *rty;  /* the results' types (shared copies, as oty and aty: never written) */
     int nopd;
     int *opd;      /* value ids of the operands */
     it_type *oty;  /* the operands' types where the syntax gives them (else copies of the defs') */
@@ -121,10 +125,12 @@ typedef struct it_op {
     int has_mask, has_pad, has_token; /* operand roles (load/store ptr; token = last operand) */
     int nidx;           /* view loads/stores: number of index operands */
     int nilist;
-    int64_t ilist[IT_MAXRANK * 2]; /* permute's order; assume's parameters */
+    /* the lists only some ops have (NULL, or IT_MAXRANK * 2, IT_MAXRANK and IT_MAXRANK entries): they
+     * are allocated for permute, assume and make_tensor_view, and for any op that writes one */
+    int64_t *ilist; /* permute's order; assume's parameters */
     int nshape, nstrides;
-    it_item shape[IT_MAXRANK], strides[IT_MAXRANK];
-    uint64_t *cdata;    /* constant / identities: patterns */
+    it_item *shape, *strides;
+    uint64_t *cdata;    /* constant / identities: patterns (a constant: cn = 1 is a splat over its tile) */
     int64_t cn;
     int cet;
     char *str;          /* print format; get_global's symbol; unknown attribute text */
@@ -151,14 +157,15 @@ typedef struct it_entry {
     char (*pname)[64];
     it_region body;
     int nvalues; /* value ids 0 .. nvalues-1 */
-    it_type *vty; /* the type of every value id */
+    const it_type **vty; /* the type of every value id (shared copies: never written) */
 } it_entry;
 
 typedef struct it_global {
     char name[128];
     it_type ty;
-    uint64_t *data;
+    uint64_t *data; /* n patterns, or one when splat */
     int64_t n;
+    int splat;
     int64_t align;
 } it_global;
 

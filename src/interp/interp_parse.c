@@ -97,11 +97,24 @@ typedef struct P {
     /* allocations owned by the module */
     void **allocs;
     int nallocs, capallocs;
-    /* the symbol table of the entry being parsed (scoped) */
-    struct sym { char name[64]; int id; int count; } *syms;
+    /* the symbol table of the entry being parsed: a stack (a region's names are popped at its end)
+     * hashed by name; each bucket's chain runs from the newest name down, so popping the stack's top
+     * always pops the head of its chain */
+    struct sym { char name[64]; int id; int count; int line, col; unsigned hash; int next; } *syms;
     int nsyms, capsyms;
+    int *bucket; /* head of each chain (-1: none) */
+    unsigned nbucket; /* a power of two */
     it_entry *e;
     int capvty;
+    /* nesting: regions open now, and per level the scratch space of an op being parsed (kept off the
+     * C stack, so that the stack each level takes is small and bounded) */
+    int depth;
+    struct scratch *scr[IT_MAX_DEPTH + 2];
+    int oom; /* the error is out of memory (ER_ENOMEM) */
+    /* interned type sequences: ops, regions and values with equal types share one copy, so that the
+     * module's memory follows its text (a type is some 400 bytes, an op's text some 40) */
+    struct tseq { unsigned hash; int n; it_type *t; } *tpool;
+    unsigned ntpool, captpool; /* captpool: a power of two */
 } P;
 
 static void perr(P *p, const tok *t, const char *fmt, ...)
@@ -120,16 +133,24 @@ static void perr(P *p, const tok *t, const char *fmt, ...)
     longjmp(p->jb, 1);
 }
 
+/* Out of memory while parsing: ER_ENOMEM, the file named. */
+static void poom(P *p)
+{
+    if (p->msg && p->msz) snprintf(p->msg, p->msz, "%s: out of memory while parsing the module", p->file);
+    p->oom = 1;
+    longjmp(p->jb, 1);
+}
+
 static void *palloc(P *p, size_t n)
 {
     void *q;
     if (n == 0) n = 1;
     q = calloc(1, n);
-    if (!q) perr(p, NULL, "out of memory");
+    if (!q) poom(p);
     if (p->nallocs == p->capallocs) {
         int nc = p->capallocs ? p->capallocs * 2 : 64;
         void **na = (void **)realloc(p->allocs, (size_t)nc * sizeof *na);
-        if (!na) { free(q); perr(p, NULL, "out of memory"); }
+        if (!na) { free(q); poom(p); }
         p->allocs = na;
         p->capallocs = nc;
     }
@@ -231,7 +252,7 @@ static void lex(P *p)
         if (p->nt == p->cap) {
             int nc = p->cap ? p->cap * 2 : 256;
             tok *nt = (tok *)realloc(p->t, (size_t)nc * sizeof *nt);
-            if (!nt) perr(p, NULL, "out of memory");
+            if (!nt) poom(p);
             p->t = nt;
             p->cap = nc;
         }
@@ -242,7 +263,8 @@ static void lex(P *p)
 
 /* ---------------------------------------------------------------- token helpers */
 
-static tok *cur(P *p) { return &p->t[p->i]; }
+/* The token at the cursor; past the end, the end (a skip that stepped over it stays there). */
+static tok *cur(P *p) { return &p->t[p->i < p->nt ? p->i : p->nt - 1]; }
 static tok *peekn(P *p, int k) { return p->i + k < p->nt ? &p->t[p->i + k] : &p->t[p->nt - 1]; }
 static int is_p(const tok *t, char c) { return t->k == TK_PUNCT && t->s[0] == c; }
 static int is_w(const tok *t, const char *w)
@@ -645,8 +667,9 @@ static void parse_dense(P *p, const it_type *ty, int dim, uint64_t *data, int64_
     expect_p(p, ']', "closing a dense literal");
 }
 
-/* <ET : value | [..]> : type  -> patterns of the type's shape */
-static void parse_const_attr(P *p, int *cet, uint64_t **data, int64_t *n, it_type *ty, tok **at)
+/* <ET : value | [..]> : type  -> patterns of the type's shape; a splat (one value for the whole shape)
+ * is kept as its one pattern, *splat set, so that memory follows the text, not the tile's size */
+static void parse_const_attr(P *p, int *cet, uint64_t **data, int64_t *n, it_type *ty, tok **at, int *splat)
 {
     it_type et;
     tok *t0;
@@ -681,22 +704,63 @@ static void parse_const_attr(P *p, int *cet, uint64_t **data, int64_t *n, it_typ
     if (ty->et != et.et) perr(p, t0, "the constant's element type %s is not its tile's %s", it_et_name(et.et, 0), it_et_name(ty->et, 0));
     *cet = et.et;
     *n = it_numel(ty);
-    *data = (uint64_t *)palloc(p, (size_t)*n * sizeof(uint64_t));
     {
         int save = p->i;
         p->i = lit_start;
         if (is_p(cur(p), '[')) {
             int64_t pos = 0;
             if (ty->rank == 0) perr(p, cur(p), "a 0-d tile takes a single value, not a list");
+            /* a dense literal writes at least one token per element: its size follows the text */
+            *data = (uint64_t *)palloc(p, (size_t)*n * sizeof(uint64_t));
+            *splat = 0;
             parse_dense(p, ty, 0, *data, &pos);
         } else {
-            int64_t k;
-            uint64_t v = parse_literal(p, ty->et);
-            for (k = 0; k < *n; k++) (*data)[k] = v;
+            *data = (uint64_t *)palloc(p, sizeof(uint64_t));
+            *splat = 1;
+            (*data)[0] = parse_literal(p, ty->et);
         }
         expect_p(p, '>', "after the constant's value");
         p->i = save;
     }
+}
+
+/* ---------------------------------------------------------------- interned types */
+
+static unsigned seq_hash(const it_type *t, int n)
+{
+    const unsigned char *b = (const unsigned char *)t;
+    size_t i, len = (size_t)n * sizeof *t;
+    unsigned h = 2166136261u ^ (unsigned)n;
+    for (i = 0; i < len; i++) h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+/* The module's copy of the n types at t (one shared copy per distinct sequence; never written). */
+static it_type *intern(P *p, const it_type *t, int n)
+{
+    unsigned h = seq_hash(t, n), k;
+    struct tseq *e;
+    if (2u * (p->ntpool + 1u) > p->captpool) {
+        unsigned nc = p->captpool ? p->captpool * 2u : 256u, j;
+        struct tseq *np = (struct tseq *)calloc(nc, sizeof *np);
+        if (!np) poom(p);
+        for (j = 0; j < p->captpool; j++)
+            if (p->tpool[j].t) {
+                for (k = p->tpool[j].hash & (nc - 1); np[k].t; k = (k + 1) & (nc - 1)) {}
+                np[k] = p->tpool[j];
+            }
+        free(p->tpool);
+        p->tpool = np;
+        p->captpool = nc;
+    }
+    for (k = h & (p->captpool - 1); (e = &p->tpool[k])->t; k = (k + 1) & (p->captpool - 1))
+        if (e->hash == h && e->n == n && !memcmp(e->t, t, (size_t)n * sizeof *t)) return e->t;
+    e->t = (it_type *)palloc(p, (size_t)(n ? n : 1) * sizeof *t);
+    if (n) memcpy(e->t, t, (size_t)n * sizeof *t);
+    e->hash = h;
+    e->n = n;
+    p->ntpool++;
+    return e->t;
 }
 
 /* ---------------------------------------------------------------- symbols */
@@ -706,52 +770,113 @@ static int new_value(P *p, const it_type *ty)
     it_entry *e = p->e;
     if (e->nvalues == p->capvty) {
         int nc = p->capvty ? p->capvty * 2 : 64;
-        it_type *n = (it_type *)realloc(e->vty, (size_t)nc * sizeof *n);
-        if (!n) perr(p, NULL, "out of memory");
+        const it_type **n = (const it_type **)realloc((void *)e->vty, (size_t)nc * sizeof *n);
+        if (!n) poom(p);
         e->vty = n;
         p->capvty = nc;
     }
-    if (ty) e->vty[e->nvalues] = *ty;
-    else memset(&e->vty[e->nvalues], 0, sizeof(it_type));
+    if (ty) e->vty[e->nvalues] = intern(p, ty, 1);
+    else {
+        it_type z;
+        memset(&z, 0, sizeof z);
+        e->vty[e->nvalues] = intern(p, &z, 1);
+    }
     return e->nvalues++;
 }
 
+static unsigned name_hash(const char *s, size_t n)
+{
+    unsigned h = 2166136261u; /* FNV-1a */
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+/* The visible symbol of that name, or -1. */
+static int find_sym(const P *p, const char *s, size_t n, unsigned h)
+{
+    int i;
+    if (!p->nbucket) return -1;
+    for (i = p->bucket[h & (p->nbucket - 1)]; i >= 0; i = p->syms[i].next)
+        if (p->syms[i].hash == h && strlen(p->syms[i].name) == n && !memcmp(p->syms[i].name, s, n)) return i;
+    return -1;
+}
+
+/* Rebuilds the chains for nb buckets (pushing in stack order keeps every chain newest first). */
+static void rehash(P *p, unsigned nb)
+{
+    int *b = (int *)malloc((size_t)nb * sizeof *b);
+    int i;
+    if (!b) poom(p);
+    for (i = 0; i < (int)nb; i++) b[i] = -1;
+    for (i = 0; i < p->nsyms; i++) {
+        unsigned k = p->syms[i].hash & (nb - 1);
+        p->syms[i].next = b[k];
+        b[k] = i;
+    }
+    free(p->bucket);
+    p->bucket = b;
+    p->nbucket = nb;
+}
+
+/* Ends a region's scope: its names, the newest on the stack, are popped. */
+static void pop_syms(P *p, int mark)
+{
+    while (p->nsyms > mark) {
+        const struct sym *s = &p->syms[--p->nsyms];
+        p->bucket[s->hash & (p->nbucket - 1)] = s->next;
+    }
+}
+
+/* Defines a name; one already visible is refused (MLIR's rule: no redefinition, no shadowing of an
+ * enclosing region's name; a sibling region may reuse a name). */
 static void def_name(P *p, const tok *t, int id, int count)
 {
     struct sym *s;
+    unsigned h;
+    int prev;
     if (t->n >= 63) perr(p, t, "name too long");
+    h = name_hash(t->s, (size_t)t->n);
+    prev = find_sym(p, t->s, (size_t)t->n, h);
+    if (prev >= 0)
+        perr(p, t, "redefinition of %%%.*s (defined at %d:%d)", t->n, t->s, p->syms[prev].line, p->syms[prev].col);
     if (p->nsyms == p->capsyms) {
         int nc = p->capsyms ? p->capsyms * 2 : 64;
         struct sym *n = (struct sym *)realloc(p->syms, (size_t)nc * sizeof *n);
-        if (!n) perr(p, NULL, "out of memory");
+        if (!n) poom(p);
         p->syms = n;
         p->capsyms = nc;
     }
-    s = &p->syms[p->nsyms++];
+    if ((unsigned)p->nsyms + 1u > p->nbucket / 2u) rehash(p, p->nbucket ? p->nbucket * 2u : 256u);
+    s = &p->syms[p->nsyms];
     tokstr(t, s->name, sizeof s->name);
     s->id = id;
     s->count = count;
+    s->line = t->line;
+    s->col = t->col;
+    s->hash = h;
+    s->next = p->bucket[h & (p->nbucket - 1)];
+    p->bucket[h & (p->nbucket - 1)] = p->nsyms;
+    p->nsyms++;
 }
 
 static int use_value(P *p, const tok *t)
 {
-    char nm[64];
     int i;
     if (t->k != TK_VAL) {
         char d[64];
         tokdesc(t, d, sizeof d);
         perr(p, t, "expected a value (%%name), found %s", d);
     }
-    tokstr(t, nm, sizeof nm);
-    for (i = p->nsyms - 1; i >= 0; i--) {
-        if (!strcmp(p->syms[i].name, nm)) {
-            int g = t->grp < 0 ? 0 : t->grp;
-            if (g >= p->syms[i].count) perr(p, t, "%%%s has %d results; #%d does not exist", nm, p->syms[i].count, g);
-            if (t->grp < 0 && p->syms[i].count > 1) perr(p, t, "%%%s has %d results: use %%%s#N", nm, p->syms[i].count, nm);
-            return p->syms[i].id + g;
-        }
+    i = find_sym(p, t->s, (size_t)t->n, name_hash(t->s, (size_t)t->n));
+    if (i >= 0) {
+        int g = t->grp < 0 ? 0 : t->grp;
+        const char *nm = p->syms[i].name;
+        if (g >= p->syms[i].count) perr(p, t, "%%%s has %d results; #%d does not exist", nm, p->syms[i].count, g);
+        if (t->grp < 0 && p->syms[i].count > 1) perr(p, t, "%%%s has %d results: use %%%s#N", nm, p->syms[i].count, nm);
+        return p->syms[i].id + g;
     }
-    perr(p, t, "use of undefined value %%%s", nm);
+    perr(p, t, "use of undefined value %%%.*s", t->n > 63 ? 63 : t->n, t->s);
     return -1;
 }
 
@@ -799,6 +924,27 @@ typedef struct gen {
     it_type lt[16], rt[16];
 } gen;
 
+/* An op's scratch space, one per nesting level (an op's own regions use the next level's). */
+struct scratch {
+    gen g;
+    it_type rt[64];   /* result types */
+    it_type ity[32];  /* loop: iteration value types */
+    it_type aty[128]; /* reduce / scan: region argument types */
+    tok *names[128];  /* region argument names */
+};
+
+static struct scratch *scratch_of(P *p)
+{
+    struct scratch *sc = p->scr[p->depth];
+    if (!sc) {
+        sc = (struct scratch *)malloc(sizeof *sc);
+        if (!sc) poom(p);
+        p->scr[p->depth] = sc;
+    }
+    sc->g.nopd = sc->g.nlt = sc->g.nrt = 0;
+    return sc;
+}
+
 static void add_opd(P *p, gen *g, it_op *op, int id, const tok *at)
 {
     (void)op;
@@ -830,10 +976,22 @@ static int rounding_of(P *p, const tok *t)
     return 0;
 }
 
+/* The op's lists (ilist, shape, strides), allocated on first need. */
+static void need_lists(P *p, it_op *op)
+{
+    struct oplists { int64_t ilist[IT_MAXRANK * 2]; it_item shape[IT_MAXRANK], strides[IT_MAXRANK]; } *l;
+    if (op->ilist) return;
+    l = (struct oplists *)palloc(p, sizeof *l);
+    op->ilist = l->ilist;
+    op->shape = l->shape;
+    op->strides = l->strides;
+}
+
 static void parse_assume_pred(P *p, it_op *op)
 {
     char nm[64];
     tok *t = cur(p);
+    need_lists(p, op);
     if (t->k == TK_ATTR) {
         tokstr(t, nm, sizeof nm);
         if (!strncmp(nm, "cuda_tile.", 10)) memmove(nm, nm + 10, strlen(nm + 10) + 1);
@@ -927,6 +1085,7 @@ static void parse_generic(P *p, it_op *op, gen *g)
                         idx_open = 1;
                     } else {
                         int n = 0;
+                        need_lists(p, op);
                         do {
                             if (n >= IT_MAXRANK) perr(p, cur(p), "too many entries");
                             op->ilist[n++] = expect_int(p, "a permutation entry");
@@ -1046,9 +1205,11 @@ static void parse_generic(P *p, it_op *op, gen *g)
                 p->i++;
             } else if (!strcmp(nm, "shape")) {
                 expect_p(p, '=', "after 'shape'");
+                need_lists(p, op);
                 parse_items(p, op->shape, &op->nshape, g, op);
             } else if (!strcmp(nm, "strides")) {
                 expect_p(p, '=', "after 'strides'");
+                need_lists(p, op);
                 parse_items(p, op->strides, &op->nstrides, g, op);
             } else if (!strcmp(nm, "inbounds") && (op->code == OP_LOAD_VIEW || op->code == OP_STORE_VIEW)) {
                 expect_p(p, '=', "after 'inbounds'");
@@ -1069,7 +1230,7 @@ static void parse_generic(P *p, it_op *op, gen *g)
                 if (is_p(cur(p), '<')) parse_angle_skip(p);
                 else if (accept_p(p, '=')) {
                     if (is_p(cur(p), '<') || is_p(cur(p), '[')) parse_angle_skip(p);
-                    else p->i++;
+                    else if (cur(p)->k != TK_EOF) p->i++;
                 }
             } else {
                 perr(p, t, "unexpected '%s' in '%s'", nm, op->name);
@@ -1080,6 +1241,7 @@ static void parse_generic(P *p, it_op *op, gen *g)
             if (op->code == OP_UNKNOWN) { parse_angle_skip(p); continue; }
             if (op->code == OP_PERMUTE && is_p(t, '[')) {
                 int n = 0;
+                need_lists(p, op);
                 p->i++;
                 do {
                     if (n >= IT_MAXRANK) perr(p, cur(p), "too many entries");
@@ -1127,12 +1289,9 @@ static void set_results(P *p, it_op *op, const tok *at, int nwritten, const it_t
         perr(p, at, "'%s' has %d result%s but %d %s written", op->name, nrt, nrt == 1 ? "" : "s", nwritten,
              nwritten == 1 ? "is" : "are");
     op->nres = nrt;
-    op->rty = (it_type *)palloc(p, (size_t)(nrt ? nrt : 1) * sizeof(it_type));
+    op->rty = intern(p, rt, nrt);
     op->res = (int *)palloc(p, (size_t)(nrt ? nrt : 1) * sizeof(int));
-    for (i = 0; i < nrt; i++) {
-        op->rty[i] = rt[i];
-        op->res[i] = new_value(p, &rt[i]);
-    }
+    for (i = 0; i < nrt; i++) op->res[i] = new_value(p, &rt[i]);
 }
 
 static it_type tile_of(int et, int pet, int rank, const int64_t *shape)
@@ -1152,24 +1311,28 @@ static void need(P *p, const tok *at, const it_op *op, int ok, const char *what)
     if (!ok) perr(p, at, "'%s': expected %s", op->name, what);
 }
 
-static void parse_op(P *p, it_region *r, int *capops);
+static void parse_op(P *p, it_region *r, int *capops, int *slot);
 
 /* The op at the cursor (results already read). */
 static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nres_w, int *grp)
 {
-    gen *g = (gen *)palloc(p, sizeof(gen));
-    it_type rt[64];
+    struct scratch *sc = scratch_of(p);
+    gen *g = &sc->g;
+    it_type *rt = sc->rt;
     int nrt = 0, i;
     const tok *at = nt;
     (void)rtok;
     (void)grp;
     op->rnd = IT_RND_DEFAULT;
     op->ordered = 1;
+    if (op->code == OP_PERMUTE || op->code == OP_ASSUME || op->code == OP_MAKE_TV) need_lists(p, op);
     switch (op->code) {
     case OP_CONSTANT: {
         it_type ty;
         tok *a;
-        parse_const_attr(p, &op->cet, &op->cdata, &op->cn, &ty, &a);
+        int splat;
+        parse_const_attr(p, &op->cet, &op->cdata, &op->cn, &ty, &a, &splat);
+        if (splat) op->cn = 1;
         rt[nrt++] = ty;
         break;
     }
@@ -1242,15 +1405,16 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
         op->nregion = 1;
         body->nargs = 1 + nit;
         body->args = (int *)palloc(p, (size_t)(1 + nit) * sizeof(int));
-        itys = body->aty = (it_type *)palloc(p, (size_t)(1 + nit) * sizeof(it_type));
+        itys = sc->aty; /* free in a for: reduce's */
         itys[0] = ivt;
         for (i = 0; i < nit; i++) itys[i + 1] = rt[i];
+        body->aty = intern(p, itys, 1 + nit);
         for (i = 0; i < 3; i++) {
-            const it_type *vt = &p->e->vty[g->opd[i]];
+            const it_type *vt = p->e->vty[g->opd[i]];
             if (!type_eq(vt, &ivt)) perr(p, at, "the loop bounds must have the induction variable's type");
         }
         for (i = 0; i < nit; i++)
-            if (!type_eq(&p->e->vty[inits[i]], &rt[i])) perr(p, names[i], "iteration value %d's initial value has another type", i);
+            if (!type_eq(p->e->vty[inits[i]], &rt[i])) perr(p, names[i], "iteration value %d's initial value has another type", i);
         body->args[0] = new_value(p, &ivt);
         def_name(p, iv, body->args[0], 1);
         for (i = 0; i < nit; i++) {
@@ -1262,13 +1426,13 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
             expect_p(p, '{', "opening the loop body");
             parse_region_body(p, body, open);
         }
-        p->nsyms = mark;
+        pop_syms(p, mark);
         break;
     }
     case OP_LOOP: {
         tok *names[32];
         int nit = 0, inits[32];
-        it_type ity[32];
+        it_type *ity = sc->ity;
         it_region *body;
         int mark = p->nsyms;
         if (accept_w(p, "iter_values")) {
@@ -1289,7 +1453,7 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
             for (i = 0; i < nit; i++) {
                 if (i) expect_p(p, ',', "between types");
                 parse_type(p, &ity[i]);
-                if (!type_eq(&p->e->vty[inits[i]], &ity[i])) perr(p, names[i], "iteration value %d's initial value has another type", i);
+                if (!type_eq(p->e->vty[inits[i]], &ity[i])) perr(p, names[i], "iteration value %d's initial value has another type", i);
             }
             if (cur(p)->k == TK_ARROW) {
                 p->i++;
@@ -1303,9 +1467,8 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
         op->nregion = 1;
         body->nargs = nit;
         body->args = (int *)palloc(p, (size_t)(nit + 1) * sizeof(int));
-        body->aty = (it_type *)palloc(p, (size_t)(nit + 1) * sizeof(it_type));
+        body->aty = intern(p, ity, nit);
         for (i = 0; i < nit; i++) {
-            body->aty[i] = ity[i];
             body->args[i] = new_value(p, &ity[i]);
             def_name(p, names[i], body->args[i], 1);
         }
@@ -1314,7 +1477,7 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
             expect_p(p, '{', "opening the loop body");
             parse_region_body(p, body, open);
         }
-        p->nsyms = mark;
+        pop_syms(p, mark);
         break;
     }
     case OP_IF: {
@@ -1322,7 +1485,7 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
         g->opd[g->nopd++] = use_value(p, cur(p));
         p->i++;
         {
-            const it_type *ct = &p->e->vty[g->opd[0]];
+            const it_type *ct = p->e->vty[g->opd[0]];
             need(p, at, op, ct->kind == IT_TILE && ct->rank == 0 && ct->et == IT_I1, "a tile<i1> condition");
         }
         if (cur(p)->k == TK_ARROW) {
@@ -1343,7 +1506,7 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
             open = cur(p);
             expect_p(p, '{', k ? "opening the else region" : "opening the then region");
             parse_region_body(p, body, open);
-            p->nsyms = mark;
+            pop_syms(p, mark);
         }
         break;
     }
@@ -1442,8 +1605,8 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
             /* then the region: (%a: t, %b: t, ...) { ... } */
             it_region *body = (it_region *)palloc(p, sizeof *body);
             int mark = p->nsyms, na = 0;
-            tok *names[128];
-            it_type aty[128];
+            tok **names = sc->names;
+            it_type *aty = sc->aty;
             need(p, at, op, nl >= 1 && nr == nl && no == nl && op->nid == nl, "operands, identities and types in equal numbers");
             for (i = 0; i < nr; i++) rt[nrt++] = rr[i];
             expect_p(p, '(', "opening the region's arguments");
@@ -1460,9 +1623,8 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
             need(p, at, op, na == 2 * nl, "two region arguments per operand");
             body->nargs = na;
             body->args = (int *)palloc(p, (size_t)na * sizeof(int));
-            body->aty = (it_type *)palloc(p, (size_t)na * sizeof(it_type));
+            body->aty = intern(p, aty, na);
             for (i = 0; i < na; i++) {
-                body->aty[i] = aty[i];
                 body->args[i] = new_value(p, &aty[i]);
                 def_name(p, names[i], body->args[i], 1);
             }
@@ -1473,7 +1635,7 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
                 expect_p(p, '{', "opening the region");
                 parse_region_body(p, body, open);
             }
-            p->nsyms = mark;
+            pop_syms(p, mark);
             break;
         }
         case OP_UNKNOWN:
@@ -1490,13 +1652,12 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
     op->nopd = g->nopd;
     op->opd = (int *)palloc(p, (size_t)(g->nopd ? g->nopd : 1) * sizeof(int));
     memcpy(op->opd, g->opd, (size_t)g->nopd * sizeof(int));
-    op->oty = (it_type *)palloc(p, (size_t)(g->nlt ? g->nlt : 1) * sizeof(it_type));
-    memcpy(op->oty, g->lt, (size_t)g->nlt * sizeof(it_type));
+    op->oty = intern(p, g->lt, g->nlt);
     set_results(p, op, at, nres_w < 0 ? nrt : nres_w, rt, nrt);
 }
 
 /* One op: [results =] name ... */
-static void parse_op(P *p, it_region *r, int *capops)
+static void parse_op(P *p, it_region *r, int *capops, int *slot)
 {
     it_op *op;
     tok *rt[64];
@@ -1504,9 +1665,17 @@ static void parse_op(P *p, it_region *r, int *capops)
     tok *nt;
     char nm[64];
     if (r->nops == *capops) {
+        /* the region's array grows in place (its slot in the module's allocations follows it) */
         int nc = *capops ? *capops * 2 : 16;
-        it_op *no = (it_op *)palloc(p, (size_t)nc * sizeof *no);
-        if (r->nops) memcpy(no, r->ops, (size_t)r->nops * sizeof *no);
+        it_op *no;
+        if (*slot < 0) {
+            no = (it_op *)palloc(p, (size_t)nc * sizeof *no);
+            *slot = p->nallocs - 1;
+        } else {
+            no = (it_op *)realloc(p->allocs[*slot], (size_t)nc * sizeof *no);
+            if (!no) poom(p);
+            p->allocs[*slot] = no;
+        }
         r->ops = no;
         *capops = nc;
     }
@@ -1567,7 +1736,10 @@ static int is_op_start(P *p)
 /* Ops until the closing '}' (consumed). */
 static void parse_region_body(P *p, it_region *r, const tok *open)
 {
-    int cap = 0;
+    int cap = 0, slot = -1;
+    if (p->depth > IT_MAX_DEPTH)
+        perr(p, open, "regions nested more than %d deep (the interpreter's limit)", IT_MAX_DEPTH);
+    p->depth++;
     while (!is_p(cur(p), '}')) {
         if (cur(p)->k == TK_EOF) perr(p, open, "unterminated region (no matching '}')");
         if (!is_op_start(p)) {
@@ -1575,9 +1747,14 @@ static void parse_region_body(P *p, it_region *r, const tok *open)
             tokdesc(cur(p), d, sizeof d);
             perr(p, cur(p), "expected an operation, found %s", d);
         }
-        parse_op(p, r, &cap);
+        parse_op(p, r, &cap, &slot);
     }
     p->i++;
+    p->depth--;
+    if (slot >= 0 && r->nops > 0 && r->nops < cap) { /* give back the growth's slack */
+        it_op *q = (it_op *)realloc(r->ops, (size_t)r->nops * sizeof *q);
+        if (q) p->allocs[slot] = r->ops = q;
+    }
 }
 
 /* ---------------------------------------------------------------- module level */
@@ -1614,7 +1791,7 @@ static void parse_entry(P *p, const tok *kw)
     p->i++;
     p->e = e;
     p->capvty = 0;
-    p->nsyms = 0;
+    pop_syms(p, 0);
     expect_p(p, '(', "before the parameters");
     if (!is_p(cur(p), ')')) {
         do {
@@ -1662,9 +1839,9 @@ static void parse_entry(P *p, const tok *kw)
     }
     /* keep the value type table in the module's allocations */
     {
-        it_type *v = (it_type *)palloc(p, (size_t)(e->nvalues + 1) * sizeof(it_type));
-        memcpy(v, e->vty, (size_t)e->nvalues * sizeof(it_type));
-        free(e->vty);
+        const it_type **v = (const it_type **)palloc(p, (size_t)(e->nvalues + 1) * sizeof *v);
+        if (e->nvalues) memcpy((void *)v, (const void *)e->vty, (size_t)e->nvalues * sizeof *v); /* none: vty is NULL */
+        free((void *)e->vty);
         e->vty = v;
     }
     p->e = NULL;
@@ -1698,7 +1875,7 @@ static void parse_global(P *p)
     }
     {
         int cet;
-        parse_const_attr(p, &cet, &g->data, &g->n, &g->ty, &a);
+        parse_const_attr(p, &cet, &g->data, &g->n, &g->ty, &a, &g->splat);
         if (g->ty.rank != 1) perr(p, a, "a global must be a 1-d tile");
     }
     m->nglobals++;
@@ -1778,14 +1955,18 @@ er_status er_interp_parse(const char *text, size_t len, const char *filename, er
     p->msz = msg_size;
     p->m = m;
     if (setjmp(p->jb)) {
-        if (p->e) free(p->e->vty);
+        if (p->e) free((void *)p->e->vty);
+        free(p->tpool);
         for (i = 0; i < p->nallocs; i++) free(p->allocs[i]);
         free(p->allocs);
         free(p->t);
         free(p->syms);
+        free(p->bucket);
+        for (i = 0; i < IT_MAX_DEPTH + 2; i++) free(p->scr[i]);
         free(m);
+        i = p->oom;
         free(p);
-        return ER_EINVAL;
+        return i ? ER_ENOMEM : ER_EINVAL;
     }
     lex(p);
     m->filename = NULL;
@@ -1794,13 +1975,16 @@ er_status er_interp_parse(const char *text, size_t len, const char *filename, er
     {
         size_t fl = strlen(p->file);
         m->filename = (char *)malloc(fl + 1);
-        if (!m->filename) perr(p, NULL, "out of memory");
+        if (!m->filename) poom(p);
         memcpy(m->filename, p->file, fl + 1);
     }
     m->allocs = p->allocs;
     m->nallocs = p->nallocs;
     free(p->t);
     free(p->syms);
+    free(p->bucket);
+    free(p->tpool);
+    for (i = 0; i < IT_MAX_DEPTH + 2; i++) free(p->scr[i]);
     free(p);
     *out = m;
     return ER_OK;

@@ -1293,6 +1293,156 @@ START_TEST(t_argmax)
 }
 END_TEST
 
+/* Issue 33: the limits (nesting, steps, work, the grid), print_tko's buffer cut at a whole line, names
+ * defined twice, splat constants of a large tile and a splat global, through the library. */
+static er_status parse_str(const char *text, er_interp_module **m, char *msg, size_t n)
+{
+    *m = NULL;
+    return er_interp_parse(text, strlen(text), "h.mlir", m, msg, n);
+}
+
+static char *nested_ifs(int depth)
+{
+    size_t cap = (size_t)depth * 16 + 512, k = 0;
+    char *t = (char *)malloc(cap);
+    int i;
+    ck_assert(t != NULL);
+    k += (size_t)snprintf(t + k, cap - k, "entry @k(%%p: tile<ptr<i32>>) {\n%%c = constant <i32: 5> : tile<i32>\n%%t = constant <i1: true> : tile<i1>\n");
+    for (i = 0; i < depth; i++) k += (size_t)snprintf(t + k, cap - k, "if %%t {\n");
+    k += (size_t)snprintf(t + k, cap - k, "%%s = store_ptr_tko weak %%p, %%c : tile<ptr<i32>>, tile<i32> -> token\n");
+    for (i = 0; i < depth; i++) k += (size_t)snprintf(t + k, cap - k, "}\n");
+    snprintf(t + k, cap - k, "}\n");
+    return t;
+}
+
+START_TEST(t_limits)
+{
+    char msg[1024];
+    er_interp_module *m;
+    launch L;
+    int32_t out = 0;
+    char *t;
+    /* nesting: 64 levels parse and run, 65 is an error at the 65th '{' (line 3 + 65) */
+    t = nested_ifs(64);
+    ck_assert_msg(parse_str(t, &m, msg, sizeof msg) == ER_OK, "%s", msg);
+    free(t);
+    lset(&L, 1, 1);
+    lbuf(&L, ER_FMT_I32, &out, sizeof out);
+    lrun_ok(&L, m, "k");
+    ck_assert_int_eq(out, 5);
+    er_interp_free(m);
+    t = nested_ifs(65);
+    ck_assert(parse_str(t, &m, msg, sizeof msg) == ER_EINVAL && m == NULL);
+    ck_assert_msg(strstr(msg, "h.mlir:68:7: regions nested more than 64 deep") != NULL, "%s", msg);
+    free(t);
+    /* a name defined twice, in one region or shadowing an enclosing one; a sibling may reuse it */
+    ck_assert(parse_str("entry @k() {\n  %a = constant <i32: 1> : tile<i32>\n  %a = constant <i32: 2> : tile<i32>\n}\n", &m, msg, sizeof msg) == ER_EINVAL);
+    ck_assert_msg(strstr(msg, "h.mlir:3:3: redefinition of %a (defined at 2:3)") != NULL, "%s", msg);
+    ck_assert(parse_str("entry @k() {\n  %t = constant <i1: true> : tile<i1>\n  if %t {\n    %t = constant <i1: true> : tile<i1>\n  }\n}\n", &m, msg, sizeof msg) == ER_EINVAL);
+    ck_assert_msg(strstr(msg, "h.mlir:4:5: redefinition of %t (defined at 2:3)") != NULL, "%s", msg);
+    ck_assert_msg(parse_str("entry @k() {\n  %t = constant <i1: true> : tile<i1>\n  if %t {\n    %a = constant <i1: true> : tile<i1>\n  } else {\n    %a = constant <i1: false> : tile<i1>\n  }\n  %a = constant <i1: false> : tile<i1>\n}\n",
+                            &m, msg, sizeof msg) == ER_OK, "%s", msg);
+    er_interp_free(m);
+    /* an unknown op's attribute 'name =' at the end of the text: the skip stepped past the end token
+     * and read beyond the token array (ASan, from the fuzzer) */
+    ck_assert(parse_str("entry @k(%p: tile<ptr<i32>>) {\n  %c2 = const, pe = [16], relexed = \n", &m, msg, sizeof msg) == ER_EINVAL && m == NULL);
+    ck_assert_msg(strstr(msg, "h.mlir:") != NULL, "%s", msg);
+    /* an entry that defines no value (its empty value table was copied from NULL: UBSan) */
+    ck_assert_msg(parse_str("entry @k() {\n}\n", &m, msg, sizeof msg) == ER_OK, "%s", msg);
+    lset(&L, 1, 1);
+    lrun_ok(&L, m, "k");
+    er_interp_free(m);
+    /* the step limit's default, and the work limit (operations plus one per block) */
+    ck_assert(ER_INTERP_DEFAULT_STEP_LIMIT == (INT64_C(1) << 24) && ER_INTERP_DEFAULT_WORK_LIMIT == (INT64_C(1) << 28));
+    ck_assert_msg(parse_str("entry @k(%p: tile<ptr<i32>>) {\n  %c = constant <i32: 1> : tile<i32>\n  %s = store_ptr_tko weak %p, %c : tile<ptr<i32>>, tile<i32> -> token\n}\n",
+                            &m, msg, sizeof msg) == ER_OK, "%s", msg);
+    lset(&L, 3, 2);
+    lbuf(&L, ER_FMT_I32, &out, sizeof out);
+    lrun_ok(&L, m, "k");
+    ck_assert_int_eq((int)L.l.work, 6 * 3); /* 6 blocks: one each, and constant and store */
+    lset(&L, 3, 2);
+    lbuf(&L, ER_FMT_I32, &out, sizeof out);
+    L.l.work_limit = 17;
+    lrun(&L, m, "k");
+    ck_assert_int_eq(L.l.kind, ER_INTERP_UB);
+    ck_assert_msg(strstr(L.msg, "h.mlir:3:8: op 'store_ptr_tko': the launch ran past the work limit of 17 operations") != NULL, "%s", L.msg);
+    lset(&L, 16777215, 16777215);
+    L.l.grid[2] = 16777215;
+    lbuf(&L, ER_FMT_I32, &out, sizeof out);
+    lrun(&L, m, "k");
+    ck_assert_int_eq(L.l.kind, ER_INTERP_BAD_LAUNCH);
+    ck_assert_int_eq((int)L.l.work, 0);
+    ck_assert_msg(strstr(L.msg, "16777215 x 16777215 x 16777215 blocks is more than the work limit of 268435456") != NULL, "%s", L.msg);
+    lset(&L, 4, 1);
+    L.l.work_limit = 4; /* four blocks of at least one unit each: more than 4 in all */
+    lbuf(&L, ER_FMT_I32, &out, sizeof out);
+    lrun(&L, m, "k");
+    ck_assert_int_eq(L.l.kind, ER_INTERP_UB);
+    er_interp_free(m);
+    /* print_tko past a small buffer: cut after the last whole line, a line saying so, a string */
+    ck_assert_msg(parse_str("entry @k(%n: tile<i32>) {\n  %c0 = constant <i32: 0> : tile<i32>\n  %c1 = constant <i32: 1> : tile<i32>\n"
+                            "  for %i in (%c0 to %n, step %c1) : tile<i32> {\n    %t = print_tko \"row %d\\0A\", %i : tile<i32> -> token\n  }\n}\n",
+                            &m, msg, sizeof msg) == ER_OK, "%s", msg);
+    {
+        char small[200];
+        size_t n;
+        lset(&L, 1, 1);
+        lscalar(&L, 1000);
+        L.l.prints = small;
+        L.l.prints_size = sizeof small;
+        lrun_ok(&L, m, "k");
+        n = strlen(small);
+        ck_assert(n < sizeof small && n > 0 && small[n - 1] == '\n');
+        ck_assert_msg(strncmp(small, "row 0\nrow 1\n", 12) == 0, "%s", small);
+        ck_assert_msg(strstr(small, "\n[print_tko output cut here: it exceeds the launch's print buffer of 200 bytes]\n") != NULL, "%s", small);
+        ck_assert_msg(strstr(small, "row 99") == NULL, "%s", small);
+        /* what precedes the note is whole lines "row K\n", K from 0 */
+        {
+            const char *q = small;
+            int k = 0;
+            char want[32];
+            for (;;) {
+                snprintf(want, sizeof want, "row %d\n", k);
+                if (strncmp(q, want, strlen(want))) break;
+                q += strlen(want);
+                k++;
+            }
+            ck_assert_msg(k > 5 && *q == '[', "%s", small);
+        }
+    }
+    er_interp_free(m);
+    /* a splat constant over a 2^20 tile and a splat global: one pattern kept, every element set */
+    ck_assert_msg(parse_str("global @g <i32: 9> : tile<8xi32>\n"
+                            "entry @k(%a: tile<ptr<i32>>, %b: tile<ptr<i32>>) {\n"
+                            "  %c0 = constant <i32: 0> : tile<i32>\n"
+                            "  %big = constant <i32: 7> : tile<1048576xi32>\n"
+                            "  %ta = make_tensor_view %a, shape = [1048576], strides = [1] : tensor_view<1048576xi32, strides=[1]>\n"
+                            "  %pa = make_partition_view %ta : partition_view<tile=(1048576), tensor_view<1048576xi32, strides=[1]>>\n"
+                            "  %t0 = store_view_tko weak %big, %pa[%c0] : tile<1048576xi32>, partition_view<tile=(1048576), tensor_view<1048576xi32, strides=[1]>>, tile<i32> -> token\n"
+                            "  %gp = get_global @g : tile<ptr<i32>>\n"
+                            "  %tg = make_tensor_view %gp, shape = [8], strides = [1] : tensor_view<8xi32, strides=[1]>\n"
+                            "  %pg = make_partition_view %tg : partition_view<tile=(8), tensor_view<8xi32, strides=[1]>>\n"
+                            "  %v, %t1 = load_view_tko weak %pg[%c0] : partition_view<tile=(8), tensor_view<8xi32, strides=[1]>>, tile<i32> -> tile<8xi32>, token\n"
+                            "  %tb = make_tensor_view %b, shape = [8], strides = [1] : tensor_view<8xi32, strides=[1]>\n"
+                            "  %pb = make_partition_view %tb : partition_view<tile=(8), tensor_view<8xi32, strides=[1]>>\n"
+                            "  %t2 = store_view_tko weak %v, %pb[%c0] : tile<8xi32>, partition_view<tile=(8), tensor_view<8xi32, strides=[1]>>, tile<i32> -> token\n"
+                            "}\n", &m, msg, sizeof msg) == ER_OK, "%s", msg);
+    {
+        int32_t *a = (int32_t *)calloc(1048576, sizeof *a), b[8] = {0};
+        int i;
+        ck_assert(a != NULL);
+        lset(&L, 1, 1);
+        lbuf(&L, ER_FMT_I32, a, 1048576 * sizeof *a);
+        lbuf(&L, ER_FMT_I32, b, sizeof b);
+        lrun_ok(&L, m, "k");
+        for (i = 0; i < 1048576; i++) ck_assert_msg(a[i] == 7, "a[%d] = %d", i, a[i]);
+        for (i = 0; i < 8; i++) ck_assert_msg(b[i] == 9, "b[%d] = %d", i, b[i]);
+        free(a);
+    }
+    er_interp_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("interp");
@@ -1317,6 +1467,7 @@ static Suite *suite(void)
     tcase_add_test(tc, t_formats);
     tcase_add_test(tc, t_argmax);
     tcase_add_test(tc, t_cutile_others);
+    tcase_add_test(tc, t_limits);
     suite_add_tcase(s, tc);
     return s;
 }

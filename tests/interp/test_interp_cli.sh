@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_interp_cli.sh: `exactref interp` end to end: the launch log, -o (atomic; nothing on a refusal),
-# the exit statuses 0/1/2, --check-unsupported, --no-ub-checks, --step-limit, parse errors, help.
+# the exit statuses 0/1/2, --check-unsupported, --no-ub-checks, --step-limit, parse errors, help; and the
+# hardening of issue 33 (nesting, parser cost, limits, scalars, the output rules, print_tko's buffer).
 set -u
 exe=$1
 kdir=$2
@@ -106,6 +107,161 @@ if command -v tileirdisasm > "$tmp/which" 2>&1; then
 else
     echo "skip: .tileirbc through tileirdisasm (not installed)"
 fi
+# ---- hardening (issue 33): nesting, parser cost, limits, scalars, outputs, small things
+# nesting: 64 regions deep run within a 1 MiB stack; one more is a parse error naming its line; far
+# deeper is the same error, never a crash
+nest() { # depth -> a kernel of that many nested ifs around a store
+    awk -v n="$1" 'BEGIN {
+        print "entry @k(%p: tile<ptr<i32>>) {"
+        print "  %c1 = constant <i32: 1> : tile<i32>"
+        print "  %t = constant <i1: true> : tile<i1>"
+        for (i = 0; i < n; i++) print " if %t {"
+        print " %s = store_ptr_tko weak %p, %c1 : tile<ptr<i32>>, tile<i32> -> token"
+        for (i = 0; i < n; i++) print " }"
+        print "}" }'
+}
+npy "$tmp/one.npy" '<i4' '(1,)' 00000000
+# AddressSanitizer's frames are larger and its shadow memory needs terabytes of address space: under it
+# the stack and address-space limits below are not set
+asan=0
+grep -qa __asan_init "$exe" && asan=1
+stack=1024
+[ $asan -eq 0 ] || stack=unlimited
+nest 64 > "$tmp/n64.mlir"
+(ulimit -s $stack; "$exe" interp "$tmp/n64.mlir" "$tmp/one.npy" > "$tmp/log" 2> "$tmp/err")
+[ $? -eq 0 ] && grep -qx 'k ok' "$tmp/log"; check "64 nested regions run within a 1 MiB stack" $?
+nest 65 > "$tmp/n65.mlir"
+"$exe" interp "$tmp/n65.mlir" "$tmp/one.npy" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "n65.mlir:68:8: regions nested more than 64 deep" "$tmp/err"; check "65 nested regions: exit 2 naming the line" $?
+nest 5000 > "$tmp/n5000.mlir"
+(ulimit -s $stack; "$exe" interp "$tmp/n5000.mlir" "$tmp/one.npy" > "$tmp/log" 2> "$tmp/err")
+[ $? -eq 2 ] && grep -q "n5000.mlir:68:8: regions nested" "$tmp/err"; check "5000 nested regions: exit 2, no crash (1 MiB stack)" $?
+# parser cost: 40000 ops parse in memory proportional to the text (about 1 KB an op: within a 200 MB
+# address space; it took 16 KB an op, and time quadratic in the ops); out of memory while parsing is 3
+chain() { # n -> a chain of n additions
+    awk -v n="$1" 'BEGIN {
+        print "entry @k(%p: tile<ptr<i32>>) {"
+        print "  %v0 = constant <i32: 1> : tile<i32>"
+        for (i = 1; i <= n; i++) printf "  %%v%d = addi %%v%d, %%v0 : tile<i32>\n", i, i - 1
+        printf "  %%t = store_ptr_tko weak %%p, %%v%d : tile<ptr<i32>>, tile<i32> -> token\n", n
+        print "}" }'
+}
+chain 40000 > "$tmp/c40k.mlir"
+mkdir "$tmp/c"
+vlimit=200000
+[ $asan -eq 0 ] || vlimit=unlimited
+(ulimit -v $vlimit; "$exe" interp "$tmp/c40k.mlir" "$tmp/one.npy" -o "$tmp/c" > "$tmp/log" 2> "$tmp/err")
+[ $? -eq 0 ] && [ "$(npyvals "$tmp/c/p.npy" d4)" = "40001" ]; check "40000 ops parse and run in a 200 MB address space" $?
+if [ $asan -eq 0 ]; then
+    (ulimit -v 30000; "$exe" interp "$tmp/c40k.mlir" "$tmp/one.npy" > "$tmp/log" 2> "$tmp/err")
+    rc=$?
+    [ $rc -eq 3 ] && grep -q "c40k.mlir: out of memory" "$tmp/err"; check "out of memory while parsing exits 3 (rc $rc)" $?
+fi
+# the hang guard: the default step limit stops an endless loop within seconds, naming the limit
+"$exe" interp "$kdir/ub.mlir" --kernel forever "$tmp/p.npy" 0 > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 1 ] && grep -q "step limit of 16777216 iterations" "$tmp/err" && grep -q -- "--step-limit N" "$tmp/err"; check "the default step limit stops an endless loop" $?
+"$exe" interp "$kdir/loops.mlir" --kernel loops --grid 16777215,16777215,16777215 "$tmp/out.npy" 20 > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -qx 'loops interp.bad_launch' "$tmp/log" && grep -q "work limit of 268435456" "$tmp/err"; check "a grid larger than the work limit is refused before it runs" $?
+"$exe" interp "$kdir/loops.mlir" --kernel loops --grid 16777216 "$tmp/out.npy" 20 > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "1 to 16777215" "$tmp/err"; check "a grid axis beyond the dialect's 2^24-1 is refused" $?
+"$exe" interp "$kdir/loops.mlir" --kernel loops --work-limit 50 "$tmp/out.npy" 20 > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 1 ] && grep -q "work limit of 50 operations" "$tmp/err"; check "--work-limit" $?
+# scalars: one rule for every float format: the number must be exactly a value of the type
+printf '%s\n' 'entry @f64(%p: tile<ptr<f64>>, %x: tile<f64>) {' \
+    '  %t = store_ptr_tko weak %p, %x : tile<ptr<f64>>, tile<f64> -> token' '}' \
+    'entry @f32(%p: tile<ptr<f32>>, %x: tile<f32>) {' \
+    '  %t = store_ptr_tko weak %p, %x : tile<ptr<f32>>, tile<f32> -> token' '}' > "$tmp/sc.mlir"
+npy "$tmp/d.npy" '<f8' '(1,)' 0000000000000000
+npy "$tmp/s.npy" '<f4' '(1,)' 00000000
+for v in 0.1 1e999 -1e999 1e-400 1e-320 0x1.00000000000008p0 9007199254740993 1e23; do
+    "$exe" interp "$tmp/sc.mlir" --kernel f64 "$tmp/d.npy" "$v" > "$tmp/log" 2> "$tmp/err"
+    [ $? -eq 2 ] && grep -q "is not a value of its type" "$tmp/err"; check "f64 scalar $v refused" $?
+done
+for v in 0.1 1e999 1e-400 16777217 1e-46; do
+    "$exe" interp "$tmp/sc.mlir" --kernel f32 "$tmp/s.npy" "$v" > "$tmp/log" 2> "$tmp/err"
+    [ $? -eq 2 ] && grep -q "is not a value of its type" "$tmp/err"; check "f32 scalar $v refused" $?
+done
+mkdir "$tmp/sco"
+for v in 0.375 -2.5e-3 9007199254740992 0x1.8p1 1e22 0.0 -0.0 inf; do
+    [ "$v" = "-2.5e-3" ] && continue # not exact: a reminder that decimals are rarely binary
+    "$exe" interp "$tmp/sc.mlir" --kernel f64 "$tmp/d.npy" "$v" -o "$tmp/sco" > "$tmp/log" 2> "$tmp/err"
+    [ $? -eq 0 ]; check "f64 scalar $v accepted" $?
+done
+[ "$(npyvals "$tmp/sco/p.npy" f8)" = "inf" ]; check "the accepted scalar is stored" $?
+"$exe" interp "$tmp/sc.mlir" --kernel f64 "$tmp/d.npy" 4.9406564584124654417656879286822137236505980e-324 -o "$tmp/sco" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ]; check "the smallest subnormal's 17-digit decimal is not its exact value: refused" $?
+"$exe" interp "$tmp/sc.mlir" --kernel f32 "$tmp/s.npy" 0x1p-149 -o "$tmp/sco" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && [ "$(od -An -t x4 -j 128 "$tmp/sco/p.npy" | tr -d ' ')" = "00000001" ]; check "f32's smallest subnormal as a hex float" $?
+# -o follows the output rules: never over an input, a symlink's target replaced, the mode kept, a FIFO
+# written in place, every stored buffer written, exit 3 (no temporary file) when a write fails
+mkdir "$tmp/w"
+npy "$tmp/w/out.npy" '<i4' '(3,)' 000000000000000000000000
+cp "$tmp/w/out.npy" "$tmp/w.keep"
+"$exe" interp "$kdir/loops.mlir" --kernel loops "$tmp/w/out.npy" 20 -o "$tmp/w" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "is the input" "$tmp/err" && cmp -s "$tmp/w/out.npy" "$tmp/w.keep"; check "-o over an input is refused before the run" $?
+mkdir "$tmp/l"
+cp "$tmp/w.keep" "$tmp/target.npy"
+ln -s ../target.npy "$tmp/l/out.npy"
+"$exe" interp "$kdir/loops.mlir" --kernel loops "$tmp/out.npy" 20 -o "$tmp/l" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && [ -L "$tmp/l/out.npy" ] && [ "$(npyvals "$tmp/target.npy" d4)" = "127 9 1023" ]; check "-o keeps a symlink and replaces its target" $?
+mkdir "$tmp/m"
+cp "$tmp/w.keep" "$tmp/m/out.npy"
+chmod 640 "$tmp/m/out.npy"
+"$exe" interp "$kdir/loops.mlir" --kernel loops "$tmp/out.npy" 20 -o "$tmp/m" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && [ "$(ls -l "$tmp/m/out.npy" | cut -c1-10)" = "-rw-r-----" ] && [ "$(npyvals "$tmp/m/out.npy" d4)" = "127 9 1023" ]; check "-o keeps the file's mode" $?
+mkdir "$tmp/f"
+if mkfifo "$tmp/f/out.npy" 2> "$tmp/err"; then
+    cat "$tmp/f/out.npy" > "$tmp/fifo.got" &
+    cpid=$!
+    "$exe" interp "$kdir/loops.mlir" --kernel loops "$tmp/out.npy" 20 -o "$tmp/f" > "$tmp/log" 2> "$tmp/err"
+    rc=$?
+    # release the reader when nothing was written (a refusal), or when the FIFO was replaced
+    if [ ! -p "$tmp/f/out.npy" ]; then kill $cpid 2> "$tmp/err"; elif [ $rc -ne 0 ]; then : > "$tmp/f/out.npy"; fi
+    wait $cpid
+    [ $rc -eq 0 ] && [ -p "$tmp/f/out.npy" ] && [ "$(npyvals "$tmp/fifo.got" d4)" = "127 9 1023" ]; check "-o writes a FIFO in place" $?
+fi
+awk 'BEGIN {
+    printf "entry @many("
+    for (i = 0; i < 70; i++) printf "%s%%b%d: tile<ptr<i32>>", i ? ", " : "", i
+    print ") {"
+    print "  %c7 = constant <i32: 7> : tile<i32>"
+    for (i = 0; i < 70; i++) printf "  %%t%d = store_ptr_tko weak %%b%d, %%c7 : tile<ptr<i32>>, tile<i32> -> token\n", i, i
+    print "}" }' > "$tmp/many.mlir"
+mkdir "$tmp/many"
+set --
+i=0
+while [ $i -lt 70 ]; do set -- "$@" "$tmp/one.npy"; i=$((i + 1)); done
+"$exe" interp "$tmp/many.mlir" "$@" -o "$tmp/many" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && [ "$(ls "$tmp/many" | wc -l)" -eq 70 ] && [ "$(npyvals "$tmp/many/b69.npy" d4)" = "7" ]; check "-o writes all 70 stored buffers" $?
+mkdir "$tmp/fz"
+{ (trap '' XFSZ; ulimit -f 0; "$exe" interp "$kdir/loops.mlir" --kernel loops "$tmp/out.npy" 20 -o "$tmp/fz" 2>&1; echo "rc=$?"); } | cat > "$tmp/log"
+grep -qx 'rc=3' "$tmp/log" && grep -q "fz/out.npy: cannot write" "$tmp/log" && ! grep -q "tmp-" "$tmp/log" && [ -z "$(ls -A "$tmp/fz")" ]; check "a write over the file size limit: exit 3 naming the target, no temporary file" $?
+# print_tko beyond the 1 MiB buffer: cut at a whole line, said so, the launch line on its own line
+printf '%s\n' 'entry @pr(%n: tile<i32>) {' '  %c0 = constant <i32: 0> : tile<i32>' '  %c1 = constant <i32: 1> : tile<i32>' \
+    '  for %i in (%c0 to %n, step %c1) : tile<i32> {' \
+    '    %t = print_tko "line %d of the print buffer test\0A", %i : tile<i32> -> token' '  }' '}' > "$tmp/pr.mlir"
+"$exe" interp "$tmp/pr.mlir" 40000 > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && [ "$(tail -n 1 "$tmp/log")" = "pr ok" ] && tail -n 2 "$tmp/log" | head -n 1 | grep -q "^\[print_tko output cut here" &&
+    [ "$(tail -n 3 "$tmp/log" | head -n 1 | sed 's/line [0-9]* of/line N of/')" = "line N of the print buffer test" ]; check "print_tko's output cut at a whole line, the launch line apart" $?
+# options given twice are refused
+for o in "--kernel loops --kernel loops" "--grid 1 --grid 2" "-o $tmp/o -o $tmp/o" "--step-limit 5 --step-limit 6" "--work-limit 5 --work-limit 6"; do
+    # the options are split on purpose
+    "$exe" interp "$kdir/loops.mlir" $o "$tmp/out.npy" 20 > "$tmp/log" 2> "$tmp/err"
+    [ $? -eq 2 ] && grep -q "given twice" "$tmp/err"; check "'$o' refused" $?
+done
+# an SSA name defined twice (in one region, or shadowing an enclosing region's) is a parse error
+printf '%s\n' 'entry @k(%p: tile<ptr<i32>>) {' '  %a = constant <i32: 1> : tile<i32>' '  %a = constant <i32: 2> : tile<i32>' '}' > "$tmp/dup.mlir"
+"$exe" interp "$tmp/dup.mlir" "$tmp/one.npy" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "dup.mlir:3:3: redefinition of %a (defined at 2:3)" "$tmp/err"; check "an SSA name defined twice in one region" $?
+printf '%s\n' 'entry @k(%p: tile<ptr<i32>>) {' '  %t = constant <i1: true> : tile<i1>' '  if %t {' '    %p = constant <i32: 2> : tile<i32>' '  }' '}' > "$tmp/dup2.mlir"
+"$exe" interp "$tmp/dup2.mlir" "$tmp/one.npy" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "dup2.mlir:4:5: redefinition of %p (defined at 1:10)" "$tmp/err"; check "an SSA name shadowing an enclosing one" $?
+# a directory is not a file
+mkdir "$tmp/adir"
+"$exe" interp "$kdir/loops.mlir" --kernel loops "$tmp/adir" 20 > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "adir: is a directory" "$tmp/err"; check "a directory as a buffer is named as such" $?
+"$exe" interp "$tmp/adir" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "adir: is a directory" "$tmp/err"; check "a directory as the kernel is named as such" $?
 "$exe" interp --help > "$tmp/log" 2>&1
 [ $? -eq 0 ] && grep -q "EXIT STATUS" "$tmp/log"; check "help" $?
 exit $fail
