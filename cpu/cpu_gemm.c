@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -338,6 +339,14 @@ static void blas_load(void)
     sigset_t all, old, pending;
     void *h = NULL, *f;
     int pool = blas_load_threads() - 1, sigint_before, sigint_after;
+    struct rlimit rl;
+    /* Under a limit of the address space no BLAS at all: OpenBLAS's pool threads map their 128 MiB
+     * buffers when they start, after dlopen returns, and retry for ever where that fails; a probe here
+     * cannot reserve that space, so the process's own allocations after it could take it and leave a
+     * pool thread spinning (and the process hung at exit, where the BLAS joins its pool). */
+    if ((getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) ||
+        (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY))
+        return;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old); /* threads the library starts inherit this mask */
     /* its pool's threads and their buffers must be there to be had: else no BLAS in this process */
