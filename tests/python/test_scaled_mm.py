@@ -274,3 +274,16 @@ def test_scaled_check_agrees_with_the_command(deepgemm_case, tmp_path):
         outside = int((~r.covers(arr)).sum())
         assert rc == (0 if out == "ok" else 1), (out, rc, (tmp_path / "log.txt").read_text())
         assert rep["standard"] == "scaled:bk=128" and rep["outside"] == outside, (rep, outside)
+
+
+def test_saturate_on_an_fp8_output(rng):
+    # the exact value beyond e4m3's 448: the saturating cast gives +-448, the plain one NaN (e4m3fn has no inf)
+    a = np.full((2, 32), 4.0, F8)
+    a[1] *= -1
+    b = np.full((32, 3), 4.0, F8)
+    sa, sb = np.float32(2), np.float32(1)  # 2 * 32 * 16 = 1024
+    sat = er.scaled_mm(a, b, sa, sb, out_dtype=F8, saturate=True)
+    plain = er.scaled_mm(a, b, sa, sb, out_dtype=F8)
+    assert (np.asarray(sat.rounded, np.float32) == np.array([[448.0] * 3, [-448.0] * 3], np.float32)).all()
+    assert np.isnan(np.asarray(plain.rounded, np.float32)).all()
+    assert sat.covers(sat.rounded).all() and not sat.covers(plain.rounded).any()
