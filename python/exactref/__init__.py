@@ -6,7 +6,7 @@
 """
 from . import _core
 from ._arrays import BitArray, ExportArray, asarray, dtype_of, format_info, formats
-from ._ops import matmul, mma, mma_scaled, mmai
+from ._ops import matmul, mma, mma_scaled, mmai, scaled_mm
 from ._result import Boundary, ExactArray, Outputs, Result
 from . import testing
 
@@ -19,7 +19,7 @@ def standards():
 
 
 __all__ = [
-    "asarray", "matmul", "mma", "mma_scaled", "mmai", "Result", "ExactArray", "Boundary", "Outputs", "BitArray",
+    "asarray", "matmul", "mma", "mma_scaled", "mmai", "scaled_mm", "Result", "ExactArray", "Boundary", "Outputs", "BitArray",
     "ExportArray",
     "formats", "format_info", "dtype_of", "standards", "testing",
 ]

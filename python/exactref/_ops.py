@@ -348,7 +348,8 @@ def mma(A, B, C, *, dtype=None, rounding="nearest_even", saturate=False, backend
 
 
 def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", rounding="nearest_even",
-               scale_dtype=None, saturate=False, backend="auto", threads=0, strategy="auto", device=None):
+               scale_dtype=None, saturate=False, backend="auto", threads=0, strategy="auto", device=None,
+               alpha=1.0, beta=None, bias=None, block_n=None):
     """Block-scaled D = (A a_scale)(B b_scale) + C exactly, rounded once into dtype, as a Result.
 
     a_scale is m x ceil(k/block) and b_scale ceil(k/block) x n, both float8_e8m0fnu (MX, block 32 by
@@ -362,10 +363,13 @@ def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", r
     float32 (bfloat16, float16) scales, as fp8 GEMMs take them after a block's sum, their shape saying
     the granularity: a scalar (per tensor: torch.tensor(.37)), a_scale (m,) or (m, 1) per row of A,
     b_scale (n,) or (1, n) per column of B, a_scale (m, ceil(k/block)) and b_scale (ceil(k/block), n)
-    or (ceil(k/block), ceil(n/block)) per block (DeepGEMM's 1 x 128 and 128 x 128; block 128 by
-    default).  rounded and exact are the exact value of the sum over blocks of sa sb (sum of a b), plus
-    C, rounded once; the bounds (tolerance, covers, ...) of such kernels are not modelled yet and raise
-    NotImplementedError.  A float64 scale (a Python float) must be a float32 value."""
+    or (ceil(k/block), ceil(n/block_n)) per block (DeepGEMM's 1 x 128 and 128 x 128; block and block_n
+    128 by default).  The product is the library's scaled one (include/exactref/scaled.h): alpha times
+    the sum over blocks of sa sb (sum of a b), plus beta C (beta 1 when C is given) and bias ((n,) or
+    (1, n)), exact and rounded once; its bounds (tolerance, covers, ...) take the standards
+    scaled:bk=.. (docs/scaled.md), by default scaled:bk=<block>.  A and B are 2-D there, of at most
+    24 significant bits (int8 / uint8 operands are read as their float32 values).  A float64 scale (a
+    Python float) must be a float32 value; infinite and NaN scales are refused."""
     a = _Operand(A, "A")
     b = _Operand(B, "B")
     sa = _Operand(a_scale, "a_scale", scale_dtype, ndims=None)
@@ -374,7 +378,11 @@ def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", r
     engine = dict(backend=backend, threads=threads, strategy=strategy, device=device)
     _engine(**engine)
     if sa.fmt in _WIDE_SCALES or sb.fmt in _WIDE_SCALES:
-        return _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine)
+        return _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine, alpha=alpha, beta=beta,
+                            bias=None if bias is None else _Operand(bias, "bias", ndims=None), block_n=block_n)
+    if alpha != 1.0 or beta is not None or bias is not None or block_n is not None:
+        raise ValueError("alpha, beta, bias and block_n are taken with float32 (bfloat16, float16) scales, not "
+                         "with MX / NVFP4 block scales")
     for op in (sa, sb):
         if op.arr.ndim not in (2, 3):
             raise ValueError(f"{op.name} must be 2-D or 3-D (a leading batch dimension), not {op.arr.ndim}-D "
@@ -392,9 +400,7 @@ def mma_scaled(A, B, a_scale, b_scale, *, block=None, C=None, dtype="float32", r
 
 
 _WIDE_SCALES = tuple(_core.format_id(n) for n in ("f32", "bf16", "f16", "f64"))
-_NO_BOUNDS = ("the bounds of a product with float32 scales applied after the sum (per tensor, per row or column, "
-              "per block) are not modelled yet: rounded and exact hold the exact answer, rounded once, but no "
-              "standard says yet how far a kernel that sums, then scales, may be from it")
+_BF16 = _core.format_id("bf16")
 
 
 def _values64(op):
@@ -417,7 +423,7 @@ def _scale_values(op):
     v = _values64(op)
     if np.isinf(v).any():
         # sa sb (sum of a b) is +-inf or NaN by the sum's sign; the operands scaled first would give
-        # NaN for every zero term (0 inf): the exact value is not the sum of the scaled products there
+        # NaN for every zero term (0 inf): no kernel order has one answer there
         bad = np.flatnonzero(np.isinf(v).reshape(-1))[0]
         raise ValueError(f"{op.name}: element {bad} is {v.reshape(-1)[bad]!r}: an infinite scale applied after the "
                          f"sum is not modelled")
@@ -432,83 +438,140 @@ def _scale_values(op):
     return v
 
 
-def _block_of(block, k, nb, name):
-    if nb == 1:
-        bk = k if block is None else int(block)
-    else:
-        bk = int(block) if block is not None else 128
-    if bk <= 0 or -(-k // bk) != nb:
-        raise ValueError(f"{name} has {nb} blocks along k = {k}: give block= (elements of k per scale; "
-                         f"{'128 is assumed' if block is None else f'block={block} gives {-(-k // max(bk, 1))}'})")
-    return bk
+def _f32_bits(values):
+    """float64 values that are float32 values, as a float32 array's bit patterns (exact)."""
+    return np.ascontiguousarray(np.asarray(values, np.float64).astype(np.float32)).view(np.uint32)
 
 
-def _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine):
-    """mma_scaled with float32 (bfloat16, float16) scales: the exact value of sum over blocks of
-    sa * sb * (sum of a b), plus C.  An element of a 16-bit or narrower format (or float32, 24
-    significant bits) times a float32 scale (24 bits) is exact in binary64, and
-    sa_i sb_j sum_k a_ik b_kj = sum_k (sa_i a_ik)(sb_j b_kj) (the same per block): so the operands are
-    scaled exactly in binary64 and the library's exact product rounds the sum once."""
+def _scale_2d(op, m, n, which):
+    """A scale given as torch takes it (a scalar, (m,) for A, (n,) for B) in the library's 2-D shape:
+    1 x 1, m x 1, 1 x n; a 2-D scale as it is (the library checks its shape against the blocks)."""
+    shape = tuple(op.arr.shape)
+    if len(shape) == 2:
+        return shape
+    if _prod(shape) == 1 and len(shape) <= 2:
+        return (1, 1)
+    if len(shape) == 1 and which == "a" and shape[0] == m:
+        return (m, 1)
+    if len(shape) == 1 and which == "b" and shape[0] == n:
+        return (1, n)
+    want = (f"a scalar (per tensor), ({m},) or ({m}, 1) (per row of A), or ({m}, ceil(k / block)) (per 1 x block "
+            f"block)") if which == "a" else (f"a scalar (per tensor), ({n},) or (1, {n}) (per column of B), or "
+                                             f"(ceil(k / block), ceil({n} / block_n)) (per block)")
+    raise ValueError(f"{op.name} has shape {shape}: {want}")
+
+
+def _wide_scaled(a, b, sa, sb, c, block, dtype, rounding, saturate, engine, *, alpha=1.0, beta=None, bias=None,
+                 block_n=None, op="mma_scaled"):
+    """A product with float32 (bfloat16, float16) scales applied after a block's sum, through the
+    library's scaled product (include/exactref/scaled.h): D = alpha sum_blocks sa sb (sum a b) + beta C +
+    bias, exact, rounded once.  Its Result's bounds take the standards scaled:bk=.. (docs/proofs/scaled.md);
+    the default is scaled:bk=<block> (block_k: 128 unless given), as `exactref check` takes."""
     if a.arr.ndim != 2 or b.arr.ndim != 2:
-        raise ValueError("float32 scales take 2-D A and B")
+        raise ValueError(f"float32 scales take 2-D A and B (A is {a.arr.ndim}-D, B is {b.arr.ndim}-D)")
     if sa.fmt not in _WIDE_SCALES or sb.fmt not in _WIDE_SCALES:
-        # both must be float32 values: an integer scale (up to 31 significant bits) times a float32
-        # operand is not exact in binary64, and an MX scale (e8m0, e4m3) means per-32/16 blocks and
-        # a sign ignored, not a float32 scale applied after a block's sum
+        # an integer scale (up to 31 significant bits) is no float32 value, and an MX scale (e8m0, e4m3)
+        # means per-32/16 blocks and a sign ignored, not a float32 scale applied after a block's sum
         raise ValueError(f"a_scale is {_A.format_name(sa.fmt)} and b_scale is {_A.format_name(sb.fmt)}: scales "
                          f"applied after the sum must both be float32, bfloat16 or float16 (block scales of MX "
                          f"or NVFP4 formats must both be of that format)")
-    for op in (a, b):
-        if _significant_bits(op.fmt) + 24 > 53:
-            raise ValueError(f"{op.name} is {_A.format_name(op.fmt)}: its product with a float32 scale is not exact "
+    ops = []
+    for x in (a, b):
+        if _significant_bits(x.fmt) > 24:
+            raise ValueError(f"{x.name} is {_A.format_name(x.fmt)}: its product with a float32 scale is not exact "
                              f"in binary64 (float32 scales take operands of float32 or narrower, or integers of "
-                             f"at most 29 bits)")
+                             f"at most 24 bits)")
+        if _A.is_float(x.fmt):
+            ops.append((x.bits, x.fmt))
+        else:  # int8 / uint8 / int16 (W8A8 kernels): their values are float32 values
+            ops.append((_f32_bits(_values64(x)), _A.FMT_F32))
     m, k = a.arr.shape
-    n = b.arr.shape[1]
-    if b.arr.shape[0] != k:
-        raise ValueError(f"A is {m} x {k} and B is {b.arr.shape[0]} x {n}: the inner dimensions differ")
+    kb, n = b.arr.shape
+    if kb != k:
+        raise ValueError(f"A is {m} x {k} and B is {kb} x {n}: the inner dimensions differ")
     va, vb = _scale_values(sa), _scale_values(sb)
-    # A's scale: per tensor (), per row (M,) / (M, 1), per row and k-block (M, ceil(K / block))
-    if va.size == 1 and va.ndim <= 2:
-        fa = va.reshape(1, 1)
-    elif va.shape == (m,):
-        fa = va.reshape(m, 1)
-    elif va.ndim == 2 and va.shape[0] == m:
-        bk = _block_of(block, k, va.shape[1], "a_scale")
-        fa = np.repeat(va, bk, axis=1)[:, :k]
-    else:
-        raise ValueError(f"a_scale has shape {va.shape}: a scalar (per tensor), ({m},) or ({m}, 1) (per row of A), "
-                         f"or ({m}, ceil(k / block)) (per row and block of k)")
-    # B's scale: per tensor (), per column (N,) / (1, N), per k-block and column (ceil(K / block), N),
-    # per k-block and n-block (ceil(K / block), ceil(N / block))
-    if vb.size == 1 and vb.ndim <= 2:
-        fb = vb.reshape(1, 1)
-    elif vb.shape == (n,):
-        fb = vb.reshape(1, n)
-    elif vb.ndim == 2:
-        bk = _block_of(block, k, vb.shape[0], "b_scale")
-        if vb.shape[1] == n:
-            bn = 1
-        elif -(-n // bk) == vb.shape[1]:
-            bn = bk
-        else:
-            raise ValueError(f"b_scale has shape {vb.shape}: its columns are neither B's {n} nor ceil({n} / {bk})")
-        fb = np.repeat(np.repeat(vb, bk, axis=0)[:k], bn, axis=1)[:, :n]
-    else:
-        raise ValueError(f"b_scale has shape {vb.shape}: a scalar (per tensor), ({n},) or (1, {n}) (per column of B), "
-                         f"or (ceil(k / block), {n}) or (ceil(k / block), ceil({n} / block)) (per block)")
-    with np.errstate(invalid="ignore"):
-        a64 = _values64(a) * fa  # exact: at most 29 + 24 significant bits, far inside binary64's range
-        b64 = _values64(b) * fb
-    if c is None:
-        r = matmul(a64, b64, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
-    else:
-        r = mma(a64, b64, c.arr, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
-    r._op = "mma_scaled"
-    r._backward = None
-    r._no_bounds = _NO_BOUNDS
-    r._operand_fmts = None  # no bounds at all: NotImplementedError says why, whatever the standard
+    shp_a, shp_b = _scale_2d(sa, m, n, "a"), _scale_2d(sb, m, n, "b")
+    bk = 0 if block is None else int(block)
+    if block is not None and bk <= 0:
+        raise ValueError(f"block must be positive, not {block}")
+    bn = 0 if block_n is None else int(block_n)
+    if block_n is not None and bn <= 0:
+        raise ValueError(f"block_n must be positive, not {block_n}")
+    if block_n is None and shp_b[0] > 1 and shp_b[1] == n and n > 1:
+        bn = 1  # (ceil(k / block), n): per k-block and column of B
+    if sa.fmt == _BF16 and sb.fmt == _BF16:
+        sfmt, bits_a, bits_b = _BF16, sa.bits.reshape(shp_a), sb.bits.reshape(shp_b)
+    else:  # float32, float16 and float32-valued float64 scales: float32 (exact)
+        sfmt, bits_a, bits_b = _A.FMT_F32, _f32_bits(va).reshape(shp_a), _f32_bits(vb).reshape(shp_b)
+    dfmt = _dtype_arg(dtype)
+    if not _A.is_float(dfmt):
+        raise TypeError(f"a scaled product's dtype must be a float format, not {_A.format_name(dfmt)}")
+    cbits, cfmt = None, 0
+    if c is not None:
+        _broadcast_c(c, (m, n), (m, n))  # torch's broadcasting of C (zero strides: no copy)
+        cbits, cfmt = c.bits, c.fmt
+        if beta is None:
+            beta = 1.0
+    elif beta not in (None, 0, 0.0):
+        raise ValueError("beta has no effect without C")
+    biasbits, biasfmt = None, 0
+    if bias is not None:
+        shape = tuple(bias.arr.shape)
+        if shape not in ((n,), (1, n)):
+            raise ValueError(f"bias has shape {shape}: expected ({n},) or (1, {n}) (added to every row)")
+        bias.set_shape((1, n))
+        biasbits, biasfmt = bias.bits, bias.fmt
+    _engine(**engine)  # the reference's backend is the CPU's; the other options are checked, not used
+    dir_ = _core.rounding_id(rounding) if isinstance(rounding, str) else int(rounding)
+    info = _A._BY_ID[dfmt]
+    d_bits = np.empty((m, n), _A._UINT[info["storage_bytes"]])
+    core = _core.scaled_create(ops[0][0], ops[0][1], ops[1][0], ops[1][1], bits_a, bits_b, sfmt, bk, bn,
+                               float(alpha), 0.0 if beta is None else float(beta), cbits, cfmt, biasbits, biasfmt,
+                               d_bits, dfmt, dir_, _opts_of(saturate), int(engine.get("threads", 0)))
+    d_bits.flags.writeable = False
+    r = Result(op, core, _A._wrap_bits(d_bits, dfmt))
+    r._saturate = bool(saturate)
+    r._default_standard = f"scaled:bk={bk if bk else 128}"
+    r._operand_fmts = (ops[0][1], ops[1][1])  # the standards' operand check (scaled:..,partial=hopper-fp8)
     return r
+
+
+def scaled_mm(a, b, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None, use_fast_accum=False, *,
+              alpha=1.0, beta=None, c=None, block=None, block_n=None, rounding="nearest_even", saturate=False,
+              threads=0):
+    """torch._scaled_mm's product, exactly: D = alpha sum_blocks sa sb (sum a b) + beta c + bias, rounded
+    once into out_dtype, as a Result whose bounds take the scaled:bk=.. standards (docs/scaled.md).
+
+    a (m x k), b (k x n): 2-D, float formats of at most 24 significant bits (float8, bfloat16, float16,
+    float32; torch's fp8 tensors as they are); scale_a, scale_b: float32 (or bfloat16) scales as
+    torch takes them, their shape saying the granularity: a scalar (per tensor), scale_a (m,) or
+    (m, 1) per row, scale_b (n,) or (1, n) per column, scale_a (m, ceil(k / block)) and scale_b
+    (ceil(k / block), ceil(n / block_n)) per block (DeepGEMM's 1 x 128 and 128 x 128: block and block_n
+    128 by default).  bias: (n,) or (1, n), added to every row.  out_dtype: the output format (a torch
+    dtype or a name; None: a's, as torch's).  scale_result: only None (or 1) is taken.
+    use_fast_accum: taken and ignored: it changes how a GPU accumulates, not the exact answer; choose
+    the standard that describes the kernel.  alpha, beta, c: cuBLASLt's epilogue (beta 1 when c is
+    given).  rounding and saturate (the output cast saturates, as torch's CPU fp8 casts) as matmul's.
+
+    The default standard is scaled:bk=<block> (the scales after each block's sum, DeepGEMM's and
+    cuBLASLt's order); torch's CPU _scaled_mm scales the operands first: standard="scaled:bk=128,order=before".
+    """
+    del use_fast_accum
+    if scale_result is not None:
+        v = _values64(_Operand(scale_result, "scale_result", ndims=None))
+        if v.size != 1 or float(v.reshape(-1)[0]) != 1.0:
+            raise NotImplementedError("scale_result other than 1 is not modelled (fold it into alpha where the "
+                                      "kernel multiplies before adding the bias)")
+    A_ = _Operand(a, "a")
+    B_ = _Operand(b, "b")
+    sa = _Operand(scale_a, "scale_a", ndims=None)
+    sb = _Operand(scale_b, "scale_b", ndims=None)
+    cc = None if c is None else _Operand(c, "c", ndims=None)
+    bb = None if bias is None else _Operand(bias, "bias", ndims=None)
+    dtype = A_.fmt if out_dtype is None else out_dtype
+    engine = dict(backend="auto", threads=threads, strategy="auto", device=None)
+    return _wide_scaled(A_, B_, sa, sb, cc, block, dtype, rounding, saturate, engine, alpha=alpha, beta=beta, bias=bb,
+                        block_n=block_n, op="scaled_mm")
 
 
 def mmai(A, B, C=None, *, backend="auto", threads=0, strategy="auto", device=None):

@@ -151,6 +151,17 @@ class ExactArray:
             f"ExactArray([], shape={self.shape})"
 
 
+class _DefaultStandard(str):
+    """The default standard, spelt "normal" as seed 002 writes it: it means the result's own standard,
+    "normal" for every result but a scaled product's ("scaled:bk=<block>"); "normal" given explicitly is
+    the normal standard (which a scaled product refuses)."""
+
+    __slots__ = ()
+
+
+_STANDARD_DEFAULT = _DefaultStandard("normal")
+
+
 def _opts_key(result, compute, ulps, flush_to_zero, standard):
     """Resolve tolerance()'s arguments into the C layer's (compute id, ulps, ftz, standard name)."""
     if compute is None:
@@ -173,6 +184,10 @@ def _opts_key(result, compute, ulps, flush_to_zero, standard):
             A._warn(f"ulps={ulps!r} has no effect on {result.op}: ulps is the accuracy of library functions "
                     f"(exp, ...) a kernel calls, and {result.op} calls none; the bounds are the standard's "
                     f"(choose the standard, compute or flush_to_zero that describe the kernel)", UserWarning)
+    if standard is None or standard is _STANDARD_DEFAULT:
+        # the result's own standard: "scaled:bk=<block>" for a scaled product (as `exactref check` takes
+        # for --scale-format f32), "normal" for every other
+        standard = getattr(result, "_default_standard", None) or "normal"
     if not isinstance(standard, str):
         raise TypeError(f"standard must be a string, not {type(standard).__name__}")
     std = _core.check_standard(standard)
@@ -180,12 +195,19 @@ def _opts_key(result, compute, ulps, flush_to_zero, standard):
     if fmts is not None:
         # a matrix-engine standard models instructions that take operands of given formats: refused on
         # others (f32 under hopper-fp8), as `exactref check` refuses them, rather than bounds that do not apply
+        # a scaled product's engine partial (scaled:bk=..,partial=hopper-fp8) is that row's model: the
+        # same operand rule for its instructions (the library takes the name and does not check them)
+        m = re.search(r"(?:^|,)partial=([a-z0-9-]+)", std) if std.startswith("scaled") else None
         try:
-            _core.check_operands(std, *fmts)
+            _core.check_operands(m.group(1) if m and m.group(1) != "f32" else std, *fmts)
         except ValueError as e:
             text = re.sub(r"--standard (\S+)", r"standard='\1'", str(e))
             text = re.sub(r"declare it \(--([ab])-format (\S+)\)", lambda m: f"convert {m.group(1).upper()} to "
                           f"{A.format_name(A.format_id(m.group(2)))} (exact where they are)", text)
+            if m:
+                text = text.replace(f"standard='{m.group(1)}'", f"standard='{std}' (its partial {m.group(1)})")
+                text = text.replace("normal and any_order take any operands",
+                                    "scaled:bk=..,partial=f32 takes any operands")
             raise ValueError(text) from None
     return (cid, u, int(bool(flush_to_zero)), std)
 
@@ -364,7 +386,7 @@ class Result:
             return self._view[0]._recreate_chain()
         return self._recreate is not None
 
-    def _bounds_of(self, compute=None, *, ulps=None, flush_to_zero=False, standard="normal"):
+    def _bounds_of(self, compute=None, *, ulps=None, flush_to_zero=False, standard=_STANDARD_DEFAULT):
         """The bounds for tolerance()'s arguments (kept per options)."""
         return self._bounds_key(_opts_key(self, compute, ulps, flush_to_zero, standard))
 
@@ -402,12 +424,12 @@ class Result:
         r = Result(self._op, self._core, self._rounded_arr, recreate=recreate, backward=self._backward,
                    boundaries=self._boundaries, shape=self._nd)
         r._no_bounds = self._no_bounds
-        for name in ("_inputs", "_dir", "_operand_fmts"):
+        for name in ("_inputs", "_dir", "_operand_fmts", "_default_standard"):
             if hasattr(self, name):
                 setattr(r, name, getattr(self, name))
         return r
 
-    def tolerance(self, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = 'normal'):
+    def tolerance(self, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = _STANDARD_DEFAULT):
         """Worst-case |implementation output - rounded| per element (float64, rounded upward).
 
         compute: the format an implementation accumulates in (a name, numpy / ml_dtypes or torch dtype;
@@ -419,13 +441,15 @@ class Result:
         standard: which implementations are correct: "normal" (index order or 2/4 lanes, no FMA),
         "any_order" (any summation tree, FMA or not), a tensor-core model or "engine:..." (er.standards()
         lists them); each bound is proven in docs/proofs/.  Kept per options: asking again is free.
+        The default ("normal") is the result's own standard: "normal", or "scaled:bk=<block>" on a
+        product with float32 scales (er.scaled_mm); "normal" given explicitly is always normal.
         inf marks elements with no finite bound, nan those whose exact value is not finite."""
         if self._outputs is not None:
             return self._map(lambda r: r.tolerance(compute, ulps=ulps, flush_to_zero=flush_to_zero,
                                                    standard=standard))
         return self._bounds_of(compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard).tolerance
 
-    def finite_range(self, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = 'normal'):
+    def finite_range(self, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = _STANDARD_DEFAULT):
         """(low, high): the lowest and highest finite output of a correct implementation, per element."""
         if self._outputs is not None:
             return self._map(lambda r: r.finite_range(compute, ulps=ulps, flush_to_zero=flush_to_zero,
@@ -447,7 +471,8 @@ class Result:
                 high[none] = _negate_bits(fmt, mx)
         return A._exportable(A._wrap_bits(low, fmt)), A._exportable(A._wrap_bits(high, fmt))
 
-    def may_be(self, kind: str, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = 'normal'):
+    def may_be(self, kind: str, compute=None, *, ulps=None, flush_to_zero: bool = False,
+               standard: str = _STANDARD_DEFAULT):
         """Where a correct implementation may output kind ("+inf", "-inf" or "nan"), as a bool array."""
         if kind not in _KINDS:
             raise ValueError(f"kind must be '+inf', '-inf' or 'nan', not {kind!r}")
@@ -460,7 +485,8 @@ class Result:
         b = self._bounds_of(compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
         return np.array({"+inf": b.may_pinf, "-inf": b.may_ninf, "nan": b.may_nan}[kind])
 
-    def covers(self, output, compute=None, *, ulps=None, flush_to_zero: bool = False, standard: str = 'normal'):
+    def covers(self, output, compute=None, *, ulps=None, flush_to_zero: bool = False,
+               standard: str = _STANDARD_DEFAULT):
         """Where a correct implementation can produce output, as a bool array.
 
         output: the implementation's output (anything er.asarray takes: a numpy / ml_dtypes array, a
@@ -575,8 +601,9 @@ class Result:
         core = to_view(self._core)
         r = Result(self._op, core, None, view=(self, to_view, move), boundaries=self._boundaries, shape=shape)
         r._no_bounds = self._no_bounds
-        if hasattr(self, "_operand_fmts"):
-            r._operand_fmts = self._operand_fmts
+        for name in ("_operand_fmts", "_default_standard"):
+            if hasattr(self, name):
+                setattr(r, name, getattr(self, name))
         return r
 
     # ---- backward ----

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from . import _arrays as A
+from ._result import _STANDARD_DEFAULT
 
 __all__ = ["assert_matmul_valid", "report"]
 
@@ -64,7 +65,7 @@ def _greatest(result, out_bits, core, tol):
     return _greatest_lines(parts, lambda f: result._user_index(np.unravel_index(f, core.shape)))
 
 
-def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, standard="normal"):
+def report(result, output, *, compute=None, ulps=None, flush_to_zero=False, standard=_STANDARD_DEFAULT):
     """The judgment of output against result by the library's report function (the one `exactref check`
     prints), as a dict: elements, outside, hist (with hist_labels), worst_index, output_value,
     rounded_value, low_value, high_value, tolerance, ulps_beyond, worst_why, the vacuity flags,
@@ -138,7 +139,7 @@ def _finish(result, core, fmt, rep, key, greatest):
     return rep
 
 
-def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard="normal", compute=None,
+def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=_STANDARD_DEFAULT, compute=None,
                         ulps=None, flush_to_zero=False, dtype=None, rounding="nearest_even", saturate=False,
                         msg=None, backend="auto", threads=0, strategy="auto", device=None):
     """Assert that out is an output a correct implementation of a @ b (+ c) can produce, element by element.
@@ -151,7 +152,8 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
     finite value, as CUDA's satfinite and torch's CPU fp8 cast; the command's --saturate);
     standard, compute, ulps, flush_to_zero: the
     implementations judged correct (Result.covers; standard="any_order" for BLAS-like kernels with
-    any summation order and FMA, "normal" for index order, a tensor-core model such as "hopper").
+    any summation order and FMA, "normal" for index order, a tensor-core model such as "hopper"; the
+    default, "normal", is "scaled:bk=<block>" where float32 scales make it a scaled product, as er.scaled_mm).
     Integer operands check er.mmai's exact product.  block: the scales' block size; rounding: the
     output's rounding direction; msg: a string put before the message, or a function of it;
     backend, threads, strategy, device: where the exact product is computed (er.matmul's; the bits

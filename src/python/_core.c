@@ -1305,6 +1305,92 @@ static PyObject *py_check_operands(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/*
+ * scaled_create(a, afmt, b, bfmt, a_scale, b_scale, sfmt, block_k, block_n, alpha, beta, c, cfmt, bias, biasfmt,
+ *               d, dfmt, rounding, opts, threads)
+ * A scaled product through er_scaled_result_create (include/exactref/scaled.h): f32 or bf16 scales (sfmt)
+ * applied after a block's sum, alpha, beta C and a 1 x n bias, rounded once into d.  a, b, the scales, c
+ * and the bias: 2-D bit-pattern buffers (the scales, c and the bias may be None); d: the writable output.
+ * The library checks the shapes and values (its messages name the argument).  The bias's tensor is kept
+ * in the result's `grad` slot, its buffer held by a memoryview in deps.
+ */
+static PyObject *py_scaled_create(PyObject *mod, PyObject *args)
+{
+    PyObject *oa, *ob, *osa, *osb, *oc, *obias, *od;
+    int afmt, bfmt, sfmt, block_k, block_n, cfmt, biasfmt, dfmt, rounding, threads;
+    unsigned int opts;
+    double alpha, beta;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OiOiOOiiiddOiOiOiiIi", &oa, &afmt, &ob, &bfmt, &osa, &osb, &sfmt, &block_k, &block_n,
+                          &alpha, &beta, &oc, &cfmt, &obias, &biasfmt, &od, &dfmt, &rounding, &opts, &threads))
+        return NULL;
+    CResult *self = CResult_new_empty();
+    if (!self) return NULL;
+    PyObject *objs[6] = {oa, ob, oc, osa, osb, od};
+    int fmts[6] = {afmt, bfmt, cfmt, sfmt, sfmt, dfmt};
+    static const char *const names[6] = {"A", "B", "C", "a_scale", "b_scale", "the output"};
+    for (int q = 0; q < 6; q++) {
+        if (objs[q] == Py_None) continue;
+        if (operand_get(objs[q], fmts[q], names[q], q == 5, &self->ops[q]) != 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    if (!self->ops[0].held || !self->ops[1].held || !self->ops[5].held) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_ValueError, "A, B and the output are required");
+        return NULL;
+    }
+    if (obias != Py_None) {
+        /* the bias: a memoryview holds its buffer for the result's life; its tensor lives in self->grad */
+        operand tmp;
+        PyObject *mv = PyMemoryView_FromObject(obias);
+        if (!mv) {
+            Py_DECREF(self);
+            return NULL;
+        }
+        if (operand_get(mv, biasfmt, "bias", 0, &tmp) != 0) {
+            Py_DECREF(mv);
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->grad = tmp.t;
+        operand_release(&tmp); /* the memoryview keeps the exporter's buffer */
+        self->deps = PyTuple_Pack(1, mv);
+        Py_DECREF(mv);
+        if (!self->deps) {
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    er_scaled_args a;
+    er_scaled_args_init(&a);
+    a.a = &self->ops[0].t;
+    a.b = &self->ops[1].t;
+    a.a_scale = self->ops[3].held ? &self->ops[3].t : NULL;
+    a.b_scale = self->ops[4].held ? &self->ops[4].t : NULL;
+    a.block_k = block_k;
+    a.block_n = block_n;
+    a.alpha = alpha;
+    a.beta = beta;
+    a.c = self->ops[2].held ? &self->ops[2].t : NULL;
+    a.bias = obias != Py_None ? &self->grad : NULL;
+    a.d = &self->ops[5].t;
+    a.rounding = rounding;
+    a.opts = opts;
+    a.threads = threads;
+    char msg[1024] = "";
+    er_status st;
+    er_result *r = NULL;
+    ER_PY_CALL(st = er_scaled_result_create(&a, &r, msg, sizeof msg));
+    if (st != ER_OK) {
+        Py_DECREF(self);
+        return raise_status(st, msg);
+    }
+    self->r = r;
+    return (PyObject *)self;
+}
+
 static PyMethodDef module_methods[] = {
     {"create", py_create, METH_VARARGS, "Run an operation and keep its result."},
     {"convert", py_convert, METH_VARARGS, "Convert n bit patterns between formats."},
@@ -1321,6 +1407,7 @@ static PyMethodDef module_methods[] = {
     {"report_set_narrower", py_report_set_narrower, METH_VARARGS, "Set a merged report's narrower-format hint."},
     {"report_fields", py_report_fields, METH_VARARGS, "A report (bytes) as a dict."},
     {"check_operands", py_check_operands, METH_VARARGS, "Whether a standard takes operands of these formats."},
+    {"scaled_create", py_scaled_create, METH_VARARGS, "A scaled product (f32/bf16 scales after a block's sum)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

@@ -130,3 +130,33 @@ def test_a_consumed_export_keeps_the_memory_until_the_consumer_lets_go():
     assert (t.float() == 4.0).all(), t
     del t, junk
     gc.collect()
+
+
+def test_scaled_products_keep_memory_and_the_bias_flat():
+    # the scaled product's bias is held by a memoryview for the result's life: released with it, and on errors
+    a = np.arange(12, dtype=np.float32).reshape(3, 4) / 8
+    b = np.arange(8, dtype=np.float32).reshape(4, 2) / 4
+    bias = np.array([0.5, -0.25], np.float32)
+    sa, sb = np.float32(2), np.array([0.5, 4], np.float32)
+    refs = (sys.getrefcount(a), sys.getrefcount(bias), sys.getrefcount(sb))
+
+    def once():
+        r = er.scaled_mm(a, b, sa, sb, bias=bias, out_dtype="float32")
+        r.covers(r.rounded)
+        r.tolerance(standard="scaled:bk=4,order=before")
+        try:
+            er.scaled_mm(a, b, sa, sb, bias=bias, alpha=0.1)  # refused by the library after the bias is taken
+        except ValueError:
+            pass
+
+    for _ in range(300):
+        once()
+    gc.collect()
+    before = _rss_kib()
+    for _ in range(5000):
+        once()
+    gc.collect()
+    grown = _rss_kib() - before
+    # a view of the bias kept alive by a leaked memoryview would hold a reference to it
+    assert (sys.getrefcount(a), sys.getrefcount(bias), sys.getrefcount(sb)) == refs
+    assert grown < 4096, f"RSS grew by {grown} KiB over 5,000 calls"

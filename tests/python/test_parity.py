@@ -361,7 +361,7 @@ def test_dlpack_export_follows_the_consumer_contract():
     del cap
 
 
-# ---- float32 scales after the sum (per tensor, row, column, block): the exact value only, for now ----
+# ---- float32 scales after the sum (per tensor, row, column, block): the library's scaled product ----
 
 def _exact_scaled(a, b, fa, fb, bk, bn):
     """sum over k-blocks of sa[i, blk] * sb[blk, j // bn] * (sum over the block of a b), in Fractions."""
@@ -396,12 +396,15 @@ def test_f32_scales_per_tensor_row_column_give_the_exact_value(rng):
     for a_s, b_s in ((ra, cb), (ra[:, None], cb[None, :])):
         r = er.mma_scaled(a, b, a_s, b_s, dtype="bfloat16")
         assert_correctly_rounded(r.rounded, _exact_scaled(a, b, ra[:, None], cb[None, :], 48, 1))
-    # bounds of sum-then-scale kernels are not modelled yet: said, not guessed
-    with pytest.raises(NotImplementedError, match="not modelled yet"):
-        r.tolerance()
-    with pytest.raises(NotImplementedError, match="not modelled yet"):
-        r.covers(r.rounded)
-    with pytest.raises(NotImplementedError, match="not modelled yet"):
+    # the bounds of sum-then-scale kernels: the library's scaled:bk=.. standard, the default here
+    r = er.mma_scaled(a, b, sa, sb)
+    tol = np.asarray(r.tolerance(), np.float64)
+    assert np.isfinite(tol).all() and (tol > 0).all()
+    assert r.covers(r.rounded).all()
+    with pytest.raises(ValueError):  # normal given explicitly: the library refuses it on a scaled product
+        r.tolerance(standard="normal")
+    assert r.tolerance().tobytes() == r.tolerance(standard="scaled:bk=128").tobytes()
+    with pytest.raises(AssertionError, match="outside"):
         er.testing.assert_matmul_valid(a, b, np.zeros((5, 6), np.float32), scales=(sa, sb))
     assert np.isfinite(np.asarray(r.exact)).all()
     with pytest.raises(ValueError, match="not a float32 value"):
@@ -448,10 +451,10 @@ def test_f32_scales_refuse_what_binary64_cannot_scale_exactly():
     with pytest.raises(ValueError, match="infinite scale"):
         er.mma_scaled(np.array([[0.0, 1.0]], np.float32), np.ones((2, 1), np.float32), np.float32(np.inf),
                       np.float32(1))
-    # a NaN scale gives NaN both ways: kept
-    r = er.mma_scaled(np.array([[0.0, 1.0]], np.float32), np.ones((2, 1), np.float32), np.float32(np.nan),
+    # a NaN scale: the library refuses it (its message names the scale and the element)
+    with pytest.raises(ValueError, match=r"a_scale\[0, 0\] is NaN"):
+        er.mma_scaled(np.array([[0.0, 1.0]], np.float32), np.ones((2, 1), np.float32), np.float32(np.nan),
                       np.float32(1))
-    assert np.isnan(r.rounded).all()
 
 
 def test_engine_standards_refuse_operands_their_instructions_do_not_take(rng):

@@ -355,8 +355,9 @@ def test_f32_scalar_scales_from_torch_are_taken(rng):
     a64 = a.double() * float(sa)  # exact: 4 + 24 significant bits
     b64 = b.double() * float(sb)
     assert (_bits(r.rounded) == _bits(er.matmul(a64.numpy(), b64.numpy(), dtype="float32").rounded)).all()
-    # the check of such a kernel says what is missing rather than "a_scale must be 2-D or 3-D"
-    out = torch._scaled_mm(a, b.t().contiguous().t(), scale_a=sa, scale_b=sb, out_dtype=torch.float32) \
-        if hasattr(torch, "_scaled_mm") else torch.zeros(4, 5)
-    with pytest.raises(NotImplementedError, match="not modelled yet"):
-        er.testing.assert_matmul_valid(a, b, out, scales=(sa, sb))
+    # the check of such a kernel: torch's CPU _scaled_mm scales the operands before the sum (order=before)
+    if hasattr(torch, "_scaled_mm"):
+        out = torch._scaled_mm(a, b.t().contiguous().t(), scale_a=sa, scale_b=sb, out_dtype=torch.float32)
+        er.testing.assert_matmul_valid(a, b, out, scales=(sa, sb), standard="scaled:bk=128,order=before")
+    with pytest.raises(AssertionError, match="outside"):
+        er.testing.assert_matmul_valid(a, b, torch.zeros(4, 5), scales=(sa, sb))
