@@ -349,6 +349,23 @@ keep:
     return ER_OK;
 }
 
+const er_mma_args *er_result_args_(const er_result *r) { return &r->args; }
+
+void er_result_drop_keep_(er_result *r)
+{
+    er_big_free(r->keep_s);
+    r->keep_s = NULL;
+}
+
+int er_result_tileable_(const er_result *r, const er_tol_opts *o)
+{
+    if (r->base || r->from[0] || r->from[1] || r->from[2]) return 0;
+    int compute = o->compute < 0 ? er_result_default_compute(r) : o->compute;
+    for (int i = 0; i < r->ncache; i++)
+        if (same_opts(&r->cache[i].o, r->cache[i].compute, o, compute)) return 0;
+    return 1;
+}
+
 er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)
 {
     if (!r || !out) return ER_EINVAL;

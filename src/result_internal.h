@@ -32,4 +32,13 @@ struct er_result {
     } cache[ER_CACHE];
 };
 
+/* For the check (src/check.c): r's problem (er_mma's arguments, args->d its rounded answer), and
+ * whether r is a Result of arrays (not a view, not made from earlier results) that holds no bounds for
+ * o yet (a tiled check then costs less memory than its one pass). */
+const er_mma_args *er_result_args_(const er_result *r);
+int er_result_tileable_(const er_result *r, const er_tol_opts *o);
+/* Free the reference's S that r keeps for its bounds (keep_s; its later bounds form S again, the same
+ * bits): a tiled check of r does not read it, and it weighs 8 bytes per output element. */
+void er_result_drop_keep_(er_result *r);
+
 #endif

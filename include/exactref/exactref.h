@@ -11,5 +11,6 @@
 #include "exactref/backends.h"
 #include "exactref/math.h"
 #include "exactref/report.h"
+#include "exactref/check.h"
 
 #endif /* EXACTREF_H */

@@ -437,7 +437,9 @@ class Result:
         out = _output_array(output, fmt, core.shape)
         bits, _ = A._bits_of(out)
         covered = np.empty(core.shape, np.bool_)
-        outside = core.covers(bits, *key, covered)
+        # a large output: the library's check in tiles (bounded memory; None: one pass here)
+        rep = core.check(bits, *key, covered)
+        outside = rep["outside"] if rep is not None else core.covers(bits, *key, covered)
         return covered, outside
 
     def normal(self, compute=None, *, flush_to_zero: bool = False):

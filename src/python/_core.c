@@ -452,27 +452,10 @@ static PyObject *CResult_covers(CResult *self, PyObject *args)
     return PyLong_FromLongLong((long long)outside);
 }
 
-/* report(output, compute, ulps, ftz, standard): the check's scoring (the command's report function),
- * as a dict. */
-static PyObject *CResult_report(CResult *self, PyObject *args)
+/* A check report as the dict testing.report reads. */
+static PyObject *report_dict(const er_check_report *r)
 {
-    PyObject *oo;
-    int compute, ftz;
-    double ulps;
-    const char *std;
-    if (!alive(self)) return NULL;
-    if (!PyArg_ParseTuple(args, "Oidis", &oo, &compute, &ulps, &ftz, &std)) return NULL;
-    er_tol_opts o;
-    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
-    operand out;
-    if (operand_get(oo, er_result_rounded(self->r)->format, "output", 0, &out) != 0) return NULL;
-    er_check_report rep;
-    char msg[1024] = "";
-    er_status st;
-    const er_tensor *ta = self->ops[0].held ? &self->ops[0].t : NULL, *tb = self->ops[1].held ? &self->ops[1].t : NULL;
-    ER_PY_CALL(st = er_check_report_compute(self->r, &o, &out.t, ta, tb, NULL, 0, &rep, msg, sizeof msg));
-    operand_release(&out);
-    if (st != ER_OK) return raise_status(st, msg);
+    const er_check_report rep = *r;
     PyObject *hist = PyList_New(ER_REPORT_BINS), *labels = PyList_New(ER_REPORT_BINS);
     if (!hist || !labels) {
         Py_XDECREF(hist);
@@ -506,6 +489,77 @@ static PyObject *CResult_report(CResult *self, PyObject *args)
                          "operand_vacuous", rep.operand_vacuous, "zero_accepted", rep.zero_accepted,
                          "narrower_format", rep.narrower_format, "may_pinf", rep.may_pinf, "may_ninf", rep.may_ninf,
                          "may_nan", rep.may_nan);
+}
+
+
+/* report(output, compute, ulps, ftz, standard): the check's scoring (the command's report function),
+ * as a dict. */
+static PyObject *CResult_report(CResult *self, PyObject *args)
+{
+    PyObject *oo;
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "Oidis", &oo, &compute, &ulps, &ftz, &std)) return NULL;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    operand out;
+    if (operand_get(oo, er_result_rounded(self->r)->format, "output", 0, &out) != 0) return NULL;
+    er_check_report rep;
+    char msg[1024] = "";
+    er_status st;
+    const er_tensor *ta = self->ops[0].held ? &self->ops[0].t : NULL, *tb = self->ops[1].held ? &self->ops[1].t : NULL;
+    ER_PY_CALL(st = er_check_report_compute(self->r, &o, &out.t, ta, tb, NULL, 0, &rep, msg, sizeof msg));
+    operand_release(&out);
+    if (st != ER_OK) return raise_status(st, msg);
+    return report_dict(&rep);
+}
+
+/*
+ * check(output, compute, ulps, ftz, standard, covered): the check in tiles (er_check_result: bounded
+ * memory for a large output) as report's dict, covered (a writable uint8 buffer of the output's
+ * elements, or None) filled; None when the check would run in one pass (a small output, a view, a
+ * result on earlier results, bounds kept): the caller's report or covers then do it.
+ */
+static PyObject *CResult_check(CResult *self, PyObject *args)
+{
+    PyObject *oo, *oc;
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "OidisO", &oo, &compute, &ulps, &ftz, &std, &oc)) return NULL;
+    /* the tiles read the operands' vacuity where report does: results on arrays A and B held here */
+    if (!self->ops[0].held || !self->ops[1].held) Py_RETURN_NONE;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    const er_tensor *d = er_result_rounded(self->r);
+    operand out;
+    if (operand_get(oo, d->format, "output", 0, &out) != 0) return NULL;
+    Py_buffer cv;
+    int have_cov = oc != Py_None;
+    if (have_cov) {
+        int64_t count = 1;
+        for (int q = 0; q < d->ndim; q++) count *= d->shape[q];
+        if (out_get(oc, (Py_ssize_t)count, 1, "covered", &cv) != 0) {
+            operand_release(&out);
+            return NULL;
+        }
+    }
+    er_check_opts co;
+    er_check_opts_init(&co);
+    co.covered = have_cov ? (unsigned char *)cv.buf : NULL;
+    er_check_report rep;
+    char msg[1024] = "";
+    er_status st;
+    int tiled = 0;
+    ER_PY_CALL(st = er_check_result(self->r, &o, &out.t, &co, &rep, NULL, &tiled, msg, sizeof msg));
+    operand_release(&out);
+    if (have_cov) PyBuffer_Release(&cv);
+    if (st != ER_OK) return raise_status(st, msg);
+    if (!tiled) Py_RETURN_NONE;
+    return report_dict(&rep);
 }
 
 /* may_be_any(kind, compute, ulps, ftz, standard): 0 (proven never), or -1 (undecided). */
@@ -759,6 +813,7 @@ static PyMethodDef CResult_methods[] = {
     {"bounds", (PyCFunction)CResult_bounds, METH_VARARGS, "Fill the bounds arrays for the options."},
     {"covers", (PyCFunction)CResult_covers, METH_VARARGS, "Judge an output; returns the count outside."},
     {"report", (PyCFunction)CResult_report, METH_VARARGS, "The check's report (the command's scoring)."},
+    {"check", (PyCFunction)CResult_check, METH_VARARGS, "The check in tiles (bounded memory), or None: one pass."},
     {"may_be_any", (PyCFunction)CResult_may_be_any, METH_VARARGS, "Whole-tensor may_be: 0 never, -1 undecided."},
     {"normal", (PyCFunction)CResult_normal, METH_VARARGS, "normal() into a buffer."},
     {"exact", (PyCFunction)CResult_exact, METH_VARARGS, "The binary64 enclosures into buffers."},
