@@ -1117,7 +1117,8 @@ static void score_slow(acc_ *a, const er_bounds *bd, int fmt, const er_format_in
         take(a, rank, score, e, why, beyond, 0);
         return;
     }
-    if (ob == rb || (isfloat && isnan(ov) && isnan(rv))) {
+    /* exact: the same pattern, both NaN, or the same value (a zero of either sign for a zero) */
+    if (ob == rb || (isfloat && isnan(ov) && isnan(rv)) || (isfloat && ov == 0 && rv == 0)) {
         a->hist[ER_REPORT_EXACT]++;
         score = 0;
     } else if (!isfloat || !isfinite(ov) || !isfinite(rv) || !(tol > 0) || !isfinite(tol)) {
@@ -1177,7 +1178,8 @@ ER_AI void score_rows(score_job *j, const fdesc *f)
             fkey(f, ob, &oc);
             fkey(f, rb, &rc);
             double tol = bd->tolerance[e], score = 0;
-            if (ob == rb || (oc == C_NAN && rc == C_NAN)) {
+            if (ob == rb || (oc == C_NAN && rc == C_NAN) ||
+                (oc == C_FIN && rc == C_FIN && fval(f, ob) == 0 && fval(f, rb) == 0)) {
                 a->hist[ER_REPORT_EXACT]++;
             } else if (oc != C_FIN || rc != C_FIN || !(tol > 0) || !isfinite(tol)) {
                 a->hist[ER_REPORT_SPECIAL]++;
@@ -1421,7 +1423,7 @@ ER_AI void fuse_one(fuse_job *J, int64_t e0, const unsigned char *po, const unsi
     if (ok) {
         s.ok = 1;
         double t = tp[j];
-        if (ob == rb || (mo > inf && mr > inf)) s.exact = 1;
+        if (ob == rb || (mo > inf && mr > inf) || (mo == 0 && mr == 0)) s.exact = 1;
         else if (!(mo < inf && mr < inf && t > 0 && t < INFINITY)) s.special = 1;
         else {
             double d = fabs(fuse_val(ob, kind) - fuse_val(rb, kind));
@@ -1536,8 +1538,10 @@ ER_AVX512 static inline __attribute__((always_inline)) void fuse_rows_avx512(fus
             }
             fstep s;
             s.ok = ok;
-            __mmask16 ex = ok & (_mm512_cmpeq_epi32_mask(x, y) | (_mm512_cmpgt_epi32_mask(mx, vinf) &
-                                                                    _mm512_cmpgt_epi32_mask(my, vinf)));
+            __mmask16 ex = ok & (_mm512_cmpeq_epi32_mask(x, y) |
+                                 (_mm512_cmpgt_epi32_mask(mx, vinf) & _mm512_cmpgt_epi32_mask(my, vinf)) |
+                                 (_mm512_cmpeq_epi32_mask(mx, _mm512_setzero_si512()) &
+                                  _mm512_cmpeq_epi32_mask(my, _mm512_setzero_si512())));
             if (ex == ok) {
                 /* every covered element of the step exact: no tolerance read */
                 s.exact = ex;
@@ -1684,6 +1688,7 @@ ER_AVX2F static inline __attribute__((always_inline)) void fuse_rows_avx2(fuse_j
             s.ok = ok;
             __m256i exv = _mm256_or_si256(_mm256_cmpeq_epi32(x, y),
                                           _mm256_and_si256(_mm256_cmpgt_epi32(mx, vinf), _mm256_cmpgt_epi32(my, vinf)));
+            exv = _mm256_or_si256(exv, _mm256_and_si256(_mm256_cmpeq_epi32(mx, z), _mm256_cmpeq_epi32(my, z)));
             uint32_t ex = ok & (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(exv));
             if (ex == ok) {
                 s.exact = ex;
