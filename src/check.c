@@ -100,15 +100,17 @@ static int product_shape(const er_mma_args *args, shape_of *s)
 }
 
 /* The automatic tile (the rule above): *br = 0 for one pass. */
-static void tile_auto(int64_t nmat, int64_t rows, int64_t cols, int64_t k, int64_t io_bytes, int64_t *br, int64_t *bc)
+static void tile_auto(int64_t nmat, int64_t rows, int64_t cols, int64_t k, int64_t io_bytes, int64_t budget,
+                      int64_t *br, int64_t *bc)
 {
     *br = 0;
     *bc = cols;
     if (rows < 1 || cols < 1) return;
     int64_t kk = k > 0 ? k : 1;
     /* past 16 MiB of inputs and output, up to twice their bytes: fewer tiles (each prepares its
-     * operands again) while the fixed part of the process weighs less */
-    if (io_bytes > ER_CHECK_SMALL) io_bytes = 2 * io_bytes - ER_CHECK_SMALL;
+     * operands again) while the fixed part of the process weighs less; or the caller's budget */
+    if (budget > 0) io_bytes = budget;
+    else if (io_bytes > ER_CHECK_SMALL) io_bytes = 2 * io_bytes - ER_CHECK_SMALL;
     /* inputs larger than memory (read through mappings): a tile of at most a quarter of it */
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     double quarter = (double)pages * (double)psize / 4;
@@ -153,7 +155,7 @@ void er_check_plan(const er_mma_args *args, const er_tensor *output, const er_ch
             int64_t io = bytes_of(output, s.nmat * s.rows * s.cols);
             io += bytes_of(a, (a->ndim == 3 ? s.nmat : 1) * s.rows * s.k);
             io += bytes_of(b, (b->ndim == 3 ? s.nmat : 1) * s.k * s.cols);
-            tile_auto(s.nmat, s.rows, s.cols, s.k, io, &br, &bc);
+            tile_auto(s.nmat, s.rows, s.cols, s.k, io, co ? co->tile_bytes : 0, &br, &bc);
         }
     }
     if (br <= 0) bc = 0;
@@ -222,6 +224,22 @@ static int narrow_result(const narrow_acc *n, const er_check_report *rep)
     for (int k = 0; k < 5; k++)
         if (n->out_in[k] && !n->r_in[k]) return n->cand[k];
     return -1;
+}
+
+/* The tile t (contiguous, mb x nb) into rows r0.. and columns c0.. of matrix b of d. */
+static void put_tile(const er_tensor *d, int64_t b, int64_t r0, int64_t c0, const er_tensor *t)
+{
+    er_format_info fi;
+    er_format_get_info(d->format, &fi);
+    er_tensor v = tile_view(d, b, r0, t->shape[0], c0, t->shape[1]);
+    size_t sb = (size_t)fi.storage_bytes;
+    for (int64_t i = 0; i < t->shape[0]; i++) {
+        const unsigned char *src = (const unsigned char *)t->data + (size_t)(i * t->strides[0]) * sb;
+        unsigned char *dst = (unsigned char *)v.data + (size_t)(i * v.strides[0]) * sb;
+        if (v.strides[1] == 1) memcpy(dst, src, (size_t)t->shape[1] * sb);
+        else
+            for (int64_t j = 0; j < t->shape[1]; j++) memcpy(dst + (size_t)(j * v.strides[1]) * sb, src + (size_t)j * sb, sb);
+    }
 }
 
 /* The library's progress hook (er_progress_fn) of one computation as a share of the whole check. */
@@ -344,6 +362,8 @@ static er_status run_tiles(const er_mma_args *args, const er_tol_opts *o, const 
                 /* the tile's output and rounded answer for the narrower-format hint (dtile holds the
                  * rounded answer, written by the Result) */
                 if (st == ER_OK) narrow_tile(&nacc, &vo, &vd);
+                if (st == ER_OK && co->result) /* the tile's rounded answer into the caller's */
+                    put_tile(args->d, bm, r0, c0, &vd);
                 if (st == ER_OK && co->covered) /* the tile's covers into the whole output's */
                     for (int64_t i = 0; i < mb; i++)
                         memcpy(co->covered + (size_t)(((bm * s->rows) + r0 + i) * s->cols + c0), tcov + (size_t)(i * nb),
@@ -355,6 +375,7 @@ static er_status run_tiles(const er_mma_args *args, const er_tol_opts *o, const 
             if (co->band_done) co->band_done(co->band_ctx, bm, r0, mb);
         }
     if (st == ER_OK) rep->narrower_format = narrow_result(&nacc, rep);
+    if (st == ER_OK && co->result) st = er_result_adopt_(args, agg, co->result);
     free(bcov);
     free(tcov);
     free(dtile);
@@ -469,8 +490,16 @@ er_status er_check(const er_mma_args *args, const er_tol_opts *o, const er_tenso
     if (!product_shape(args, &s))
         return msgf(msg, msg_size, ER_EINVAL, "A and B must be 2-D or 3-D (a leading batch dimension)");
     if ((st = check_output(&s, output, msg, msg_size)) != ER_OK) return st;
+    if (co->result) {
+        *co->result = NULL;
+        if (!args->d || !args->d->data)
+            return msgf(msg, msg_size, ER_EINVAL, "er_check: a kept Result needs args->d with storage");
+        if ((st = check_output(&s, args->d, msg, msg_size)) != ER_OK) return st;
+        if (args->d->format != output->format)
+            return msgf(msg, msg_size, ER_EINVAL, "er_check: args->d and the output must have one format");
+    }
     int64_t br = 0, bc = 0;
-    if (!co->result) er_check_plan(args, output, co, &br, &bc);
+    er_check_plan(args, output, co, &br, &bc);
     if (br > 0) {
         info->tile_rows = br;
         info->tile_cols = bc;

@@ -76,6 +76,28 @@ er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, 
     return ER_OK;
 }
 
+er_status er_result_adopt_(const er_mma_args *args, const er_mma_stats *stats, er_result **out)
+{
+    er_result *r = (er_result *)calloc(1, sizeof *r);
+    if (!r) return ER_ENOMEM;
+    r->args = *args;
+    r->args.lo = r->args.hi = r->args.odd = NULL;
+    r->args.stats = NULL;
+    r->args.msg = NULL;
+    r->args.msg_size = 0;
+    r->args.progress = NULL;
+    r->args.progress_ctx = NULL;
+    r->d = *args->d;
+    r->args.d = &r->d;
+    r->stats = *stats;
+    r->is_int = er_fmt_get(args->a->format).kind != ER_KIND_FLOAT;
+    r->count = 1;
+    for (int i = 0; i < r->d.ndim; i++) r->count *= r->d.shape[i];
+    r->output_name = "out";
+    *out = r;
+    return ER_OK;
+}
+
 void er_result_set_progress(er_result *r, er_progress_fn fn, void *ctx)
 {
     if (!r) return;

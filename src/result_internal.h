@@ -40,5 +40,9 @@ int er_result_tileable_(const er_result *r, const er_tol_opts *o);
 /* Free the reference's S that r keeps for its bounds (keep_s; its later bounds form S again, the same
  * bits): a tiled check of r does not read it, and it weighs 8 bytes per output element. */
 void er_result_drop_keep_(er_result *r);
+/* A Result of args whose rounded answer args->d already holds, exactly (written by er_check's tiles,
+ * each the exact product of its views rounded once: the whole answer's bits), with those stats; no
+ * reference is run.  Like er_result_create's otherwise (no S kept: its bounds form S themselves). */
+er_status er_result_adopt_(const er_mma_args *args, const er_mma_stats *stats, er_result **out);
 
 #endif

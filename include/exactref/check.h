@@ -32,6 +32,9 @@ typedef struct er_check_opts {
     /* rows of a tile: 0 automatic (by memory: the rule of docs/cli.md, "Memory: the check in tiles"),
      * -1 one pass, R > 0 at most R rows; tile_cols with R > 0: at most that many columns (0: all) */
     int64_t tile_rows, tile_cols;
+    /* with automatic tiles: 0 the rule's budget (about the bytes of the inputs and output, twice
+     * that past 16 MiB of them); B > 0 a tile of about B bytes (Python: the arrays' bytes, once) */
+    int64_t tile_bytes;
     er_check_progress_fn progress;
     void *progress_ctx;
     er_check_note_fn note;
@@ -41,9 +44,11 @@ typedef struct er_check_opts {
     int64_t *outside_index;  /* may be NULL: receives the first min(outside, outside_cap) outside flat indices */
     int64_t outside_cap;
     unsigned char *covered;  /* may be NULL: receives covers() of every element (row-major, 1 covered) */
-    /* NULL, or: the check runs in one pass and *result receives its Result (free it with
-     * er_result_free), whose rounded answer is written into args->d (given, of the output's format and
-     * shape, and outliving *result); its bounds for the options are computed (--save-bounds) */
+    /* NULL, or: *result receives the Result of the whole product (free it with er_result_free), whose
+     * rounded answer is written into args->d (given, of the output's format and shape, and outliving
+     * *result): in one pass its bounds for the options are kept (--save-bounds: tile_rows -1); in
+     * tiles, the tiles' rounded answers are written there and the Result is made of them (no second
+     * reference), with no bounds yet */
     er_result **result;
 } er_check_opts;
 

@@ -362,6 +362,7 @@ int er_cmd_check(int argc, char **argv)
         D.data = dbuf;
         args.d = &D;
         co.result = &res;
+        co.tile_rows = -1;
     }
     er_check_report rep;
     er_check_info info;

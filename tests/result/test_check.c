@@ -167,6 +167,34 @@ static void one(int nb, int64_t m, int64_t k, int64_t n, int with_c, int scaled,
             ck_assert_int_eq(h.bands, 0);
         }
     }
+    /* the Result kept from the tiles: its rounded answer is the one-pass Result's, and so are its
+     * bounds (made afterwards, without the reference's S) */
+    {
+        float *d2 = malloc(sizeof(float) * (size_t)cnt);
+        er_tensor D2 = D;
+        D2.data = d2;
+        memset(d2, 0x5a, sizeof(float) * (size_t)cnt);
+        er_check_opts co;
+        er_result *kept = NULL;
+        er_check_opts_init(&co);
+        co.tile_rows = 2;
+        co.tile_cols = 3;
+        co.result = &kept;
+        args.d = &D2;
+        ck_assert_msg(er_check(&args, &o, &O, &co, &got, NULL, msg, sizeof msg) == ER_OK, "%s", msg);
+        ck_assert_ptr_nonnull(kept);
+        ck_assert(!memcmp(d2, d, sizeof(float) * (size_t)cnt));
+        ck_assert_int_eq(er_result_stats(kept)->elements, cnt);
+        const er_bounds *b2;
+        ck_assert_msg(er_result_bounds(kept, &o, &b2, msg, sizeof msg) == ER_OK, "%s", msg);
+        ck_assert(!memcmp(b2->tolerance, bd->tolerance, sizeof(double) * (size_t)cnt));
+        ck_assert(!memcmp(b2->low, bd->low, sizeof(uint64_t) * (size_t)cnt));
+        ck_assert(!memcmp(b2->high, bd->high, sizeof(uint64_t) * (size_t)cnt));
+        ck_assert(!memcmp(b2->has_range, bd->has_range, (size_t)cnt));
+        er_result_free(kept);
+        args.d = NULL;
+        free(d2);
+    }
     /* a Result with bounds kept: er_check_result leaves it to the caller */
     {
         er_check_opts co;
