@@ -1,4 +1,5 @@
-/* report.c: the scoring of a check, computed once here and printed by every front end. */
+/* report.c: covers (a result's output against its bounds, through the compact keys kept beside them)
+ * and the scoring of a check, computed once here and printed by every front end. */
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -478,6 +479,7 @@ static const fdesc f16_desc_ = {ER_FMT_F16, 2, 16, 0, 10, ER_SPECIAL_IEEE, 1, 3,
 /* ---- the compact keys: made once per bounds and output format, kept with the bounds ---- */
 
 struct er_bkeys {
+    er_bkeys_head head;    /* er_bkeys_free: the result frees the keys through it (er_report.h) */
     int fmt, kb;           /* the output format; key bytes: 2 (formats of up to 2 storage bytes) or 4 */
     int64_t count, zero_ok;
     void *lo, *hi;         /* int16_t or int32_t keys; an empty range as lo = max > hi = min */
@@ -675,6 +677,7 @@ static void *key_thread_ieee(void *arg)
 static er_bkeys *keys_make(const er_bounds *bd, const fdesc *f)
 {
     er_bkeys *k = (er_bkeys *)calloc(1, sizeof *k);
+    if (k) k->head.release = er_bkeys_free;
     if (!k) return NULL;
     size_t n = (size_t)(bd->count ? bd->count : 1);
     k->fmt = f->fmt;
@@ -2235,4 +2238,36 @@ er_status er_check_report_compute(er_result *r, const er_tol_opts *o, const er_t
                                     outside_cap, rep, msg, msg_size);
     free(cov);
     return st;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* covers of a result: its bounds (src/tolerance.c) through the keys kept with them in its cache      */
+
+er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
+                           int64_t *outside, char *msg, size_t msg_size)
+{
+    return er_result_covers_kept(r, o, output, covered, outside, NULL, NULL, msg, msg_size);
+}
+
+er_status er_result_covers_kept(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
+                                int64_t *outside, int64_t *zero_ok, const er_bounds **bounds, char *msg,
+                                size_t msg_size)
+{
+    const er_bounds *b;
+    er_status st;
+    if (!r || !output || !covered) return ER_EINVAL;
+    if (output->format != r->d.format || output->ndim != r->d.ndim)
+        return fail(msg, msg_size, ER_EINVAL, "the output must have the result's format (%s) and shape",
+                    er_format_name(r->d.format));
+    for (int i = 0; i < output->ndim; i++)
+        if (output->shape[i] != r->d.shape[i])
+            return fail(msg, msg_size, ER_EINVAL, "the output's shape differs from the result's in dimension %d", i);
+    if ((st = er_result_bounds(r, o, &b, msg, msg_size)) != ER_OK) return st;
+    if (bounds) *bounds = b;
+    /* the patterns compared as order-mapped integers, rows over threads, through the compact keys kept
+     * with the bounds (below) */
+    er_bkeys **keys = NULL;
+    for (int i = 0; i < r->ncache; i++)
+        if (&r->cache[i].b == b) keys = &r->cache[i].keys;
+    return er_bounds_covers_kept(b, keys, output, r->is_int, covered, outside, zero_ok, msg, msg_size);
 }
