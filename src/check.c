@@ -226,6 +226,19 @@ static int narrow_result(const narrow_acc *n, const er_check_report *rep)
     return -1;
 }
 
+/* The caller's problem without its outputs, statistics, message and progress (the check's own). */
+static er_mma_args problem_of(const er_mma_args *args)
+{
+    er_mma_args a = *args;
+    a.lo = a.hi = a.odd = NULL;
+    a.stats = NULL;
+    a.msg = NULL;
+    a.msg_size = 0;
+    a.progress = NULL;
+    a.progress_ctx = NULL;
+    return a;
+}
+
 /* The tile t (contiguous, mb x nb) into rows r0.. and columns c0.. of matrix b of d. */
 static void put_tile(const er_tensor *d, int64_t b, int64_t r0, int64_t c0, const er_tensor *t)
 {
@@ -300,17 +313,11 @@ static er_status run_tiles(const er_mma_args *args, const er_tol_opts *o, const 
                 er_tensor va = tile_view(args->a, bm, r0, mb, 0, -1), vb = tile_view(args->b, bm, 0, -1, c0, nb);
                 er_tensor vo = tile_view(output, bm, r0, mb, c0, nb), vc, vsa, vsb;
                 er_tensor vd = er_tensor_2d(output->format, mb, nb, dtile);
-                er_mma_args ba = *args;
+                er_mma_args ba = problem_of(args);
                 er_result *rb = NULL;
                 ba.a = &va;
                 ba.b = &vb;
                 ba.d = &vd;
-                ba.lo = ba.hi = ba.odd = NULL;
-                ba.stats = NULL;
-                ba.msg = NULL;
-                ba.msg_size = 0;
-                ba.progress = NULL;
-                ba.progress_ctx = NULL;
                 if (args->c) {
                     vc = tile_view(args->c, bm, r0, mb, c0, nb);
                     ba.c = &vc;
@@ -392,17 +399,11 @@ static er_status one_pass(const er_mma_args *args, const er_tol_opts *o, const e
     er_format_get_info(output->format, &fo);
     int64_t elems = 1;
     for (int d = 0; d < output->ndim; d++) elems *= output->shape[d];
-    er_mma_args ba = *args;
+    er_mma_args ba = problem_of(args);
     er_tensor D;
     void *dbuf = NULL;
     er_result *res = NULL;
     er_status st;
-    ba.lo = ba.hi = ba.odd = NULL;
-    ba.stats = NULL;
-    ba.msg = NULL;
-    ba.msg_size = 0;
-    ba.progress = NULL;
-    ba.progress_ctx = NULL;
     if (keep) {
         if (!args->d || !args->d->data)
             return msgf(msg, msg_size, ER_EINVAL, "er_check: a kept Result needs args->d with storage");
