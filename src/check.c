@@ -35,6 +35,8 @@
 #define ER_CHECK_BLOCK_MIN (INT64_C(1) << 15)
 #define ER_CHECK_MIN_COLS 128
 #define ER_CHECK_SMALL (INT64_C(16) << 20)
+/* the rule's budget at most (issue 34: the check's peak flat in n past n = 4096 for bf16 -> f32) */
+#define ER_CHECK_MAX (INT64_C(256) << 20)
 /* er_check_result tiles a Result of at least this many output elements (automatic tiles) */
 #define ER_CHECK_RESULT_MIN (INT64_C(1) << 20)
 
@@ -111,6 +113,7 @@ static void tile_auto(int64_t nmat, int64_t rows, int64_t cols, int64_t k, int64
      * operands again) while the fixed part of the process weighs less; or the caller's budget */
     if (budget > 0) io_bytes = budget;
     else if (io_bytes > ER_CHECK_SMALL) io_bytes = 2 * io_bytes - ER_CHECK_SMALL;
+    if (budget <= 0 && io_bytes > ER_CHECK_MAX) io_bytes = ER_CHECK_MAX;
     /* inputs larger than memory (read through mappings): a tile of at most a quarter of it */
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     double quarter = (double)pages * (double)psize / 4;
@@ -376,6 +379,7 @@ static er_status run_tiles(const er_mma_args *args, const er_tol_opts *o, const 
                         memcpy(co->covered + (size_t)(((bm * s->rows) + r0 + i) * s->cols + c0), tcov + (size_t)(i * nb),
                                (size_t)nb);
                 done_el += mb * nb;
+                if (co->tile_done) co->tile_done(co->tile_ctx, bm, r0, mb, c0, nb);
             }
             if (st == ER_OK)
                 st = er_check_report_merge(rep, &band, bcov, NULL, co->outside_index, co->outside_cap, msg, msg_size);

@@ -26,6 +26,9 @@ typedef void (*er_check_note_fn)(void *ctx, const char *note);
 /* Rows row0 .. row0+rows-1 of matrix `matrix` of the batch (0 for a 2-D output) are done with: every
  * tile of that band of rows is scored.  The command gives back the mapped pages of those rows there. */
 typedef void (*er_check_band_fn)(void *ctx, int64_t matrix, int64_t row0, int64_t rows);
+/* The tile of rows row0 .. row0+rows-1 and columns col0 .. col0+cols-1 of matrix `matrix` is scored
+ * (its Result freed).  The command gives back the mapped pages of B's columns there. */
+typedef void (*er_check_tile_fn)(void *ctx, int64_t matrix, int64_t row0, int64_t rows, int64_t col0, int64_t cols);
 
 /* The check's choices and hooks (er_check_opts_init: automatic tiles, no hooks, nothing listed). */
 typedef struct er_check_opts {
@@ -33,7 +36,8 @@ typedef struct er_check_opts {
      * -1 one pass, R > 0 at most R rows; tile_cols with R > 0: at most that many columns (0: all) */
     int64_t tile_rows, tile_cols;
     /* with automatic tiles: 0 the rule's budget (about the bytes of the inputs and output, twice
-     * that past 16 MiB of them); B > 0 a tile of about B bytes (Python: the arrays' bytes, once) */
+     * that past 16 MiB of them, at most 256 MiB: past that more tiles, so that the memory a check
+     * holds does not grow with the files); B > 0 a tile of about B bytes (Python: the arrays' bytes) */
     int64_t tile_bytes;
     er_check_progress_fn progress;
     void *progress_ctx;
@@ -41,6 +45,8 @@ typedef struct er_check_opts {
     void *note_ctx;
     er_check_band_fn band_done;
     void *band_ctx;
+    er_check_tile_fn tile_done;
+    void *tile_ctx;
     int64_t *outside_index;  /* may be NULL: receives the first min(outside, outside_cap) outside flat indices */
     int64_t outside_cap;
     unsigned char *covered;  /* may be NULL: receives covers() of every element (row-major, 1 covered) */

@@ -69,6 +69,28 @@ static void on_band(void *ctx, int64_t matrix, int64_t r0, int64_t rows)
         if (d->map[k]) drop_rows(d->map[k], d->t[k], matrix, r0, rows);
 }
 
+/* er_check's tile hook: the tile's columns of B (all k rows) are done with until the next band: their
+ * mapped pages go back (read again from the page cache then), so B's share does not grow with n */
+static void on_tile(void *ctx, int64_t matrix, int64_t r0, int64_t rows, int64_t c0, int64_t cols)
+{
+    const er_cli_operand *B = (const er_cli_operand *)ctx;
+    const er_tensor *t = &B->t;
+    (void)r0, (void)rows;
+    if (!B->map.base || !t->data || cols <= 0) return;
+    er_format_info fi;
+    er_format_get_info(t->format, &fi);
+    int64_t k = t->shape[t->ndim - 2], s0 = t->strides[t->ndim - 2], s1 = t->strides[t->ndim - 1];
+    int64_t off = t->ndim == 3 ? matrix * t->strides[0] : 0;
+    const unsigned char *base = (const unsigned char *)t->data;
+    size_t sb = (size_t)fi.storage_bytes;
+    if (k <= 0 || s0 < 0 || s1 < 0) return;
+    if (s0 == 1) /* B stored by columns: the tile's columns are one run */
+        _er_npy_map_drop(&B->map, base + (size_t)(off + c0 * s1) * sb, (size_t)((cols - 1) * s1 + k) * sb);
+    else
+        for (int64_t p = 0; p < k; p++)
+            _er_npy_map_drop(&B->map, base + (size_t)(off + p * s0 + c0 * s1) * sb, (size_t)((cols - 1) * s1 + 1) * sb);
+}
+
 /* er_check's notes, said as they come. */
 static void on_note(void *ctx, const char *note)
 {
@@ -347,6 +369,8 @@ int er_cmd_check(int argc, char **argv)
                        {&m.A.t, &O, args.c, args.a_scale}};
     co.band_done = on_band;
     co.band_ctx = &drops;
+    co.tile_done = on_tile;
+    co.tile_ctx = &m.B;
     int64_t er_ = env_size("EXACTREF_CHECK_BLOCK_ROWS"), ec_ = env_size("EXACTREF_CHECK_BLOCK_COLS");
     if (er_ >= 0) {
         co.tile_rows = er_ ? er_ : -1;

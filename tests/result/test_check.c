@@ -41,7 +41,7 @@ static void make_output(const float *d, const er_bounds *bd, int64_t count, uint
 }
 
 typedef struct {
-    int64_t bands, rows_seen, calls;
+    int64_t bands, rows_seen, calls, tiles, tile_elems;
     double last;
     int bad;
 } hooks;
@@ -53,6 +53,15 @@ static void on_band(void *ctx, int64_t matrix, int64_t row0, int64_t rows)
     if (rows < 1 || row0 < 0) h->bad = 1;
     h->bands++;
     h->rows_seen += rows;
+}
+
+static void on_tile(void *ctx, int64_t matrix, int64_t row0, int64_t rows, int64_t col0, int64_t cols)
+{
+    hooks *h = (hooks *)ctx;
+    (void)matrix;
+    if (rows < 1 || cols < 1 || row0 < 0 || col0 < 0) h->bad = 1;
+    h->tiles++;
+    h->tile_elems += rows * cols;
 }
 
 static void on_progress(void *ctx, const char *what, double fraction)
@@ -144,6 +153,8 @@ static void one(int nb, int64_t m, int64_t k, int64_t n, int with_c, int scaled,
         co.covered = got_cov;
         co.band_done = on_band;
         co.band_ctx = &h;
+        co.tile_done = on_tile;
+        co.tile_ctx = &h;
         co.progress = on_progress;
         co.progress_ctx = &h;
         memset(got_cov, 7, (size_t)cnt);
@@ -162,9 +173,12 @@ static void one(int nb, int64_t m, int64_t k, int64_t n, int with_c, int scaled,
             ck_assert_int_eq(info.tile_rows, br);
             ck_assert_int_eq(h.rows_seen, nb * m);
             ck_assert_int_eq(h.bands, nb * ((m + br - 1) / br));
+            ck_assert_int_eq(h.tile_elems, cnt); /* every element in exactly one tile */
+            ck_assert_int_eq(info.tile_cols, tiles[t][1] > 0 && tiles[t][1] < n ? tiles[t][1] : n);
         } else {
             ck_assert_int_eq(info.tile_rows, 0);
             ck_assert_int_eq(h.bands, 0);
+            ck_assert_int_eq(h.tiles, 0);
         }
     }
     /* the Result kept from the tiles: its rounded answer is the one-pass Result's, and so are its
