@@ -9,6 +9,10 @@
 # memory instead of memory-mapped, docs/cli.md).  The peak counts the mapped files' pages that are
 # resident: they are the page cache's, which the kernel reclaims under memory pressure, so the peak
 # of a mapped check is what it holds when memory is plentiful, not what it needs.
+# With ER_PYTHON set to a Python that imports exactref (e.g. build/venv/bin/python), the same problem
+# is also checked from Python: the three .npy files loaded into memory (np.load, no mapping), then
+# er.testing.assert_matmul_valid(a, b, out) (on a large output the library's check in tiles,
+# er_check_result), and its peak is printed against the same bytes ("python" line).
 set -eu
 exe=${1:?usage: memory.sh EXACTREF [N ...]}
 shift
@@ -43,4 +47,21 @@ EOF
     awk -v n="$n" -v kb="$kb" -v f="$files" -v w="$wall" -v b="$blocks" 'BEGIN {
         printf "memory n=%d bf16 -> f32: peak RSS %.1f MB, inputs+output %.1f MB, ratio %.2f (wall %s%s)\n",
                n, kb * 1024 / 1e6, f / 1e6, kb * 1024 / f, w, b }'
+    if [ -n "${ER_PYTHON-}" ]; then
+        /usr/bin/time -v "$ER_PYTHON" - "$tmp" >"$tmp/py.txt" 2>"$tmp/time.txt" <<'EOF' || { cat "$tmp/py.txt" "$tmp/time.txt" >&2; exit 1; }
+import os, sys
+import ml_dtypes, numpy as np
+import exactref as er
+d = sys.argv[1]
+a = np.load(os.path.join(d, "a.npy")).view(ml_dtypes.bfloat16)
+b = np.load(os.path.join(d, "b.npy")).view(ml_dtypes.bfloat16)
+out = np.load(os.path.join(d, "out.npy"))
+er.testing.assert_matmul_valid(a, b, out)
+EOF
+        kb=$(sed -n 's/^[[:space:]]*Maximum resident set size (kbytes): //p' "$tmp/time.txt")
+        wall=$(sed -n 's/^[[:space:]]*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time.txt")
+        awk -v n="$n" -v kb="$kb" -v f="$files" -v w="$wall" 'BEGIN {
+            printf "memory n=%d bf16 -> f32, python assert_matmul_valid: peak RSS %.1f MB, inputs+output %.1f MB, ratio %.2f (wall %s)\n",
+                   n, kb * 1024 / 1e6, f / 1e6, kb * 1024 / f, w }'
+    fi
 done

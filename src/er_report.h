@@ -1,5 +1,5 @@
 /* er_report.h (internal): the bounds' compact keys, made once and kept with the bounds by the result
- * (src/result.c), and the covers and scoring that read them (src/report.c). */
+ * (src/result.c), and the covers (src/report_covers.c) and scoring (src/report.c) that read them. */
 #ifndef ER_REPORT_INTERNAL_H
 #define ER_REPORT_INTERNAL_H
 
@@ -14,6 +14,15 @@
  * rounded answer's own covers decision), and the number of elements whose range holds zero. */
 typedef struct er_bkeys er_bkeys;
 void er_bkeys_free(er_bkeys *k);
+/* Every er_bkeys begins with the function that frees it, so that the result keeping them in its cache
+ * (src/result_internal.h) frees them without calling up into the covers (no circle of calls). */
+typedef struct er_bkeys_head {
+    void (*release)(er_bkeys *k);
+} er_bkeys_head;
+static inline void er_bkeys_release(er_bkeys *k)
+{
+    if (k) ((er_bkeys_head *)(void *)k)->release(k);
+}
 
 /* er_bounds_covers through the keys kept at *keys (made on the first call for this output format;
  * keys NULL: none made, the bounds read directly).  *zero_ok (may be NULL) receives the number of
@@ -22,7 +31,7 @@ er_status er_bounds_covers_kept(const er_bounds *bd, er_bkeys **keys, const er_t
                                 unsigned char *covered, int64_t *outside, int64_t *zero_ok, char *msg,
                                 size_t msg_size);
 
-/* er_result_covers with the count above and the bounds used (src/result.c). */
+/* er_result_covers with the count above and the bounds used (src/report_covers.c, beside the keys). */
 er_status er_result_covers_kept(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
                                 int64_t *outside, int64_t *zero_ok, const er_bounds **bounds, char *msg,
                                 size_t msg_size);

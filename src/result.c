@@ -1,9 +1,9 @@
-/* result.c: the Result of a matrix product: er_result_create runs the exact engine once and keeps the
- * rounded output; the bounds are computed per options and kept (a small cache); normal(), the exact
- * enclosures, backward (the gradients' products), views (transpose, reshape) that move elements
- * without rounding, and results as the inputs of later products, whose stored values' distances from
- * the exact ones widen the later bounds.  The standards are in src/standards.c; the bounds'
- * preparation and routing, covers and may_be in src/tolerance.c. */
+/* result.c: the Result of a matrix product, its data: er_result_create runs the exact engine once and
+ * keeps the rounded output; normal(), the exact enclosures, backward (the gradients' products), views
+ * (transpose, reshape) that move elements without rounding.  It calls none of the concerns above it
+ * (docs/architecture.md, "One owner per concern"): the bounds per options and their cache are
+ * src/tolerance.c's, covers and the scoring src/report.c's, results as inputs src/result_from.c's;
+ * the standards are in src/standards.c. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "er_front.h"
+#include "er_op.h"
 #include "er_report.h"
 #include "result_internal.h"
 #include "scaled_internal.h"
@@ -72,6 +73,28 @@ er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, 
     r->args.msg_size = 0;
     r->is_int = er_fmt_get(args->a->format).kind != ER_KIND_FLOAT;
     r->count = r->stats.elements;
+    r->output_name = "out";
+    *out = r;
+    return ER_OK;
+}
+
+er_status er_result_adopt_(const er_mma_args *args, const er_mma_stats *stats, er_result **out)
+{
+    er_result *r = (er_result *)calloc(1, sizeof *r);
+    if (!r) return ER_ENOMEM;
+    r->args = *args;
+    r->args.lo = r->args.hi = r->args.odd = NULL;
+    r->args.stats = NULL;
+    r->args.msg = NULL;
+    r->args.msg_size = 0;
+    r->args.progress = NULL;
+    r->args.progress_ctx = NULL;
+    r->d = *args->d;
+    r->args.d = &r->d;
+    r->stats = *stats;
+    r->is_int = er_fmt_get(args->a->format).kind != ER_KIND_FLOAT;
+    r->count = 1;
+    for (int i = 0; i < r->d.ndim; i++) r->count *= r->d.shape[i];
     r->output_name = "out";
     *out = r;
     return ER_OK;
@@ -178,40 +201,12 @@ er_status er_result_backward(er_result *r, const er_tensor *grad, int grad_a_for
     return ER_OK;
 }
 
-static void free_bounds(er_bounds *b)
-{
-    er_big_free(b->radius);
-    er_big_free(b->tolerance);
-    er_big_free(b->low);
-    er_big_free(b->high);
-    er_big_free(b->has_range);
-    er_big_free(b->may_pinf);
-    er_big_free(b->may_ninf);
-    er_big_free(b->may_nan);
-    memset(b, 0, sizeof *b);
-}
-
-/* The eight per-element arrays of n elements (through the cache of freed blocks); 0 when one cannot
- * be had (the caller releases the others with free_bounds). */
-static int alloc_bounds(er_bounds *b, size_t n)
-{
-    b->radius = (double *)er_big_alloc(n * sizeof(double));
-    b->tolerance = (double *)er_big_alloc(n * sizeof(double));
-    b->low = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
-    b->high = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
-    b->has_range = (unsigned char *)er_big_alloc(n);
-    b->may_pinf = (unsigned char *)er_big_alloc(n);
-    b->may_ninf = (unsigned char *)er_big_alloc(n);
-    b->may_nan = (unsigned char *)er_big_alloc(n);
-    return b->radius && b->tolerance && b->low && b->high && b->has_range && b->may_pinf && b->may_ninf && b->may_nan;
-}
-
 void er_result_free(er_result *r)
 {
     if (!r) return;
     for (int i = 0; i < r->ncache; i++) {
-        free_bounds(&r->cache[i].b);
-        er_bkeys_free(r->cache[i].keys);
+        er_result_bounds_free_(&r->cache[i].b);
+        er_bkeys_release(r->cache[i].keys);
     }
     free(r->owned);
     er_scaled_plan_free(r->scaled);
@@ -236,123 +231,12 @@ int er_result_default_compute(const er_result *r)
     return wide;
 }
 
-static int same_opts(const er_tol_opts *x, int cx, const er_tol_opts *y, int cy)
-{
-    return cx == cy && x->flush_to_zero == y->flush_to_zero && x->ulps == y->ulps &&
-           !memcmp(&x->standard, &y->standard, sizeof x->standard);
-}
+const er_mma_args *er_result_args_(const er_result *r) { return &r->args; }
 
-er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds **out, char *msg, size_t msg_size)
+void er_result_drop_keep_(er_result *r)
 {
-    er_tol_opts def;
-    int compute;
-    er_bounds b;
-    er_status st;
-    if (!r || !out) return ER_EINVAL;
-    if (!o) {
-        er_tol_opts_init(&def);
-        o = &def;
-    }
-    compute = o->compute < 0 ? er_result_default_compute(r) : o->compute;
-    if (r->base) {
-        /* a view: the base's bounds, moved (moving elements rounds nothing) */
-        const er_bounds *bb;
-        if ((st = er_result_bounds(r->base, o, &bb, msg, msg_size)) != ER_OK) return st;
-        for (int i = 0; i < r->ncache; i++)
-            if (same_opts(&r->cache[i].o, r->cache[i].compute, o, compute)) {
-                *out = &r->cache[i].b;
-                return ER_OK;
-            }
-        size_t n = (size_t)(r->count ? r->count : 1);
-        memset(&b, 0, sizeof b);
-        b.count = r->count;
-        if (!alloc_bounds(&b, n)) {
-            free_bounds(&b);
-            return ER_ENOMEM;
-        }
-        for (int64_t e = 0; e < r->count; e++) {
-            int64_t q = r->map[e];
-            b.radius[e] = bb->radius[q];
-            b.tolerance[e] = bb->tolerance[q];
-            b.low[e] = bb->low[q];
-            b.high[e] = bb->high[q];
-            b.has_range[e] = bb->has_range[q];
-            b.may_pinf[e] = bb->may_pinf[q];
-            b.may_ninf[e] = bb->may_ninf[q];
-            b.may_nan[e] = bb->may_nan[q];
-        }
-        goto keep;
-    }
-    if (compute >= ER_FMT_COUNT || er_fmt_get(compute).kind != ER_KIND_FLOAT || compute == ER_FMT_TF32 ||
-        er_fmt_get(compute).mbits < 2)
-        return msgf(msg, msg_size, ER_EINVAL, "compute must be f64, f32, f16 or bf16");
-    for (int i = 0; i < r->ncache; i++)
-        if (same_opts(&r->cache[i].o, r->cache[i].compute, o, compute)) {
-            *out = &r->cache[i].b;
-            return ER_OK;
-        }
-    memset(&b, 0, sizeof b);
-    size_t n = (size_t)(r->count ? r->count : 1);
-    b.count = r->count;
-    if (!alloc_bounds(&b, n)) {
-        free_bounds(&b);
-        return msgf(msg, msg_size, ER_ENOMEM, "out of memory for the bounds of %lld elements", (long long)r->count);
-    }
-    if (r->is_int) {
-        /* mmai is exact: the one correct output is rounded */
-        er_format_info fi;
-        er_format_get_info(r->d.format, &fi);
-        int64_t e = 0;
-        int64_t B = r->d.ndim == 3 ? r->d.shape[0] : 1, M = r->d.shape[r->d.ndim - 2], N = r->d.shape[r->d.ndim - 1];
-        for (int64_t bb = 0; bb < B; bb++)
-            for (int64_t i = 0; i < M; i++)
-                for (int64_t j = 0; j < N; j++, e++) {
-                    int64_t sb = r->d.ndim == 3 ? r->d.strides[0] : 0;
-                    const unsigned char *p = (const unsigned char *)r->d.data +
-                                             (size_t)(bb * sb + i * r->d.strides[r->d.ndim - 2] + j * r->d.strides[r->d.ndim - 1]) * 4;
-                    uint32_t v;
-                    memcpy(&v, p, 4);
-                    b.radius[e] = 0;
-                    b.tolerance[e] = 0;
-                    b.low[e] = b.high[e] = v;
-                    b.has_range[e] = 1;
-                    b.may_pinf[e] = b.may_ninf[e] = b.may_nan[e] = 0;
-                }
-    } else {
-        er_slack sl = {r->slack[0], r->slack[1], r->slack[2]};
-        char dmsg[512] = "";
-        int on_cpu = 0;
-        er_standard es = er_standard_for_inputs(&o->standard, r->args.a->format, r->args.b->format);
-        if (es.kind == ER_STD_SCALED || r->scaled) /* scaled products: src/scaled.c */
-            st = er_scaled_bounds(r, o, &es, &b, dmsg, sizeof dmsg);
-        else
-            st = er_front_bounds(&r->args, &r->d, compute, o->flush_to_zero, &es,
-                                 (sl.da || sl.db || sl.dc) ? &sl : NULL, r->keep_s, &b, dmsg, sizeof dmsg, &on_cpu);
-        /* a backend asked for by name says where the bounds ran when it could not run them itself */
-        if (st == ER_OK && on_cpu && (r->args.backend == ER_BACKEND_OPENCL || r->args.backend == ER_BACKEND_CUDA) &&
-            !r->stats.note[0])
-            snprintf(r->stats.note, sizeof r->stats.note, "the bounds ran on the CPU (the same bits): the %s device "
-                     "cannot compute them (OpenCL: no fp64)", r->args.backend == ER_BACKEND_CUDA ? "CUDA" : "OpenCL");
-        if (st != ER_OK) {
-            free_bounds(&b);
-            if (dmsg[0]) return msgf(msg, msg_size, st, "computing the bounds failed: %s", dmsg);
-            return msgf(msg, msg_size, st, "computing the bounds failed: %s", er_status_string(st));
-        }
-    }
-keep:
-    if (r->ncache == ER_CACHE) {
-        free_bounds(&r->cache[0].b);
-        er_bkeys_free(r->cache[0].keys);
-        memmove(&r->cache[0], &r->cache[1], sizeof r->cache[0] * (ER_CACHE - 1));
-        r->ncache--;
-    }
-    r->cache[r->ncache].o = *o;
-    r->cache[r->ncache].compute = compute;
-    r->cache[r->ncache].b = b;
-    r->cache[r->ncache].keys = NULL;
-    *out = &r->cache[r->ncache].b;
-    r->ncache++;
-    return ER_OK;
+    er_big_free(r->keep_s);
+    r->keep_s = NULL;
 }
 
 er_status er_result_normal(er_result *r, int compute, int flush_to_zero, er_tensor *out, char *msg, size_t msg_size)
@@ -510,54 +394,6 @@ er_status er_result_reshape(er_result *r, int ndim, const int64_t *shape, er_res
     if (!map) return ER_ENOMEM;
     for (int64_t e = 0; e < n; e++) map[e] = r->map ? r->map[e] : e;
     return make_view(r->map ? r->base : r, &d, map, out);
-}
-
-er_status er_result_create_from(const er_mma_args *args, er_result *a_from, er_result *b_from, er_result *c_from,
-                                const er_tol_opts *from_opts, er_result **out, char *msg, size_t msg_size)
-{
-    er_result *from[3] = {a_from, b_from, c_from};
-    er_mma_args a2;
-    er_tol_opts def;
-    er_status st;
-    double *slack[3] = {NULL, NULL, NULL};
-    if (!args || !out) return ER_EINVAL;
-    if (!from_opts) {
-        er_tol_opts_init(&def);
-        from_opts = &def;
-    }
-    a2 = *args;
-    if (a2.a_scale || a2.b_scale)
-        return msgf(msg, msg_size, ER_EUNSUPPORTED, "results as inputs of block-scaled products are not supported");
-    const er_tensor **slot[3] = {&a2.a, &a2.b, &a2.c};
-    for (int q = 0; q < 3; q++) {
-        const er_bounds *bd;
-        if (!from[q]) continue;
-        /* the later operation reads the stored rounded values */
-        *slot[q] = er_result_rounded(from[q]);
-        if ((st = er_result_bounds(from[q], from_opts, &bd, msg, msg_size)) != ER_OK) goto fail;
-        slack[q] = (double *)malloc(sizeof(double) * (size_t)(bd->count ? bd->count : 1));
-        if (!slack[q]) {
-            st = ER_ENOMEM;
-            goto fail;
-        }
-        for (int64_t e = 0; e < bd->count; e++) {
-            /* within tolerance of rounded; an allowed infinity or NaN leaves no bound */
-            int special = bd->may_pinf[e] || bd->may_ninf[e] || bd->may_nan[e] || !bd->has_range[e];
-            double t = bd->tolerance[e];
-            slack[q][e] = special || !(t >= 0) ? INFINITY : t;
-        }
-    }
-    if ((st = er_result_create(&a2, out, msg, msg_size)) != ER_OK) goto fail;
-    for (int q = 0; q < 3; q++) {
-        (*out)->from[q] = from[q];
-        (*out)->slack[q] = slack[q];
-    }
-    (*out)->from_opts = *from_opts;
-    /* the args must point at the rounded tensors for later uses (bounds, normal) */
-    return ER_OK;
-fail:
-    for (int q = 0; q < 3; q++) free(slack[q]);
-    return st;
 }
 
 er_status er_result_exact(er_result *r, er_tensor *lo, er_tensor *hi, er_tensor *odd, char *msg, size_t msg_size)

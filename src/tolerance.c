@@ -1,6 +1,7 @@
 /* tolerance.c: the front door's part of the bounds: each batch of a standard's per-element bounds is
  * prepared here (er_bjob: A' and B' as binary64, the engines' exponent bounds, normal's path
- * lengths, C, the rounded result) and routed to the backend that computes its elements.
+ * lengths, C, the rounded result) and routed to the backend that computes its elements; a result's
+ * bounds per options, kept in its cache (er_result_bounds), and may_be.
  *
  * Every bound is proven in docs/proofs/ (normal.md, any-order.md, engines.md).  The per-element
  * arithmetic is the shared core's (include/exactref/core/er_bounds.h: er_bound_element), which every
@@ -20,6 +21,7 @@
 #include "bounds_blocked.h"
 #include "er_front.h"
 #include "result_internal.h"
+#include "scaled_internal.h"
 #include "host/er_alloc.h"
 #include "host/er_bjob.h"
 #include "host/er_msg.h"
@@ -678,36 +680,154 @@ int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compu
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* covers and may_be: the output against the bounds, and what the bounds allow                       */
+/* a result's bounds per options, kept in its cache (src/result_internal.h)                          */
 
-er_status er_result_covers(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
-                           int64_t *outside, char *msg, size_t msg_size)
+/* The eight per-element arrays of n elements (through the cache of freed blocks); 0 when one cannot
+ * be had (the caller releases the others with er_result_bounds_free_). */
+static int alloc_bounds(er_bounds *b, size_t n)
 {
-    return er_result_covers_kept(r, o, output, covered, outside, NULL, NULL, msg, msg_size);
+    b->radius = (double *)er_big_alloc(n * sizeof(double));
+    b->tolerance = (double *)er_big_alloc(n * sizeof(double));
+    b->low = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
+    b->high = (uint64_t *)er_big_alloc(n * sizeof(uint64_t));
+    b->has_range = (unsigned char *)er_big_alloc(n);
+    b->may_pinf = (unsigned char *)er_big_alloc(n);
+    b->may_ninf = (unsigned char *)er_big_alloc(n);
+    b->may_nan = (unsigned char *)er_big_alloc(n);
+    return b->radius && b->tolerance && b->low && b->high && b->has_range && b->may_pinf && b->may_ninf && b->may_nan;
 }
 
-er_status er_result_covers_kept(er_result *r, const er_tol_opts *o, const er_tensor *output, unsigned char *covered,
-                                int64_t *outside, int64_t *zero_ok, const er_bounds **bounds, char *msg,
-                                size_t msg_size)
+static int same_opts(const er_tol_opts *x, int cx, const er_tol_opts *y, int cy)
 {
-    const er_bounds *b;
+    return cx == cy && x->flush_to_zero == y->flush_to_zero && x->ulps == y->ulps &&
+           !memcmp(&x->standard, &y->standard, sizeof x->standard);
+}
+
+er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds **out, char *msg, size_t msg_size)
+{
+    er_tol_opts def;
+    int compute;
+    er_bounds b;
     er_status st;
-    if (!r || !output || !covered) return ER_EINVAL;
-    if (output->format != r->d.format || output->ndim != r->d.ndim)
-        return msgf(msg, msg_size, ER_EINVAL, "the output must have the result's format (%s) and shape",
-                    er_format_name(r->d.format));
-    for (int i = 0; i < output->ndim; i++)
-        if (output->shape[i] != r->d.shape[i])
-            return msgf(msg, msg_size, ER_EINVAL, "the output's shape differs from the result's in dimension %d", i);
-    if ((st = er_result_bounds(r, o, &b, msg, msg_size)) != ER_OK) return st;
-    if (bounds) *bounds = b;
-    /* the patterns compared as order-mapped integers, rows over threads, through the compact keys kept
-     * with the bounds (src/report.c) */
-    er_bkeys **keys = NULL;
+    if (!r || !out) return ER_EINVAL;
+    if (!o) {
+        er_tol_opts_init(&def);
+        o = &def;
+    }
+    compute = o->compute < 0 ? er_result_default_compute(r) : o->compute;
+    if (r->base) {
+        /* a view: the base's bounds, moved (moving elements rounds nothing) */
+        const er_bounds *bb;
+        if ((st = er_result_bounds(r->base, o, &bb, msg, msg_size)) != ER_OK) return st;
+        for (int i = 0; i < r->ncache; i++)
+            if (same_opts(&r->cache[i].o, r->cache[i].compute, o, compute)) {
+                *out = &r->cache[i].b;
+                return ER_OK;
+            }
+        size_t n = (size_t)(r->count ? r->count : 1);
+        memset(&b, 0, sizeof b);
+        b.count = r->count;
+        if (!alloc_bounds(&b, n)) {
+            er_result_bounds_free_(&b);
+            return ER_ENOMEM;
+        }
+        for (int64_t e = 0; e < r->count; e++) {
+            int64_t q = r->map[e];
+            b.radius[e] = bb->radius[q];
+            b.tolerance[e] = bb->tolerance[q];
+            b.low[e] = bb->low[q];
+            b.high[e] = bb->high[q];
+            b.has_range[e] = bb->has_range[q];
+            b.may_pinf[e] = bb->may_pinf[q];
+            b.may_ninf[e] = bb->may_ninf[q];
+            b.may_nan[e] = bb->may_nan[q];
+        }
+        goto keep;
+    }
+    if (compute >= ER_FMT_COUNT || er_fmt_get(compute).kind != ER_KIND_FLOAT || compute == ER_FMT_TF32 ||
+        er_fmt_get(compute).mbits < 2)
+        return msgf(msg, msg_size, ER_EINVAL, "compute must be f64, f32, f16 or bf16");
     for (int i = 0; i < r->ncache; i++)
-        if (&r->cache[i].b == b) keys = &r->cache[i].keys;
-    return er_bounds_covers_kept(b, keys, output, r->is_int, covered, outside, zero_ok, msg, msg_size);
+        if (same_opts(&r->cache[i].o, r->cache[i].compute, o, compute)) {
+            *out = &r->cache[i].b;
+            return ER_OK;
+        }
+    memset(&b, 0, sizeof b);
+    size_t n = (size_t)(r->count ? r->count : 1);
+    b.count = r->count;
+    if (!alloc_bounds(&b, n)) {
+        er_result_bounds_free_(&b);
+        return msgf(msg, msg_size, ER_ENOMEM, "out of memory for the bounds of %lld elements", (long long)r->count);
+    }
+    if (r->is_int) {
+        /* mmai is exact: the one correct output is rounded */
+        er_format_info fi;
+        er_format_get_info(r->d.format, &fi);
+        int64_t e = 0;
+        int64_t B = r->d.ndim == 3 ? r->d.shape[0] : 1, M = r->d.shape[r->d.ndim - 2], N = r->d.shape[r->d.ndim - 1];
+        for (int64_t bb = 0; bb < B; bb++)
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++, e++) {
+                    int64_t sb = r->d.ndim == 3 ? r->d.strides[0] : 0;
+                    const unsigned char *p = (const unsigned char *)r->d.data +
+                                             (size_t)(bb * sb + i * r->d.strides[r->d.ndim - 2] + j * r->d.strides[r->d.ndim - 1]) * 4;
+                    uint32_t v;
+                    memcpy(&v, p, 4);
+                    b.radius[e] = 0;
+                    b.tolerance[e] = 0;
+                    b.low[e] = b.high[e] = v;
+                    b.has_range[e] = 1;
+                    b.may_pinf[e] = b.may_ninf[e] = b.may_nan[e] = 0;
+                }
+    } else {
+        er_slack sl = {r->slack[0], r->slack[1], r->slack[2]};
+        char dmsg[512] = "";
+        int on_cpu = 0;
+        er_standard es = er_standard_for_inputs(&o->standard, r->args.a->format, r->args.b->format);
+        if (es.kind == ER_STD_SCALED || r->scaled) /* scaled products: src/scaled.c */
+            st = er_scaled_bounds(r, o, &es, &b, dmsg, sizeof dmsg);
+        else
+            st = er_front_bounds(&r->args, &r->d, compute, o->flush_to_zero, &es,
+                                 (sl.da || sl.db || sl.dc) ? &sl : NULL, r->keep_s, &b, dmsg, sizeof dmsg, &on_cpu);
+        /* a backend asked for by name says where the bounds ran when it could not run them itself */
+        if (st == ER_OK && on_cpu && (r->args.backend == ER_BACKEND_OPENCL || r->args.backend == ER_BACKEND_CUDA) &&
+            !r->stats.note[0])
+            snprintf(r->stats.note, sizeof r->stats.note, "the bounds ran on the CPU (the same bits): the %s device "
+                     "cannot compute them (OpenCL: no fp64)", r->args.backend == ER_BACKEND_CUDA ? "CUDA" : "OpenCL");
+        if (st != ER_OK) {
+            er_result_bounds_free_(&b);
+            if (dmsg[0]) return msgf(msg, msg_size, st, "computing the bounds failed: %s", dmsg);
+            return msgf(msg, msg_size, st, "computing the bounds failed: %s", er_status_string(st));
+        }
+    }
+keep:
+    if (r->ncache == ER_CACHE) {
+        er_result_bounds_free_(&r->cache[0].b);
+        er_bkeys_release(r->cache[0].keys);
+        memmove(&r->cache[0], &r->cache[1], sizeof r->cache[0] * (ER_CACHE - 1));
+        r->ncache--;
+    }
+    r->cache[r->ncache].o = *o;
+    r->cache[r->ncache].compute = compute;
+    r->cache[r->ncache].b = b;
+    r->cache[r->ncache].keys = NULL;
+    *out = &r->cache[r->ncache].b;
+    r->ncache++;
+    return ER_OK;
 }
+
+int er_result_tileable_(const er_result *r, const er_tol_opts *o)
+{
+    /* a scaled product's problem is its plan (src/scaled.c), not r->args: one pass */
+    if (r->base || r->from[0] || r->from[1] || r->from[2] || r->scaled) return 0;
+    int compute = o->compute < 0 ? er_result_default_compute(r) : o->compute;
+    for (int i = 0; i < r->ncache; i++)
+        if (same_opts(&r->cache[i].o, r->cache[i].compute, o, compute)) return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* may_be: what the bounds allow (covers, which reads the bounds' keys: src/report.c)                 */
 
 er_status er_result_may_be_any(er_result *r, const er_tol_opts *o, const char *kind, int *answer, char *msg,
                                size_t msg_size)

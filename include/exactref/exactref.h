@@ -12,5 +12,8 @@
 #include "exactref/backends.h"
 #include "exactref/math.h"
 #include "exactref/report.h"
+#include "exactref/check.h"
+#include "exactref/npy.h"
+#include "exactref/interp.h"
 
 #endif /* EXACTREF_H */

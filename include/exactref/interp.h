@@ -6,7 +6,7 @@
 #include "exactref/export.h"
 #include <stdint.h>
 
-#include "exactref/exactref.h"
+#include "exactref/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -115,7 +115,8 @@ ER_API void er_interp_launch_init(er_interp_launch *l);
 ER_API er_status er_interp_kernel(const er_interp_module *m, const char *kernel, er_interp_launch *l, char *msg,
                            size_t msg_size);
 
-/* The prepared form: the kernel found, pre-checked and lowered once, fixed to a grid; run it many times
+/* The prepared form: the kernel found and pre-checked once and fixed to a grid (nothing is lowered or
+ * compiled: each run interprets the module's operations); run it many times
  * (l->grid is ignored by er_interp_run: the prepared grid is used).  The module must outlive it. */
 ER_API er_status er_interp_prepare(const er_interp_module *m, const char *kernel, const int grid[3],
                             er_interp_prepared **out, char *msg, size_t msg_size);

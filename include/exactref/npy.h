@@ -5,7 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "exactref/exactref.h"
+#include "exactref/status.h"
+#include "exactref/mma.h" /* er_tensor */
 #include "exactref/export.h"
 
 #ifdef __cplusplus

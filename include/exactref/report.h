@@ -14,13 +14,14 @@ extern "C" {
 
 /*
  * The histogram of |output - rounded| / tolerance over the elements of a check:
- *   ER_REPORT_EXACT     the output's pattern is rounded's (or, for a NaN, both are NaN)
+ *   ER_REPORT_EXACT     the output is rounded's value: the same pattern, a zero of either sign for a
+ *                       zero (the difference, and so the ratio, is 0), or a NaN for a NaN
  *   ER_REPORT_BIN_64 .. ER_REPORT_BIN_1   a finite output within (0, 1/64], (1/64, 1/16], (1/16, 1/4],
  *                       (1/4, 1/2], (1/2, 1] of its tolerance
  *   ER_REPORT_SPECIAL   an infinity or NaN, or a finite output where rounded is not finite, that the
  *                       standard allows (no ratio to a tolerance is meaningful there)
  *   ER_REPORT_OUTSIDE   not covered: no correct implementation produces it
- * Elements whose allowed range is a single value (tolerance 0) are exact or outside.
+ * Elements whose allowed range is a single value (tolerance 0; +0 and -0 are one value) are exact or outside.
  */
 #define ER_REPORT_EXACT 0
 #define ER_REPORT_BIN_64 1

@@ -507,7 +507,9 @@ class Result:
         fmt = core.format
         bits = self._output_bits(output, fmt, core)
         covered = np.empty(core.shape, np.bool_)
-        outside = core.covers(bits, *key, covered)
+        # a large output: the library's check in tiles (bounded memory; None: one pass here)
+        rep = core.check(bits, *key, covered)
+        outside = rep["outside"] if rep is not None else core.covers(bits, *key, covered)
         return self._user(covered), outside
 
     def _output_bits(self, output, fmt, core):

@@ -12,6 +12,7 @@
 #include "cli_out.h"
 #include "cli_report.h"
 #include "cli_progress.h"
+#include "exactref/check.h"
 #include "exactref/report.h"
 
 static double now(void)
@@ -21,76 +22,15 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The library's progress hook (er_progress_fn): the phase's fraction on the progress line. */
-typedef struct {
-    er_cli_progress *pr;
-    const char *what;
-    double lo, span; /* the phase's fraction as a part of the whole (blocks: the block's share) */
-} check_progress;
-
-static void on_progress(void *ctx, double fraction)
-{
-    const check_progress *c = (const check_progress *)ctx;
-    er_cli_progress_set(c->pr, c->what, c->lo + c->span * fraction);
-}
-
 /*
- * Blocks.  The check streams: for each tile of the output (rows of one matrix of a batch, and a range
- * of its columns) a result of its own on views of A's rows, B's columns, C, the scales, OUT and a
- * tile of the rounded answer, its bounds, covers and scoring; the tiles of a band of rows are merged
- * into the band's report (er_check_report_merge_columns), the bands into the whole
- * (er_check_report_merge).  A tile's result and bounds are freed before the next, so the bounds of the
- * whole output never exist at once.  What a tile holds (measured, src/tolerance.c and the CPU
- * backends): about ER_CHECK_BLOCK_BYTES bytes per output element (the bounds, the bounds' products,
- * covered), ER_CHECK_SIDE_BYTES per element of its A rows (mb x k) and of its B columns (k x nb) (their
- * binary64 copies).  The tile is chosen to hold about the bytes of the inputs and output (past
- * ER_CHECK_SMALL bytes of them, twice their bytes less ER_CHECK_SMALL): B's columns a third (all of B
- * when it fits, else at least ER_CHECK_MIN_COLS columns), the rest for the rows (at least
- * ER_CHECK_BLOCK_MIN elements); a batch of matrices that each fit in a tile goes matrix by matrix
- * when the whole batch would not.  Each tile's result prepares its A rows and B columns again:
- * smaller tiles cost time (docs/cli.md).  The bits of the report are the one-pass report's
- * (tests/core/test_report_merge.c, tests/core/test_check_blocks.sh).  --save-bounds keeps the one-pass
- * path (it writes the bounds of the whole output).  EXACTREF_CHECK_BLOCK_ROWS=R and
- * EXACTREF_CHECK_BLOCK_COLS=C set a tile's rows and columns (R = 0: one pass; C unset with R set: all
- * columns).  The .npy files are memory-mapped (er_cli_read_tensor; docs/cli.md, "Memory-mapped
- * inputs"): each band's pages of A, OUT, C and A's scales are given back once the band is done, and
- * the rounded answer exists one tile at a time (the narrower-format hint is gathered per tile), so
- * what the tiles hold does not grow with the output.
+ * The check itself is the library's (er_check, src/check.c: the output in tiles, each tile's Result,
+ * bounds, covers and scoring merged into one report, the tiles' sizes by memory).  What stays here:
+ * EXACTREF_CHECK_BLOCK_ROWS=R and EXACTREF_CHECK_BLOCK_COLS=C set a tile's rows and columns (R = 0:
+ * one pass; C unset with R set: all columns), --save-bounds keeps the one-pass path (it writes the
+ * bounds of the whole output), and the .npy files are memory-mapped (er_cli_read_tensor; docs/cli.md,
+ * "Memory-mapped inputs"): each band's pages of A, OUT, C and A's scales are given back once the band
+ * is done (er_check's band hook), so what the tiles hold does not grow with the output.
  */
-#define ER_CHECK_BLOCK_BYTES 96
-#define ER_CHECK_SIDE_BYTES 32
-#define ER_CHECK_BLOCK_MIN (INT64_C(1) << 15)
-#define ER_CHECK_MIN_COLS 128
-#define ER_CHECK_SMALL (INT64_C(16) << 20)
-
-/* Rows r0 .. r0+mb-1 (sliced) or all rows of matrix b of a 2-D or 3-D tensor, as a 2-D view (a 2-D
- * tensor is every matrix of the batch); then columns c0 .. c0+nb-1 when nb >= 0. */
-static er_tensor tile_view(const er_tensor *t, int64_t b, int64_t r0, int64_t mb, int sliced, int64_t c0, int64_t nb)
-{
-    er_format_info fi;
-    er_tensor v = *t;
-    int64_t off = 0;
-    er_format_get_info(t->format, &fi);
-    if (t->ndim == 3) {
-        off = b * t->strides[0];
-        v.ndim = 2;
-        v.shape[0] = t->shape[1];
-        v.shape[1] = t->shape[2];
-        v.strides[0] = t->strides[1];
-        v.strides[1] = t->strides[2];
-    }
-    if (sliced) {
-        off += r0 * v.strides[0];
-        v.shape[0] = mb;
-    }
-    if (nb >= 0) {
-        off += c0 * v.strides[1];
-        v.shape[1] = nb;
-    }
-    v.data = (unsigned char *)t->data + (size_t)off * (size_t)fi.storage_bytes;
-    return v;
-}
-
 static int64_t env_size(const char *name)
 {
     const char *e = getenv(name);
@@ -100,117 +40,68 @@ static int64_t env_size(const char *name)
     return !*end && v >= 0 ? (int64_t)v : -1;
 }
 
-/* A tile's rows *br and columns *bc (the rule above); *br = 0: one pass. */
-static void tile_for(int64_t nmat, int64_t rows, int64_t cols, int64_t k, int64_t io_bytes, int64_t *br, int64_t *bc)
-{
-    int64_t er = env_size("EXACTREF_CHECK_BLOCK_ROWS"), ec = env_size("EXACTREF_CHECK_BLOCK_COLS");
-    if (er >= 0) {
-        *br = er > rows ? rows : er;
-        *bc = ec > 0 && ec < cols ? ec : cols;
-        return;
-    }
-    *br = 0;
-    *bc = cols;
-    if (rows < 1 || cols < 1) return;
-    int64_t kk = k > 0 ? k : 1;
-    /* past 16 MiB of files, up to twice their bytes: fewer tiles (each prepares its operands again)
-     * while the fixed part of the process weighs less */
-    if (io_bytes > ER_CHECK_SMALL) io_bytes = 2 * io_bytes - ER_CHECK_SMALL;
-    /* files larger than memory (read through their mappings): a tile of at most a quarter of it */
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    double quarter = (double)pages * (double)psize / 4;
-    if (pages > 0 && psize > 0 && quarter < (double)io_bytes)
-        io_bytes = quarter > (double)ER_CHECK_SMALL ? (int64_t)quarter : ER_CHECK_SMALL;
-    if (ER_CHECK_SIDE_BYTES * kk * cols > io_bytes / 3) {
-        int64_t c = io_bytes / 3 / (ER_CHECK_SIDE_BYTES * kk);
-        *bc = c < ER_CHECK_MIN_COLS ? ER_CHECK_MIN_COLS : c;
-        if (*bc > cols) *bc = cols;
-    }
-    int64_t r = (io_bytes - ER_CHECK_SIDE_BYTES * kk * *bc) / (ER_CHECK_SIDE_BYTES * kk + ER_CHECK_BLOCK_BYTES * *bc);
-    if (r * *bc < ER_CHECK_BLOCK_MIN) r = ER_CHECK_BLOCK_MIN / *bc;
-    if (r < 1) r = 1;
-    if (r >= rows && *bc >= cols) { /* a matrix in one tile: one pass, or a batch matrix by matrix */
-        double need = (double)nmat * (double)(ER_CHECK_SIDE_BYTES * kk * cols +
-                                              (ER_CHECK_SIDE_BYTES * kk + ER_CHECK_BLOCK_BYTES * cols) * rows);
-        r = nmat > 1 && need > (double)io_bytes ? rows : 0;
-    }
-    *br = r > rows ? rows : r;
-}
-
-/*
- * The narrower-format hint of the tiles (er_check_report_narrower's, whose definition this follows:
- * the first candidate format, of the five it lists, in which every output element is a finite value
- * exactly and some element of the rounded answer is not).  It needs the whole output and rounded
- * answer; the tiles gather it instead, tile by tile, so that the rounded answer is never held whole:
- * out_in[c] and r_in[c] stay 1 while every element seen so far is in candidate c.
- * tests/core/test_check_blocks.sh compares the hint of the tiles with the one-pass check's.
- */
+/* The mapped files whose pages a finished band gives back. */
 typedef struct {
-    int cand[5];
-    int out_in[5], r_in[5];
-} narrow_acc;
+    const _er_npy_map *map[4];
+    const er_tensor *t[4];
+} band_drop;
 
-static void narrow_init(narrow_acc *n, int out_format, int a_format, int b_format)
-{
-    er_format_info fi;
-    const int c[5] = {a_format, b_format, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
-    er_format_get_info(out_format, &fi);
-    for (int k = 0; k < 5; k++) {
-        er_format_info ci;
-        int ok = fi.kind == ER_KIND_FLOAT && c[k] >= 0 && c[k] != out_format && er_format_get_info(c[k], &ci) == ER_OK &&
-                 ci.kind == ER_KIND_FLOAT && ci.width < fi.width;
-        n->cand[k] = ok ? c[k] : -1;
-        n->out_in[k] = n->r_in[k] = ok;
-    }
-}
-
-/* Whether every element of the 2-D tensor t is a finite value of format f exactly. */
-static int tile_in(const er_tensor *t, int f)
-{
-    er_format_info fi;
-    er_format_get_info(t->format, &fi);
-    for (int64_t i = 0; i < t->shape[0]; i++)
-        for (int64_t j = 0; j < t->shape[1]; j++) {
-            const unsigned char *p = (const unsigned char *)t->data +
-                                     (size_t)(i * t->strides[0] + j * t->strides[1]) * (size_t)fi.storage_bytes;
-            uint64_t x = 0, y;
-            unsigned flags = 0;
-            er_val v;
-            for (int k = fi.storage_bytes - 1; k >= 0; k--) x = x << 8 | p[k];
-            if (er_decode_bits(t->format, x, &v) != ER_OK || v.cls == ER_CLASS_INF || v.cls == ER_CLASS_NAN) return 0;
-            if (er_convert_bits(t->format, f, x, ER_RND_NEAREST_EVEN, 0u, &y, &flags) != ER_OK) return 0;
-            if (flags & (ER_FLAG_INEXACT | ER_FLAG_OVERFLOW | ER_FLAG_INVALID | ER_FLAG_UNDERFLOW)) return 0;
-        }
-    return 1;
-}
-
-static void narrow_tile(narrow_acc *n, const er_tensor *out, const er_tensor *rounded)
-{
-    for (int k = 0; k < 5; k++) {
-        if (n->out_in[k]) n->out_in[k] = tile_in(out, n->cand[k]);
-        if (n->out_in[k] && n->r_in[k]) n->r_in[k] = tile_in(rounded, n->cand[k]); /* only while it can matter */
-    }
-}
-
-static int narrow_result(const narrow_acc *n, const er_check_report *rep)
-{
-    if (!rep->outside || !rep->elements) return -1;
-    for (int k = 0; k < 5; k++)
-        if (n->out_in[k] && !n->r_in[k]) return n->cand[k];
-    return -1;
-}
-
-/* Give back the mapped pages of rows r0 .. r0+mb-1 of matrix b of t (all rows: mb < 0), once used
- * (nothing when t is not in the mapping). */
+/* Give back the mapped pages of rows r0 .. r0+mb-1 of matrix b of t, once used (nothing when t is not
+ * in the mapping). */
 static void drop_rows(const _er_npy_map *map, const er_tensor *t, int64_t b, int64_t r0, int64_t mb)
 {
-    if (!map->base || !t->data) return;
-    er_tensor v = mb < 0 ? tile_view(t, b, 0, 0, 0, 0, -1) : tile_view(t, b, r0, mb, 1, 0, -1);
+    if (!map->base || !t || !t->data) return;
     er_format_info fi;
     er_format_get_info(t->format, &fi);
-    if (v.shape[0] <= 0 || v.shape[1] <= 0 || v.strides[0] < 0 || v.strides[1] < 0) return;
-    size_t span = (size_t)((v.shape[0] - 1) * v.strides[0] + (v.shape[1] - 1) * v.strides[1] + 1) * (size_t)fi.storage_bytes;
-    _er_npy_map_drop(map, v.data, span);
+    int64_t sr = t->strides[t->ndim - 2], sc = t->strides[t->ndim - 1], n = t->shape[t->ndim - 1];
+    int64_t off = (t->ndim == 3 ? b * t->strides[0] : 0) + r0 * sr;
+    if (mb <= 0 || n <= 0 || sr < 0 || sc < 0) return;
+    size_t span = (size_t)((mb - 1) * sr + (n - 1) * sc + 1) * (size_t)fi.storage_bytes;
+    _er_npy_map_drop(map, (const unsigned char *)t->data + (size_t)off * (size_t)fi.storage_bytes, span);
+}
+
+/* er_check's band hook: the band's rows of A, OUT, C and A's scales are done with: their mapped pages
+ * go back (read again from the page cache should a later matrix of the batch broadcast A) */
+static void on_band(void *ctx, int64_t matrix, int64_t r0, int64_t rows)
+{
+    const band_drop *d = (const band_drop *)ctx;
+    for (int k = 0; k < 4; k++)
+        if (d->map[k]) drop_rows(d->map[k], d->t[k], matrix, r0, rows);
+}
+
+/* er_check's tile hook: the tile's columns of B (all k rows) are done with until the next band: their
+ * mapped pages go back (read again from the page cache then), so B's share does not grow with n */
+static void on_tile(void *ctx, int64_t matrix, int64_t r0, int64_t rows, int64_t c0, int64_t cols)
+{
+    const er_cli_operand *B = (const er_cli_operand *)ctx;
+    const er_tensor *t = &B->t;
+    (void)r0, (void)rows;
+    if (!B->map.base || !t->data || cols <= 0) return;
+    er_format_info fi;
+    er_format_get_info(t->format, &fi);
+    int64_t k = t->shape[t->ndim - 2], s0 = t->strides[t->ndim - 2], s1 = t->strides[t->ndim - 1];
+    int64_t off = t->ndim == 3 ? matrix * t->strides[0] : 0;
+    const unsigned char *base = (const unsigned char *)t->data;
+    size_t sb = (size_t)fi.storage_bytes;
+    if (k <= 0 || s0 < 0 || s1 < 0) return;
+    if (s0 == 1) /* B stored by columns: the tile's columns are one run */
+        _er_npy_map_drop(&B->map, base + (size_t)(off + c0 * s1) * sb, (size_t)((cols - 1) * s1 + k) * sb);
+    else
+        for (int64_t p = 0; p < k; p++)
+            _er_npy_map_drop(&B->map, base + (size_t)(off + p * s0 + c0 * s1) * sb, (size_t)((cols - 1) * s1 + 1) * sb);
+}
+
+/* er_check's notes, said as they come. */
+static void on_note(void *ctx, const char *note)
+{
+    (void)ctx;
+    fprintf(stderr, "exactref check: note: %s\n", note);
+}
+
+/* er_check's progress on the progress line. */
+static void on_check_progress(void *ctx, const char *what, double fraction)
+{
+    er_cli_progress_set((er_cli_progress *)ctx, what, fraction);
 }
 
 /* The per-element bounds as .npy files in dir: tolerance.npy (float64), range_low.npy and
@@ -270,7 +161,6 @@ int er_cmd_check(int argc, char **argv)
     er_tensor O;
     void *ostore = NULL, *dbuf = NULL;
     int64_t *outside_idx = NULL;
-    unsigned char *bcov = NULL, *tcov = NULL, *dtile = NULL;
     er_result *res = NULL;
     char msg[1024];
     memset(&outn, 0, sizeof outn);
@@ -456,153 +346,37 @@ int er_cmd_check(int argc, char **argv)
         rc = ER_EXIT_INTERNAL;
         goto done;
     }
-    /* the rounded answer D: whole only for the one-pass check (dbuf, allocated there); the tiles keep
-     * one tile's (dtile) */
-    er_tensor D = batched ? er_tensor_3d(O.format, batch, rows, cols, NULL) : er_tensor_2d(O.format, rows, cols, NULL);
     er_mma_args args;
     er_cli_mma_args(&m, &args);
-    args.d = &D;
-    check_progress cp = {er_cli_progress_start("check", "computing the exact reference", progress),
-                         "computing the exact reference", 0, 1};
-    er_cli_progress *pr = cp.pr;
-    if (pr) { /* on a terminal only: otherwise the library has no hook to call */
-        args.progress = on_progress;
-        args.progress_ctx = &cp;
-    }
+    er_tensor D = batched ? er_tensor_3d(O.format, batch, rows, cols, NULL) : er_tensor_2d(O.format, rows, cols, NULL);
+    er_cli_progress *pr = er_cli_progress_start("check", "computing the exact reference", progress);
     er_tol_opts o;
     er_tol_opts_init(&o);
     o.compute = compute;
     o.flush_to_zero = m.ftz;
     o.ulps = ulps;
     o.standard = std;
-    er_check_report rep;
-    er_mma_stats agg; /* the blocks' statistics together */
-    const er_mma_stats *stats = NULL;
-    int dcompute = -1;
-    double t_ref = 0;
-    er_status st = ER_OK;
-    /* streamed in tiles (above), unless --save-bounds wants the whole output's bounds */
-    int64_t io_bytes = (int64_t)(elems * (size_t)fo.storage_bytes);
-    {
-        er_format_info ai, bi;
-        er_format_get_info(m.A.t.format, &ai);
-        er_format_get_info(m.B.t.format, &bi);
-        io_bytes += (int64_t)(batched && m.A.t.ndim == 3 ? batch : 1) * rows * m.A.t.shape[m.A.t.ndim - 1] * ai.storage_bytes;
-        io_bytes += (int64_t)(batched && m.B.t.ndim == 3 ? batch : 1) * m.B.t.shape[m.B.t.ndim - 2] * cols * bi.storage_bytes;
+    er_check_opts co;
+    er_check_opts_init(&co);
+    if (pr) { /* on a terminal only: otherwise the library has no hook to call */
+        co.progress = on_check_progress;
+        co.progress_ctx = pr;
     }
-    int64_t brows = 0, bcols = cols;
-    if (!bounds_dir && elems)
-        tile_for(batched ? batch : 1, rows, cols, m.A.t.shape[m.A.t.ndim - 1], io_bytes, &brows, &bcols);
-    if (er_cli_scaled_mode(&m)) brows = 0, bcols = cols; /* scaled products: one pass (cli_scaled.c) */
-    if (brows > 0) {
-        bcov = malloc((size_t)(brows * cols));
-        tcov = malloc((size_t)(brows * bcols));
-        dtile = malloc((size_t)(brows * bcols) * (size_t)fo.storage_bytes);
-        if (!bcov || !tcov || !dtile) {
-            fprintf(stderr, "exactref check: out of memory for a block of %lld elements\n", (long long)(brows * cols));
-            rc = ER_EXIT_INTERNAL;
-            goto done;
-        }
-        memset(&agg, 0, sizeof agg);
-        er_check_report_merge_init(&rep, D.ndim, D.shape, O.format);
-        narrow_acc nacc;
-        narrow_init(&nacc, O.format, m.A.t.format, m.B.t.format);
-        int64_t nmat = batched ? batch : 1, done_el = 0, all_el = nmat * rows * cols;
-        char note_seen[256] = "";
-        for (int64_t bm = 0; bm < nmat && st == ER_OK; bm++)
-            for (int64_t r0 = 0; r0 < rows && st == ER_OK; r0 += brows) {
-                int64_t mb = rows - r0 < brows ? rows - r0 : brows;
-                er_check_report band;
-                int64_t bshape[2] = {mb, cols};
-                er_check_report_merge_init(&band, 2, bshape, O.format);
-                for (int64_t c0 = 0; c0 < cols && st == ER_OK; c0 += bcols) {
-                    int64_t nb = cols - c0 < bcols ? cols - c0 : bcols;
-                    er_tensor va = tile_view(&m.A.t, bm, r0, mb, 1, 0, -1), vb = tile_view(&m.B.t, bm, 0, 0, 0, c0, nb);
-                    er_tensor vo = tile_view(&O, bm, r0, mb, 1, c0, nb), vc, vsa, vsb;
-                    er_tensor vd = er_tensor_2d(O.format, mb, nb, dtile);
-                    er_mma_args ba = args;
-                    er_result *rb = NULL;
-                    ba.a = &va;
-                    ba.b = &vb;
-                    ba.d = &vd;
-                    if (args.c) {
-                        vc = tile_view(args.c, bm, r0, mb, 1, c0, nb);
-                        ba.c = &vc;
-                    }
-                    if (args.a_scale) {
-                        vsa = tile_view(args.a_scale, bm, r0, mb, 1, 0, -1);
-                        vsb = tile_view(args.b_scale, bm, 0, 0, 0, c0, nb);
-                        ba.a_scale = &vsa;
-                        ba.b_scale = &vsb;
-                    }
-                    cp.what = "computing the exact reference";
-                    cp.lo = (double)done_el / (double)all_el;
-                    cp.span = (double)(mb * nb) / (double)all_el;
-                    er_cli_progress_set(pr, cp.what, cp.lo);
-                    double t1 = now();
-                    st = er_result_create(&ba, &rb, msg, sizeof msg);
-                    t_ref += now() - t1;
-                    if (st != ER_OK) break;
-                    const er_mma_stats *s = er_result_stats(rb);
-                    if (s->note[0] && strcmp(s->note, note_seen)) {
-                        snprintf(note_seen, sizeof note_seen, "%s", s->note);
-                        fprintf(stderr, "exactref check: note: %s\n", note_seen);
-                    }
-                    if (dcompute < 0) dcompute = er_result_default_compute(rb);
-                    cp.what = "bounding every element";
-                    if (pr) er_result_set_progress(rb, on_progress, &cp);
-                    const er_bounds *bd;
-                    er_check_report part;
-                    int64_t outside = 0;
-                    st = er_result_bounds(rb, &o, &bd, msg, sizeof msg);
-                    if (st == ER_OK) st = er_result_covers(rb, &o, &vo, tcov, &outside, msg, sizeof msg);
-                    if (st == ER_OK)
-                        st = er_check_report_score(bd, &vo, er_result_rounded(rb), tcov, outside, &va, &vb, NULL, 0,
-                                                   &part, msg, sizeof msg);
-                    if (st == ER_OK)
-                        st = er_check_report_merge_columns(&band, &part, c0, tcov, bcov, msg, sizeof msg);
-                    if (s->note[0] && strcmp(s->note, note_seen)) { /* a note that the bounds added */
-                        snprintf(note_seen, sizeof note_seen, "%s", s->note);
-                        fprintf(stderr, "exactref check: note: %s\n", note_seen);
-                    }
-                    agg.elements += s->elements;
-                    agg.fast_decided += s->fast_decided;
-                    agg.exact_f64 += s->exact_f64;
-                    agg.exact_path += s->exact_path;
-                    agg.wrapped += s->wrapped;
-                    if (s->threads > agg.threads) agg.threads = s->threads;
-                    if (!done_el) agg.backend = s->backend;
-                    if (s->backend != ER_BACKEND_CPU) agg.backend = s->backend; /* a device, where one ran */
-                    er_result_set_progress(rb, NULL, NULL);
-                    er_result_free(rb);
-                    /* the tile's output and rounded answer for the narrower-format hint (dtile holds the
-                     * rounded answer, written by the Result) */
-                    if (st == ER_OK) narrow_tile(&nacc, &vo, &vd);
-                    done_el += mb * nb;
-                }
-                if (st == ER_OK)
-                    st = er_check_report_merge(&rep, &band, bcov, NULL, outside_idx, ER_CLI_OUTSIDE_CAP, msg, sizeof msg);
-                /* the band's rows of A, OUT, C and A's scales are done with: their mapped pages go back
-                 * (read again from the page cache should a later matrix of the batch broadcast A) */
-                drop_rows(&m.A.map, &m.A.t, bm, r0, mb);
-                drop_rows(&omap, &O, bm, r0, mb);
-                if (args.c) drop_rows(&m.C.map, args.c, bm, r0, mb);
-                if (args.a_scale) drop_rows(&m.SA.map, args.a_scale, bm, r0, mb);
-            }
-        if (st == ER_OK) rep.narrower_format = narrow_result(&nacc, &rep);
-        if (st == ER_OK) {
-            stats = &agg;
-            if (agg.wrapped) /* as matmul says: the defined result, worth knowing */
-                fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the "
-                        "i32 range)\n", (long long)agg.wrapped, agg.wrapped == 1 ? "" : "s");
-        } else {
-            /* an error in a block would name the block's indices: the one-shot path below says it with the
-             * whole output's (and fails the same way) */
-            st = ER_OK;
-            t_ref = 0;
-        }
+    co.note = on_note;
+    co.outside_index = outside_idx;
+    co.outside_cap = ER_CLI_OUTSIDE_CAP;
+    band_drop drops = {{&m.A.map, &omap, args.c ? &m.C.map : NULL, args.a_scale ? &m.SA.map : NULL},
+                       {&m.A.t, &O, args.c, args.a_scale}};
+    co.band_done = on_band;
+    co.band_ctx = &drops;
+    co.tile_done = on_tile;
+    co.tile_ctx = &m.B;
+    int64_t er_ = env_size("EXACTREF_CHECK_BLOCK_ROWS"), ec_ = env_size("EXACTREF_CHECK_BLOCK_COLS");
+    if (er_ >= 0) {
+        co.tile_rows = er_ ? er_ : -1;
+        co.tile_cols = ec_ > 0 ? ec_ : 0;
     }
-    if (!stats) {
+    if (bounds_dir) { /* the bounds of the whole output: one pass, its Result kept */
         if (!(dbuf = calloc(elems ? elems : 1, (size_t)fo.storage_bytes))) {
             er_cli_progress_stop(pr);
             fprintf(stderr, "exactref check: out of memory for %zu elements\n", elems);
@@ -610,47 +384,54 @@ int er_cmd_check(int argc, char **argv)
             goto done;
         }
         D.data = dbuf;
-        cp.what = "computing the exact reference";
-        cp.lo = 0;
-        cp.span = 1;
-        if (er_cli_scaled_mode(&m)) {
-            er_scaled_args sa;
-            er_cli_scaled_args(&m, &sa, &D);
-            st = er_scaled_result_create(&sa, &res, msg, sizeof msg);
-        } else {
-            st = er_result_create(&args, &res, msg, sizeof msg);
-        }
-        if (st != ER_OK) {
+        args.d = &D;
+        co.result = &res;
+        co.tile_rows = -1;
+    }
+    er_check_report rep;
+    er_check_info info;
+    double t_check = now();
+    er_status st;
+    if (er_cli_scaled_mode(&m)) {
+        /* scaled products (f32 scales after a block's sum, cli_scaled.c): their own Result, one pass */
+        memset(&info, 0, sizeof info);
+        if (!dbuf && !(dbuf = calloc(elems ? elems : 1, (size_t)fo.storage_bytes))) {
             er_cli_progress_stop(pr);
-            fprintf(stderr, "exactref check: %s\n", msg[0] ? msg : er_status_string(st));
-            rc = er_cli_exit_for(st);
+            fprintf(stderr, "exactref check: out of memory for %zu elements\n", elems);
+            rc = ER_EXIT_INTERNAL;
             goto done;
         }
-        char note0[256];
-        snprintf(note0, sizeof note0, "%s", er_result_stats(res)->note);
-        if (note0[0]) fprintf(stderr, "exactref check: note: %s\n", note0);
-        if (er_result_stats(res)->wrapped) /* as matmul says: the defined result, worth knowing */
-            fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the i32 "
-                    "range)\n", (long long)er_result_stats(res)->wrapped, er_result_stats(res)->wrapped == 1 ? "" : "s");
-        t_ref = now() - t0;
-        er_cli_progress_set(pr, "bounding every element", -1);
-        cp.what = "bounding every element"; /* the hook is called only from within the calls below */
-        if (pr) er_result_set_progress(res, on_progress, &cp);
-        st = er_check_report_compute(res, &o, &O, &m.A.t, &m.B.t, outside_idx, ER_CLI_OUTSIDE_CAP, &rep, msg,
-                                     sizeof msg);
-        er_result_set_progress(res, NULL, NULL); /* the line is gone */
-        /* a note that the bounds added (where they ran) */
-        if (strcmp(note0, er_result_stats(res)->note))
-            fprintf(stderr, "exactref check: note: %s\n", er_result_stats(res)->note);
-        stats = er_result_stats(res);
-        dcompute = er_result_default_compute(res);
+        D.data = dbuf;
+        er_scaled_args sa;
+        er_cli_scaled_args(&m, &sa, &D);
+        st = er_scaled_result_create(&sa, &res, msg, sizeof msg);
+        info.seconds_reference = now() - t_check;
+        if (st == ER_OK) {
+            const char *note = er_result_stats(res)->note;
+            if (note[0]) fprintf(stderr, "exactref check: note: %s\n", note);
+            st = er_check_report_compute(res, &o, &O, &m.A.t, &m.B.t, outside_idx, ER_CLI_OUTSIDE_CAP, &rep, msg,
+                                         sizeof msg);
+        }
+        if (st == ER_OK) {
+            info.stats = *er_result_stats(res);
+            info.default_compute = er_result_default_compute(res);
+        }
+    } else {
+        st = er_check(&args, &o, &O, &co, &rep, &info, msg, sizeof msg);
     }
     er_cli_progress_stop(pr);
     if (st != ER_OK) {
-        fprintf(stderr, "exactref check: %s\n", msg);
+        fprintf(stderr, "exactref check: %s\n", msg[0] ? msg : er_status_string(st));
         rc = er_cli_exit_for(st);
         goto done;
     }
+    if (info.stats.wrapped) /* as matmul says: the defined result, worth knowing */
+        fprintf(stderr, "exactref check: note: %lld element%s wrapped modulo 2^32 (the exact sum is outside the i32 "
+                "range)\n", (long long)info.stats.wrapped, info.stats.wrapped == 1 ? "" : "s");
+    /* the reference's time; the one-pass check counts the files' reading in it, as it always has */
+    double t_ref = info.seconds_reference + (info.tile_rows ? 0 : t_check - t0);
+    const er_mma_stats *stats = &info.stats;
+    int dcompute = info.default_compute;
     er_cli_check c;
     char hint[256];
     memset(&c, 0, sizeof c);
@@ -713,9 +494,6 @@ done:
     er_cli_release_data(&outn, &omap);
     free(ostore);
     free(outside_idx);
-    free(bcov);
-    free(tcov);
-    free(dtile);
     free(dbuf);
     return rc;
 }

@@ -259,6 +259,122 @@ static PyObject *py_create(PyObject *mod, PyObject *args)
     return (PyObject *)self;
 }
 
+static PyObject *report_to_dict(const er_check_report *rep, const int64_t *index, int64_t cap, int full);
+#define ER_PY_OUTSIDE_CAP 1000
+
+/*
+ * create_checked(a, afmt, b, bfmt, c, cfmt, a_scale, b_scale, sfmt, block, d, dfmt, rounding, backend,
+ *                threads, output, compute, ulps, ftz, standard, covered[, opts, strategy, device]): create's
+ * Result on arrays and
+ * the check of output against it in one call (er_check with co.result): on a large output in tiles,
+ * whose rounded answers fill d and make the Result (the reference runs once, in bounded memory).
+ * Returns (result, report dict); covered (uint8 buffer of the output's elements, or None) filled.
+ */
+static PyObject *py_create_checked(PyObject *mod, PyObject *args)
+{
+    PyObject *oa, *ob, *oc, *osa, *osb, *od, *oo, *ocv;
+    int afmt, bfmt, cfmt, sfmt, block, dfmt, rounding, backend, threads, compute, ftz;
+    double ulps;
+    const char *std;
+    unsigned int opts = 0;
+    int strategy = ER_STRATEGY_AUTO, device = -1;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OiOiOiOOiiOiiiiOidisO|Iii", &oa, &afmt, &ob, &bfmt, &oc, &cfmt, &osa, &osb, &sfmt,
+                          &block, &od, &dfmt, &rounding, &backend, &threads, &oo, &compute, &ulps, &ftz, &std, &ocv,
+                          &opts, &strategy, &device))
+        return NULL;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    CResult *self = CResult_new_empty();
+    if (!self) return NULL;
+    PyObject *objs[6] = {oa, ob, oc, osa, osb, od};
+    int fmts[6] = {afmt, bfmt, cfmt, sfmt, sfmt, dfmt};
+    static const char *const names[6] = {"A", "B", "C", "a_scale", "b_scale", "the output"};
+    for (int q = 0; q < 6; q++) {
+        if (objs[q] == Py_None) continue;
+        if (operand_get(objs[q], fmts[q], names[q], q == 5, &self->ops[q]) != 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    if (!self->ops[0].held || !self->ops[1].held || !self->ops[5].held || self->ops[3].held != self->ops[4].held) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_ValueError, "A, B and the output are required, and both scales or none");
+        return NULL;
+    }
+    operand out;
+    if (operand_get(oo, dfmt, "output", 0, &out) != 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    Py_buffer cv;
+    int have_cov = ocv != Py_None;
+    if (have_cov) {
+        int64_t count = 1;
+        for (int q = 0; q < self->ops[5].t.ndim; q++) count *= self->ops[5].t.shape[q];
+        if (out_get(ocv, (Py_ssize_t)count, 1, "covered", &cv) != 0) {
+            operand_release(&out);
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    er_mma_args a;
+    er_mma_args_init(&a);
+    a.a = &self->ops[0].t;
+    a.b = &self->ops[1].t;
+    a.c = self->ops[2].held ? &self->ops[2].t : NULL;
+    if (self->ops[3].held) {
+        a.a_scale = &self->ops[3].t;
+        a.b_scale = &self->ops[4].t;
+        a.block = block;
+    }
+    a.d = &self->ops[5].t;
+    a.rounding = rounding;
+    a.backend = backend;
+    a.threads = threads;
+    a.opts = opts;
+    a.strategy = strategy;
+    a.device = device;
+    er_check_opts co;
+    er_check_opts_init(&co);
+    co.covered = have_cov ? (unsigned char *)cv.buf : NULL;
+    /* tiles of about the arrays' bytes (the command's rule takes twice: Python holds the arrays and the
+     * rounded answer besides) */
+    for (int q = 0; q < 6; q++)
+        if (q != 2 && q != 3 && q != 4 && self->ops[q].held) co.tile_bytes += (int64_t)self->ops[q].view.len;
+    co.tile_bytes += (int64_t)out.view.len;
+    int64_t *index = PyMem_Malloc(ER_PY_OUTSIDE_CAP * sizeof *index);
+    if (!index) {
+        operand_release(&out);
+        if (have_cov) PyBuffer_Release(&cv);
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    co.outside_index = index;
+    co.outside_cap = ER_PY_OUTSIDE_CAP;
+    er_result *r = NULL;
+    co.result = &r;
+    er_check_report rep;
+    char msg[1024] = "";
+    er_status st;
+    ER_PY_CALL(st = er_check(&a, &o, &out.t, &co, &rep, NULL, msg, sizeof msg));
+    operand_release(&out);
+    if (have_cov) PyBuffer_Release(&cv);
+    if (st != ER_OK) {
+        PyMem_Free(index);
+        Py_DECREF(self);
+        return raise_status(st, msg);
+    }
+    self->r = r;
+    PyObject *d = report_to_dict(&rep, index, ER_PY_OUTSIDE_CAP, 0);
+    PyMem_Free(index);
+    if (!d) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", (PyObject *)self, d);
+}
+
 /* convert(src, from, dst, to, rounding, n): n patterns, contiguous buffers; returns the flags. */
 static PyObject *py_convert(PyObject *mod, PyObject *args)
 {
@@ -464,7 +580,6 @@ static PyObject *CResult_covers(CResult *self, PyObject *args)
 }
 
 /* The outside elements listed in a report dict: at most this many (the command's JSON cap). */
-#define ER_PY_OUTSIDE_CAP 1000
 
 /* An index tuple of the report's shape for a flat index. */
 static PyObject *report_index_tuple(const er_check_report *rep, int64_t flat)
@@ -576,6 +691,62 @@ static PyObject *CResult_report(CResult *self, PyObject *args)
     PyObject *d = st == ER_OK ? report_to_dict(&rep, index, (int64_t)cap, 0) : raise_status(st, msg);
     PyMem_Free(index);
     return d;
+}
+
+/*
+ * check(output, compute, ulps, ftz, standard, covered): the check in tiles (er_check_result: bounded
+ * memory for a large output) as report's dict, covered (a writable uint8 buffer of the output's
+ * elements, or None) filled; None when the check would run in one pass (a small output, a view, a
+ * result on earlier results, bounds kept): the caller's report or covers then do it.
+ */
+static PyObject *CResult_check(CResult *self, PyObject *args)
+{
+    PyObject *oo, *oc;
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    if (!alive(self)) return NULL;
+    if (!PyArg_ParseTuple(args, "OidisO", &oo, &compute, &ulps, &ftz, &std, &oc)) return NULL;
+    /* the tiles read the operands' vacuity where report does: results on arrays A and B held here */
+    if (!self->ops[0].held || !self->ops[1].held) Py_RETURN_NONE;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    const er_tensor *d = er_result_rounded(self->r);
+    operand out;
+    if (operand_get(oo, d->format, "output", 0, &out) != 0) return NULL;
+    Py_buffer cv;
+    int have_cov = oc != Py_None;
+    if (have_cov) {
+        int64_t count = 1;
+        for (int q = 0; q < d->ndim; q++) count *= d->shape[q];
+        if (out_get(oc, (Py_ssize_t)count, 1, "covered", &cv) != 0) {
+            operand_release(&out);
+            return NULL;
+        }
+    }
+    int64_t *index = PyMem_Malloc(ER_PY_OUTSIDE_CAP * sizeof *index);
+    if (!index) {
+        operand_release(&out);
+        if (have_cov) PyBuffer_Release(&cv);
+        return PyErr_NoMemory();
+    }
+    er_check_opts co;
+    er_check_opts_init(&co);
+    co.covered = have_cov ? (unsigned char *)cv.buf : NULL;
+    co.outside_index = index;
+    co.outside_cap = ER_PY_OUTSIDE_CAP;
+    er_check_report rep;
+    char msg[1024] = "";
+    er_status st;
+    int tiled = 0;
+    ER_PY_CALL(st = er_check_result(self->r, &o, &out.t, &co, &rep, NULL, &tiled, msg, sizeof msg));
+    operand_release(&out);
+    if (have_cov) PyBuffer_Release(&cv);
+    PyObject *res = st != ER_OK ? raise_status(st, msg)
+                    : tiled     ? report_to_dict(&rep, index, ER_PY_OUTSIDE_CAP, 0)
+                                : (Py_INCREF(Py_None), Py_None);
+    PyMem_Free(index);
+    return res;
 }
 
 /*
@@ -935,6 +1106,7 @@ static PyMethodDef CResult_methods[] = {
     {"covers", (PyCFunction)CResult_covers, METH_VARARGS, "Judge an output; returns the count outside."},
     {"report", (PyCFunction)CResult_report, METH_VARARGS, "The check's report (the command's scoring)."},
     {"report_part", (PyCFunction)CResult_report_part, METH_VARARGS, "A block's report for merging (bytes)."},
+    {"check", (PyCFunction)CResult_check, METH_VARARGS, "The check in tiles (bounded memory), or None: one pass."},
     {"may_be_any", (PyCFunction)CResult_may_be_any, METH_VARARGS, "Whole-tensor may_be: 0 never, -1 undecided."},
     {"normal", (PyCFunction)CResult_normal, METH_VARARGS, "normal() into a buffer."},
     {"exact", (PyCFunction)CResult_exact, METH_VARARGS, "The binary64 enclosures into buffers."},
@@ -1393,6 +1565,7 @@ static PyObject *py_scaled_create(PyObject *mod, PyObject *args)
 
 static PyMethodDef module_methods[] = {
     {"create", py_create, METH_VARARGS, "Run an operation and keep its result."},
+    {"create_checked", py_create_checked, METH_VARARGS, "create and the check of an output in one call (tiles)."},
     {"convert", py_convert, METH_VARARGS, "Convert n bit patterns between formats."},
     {"format_id", py_format_id, METH_O, "A format's id from its name (MLIR or ml_dtypes, any case)."},
     {"rounding_id", py_rounding_id, METH_O, "A rounding direction's id from its name."},

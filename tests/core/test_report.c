@@ -10,6 +10,7 @@
 #include "er_test.h"
 #include "exactref/exactref.h"
 #include "exactref/report.h"
+#include "er_report.h" /* er_report_isa */
 
 #define M 5
 #define K 7
@@ -181,6 +182,49 @@ START_TEST(widened_output_hint)
 }
 END_TEST
 
+/* A zero of the other sign than rounded's is the same value: the "0 (exact)" bin, whatever the
+ * tolerance (positive, 0 for a range of the two zeros, or no finite bound), in the scoring of given
+ * bounds; with a real result also in the fused covers and scoring at every ISA level. */
+START_TEST(signed_zero_is_exact)
+{
+    /* elements: tolerance 2^-20 / 0 / inf; output -0 against rounded +0, covered */
+    uint32_t outb[3] = {0x80000000u, 0x80000000u, 0x80000000u}, rb[3] = {0, 0, 0};
+    uint64_t low[3] = {0xB5800000u, 0x80000000u, 0xFF7FFFFFu}, high[3] = {0x35800000u, 0, 0x7F7FFFFFu};
+    double tol[3] = {0x1p-20, 0, INFINITY}, rad[3] = {0, 0, INFINITY};
+    unsigned char has[3] = {1, 1, 1}, no[3] = {0, 0, 0}, cov[3] = {1, 1, 1};
+    char msg[512];
+    for (int e = 0; e < 3; e++) {
+        float o, r;
+        memcpy(&o, &outb[e], 4);
+        memcpy(&r, &rb[e], 4);
+        er_tensor O = er_tensor_2d(ER_FMT_F32, 1, 1, &o), R = er_tensor_2d(ER_FMT_F32, 1, 1, &r);
+        er_bounds one = {1, &rad[e], &tol[e], &low[e], &high[e], &has[e], no, no, no};
+        er_check_report rep;
+        ck_assert(er_check_report_score(&one, &O, &R, &cov[e], 0, NULL, NULL, NULL, 0, &rep, msg, sizeof msg) == ER_OK);
+        ck_assert_msg(rep.hist[ER_REPORT_EXACT] == 1, "element %d: -0 against +0 not in the exact bin", e);
+    }
+    /* a real result: [1, -1] . [1, 1] = 0 exactly, rounded +0; the output -0 */
+    uint16_t a[2] = {0x3f80, 0xbf80}, b[2] = {0x3f80, 0x3f80};
+    float d[1], out[1];
+    uint32_t mz = 0x80000000u;
+    memcpy(&out[0], &mz, 4);
+    er_tensor A = er_tensor_2d(ER_FMT_BF16, 1, 2, a), B = er_tensor_2d(ER_FMT_BF16, 2, 1, b);
+    er_tensor D = er_tensor_2d(ER_FMT_F32, 1, 1, d), O = er_tensor_2d(ER_FMT_F32, 1, 1, out);
+    er_result *r = make(&A, &B, &D);
+    er_tol_opts o;
+    er_tol_opts_init(&o);
+    for (int level = 0; level <= 2; level++) {
+        er_check_report rep;
+        er_report_isa(level);
+        ck_assert(er_check_report_compute(r, &o, &O, &A, &B, NULL, 0, &rep, msg, sizeof msg) == ER_OK);
+        ck_assert_int_eq(rep.outside, 0);
+        ck_assert_msg(rep.hist[ER_REPORT_EXACT] == 1, "isa level %d: -0 against +0 not in the exact bin", level);
+    }
+    er_report_isa(2);
+    er_result_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("report");
@@ -189,6 +233,7 @@ int main(void)
     tcase_add_test(tc, known_answers);
     tcase_add_test(tc, integer_product);
     tcase_add_test(tc, widened_output_hint);
+    tcase_add_test(tc, signed_zero_is_exact);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

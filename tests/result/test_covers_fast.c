@@ -152,7 +152,8 @@ static void ref_score(const er_bounds *bd, const er_tensor *out, const er_tensor
             }
             continue;
         }
-        if (ob == rb || (isfloat && isnan(ov) && isnan(rv))) {
+        /* exact: the same pattern, both NaN, or the same value (zeros of either sign) */
+        if (ob == rb || (isfloat && isnan(ov) && isnan(rv)) || (isfloat && ov == 0 && rv == 0)) {
             rep->hist[ER_REPORT_EXACT]++;
             score = 0;
         } else if (!isfloat || !isfinite(ov) || !isfinite(rv) || !(tol > 0) || !isfinite(tol)) {

@@ -1,0 +1,55 @@
+"""test_check_tiles.py: on a large output, Result.covers and er.testing.report run the library's check in
+tiles (er_check_result: bounded memory) and give exactly what the one pass over the whole output's
+bounds gives: the covered array, the count outside, the worst element, the histogram."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import exactref as er
+from exactref._result import _opts_key
+
+N = 1024  # N x N = 2^20 output elements: the size from which an existing Result is checked in tiles
+K = 8
+
+
+@pytest.fixture
+def case(rng):
+    a = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
+    r = er.matmul(a, b, dtype="float32")
+    out = np.array(r.rounded)
+    bits = out.view(np.uint32)
+    # some elements moved by a few ulps (outside where the range is narrow), a NaN, an infinity
+    idx = rng.choice(N * N, 4000, replace=False)
+    bits.reshape(-1)[idx[:3000]] += np.uint32(3)
+    bits.reshape(-1)[idx[3000]] = np.uint32(0x7FC00000)
+    bits.reshape(-1)[idx[3001]] = np.uint32(0x7F800000)
+    return a, b, r, out
+
+
+def test_tiles_run_and_equal_one_pass(case):
+    a, b, r, out = case
+    key = _opts_key(r, None, None, False, "normal")
+    assert r._core.check(out.view(np.uint32), *key, None) is not None, "the tiled check ran"
+    tiled_cov = r.covers(out)  # tiles: no bounds kept yet
+    tiled_rep = er.testing.report(r, out)
+    # a second Result of the same product, its bounds made first: covers and report go one pass
+    r1 = er.matmul(a, b, dtype="float32")
+    r1.tolerance()
+    assert r1._core.check(out.view(np.uint32), *key, None) is None, "bounds kept: one pass"
+    one_cov = r1.covers(out)
+    one_rep = er.testing.report(r1, out)
+    assert np.array_equal(tiled_cov, one_cov)
+    assert 0 < one_rep["outside"] < N * N
+    assert tiled_rep == one_rep
+
+
+def test_tiles_any_order_and_assert(case):
+    a, b, r, out = case
+    tiled = r.covers(out, standard="any_order")
+    r1 = er.matmul(a, b, dtype="float32")
+    r1.tolerance(standard="any_order")  # kept: one pass
+    assert np.array_equal(tiled, r1.covers(out, standard="any_order"))
+    with pytest.raises(AssertionError, match="outside the bound"):
+        er.testing.assert_matmul_valid(a, b, out)
+    er.testing.assert_matmul_valid(a, b, r.rounded)
