@@ -212,9 +212,14 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
             r = matmul(aa, bb, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
     finally:
         _CHECK.reset(token)
+    # the report made with the Result is this call's alone: the Result returned keeps neither it nor out
+    # (a later report on out, changed in place since, is made again)
     if chk["report"] is not None:
         r._checked = (out, chk["key"], chk["report"])
-    rep = report(r, out, compute=compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
+    try:
+        rep = report(r, out, compute=compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
+    finally:
+        r._checked = None
     if rep["message"] is None and (rep["operand_vacuous"] or (rep["zero_accepted"] and rep["elements"])):
         # the check passed but proves little: say so, as `exactref check` does
         why = ("an operand is all zero or subnormal: the check is vacuous" if rep["operand_vacuous"] else

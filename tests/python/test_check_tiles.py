@@ -53,3 +53,18 @@ def test_tiles_any_order_and_assert(case):
     with pytest.raises(AssertionError, match="outside the bound"):
         er.testing.assert_matmul_valid(a, b, out)
     er.testing.assert_matmul_valid(a, b, r.rounded)
+
+
+def test_assert_returns_a_result_whose_report_is_fresh(rng):
+    # assert_matmul_valid makes its Result and the check in one call; the returned Result must not keep
+    # that report: a later report on the same (since changed) array is made again, and its dict is new
+    a = rng.standard_normal((64, 8)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((8, 48)).astype(ml_dtypes.bfloat16)
+    out = np.array(er.matmul(a, b, dtype="float32").rounded)
+    r = er.testing.assert_matmul_valid(a, b, out)
+    first = er.testing.report(r, out)
+    assert first["outside"] == 0
+    first["outside"] = 99  # the caller's dict: not the one a later report returns
+    out.view(np.uint32)[5, 7] += np.uint32(1 << 20)
+    rep = er.testing.report(r, out)
+    assert rep["outside"] == 1 and rep["worst_index"] == (5, 7)
