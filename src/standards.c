@@ -271,6 +271,14 @@ static int values_within(int x, int y)
     return px <= py && fx.emax <= fy.emax && fx.emin - px >= fy.emin - py;
 }
 
+int er_standard_accumulator_(const er_standard *std, int compute)
+{
+    if (!std) return compute;
+    if (std->kind == ER_STD_ENGINE) return std->acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32;
+    if (std->kind == ER_STD_BLOCKED && std->acc_fmt >= 0) return std->acc_fmt;
+    return compute;
+}
+
 /* A scaled product's engine partial (scaled:bk=128,partial=hopper-fp8): that row's operand rule, said
  * of the scaled standard (its name is the whole spec; partial=f32 and order=before take any operands). */
 static er_status check_scaled_partial(const er_standard *std, int a_format, int b_format, const char *which_a,

@@ -19,4 +19,12 @@
 er_status er_standard_check_operands_(const er_standard *std, int a_format, int b_format, const char *which_a,
                                       const char *which_b, char *msg, size_t msg_size);
 
+/*
+ * The accumulator whose format the bounds under std use (what a check report names as its compute):
+ * a matrix-engine row's D (f32, or f16 for the f16-accumulator rows), a blocked standard's acc= where
+ * given, else compute (the options' compute, or the Result's default: the caller's to resolve).  Read
+ * as src/tolerance.c reads the standard.
+ */
+int er_standard_accumulator_(const er_standard *std, int compute);
+
 #endif

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from . import _core
 from . import _arrays as A
 from ._result import _STANDARD_DEFAULT
 
@@ -99,7 +100,9 @@ def _finish(result, core, fmt, rep, key, greatest):
     (result.op, result._user_index and core.default_compute are read; exactref.distributed passes the
     merged report).  greatest(): the message's lines of the greatest absolute and relative difference."""
     rep["standard"] = key[3]
-    rep["compute"] = A.format_name(core.default_compute if key[0] < 0 else key[0])
+    # the accumulator the bounds used (a blocked standard's acc=, an engine row's D), as `exactref check` says
+    rep["compute"] = A.format_name(_core.standard_accumulator(key[3], core.default_compute if key[0] < 0
+                                                              else key[0]))
     rep["worst_index"] = result._user_index(rep["worst_index"])
     rep["message"] = None
     if rep["outside"] == 0:

@@ -14,6 +14,7 @@
 #include "cli_progress.h"
 #include "exactref/check.h"
 #include "exactref/report.h"
+#include "standards_internal.h"
 
 static double now(void)
 {
@@ -443,11 +444,8 @@ int er_cmd_check(int argc, char **argv)
     /* the standard the bounds used (cdna3 on fp8 operands is cdna3-fp8: er_standard_for_inputs) */
     er_standard used = er_standard_for_inputs(&std, m.A.t.format, m.B.t.format);
     c.standard = fo.kind == ER_KIND_FLOAT ? used.name : "exact (mmai)";
-    /* the accumulator the bounds used: a matrix-engine model's D (f32, or f16) and a blocked standard's
-     * acc= fix it, whatever the options' compute (src/tolerance.c reads the standard the same way) */
-    int acc = compute < 0 ? dcompute : compute;
-    if (used.kind == ER_STD_ENGINE) acc = used.acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32;
-    else if (used.kind == ER_STD_BLOCKED && used.acc_fmt >= 0) acc = used.acc_fmt;
+    /* the accumulator the bounds used: a matrix-engine model's D and a blocked standard's acc= fix it */
+    int acc = er_standard_accumulator_(&used, compute < 0 ? dcompute : compute);
     c.compute = fo.kind == ER_KIND_FLOAT ? er_format_name(acc) : "i32";
     c.ftz = m.ftz;
     c.rep = &rep;

@@ -1477,6 +1477,22 @@ static PyObject *py_check_operands(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* standard_accumulator(standard, compute): the accumulator's format id the bounds under standard use (a
+ * matrix-engine row's D, a blocked standard's acc=), else compute; what a report names as its compute,
+ * as `exactref check` names it. */
+static PyObject *py_standard_accumulator(PyObject *mod, PyObject *args)
+{
+    const char *standard;
+    int compute;
+    er_standard s;
+    char msg[1024] = "";
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "si", &standard, &compute)) return NULL;
+    er_status st = er_standard_parse(standard, &s, msg, sizeof msg);
+    if (st != ER_OK) return raise_status(st, msg);
+    return PyLong_FromLong(er_standard_accumulator_(&s, compute));
+}
+
 /*
  * scaled_create(a, afmt, b, bfmt, a_scale, b_scale, sfmt, block_k, block_n, alpha, beta, c, cfmt, bias, biasfmt,
  *               d, dfmt, rounding, opts, threads)
@@ -1580,6 +1596,7 @@ static PyMethodDef module_methods[] = {
     {"report_set_narrower", py_report_set_narrower, METH_VARARGS, "Set a merged report's narrower-format hint."},
     {"report_fields", py_report_fields, METH_VARARGS, "A report (bytes) as a dict."},
     {"check_operands", py_check_operands, METH_VARARGS, "Whether a standard takes operands of these formats."},
+    {"standard_accumulator", py_standard_accumulator, METH_VARARGS, "The accumulator a standard's bounds use."},
     {"scaled_create", py_scaled_create, METH_VARARGS, "A scaled product (f32/bf16 scales after a block's sum)."},
     {NULL, NULL, 0, NULL}};
 
