@@ -677,7 +677,12 @@ static PyObject *CResult_report(CResult *self, PyObject *args)
     if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
     operand out;
     if (operand_get(oo, er_result_rounded(self->r)->format, "output", 0, &out) != 0) return NULL;
-    int64_t *index = PyMem_Malloc((size_t)(cap ? cap : 1) * sizeof *index);
+    /* no more indices than elements can be listed: the buffer holds at most that many (a cap near
+     * PY_SSIZE_T_MAX would overflow its size, and the list would run past it) */
+    int64_t count = 1;
+    for (int q = 0; q < out.t.ndim; q++) count *= out.t.shape[q];
+    int64_t room = (int64_t)cap < count ? (int64_t)cap : count;
+    int64_t *index = PyMem_Malloc((size_t)(room ? room : 1) * sizeof *index);
     if (!index) {
         operand_release(&out);
         return PyErr_NoMemory();
@@ -686,7 +691,7 @@ static PyObject *CResult_report(CResult *self, PyObject *args)
     char msg[1024] = "";
     er_status st;
     const er_tensor *ta = self->ops[0].held ? &self->ops[0].t : NULL, *tb = self->ops[1].held ? &self->ops[1].t : NULL;
-    ER_PY_CALL(st = er_check_report_compute(self->r, &o, &out.t, ta, tb, index, (int64_t)cap, &rep, msg, sizeof msg));
+    ER_PY_CALL(st = er_check_report_compute(self->r, &o, &out.t, ta, tb, index, room, &rep, msg, sizeof msg));
     operand_release(&out);
     PyObject *d = st == ER_OK ? report_to_dict(&rep, index, (int64_t)cap, 0) : raise_status(st, msg);
     PyMem_Free(index);

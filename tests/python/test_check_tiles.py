@@ -68,3 +68,26 @@ def test_assert_returns_a_result_whose_report_is_fresh(rng):
     out.view(np.uint32)[5, 7] += np.uint32(1 << 20)
     rep = er.testing.report(r, out)
     assert rep["outside"] == 1 and rep["worst_index"] == (5, 7)
+
+
+def test_report_cap_near_the_limit_lists_within_its_buffer(tmp_path):
+    # the cap of listed outside indices is the caller's; a huge one must not size the index buffer past
+    # its limit (it overflowed to 8 bytes, and the list ran past them): run where the debug allocator
+    # sees every write past a buffer
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, exactref as er\n"
+        "from exactref._result import _opts_key\n"
+        "a = np.arange(12, dtype=np.float32).reshape(3, 4); b = np.ones((4, 5), np.float32)\n"
+        "r = er.matmul(a, b); out = np.array(r.rounded); out.reshape(-1)[[1, 6, 13]] += 1\n"
+        "rep = r._core.report(out.view(np.uint32), *_opts_key(r, None, None, False, 'normal'), 2**61 + 1)\n"
+        "assert rep['outside'] == 3 and rep['outside_indices'] == [(0, 1), (1, 1), (2, 3)], rep\n"
+        "assert rep['outside_indices_complete'] and rep['outside_indices_cap'] == 2**61 + 1\n"
+        "print('ok')\n")
+    env = dict(os.environ, PYTHONMALLOC="debug", PYTHONDONTWRITEBYTECODE="1")
+    p = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", (p.returncode, p.stdout, p.stderr[-2000:])
