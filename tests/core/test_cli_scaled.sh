@@ -76,6 +76,9 @@ run "f32 under partial=hopper-fp8" 2 \
     "--standard scaled:bk=128,partial=hopper-fp8 (its partial hopper-fp8) models instructions whose operands are e4m3, e5m2" \
     check "$tmp/a32.npy" "$tmp/b32.npy" "$tmp/d32.npy" $S32 --standard scaled:bk=128,partial=hopper-fp8
 grep -qF "A (" "$tmp/err" && grep -qF "is f32" "$tmp/err" && ok || bad "the refusal names no operand: $(cat "$tmp/err")"
+# a spec longer than a standard's name holds (48 bytes): still the partial's rule
+run "f32 under a long spec" 2 "(its partial hopper-fp8) models instructions" check "$tmp/a32.npy" "$tmp/b32.npy" \
+    "$tmp/d32.npy" $S32 --standard scaled:bk=00000128,order=after,partial=hopper-fp8
 run "f32 under partial=f32" 0 "" check "$tmp/a32.npy" "$tmp/b32.npy" "$tmp/d32.npy" $S32 --standard scaled:bk=128,partial=f32
 run "e4m3 under partial=hopper-fp8" 0 "" check "$tmp/a.npy" "$tmp/b.npy" "$tmp/d.npy" $F --alpha 0.5 \
     --bias "$tmp/bias.npy" --standard scaled:bk=128,partial=hopper-fp8
