@@ -1363,7 +1363,9 @@ static PyObject *py_report_merge(PyObject *mod, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOOn", &ointo, &opart, &ocov, &oidx, &cap)) return NULL;
     Py_buffer vi, vp, vc, vx;
     void *cov = NULL, *idx = NULL;
-    if (cap < 0) return PyErr_Format(PyExc_ValueError, "report_merge: a negative cap");
+    /* cap entries of 8 bytes: a cap whose bytes overflow would let a short buffer pass as cap entries */
+    if (cap < 0 || cap > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t))
+        return PyErr_Format(PyExc_ValueError, "report_merge: the cap %zd is negative or too large", cap);
     if (report_buf(ointo, 1, "report_merge: into", &vi) != 0) return NULL;
     if (report_buf(opart, 0, "report_merge: part", &vp) != 0) {
         PyBuffer_Release(&vi);
@@ -1450,6 +1452,10 @@ static PyObject *py_report_fields(PyObject *mod, PyObject *args)
     er_check_report rep;
     memcpy(&rep, v.buf, sizeof rep);
     PyBuffer_Release(&v);
+    if (rep.outside_listed < 0 || rep.outside_listed > rep.outside ||
+        rep.outside_listed > (int64_t)(PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t)))
+        return PyErr_Format(PyExc_ValueError, "report_fields: not a check report (%lld outside elements listed of %lld)",
+                            (long long)rep.outside_listed, (long long)rep.outside);
     int hx = opt_buf(oidx, (Py_ssize_t)rep.outside_listed * (Py_ssize_t)sizeof(int64_t), 0, "report_fields: index", &vx,
                      &idx);
     if (hx < 0) return NULL;

@@ -91,3 +91,17 @@ def test_report_cap_near_the_limit_lists_within_its_buffer(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == "ok", (p.returncode, p.stdout, p.stderr[-2000:])
+
+
+def test_report_merge_refuses_a_cap_whose_bytes_overflow():
+    # exactref.distributed's merge: the index buffer must hold cap entries; a cap near the limit made its
+    # byte count wrap, so an 8-byte buffer passed for 2**61 + 1 entries
+    from exactref import _core
+
+    into = _core.report_merge_init((4, 5), _core.format_id("f32"))
+    part = bytes(_core.report_merge_init((4, 5), _core.format_id("f32")))
+    with pytest.raises(ValueError, match="cap"):
+        _core.report_merge(into, part, None, np.zeros(1, np.int64), 2**61 + 1)
+    _core.report_merge(into, part, None, np.zeros(3, np.int64), 3)  # a cap its buffer holds: merged
+    rep = _core.report_fields(bytes(into), None, 0, False)
+    assert rep["outside"] == 0 and rep["outside_indices"] == []
