@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_cli_scaled.sh: the command's scaled products (--scale-format f32, --alpha, --beta, --bias; docs/scaled.md):
-# matmul writes the exact answer, check passes it and flags a wrong one, and bad flags are refused with the
-# reason. Every file it writes is in its own temporary directory. Usage: test_cli_scaled.sh PATH/TO/exactref
+# matmul writes the exact answer, check passes it and flags a wrong one (its bundle, JSON and saved bounds
+# whole, the bias among the inputs), bad flags and an engine partial on operands it does not take are
+# refused with the reason, and the report names a blocked standard's accumulator. Every file it writes is in its own temporary directory. Usage: test_cli_scaled.sh PATH/TO/exactref
 X="$1"
 pass=0
 fail=0
