@@ -23,6 +23,7 @@ er_status er_standard_parse_scaled(const char *spec, er_standard *s, char *msg, 
 {
     const char *p;
     int have_bk = 0;
+    char partial[48] = "";
     memset(s, 0, sizeof *s);
     s->kind = ER_STD_SCALED;
     s->group = 1;
@@ -47,6 +48,7 @@ er_status er_standard_parse_scaled(const char *spec, er_standard *s, char *msg, 
                                 "own promotion or tf32 operands (not modelled here)", spec);
                 s->k = e.k, s->F = e.F, s->out_p = e.out_p, s->out_round = e.out_round;
                 s->floor_terms = e.floor_terms, s->acc_fmt = e.acc_fmt, s->F2 = e.F2, s->two_stage = e.two_stage;
+                snprintf(partial, sizeof partial, "%s", word);
             }
         } else if (sscanf(p, "order=%47[a-z]%n", word, &used) == 1) {
             /* split carries the order: 0 the scales after the block's sum, 1 before the sum */
@@ -68,6 +70,14 @@ er_status er_standard_parse_scaled(const char *spec, er_standard *s, char *msg, 
                     "the scaled operands)", spec);
     if (s->k > 0 && s->bk % s->k)
         return msgf(msg, msg_size, ER_EINVAL, "standard '%s': bk must be a multiple of the model's k (%d)", spec, s->k);
+    /* a spec longer than the name holds: the name in its shortest form (it must still name the partial,
+     * whose row's operand rule er_standard_check_operands_ reads from it) */
+    if (strlen(spec) >= sizeof s->name) {
+        char nm[128];
+        snprintf(nm, sizeof nm, "scaled:bk=%d%s%s%s", s->bk, s->split ? ",order=before" : "", partial[0] ? ",partial=" : "",
+                 partial);
+        snprintf(s->name, sizeof s->name, "%.47s", nm); /* at most 47: bk <= 2^24, the longest row's name */
+    }
     return ER_OK;
 }
 

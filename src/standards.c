@@ -271,9 +271,41 @@ static int values_within(int x, int y)
     return px <= py && fx.emax <= fy.emax && fx.emin - px >= fy.emin - py;
 }
 
+int er_standard_accumulator_(const er_standard *std, int compute)
+{
+    if (!std) return compute;
+    if (std->kind == ER_STD_ENGINE) return std->acc_fmt == ER_FMT_F16 ? ER_FMT_F16 : ER_FMT_F32;
+    if (std->kind == ER_STD_BLOCKED && std->acc_fmt >= 0) return std->acc_fmt;
+    return compute;
+}
+
+/* A scaled product's engine partial (scaled:bk=128,partial=hopper-fp8): that row's operand rule, said
+ * of the scaled standard (its name is the whole spec; partial=f32 and order=before take any operands). */
+static er_status check_scaled_partial(const er_standard *std, int a_format, int b_format, const char *which_a,
+                                      const char *which_b, char *msg, size_t msg_size)
+{
+    const char *p = strstr(std->name, "partial=");
+    char word[48];
+    er_standard e;
+    char m2[1024];
+    if (std->k <= 0 || !p || sscanf(p, "partial=%47[a-z0-9-]", word) != 1 || !strcmp(word, "f32")) return ER_OK;
+    if (er_standard_parse(word, &e, m2, sizeof m2) != ER_OK || e.kind != ER_STD_ENGINE) return ER_OK;
+    e = er_standard_for_inputs(&e, a_format, b_format);
+    if (er_standard_check_operands_(&e, a_format, b_format, which_a, which_b, m2, sizeof m2) == ER_OK) return ER_OK;
+    /* the row's sentence, said of the scaled standard: "--standard scaled:bk=128,partial=hopper-fp8 (its
+     * partial hopper-fp8) models ...; scaled:bk=..,partial=f32 takes any operands" */
+    const char *rest = strstr(m2, " models instructions");
+    const char *tail = strstr(m2, "; normal and any_order take any operands");
+    if (!rest || !tail) return msgf(msg, msg_size, ER_EINVAL, "%s", m2);
+    return msgf(msg, msg_size, ER_EINVAL, "--standard %s (its partial %s)%.*s; scaled:bk=%d,partial=f32 takes any operands",
+                std->name, word, (int)(tail - rest), rest, std->bk);
+}
+
 er_status er_standard_check_operands_(const er_standard *std, int a_format, int b_format, const char *which_a,
                                       const char *which_b, char *msg, size_t msg_size)
 {
+    if (std && std->kind == ER_STD_SCALED)
+        return check_scaled_partial(std, a_format, b_format, which_a, which_b, msg, msg_size);
     if (!std || std->kind != ER_STD_ENGINE) return ER_OK;
     /* the row: by its name or an alias (a model of one's own, engine:..., has none) */
     const char *row = NULL;

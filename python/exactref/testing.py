@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from . import _core
 from . import _arrays as A
 from ._result import _STANDARD_DEFAULT
 
@@ -99,7 +100,9 @@ def _finish(result, core, fmt, rep, key, greatest):
     (result.op, result._user_index and core.default_compute are read; exactref.distributed passes the
     merged report).  greatest(): the message's lines of the greatest absolute and relative difference."""
     rep["standard"] = key[3]
-    rep["compute"] = A.format_name(core.default_compute if key[0] < 0 else key[0])
+    # the accumulator the bounds used (a blocked standard's acc=, an engine row's D), as `exactref check` says
+    rep["compute"] = A.format_name(_core.standard_accumulator(key[3], core.default_compute if key[0] < 0
+                                                              else key[0]))
     rep["worst_index"] = result._user_index(rep["worst_index"])
     rep["message"] = None
     if rep["outside"] == 0:
@@ -212,9 +215,14 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
             r = matmul(aa, bb, dtype=dtype, rounding=rounding, saturate=saturate, **engine)
     finally:
         _CHECK.reset(token)
+    # the report made with the Result is this call's alone: the Result returned keeps neither it nor out
+    # (a later report on out, changed in place since, is made again)
     if chk["report"] is not None:
         r._checked = (out, chk["key"], chk["report"])
-    rep = report(r, out, compute=compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
+    try:
+        rep = report(r, out, compute=compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
+    finally:
+        r._checked = None
     if rep["message"] is None and (rep["operand_vacuous"] or (rep["zero_accepted"] and rep["elements"])):
         # the check passed but proves little: say so, as `exactref check` does
         why = ("an operand is all zero or subnormal: the check is vacuous" if rep["operand_vacuous"] else

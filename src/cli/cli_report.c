@@ -294,6 +294,7 @@ void er_cli_report_json(er_sbuf *b, const er_cli_check *c)
     json_operand(b, "acc", &m->C, 0);
     json_operand(b, "a_scale", &m->SA, 0);
     json_operand(b, "b_scale", &m->SB, 0);
+    json_operand(b, "bias", &m->BIAS, 0); /* a scaled product's (--bias) */
     er_sb_printf(b, "},\n  \"b_transposed\": %s,\n  \"standard\": ", m->b_transposed ? "true" : "false");
     er_sb_json_str(b, c->standard);
     er_sb_printf(b, ",\n  \"compute\": \"%s\",\n  \"flush_to_zero\": %s,\n  \"elements\": %lld,\n  \"outside\": %lld,\n",
@@ -513,15 +514,17 @@ static void comment_text(er_sbuf *b, const char *s)
 int er_cli_save_failures(const char *dir, int argc, char **argv, const er_cli_check *c, char *why, size_t why_size)
 {
     const er_cli_mma *m = c->m;
-    const char *files[6] = {m->A.path, m->B.path, m->C.path, m->SA.path, m->SB.path, c->out_path};
-    static const char *const names[6] = {"a.npy", "b.npy", "acc.npy", "a_scale.npy", "b_scale.npy", "out.npy"};
+    /* the scaled product's bias (--bias, cli_scaled.c) is an input too: repro.sh reads bias.npy */
+    const char *files[7] = {m->A.path, m->B.path, m->C.path, m->SA.path, m->SB.path, c->out_path, m->BIAS.path};
+    static const char *const names[7] = {"a.npy",       "b.npy",   "acc.npy", "a_scale.npy",
+                                         "b_scale.npy", "out.npy", "bias.npy"};
     char path[4096], self[4096];
     er_sbuf cmd = {0};
     if (er_cli_make_dir(dir) != 0) {
         snprintf(why, why_size, "cannot create the directory: %s", strerror(errno));
         return -1;
     }
-    for (int f = 0; f < 6; f++) {
+    for (int f = 0; f < 7; f++) {
         if (!files[f]) continue;
         snprintf(path, sizeof path, "%s/%s", dir, names[f]);
         if (copy_file(files[f], path, why, why_size) != 0) return -1;
@@ -546,7 +549,7 @@ int er_cli_save_failures(const char *dir, int argc, char **argv, const er_cli_ch
             i++; /* a report file of the original run: not reproduced */
             continue;
         }
-        for (int f = 0; f < 6; f++)
+        for (int f = 0; f < 7; f++)
             if (files[f] && a == files[f]) sub = names[f];
         er_sb_printf(&cmd, " ");
         sh_quote(&cmd, sub ? sub : a);

@@ -45,7 +45,7 @@ void er_cli_report_text(FILE *f, const er_cli_check *c);
 void er_cli_report_json(er_sbuf *b, const er_cli_check *c);
 void er_cli_report_junit(er_sbuf *b, const er_cli_check *c);
 void er_cli_report_svg(er_sbuf *b, const er_cli_check *c);
-/* The failure bundle in dir (created or reused): a.npy b.npy [acc.npy a_scale.npy b_scale.npy] out.npy
+/* The failure bundle in dir (created or reused): a.npy b.npy [acc.npy a_scale.npy b_scale.npy bias.npy] out.npy
  * and repro.sh; 0, or -1 with the reason in why. */
 int er_cli_save_failures(const char *dir, int argc, char **argv, const er_cli_check *c, char *why, size_t why_size);
 

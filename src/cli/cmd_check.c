@@ -14,6 +14,7 @@
 #include "cli_progress.h"
 #include "exactref/check.h"
 #include "exactref/report.h"
+#include "standards_internal.h"
 
 static double now(void)
 {
@@ -232,36 +233,39 @@ int er_cmd_check(int argc, char **argv)
         er_cli_files_in(&f, m.C.path, "--acc");
         er_cli_files_in(&f, m.SA.path, "--a-scale");
         er_cli_files_in(&f, m.SB.path, "--b-scale");
+        er_cli_files_in(&f, m.BIAS.path, "--bias");
         er_cli_files_out(&f, json, "--json", 1);
         er_cli_files_out(&f, junit, "--junit", 1);
         er_cli_files_out(&f, plot, "--plot", 1);
         /* the files of --save-failures (a.npy may be A itself, ...) and --save-bounds: outputs like the others */
         static const char *const bnames[4] = {"tolerance.npy", "has_range.npy", "range_low.npy", "range_high.npy"};
-        const char *fnames[7] = {"a.npy", "b.npy", m.C.path ? "acc.npy" : NULL, m.SA.path ? "a_scale.npy" : NULL,
-                                 m.SB.path ? "b_scale.npy" : NULL, "out.npy", "repro.sh"};
-        const char *fcopy[7] = {pos[0], pos[1], m.C.path, m.SA.path, m.SB.path, pos[2], NULL};
-        er_cli_files_dir(&f, save, "--save-failures", 7, fnames, fcopy);
+        const char *fnames[8] = {"a.npy", "b.npy", m.C.path ? "acc.npy" : NULL, m.SA.path ? "a_scale.npy" : NULL,
+                                 m.SB.path ? "b_scale.npy" : NULL, "out.npy", m.BIAS.path ? "bias.npy" : NULL,
+                                 "repro.sh"};
+        const char *fcopy[8] = {pos[0], pos[1], m.C.path, m.SA.path, m.SB.path, pos[2], m.BIAS.path, NULL};
+        er_cli_files_dir(&f, save, "--save-failures", 8, fnames, fcopy);
         er_cli_files_dir(&f, bounds_dir, "--save-bounds", 4, bnames, NULL);
         if ((rc = er_cli_files_check("check", &f)) != 0) return rc;
         /* the bundle's fixed names must not replace files of the user's in an existing directory,
          * unless it holds an earlier bundle (a repro.sh) */
         if (save) {
-            static const char *const names[6] = {"a.npy", "b.npy", "acc.npy", "a_scale.npy", "b_scale.npy", "out.npy"};
-            const char *src[6] = {pos[0], pos[1], m.C.path, m.SA.path, m.SB.path, pos[2]};
-            static const char *const roles[6] = {"A", "B", "--acc", "--a-scale", "--b-scale", "OUT"};
+            static const char *const names[7] = {"a.npy",       "b.npy",   "acc.npy", "a_scale.npy",
+                                                 "b_scale.npy", "out.npy", "bias.npy"};
+            const char *src[7] = {pos[0], pos[1], m.C.path, m.SA.path, m.SB.path, pos[2], m.BIAS.path};
+            static const char *const roles[7] = {"A", "B", "--acc", "--a-scale", "--b-scale", "OUT", "--bias"};
             char p[4096];
             /* never an input other than the one it is a copy of (a.npy may be A itself) */
-            for (int k = 0; k < 6; k++) {
+            for (int k = 0; k < 7; k++) {
                 snprintf(p, sizeof p, "%s/%s", save, names[k]);
-                for (int q = 0; q < 6; q++)
+                for (int q = 0; q < 7; q++)
                     if (q != k && src[q] && er_cli_same_file(p, src[q]))
                         return er_cli_usage_error("check", "--save-failures %s: %s is the input %s (%s): refusing to "
                                                   "overwrite an input", save, p, roles[q], src[q]);
             }
             /* an existing file of the bundle must be one the command may replace (not read-only, ...) */
-            static const char *const all[7] = {"a.npy", "b.npy", "acc.npy", "a_scale.npy", "b_scale.npy", "out.npy",
-                                               "repro.sh"};
-            for (int k = 0; k < 7; k++) {
+            static const char *const all[8] = {"a.npy",   "b.npy",    "acc.npy", "a_scale.npy", "b_scale.npy",
+                                               "out.npy", "bias.npy", "repro.sh"};
+            for (int k = 0; k < 8; k++) {
                 char why[1024];
                 snprintf(p, sizeof p, "%s/%s", save, all[k]);
                 if (access(p, F_OK) == 0 && er_npy_output_check(p, why, sizeof why) != ER_OK)
@@ -269,7 +273,7 @@ int er_cmd_check(int argc, char **argv)
             }
             snprintf(p, sizeof p, "%s/repro.sh", save);
             if (access(p, F_OK) != 0)
-                for (int k = 0; k < 6; k++) {
+                for (int k = 0; k < 7; k++) {
                     snprintf(p, sizeof p, "%s/%s", save, names[k]);
                     if (access(p, F_OK) == 0 && !(src[k] && er_cli_same_file(p, src[k])))
                         return er_cli_usage_error("check", "--save-failures %s: %s exists and is not from an earlier "
@@ -440,7 +444,9 @@ int er_cmd_check(int argc, char **argv)
     /* the standard the bounds used (cdna3 on fp8 operands is cdna3-fp8: er_standard_for_inputs) */
     er_standard used = er_standard_for_inputs(&std, m.A.t.format, m.B.t.format);
     c.standard = fo.kind == ER_KIND_FLOAT ? used.name : "exact (mmai)";
-    c.compute = fo.kind == ER_KIND_FLOAT ? er_format_name(compute < 0 ? dcompute : compute) : "i32";
+    /* the accumulator the bounds used: a matrix-engine model's D and a blocked standard's acc= fix it */
+    int acc = er_standard_accumulator_(&used, compute < 0 ? dcompute : compute);
+    c.compute = fo.kind == ER_KIND_FLOAT ? er_format_name(acc) : "i32";
     c.ftz = m.ftz;
     c.rep = &rep;
     c.outside_index = outside_idx;

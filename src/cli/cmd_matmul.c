@@ -65,6 +65,7 @@ int er_cmd_matmul(int argc, char **argv)
         er_cli_files_in(&f, m.C.path, "--acc");
         er_cli_files_in(&f, m.SA.path, "--a-scale");
         er_cli_files_in(&f, m.SB.path, "--b-scale");
+        er_cli_files_in(&f, m.BIAS.path, "--bias");
         er_cli_files_out(&f, out, "-o", 0);
         er_cli_files_out(&f, lo_path, "--enclosure LO", 0);
         er_cli_files_out(&f, hi_path, "--enclosure HI", 0);

@@ -677,7 +677,12 @@ static PyObject *CResult_report(CResult *self, PyObject *args)
     if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
     operand out;
     if (operand_get(oo, er_result_rounded(self->r)->format, "output", 0, &out) != 0) return NULL;
-    int64_t *index = PyMem_Malloc((size_t)(cap ? cap : 1) * sizeof *index);
+    /* no more indices than elements can be listed: the buffer holds at most that many (a cap near
+     * PY_SSIZE_T_MAX would overflow its size, and the list would run past it) */
+    int64_t count = 1;
+    for (int q = 0; q < out.t.ndim; q++) count *= out.t.shape[q];
+    int64_t room = (int64_t)cap < count ? (int64_t)cap : count;
+    int64_t *index = PyMem_Malloc((size_t)(room ? room : 1) * sizeof *index);
     if (!index) {
         operand_release(&out);
         return PyErr_NoMemory();
@@ -686,7 +691,7 @@ static PyObject *CResult_report(CResult *self, PyObject *args)
     char msg[1024] = "";
     er_status st;
     const er_tensor *ta = self->ops[0].held ? &self->ops[0].t : NULL, *tb = self->ops[1].held ? &self->ops[1].t : NULL;
-    ER_PY_CALL(st = er_check_report_compute(self->r, &o, &out.t, ta, tb, index, (int64_t)cap, &rep, msg, sizeof msg));
+    ER_PY_CALL(st = er_check_report_compute(self->r, &o, &out.t, ta, tb, index, room, &rep, msg, sizeof msg));
     operand_release(&out);
     PyObject *d = st == ER_OK ? report_to_dict(&rep, index, (int64_t)cap, 0) : raise_status(st, msg);
     PyMem_Free(index);
@@ -1358,7 +1363,9 @@ static PyObject *py_report_merge(PyObject *mod, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOOn", &ointo, &opart, &ocov, &oidx, &cap)) return NULL;
     Py_buffer vi, vp, vc, vx;
     void *cov = NULL, *idx = NULL;
-    if (cap < 0) return PyErr_Format(PyExc_ValueError, "report_merge: a negative cap");
+    /* cap entries of 8 bytes: a cap whose bytes overflow would let a short buffer pass as cap entries */
+    if (cap < 0 || cap > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t))
+        return PyErr_Format(PyExc_ValueError, "report_merge: the cap %zd is negative or too large", cap);
     if (report_buf(ointo, 1, "report_merge: into", &vi) != 0) return NULL;
     if (report_buf(opart, 0, "report_merge: part", &vp) != 0) {
         PyBuffer_Release(&vi);
@@ -1445,6 +1452,10 @@ static PyObject *py_report_fields(PyObject *mod, PyObject *args)
     er_check_report rep;
     memcpy(&rep, v.buf, sizeof rep);
     PyBuffer_Release(&v);
+    if (rep.outside_listed < 0 || rep.outside_listed > rep.outside ||
+        rep.outside_listed > (int64_t)(PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t)))
+        return PyErr_Format(PyExc_ValueError, "report_fields: not a check report (%lld outside elements listed of %lld)",
+                            (long long)rep.outside_listed, (long long)rep.outside);
     int hx = opt_buf(oidx, (Py_ssize_t)rep.outside_listed * (Py_ssize_t)sizeof(int64_t), 0, "report_fields: index", &vx,
                      &idx);
     if (hx < 0) return NULL;
@@ -1475,6 +1486,22 @@ static PyObject *py_check_operands(PyObject *mod, PyObject *args)
         return NULL;
     }
     Py_RETURN_NONE;
+}
+
+/* standard_accumulator(standard, compute): the accumulator's format id the bounds under standard use (a
+ * matrix-engine row's D, a blocked standard's acc=), else compute; what a report names as its compute,
+ * as `exactref check` names it. */
+static PyObject *py_standard_accumulator(PyObject *mod, PyObject *args)
+{
+    const char *standard;
+    int compute;
+    er_standard s;
+    char msg[1024] = "";
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "si", &standard, &compute)) return NULL;
+    er_status st = er_standard_parse(standard, &s, msg, sizeof msg);
+    if (st != ER_OK) return raise_status(st, msg);
+    return PyLong_FromLong(er_standard_accumulator_(&s, compute));
 }
 
 /*
@@ -1580,6 +1607,7 @@ static PyMethodDef module_methods[] = {
     {"report_set_narrower", py_report_set_narrower, METH_VARARGS, "Set a merged report's narrower-format hint."},
     {"report_fields", py_report_fields, METH_VARARGS, "A report (bytes) as a dict."},
     {"check_operands", py_check_operands, METH_VARARGS, "Whether a standard takes operands of these formats."},
+    {"standard_accumulator", py_standard_accumulator, METH_VARARGS, "The accumulator a standard's bounds use."},
     {"scaled_create", py_scaled_create, METH_VARARGS, "A scaled product (f32/bf16 scales after a block's sum)."},
     {NULL, NULL, 0, NULL}};
 

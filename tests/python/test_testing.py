@@ -91,3 +91,16 @@ def test_vacuous_checks_warn(rng):
     d = np.array([[1.0], [1.0]], np.float32)
     with pytest.warns(UserWarning, match="would accept an all-zero output"):
         er.testing.assert_matmul_valid(c, d, np.zeros((1, 1), np.float32))
+
+
+def test_report_names_the_accumulator_the_standard_uses():
+    # a blocked standard's acc= and an engine row's D are the accumulator the bounds use (as `exactref
+    # check` names it), not the options' compute
+    a = np.array([[1, 2], [3, 0.5]], np.float16)
+    b = np.array([[1, 0], [2, 1]], np.float16)
+    r = er.matmul(a, b, dtype="float32")
+    want = {"normal": "float32", "blocked:bk=64,acc=f16": "float16", "blocked:bk=64": "float32",
+            "hopper-f16": "float16", "hopper": "float32"}
+    for std, acc in want.items():
+        assert er.testing.report(r, r.rounded, standard=std)["compute"] == acc, std
+    assert er.testing.report(r, r.rounded, compute="float64")["compute"] == "float64"

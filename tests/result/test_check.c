@@ -1,7 +1,7 @@
 /* test_check.c: er_check (src/check.c) in tiles of every shape gives the one-pass report of
  * er_check_report_compute byte for byte (outside list and covers included), 2-D and batched, with an
  * accumulator and a block-scaled product; er_check_result tiles only a Result of arrays without bounds
- * kept; the hooks are called as documented; a wrong output shape is refused with a sentence. */
+ * kept (never a scaled product's); the hooks are called as documented; a wrong output shape is refused with a sentence. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
@@ -261,6 +261,44 @@ START_TEST(tiles_scaled)
 }
 END_TEST
 
+/* A scaled product (f32 scales after a block's sum, include/exactref/scaled.h) is never tiled: its
+ * problem is its plan, not the Result's arguments (whose tiles would check the unscaled A B).  e4m3
+ * A = [[1, 2], [3, 0.5]], B = [[1, 0], [2, 1]], a_scale 2, b_scale [0.5, 3], alpha 0.5, bias [1, -1]:
+ * D = [[3.5, 5], [3, 0.5]]; the output has 6 for 5 at [0, 1]. */
+START_TEST(scaled_one_pass)
+{
+    uint8_t a[4] = {0x38, 0x40, 0x44, 0x30}, b[4] = {0x38, 0x00, 0x40, 0x38};
+    float sa[1] = {2.0f}, sb[2] = {0.5f, 3.0f}, bias[2] = {1.0f, -1.0f}, d[4] = {0}, out[4] = {3.5f, 6.0f, 3.0f, 0.5f};
+    const float want[4] = {3.5f, 5.0f, 3.0f, 0.5f};
+    er_tensor A = er_tensor_2d(ER_FMT_F8E4M3FN, 2, 2, a), B = er_tensor_2d(ER_FMT_F8E4M3FN, 2, 2, b);
+    er_tensor SA = er_tensor_2d(ER_FMT_F32, 1, 1, sa), SB = er_tensor_2d(ER_FMT_F32, 1, 2, sb);
+    er_tensor BI = er_tensor_2d(ER_FMT_F32, 1, 2, bias), D = er_tensor_2d(ER_FMT_F32, 2, 2, d);
+    er_tensor O = er_tensor_2d(ER_FMT_F32, 2, 2, out);
+    er_scaled_args args;
+    er_scaled_args_init(&args);
+    args.a = &A, args.b = &B, args.a_scale = &SA, args.b_scale = &SB, args.bias = &BI, args.d = &D;
+    args.alpha = 0.5;
+    er_result *r = NULL;
+    char msg[512] = "";
+    ck_assert_msg(er_scaled_result_create(&args, &r, msg, sizeof msg) == ER_OK, "%s", msg);
+    ck_assert(memcmp(d, want, sizeof want) == 0);
+    er_tol_opts o;
+    er_tol_opts_init(&o);
+    ck_assert_msg(er_standard_parse("scaled:bk=128", &o.standard, msg, sizeof msg) == ER_OK, "%s", msg);
+    er_check_opts co;
+    er_check_opts_init(&co);
+    co.tile_rows = 1; /* tiles asked for: still the caller's one pass */
+    er_check_report rep;
+    int tiled = -1;
+    ck_assert_msg(er_check_result(r, &o, &O, &co, &rep, NULL, &tiled, msg, sizeof msg) == ER_OK, "%s", msg);
+    ck_assert_int_eq(tiled, 0);
+    ck_assert_msg(er_check_report_compute(r, &o, &O, &A, &B, NULL, 0, &rep, msg, sizeof msg) == ER_OK, "%s", msg);
+    ck_assert_int_eq(rep.outside, 1);
+    ck_assert(rep.worst_index[1] == 0 && rep.worst_index[2] == 1);
+    er_result_free(r);
+}
+END_TEST
+
 START_TEST(refusals)
 {
     uint16_t a[6] = {0}, b[6] = {0};
@@ -290,6 +328,7 @@ int main(void)
     tcase_add_test(tc, tiles_2d);
     tcase_add_test(tc, tiles_batched);
     tcase_add_test(tc, tiles_scaled);
+    tcase_add_test(tc, scaled_one_pass);
     tcase_add_test(tc, refusals);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
