@@ -1,6 +1,7 @@
 /* cpu_convert.c: the CPU backend's array conversion, the core's er_convert over whole arrays. */
 #include <string.h>
 
+#include "cpu_internal.h"
 #include "exactref/exactref.h"
 #include "exactref/core/er_round.h"
 
@@ -98,8 +99,8 @@ static er_loop_fn er_find_fast_(int from, int to)
     return NULL;
 }
 
-er_status er_convert_array(int from, int to, const void *src, void *dst, size_t n, int dir,
-                           unsigned opts, unsigned *flags_or, size_t *bad_index)
+er_status er_cpu_convert_array(int from, int to, const void *src, void *dst, size_t n, int dir,
+                               unsigned opts, unsigned *flags_or, size_t *bad_index)
 {
     const unsigned char *s = (const unsigned char *)src;
     unsigned char *o = (unsigned char *)dst;
@@ -133,5 +134,18 @@ er_status er_convert_array(int from, int to, const void *src, void *dst, size_t 
         acc |= r.flags;
     }
     if (flags_or) *flags_or = acc;
+    return ER_OK;
+}
+
+er_status er_cpu_convert_batch(const uint32_t *spec, const uint64_t *src, uint64_t *dst, uint32_t *flags, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint32_t s = spec[i];
+        er_res r = er_convert((int)(s & 0xffu), (int)((s >> 8) & 0xffu), src[i], (int)((s >> 16) & 0xffu),
+                              (s >> 24) & 0xffu);
+        dst[i] = r.bits;
+        flags[i] = r.flags;
+    }
     return ER_OK;
 }

@@ -50,6 +50,14 @@ int er_cpu_threads(int requested);
  * P->stats (may be NULL) the counts, all but the note. */
 int er_cpu_mma(const er_problem *P);
 
+/* er_convert_array on the CPU (cpu/cpu_convert.c): what include/exactref/formats.h says of it; the
+ * front door (src/convert.c) routes here. */
+er_status er_cpu_convert_array(int from, int to, const void *src, void *dst, size_t n, int dir,
+                               unsigned opts, unsigned *flags_or, size_t *bad_index);
+/* er_convert_batch on the CPU (cpu/cpu_convert.c): job i as the core's er_convert; the specs were
+ * checked by the front door. */
+er_status er_cpu_convert_batch(const uint32_t *spec, const uint64_t *src, uint64_t *dst, uint32_t *flags, size_t n);
+
 /* Element (i, col) of a batch on the host (pre: S and the integer sums of er_b_exact_element, or NULL). */
 void er_bjob_element(const er_bjob *job, int64_t i, int64_t col, const double *pre, er_bel *o);
 

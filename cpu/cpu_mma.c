@@ -16,7 +16,7 @@
 #include "exactref/core/er_acc.h"
 #include "exactref/core/er_bounds.h" /* er_b_up, er_b_down */
 #include "exactref/core/er_mma.h"    /* the per-element sums */
-#include "exactref/exactref.h" /* er_convert_array (cpu/cpu_convert.c) */
+#include "exactref/exactref.h"
 
 int er_cpu_threads(int requested)
 {
@@ -975,7 +975,7 @@ static void decode_row(int simd, const double *tab, int fmt, int bytes, const un
             dst[p] = tab[x];
         }
     } else {
-        er_convert_array(fmt, ER_FMT_F64, src, dst, (size_t)cnt, ER_RND_NEAREST_EVEN, ftz, NULL, NULL);
+        er_cpu_convert_array(fmt, ER_FMT_F64, src, dst, (size_t)cnt, ER_RND_NEAREST_EVEN, ftz, NULL, NULL);
     }
 }
 

@@ -247,7 +247,7 @@ static const char *er_cl_type_name_(cl_device_type t)
     return "other";
 }
 
-er_status er_opencl_describe(char *buf, size_t size)
+er_status er_opencl_describe_devices(char *buf, size_t size)
 {
     er_cl_dev_ *devs;
     size_t nd, len = 0, k;

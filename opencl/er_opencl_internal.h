@@ -26,10 +26,19 @@ extern "C" {
  * msg (may be NULL) receives a sentence on failure, truncated to msg_size, and "" on success.
  * Nothing is cached between calls: each call builds the program for its device.  Launches are cut
  * so that one launch's buffers fit in CL_DEVICE_MAX_MEM_ALLOC_SIZE (EXACTREF_OPENCL_MAX_CHUNK, a
- * count of elements, lowers that for tests).  Also declared in exactref.h; this header is for tests.
+ * count of elements, lowers that for tests).  The front door's er_convert_batch (src/convert.c)
+ * routes here for ER_BACKEND_OPENCL.
  */
 er_status er_opencl_convert_mixed(const uint32_t *spec, const uint64_t *src, uint64_t *dst,
                                   uint32_t *flags, size_t n, int device, char *msg, size_t msg_size);
+/* One conversion for all n patterns (from, to, dir, opts) on the device, as er_convert_array gives them
+ * (every src[i] must be a pattern of `from`: ER_EPATTERN); for the tests (tests/opencl). */
+er_status er_opencl_convert_u64(int from, int to, const uint64_t *src, uint64_t *dst, size_t n,
+                                int dir, unsigned opts, int device, char *msg, size_t msg_size);
+
+/* er_opencl_describe's text (the front door's, src/backend_auto.c, calls it): the OpenCL platforms and
+ * devices, one per line, into buf; ER_EUNSUPPORTED without OpenCL. */
+er_status er_opencl_describe_devices(char *buf, size_t size);
 
 /* The exact engine on an OpenCL device (opencl/er_opencl_mma.c; ER_EUNSUPPORTED without OpenCL):
  * the problem as the front door validated it, on device P->device. */

@@ -7,6 +7,8 @@
 
 #include "exactref/config.h"
 #include "exactref/exactref.h"
+#include "../opencl/er_opencl_internal.h"
+#include "er_front.h"
 #include "host/er_msg.h"
 
 #if ER_HAVE_OPENCL
@@ -16,8 +18,6 @@
 #include <CL/cl.h>
 #endif
 #endif
-
-int er_cuda_device_count_(char *why, size_t why_size); /* src/cuda_loader.c */
 
 /* What the machine has, probed once per process. */
 static struct {
@@ -97,3 +97,5 @@ int er_backend_auto_opencl_device_(void)
 }
 
 int er_cuda_devices(char *why, size_t why_size) { return er_cuda_device_count_(why, why_size); }
+
+er_status er_opencl_describe(char *buf, size_t size) { return er_opencl_describe_devices(buf, size); }

@@ -50,6 +50,10 @@ int er_route(const er_route_op *op, void *ctx, int backend, int device, int64_t 
 /* The OpenCL device ER_BACKEND_AUTO uses (src/backend_auto.c; -1: the backend's default). */
 int er_backend_auto_opencl_device_(void);
 
+/* CUDA devices this process can use through the module (src/cuda_loader.c; 0 without the module, a
+ * driver or a device; why: the reason when 0).  For er_backend_auto (src/backend_auto.c). */
+int er_cuda_device_count_(char *why, size_t why_size);
+
 /* Per-element bounds of a standard on the result's backend (src/tolerance.c; args: the result's;
  * rounded: its exactly rounded result): prepared on the CPU, the elements on args->backend's device where it can (a device
  * without fp64 leaves them to the CPU: *on_cpu = 1, may be NULL).  msg receives a device's error. */

@@ -12,7 +12,7 @@ er_status er_opencl_convert_u64(int from, int to, const uint64_t *src, uint64_t 
     return ER_EUNSUPPORTED;
 }
 
-er_status er_opencl_describe(char *buf, size_t size)
+er_status er_opencl_describe_devices(char *buf, size_t size)
 {
     if (buf && size) snprintf(buf, size, "OpenCL: not built in\n");
     return ER_EUNSUPPORTED;

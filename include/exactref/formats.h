@@ -72,13 +72,22 @@ ER_API er_status er_from_bits(int fmt, uint64_t bits, double *out);        /* Na
 ER_API er_status er_bits_of(int fmt, double x, uint64_t *bits);            /* ER_EINEXACT if x is not a value */
 ER_API double er_flush_subnormal(int fmt, double x);                      /* subnormals of fmt to signed 0 */
 
-/* ---- Arrays (the CPU backend). ---- */
+/* ---- Arrays (the front door routes them: er_convert_array to the CPU, er_convert_batch to a backend). ---- */
 /* Convert n elements; element i of src holds a pattern of `from` in storage_bytes bytes (fp6 and fp4:
  * one per byte, low bits).  flags_or receives the OR of all flags (may be NULL).  A pattern that is
  * not one of its format's gives ER_EPATTERN and its index in *bad_index (may be NULL); dst is then
  * unspecified. */
 ER_API er_status er_convert_array(int from, int to, const void *src, void *dst, size_t n, int dir,
                            unsigned opts, unsigned *flags_or, size_t *bad_index);
+/* Convert a mixed batch on `backend` (ER_BACKEND_CPU, ER_BACKEND_OPENCL; ER_BACKEND_AUTO: the CPU) and
+ * `device` (an OpenCL device index; -1: EXACTREF_OPENCL_DEVICE, else the first): job i converts the
+ * pattern src[i] with spec[i] = from | to << 8 | dir << 16 | opts << 24, writing dst[i] and flags[i],
+ * the same bits and flags on every backend (patterns are not validated: bits above the width are
+ * ignored, as er_convert_bits does).  ER_EINVAL: a null array or a bad spec (msg names its index);
+ * ER_EUNSUPPORTED: a backend without batch conversions (CUDA) or not built in; a device's errors as
+ * they come (ER_ENODEVICE, ER_EDEVICE).  msg (may be NULL) receives a sentence on failure. */
+ER_API er_status er_convert_batch(const uint32_t *spec, const uint64_t *src, uint64_t *dst, uint32_t *flags,
+                                  size_t n, int backend, int device, char *msg, size_t msg_size);
 
 #ifdef __cplusplus
 }

@@ -428,7 +428,7 @@ int er_cmd_demo(int argc, char **argv)
         tc = now() - t0;
         printf("  cpu     (portable C)         %8.3f s  the reference\n", tc);
         t0 = now();
-        st = er_opencl_convert_mixed(spec, src, got, fgot, n, -1, msg, sizeof msg);
+        st = er_convert_batch(spec, src, got, fgot, n, ER_BACKEND_OPENCL, -1, msg, sizeof msg);
         tcl = now() - t0;
         if (st == ER_OK) {
             for (i = 0; i < n; i++) bad += got[i] != ref[i] || fgot[i] != fref[i];

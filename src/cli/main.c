@@ -27,7 +27,6 @@ int er_cli_parse_format(const char *cmd, const char *opt, const char *name, int 
     return -1;
 }
 
-int er_cmd_interp(int argc, char **argv); /* cmd_interp.c */
 static const struct {
     const char *name;
     int (*fn)(int, char **);

@@ -1591,8 +1591,6 @@ static int exec_region(X *x, const it_region *r, const it_op **term)
 
 /* ---------------------------------------------------------------- launch */
 
-int it_verify(const er_interp_module *m, const it_entry *e, char *msg, size_t msg_size); /* interp_check.c */
-
 const char *er_interp_kind_name(int kind)
 {
     switch (kind) {

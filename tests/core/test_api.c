@@ -170,6 +170,48 @@ START_TEST(arrays_match_scalar)
 }
 END_TEST
 
+/* A mixed batch through the front door (er_convert_batch) on the CPU and under AUTO: each job exactly
+ * the scalar core's answer; bad specs, null arrays and unknown backends refused with a sentence. */
+START_TEST(batch_matches_scalar)
+{
+    uint64_t st = er_test_seed("batch_matches_scalar");
+    enum { N = 4096 };
+    static uint32_t spec[N], flags[N];
+    static uint64_t src[N], dst[N];
+    char msg[256];
+    for (size_t i = 0; i < N; i++) {
+        uint64_t r = er_test_rand(&st);
+        int from = (int)(r % ER_FMT_COUNT), to = (int)((r >> 8) % ER_FMT_COUNT), dir = (int)((r >> 16) % ER_RND_COUNT);
+        unsigned opts = (unsigned)((r >> 24) % 3 == 0 ? 0 : (r >> 24) % 3 == 1 ? ER_OPT_SATURATE : ER_OPT_FTZ);
+        spec[i] = (uint32_t)from | (uint32_t)to << 8 | (uint32_t)dir << 16 | (uint32_t)opts << 24;
+        src[i] = er_test_rand(&st); /* bits above the width are ignored, as er_convert does */
+    }
+    for (int b = 0; b < 2; b++) {
+        int backend = b ? ER_BACKEND_AUTO : ER_BACKEND_CPU;
+        memset(dst, 0xa5, sizeof dst);
+        ck_assert_int_eq(er_convert_batch(spec, src, dst, flags, N, backend, -1, msg, sizeof msg), ER_OK);
+        for (size_t i = 0; i < N; i++) {
+            uint32_t s = spec[i];
+            er_res r = er_convert((int)(s & 0xff), (int)((s >> 8) & 0xff), src[i], (int)((s >> 16) & 0xff), s >> 24);
+            ck_assert_msg(r.bits == dst[i] && r.flags == flags[i],
+                          "backend %d job %zu (spec 0x%08x, 0x%llx): 0x%llx/%u in the batch, 0x%llx/%u alone", backend,
+                          i, (unsigned)s, (unsigned long long)src[i], (unsigned long long)dst[i], (unsigned)flags[i],
+                          (unsigned long long)r.bits, (unsigned)r.flags);
+        }
+    }
+    uint32_t bad_spec[2] = {spec[0], (uint32_t)ER_FMT_COUNT};
+    ck_assert_int_eq(er_convert_batch(bad_spec, src, dst, flags, 2, ER_BACKEND_CPU, -1, msg, sizeof msg), ER_EINVAL);
+    ck_assert_msg(strstr(msg, "spec[1]") != NULL, "%s", msg);
+    bad_spec[1] = (uint32_t)ER_RND_COUNT << 16;
+    ck_assert_int_eq(er_convert_batch(bad_spec, src, dst, flags, 2, ER_BACKEND_CPU, -1, msg, sizeof msg), ER_EINVAL);
+    ck_assert_int_eq(er_convert_batch(spec, NULL, dst, flags, 1, ER_BACKEND_CPU, -1, msg, sizeof msg), ER_EINVAL);
+    ck_assert_int_eq(er_convert_batch(spec, src, dst, flags, 1, 99, -1, msg, sizeof msg), ER_EINVAL);
+    ck_assert_msg(strstr(msg, "backend 99") != NULL, "%s", msg);
+    ck_assert_int_eq(er_convert_batch(spec, src, dst, flags, 1, ER_BACKEND_CUDA, -1, msg, sizeof msg), ER_EUNSUPPORTED);
+    ck_assert_int_eq(er_convert_batch(NULL, NULL, NULL, NULL, 0, ER_BACKEND_CPU, -1, NULL, 0), ER_OK);
+}
+END_TEST
+
 /* The hexadecimal text form reads back (strtod, an independent parser) as the decoded value. */
 START_TEST(hex_text_round_trips)
 {
@@ -317,6 +359,7 @@ int main(void)
     tcase_add_test(tc, format_info_table);
     tcase_add_test(tc, pattern_checks);
     tcase_add_test(tc, arrays_match_scalar);
+    tcase_add_test(tc, batch_matches_scalar);
     tcase_add_test(tc, hex_text_round_trips);
     tcase_add_test(tc, seed_helpers);
     tcase_add_test(tc, backend_auto);

@@ -24,7 +24,7 @@
  *                  every other pair, so its digest is the one from before that format's row
  *   scaled.f8E5M3FNU    block-scaled mma of f4E2M1FN elements with f8E5M3FNU scales
  * Each part is computed on every backend present: the CPU (ER_BACKEND_CPU), OpenCL where a platform
- * with a device exists (ER_BACKEND_OPENCL, er_opencl_convert_mixed), CUDA where the backend module and
+ * with a device exists (ER_BACKEND_OPENCL, er_convert_batch), CUDA where the backend module and
  * a GPU are found (ER_BACKEND_CUDA, er_cuda_convert_mixed) and the CUDA module's host pass where the
  * module is found (er_cuda_set_host_pass, er_cuda_host_convert_mixed: the kernels' code compiled by
  * nvcc for the host); each must equal tests/golden/hashes.txt, one line per part: "name hex-digest".
@@ -347,7 +347,7 @@ static void part_convert_sel(ctx *c, er_sha256 *h, int which)
     } else {
         er_status st;
         if (c->backend == ER_BACKEND_OPENCL) {
-            st = er_opencl_convert_mixed(spec, src, dst, flags, n, -1, msg, sizeof msg);
+            st = er_convert_batch(spec, src, dst, flags, n, ER_BACKEND_OPENCL, -1, msg, sizeof msg);
         } else {
 #if ER_GOLDEN_CUDA
             st = c->host ? er_cuda_host_convert_mixed(spec, src, dst, flags, n, msg, sizeof msg)
