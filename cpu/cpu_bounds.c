@@ -9,6 +9,7 @@
 #include "cpu_engine.h"
 #include "cpu_internal.h"
 #include "../src/host/er_alloc.h"
+#include "../src/host/er_bel.h"
 #include "../src/host/er_progress.h"
 #include "exactref/core/er_d64.h"
 
@@ -34,19 +35,6 @@ typedef struct {
 
 /* Subnormals of compute format cf to the zero of their sign (the core's er_d_flush). */
 static double flush_sub(int cf, double x) { return bits_to_double(er_d_flush(cf, double_to_bits(x))); }
-
-/* Store one element's bounds. */
-static void put_bel(er_bounds *o, int64_t e, const er_bel *b)
-{
-    o->radius[e] = b->radius;
-    o->tolerance[e] = b->tolerance;
-    o->low[e] = b->low;
-    o->high[e] = b->high;
-    o->has_range[e] = (unsigned char)((b->flags & ER_BF_RANGE) != 0);
-    o->may_pinf[e] = (unsigned char)((b->flags & ER_BF_PINF) != 0);
-    o->may_ninf[e] = (unsigned char)((b->flags & ER_BF_NINF) != 0);
-    o->may_nan[e] = (unsigned char)((b->flags & ER_BF_NAN) != 0);
-}
 
 /* An element of a gemm_form batch whose row and column have grids (sa, sb not ER_BQ_BAD), B' by rows:
  * er_b_exact_element with the quantities given and sd, a Sum2 of its products in index order, for the
@@ -517,7 +505,7 @@ static void exact_pass2_with(const er_bjob *j, const exact_q *Q, const exact_lef
         er_bel b;
         const double sd[2] = {sv[u], cv[u]};
         exact_second(j, Q, L[u].i, L[u].col, S[L[u].q], tf ? nv[u] : TT[L[u].q], Q->any ? 0.0 : WW[L[u].q], sd, &b);
-        put_bel(out, e0 + L[u].i * n + L[u].col, &b);
+        er_bel_store(out, e0 + L[u].i * n + L[u].col, &b);
     }
 }
 
@@ -575,7 +563,7 @@ static void exact_rows(const er_bjob *j, int64_t r0, int64_t r1, int64_t i0, con
             if (col - v_base < vw && ((v_done >> (col - v_base)) & 1u)) continue;
             if (exact_first(j, &Q, i, col, S[q], TF ? 0.0 : TT[q], TF != NULL, TF ? TF[q] : 0.0f,
                             Q.any ? 0.0 : WW[q], &b)) {
-                put_bel(out, e0 + i * n + col, &b);
+                er_bel_store(out, e0 + i * n + col, &b);
                 continue;
             }
             if (cnt == cap) {
@@ -659,7 +647,7 @@ static void bounds_rows(bctx *c)
             for (int64_t col = 0; col < n; col++) {
                 er_bel b;
                 er_bjob_element(j, i, col, NULL, &b);
-                put_bel(c->out, c->e0 + i * n + col, &b);
+                er_bel_store(c->out, c->e0 + i * n + col, &b);
             }
     }
     free(S);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu_bounds_engine.h"
+#include "../src/host/er_bel.h"
 #include "exactref/core/er_bounds.h"
 
 /*
@@ -43,19 +44,6 @@ typedef struct {
     double *s, *T, *E, *B, *R;
     unsigned char *dn;
 } eng_state;
-
-/* Store one element's bounds (cpu_bounds.c's layout). */
-static void store_bel(er_bounds *o, int64_t e, const er_bel *b)
-{
-    o->radius[e] = b->radius;
-    o->tolerance[e] = b->tolerance;
-    o->low[e] = b->low;
-    o->high[e] = b->high;
-    o->has_range[e] = (unsigned char)((b->flags & ER_BF_RANGE) != 0);
-    o->may_pinf[e] = (unsigned char)((b->flags & ER_BF_PINF) != 0);
-    o->may_ninf[e] = (unsigned char)((b->flags & ER_BF_NINF) != 0);
-    o->may_nan[e] = (unsigned char)((b->flags & ER_BF_NAN) != 0);
-}
 
 /* er_b_eng_block for the element at q of the state (it reads neither s nor pert). */
 static void block1(const er_bpar *c, eng_state *st, int64_t q, double xs, int emax, int64_t nt, int64_t p1)
@@ -1527,13 +1515,13 @@ static __attribute__((noinline)) void rare_flush(const er_bpar *par, const er_cp
                     rh = er_b_up(rh + r->cval);
                 }
                 if (er_b_finite(e2) && er_cpu_fq_keys(fq, j->rb[r->e], rl, rh, r->rad, &o)) {
-                    store_bel(out, e0 + r->e, &o);
+                    er_bel_store(out, e0 + r->e, &o);
                     continue;
                 }
             }
         }
         er_b_ends_exact(par, ar[t], j->bf + r->c, r->cval, j->rb[r->e], r->xl, r->xh, r->rad, &o);
-        store_bel(out, e0 + r->e, &o);
+        er_bel_store(out, e0 + r->e, &o);
     }
     rr->cnt = 0;
 }
@@ -1553,7 +1541,7 @@ static inline void eng_ends(const er_bpar *par, const er_cpu_fq *fq, eng_rare *r
     double xl = er_b_down(s64 - e64), xh = er_b_up(s64 + e64);
     er_bel o;
     if (er_cpu_fq_keys(fq, rr->j->rb[e], xl, xh, rad, &o)) {
-        store_bel(out, e0 + e, &o);
+        er_bel_store(out, e0 + e, &o);
         return;
     }
     if (rr->alsb) {
@@ -1563,7 +1551,7 @@ static inline void eng_ends(const er_bpar *par, const er_cpu_fq *fq, eng_rare *r
         if (L >= -1000 && L <= 900 && Tb < er_b_pow2(L + 53) && (!par->has_c || cval == 0 || lsb_exp(cval) >= L) &&
             er_b_dd_ends(s64, 0.0, 0.0, rad, &lo, &hi)) {
             er_b_finish_lh(par, rr->j->rb[e], lo, hi, rad, 0, 0, 0, 0, &o);
-            store_bel(out, e0 + e, &o);
+            er_bel_store(out, e0 + e, &o);
             return;
         }
     }
@@ -1629,7 +1617,7 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
                 eng_ends(par, fq, rr, out, e0, i0 + r, jc + c, e, cval, s64, e64, g.T, rad);
                 continue;
             }
-            store_bel(out, e0 + e, &b);
+            er_bel_store(out, e0 + e, &b);
         }
     }
     if (rr->cnt) rare_flush(par, fq, rr, out, e0);

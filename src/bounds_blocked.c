@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bounds_blocked.h"
+#include "host/er_bel.h"
 #include "host/er_host.h"
 #include "host/er_msg.h"
 #include "exactref/core/er_bounds.h"
@@ -147,18 +148,6 @@ static double gam(double u, double r) { return er_b_up(er_b_gamma(u, r) * r); }
 /* Q (1 + g) rounded up. */
 static double grow(double Q, double g) { return er_b_up(Q + er_b_up(Q * g)); }
 
-static void put_bel(er_bounds *o, int64_t e, const er_bel *b)
-{
-    o->radius[e] = b->radius;
-    o->tolerance[e] = b->tolerance;
-    o->low[e] = b->low;
-    o->high[e] = b->high;
-    o->has_range[e] = (unsigned char)((b->flags & ER_BF_RANGE) != 0);
-    o->may_pinf[e] = (unsigned char)((b->flags & ER_BF_PINF) != 0);
-    o->may_ninf[e] = (unsigned char)((b->flags & ER_BF_NINF) != 0);
-    o->may_nan[e] = (unsigned char)((b->flags & ER_BF_NAN) != 0);
-}
-
 /* Row i of the batch: every element's radius and ends.  w: 10 n doubles of scratch. */
 static void blocked_row(brun *r, int64_t i, double *w)
 {
@@ -262,7 +251,7 @@ static void blocked_row(brun *r, int64_t i, double *w)
                 if (er_b_finite(cval)) Tf = er_b_up(Tf + fabs(cval));
                 er_b_finish_lh(c, rbits, -ER_B_INF, ER_B_INF, ER_B_INF, !(er_b_up(Tf * (1 + 0x1p-20)) >= maxc), 0, 0,
                                0, &o);
-                put_bel(r->out, r->e0 + e, &o);
+                er_bel_store(r->out, r->e0 + e, &o);
                 continue;
             }
             {
@@ -288,7 +277,7 @@ static void blocked_row(brun *r, int64_t i, double *w)
                     }
                     er_b_ends_exact(c, ar, j->bf + q, cval, rbits, xl, xh, rad, &o);
                 }
-                put_bel(r->out, r->e0 + e, &o);
+                er_bel_store(r->out, r->e0 + e, &o);
             }
         }
     }

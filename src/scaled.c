@@ -10,6 +10,7 @@
 
 #include "result_internal.h"
 #include "scaled_internal.h"
+#include "host/er_bel.h"
 #include "host/er_host.h"
 #include "host/er_msg.h"
 #include "exactref/core/er_bounds.h"
@@ -325,18 +326,6 @@ static double half_ulp(int emin, int pt, double M)
 static double gam(double u, double r) { return er_b_up(er_b_gamma(u, r) * r); }
 static double fmax_abs2(double a, double b) { return fmax(fabs(a), fabs(b)); }
 
-static void put_bel(er_bounds *o, int64_t e, const er_bel *b)
-{
-    o->radius[e] = b->radius;
-    o->tolerance[e] = b->tolerance;
-    o->low[e] = b->low;
-    o->high[e] = b->high;
-    o->has_range[e] = (unsigned char)((b->flags & ER_BF_RANGE) != 0);
-    o->may_pinf[e] = (unsigned char)((b->flags & ER_BF_PINF) != 0);
-    o->may_ninf[e] = (unsigned char)((b->flags & ER_BF_NINF) != 0);
-    o->may_nan[e] = (unsigned char)((b->flags & ER_BF_NAN) != 0);
-}
-
 /* The rounded result's pattern of element (i, j). */
 static uint64_t load_bits(const er_result *r, int64_t i, int64_t j)
 {
@@ -494,7 +483,7 @@ er_status er_scaled_bounds(er_result *r, const er_tol_opts *o, const er_standard
             double cv = q->has_c ? q->cb[e] : 0.0;
             if (special || !er_b_finite(cv)) {
                 er_b_finish_lh(&cp, load_bits(r, i, j), -ER_B_INF, ER_B_INF, ER_B_INF, 0, 0, 0, 0, &ob);
-                put_bel(out, e, &ob);
+                er_bel_store(out, e, &ob);
                 continue;
             }
             /* (4) the epilogue alpha acc + beta C + bias in f32, any tree, products rounded or fused */
@@ -519,7 +508,7 @@ er_status er_scaled_bounds(er_result *r, const er_tol_opts *o, const er_standard
             } else {
                 er_b_ends_exact(&cp, q->A2 + i * q->k2, q->B2 + j, cv, load_bits(r, i, j), xl, xh, rad, &ob);
             }
-            put_bel(out, e, &ob);
+            er_bel_store(out, e, &ob);
         }
     return ER_OK;
 }
