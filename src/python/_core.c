@@ -168,6 +168,28 @@ static int tol_opts(int compute, double ulps, int ftz, const char *standard, er_
     return 0;
 }
 
+/* The arguments of er_mma over a result's held operands (A, B, C, the scales, the output d). */
+static void mma_args_of(CResult *self, int block, int rounding, unsigned int opts, int backend, int threads,
+                        int strategy, int device, er_mma_args *a)
+{
+    er_mma_args_init(a);
+    a->a = &self->ops[0].t;
+    a->b = &self->ops[1].t;
+    a->c = self->ops[2].held ? &self->ops[2].t : NULL;
+    if (self->ops[3].held) {
+        a->a_scale = &self->ops[3].t;
+        a->b_scale = &self->ops[4].t;
+        a->block = block;
+    }
+    a->d = &self->ops[5].t;
+    a->rounding = rounding;
+    a->opts = opts;
+    a->backend = backend;
+    a->threads = threads;
+    a->strategy = strategy;
+    a->device = device;
+}
+
 /*
  * create(a, afmt, b, bfmt, c, cfmt, a_scale, b_scale, sfmt, block, d, dfmt, rounding, backend, threads,
  *        a_from, b_from, c_from, from_compute, from_ulps, from_ftz, from_standard[, opts, strategy, device])
@@ -214,22 +236,7 @@ static PyObject *py_create(PyObject *mod, PyObject *args)
         return NULL;
     }
     er_mma_args a;
-    er_mma_args_init(&a);
-    a.a = &self->ops[0].t;
-    a.b = &self->ops[1].t;
-    a.c = self->ops[2].held ? &self->ops[2].t : NULL;
-    if (self->ops[3].held) {
-        a.a_scale = &self->ops[3].t;
-        a.b_scale = &self->ops[4].t;
-        a.block = block;
-    }
-    a.d = &self->ops[5].t;
-    a.rounding = rounding;
-    a.opts = opts;
-    a.backend = backend;
-    a.threads = threads;
-    a.strategy = strategy;
-    a.device = device;
+    mma_args_of(self, block, rounding, opts, backend, threads, strategy, device, &a);
     char msg[1024] = "";
     er_status st;
     er_result *r = NULL;
@@ -319,22 +326,7 @@ static PyObject *py_create_checked(PyObject *mod, PyObject *args)
         }
     }
     er_mma_args a;
-    er_mma_args_init(&a);
-    a.a = &self->ops[0].t;
-    a.b = &self->ops[1].t;
-    a.c = self->ops[2].held ? &self->ops[2].t : NULL;
-    if (self->ops[3].held) {
-        a.a_scale = &self->ops[3].t;
-        a.b_scale = &self->ops[4].t;
-        a.block = block;
-    }
-    a.d = &self->ops[5].t;
-    a.rounding = rounding;
-    a.backend = backend;
-    a.threads = threads;
-    a.opts = opts;
-    a.strategy = strategy;
-    a.device = device;
+    mma_args_of(self, block, rounding, opts, backend, threads, strategy, device, &a);
     er_check_opts co;
     er_check_opts_init(&co);
     co.covered = have_cov ? (unsigned char *)cv.buf : NULL;
