@@ -24,7 +24,13 @@ typedef struct er_attn_prob {
     int64_t mstride[4];
     int causal;
     double scale, q_descale, k_descale, v_descale;
+    /* filled by er_attn_prepare: per (b, key head) the largest |v| of each column and the largest |k| */
+    double *vmax, *kmax;
 } er_attn_prob;
+
+/* Fill p->vmax and p->kmax (malloc'd; er_attn_release frees them). */
+er_status er_attn_prepare(er_attn_prob *p, char *msg, size_t msg_size);
+void er_attn_release(er_attn_prob *p);
 
 /* What a standard admits (docs/proofs/attention.md).  kind: 0 normal, 1 any_order, 2 flash. */
 typedef struct er_attn_std {
@@ -40,9 +46,10 @@ typedef struct er_attn_std {
  * The reference: for every output element the exact value rounded once to out_fmt (pattern in
  * out_bits, (B, Hq, Sq, Dv)) and a binary64 enclosure (out_lo, out_hi; may be NULL); the log-sum-exp
  * rounded to binary32 (lse_bits, (B, Hq, Sq)) and its enclosure (lse_lo, lse_hi; may be NULL).
- * A row without a key that takes part has NaN outputs and lse -inf.
+ * A row without a key that takes part has NaN outputs and lse -inf.  Only the rows r0 <= row < r1 of
+ * the flattened (b, h, i) are computed (the arrays are the whole problem's).
  */
-er_status er_attn_reference(const er_attn_prob *p, int out_fmt, uint64_t *out_bits, double *out_lo, double *out_hi,
+er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int out_fmt, uint64_t *out_bits, double *out_lo, double *out_hi,
                             uint64_t *lse_bits, double *lse_lo, double *lse_hi, char *msg, size_t msg_size);
 
 /*
@@ -51,7 +58,7 @@ er_status er_attn_reference(const er_attn_prob *p, int out_fmt, uint64_t *out_bi
  * and per row the same for the lse (lse_lo, lse_hi).  A row without a key that takes part gets
  * [-inf, +inf] with nan set (may_nan: every value); a bound that cannot be formed is [-inf, +inf].
  */
-er_status er_attn_bounds(const er_attn_prob *p, const er_attn_std *s, double *out_lo, double *out_hi,
+er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er_attn_std *s, double *out_lo, double *out_hi,
                          double *lse_lo, double *lse_hi, unsigned char *row_nan, char *msg, size_t msg_size);
 
 #endif

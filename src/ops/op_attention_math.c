@@ -333,6 +333,42 @@ static int exact_settle(const er_attn_prob *p, int64_t b, int64_t h, int64_t i, 
     return !left;
 }
 
+/* the largest |v| per column of a value head */
+static void vmax_of(const double *V, int64_t Sk, int64_t Dv, double *vmax)
+{
+    for (int64_t c = 0; c < Dv; c++) vmax[c] = 0;
+    for (int64_t j = 0; j < Sk; j++)
+        for (int64_t c = 0; c < Dv; c++) {
+            double a = fabs(V[j * Dv + c]);
+            if (a > vmax[c]) vmax[c] = a;
+        }
+}
+
+er_status er_attn_prepare(er_attn_prob *p, char *msg, size_t msg_size)
+{
+    int64_t nh = p->B * p->Hk;
+    p->vmax = malloc(sizeof(double) * (size_t)(nh * p->Dv > 0 ? nh * p->Dv : 1));
+    p->kmax = malloc(sizeof(double) * (size_t)(nh > 0 ? nh : 1));
+    if (!p->vmax || !p->kmax) {
+        er_attn_release(p);
+        return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
+    }
+    for (int64_t x = 0; x < nh; x++) {
+        vmax_of(p->v + x * p->Sk * p->Dv, p->Sk, p->Dv, p->vmax + x * p->Dv);
+        double km = 0;
+        const double *K = p->k + x * p->Sk * p->D;
+        for (int64_t e = 0; e < p->Sk * p->D; e++) km = fmax(km, fabs(K[e]));
+        p->kmax[x] = km;
+    }
+    return ER_OK;
+}
+
+void er_attn_release(er_attn_prob *p)
+{
+    free(p->vmax), free(p->kmax);
+    p->vmax = p->kmax = NULL;
+}
+
 /* ---- The reference. ---- */
 
 typedef struct row_ws {
@@ -355,40 +391,28 @@ static int ws_alloc(row_ws *w, int64_t Sk, int64_t Dv)
 }
 static void ws_free(row_ws *w) { free(w->d), free(w->acc); }
 
-/* the largest |v| per column of a value head */
-static void vmax_of(const double *V, int64_t Sk, int64_t Dv, double *vmax)
-{
-    for (int64_t c = 0; c < Dv; c++) vmax[c] = 0;
-    for (int64_t j = 0; j < Sk; j++)
-        for (int64_t c = 0; c < Dv; c++) {
-            double a = fabs(V[j * Dv + c]);
-            if (a > vmax[c]) vmax[c] = a;
-        }
-}
-
-er_status er_attn_reference(const er_attn_prob *p, int out_fmt, uint64_t *out_bits, double *out_lo, double *out_hi,
+er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int out_fmt, uint64_t *out_bits, double *out_lo, double *out_hi,
                             uint64_t *lse_bits, double *lse_lo, double *lse_hi, char *msg, size_t msg_size)
 {
     int64_t D = p->D, Dv = p->Dv, Sk = p->Sk;
     double sgl, sgh;
     sigma_of(p, &sgl, &sgh);
     row_ws w;
-    double *vmax = malloc(sizeof(double) * (size_t)(Dv > 0 ? Dv : 1));
     unsigned char *und = malloc((size_t)(Dv > 0 ? Dv : 1));
-    if (!vmax || !und || !ws_alloc(&w, Sk, Dv)) {
-        free(vmax), free(und);
+    if (!und || !ws_alloc(&w, Sk, Dv)) {
+        free(und);
         return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
     }
     er_status st = ER_OK;
     double gn = er_b_up((double)(Sk + 2) * 0x1p-53 / er_b_down(1.0 - (double)(Sk + 2) * 0x1p-53));
-    for (int64_t b = 0; b < p->B && st == ER_OK; b++)
-        for (int64_t h = 0; h < p->Hq && st == ER_OK; h++) {
+    for (int64_t row = r0; row < r1 && st == ER_OK; row++) {
+        {
+            int64_t i = row % p->Sq, h = row / p->Sq % p->Hq, b = row / p->Sq / p->Hq;
             int64_t hk = h / (p->Hq / p->Hk);
             const double *K = p->k + (b * p->Hk + hk) * Sk * D;
             const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
-            vmax_of(V, Sk, Dv, vmax);
-            for (int64_t i = 0; i < p->Sq && st == ER_OK; i++) {
-                int64_t row = (b * p->Hq + h) * p->Sq + i;
+            const double *vmax = p->vmax + (b * p->Hk + hk) * Dv;
+            {
                 const double *q = p->q + row * D;
                 uint64_t *ob = out_bits + row * Dv;
                 row_dots(p, q, K, w.d, w.t, w.r);
@@ -486,8 +510,9 @@ er_status er_attn_reference(const er_attn_prob *p, int out_fmt, uint64_t *out_bi
                               (long long)b, (long long)h, (long long)i);
             }
         }
+    }
     ws_free(&w);
-    free(vmax), free(und);
+    free(und);
     return st;
 }
 
@@ -496,7 +521,7 @@ er_status er_attn_reference(const er_attn_prob *p, int out_fmt, uint64_t *out_bi
 static int fmt_prec(int fmt) { er_fmt f = er_fmt_get(fmt); return f.mbits + 1; }
 static int fmt_emin(int fmt) { return er_fmt_emin(er_fmt_get(fmt)); }
 
-er_status er_attn_bounds(const er_attn_prob *p, const er_attn_std *s, double *out_lo, double *out_hi,
+er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er_attn_std *s, double *out_lo, double *out_hi,
                          double *lse_lo, double *lse_hi, unsigned char *row_nan, char *msg, size_t msg_size)
 {
     int64_t D = p->D, Dv = p->Dv, Sk = p->Sk;
@@ -520,24 +545,22 @@ er_status er_attn_bounds(const er_attn_prob *p, const er_attn_std *s, double *ou
     double sgl, sgh;
     sigma_of(p, &sgl, &sgh);
     row_ws w;
-    double *vmax = malloc(sizeof(double) * (size_t)(Dv > 0 ? Dv : 1));
     double *E = malloc(sizeof(double) * (size_t)(Sk > 0 ? Sk : 1) * 3);
     double *mbl = malloc(sizeof(double) * (size_t)nblocks * 2);
-    if (!vmax || !E || !mbl || !ws_alloc(&w, Sk, Dv)) {
-        free(vmax), free(E), free(mbl);
+    if (!E || !mbl || !ws_alloc(&w, Sk, Dv)) {
+        free(E), free(mbl);
         return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
     }
     double *A0 = E + Sk, *AR = A0 + Sk, *mbh = mbl + nblocks;
-    for (int64_t b = 0; b < p->B; b++)
-        for (int64_t h = 0; h < p->Hq; h++) {
+    for (int64_t row = r0; row < r1; row++) {
+        {
+            int64_t i = row % p->Sq, h = row / p->Sq % p->Hq, b = row / p->Sq / p->Hq;
             int64_t hk = h / (p->Hq / p->Hk);
             const double *K = p->k + (b * p->Hk + hk) * Sk * D;
             const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
-            vmax_of(V, Sk, Dv, vmax);
-            double kmax = 0;
-            for (int64_t x = 0; x < Sk * D; x++) kmax = fmax(kmax, fabs(K[x]));
-            for (int64_t i = 0; i < p->Sq; i++) {
-                int64_t row = (b * p->Hq + h) * p->Sq + i;
+            const double *vmax = p->vmax + (b * p->Hk + hk) * Dv;
+            double kmax = p->kmax[b * p->Hk + hk];
+            {
                 const double *q = p->q + row * D;
                 double qmax = 0;
                 for (int64_t x = 0; x < D; x++) qmax = fmax(qmax, fabs(q[x]));
@@ -688,7 +711,8 @@ er_status er_attn_bounds(const er_attn_prob *p, const er_attn_std *s, double *ou
                 lse_hi[row] = er_b_up(er_b_up(shift + gh) + er);
             }
         }
+    }
     ws_free(&w);
-    free(vmax), free(E), free(mbl);
+    free(E), free(mbl);
     return ER_OK;
 }
