@@ -26,6 +26,7 @@ typedef struct er_attn_prob {
     double scale, q_descale, k_descale, v_descale;
     /* filled by er_attn_prepare: per (b, key head) the largest |v| of each column and the largest |k| */
     double *vmax, *kmax;
+    double *kt; /* per (b, key head) the keys transposed, (D, Sk) */
 } er_attn_prob;
 
 /* Fill p->vmax and p->kmax (malloc'd; er_attn_release frees them). */

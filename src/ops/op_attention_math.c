@@ -42,6 +42,34 @@ static double exp_up(double x)
 static double log_dn(double x) { return x <= 0 ? -INFINITY : dn_n(log(x), 4); }
 static double log_up(double x) { return x <= 0 ? -INFINITY : up_n(log(x), 4); }
 
+/*
+ * Fast outward bounds: x >= 0 computed from exact non-negative operands (or bounds) by at most 8
+ * roundings to nearest lies within x (1 -+ 2^-49.9) of the exact result (each rounding a factor 1 + d,
+ * |d| <= 2^-53; an underflowing one errs by at most 2^-1075 absolute): DN8 and UP8 move it past that.
+ * HALFW(l, h, m): a radius r with [l, h] within [m - r, m + r], m = RN((l + h) / 2).
+ */
+#define DN8(x) ((x) * (1.0 - 0x1p-49) - 0x1p-1000)
+#define UP8(x) ((x) * (1.0 + 0x1p-49) + 0x1p-1000)
+#define HALFW(l, h, m) (0.5 * ((h) - (l)) * (1.0 + 0x1p-50) + (m) * 0x1p-52 + 0x1p-1000)
+
+/*
+ * x >= 0 rounded to nearest even into a float format of precision p (significand bits with the hidden
+ * one) and least normal exponent emin, assuming no overflow (the P values are at most about 1): the
+ * quantum of x's binade (or of the subnormal range) scaled out, nearbyint (ties to even in the default
+ * mode), scaled back, all exact.
+ */
+static double rnd_to(int fmt, double x);
+static double rnd_fast(int fmt, double x)
+{
+    if (!(x > 0) || !isfinite(x)) return x;
+    er_fmt f = er_fmt_get(fmt);
+    int p = f.mbits + 1, emin = er_fmt_emin(f), e = ilogb(x);
+    if (e < emin) e = emin;
+    double r = ldexp(nearbyint(ldexp(x, p - 1 - e)), e - p + 1);
+    double mx = ldexp(2.0 - ldexp(1.0, 1 - p), er_fmt_emax(f));
+    return r > mx ? rnd_to(fmt, x) : r;
+}
+
 /* rounding of a binary64 value to nearest even into fmt, as a binary64 value and a pattern */
 static double rnd_to(int fmt, double x)
 {
@@ -71,26 +99,110 @@ static int takes_part(const er_attn_prob *p, int64_t b, int64_t h, int64_t i, in
     return 1;
 }
 
+
+/* ---- Vector kernels: the same sums, several independent elements at a time (each lane's sum is one
+ * element's, in index order, with or without fma: any order admits both). ---- */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ER_ATTN_X86 1
+static int has_avx2(void)
+{
+    static int v = -1;
+    if (v < 0) v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return v;
+}
+/* d[j] = sum_x q[x] KT[x][j], t[j] = sum_x |q[x]| |KT[x][j]| over j < Sk */
+__attribute__((target("avx2,fma"))) static void dots_avx2(const double *q, const double *KT, int64_t Sk, int64_t D,
+                                                           double *d, double *t)
+{
+    int64_t j4 = Sk & ~(int64_t)3;
+    const __m256d sgn = _mm256_set1_pd(-0.0);
+    for (int64_t j = 0; j < Sk; j++) d[j] = 0, t[j] = 0;
+    for (int64_t x = 0; x < D; x++) {
+        const double *kr = KT + x * Sk;
+        __m256d qb = _mm256_set1_pd(q[x]), qa = _mm256_set1_pd(fabs(q[x]));
+        for (int64_t j = 0; j < j4; j += 4) {
+            __m256d kv = _mm256_loadu_pd(kr + j);
+            _mm256_storeu_pd(d + j, _mm256_fmadd_pd(qb, kv, _mm256_loadu_pd(d + j)));
+            _mm256_storeu_pd(t + j, _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, kv), _mm256_loadu_pd(t + j)));
+        }
+        for (int64_t j = j4; j < Sk; j++) d[j] = fma(q[x], kr[j], d[j]), t[j] = fma(fabs(q[x]), fabs(kr[j]), t[j]);
+    }
+}
+/* acc[c] += w v[c] */
+__attribute__((target("avx2,fma"))) static void axpy_avx2(double *acc, double w, const double *v, int64_t n)
+{
+    int64_t n4 = n & ~(int64_t)3;
+    __m256d wb = _mm256_set1_pd(w);
+    for (int64_t c = 0; c < n4; c += 4)
+        _mm256_storeu_pd(acc + c, _mm256_fmadd_pd(wb, _mm256_loadu_pd(v + c), _mm256_loadu_pd(acc + c)));
+    for (int64_t c = n4; c < n; c++) acc[c] = fma(w, v[c], acc[c]);
+}
+/* acc[c] += a v[c], acc2[c] += r |v[c]| */
+__attribute__((target("avx2,fma"))) static void axpy2_avx2(double *acc, double *acc2, double a, double r, const double *v,
+                                                            int64_t n)
+{
+    int64_t n4 = n & ~(int64_t)3;
+    const __m256d sgn = _mm256_set1_pd(-0.0);
+    __m256d ab = _mm256_set1_pd(a), rb = _mm256_set1_pd(r);
+    for (int64_t c = 0; c < n4; c += 4) {
+        __m256d vv = _mm256_loadu_pd(v + c);
+        _mm256_storeu_pd(acc + c, _mm256_fmadd_pd(ab, vv, _mm256_loadu_pd(acc + c)));
+        _mm256_storeu_pd(acc2 + c, _mm256_fmadd_pd(rb, _mm256_andnot_pd(sgn, vv), _mm256_loadu_pd(acc2 + c)));
+    }
+    for (int64_t c = n4; c < n; c++) acc[c] = fma(a, v[c], acc[c]), acc2[c] = fma(r, fabs(v[c]), acc2[c]);
+}
+#endif
+
+static void dots(const double *q, const double *KT, int64_t Sk, int64_t D, double *d, double *t)
+{
+#ifdef ER_ATTN_X86
+    if (has_avx2()) {
+        dots_avx2(q, KT, Sk, D, d, t);
+        return;
+    }
+#endif
+    for (int64_t j = 0; j < Sk; j++) d[j] = 0, t[j] = 0;
+    for (int64_t x = 0; x < D; x++)
+        for (int64_t j = 0; j < Sk; j++) {
+            double pr = q[x] * KT[x * Sk + j];
+            d[j] += pr;
+            t[j] += fabs(pr);
+        }
+}
+static void axpy(double *acc, double w, const double *v, int64_t n)
+{
+#ifdef ER_ATTN_X86
+    if (has_avx2()) {
+        axpy_avx2(acc, w, v, n);
+        return;
+    }
+#endif
+    for (int64_t c = 0; c < n; c++) acc[c] += w * v[c];
+}
+static void axpy2(double *acc, double *acc2, double a, double r, const double *v, int64_t n)
+{
+#ifdef ER_ATTN_X86
+    if (has_avx2()) {
+        axpy2_avx2(acc, acc2, a, r, v, n);
+        return;
+    }
+#endif
+    for (int64_t c = 0; c < n; c++) acc[c] += a * v[c], acc2[c] += r * fabs(v[c]);
+}
 /*
- * The dot products of row i with every key, d_j (binary64, any order) and t_j = sum |q k| (binary64),
- * with the enclosure radius of d_j: |d_j - exact| <= gamma_D t_j (1 + (D + 2) 2^-53) + D 2^-1074
- * (products of inputs up to binary32 are exact in binary64 but for underflow).
+ * The dot products of row i with every key, d_j (binary64, any order, fma or not) and t_j = sum |q k|
+ * (binary64), with the enclosure radius of d_j: |d_j - exact| <= gamma_D t_j (1 + (D + 2) 2^-52) +
+ * D 2^-1074 (products of inputs up to binary32 are exact in binary64 but for underflow).
  */
-static void row_dots(const er_attn_prob *p, const double *q, const double *K, double *d, double *t, double *r)
+static void row_dots(const er_attn_prob *p, const double *q, const double *KT, double *d, double *t, double *r)
 {
     int64_t D = p->D;
     double g = er_b_up((double)D * 0x1p-53 / er_b_down(1.0 - (double)D * 0x1p-53));
     double infl = 1.0 + (double)(D + 2) * 0x1p-52;
+    dots(q, KT, p->Sk, D, d, t);
     for (int64_t j = 0; j < p->Sk; j++) {
-        const double *kr = K + j * D;
-        double s = 0, a = 0;
-        for (int64_t x = 0; x < D; x++) {
-            double pr = q[x] * kr[x];
-            s += pr;
-            a += fabs(pr);
-        }
-        d[j] = s;
-        t[j] = er_b_up(a * infl);
+        t[j] = er_b_up(t[j] * infl);
         r[j] = er_b_up(er_b_up(g * t[j]) + (double)D * 0x1p-1074);
     }
 }
@@ -349,7 +461,8 @@ er_status er_attn_prepare(er_attn_prob *p, char *msg, size_t msg_size)
     int64_t nh = p->B * p->Hk;
     p->vmax = malloc(sizeof(double) * (size_t)(nh * p->Dv > 0 ? nh * p->Dv : 1));
     p->kmax = malloc(sizeof(double) * (size_t)(nh > 0 ? nh : 1));
-    if (!p->vmax || !p->kmax) {
+    p->kt = malloc(sizeof(double) * (size_t)(nh * p->Sk * p->D > 0 ? nh * p->Sk * p->D : 1));
+    if (!p->vmax || !p->kmax || !p->kt) {
         er_attn_release(p);
         return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
     }
@@ -359,14 +472,17 @@ er_status er_attn_prepare(er_attn_prob *p, char *msg, size_t msg_size)
         const double *K = p->k + x * p->Sk * p->D;
         for (int64_t e = 0; e < p->Sk * p->D; e++) km = fmax(km, fabs(K[e]));
         p->kmax[x] = km;
+        double *KT = p->kt + x * p->Sk * p->D;
+        for (int64_t j = 0; j < p->Sk; j++)
+            for (int64_t e = 0; e < p->D; e++) KT[e * p->Sk + j] = K[j * p->D + e];
     }
     return ER_OK;
 }
 
 void er_attn_release(er_attn_prob *p)
 {
-    free(p->vmax), free(p->kmax);
-    p->vmax = p->kmax = NULL;
+    free(p->vmax), free(p->kmax), free(p->kt);
+    p->vmax = p->kmax = p->kt = NULL;
 }
 
 /* ---- The reference. ---- */
@@ -409,13 +525,12 @@ er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int o
         {
             int64_t i = row % p->Sq, h = row / p->Sq % p->Hq, b = row / p->Sq / p->Hq;
             int64_t hk = h / (p->Hq / p->Hk);
-            const double *K = p->k + (b * p->Hk + hk) * Sk * D;
             const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
             const double *vmax = p->vmax + (b * p->Hk + hk) * Dv;
             {
                 const double *q = p->q + row * D;
                 uint64_t *ob = out_bits + row * Dv;
-                row_dots(p, q, K, w.d, w.t, w.r);
+                row_dots(p, q, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
                 double shift = -INFINITY;
                 int64_t n = 0;
                 for (int64_t j = 0; j < Sk; j++) {
@@ -442,12 +557,13 @@ er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int o
                 for (int64_t c = 0; c < Dv; c++) w.acc[c] = 0;
                 for (int64_t j = 0; j < Sk; j++) {
                     if (w.sl[j] == -INFINITY && w.sh[j] == -INFINITY) continue;
-                    double wl = exp_dn(er_b_down(w.sl[j] - shift)), wh = exp_up(er_b_up(w.sh[j] - shift));
+                    double wl = exp_dn(er_b_down(w.sl[j] - shift)), dw = er_b_up(w.sh[j] - w.sl[j]);
+                    double wh = dw < 0.5 ? UP8(wl * (1.0 + 0x1p-48) / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
                     double wm = 0.5 * (wl + wh);
                     swl += wl, swh += wh, swm += wm;
-                    swr += er_b_up(0.5 * (wh - wl)) + er_b_up(wm - wl) + er_b_up(wh - wm);
+                    swr += HALFW(wl, wh, wm);
                     const double *vr = V + j * Dv;
-                    for (int64_t c = 0; c < Dv; c++) w.acc[c] += wm * vr[c];
+                    axpy(w.acc, wm, vr, Dv);
                 }
                 double Dl = er_b_down(swl * (1.0 - gn)), Dh = er_b_up(swh * (1.0 + gn));
                 double rfac = er_b_up(er_b_up(swr * (1.0 + gn)) + er_b_up(gn * swm * (1.0 + gn)));
@@ -556,7 +672,6 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
         {
             int64_t i = row % p->Sq, h = row / p->Sq % p->Hq, b = row / p->Sq / p->Hq;
             int64_t hk = h / (p->Hq / p->Hk);
-            const double *K = p->k + (b * p->Hk + hk) * Sk * D;
             const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
             const double *vmax = p->vmax + (b * p->Hk + hk) * Dv;
             double kmax = p->kmax[b * p->Hk + hk];
@@ -564,7 +679,7 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                 const double *q = p->q + row * D;
                 double qmax = 0;
                 for (int64_t x = 0; x < D; x++) qmax = fmax(qmax, fabs(q[x]));
-                row_dots(p, q, K, w.d, w.t, w.r);
+                row_dots(p, q, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
                 double shift = -INFINITY, M = 0, Emax = 0;
                 int64_t n = 0;
                 double mkabs[1];
@@ -622,57 +737,57 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                 double sA0 = 0, sAR = 0, sX0 = 0, sXR = 0;
                 for (int64_t c = 0; c < Dv; c++) w.acc[c] = 0, w.acc2[c] = 0;
                 int64_t last_b = -1;
-                double fbl = 1, fbh = 1, fl = 1, fh = 1;
+                double fbl = 1, fbh = 1, fl = 1, fh = 1, eL = 1, emL = 1;
                 for (int64_t j = 0; j < Sk; j++) {
                     if (w.sh[j] == -INFINITY) {
                         A0[j] = AR[j] = 0;
                         continue;
                     }
                     int64_t bj = s->kind == 2 && s->block > 0 ? j / s->block : 0;
-                    double after = s->kind != 2 ? 0.0 : s->block > 0 ? (double)(nblocks - 1 - bj) : (double)(Sk - 1);
-                    double L = er_b_up(er_b_up((double)(nsum + 1) * u1) + er_b_up(after * lnA) + (s->kind != 2 ? ln_d : 0));
-                    /* exp(s_j - shift) enclosed by [wl, wh]; exp(-E) >= 1 - E, exp(E) <= 1 / (1 - E) (E < 1) */
-                    double wl = exp_dn(er_b_down(w.sl[j] - shift));
-                    double dw = er_b_up(w.sh[j] - w.sl[j]);
-                    double wh = dw < 0.5 ? er_b_up(er_b_up(wl * (1.0 + 0x1p-48)) / er_b_down(1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
-                    double emE = E[j] < 1 ? er_b_down(1.0 - E[j]) : exp_dn(-E[j]);
-                    double eE = E[j] < 0.5 ? er_b_up(1.0 / er_b_down(1.0 - E[j])) : exp_up(E[j]);
-                    double al, ah, xl, xh;
-                    if (declared) {
-                        if (bj != last_b) {
-                            last_b = bj;
+                    if (bj != last_b) {
+                        /* per block: the path's factor e^(+-L) and the running max's enclosure */
+                        last_b = bj;
+                        double after = s->kind != 2 ? 0.0 : s->block > 0 ? (double)(nblocks - 1 - bj) : (double)(Sk - 1);
+                        double L = er_b_up(er_b_up((double)(nsum + 1) * u1) + er_b_up(after * lnA) + (s->kind != 2 ? ln_d : 0));
+                        eL = L < 0.5 ? er_b_up(1.0 / er_b_down(1.0 - L)) : exp_up(L);
+                        emL = L < 1 ? er_b_down(1.0 - L) : 0.0;
+                        if (declared) {
                             fbl = exp_dn(er_b_down(shift - mbh[bj])), fbh = exp_up(er_b_up(shift - mbl[bj]));
                             fl = exp_dn(er_b_down(mbl[bj] - shift)), fh = exp_up(er_b_up(mbh[bj] - shift));
                         }
+                    }
+                    /* exp(s_j - shift) in [wl, wh]; exp(-E) >= 1 - E and exp(E) <= 1 / (1 - E) for E < 1/2 */
+                    double wl = exp_dn(er_b_down(w.sl[j] - shift));
+                    double dw = er_b_up(w.sh[j] - w.sl[j]), Ej = E[j];
+                    double wh = dw < 0.5 ? UP8(wl * (1.0 + 0x1p-48) / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
+                    double al, ah, xl, xh;
+                    if (Ej >= 0.5) {
+                        wl = DN8(wl * exp_dn(-Ej)), wh = UP8(wh * exp_up(Ej)), Ej = 0;
+                    }
+                    if (declared) {
                         /* p^ in the block's units, then P = round(p^) */
-                        double pl = er_b_down(er_b_down(er_b_down(wl * fbl) * emE) * (1.0 - eps_e)) - abs_e;
-                        double ph = er_b_up(er_b_up(er_b_up(er_b_up(wh * fbh) * eE) * (1.0 + eps_e)) + abs_e);
+                        double pl = er_b_down(DN8(wl * fbl * (1.0 - Ej) * (1.0 - eps_e)) - abs_e);
+                        double ph = er_b_up(UP8(wh * fbh / (1.0 - Ej) * (1.0 + eps_e)) + abs_e);
                         if (pl < 0) pl = 0;
-                        double Pl = rnd_to(s->p_fmt, pl), Ph = rnd_to(s->p_fmt, ph);
-                        al = er_b_down(Pl * fl), ah = er_b_up(Ph * fh);
-                        xl = er_b_down(pl * fl), xh = er_b_up(ph * fh);
+                        double Pl = rnd_fast(s->p_fmt, pl), Ph = rnd_fast(s->p_fmt, ph);
+                        al = DN8(Pl * fl * emL), ah = UP8(Ph * fh * eL);
+                        xl = DN8(pl * fl * emL), xh = UP8(ph * fh * eL);
                     } else {
-                        xl = er_b_down(er_b_down(er_b_down(wl * emE) * (1.0 - eps_e)) - absw);
-                        xh = er_b_up(er_b_up(er_b_up(wh * eE) * (1.0 + eps_e)) + absw);
+                        xl = er_b_down(DN8(wl * (1.0 - Ej) * (1.0 - eps_e)) - absw);
+                        xh = er_b_up(UP8(wh / (1.0 - Ej) * (1.0 + eps_e)) + absw);
                         if (xl < 0) xl = 0;
-                        al = er_b_down(er_b_down(xl * (1.0 - uP)) - absPw);
-                        ah = er_b_up(er_b_up(xh * (1.0 + uP)) + absPw);
+                        al = er_b_down(DN8(xl * (1.0 - uP)) - absPw);
+                        ah = er_b_up(UP8(xh * (1.0 + uP)) + absPw);
                         if (al < 0) al = 0;
+                        al = DN8(al * emL), ah = UP8(ah * eL), xl = DN8(xl * emL), xh = UP8(xh * eL);
                     }
-                    double eL = L < 0.5 ? er_b_up(1.0 / er_b_down(1.0 - L)) : exp_up(L), emL = er_b_down(1.0 - L);
-                    if (emL < 0) emL = 0;
-                    double tl = er_b_down(al * emL), th = er_b_up(ah * eL);
-                    A0[j] = 0.5 * (tl + th);
-                    AR[j] = er_b_up(fmax(er_b_up(th - A0[j]), er_b_up(A0[j] - tl)));
-                    double ul = er_b_down(xl * emL), uh = er_b_up(xh * eL), X0 = 0.5 * (ul + uh);
-                    sX0 += X0, sXR += er_b_up(fmax(er_b_up(uh - X0), er_b_up(X0 - ul)));
-                    sA0 += A0[j], sAR += AR[j];
+                    double a0 = 0.5 * (al + ah), ar = HALFW(al, ah, a0);
+                    double X0 = 0.5 * (xl + xh);
+                    sX0 += X0, sXR += HALFW(xl, xh, X0);
+                    sA0 += a0, sAR += ar;
+                    A0[j] = a0, AR[j] = ar;
                     const double *vr = V + j * Dv;
-                    double a0 = A0[j], ar = AR[j];
-                    for (int64_t c = 0; c < Dv; c++) {
-                        w.acc[c] += a0 * vr[c];
-                        w.acc2[c] += ar * fabs(vr[c]);
-                    }
+                    axpy2(w.acc, w.acc2, a0, ar, vr, Dv);
                 }
                 /* absolute losses of the implementation's sums (underflow, flush), in these units */
                 double absS = er_b_up(er_b_up((double)(2 * Sk + 4) * tiny) * eEmax);
