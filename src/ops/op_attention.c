@@ -235,6 +235,7 @@ static er_status at_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
         a.ulps_exp = er_ops_ulps(env, sd->kind == ER_STD_FLASH ? "exp2" : "exp");
         a.ulps_div = er_ops_ulps(env, "div");
         a.ulps_log = er_ops_ulps(env, "log");
+        if (env->o->ulps < 0 && a.ulps_log < 2) a.ulps_log = 2; /* lg2.approx: 2^-22 absolute near 1 */
         if (!s->blo) {
             size_t no = (size_t)(rows * Dv > 0 ? rows * Dv : 1), nr = (size_t)(rows > 0 ? rows : 1);
             s->blo = malloc(no * sizeof(double)), s->bhi = malloc(no * sizeof(double));

@@ -7,40 +7,55 @@
 #include "exactref/core/er_bounds.h"
 #include "exactref/core/er_types.h"
 #include "exactref/formats.h"
-#include "host/er_msg.h"
+#include "../host/er_msg.h"
 #include "op_attention.h"
+#include "op_impl.h"
 
 #define msgf er_msgf
 
 /*
- * Certified binary64 enclosures of exp and log.  (docs/proofs/attention.md, "Arithmetic": the
- * enclosure is the operation layer's certified exp/log when available; until then the C library's
- * result moved 4 ulps outward, glibc documenting at most 1 ulp for both.)
+ * Certified binary64 enclosures of exp (the operation layer's, docs/proofs/ops-math.md) and of log: the
+ * C library's log moved 2 steps outward, accepted only where the certified exp of the ends brackets
+ * the argument (exp(lo) <= x <= exp(hi)), else moved further.
  */
-static double up_n(double x, int n)
-{
-    while (n-- > 0) x = er_b_up(x);
-    return x;
-}
-static double dn_n(double x, int n)
-{
-    while (n-- > 0) x = er_b_down(x);
-    return x;
-}
 static double exp_dn(double x)
 {
-    if (x == -INFINITY) return 0.0;
-    double y = dn_n(exp(x), 4);
-    return y < 0 ? 0.0 : y;
+    double lo, hi;
+    er_ops_exp(x, &lo, &hi);
+    return lo;
 }
 static double exp_up(double x)
 {
-    if (x == -INFINITY) return 0.0;
-    double y = exp(x);
-    return y == 0.0 ? 0x1p-1074 : up_n(y, 4);
+    double lo, hi;
+    er_ops_exp(x, &lo, &hi);
+    return hi;
 }
-static double log_dn(double x) { return x <= 0 ? -INFINITY : dn_n(log(x), 4); }
-static double log_up(double x) { return x <= 0 ? -INFINITY : up_n(log(x), 4); }
+static double log_dn(double x)
+{
+    if (!(x > 0)) return -INFINITY;
+    if (x == INFINITY) return INFINITY;
+    double y = er_b_down(er_b_down(log(x)));
+    for (int k = 0; k < 64; k++) {
+        double lo, hi;
+        er_ops_exp(y, &lo, &hi);
+        if (hi <= x) return y;
+        y = er_b_down(y - fabs(y) * 0x1p-40 - 0x1p-1000);
+    }
+    return -INFINITY;
+}
+static double log_up(double x)
+{
+    if (!(x > 0)) return -INFINITY;
+    if (x == INFINITY) return INFINITY;
+    double y = er_b_up(er_b_up(log(x)));
+    for (int k = 0; k < 64; k++) {
+        double lo, hi;
+        er_ops_exp(y, &lo, &hi);
+        if (lo >= x) return y;
+        y = er_b_up(y + fabs(y) * 0x1p-40 + 0x1p-1000);
+    }
+    return INFINITY;
+}
 
 /*
  * Fast outward bounds: x >= 0 computed from exact non-negative operands (or bounds) by at most 8

@@ -205,5 +205,6 @@ void er_opres_as_op(er_opres *r, er_op *op);
 
 /* The operations (one file each). */
 extern const er_opdef er_opdef_softmax;
+extern const er_opdef er_opdef_attention; /* op_attention.c */
 
 #endif /* ER_OP_IMPL_H */

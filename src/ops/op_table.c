@@ -7,6 +7,7 @@
 
 static const er_opdef *const table[] = {
     &er_opdef_softmax,
+    &er_opdef_attention,
 };
 
 #define NOPS (sizeof table / sizeof table[0])
