@@ -165,7 +165,14 @@ static er_status at_create(er_opres *r, char *msg, size_t msg_size)
         int64_t full[4] = {B, Hq, Sq, Sk};
         if (m->ndim < 1 || m->ndim > 4)
             return msgf(msg, msg_size, ER_EINVAL, "attention: attn_mask has %d dimensions; at most 4", m->ndim);
-        if ((st = er_ops_values(m, &s->mask, msg, msg_size)) != ER_OK) return st;
+        int is_bool = er_fmt_get(m->format).kind != ER_KIND_FLOAT;
+        if (is_bool) { /* an integer (boolean) mask: a nonzero element lets its key take part */
+            int64_t nm = er_optensor_count(m);
+            s->mask = malloc(sizeof(double) * (size_t)(nm ? nm : 1));
+            if (!s->mask) return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
+            for (int64_t e = 0; e < nm; e++) s->mask[e] = er_ops_load(m, e) != 0 ? 1.0 : 0.0;
+        } else if ((st = er_ops_values(m, &s->mask, msg, msg_size)) != ER_OK)
+            return st;
         int64_t stride = 1;
         for (int d = 3, md = m->ndim - 1; d >= 0; d--, md--) {
             int64_t len = md >= 0 ? m->shape[md] : 1;
@@ -176,7 +183,6 @@ static er_status at_create(er_opres *r, char *msg, size_t msg_size)
             p->mstride[d] = len == 1 ? 0 : stride;
             stride *= len;
         }
-        int is_bool = er_fmt_get(m->format).kind != ER_KIND_FLOAT;
         for (int64_t e = 0; e < stride; e++) {
             double x = s->mask[e];
             if (is_bool) s->mask[e] = x != 0 ? 0.0 : -INFINITY;

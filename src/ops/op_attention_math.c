@@ -308,14 +308,24 @@ static int mp_row_weights(mp_row *m, const er_attn_prob *p, int64_t b, int64_t h
     for (int64_t j = 0; j < p->Sk; j++) {
         double mk;
         if (!takes_part(p, b, h, i, j, &mk)) continue;
-        mpfr_set_zero(dl, 1);
-        mpfr_set_zero(dh, 1);
+        /* the dot product as an unevaluated sum s + c of binary64 values (Ogita, Rump and Oishi's
+         * Dot2 without its last rounding: each product split exactly by fma, each addition by TwoSum),
+         * |s + c - d| <= gamma_2D^2 sum |q k| (+ underflow): enclosed in MPFR */
+        double sd = 0, cd = 0, ta = 0;
         for (int64_t x = 0; x < D; x++) {
-            mpfr_set_d(pp, q[x], MPFR_RNDN);
-            mpfr_mul_d(pp, pp, K[j * D + x], MPFR_RNDN); /* exact: 106 bits suffice */
-            mpfr_add(dl, dl, pp, MPFR_RNDD);
-            mpfr_add(dh, dh, pp, MPFR_RNDU);
+            double pr = q[x] * K[j * D + x], pe = fma(q[x], K[j * D + x], -pr);
+            double t = sd + pr, z = t - sd, te = (sd - (t - z)) + (pr - z);
+            sd = t;
+            cd += te + pe;
+            ta += fabs(pr);
         }
+        double g2 = (double)(2 * D + 2) * 0x1p-53, err = er_b_up(er_b_up(4.0 * g2 * g2 * ta) + (double)(4 * D + 4) * 0x1p-1074);
+        mpfr_set_d(dl, sd, MPFR_RNDN);
+        mpfr_add_d(dl, dl, cd, MPFR_RNDD);
+        mpfr_sub_d(dl, dl, err, MPFR_RNDD);
+        mpfr_set_d(dh, sd, MPFR_RNDN);
+        mpfr_add_d(dh, dh, cd, MPFR_RNDU);
+        mpfr_add_d(dh, dh, err, MPFR_RNDU);
         /* s = sigma d + mask - shift */
         if (mpfr_sgn(dl) >= 0) mpfr_mul(dl, dl, sg_l, MPFR_RNDD);
         else mpfr_mul(dl, dl, sg_h, MPFR_RNDD);
@@ -535,7 +545,8 @@ er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int o
         return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
     }
     er_status st = ER_OK;
-    double gn = er_b_up((double)(Sk + 2) * 0x1p-53 / er_b_down(1.0 - (double)(Sk + 2) * 0x1p-53));
+    double L = 36.0 + (double)(Sk / 32);
+    double gn = er_b_up(L * 0x1p-53 / er_b_down(1.0 - L * 0x1p-53));
     for (int64_t row = r0; row < r1 && st == ER_OK; row++) {
         {
             int64_t i = row % p->Sq, h = row / p->Sq % p->Hq, b = row / p->Sq / p->Hq;
@@ -568,18 +579,29 @@ er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int o
                     continue;
                 }
                 /* weights: midpoints and radii */
-                double swl = 0, swh = 0, swm = 0, swr = 0;
-                for (int64_t c = 0; c < Dv; c++) w.acc[c] = 0;
+                /* sums in blocks of 32 keys: a term's path has at most 32 + 1 + Sk/32 roundings */
+                double swl = 0, swh = 0, swm = 0, swr = 0, bwl = 0, bwh = 0, bwm = 0, bwr = 0;
+                for (int64_t c = 0; c < Dv; c++) w.acc[c] = 0, w.acc3[c] = 0;
+                int inblk = 0;
                 for (int64_t j = 0; j < Sk; j++) {
                     if (w.sl[j] == -INFINITY && w.sh[j] == -INFINITY) continue;
-                    double wl = exp_dn(er_b_down(w.sl[j] - shift)), dw = er_b_up(w.sh[j] - w.sl[j]);
-                    double wh = dw < 0.5 ? UP8(wl * (1.0 + 0x1p-48) / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
+                    double x = er_b_down(w.sl[j] - shift), elo, ehi;
+                    er_ops_exp(x, &elo, &ehi);
+                    double dw = er_b_up(er_b_up(w.sh[j] - shift) - x);
+                    double wl = elo, wh = dw < 0.5 ? UP8(ehi / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
                     double wm = 0.5 * (wl + wh);
-                    swl += wl, swh += wh, swm += wm;
-                    swr += HALFW(wl, wh, wm);
-                    const double *vr = V + j * Dv;
-                    axpy(w.acc, wm, vr, Dv);
+                    bwl += wl, bwh += wh, bwm += wm;
+                    bwr += HALFW(wl, wh, wm);
+                    axpy(w.acc3, wm, V + j * Dv, Dv);
+                    if (++inblk == 32) {
+                        for (int64_t c = 0; c < Dv; c++) w.acc[c] += w.acc3[c], w.acc3[c] = 0;
+                        swl += bwl, swh += bwh, swm += bwm, swr += bwr;
+                        bwl = bwh = bwm = bwr = 0;
+                        inblk = 0;
+                    }
                 }
+                for (int64_t c = 0; c < Dv; c++) w.acc[c] += w.acc3[c];
+                swl += bwl, swh += bwh, swm += bwm, swr += bwr;
                 double Dl = er_b_down(swl * (1.0 - gn)), Dh = er_b_up(swh * (1.0 + gn));
                 double rfac = er_b_up(er_b_up(swr * (1.0 + gn)) + er_b_up(gn * swm * (1.0 + gn)));
                 int any_und = 0;

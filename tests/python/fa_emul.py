@@ -52,13 +52,15 @@ def exp2_f32(x, ulps, rng, ftz=False):
 
 
 def flash_forward(q, k, v, *, scale=None, is_causal=False, enable_gqa=False, attn_mask=None, block=64,
-                  p_format="bfloat16", out_format="bfloat16", exp_ulps=2.0, ftz=False, seed=0, bugs=()):
+                  p_format="bfloat16", out_format="bfloat16", exp_ulps=2.0, ftz=False, seed=0, bugs=(),
+                  q_descale=1.0, k_descale=1.0, v_descale=1.0):
     """FlashAttention-2's forward on (B, H, S, D) float32 arrays holding the inputs' values.
 
     Per query row, over key blocks of `block` keys: S = Q K^T (float32 matmul), a running max m, P = exp2(S
     scale log2e - m scale log2e) within exp_ulps, l = l alpha + rowsum(P) with alpha = exp2((m_old -
-    m_new) scale log2e), O = O alpha + round(P, p_format) V; out = O / l rounded to out_format, lse = m
-    scale + log(l).  p_format None keeps P in float32.  Returns (out as float32 values, lse float32)."""
+    m_new) scale log2e), O = O alpha + round(P, p_format) V; out = O / l (times v_descale) rounded to
+    out_format, lse = m scale + log(l); fp8 inputs' q_descale and k_descale fold into the scale (as
+    FlashAttention-3 does).  p_format None keeps P in float32.  Returns (out as float32 values, lse float32)."""
     bugs = set(bugs)
     for b in bugs:
         assert b in BUGS, b
@@ -70,7 +72,7 @@ def flash_forward(q, k, v, *, scale=None, is_causal=False, enable_gqa=False, att
     Hk, Sk, Dv = k.shape[1], k.shape[2], v.shape[3]
     if scale is None:
         scale = 1.0 / np.sqrt(D)
-    sc = np.float32(scale)
+    sc = np.float32(np.float32(scale) * np.float32(q_descale) * np.float32(k_descale))
     if "scale_twice" in bugs:
         sc = np.float32(sc * sc)
     if "no_scale" in bugs:
@@ -132,6 +134,8 @@ def flash_forward(q, k, v, *, scale=None, is_causal=False, enable_gqa=False, att
                 m = m_new
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[b, h] = (O / l[:, None]).astype(np.float32)
+                if v_descale != 1.0:
+                    out[b, h] = (out[b, h] * np.float32(v_descale)).astype(np.float32)
                 lse[b, h] = (m * sc + np.log(l)).astype(np.float32)
             if "lse_log2" in bugs:
                 lse[b, h] = (lse[b, h] + LN2).astype(np.float32)
