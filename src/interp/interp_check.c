@@ -86,6 +86,74 @@ static int is_ew(int code)
 
 static int check_region(C *c, const it_region *r, int in_loop, int in_for, int in_reduce);
 
+/* The ops that take rounding<approx> and rounding<full>. */
+static int approx_op(int code)
+{
+    return code == OP_DIVF || code == OP_EXP || code == OP_EXP2 || code == OP_RSQRT || code == OP_SQRT || code == OP_TANH;
+}
+
+/* Bits of an element in pack / unpack (0: not packable). */
+static int pack_bits(const it_type *t)
+{
+    if (it_is_int(t->et)) return t->et == IT_I1 ? 0 : it_int_width(t->et);
+    if (it_is_float(t->et)) {
+        int w = er_fmt_get(t->et).width;
+        return (w == 4 || w == 8 || w == 16 || w == 32 || w == 64) && t->et != ER_FMT_TF32 ? w : 0;
+    }
+    return 0;
+}
+
+/* Tile IR 13.3 / 13.4 ops (fpowi, the atomics, gdc, pack, unpack): 1 and the message when refused. */
+static int check_ops13(C *c, const it_op *op)
+{
+    const it_type *rt = op->nres ? &op->rty[0] : NULL;
+    int n = op->nopd - op->has_token, i;
+    switch (op->code) {
+    case OP_FPOWI: {
+        const it_type *x = VT(c, op, 0), *e = VT(c, op, 1);
+        if (n != 2 || !is_tile(x) || !it_is_float(x->et) || !same(x, rt) || !is_tile(e) || !it_is_int(e->et) || e->et == IT_I1 || e->et == IT_I4 ||
+            !same_shape(x, e))
+            return bad(c, op, "expects a float tile and an integer exponent tile of its shape");
+        if (x->et == ER_FMT_F64 && e->et == IT_I64) return bad(c, op, "an i64 exponent with f64 is not modelled (it is exact in binary64 only up to 2^53)");
+        if (op->rnd != IT_RND_DEFAULT || op->ftz) return bad(c, op, "takes no rounding or flush_to_zero attribute");
+        return 0;
+    }
+    case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: {
+        const it_type *p = VT(c, op, 0), *v = VT(c, op, 1);
+        int nv = op->code == OP_ATOMIC_CAS ? 2 : 1, et;
+        if (!is_tile(p) || p->et != IT_PTR || !is_tile(v) || !same_shape(p, v) || v->et != p->pet || !same(v, rt))
+            return bad(c, op, "expects pointers and values of the pointee's type and the pointers' shape, and a result of the values' type");
+        for (i = 1; i <= nv; i++)
+            if (!same(VT(c, op, i), v)) return bad(c, op, "the values must have one type");
+        if (op->has_mask && (VT(c, op, 1 + nv)->et != IT_I1 || !same_shape(VT(c, op, 1 + nv), p))) return bad(c, op, "the mask must be an i1 tile of the pointers' shape");
+        et = v->et;
+        if (op->code == OP_ATOMIC_CAS || op->pred == RMW_XCHG) {
+            if (!(et == IT_I32 || et == IT_I64 || et == ER_FMT_F32 || et == ER_FMT_F64))
+                return bad(c, op, "element type %s is not allowed (i32, i64, f32, f64)", it_et_name(et, 0));
+        } else if (op->pred == RMW_ADDF) {
+            if (!(et == ER_FMT_F32 || et == ER_FMT_F64 || et == ER_FMT_F16 || et == ER_FMT_BF16))
+                return bad(c, op, "addf takes f16, bf16, f32 or f64, not %s", it_et_name(et, 0));
+        } else if (!(et == IT_I32 || et == IT_I64)) {
+            return bad(c, op, "an integer mode takes i32 or i64, not %s", it_et_name(et, 0));
+        }
+        return 0;
+    }
+    case OP_GDC:
+        return 0;
+    case OP_PACK: case OP_UNPACK: {
+        const it_type *s = n == 1 ? VT(c, op, 0) : NULL;
+        const it_type *bytes = op->code == OP_PACK ? rt : s, *val = op->code == OP_PACK ? s : rt;
+        if (!s || !is_tile(s) || !is_tile(rt) || bytes->rank != 1 || bytes->et != IT_I8)
+            return bad(c, op, "%s a tile to or from a 1-d i8 tile", op->code == OP_PACK ? "packs" : "unpacks");
+        if (!pack_bits(val)) return bad(c, op, "element type %s cannot be packed (4, 8, 16, 32 or 64 bits)", it_et_name(val->et, 0));
+        if (numel(val) * pack_bits(val) != numel(bytes) * 8) return bad(c, op, "%lld elements of %d bits are not %lld bytes", (long long)numel(val), pack_bits(val), (long long)numel(bytes));
+        return 0;
+    }
+    default:
+        return bad(c, op, "the operation is not modelled by the interpreter");
+    }
+}
+
 static int mma_pair_ok(int a, int acc)
 {
     switch (a) {
@@ -106,7 +174,9 @@ static int check_mma(C *c, const it_op *op)
         (r == 3 && (a->shape[0] != b->shape[0] || a->shape[0] != acc->shape[0])))
         return bad(c, op, "the shapes do not compose (M x K times K x N plus M x N)");
     if (!same(&op->rty[0], acc)) return bad(c, op, "the result's type must be the accumulator's");
-    if (op->fast_acc) return bad(c, op, "fast_acc (reduced-precision accumulation) is not modelled");
+    /* fast_acc admits reduced-precision accumulation; the point mode's exact sum rounded once is one
+     * accumulation it allows (docs/interp.md), so it runs as without the flag */
+    if (op->fast_acc && op->code == OP_MMAI) return bad(c, op, "fast_acc is allowed only on mmaf and mmaf_scaled");
     if (op->code == OP_MMAI) {
         if (a->et != IT_I8 || b->et != IT_I8 || acc->et != IT_I32) return bad(c, op, "mmai takes i8 operands and an i32 accumulator");
         return 0;
@@ -125,7 +195,7 @@ static int check_mma(C *c, const it_op *op)
         if (acc->et != ER_FMT_F32) return bad(c, op, "mmaf_scaled accumulates into f32");
         if (!is_tile(sa) || !is_tile(sb) || sa->rank != r || sb->rank != r || sa->et != sb->et)
             return bad(c, op, "the scales must be tiles of the operands' rank and one type");
-        if (!(sa->et == ER_FMT_F8E8M0FNU || (sa->et == ER_FMT_F8E4M3FN && a->et == ER_FMT_F4E2M1FN)))
+        if (!(sa->et == ER_FMT_F8E8M0FNU || ((sa->et == ER_FMT_F8E4M3FN || sa->et == ER_FMT_F8E5M3FNU) && a->et == ER_FMT_F4E2M1FN)))
             return bad(c, op, "scale format %s with operands %s is not allowed", it_et_name(sa->et, 0), it_et_name(a->et, 0));
         ks = sa->shape[r - 1];
         if (sa->shape[r - 2] != a->shape[r - 2] || sb->shape[r - 2] != ks || sb->shape[r - 1] != b->shape[r - 1] || ks <= 0 || K % ks)
@@ -133,7 +203,7 @@ static int check_mma(C *c, const it_op *op)
         {
             int64_t v = K / ks;
             int ok = (a->et != ER_FMT_F4E2M1FN && v == 32) || (a->et == ER_FMT_F4E2M1FN && sa->et == ER_FMT_F8E8M0FNU && (v == 16 || v == 32)) ||
-                     (a->et == ER_FMT_F4E2M1FN && sa->et == ER_FMT_F8E4M3FN && v == 16);
+                     (a->et == ER_FMT_F4E2M1FN && (sa->et == ER_FMT_F8E4M3FN || sa->et == ER_FMT_F8E5M3FNU) && v == 16);
             if (!ok) return bad(c, op, "block size %lld is not allowed for %s scaled by %s", (long long)v, it_et_name(a->et, 0), it_et_name(sa->et, 0));
         }
     }
@@ -179,10 +249,11 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
         for (i = 0; i < n; i++)
             if (!same(VT(c, op, i), rt)) return bad(c, op, "operand %d's type is not the result's", i);
         if (op->ftz && rt->et != ER_FMT_F32) return bad(c, op, "flush_to_zero is allowed only on f32");
-        if (op->rnd == IT_RND_APPROX) return bad(c, op, "rounding<approx> is not modelled (its results are not specified to the bit)");
         if (op->rnd == ER_RND_NEAREST_AWAY || op->rnd == IT_RND_NEAREST_INT_TO_ZERO) return bad(c, op, "rounding<%s> is not allowed here", rname(op->rnd));
-        if (op->rnd == IT_RND_FULL && !(op->code == OP_DIVF || op->code == OP_EXP || op->code == OP_TANH))
-            return bad(c, op, "rounding<full> is not allowed here");
+        /* approx and full: the point mode computes the correctly rounded result, one answer the device's
+         * instruction may give (docs/interp.md: "rounding<approx> and rounding<full>") */
+        if ((op->rnd == IT_RND_FULL || op->rnd == IT_RND_APPROX) && !approx_op(op->code))
+            return bad(c, op, "rounding<%s> is not allowed here (only on divf, exp, exp2, rsqrt, sqrt and tanh)", rname(op->rnd));
         if (op->rnd >= 0 && op->rnd <= 4 && op->rnd != ER_RND_NEAREST_EVEN &&
             !(op->code == OP_ADDF || op->code == OP_SUBF || op->code == OP_MULF || op->code == OP_DIVF || op->code == OP_FMA || op->code == OP_SQRT))
             return bad(c, op, "rounding<%s> is not allowed here", rname(op->rnd));
@@ -404,6 +475,8 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
         return 0;
     case OP_YIELD: case OP_RETURN:
         return 0;
+    case OP_FPOWI: case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: case OP_GDC: case OP_PACK: case OP_UNPACK:
+        return check_ops13(c, op);
     default:
         return bad(c, op, "the operation is not modelled by the interpreter");
     }

@@ -1307,6 +1307,167 @@ static void set_scalar(X *x, const it_op *op, int k, uint64_t v)
     r->b[0] = v & (op->rty[k].et == IT_PTR ? ~UINT64_C(0) : wmask(it_int_width(op->rty[k].et)));
 }
 
+/* ---------------------------------------------------------------- Tile IR 13.3 / 13.4 ops (point mode) */
+
+/* fpowi: x^n for an integer n, rounded once to nearest even into x's format.  f64: the math library's
+ * pow of the exact binary64 exponent (the pre-check refuses an i64 exponent there).  Narrower formats:
+ * pow in binary64 rounded to odd, then to nearest even into the format, which is one rounding (53 >= p + 2
+ * for every narrower format); an exponent beyond 2^52 is replaced by one of its sign and parity at 2^52,
+ * which gives the same result: there every |x| other than 0, 1 and infinity overflows or underflows. */
+static uint64_t fpowi_one(X *x, const it_op *op, int fmt, uint64_t xb, int64_t n)
+{
+    uint64_t nb, o, xd;
+    double nd;
+    if (fmt != ER_FMT_F64 && (n > (INT64_C(1) << 52) || n < -(INT64_C(1) << 52)))
+        n = (n < 0 ? -1 : 1) * ((INT64_C(1) << 52) + (n & 1));
+    nd = (double)n; /* exact: |n| <= 2^53 here (f64 takes at most i32 exponents) */
+    memcpy(&nb, &nd, 8);
+    if (fmt == ER_FMT_F64) {
+        if (er_math_binary(ER_MATH_POW, ER_FMT_F64, xb, nb, ER_RND_NEAREST_EVEN, &o, NULL) != ER_OK) INTERNAL(x, op, "the math library failed");
+    } else {
+        xd = er_convert(fmt, ER_FMT_F64, xb, ER_RND_NEAREST_EVEN, 0u).bits;
+        if (er_math_binary(ER_MATH_POW, ER_FMT_F64, xd, nb, ER_RND_ODD, &o, NULL) != ER_OK) INTERNAL(x, op, "the math library failed");
+        o = er_convert(ER_FMT_F64, fmt, o, ER_RND_NEAREST_EVEN, 0u).bits;
+    }
+    if (er_decode(fmt, o).cls == ER_CLASS_NAN) o = it_f_nan(fmt);
+    return o;
+}
+
+/* atomic_rmw_tko's new value from the old one and the argument (pattern of et). */
+static uint64_t rmw_apply(int mode, int et, uint64_t old, uint64_t arg)
+{
+    int w = it_is_int(et) ? it_int_width(et) : 0;
+    switch (mode) {
+    case RMW_AND: return old & arg;
+    case RMW_OR: return old | arg;
+    case RMW_XOR: return old ^ arg;
+    case RMW_ADD: return (old + arg) & wmask(w);
+    case RMW_ADDF: return it_f_add(et, old, arg, 0, ER_RND_NEAREST_EVEN, 0u);
+    case RMW_MAX: return sext(old, w) >= sext(arg, w) ? old : arg;
+    case RMW_MIN: return sext(old, w) <= sext(arg, w) ? old : arg;
+    case RMW_UMAX: return (old & wmask(w)) >= (arg & wmask(w)) ? old : arg;
+    case RMW_UMIN: return (old & wmask(w)) <= (arg & wmask(w)) ? old : arg;
+    default: return arg; /* xchg */
+    }
+}
+
+/* atomic_rmw_tko and atomic_cas_tko: blocks run one after another and a tile's lanes in row-major order,
+ * each lane one indivisible read-modify-write (a lane whose address another lane of the tile also names
+ * sees that lane's write).  The result is the old value; a masked-off lane's result is undefined. */
+static void exec_atomic(X *x, const it_op *op)
+{
+    int cas = op->code == OP_ATOMIC_CAS;
+    const rv *ptr = &x->v[op->opd[0]], *v1 = &x->v[op->opd[1]], *v2 = cas ? &x->v[op->opd[2]] : NULL;
+    const rv *mask = op->has_mask ? &x->v[op->opd[cas ? 3 : 2]] : NULL;
+    int et = ptr->pet, eb = it_elem_bytes(et);
+    it_type t;
+    rv *r;
+    int64_t i;
+    if (ptr->kind != IT_TILE || ptr->et != IT_PTR) INTERNAL(x, op, "not a pointer tile");
+    memset(&t, 0, sizeof t);
+    t.et = et;
+    r = slot_tile(x, op, op->res[0], &t, ptr->rank, ptr->shape);
+    for (i = 0; i < ptr->n; i++) {
+        uint8_t *p;
+        uint64_t old, nv;
+        if (mask) {
+            if (lane_undef(mask, i) && x->ub) UB(x, op, "the mask's lane %lld is undefined", (long long)i);
+            if (!(mask->b[mask->n == 1 ? 0 : i] & 1u)) {
+                need_u(x, op, r);
+                r->u[i] = 1;
+                r->b[i] = undef_bits(et);
+                continue;
+            }
+        }
+        if (lane_undef(ptr, i) && x->ub) UB(x, op, "the pointer's lane %lld is undefined", (long long)i);
+        if ((lane_undef(v1, i) || (v2 && lane_undef(v2, i))) && x->ub) UB(x, op, "uses an undefined value lane (element %lld)", (long long)i);
+        p = mem_at(x, op, ptr->b[i], eb, 0, 1);
+        old = mem_read(p, eb, et);
+        if (cas) {
+            if (old != v1->b[v1->n == 1 ? 0 : i]) { r->b[i] = old; continue; } /* the patterns differ: nothing stored */
+            nv = v2->b[v2->n == 1 ? 0 : i];
+        } else {
+            nv = rmw_apply(op->pred, et, old, v1->b[v1->n == 1 ? 0 : i]);
+        }
+        p = mem_at(x, op, ptr->b[i], eb, 1, 1);
+        mem_write(p, eb, nv);
+        r->b[i] = old;
+    }
+    set_token(x, op, 1);
+}
+
+/* Bits of one element in pack / unpack (the pre-check allows 4, 8, 16, 32 and 64). */
+static int pack_width(int et) { return it_is_int(et) ? it_int_width(et) : er_fmt_get(et).width; }
+
+/* Tile IR 13.3 / 13.4: fpowi, the atomics, the launch-dependency ops (gdc_*: no-ops on the host, where
+ * launches do not overlap) and pack / unpack (a tile's patterns as little-endian bytes, row-major, two
+ * 4-bit elements per byte with the lower-indexed one in the low nibble). */
+static void exec_ops13(X *x, const it_op *op)
+{
+    int64_t i;
+    switch (op->code) {
+    case OP_FPOWI: {
+        const rv *a = &x->v[op->opd[0]], *e = &x->v[op->opd[1]];
+        rv *r = ew_out(x, op, a, e, NULL, a->et, 0);
+        int w = it_int_width(e->et);
+        ew_undef(x, op, r, a, e, NULL);
+        for (i = 0; i < r->n; i++) r->b[i] = fpowi_one(x, op, a->et, a->b[a->n == 1 ? 0 : i], sext(e->b[e->n == 1 ? 0 : i], w));
+        return;
+    }
+    case OP_ATOMIC_RMW: case OP_ATOMIC_CAS:
+        exec_atomic(x, op);
+        return;
+    case OP_GDC:
+        set_token(x, op, 0);
+        return;
+    case OP_PACK: case OP_UNPACK: {
+        const rv *s = &x->v[op->opd[0]];
+        const it_type *rt = &op->rty[0];
+        rv *r = slot_tile(x, op, op->res[0], rt, rt->rank, rt->shape);
+        int w = pack_width(op->code == OP_PACK ? s->et : rt->et);
+        int64_t per = w >= 8 ? w / 8 : 1; /* bytes per element, or one byte per two nibbles */
+        if (op->code == OP_PACK) {
+            for (i = 0; i < r->n; i++) r->b[i] = 0;
+            for (i = 0; i < s->n; i++) {
+                uint64_t v = s->b[i] & wmask(w);
+                int64_t k;
+                if (w == 4) r->b[i / 2] |= v << (4 * (i & 1));
+                else for (k = 0; k < per; k++) r->b[i * per + k] = (v >> (8 * k)) & 0xFFu;
+            }
+            if (s->has_u) {
+                need_u(x, op, r); /* a byte holding an undefined element's bits is undefined */
+                for (i = 0; i < s->n; i++)
+                    if (s->u[i]) {
+                        int64_t k;
+                        if (w == 4) r->u[i / 2] = 1;
+                        else for (k = 0; k < per; k++) r->u[i * per + k] = 1;
+                    }
+            }
+        } else {
+            for (i = 0; i < r->n; i++) {
+                uint64_t v = 0;
+                int64_t k;
+                if (w == 4) v = (s->b[i / 2] >> (4 * (i & 1))) & 0xFu;
+                else for (k = 0; k < per; k++) v |= (s->b[i * per + k] & 0xFFu) << (8 * k);
+                r->b[i] = v;
+            }
+            if (s->has_u) {
+                need_u(x, op, r);
+                for (i = 0; i < r->n; i++) {
+                    int64_t k;
+                    r->u[i] = 0;
+                    if (w == 4) r->u[i] = s->u[i / 2];
+                    else for (k = 0; k < per; k++) r->u[i] |= s->u[i * per + k];
+                }
+            }
+        }
+        return;
+    }
+    default:
+        INTERNAL(x, op, "not a Tile IR 13.3 / 13.4 op");
+    }
+}
+
 /* Copy the operands of terminator term into the slots ids (through scratch copies: they may overlap). */
 static void bind_values(X *x, const it_op *op, const it_op *term, const int *ids, int n)
 {
@@ -1498,6 +1659,9 @@ static int exec_op(X *x, const it_op *op, const it_op **term)
         return SIG_END;
     case OP_MMAF: case OP_MMAI: case OP_MMAF_SCALED:
         exec_mma(x, op);
+        return SIG_END;
+    case OP_FPOWI: case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: case OP_GDC: case OP_PACK: case OP_UNPACK:
+        exec_ops13(x, op);
         return SIG_END;
     case OP_REDUCE: case OP_SCAN:
         exec_reduce(x, op);

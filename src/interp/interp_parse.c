@@ -63,6 +63,8 @@ static int it_et_from_name(const char *s, int *et)
     if (!strcmp(s, "f8E5M2FNUZ")) { *et = ER_FMT_F8E5M2FNUZ; return 1; }
     if (!strcmp(s, "f6E2M3FN")) { *et = ER_FMT_F6E2M3FN; return 1; }
     if (!strcmp(s, "f6E3M2FN")) { *et = ER_FMT_F6E3M2FN; return 1; }
+    /* Tile IR 13.4's scale format UE5M3 (FP4 block-scaled mma) */
+    if (!strcmp(s, "f8E5M3FNU")) { *et = ER_FMT_F8E5M3FNU; return 1; }
     /* MLIR float types exactref does not model */
     if (er_format_is_unmodelled(s) || !strcmp(s, "f80") || !strcmp(s, "f128") || !strcmp(s, "f8E3M4") ||
         !strcmp(s, "f8E4M3") || !strcmp(s, "f8E4M3B11FNUZ") || !strcmp(s, "f8E5M2FNUZ_") || !strcmp(s, "tf32_")) {
@@ -904,7 +906,13 @@ static const struct { const char *name; int code; } op_names[] = {
     {"cosh", OP_COSH}, {"sin", OP_SIN}, {"cos", OP_COS}, {"tan", OP_TAN}, {"atan2", OP_ATAN2},
     {"pow", OP_POW}, {"reduce", OP_REDUCE}, {"scan", OP_SCAN}, {"assume", OP_ASSUME},
     {"print_tko", OP_PRINT}, {"mmaf", OP_MMAF}, {"mmai", OP_MMAI}, {"mmaf_scaled", OP_MMAF_SCALED},
+    /* 13.3 / 13.4; tileirdisasm 13.5 prints the dialect's pow as fpowf */
+    {"fpowf", OP_POW}, {"fpowi", OP_FPOWI}, {"atomic_rmw_tko", OP_ATOMIC_RMW}, {"atomic_cas_tko", OP_ATOMIC_CAS},
+    {"gdc_wait_tko", OP_GDC}, {"gdc_launch_dependents_tko", OP_GDC}, {"pack", OP_PACK}, {"unpack", OP_UNPACK},
 };
+
+/* atomic_rmw_tko's mode words, in RMW_* order. */
+static const char *const rmw_names[] = {"and", "or", "xor", "add", "addf", "max", "min", "umax", "umin", "xchg"};
 
 static int op_code(const char *nm)
 {
@@ -1054,6 +1062,14 @@ static void parse_items(P *p, it_item *it, int *n, gen *g, it_op *op)
         (*n)++;
     } while (accept_p(p, ','));
     expect_p(p, ']', "closing a list");
+}
+
+static int rmw_mode(const char *nm)
+{
+    int i;
+    for (i = 0; i < (int)(sizeof rmw_names / sizeof rmw_names[0]); i++)
+        if (!strcmp(nm, rmw_names[i])) return i;
+    return -1;
 }
 
 static int is_type_start(const tok *t)
@@ -1223,6 +1239,8 @@ static void parse_generic(P *p, it_op *op, gen *g)
                         else perr(p, cur(p), "expected true or false in inbounds");
                     } while (accept_p(p, ','));
                 expect_p(p, ']', "closing the inbounds list");
+            } else if (op->code == OP_ATOMIC_RMW && rmw_mode(nm) >= 0) {
+                op->pred = rmw_mode(nm);
             } else if (!strcmp(nm, "optimization_hints")) {
                 expect_p(p, '=', "after 'optimization_hints'");
                 parse_angle_skip(p);
@@ -1585,13 +1603,30 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
             break;
         case OP_CMPI: case OP_CMPF: case OP_EXTI: case OP_TRUNCI: case OP_FTOF: case OP_FTOI: case OP_ITOF:
         case OP_BITCAST: case OP_PTR_TO_INT: case OP_INT_TO_PTR: case OP_BROADCAST: case OP_RESHAPE:
-        case OP_PERMUTE: case OP_EXTRACT: case OP_CAT: case OP_OFFSET:
+        case OP_PERMUTE: case OP_EXTRACT: case OP_CAT: case OP_OFFSET: case OP_PACK: case OP_UNPACK:
             need(p, at, op, nr == 1 && nl >= 1, "': source types -> result type'");
             rt[nrt++] = rr[0];
             break;
         case OP_SELECT:
             need(p, at, op, nl == 2 && nr == 0 && no == 3, "%cond, %a, %b : tile<..xi1>, tile<...>");
             rt[nrt++] = lt[1];
+            break;
+        case OP_FPOWI:
+            need(p, at, op, nl == 2 && nr == 0 && no == 2, "%x, %n : tile<...xF>, tile<...xiN>");
+            rt[nrt++] = lt[0];
+            break;
+        case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: {
+            int nv = op->code == OP_ATOMIC_CAS ? 2 : 1; /* values after the pointers: cmp and new, or the argument */
+            need(p, at, op, (nl == 2 || nl == 3) && nr == 2 && rr[1].kind == IT_TOKEN && no - op->has_token == nl - 1 + nv,
+                 "pointers, values[, mask] : pointer type, value type[, mask type] -> tile<...>, token");
+            op->has_mask = nl == 3;
+            rt[nrt++] = rr[0];
+            rt[nrt++] = rr[1];
+            break;
+        }
+        case OP_GDC:
+            need(p, at, op, no - op->has_token == 0 && nl == 0 && nr == 1 && rr[0].kind == IT_TOKEN, "[token = %t] -> token");
+            rt[nrt++] = rr[0];
             break;
         case OP_MMAF: case OP_MMAI:
             need(p, at, op, nl == 3 && nr == 0 && no == 3, "%a, %b, %acc : three types");

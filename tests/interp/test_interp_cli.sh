@@ -64,9 +64,9 @@ mkdir "$tmp/o7" "$tmp/o7/p.npy"
 "$exe" interp "$kdir/ub.mlir" --kernel forever --step-limit 10 "$tmp/p.npy" 0 > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 1 ] && grep -q "step limit of 10" "$tmp/err"; check "--step-limit" $?
 "$exe" interp "$kdir/refuse.mlir" --check-unsupported > "$tmp/log" 2> "$tmp/err"
-[ $? -eq 2 ] && grep -qx 'approx_exp interp.unsupported_op' "$tmp/log" && grep -qx 'ok_kernel ok' "$tmp/log"; check "--check-unsupported" $?
-"$exe" interp "$kdir/refuse.mlir" --kernel approx_exp "$tmp/p.npy" > "$tmp/log" 2> "$tmp/err"
-[ $? -eq 2 ] && grep -qx 'approx_exp interp.unsupported_op' "$tmp/log"; check "an unsupported op exits 2" $?
+[ $? -eq 2 ] && grep -qx 'approx_log interp.unsupported_op' "$tmp/log" && grep -qx 'ok_kernel ok' "$tmp/log"; check "--check-unsupported" $?
+"$exe" interp "$kdir/refuse.mlir" --kernel approx_log "$tmp/p.npy" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -qx 'approx_log interp.unsupported_op' "$tmp/log"; check "an unsupported op exits 2" $?
 "$exe" interp "$kdir/refuse.mlir" --kernel token_param x > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 2 ] && grep -qx 'token_param interp.bad_launch' "$tmp/log"; check "a parameter no launch can pass is a bad launch (exit 2)" $?
 npy "$tmp/f.npy" '<f8' '(2,)' 9a9999999999b93f000000000000f03f
