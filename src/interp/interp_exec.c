@@ -1509,7 +1509,7 @@ static int exec_op(X *x, const it_op *op, const it_op **term)
         return SIG_END;
     }
     case OP_GET_GLOBAL:
-        set_scalar(x, op, 0, (uint64_t)(x->l->nbuffers + 1 + (size_t)op->gindex) << IT_ADDR_SHIFT);
+        set_scalar(x, op, 0, (uint64_t)(x->l->nbuffers + x->l->nextra + 1 + (size_t)op->gindex) << IT_ADDR_SHIFT);
         return SIG_END;
     case OP_BLOCK_ID:
         for (k = 0; k < 3; k++) set_scalar(x, op, k, (uint64_t)x->bid[k]);
@@ -1766,6 +1766,34 @@ const char *er_interp_kind_name(int kind)
     }
 }
 
+static er_status bad_launch(er_interp_launch *l, char *msg, size_t msz, const char *file, const char *fmt, ...);
+
+/* The launch's extra buffers (list-of-arrays elements): present when counted, under 1 TiB each. */
+static er_status check_extra(er_interp_launch *l, const er_interp_module *m, char *msg, size_t msz)
+{
+    size_t j;
+    if (l->nextra && !l->extra) return bad_launch(l, msg, msz, m->filename, "the launch counts %zu extra buffers but gives none", l->nextra);
+    if (l->nextra > 4096) return bad_launch(l, msg, msz, m->filename, "%zu extra buffers are more than 4096", l->nextra);
+    for (j = 0; j < l->nextra; j++) {
+        if (!l->extra[j].data && l->extra[j].nbytes) return bad_launch(l, msg, msz, m->filename, "extra buffer %zu has no data", j);
+        if (l->extra[j].nbytes >= (UINT64_C(1) << IT_ADDR_SHIFT)) return bad_launch(l, msg, msz, m->filename, "extra buffer %zu is larger than 1 TiB", j);
+    }
+    return ER_OK;
+}
+
+/* Extra buffer j at (nbuffers + j + 1) * 2^40, after the parameters' buffers. */
+static void bind_extra(X *x, er_interp_launch *l)
+{
+    size_t j;
+    for (j = 0; j < l->nextra; j++) {
+        mreg *r = &x->mem[l->nbuffers + j];
+        r->data = (uint8_t *)l->extra[j].data;
+        r->n = l->extra[j].nbytes;
+        r->stored = &l->extra[j].stored;
+        l->extra[j].stored = 0;
+    }
+}
+
 void er_interp_launch_init(er_interp_launch *l)
 {
     if (!l) return;
@@ -1894,6 +1922,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     if (nb != l->nbuffers || ns != l->nscalars)
         return bad_launch(l, msg, msz, m->filename, "kernel @%s takes %zu buffer%s and %zu scalar%s; the launch gives %zu and %zu", e->name, nb,
                           nb == 1 ? "" : "s", ns, ns == 1 ? "" : "s", l->nbuffers, l->nscalars);
+    if ((st = check_extra(l, m, msg, msz)) != ER_OK) return st;
     x = (X *)calloc(1, sizeof *x);
     if (!x) { l->kind = ER_INTERP_INTERNAL; it_msg(msg, msz, m->filename, NULL, "out of memory"); return ER_ENOMEM; }
     x->m = m;
@@ -1910,7 +1939,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     x->wlimit = l->work_limit > 0 ? l->work_limit : ER_INTERP_DEFAULT_WORK_LIMIT;
     x->nv = e->nvalues;
     x->v = (rv *)calloc((size_t)(e->nvalues + 1), sizeof(rv));
-    x->nmem = (int)l->nbuffers + m->nglobals;
+    x->nmem = (int)(l->nbuffers + l->nextra) + m->nglobals;
     x->mem = (mreg *)calloc((size_t)x->nmem + 1, sizeof(mreg));
     x->gdata = (uint8_t **)calloc((size_t)m->nglobals + 1, sizeof(uint8_t *));
     if (!x->v || !x->mem || !x->gdata) {
@@ -1925,6 +1954,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
         x->mem[k].stored = &l->buffers[k].stored;
         l->buffers[k].stored = 0;
     }
+    bind_extra(x, l);
     for (g = 0; g < m->nglobals; g++) {
         const it_global *gl = &m->globals[g];
         int eb = it_elem_bytes(gl->ty.et);
@@ -1937,8 +1967,8 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
             goto done;
         }
         for (j = 0; j < gl->n; j++) mem_write(x->gdata[g] + j * eb, eb, gl->data[gl->splat ? 0 : j]);
-        x->mem[l->nbuffers + (size_t)g].data = x->gdata[g];
-        x->mem[l->nbuffers + (size_t)g].n = (size_t)(gl->n * eb);
+        x->mem[l->nbuffers + l->nextra + (size_t)g].data = x->gdata[g];
+        x->mem[l->nbuffers + l->nextra + (size_t)g].n = (size_t)(gl->n * eb);
     }
     x->grid[0] = grid[0] ? grid[0] : 1;
     x->grid[1] = grid[1] ? grid[1] : 1;

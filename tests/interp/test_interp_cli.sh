@@ -78,8 +78,19 @@ printf 'entry @k() {\n  %%x = addf %%a, %%a : tile<f32>\n}\n' > "$tmp/bad.mlir"
 "$exe" interp "$tmp/bad.mlir" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 2 ] && grep -q "bad.mlir:2:13: use of undefined value %a" "$tmp/err"; check "parse error: file:line:column" $?
 printf 'not bytecode' > "$tmp/k.tileirbc"
-PATH=/nonexistent "$exe" interp "$tmp/k.tileirbc" > "$tmp/log" 2> "$tmp/err"
+mkdir "$tmp/home"
+env -u VIRTUAL_ENV -u CONDA_PREFIX -u EXACTREF_TILEIRDISASM HOME="$tmp/home" PATH=/nonexistent "$exe" interp "$tmp/k.tileirbc" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 2 ] && grep -q "pip install nvidia-cuda-tileiras" "$tmp/err"; check ".tileirbc without tileirdisasm says how to install it" $?
+# tileirdisasm where pip puts it (site-packages/nvidia/cu13/bin of the active environment, not on PATH),
+# and named by EXACTREF_TILEIRDISASM: a stand-in that prints the vector add's text
+bindir="$tmp/venv/lib/python3.11/site-packages/nvidia/cu13/bin"
+mkdir -p "$bindir"
+printf '#!/bin/sh\nwhile IFS= read -r l; do printf "%%s\\n" "$l"; done < "%s"\n' "$kdir/vadd.mlir" > "$bindir/tileirdisasm"
+chmod +x "$bindir/tileirdisasm"
+env -u CONDA_PREFIX -u EXACTREF_TILEIRDISASM VIRTUAL_ENV="$tmp/venv" HOME="$tmp/home" PATH=/nonexistent "$exe" interp "$tmp/k.tileirbc" --check-unsupported > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && grep -qx 'vadd ok' "$tmp/log"; check "tileirdisasm found under the environment's site-packages/nvidia/cu*/bin" $?
+env -u VIRTUAL_ENV -u CONDA_PREFIX EXACTREF_TILEIRDISASM="$bindir/tileirdisasm" HOME="$tmp/home" PATH=/nonexistent "$exe" interp "$tmp/k.tileirbc" --check-unsupported > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && grep -qx 'vadd ok' "$tmp/log"; check "tileirdisasm named by EXACTREF_TILEIRDISASM" $?
 # cuTile's convention: the .npy fills its shape and stride parameters (--cutile), or they are given explicitly
 cdir=$kdir/../cutile
 # integer arrays for f32 pointers: each element exactly a value of f32
@@ -93,6 +104,13 @@ mkdir "$tmp/o3" "$tmp/o4"
 [ $? -eq 0 ] && cmp -s "$tmp/o3/arg6.npy" "$tmp/o4/arg6.npy"; check "the explicit form gives the same file" $?
 want=$(i=0; while [ $i -lt 40 ]; do printf '%d ' $((3 * i)); i=$((i + 1)); done)
 [ "$(npyvals "$tmp/o3/arg6.npy" f4 | awk '{for (i = 1; i <= NF; i++) printf "%d ", $i}')" = "$want" ]; check "cuTile vector add values" $?
+# -o DIR is made when missing (with its parents), after the run: a refused run leaves no directory
+"$exe" interp "$cdir/cutile_vadd.mlir" --cutile --grid 3 "$tmp/a.npy" "$tmp/b.npy" "$tmp/c.npy" -o "$tmp/new/sub" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && cmp -s "$tmp/o3/arg6.npy" "$tmp/new/sub/arg6.npy"; check "-o makes a missing directory" $?
+"$exe" interp "$cdir/cutile_vadd.mlir" --cutile --grid 4 "$tmp/a.npy" "$tmp/b.npy" "$tmp/c.npy" -o "$tmp/new2/sub" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 1 ] && [ ! -e "$tmp/new2" ]; check "a refused run makes no -o directory" $?
+"$exe" interp "$cdir/cutile_vadd.mlir" --cutile --grid 3 "$tmp/a.npy" "$tmp/b.npy" "$tmp/c.npy" -o "$tmp/a.npy/sub" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "not a directory" "$tmp/err"; check "-o under a file is refused" $?
 # ml_dtypes arrays as numpy saves them: '<V2' holding bf16 patterns (1.5, -2.0, 3.75, 0.25)
 mkdir "$tmp/o5"
 npy "$tmp/bf16.npy" '<V2' '(16,)' c03f00c07040803ec03f00c07040803ec03f00c07040803ec03f00c07040803e
