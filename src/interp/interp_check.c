@@ -140,6 +140,37 @@ static int check_ops13(C *c, const it_op *op)
     }
     case OP_GDC:
         return 0;
+    case OP_ATOMIC_RED: {
+        /* operands: the view, its indices, the tile (the types: tile, view, indices) */
+        const it_type *pv = VT(c, op, 0), *v = n >= 1 ? VT(c, op, n - 1) : NULL;
+        int et;
+        if (pv->kind != IT_PV || op->nidx != pv->rank || n != 2 + op->nidx) return bad(c, op, "expects a partition_view, one index per dimension and a tile");
+        for (i = 0; i < op->nidx; i++)
+            if (!scalar_int(VT(c, op, 1 + i))) return bad(c, op, "indices must be 0-d integer tiles");
+        if (!is_tile(v) || v->et != pv->et || v->rank != pv->rank) return bad(c, op, "the tile must have the partition's tile shape and element type");
+        for (i = 0; i < v->rank; i++)
+            if (v->shape[i] != pv->shape[i]) return bad(c, op, "the tile must have the partition's tile shape and element type");
+        if (op->ninb) return bad(c, op, "inbounds is not modelled on atomic_red_view_tko");
+        et = v->et;
+        if (op->pred == RMW_ADDF) {
+            if (!(et == ER_FMT_F32 || et == ER_FMT_F64 || et == ER_FMT_F16 || et == ER_FMT_BF16)) return bad(c, op, "addf takes f16, bf16, f32 or f64, not %s", it_et_name(et, 0));
+        } else if (op->pred == RMW_XCHG) {
+            return bad(c, op, "xchg is not a reduction");
+        } else if (!(et == IT_I32 || et == IT_I64)) {
+            return bad(c, op, "an integer mode takes i32 or i64, not %s", it_et_name(et, 0));
+        }
+        return 0;
+    }
+    case OP_INSERT: {
+        const it_type *v = VT(c, op, 0), *t = n >= 2 ? VT(c, op, 1) : NULL;
+        if (!t || !is_tile(v) || !is_tile(t) || v->et != t->et || v->pet != t->pet || v->rank != t->rank || n != 2 + t->rank || op->nidx != t->rank || !same(t, rt))
+            return bad(c, op, "expects a value tile, a tile of its rank and type, and one index per dimension");
+        for (i = 0; i < t->rank; i++) {
+            if (t->shape[i] % v->shape[i]) return bad(c, op, "the value's dimension %d does not divide the tile's", i);
+            if (!scalar_int(VT(c, op, 2 + i))) return bad(c, op, "indices must be 0-d integer tiles");
+        }
+        return 0;
+    }
     case OP_PACK: case OP_UNPACK: {
         const it_type *s = n == 1 ? VT(c, op, 0) : NULL;
         const it_type *bytes = op->code == OP_PACK ? rt : s, *val = op->code == OP_PACK ? s : rt;
@@ -476,6 +507,7 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
     case OP_YIELD: case OP_RETURN:
         return 0;
     case OP_FPOWI: case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: case OP_GDC: case OP_PACK: case OP_UNPACK:
+    case OP_ATOMIC_RED: case OP_INSERT:
         return check_ops13(c, op);
     default:
         return bad(c, op, "the operation is not modelled by the interpreter");

@@ -1396,10 +1396,80 @@ static void exec_atomic(X *x, const it_op *op)
     set_token(x, op, 1);
 }
 
+/* atomic_red_view_tko: the tile reduced into the view's tile at the index, element by element in row-major
+ * order, each one indivisible read-modify-write (mode as atomic_rmw_tko's); lanes outside the tensor touch
+ * nothing; an index outside the index space is UB, as for load_view_tko. */
+static void exec_atomic_red(X *x, const it_op *op)
+{
+    const rv *pv = &x->v[op->opd[0]], *val = &x->v[op->opd[1 + op->nidx]];
+    int rank, d, eb = it_elem_bytes(pv->et);
+    int64_t idx[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1;
+    if (pv->kind != IT_PV) INTERNAL(x, op, "not a partition_view");
+    rank = op->nidx;
+    for (d = 0; d < rank; d++) {
+        const rv *iv = &x->v[op->opd[1 + d]];
+        uint64_t raw = scalar_of(x, op, op->opd[1 + d], "a view index");
+        int64_t v = sext(raw, it_int_width(iv->et)), ext = pv->vshape[pv->dim_map[d]], t = pv->tile[d];
+        if (v < 0 || v >= (ext + t - 1) / t) UB(x, op, "view index %lld outside the index space [0, %lld) of dimension %d", (long long)v, (long long)((ext + t - 1) / t), d);
+        idx[d] = v;
+        n *= t;
+    }
+    if (val->n != n) INTERNAL(x, op, "the tile has %lld elements, the view's tile %lld", (long long)val->n, (long long)n);
+    rm_strides(rank, pv->tile, tst);
+    for (i = 0; i < n; i++) {
+        int64_t rem = i, off = 0;
+        int inb = 1;
+        uint8_t *p;
+        for (d = 0; d < rank; d++) {
+            int64_t c = idx[d] * pv->tile[d] + rem / tst[d];
+            rem %= tst[d];
+            if (c >= pv->vshape[pv->dim_map[d]]) inb = 0;
+            else off += c * pv->vstr[pv->dim_map[d]];
+        }
+        if (!inb) continue;
+        if (lane_undef(val, i) && x->ub) UB(x, op, "reduces an undefined lane (tile element %lld)", (long long)i);
+        p = mem_at(x, op, pv->base + (uint64_t)(off * eb), eb, 1, 0);
+        mem_write(p, eb, rmw_apply(op->pred, pv->et, mem_read(p, eb, pv->et), val->b[i]));
+    }
+    set_token(x, op, 0);
+}
+
+/* insert: the tile with the value written over its slice at the indices (slice numbers, as extract's);
+ * a slice outside the tile is UB. */
+static void exec_insert(X *x, const it_op *op)
+{
+    const rv *v = &x->v[op->opd[0]], *t = &x->v[op->opd[1]];
+    int rank = t->rank, d;
+    int64_t base[IT_MAXRANK], vst[IT_MAXRANK], tst[IT_MAXRANK], i;
+    rv *r = slot_tile(x, op, op->res[0], &op->rty[0], rank, t->shape);
+    for (d = 0; d < rank; d++) {
+        uint64_t k = scalar_of(x, op, op->opd[2 + d], "insert's index");
+        int64_t nslices = t->shape[d] / v->shape[d];
+        if (k >= (uint64_t)nslices) UB(x, op, "insert slice %llu outside the %lld slices of dimension %d", (unsigned long long)k, (long long)nslices, d);
+        base[d] = (int64_t)k * v->shape[d];
+    }
+    memcpy(r->b, t->b, (size_t)t->n * sizeof *r->b);
+    if (t->has_u || v->has_u) {
+        need_u(x, op, r);
+        if (t->has_u) memcpy(r->u, t->u, (size_t)t->n);
+    }
+    rm_strides(rank, v->shape, vst);
+    rm_strides(rank, t->shape, tst);
+    for (i = 0; i < v->n; i++) {
+        int64_t rem = i, dst = 0;
+        for (d = 0; d < rank; d++) {
+            dst += (base[d] + rem / vst[d]) * tst[d];
+            rem %= vst[d];
+        }
+        r->b[dst] = v->b[i];
+        if (r->has_u) r->u[dst] = (uint8_t)lane_undef(v, i);
+    }
+}
+
 /* Bits of one element in pack / unpack (the pre-check allows 4, 8, 16, 32 and 64). */
 static int pack_width(int et) { return it_is_int(et) ? it_int_width(et) : er_fmt_get(et).width; }
 
-/* Tile IR 13.3 / 13.4: fpowi, the atomics, the launch-dependency ops (gdc_*: no-ops on the host, where
+/* Tile IR 13.3 / 13.4: fpowi, the atomics (atomic_red_view_tko too), insert, the launch-dependency ops (gdc_*: no-ops on the host, where
  * launches do not overlap) and pack / unpack (a tile's patterns as little-endian bytes, row-major, two
  * 4-bit elements per byte with the lower-indexed one in the low nibble). */
 static void exec_ops13(X *x, const it_op *op)
@@ -1419,6 +1489,12 @@ static void exec_ops13(X *x, const it_op *op)
         return;
     case OP_GDC:
         set_token(x, op, 0);
+        return;
+    case OP_ATOMIC_RED:
+        exec_atomic_red(x, op);
+        return;
+    case OP_INSERT:
+        exec_insert(x, op);
         return;
     case OP_PACK: case OP_UNPACK: {
         const rv *s = &x->v[op->opd[0]];
@@ -1661,6 +1737,7 @@ static int exec_op(X *x, const it_op *op, const it_op **term)
         exec_mma(x, op);
         return SIG_END;
     case OP_FPOWI: case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: case OP_GDC: case OP_PACK: case OP_UNPACK:
+    case OP_ATOMIC_RED: case OP_INSERT:
         exec_ops13(x, op);
         return SIG_END;
     case OP_REDUCE: case OP_SCAN:

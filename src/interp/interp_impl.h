@@ -77,7 +77,7 @@ enum {
     OP_ATAN2, OP_POW,
     OP_REDUCE, OP_SCAN, OP_ASSUME, OP_PRINT, OP_MMAF, OP_MMAI, OP_MMAF_SCALED,
     /* Tile IR 13.3 / 13.4 (point mode: interp_exec.c's exec_ops13) */
-    OP_FPOWI, OP_ATOMIC_RMW, OP_ATOMIC_CAS, OP_GDC, OP_PACK, OP_UNPACK,
+    OP_FPOWI, OP_ATOMIC_RMW, OP_ATOMIC_CAS, OP_GDC, OP_PACK, OP_UNPACK, OP_ATOMIC_RED, OP_INSERT,
     OP_UNKNOWN, /* an op name this interpreter does not know: parsed generically, refused by the pre-check */
     OP_COUNT
 };
@@ -91,7 +91,7 @@ enum {
 /* Comparison predicates. */
 enum { PRED_EQ, PRED_NE, PRED_LT, PRED_LE, PRED_GT, PRED_GE };
 
-/* atomic_rmw_tko's modes (kept in the op's pred field), in the order of the dialect's AtomicRMWMode. */
+/* atomic_rmw_tko's and atomic_red_view_tko's modes (kept in the op's pred field), in the order of the dialect's AtomicRMWMode. */
 enum { RMW_AND, RMW_OR, RMW_XOR, RMW_ADD, RMW_ADDF, RMW_MAX, RMW_MIN, RMW_UMAX, RMW_UMIN, RMW_XCHG };
 
 /* Overflow promises. */

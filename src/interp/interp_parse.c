@@ -909,6 +909,7 @@ static const struct { const char *name; int code; } op_names[] = {
     /* 13.3 / 13.4; tileirdisasm 13.5 prints the dialect's pow as fpowf */
     {"fpowf", OP_POW}, {"fpowi", OP_FPOWI}, {"atomic_rmw_tko", OP_ATOMIC_RMW}, {"atomic_cas_tko", OP_ATOMIC_CAS},
     {"gdc_wait_tko", OP_GDC}, {"gdc_launch_dependents_tko", OP_GDC}, {"pack", OP_PACK}, {"unpack", OP_UNPACK},
+    {"atomic_red_view_tko", OP_ATOMIC_RED}, {"insert", OP_INSERT},
 };
 
 /* atomic_rmw_tko's mode words, in RMW_* order. */
@@ -1239,7 +1240,7 @@ static void parse_generic(P *p, it_op *op, gen *g)
                         else perr(p, cur(p), "expected true or false in inbounds");
                     } while (accept_p(p, ','));
                 expect_p(p, ']', "closing the inbounds list");
-            } else if (op->code == OP_ATOMIC_RMW && rmw_mode(nm) >= 0) {
+            } else if ((op->code == OP_ATOMIC_RMW || op->code == OP_ATOMIC_RED) && rmw_mode(nm) >= 0) {
                 op->pred = rmw_mode(nm);
             } else if (!strcmp(nm, "optimization_hints")) {
                 expect_p(p, '=', "after 'optimization_hints'");
@@ -1624,6 +1625,16 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
             rt[nrt++] = rr[1];
             break;
         }
+        case OP_ATOMIC_RED:
+            /* relaxed device %view[%i, ...], MODE, %tile [token = %t] : tile type, view type, index types -> token */
+            need(p, at, op, nl >= 2 && lt[1].kind == IT_PV && nr == 1 && rr[0].kind == IT_TOKEN, ": tile<...>, partition_view<...>, index types -> token");
+            rt[nrt++] = rr[0];
+            break;
+        case OP_INSERT:
+            /* %value, %tile[%i, ...] : value type, tile type */
+            need(p, at, op, nl == 2 && nr == 0, "': value type, tile type'");
+            rt[nrt++] = lt[1];
+            break;
         case OP_GDC:
             need(p, at, op, no - op->has_token == 0 && nl == 0 && nr == 1 && rr[0].kind == IT_TOKEN, "[token = %t] -> token");
             rt[nrt++] = rr[0];

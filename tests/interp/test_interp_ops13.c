@@ -1,6 +1,7 @@
 /* test_interp_ops13.c: Tile IR 13.3 / 13.4 ops in point mode (kernels/ops13.mlir) against independent
  * references: MPFR and the format oracle for rounding<approx>/<full>, fpowf, fpowi, fast_acc and the
- * f8E5M3FNU-scaled mma; a sequential C model for every atomic mode; byte layouts for pack / unpack. */
+ * f8E5M3FNU-scaled mma; a sequential C model for every atomic mode, atomic_red_view_tko and insert; byte
+ * layouts for pack / unpack. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
@@ -275,6 +276,40 @@ START_TEST(t_pack)
 }
 END_TEST
 
+/* atomic_red_view_tko (addf over blocks, partial tiles, max on i32) and insert, against a sequential model. */
+START_TEST(t_red_insert)
+{
+    float xin[20], y[20], ye[20], z[32], ze[32];
+    int32_t I[16], Ie[16];
+    launch L;
+    int b, i;
+    for (i = 0; i < 20; i++) {
+        xin[i] = rndf(-2.0f, 2.0f);
+        y[i] = ye[i] = rndf(-1.0f, 1.0f);
+    }
+    for (i = 0; i < 16; i++) I[i] = Ie[i] = (int32_t)(er_test_rand(&rng) % 21) - 10;
+    for (i = 0; i < 32; i++) z[i] = ze[i] = -1.0f;
+    for (b = 0; b < 2; b++) {
+        float t[16];
+        for (i = 0; i < 16; i++) t[i] = 16 * b + i < 20 ? xin[16 * b + i] : 0.0f; /* padding zero */
+        for (i = 0; i < 16; i++)
+            if (16 * b + i < 20) ye[16 * b + i] = ye[16 * b + i] + t[i];
+        for (i = 0; i < 16; i++) ye[i] = ye[i] + t[i];
+        for (i = 0; i < 16; i++) Ie[i] = Ie[i] > i - 8 * b ? Ie[i] : i - 8 * b;
+        for (i = 0; i < 16; i++) ze[16 * b + i] = i / 4 == b ? 7.0f : t[i];
+    }
+    lset(&L, 2);
+    lbuf(&L, ER_FMT_F32, xin, sizeof xin);
+    lbuf(&L, ER_FMT_F32, y, sizeof y);
+    lbuf(&L, ER_FMT_F32, z, sizeof z);
+    lbuf(&L, ER_FMT_I32, I, sizeof I);
+    lrun_ok(&L, "red_insert");
+    for (i = 0; i < 20; i++) ck_assert_msg(fbits(y[i]) == fbits(ye[i]), "Y[%d] = %a, expected %a", i, (double)y[i], (double)ye[i]);
+    for (i = 0; i < 32; i++) ck_assert_msg(fbits(z[i]) == fbits(ze[i]), "Z[%d] = %a, expected %a", i, (double)z[i], (double)ze[i]);
+    for (i = 0; i < 16; i++) ck_assert_msg(I[i] == Ie[i], "I[%d] = %d, expected %d", i, I[i], Ie[i]);
+}
+END_TEST
+
 /* fast_acc on mmaf: the exact sum rounded once, as without the flag. */
 START_TEST(t_fast_acc)
 {
@@ -396,6 +431,7 @@ static Suite *suite(void)
     tcase_add_test(tc, t_fpow);
     tcase_add_test(tc, t_atomics);
     tcase_add_test(tc, t_pack);
+    tcase_add_test(tc, t_red_insert);
     tcase_add_test(tc, t_fast_acc);
     tcase_add_test(tc, t_ue5m3);
     tcase_add_test(tc, t_ops13_refusals);

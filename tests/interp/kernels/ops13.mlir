@@ -1,6 +1,6 @@
 // ops13.mlir: Tile IR 13.3 / 13.4 ops in point mode: rounding<approx> and <full> (computed correctly rounded),
 // fpowf and fpowi, the atomics (every atomic_rmw_tko mode, atomic_cas_tko, masks, lanes naming one address),
-// the launch-dependency ops, pack / unpack, fast_acc on mmaf, and mmaf_scaled with f8E5M3FNU (UE5M3) scales.
+// the launch-dependency ops, pack / unpack, atomic_red_view_tko, insert, fast_acc on mmaf, and mmaf_scaled with f8E5M3FNU (UE5M3) scales.
 cuda_tile.module @ops13 {
   // Y[16 k + i] for k = divf approx, divf full, exp2 approx, exp approx, rsqrt approx, sqrt full, tanh approx, divf approx ftz
   entry @approx(%X: tile<ptr<f32>>, %Y: tile<ptr<f32>>) {
@@ -244,5 +244,33 @@ cuda_tile.module @ops13 {
     %d = mmaf_scaled %a4, %b4, %acc, %lsa, %lsb : tile<16x32xf4E2M1FN>, tile<32x16xf4E2M1FN>, tile<16x16xf32>, tile<16x2xf8E5M3FNU>, tile<2x16xf8E5M3FNU>
     %zc = constant <i32: 0> : tile<i32>
     %st = store_view_tko weak %d, %vc[%zc, %zc] : tile<16x16xf32>, partition_view<tile=(16x16), tensor_view<16x16xf32, strides=[16,1]>>, tile<i32> -> token
+  }
+  // grid 2: block b loads X's tile b (20 elements, tiles of 16, padding zero), reduces it with addf into Y's
+  // tile b and into Y's tile 0 (Y has 20 elements: lanes past them touch nothing), reduces iota - 8 b into
+  // I's tile 0 with max, and stores insert(7, X's tile, slice b of 4) as Z's tile b
+  entry @red_insert(%X: tile<ptr<f32>>, %Y: tile<ptr<f32>>, %Z: tile<ptr<f32>>, %I: tile<ptr<i32>>) {
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %z0 = constant <i32: 0> : tile<i32>
+    %tx = make_tensor_view %X, shape = [20], strides = [1] : tensor_view<20xf32, strides=[1]>
+    %ty = make_tensor_view %Y, shape = [20], strides = [1] : tensor_view<20xf32, strides=[1]>
+    %tz = make_tensor_view %Z, shape = [32], strides = [1] : tensor_view<32xf32, strides=[1]>
+    %ti = make_tensor_view %I, shape = [16], strides = [1] : tensor_view<16xi32, strides=[1]>
+    %px = make_partition_view %tx : partition_view<tile=(16), padding_value = zero, tensor_view<20xf32, strides=[1]>>
+    %py = make_partition_view %ty : partition_view<tile=(16), tensor_view<20xf32, strides=[1]>>
+    %pz = make_partition_view %tz : partition_view<tile=(16), tensor_view<32xf32, strides=[1]>>
+    %pi = make_partition_view %ti : partition_view<tile=(16), tensor_view<16xi32, strides=[1]>>
+    %x, %t0 = load_view_tko weak %px[%bx] : partition_view<tile=(16), padding_value = zero, tensor_view<20xf32, strides=[1]>>, tile<i32> -> tile<16xf32>, token
+    %t1 = atomic_red_view_tko relaxed device %py[%bx], addf, %x token = %t0 : tile<16xf32>, partition_view<tile=(16), tensor_view<20xf32, strides=[1]>>, tile<i32> -> token
+    %t2 = atomic_red_view_tko relaxed device %py[%z0], addf, %x : tile<16xf32>, partition_view<tile=(16), tensor_view<20xf32, strides=[1]>>, tile<i32> -> token
+    %io = iota : tile<16xi32>
+    %c8 = constant <i32: 8> : tile<i32>
+    %b8 = muli %bx, %c8 : tile<i32>
+    %b8r = reshape %b8 : tile<i32> -> tile<1xi32>
+    %b8b = broadcast %b8r : tile<1xi32> -> tile<16xi32>
+    %v = subi %io, %b8b : tile<16xi32>
+    %t3 = atomic_red_view_tko relaxed device %pi[%z0], max, %v : tile<16xi32>, partition_view<tile=(16), tensor_view<16xi32, strides=[1]>>, tile<i32> -> token
+    %seven = constant <f32: 7.0> : tile<4xf32>
+    %ins = insert %seven, %x[%bx] : tile<4xf32>, tile<16xf32>
+    %t4 = store_view_tko weak %ins, %pz[%bx] : tile<16xf32>, partition_view<tile=(16), tensor_view<32xf32, strides=[1]>>, tile<i32> -> token
   }
 }
