@@ -654,7 +654,11 @@ static void exec_convert(X *x, const it_op *op, const rv *a, const it_type *rt)
                     o = (v.sign ? ~mag + 1u : mag) & wmask(dw);
                 }
             }
-            if (bad) {
+            if (bad && (op->ovf & IT_SAT)) /* 13.4's saturating ftoi: clamped to the type, NaN to 0 */
+                o = v.cls == ER_CLASS_NAN ? 0u
+                    : op->is_unsigned ? (v.sign ? 0u : wmask(dw))
+                    : v.sign ? (UINT64_C(1) << (dw - 1)) & wmask(dw) : ((UINT64_C(1) << (dw - 1)) - 1u) & wmask(dw);
+            else if (bad) {
                 need_u(x, op, r);
                 r->u[i] = 1;
                 o = 0;

@@ -97,6 +97,7 @@ enum { RMW_AND, RMW_OR, RMW_XOR, RMW_ADD, RMW_ADDF, RMW_MAX, RMW_MIN, RMW_UMAX, 
 /* Overflow promises. */
 #define IT_NSW 1
 #define IT_NUW 2
+#define IT_SAT 4 /* ftoi's 13.4 `saturating` (kept with the overflow attributes) */
 
 /* Assume predicates. */
 #define IT_ASSUME_DIV_BY 1

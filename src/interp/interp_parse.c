@@ -1147,7 +1147,8 @@ static void parse_generic(P *p, it_op *op, gen *g)
                 else if (accept_w(p, "no_wrap")) op->ovf = IT_NSW | IT_NUW;
                 else perr(p, cur(p), "expected an overflow mode (none, no_signed_wrap, no_unsigned_wrap, no_wrap)");
                 expect_p(p, '>', "closing overflow<...>");
-            } else if (!strcmp(nm, "flush_to_zero")) op->ftz = 1;
+            } else if (!strcmp(nm, "saturating") && op->code == OP_FTOI) op->ovf |= IT_SAT;
+            else if (!strcmp(nm, "flush_to_zero")) op->ftz = 1;
             else if (!strcmp(nm, "propagate_nan")) op->nan_prop = 1;
             else if (!strcmp(nm, "fast_acc")) op->fast_acc = 1;
             else if (!strcmp(nm, "signed") || !strcmp(nm, "unsigned")) {

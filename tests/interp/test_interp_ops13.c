@@ -310,6 +310,36 @@ START_TEST(t_red_insert)
 }
 END_TEST
 
+/* 13.4's saturating ftoi: truncated toward zero, then clamped to the type; NaN gives 0. */
+static int64_t sat_ref(float f, int64_t lo, int64_t hi)
+{
+    double t;
+    if (isnan(f)) return 0;
+    t = trunc((double)f);
+    return t < (double)lo ? lo : t > (double)hi ? hi : (int64_t)t;
+}
+
+START_TEST(t_ftoi_sat)
+{
+    float x[16] = {NAN, INFINITY, -INFINITY, 300.7f, -300.7f, 1e10f, -1e10f, -1.5f, 2.9f, 127.9f, -128.9f, 255.5f, -0.7f, 0.0f, 3e9f, -2147483648.0f};
+    int8_t sv[16], uv[16];
+    int32_t wv[16];
+    launch L;
+    int i;
+    lset(&L, 1);
+    lbuf(&L, ER_FMT_F32, x, sizeof x);
+    lbuf(&L, ER_FMT_I8, sv, sizeof sv);
+    lbuf(&L, ER_FMT_I8, uv, sizeof uv);
+    lbuf(&L, ER_FMT_I32, wv, sizeof wv);
+    lrun_ok(&L, "ftoi_sat");
+    for (i = 0; i < 16; i++) {
+        ck_assert_msg(sv[i] == sat_ref(x[i], -128, 127), "signed i8 [%d] %g: %d", i, (double)x[i], sv[i]);
+        ck_assert_msg((uint8_t)uv[i] == sat_ref(x[i], 0, 255), "unsigned i8 [%d] %g: %u", i, (double)x[i], (unsigned)(uint8_t)uv[i]);
+        ck_assert_msg(wv[i] == sat_ref(x[i], INT32_MIN, INT32_MAX), "i32 [%d] %g: %d", i, (double)x[i], wv[i]);
+    }
+}
+END_TEST
+
 /* fast_acc on mmaf: the exact sum rounded once, as without the flag. */
 START_TEST(t_fast_acc)
 {
@@ -432,6 +462,7 @@ static Suite *suite(void)
     tcase_add_test(tc, t_atomics);
     tcase_add_test(tc, t_pack);
     tcase_add_test(tc, t_red_insert);
+    tcase_add_test(tc, t_ftoi_sat);
     tcase_add_test(tc, t_fast_acc);
     tcase_add_test(tc, t_ue5m3);
     tcase_add_test(tc, t_ops13_refusals);

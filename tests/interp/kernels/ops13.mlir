@@ -1,6 +1,6 @@
 // ops13.mlir: Tile IR 13.3 / 13.4 ops in point mode: rounding<approx> and <full> (computed correctly rounded),
 // fpowf and fpowi, the atomics (every atomic_rmw_tko mode, atomic_cas_tko, masks, lanes naming one address),
-// the launch-dependency ops, pack / unpack, atomic_red_view_tko, insert, fast_acc on mmaf, and mmaf_scaled with f8E5M3FNU (UE5M3) scales.
+// the launch-dependency ops, pack / unpack, atomic_red_view_tko, insert, saturating ftoi, fast_acc on mmaf, and mmaf_scaled with f8E5M3FNU (UE5M3) scales.
 cuda_tile.module @ops13 {
   // Y[16 k + i] for k = divf approx, divf full, exp2 approx, exp approx, rsqrt approx, sqrt full, tanh approx, divf approx ftz
   entry @approx(%X: tile<ptr<f32>>, %Y: tile<ptr<f32>>) {
@@ -272,5 +272,28 @@ cuda_tile.module @ops13 {
     %seven = constant <f32: 7.0> : tile<4xf32>
     %ins = insert %seven, %x[%bx] : tile<4xf32>, tile<16xf32>
     %t4 = store_view_tko weak %ins, %pz[%bx] : tile<16xf32>, partition_view<tile=(16), tensor_view<32xf32, strides=[1]>>, tile<i32> -> token
+  }
+  // 13.4's saturating ftoi: S = ftoi signed saturating to i8, U = ftoi unsigned saturating to i8, W = to i32
+  entry @ftoi_sat(%X: tile<ptr<f32>>, %S: tile<ptr<i8>>, %U: tile<ptr<i8>>, %W: tile<ptr<i32>>) {
+    %io = iota : tile<16xi32>
+    %xr = reshape %X : tile<ptr<f32>> -> tile<1xptr<f32>>
+    %xb = broadcast %xr : tile<1xptr<f32>> -> tile<16xptr<f32>>
+    %px = offset %xb, %io : tile<16xptr<f32>>, tile<16xi32> -> tile<16xptr<f32>>
+    %sr = reshape %S : tile<ptr<i8>> -> tile<1xptr<i8>>
+    %sb = broadcast %sr : tile<1xptr<i8>> -> tile<16xptr<i8>>
+    %ps = offset %sb, %io : tile<16xptr<i8>>, tile<16xi32> -> tile<16xptr<i8>>
+    %ur = reshape %U : tile<ptr<i8>> -> tile<1xptr<i8>>
+    %ub = broadcast %ur : tile<1xptr<i8>> -> tile<16xptr<i8>>
+    %pu = offset %ub, %io : tile<16xptr<i8>>, tile<16xi32> -> tile<16xptr<i8>>
+    %wr = reshape %W : tile<ptr<i32>> -> tile<1xptr<i32>>
+    %wb = broadcast %wr : tile<1xptr<i32>> -> tile<16xptr<i32>>
+    %pw = offset %wb, %io : tile<16xptr<i32>>, tile<16xi32> -> tile<16xptr<i32>>
+    %x, %t0 = load_ptr_tko weak %px : tile<16xptr<f32>> -> tile<16xf32>, token
+    %s = ftoi %x signed  saturating : tile<16xf32> -> tile<16xi8>
+    %u = ftoi %x unsigned saturating : tile<16xf32> -> tile<16xi8>
+    %w = ftoi %x signed saturating : tile<16xf32> -> tile<16xi32>
+    %t1 = store_ptr_tko weak %ps, %s : tile<16xptr<i8>>, tile<16xi8> -> token
+    %t2 = store_ptr_tko weak %pu, %u : tile<16xptr<i8>>, tile<16xi8> -> token
+    %t3 = store_ptr_tko weak %pw, %w : tile<16xptr<i32>>, tile<16xi32> -> token
   }
 }
