@@ -395,18 +395,29 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
         for (i = 0; i < tv->rank; i++)
             if (tv->shape[i] != rt->tv_shape[i] || tv->strides[i] != rt->tv_strides[i]) return bad(c, op, "the tensor_view's type is not the partition's");
         if (rt->padding > IT_PAD_ZERO && !it_is_float(rt->et)) return bad(c, op, "special padding values need a float element type");
+        if (strcmp(op->name, rt->vflav == IT_VIEW_STRIDED ? "make_strided_view" : rt->vflav == IT_VIEW_GATHER ? "make_gather_scatter_view" : "make_partition_view"))
+            return bad(c, op, "the result's view type is not the one this op makes");
         return 0;
     }
     case OP_INDEX_SHAPE:
         if (n != 1 || VT(c, op, 0)->kind != IT_PV || op->nres != VT(c, op, 0)->rank) return bad(c, op, "expects a partition_view and one result per dimension");
+        if (VT(c, op, 0)->vflav != IT_VIEW_PARTITION) return bad(c, op, "the index space of a strided or gather/scatter view is not modelled");
         return 0;
     case OP_LOAD_VIEW: case OP_STORE_VIEW: {
         int st = op->code == OP_STORE_VIEW;
         const it_type *pv = n > st ? VT(c, op, st) : NULL;
         it_type want;
         if (!pv || pv->kind != IT_PV || op->nidx != pv->rank || n != st + 1 + op->nidx + op->has_token) return bad(c, op, "expects a partition_view and one index per dimension");
-        for (i = 0; i < op->nidx; i++)
-            if (!scalar_int(VT(c, op, st + 1 + i))) return bad(c, op, "indices must be 0-d integer tiles");
+        for (i = 0; i < op->nidx; i++) {
+            const it_type *ix = VT(c, op, st + 1 + i);
+            if (pv->vflav == IT_VIEW_GATHER && i == pv->sparse) { /* the sparse dimension: a 1-d tile of element indices */
+                if (!is_tile(ix) || ix->rank != 1 || !it_is_int(ix->et) || ix->et == IT_I1 || ix->shape[0] != pv->shape[i])
+                    return bad(c, op, "the sparse dimension's index must be a 1-d integer tile of the view's tile size");
+            } else if (!scalar_int(ix)) {
+                return bad(c, op, "indices must be 0-d integer tiles");
+            }
+        }
+        if (pv->vflav != IT_VIEW_PARTITION && op->ninb) return bad(c, op, "inbounds on a strided or gather/scatter view is not modelled");
         if (op->has_token && VT(c, op, n - 1)->kind != IT_TOKEN) return bad(c, op, "token= must be a token");
         if (op->ninb && op->ninb != pv->rank) return bad(c, op, "inbounds needs one entry per dimension");
         memset(&want, 0, sizeof want);

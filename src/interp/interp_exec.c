@@ -28,6 +28,8 @@ typedef struct rv {
     int64_t tile[IT_MAXRANK];
     int dim_map[IT_MAXRANK];
     int padding;
+    int vflav, sparse;           /* the view's kind (IT_VIEW_*) and a gather/scatter view's sparse dimension */
+    int64_t tstep[IT_MAXRANK];   /* a strided view's traversal strides */
 } rv;
 
 typedef struct mreg {
@@ -758,6 +760,87 @@ static void exec_shape(X *x, const it_op *op)
 
 /* ---------------------------------------------------------------- views */
 
+static void set_token(X *x, const it_op *op, int k);
+
+/*
+ * load_view_tko / store_view_tko on 13.3's strided and gather/scatter views.  Tile element t lies at
+ * tensor coordinate c_d = I_d s_d + t_d on a strided view (s: the traversal strides; an origin I_d s_d
+ * outside [0, extent) is UB: the tile would lie wholly outside), and on a gather/scatter view at
+ * c_d = idx[t_d] along the sparse dimension (idx: the 1-d index tile, element indices) and I_d + t_d
+ * along the others (I_d: an element offset, as cuTile's Slice(start, length)); a tile with no element
+ * inside the tensor is UB (cuTile's load_advanced_indexing: "If the tile lies entirely outside the tiled
+ * view, the behavior is undefined").  Elements outside the tensor read the padding (else undefined) and
+ * are not stored.
+ */
+static void exec_view_access13(X *x, const it_op *op, int store)
+{
+    const rv *pv = &x->v[op->opd[store ? 1 : 0]];
+    const rv *val = store ? &x->v[op->opd[0]] : NULL;
+    const rv *sp = NULL;
+    int64_t start[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1;
+    int rank = pv->vrank, d, eb = it_elem_bytes(pv->et), first = store ? 2 : 1, any = 0;
+    rv *r = NULL;
+    for (d = 0; d < rank; d++) {
+        if (pv->vflav == IT_VIEW_GATHER && d == pv->sparse) {
+            sp = &x->v[op->opd[first + d]];
+            start[d] = 0;
+        } else {
+            const rv *iv = &x->v[op->opd[first + d]];
+            int64_t v = sext(scalar_of(x, op, op->opd[first + d], "the view index"), it_int_width(iv->et));
+            if (pv->vflav == IT_VIEW_STRIDED) {
+                if (v < 0 || v > pv->vshape[d] / pv->tstep[d] || v * pv->tstep[d] >= pv->vshape[d])
+                    UB(x, op, "view index %lld of dimension %d puts the tile's origin %lld outside the tensor's %lld elements", (long long)v, d,
+                       (long long)(v * pv->tstep[d]), (long long)pv->vshape[d]);
+                start[d] = v * pv->tstep[d];
+            } else {
+                start[d] = v;
+            }
+        }
+        n *= pv->tile[d];
+    }
+    if (sp) use_defined(x, op, sp, "the sparse dimension's index");
+    rm_strides(rank, pv->tile, tst);
+    if (!store) {
+        it_type t;
+        memset(&t, 0, sizeof t);
+        t.et = pv->et;
+        r = slot_tile(x, op, op->res[0], &t, rank, pv->tile);
+    } else if (val->n != n) {
+        INTERNAL(x, op, "stored tile has %lld elements, the view's tile %lld", (long long)val->n, (long long)n);
+    }
+    for (i = 0; i < n; i++) {
+        int64_t rem = i;
+        __extension__ __int128 off = 0;
+        int inb = 1;
+        for (d = 0; d < rank; d++) {
+            int64_t td = rem / tst[d], c;
+            rem %= tst[d];
+            if (sp && d == pv->sparse) c = sext(sp->b[td], it_int_width(sp->et));
+            else c = start[d] + td;
+            if (c < 0 || c >= pv->vshape[d]) inb = 0;
+            else off += (__int128)c * pv->vstr[d];
+        }
+        if (inb && off * eb > ((__int128)1 << 62)) UB(x, op, "the view's linear offset overflows");
+        any |= inb;
+        if (!store) {
+            if (inb) {
+                r->b[i] = mem_read(mem_at(x, op, pv->base + (uint64_t)(off * eb), eb, 0, 0), eb, pv->et);
+            } else if (pv->padding != IT_PAD_NONE) {
+                r->b[i] = pad_bits(pv->et, pv->padding);
+            } else {
+                need_u(x, op, r);
+                r->u[i] = 1;
+                r->b[i] = undef_bits(pv->et);
+            }
+        } else if (inb) {
+            if (lane_undef(val, i) && x->ub) UB(x, op, "stores an undefined lane (tile element %lld)", (long long)i);
+            mem_write(mem_at(x, op, pv->base + (uint64_t)(off * eb), eb, 1, 0), eb, val->b[i]);
+        }
+    }
+    if (!any && n) UB(x, op, "the tile lies wholly outside the tensor");
+    set_token(x, op, store ? 0 : 1);
+}
+
 static void exec_view_access(X *x, const it_op *op, int store)
 {
     const rv *pv = &x->v[op->opd[store ? 1 : 0]];
@@ -768,6 +851,10 @@ static void exec_view_access(X *x, const it_op *op, int store)
     int64_t i, n = 1;
     rv *r = NULL;
     if (pv->kind != IT_PV || op->nidx != rank) INTERNAL(x, op, "view access with %d indices for rank %d", op->nidx, rank);
+    if (pv->vflav != IT_VIEW_PARTITION) {
+        exec_view_access13(x, op, store);
+        return;
+    }
     for (d = 0; d < rank; d++) {
         const rv *iv = &x->v[op->opd[first + d]];
         uint64_t raw = scalar_of(x, op, op->opd[first + d], "the view index");
@@ -1642,8 +1729,11 @@ static int exec_op(X *x, const it_op *op, const it_op **term)
         for (d = 0; d < t->rank; d++) {
             r->tile[d] = t->shape[d];
             r->dim_map[d] = t->dim_map[d];
+            r->tstep[d] = t->tstep[d];
         }
         r->padding = t->padding;
+        r->vflav = t->vflav;
+        r->sparse = t->sparse;
         return SIG_END;
     }
     case OP_INDEX_SHAPE: {

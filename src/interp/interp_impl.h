@@ -51,7 +51,16 @@ typedef struct it_type {
     int dim_map[IT_MAXRANK];
     int padding;
     char uname[64]; /* IT_UNMODELLED: the name */
+    /* views (kind IT_PV): which one (13.3's strided and gather/scatter views), their traversal strides
+     * (elements between tile origins; the tile shape for a partition view) and sparse dimension */
+    int vflav;
+    int64_t tstep[IT_MAXRANK];
+    int sparse;
 } it_type;
+
+#define IT_VIEW_PARTITION 0
+#define IT_VIEW_STRIDED 1
+#define IT_VIEW_GATHER 2
 
 int it_is_int(int et);
 int it_int_width(int et);

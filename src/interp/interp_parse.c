@@ -502,18 +502,23 @@ static void parse_type(P *p, it_type *t)
         expect_p(p, '>', "closing tensor_view<...>");
         return;
     }
-    if (!strcmp(nm, "partition_view")) {
+    if (!strcmp(nm, "partition_view") || !strcmp(nm, "strided_view") || !strcmp(nm, "gather_scatter_view")) {
+        /* partition_view<tile=(..), [padding_value = P,] tensor_view<..> [, dim_map=[..]]>; 13.3's
+         * strided_view<tile=(..), traversal_strides=[..], tensor_view<..>> and
+         * gather_scatter_view<tile=(..), tensor_view<..>, sparse_dim=N>: the attributes in any order */
         it_type tv;
-        tok *d;
+        tok *d, *vw = w;
         char en[64];
-        int i, seen[IT_MAXRANK] = {0};
+        const char *vname = nm[0] == 'p' ? "partition_view" : nm[0] == 's' ? "strided_view" : "gather_scatter_view";
+        int i, seen[IT_MAXRANK] = {0}, have_tv = 0, have_steps = 0, have_sparse = 0;
         t->kind = IT_PV;
-        expect_p(p, '<', "after 'partition_view'");
+        t->vflav = nm[0] == 'p' ? IT_VIEW_PARTITION : nm[0] == 's' ? IT_VIEW_STRIDED : IT_VIEW_GATHER;
+        expect_p(p, '<', "after the view's name");
         expect_w(p, "tile");
         expect_p(p, '=', "after 'tile'");
-        expect_p(p, '(', "before the partition's tile shape");
+        expect_p(p, '(', "before the view's tile shape");
         d = cur(p);
-        if (d->k != TK_WORD) perr(p, d, "expected the partition's tile shape");
+        if (d->k != TK_WORD) perr(p, d, "expected the view's tile shape");
         p->i++;
         {
             char buf[160];
@@ -525,55 +530,77 @@ static void parse_type(P *p, it_type *t)
                 dd.n = (int)strlen(buf);
                 parse_dims_word(p, &dd, t->shape, &t->rank, en, sizeof en, 0);
             }
-            if (en[0]) perr(p, d, "expected the partition's tile shape, found '%s'", buf);
+            if (en[0]) perr(p, d, "expected the view's tile shape, found '%s'", buf);
         }
         for (i = 0; i < t->rank; i++)
-            if (t->shape[i] & (t->shape[i] - 1)) perr(p, d, "partition tile dimension %lld is not a power of two", (long long)t->shape[i]);
-        expect_p(p, ')', "after the partition's tile shape");
-        expect_p(p, ',', "after the partition's tile shape");
+            if (t->shape[i] & (t->shape[i] - 1)) perr(p, d, "view tile dimension %lld is not a power of two", (long long)t->shape[i]);
+        expect_p(p, ')', "after the view's tile shape");
         t->padding = IT_PAD_NONE;
-        if (accept_w(p, "padding_value")) {
-            static const char *pn[] = {"zero", "neg_zero", "nan", "pos_inf", "neg_inf"};
-            int k, found = 0;
-            expect_p(p, '=', "after 'padding_value'");
-            for (k = 0; k < 5; k++)
-                if (accept_w(p, pn[k])) { t->padding = k + 1; found = 1; break; }
-            if (!found) perr(p, cur(p), "expected a padding value (zero, neg_zero, nan, pos_inf, neg_inf)");
-            expect_p(p, ',', "after the padding value");
+        for (i = 0; i < t->rank; i++) {
+            t->dim_map[i] = i;
+            t->tstep[i] = t->shape[i];
         }
-        w = cur(p);
-        wordname(w, nm, sizeof nm);
-        if (strcmp(nm, "tensor_view")) perr(p, w, "expected 'tensor_view<...>' in the partition_view");
-        p->i++;
-        memset(&tv, 0, sizeof tv);
-        expect_p(p, '<', "after 'tensor_view'");
-        parse_tv_body(p, &tv);
-        expect_p(p, '>', "closing tensor_view<...>");
-        t->et = tv.et;
-        t->pet = tv.pet;
-        memcpy(t->uname, tv.uname, sizeof t->uname);
-        t->tv_rank = tv.rank;
-        memcpy(t->tv_shape, tv.shape, sizeof tv.shape);
-        memcpy(t->tv_strides, tv.strides, sizeof tv.strides);
-        if (tv.rank != t->rank) perr(p, w, "the partition's tile has rank %d but its tensor_view rank %d", t->rank, tv.rank);
-        for (i = 0; i < t->rank; i++) t->dim_map[i] = i;
-        if (accept_p(p, ',')) {
-            int64_t dm[IT_MAXRANK];
-            int nd;
-            expect_w(p, "dim_map");
-            expect_p(p, '=', "after 'dim_map'");
-            parse_int_list(p, dm, &nd, IT_MAXRANK, 0, "dim_map");
-            if (nd != t->rank) perr(p, w, "dim_map has %d entries for rank %d", nd, t->rank);
-            for (i = 0; i < nd; i++) {
-                if (dm[i] < 0 || dm[i] >= nd || seen[dm[i]]) perr(p, w, "dim_map is not a permutation");
-                seen[dm[i]] = 1;
-                t->dim_map[i] = (int)dm[i];
+        while (accept_p(p, ',')) {
+            tok *a = cur(p);
+            char an[64];
+            wordname(a, an, sizeof an);
+            if (a->k != TK_WORD) perr(p, a, "expected an attribute of the %s", vname);
+            p->i++;
+            if (!strcmp(an, "padding_value")) {
+                static const char *pn[] = {"zero", "neg_zero", "nan", "pos_inf", "neg_inf"};
+                int k, found = 0;
+                expect_p(p, '=', "after 'padding_value'");
+                for (k = 0; k < 5; k++)
+                    if (accept_w(p, pn[k])) { t->padding = k + 1; found = 1; break; }
+                if (!found) perr(p, cur(p), "expected a padding value (zero, neg_zero, nan, pos_inf, neg_inf)");
+            } else if (!strcmp(an, "tensor_view") && !have_tv) {
+                memset(&tv, 0, sizeof tv);
+                expect_p(p, '<', "after 'tensor_view'");
+                parse_tv_body(p, &tv);
+                expect_p(p, '>', "closing tensor_view<...>");
+                t->et = tv.et;
+                t->pet = tv.pet;
+                memcpy(t->uname, tv.uname, sizeof t->uname);
+                t->tv_rank = tv.rank;
+                memcpy(t->tv_shape, tv.shape, sizeof tv.shape);
+                memcpy(t->tv_strides, tv.strides, sizeof tv.strides);
+                if (tv.rank != t->rank) perr(p, a, "the view's tile has rank %d but its tensor_view rank %d", t->rank, tv.rank);
+                have_tv = 1;
+            } else if (!strcmp(an, "dim_map") && t->vflav == IT_VIEW_PARTITION) {
+                int64_t dm[IT_MAXRANK];
+                int nd;
+                expect_p(p, '=', "after 'dim_map'");
+                parse_int_list(p, dm, &nd, IT_MAXRANK, 0, "dim_map");
+                if (nd != t->rank) perr(p, a, "dim_map has %d entries for rank %d", nd, t->rank);
+                for (i = 0; i < nd; i++) {
+                    if (dm[i] < 0 || dm[i] >= nd || seen[dm[i]]) perr(p, a, "dim_map is not a permutation");
+                    seen[dm[i]] = 1;
+                    t->dim_map[i] = (int)dm[i];
+                }
+            } else if (!strcmp(an, "traversal_strides") && t->vflav == IT_VIEW_STRIDED) {
+                int nd;
+                expect_p(p, '=', "after 'traversal_strides'");
+                parse_int_list(p, t->tstep, &nd, IT_MAXRANK, 0, "traversal_strides");
+                if (nd != t->rank) perr(p, a, "traversal_strides has %d entries for rank %d", nd, t->rank);
+                for (i = 0; i < nd; i++)
+                    if (t->tstep[i] <= 0) perr(p, a, "traversal strides must be positive");
+                have_steps = 1;
+            } else if (!strcmp(an, "sparse_dim") && t->vflav == IT_VIEW_GATHER) {
+                expect_p(p, '=', "after 'sparse_dim'");
+                t->sparse = (int)expect_int(p, "the sparse dimension");
+                if (t->sparse < 0 || t->sparse >= t->rank) perr(p, a, "sparse_dim %d is not a dimension of rank %d", t->sparse, t->rank);
+                have_sparse = 1;
+            } else {
+                perr(p, a, "unexpected '%s' in the %s", an, vname);
             }
         }
-        expect_p(p, '>', "closing partition_view<...>");
+        if (!have_tv) perr(p, vw, "the %s has no tensor_view<...>", vname);
+        if (t->vflav == IT_VIEW_STRIDED && !have_steps) perr(p, vw, "the strided_view has no traversal_strides");
+        if (t->vflav == IT_VIEW_GATHER && !have_sparse) perr(p, vw, "the gather_scatter_view has no sparse_dim");
+        expect_p(p, '>', "closing the view's type");
         return;
     }
-    perr(p, w, "expected a type (tile<...>, token, tensor_view<...>, partition_view<...>), found '%s'", nm);
+    perr(p, w, "expected a type (tile<...>, token, tensor_view<...>, partition_view<...>, strided_view<...>, gather_scatter_view<...>), found '%s'", nm);
 }
 
 static int type_eq(const it_type *a, const it_type *b)
@@ -582,6 +609,7 @@ static int type_eq(const it_type *a, const it_type *b)
     if (a->kind != b->kind || a->et != b->et || a->pet != b->pet || a->rank != b->rank) return 0;
     for (i = 0; i < a->rank; i++)
         if (a->shape[i] != b->shape[i]) return 0;
+    if (a->kind == IT_PV && (a->vflav != b->vflav || a->sparse != b->sparse)) return 0;
     if (a->kind == IT_PV || a->kind == IT_TV) {
         if (a->kind == IT_TV)
             for (i = 0; i < a->rank; i++)
@@ -887,7 +915,8 @@ static int use_value(P *p, const tok *t)
 static const struct { const char *name; int code; } op_names[] = {
     {"return", OP_RETURN}, {"constant", OP_CONSTANT}, {"get_global", OP_GET_GLOBAL},
     {"get_tile_block_id", OP_BLOCK_ID}, {"get_num_tile_blocks", OP_NUM_BLOCKS},
-    {"make_tensor_view", OP_MAKE_TV}, {"make_partition_view", OP_MAKE_PV},
+    {"make_tensor_view", OP_MAKE_TV}, {"make_partition_view", OP_MAKE_PV}, {"make_strided_view", OP_MAKE_PV},
+    {"make_gather_scatter_view", OP_MAKE_PV},
     {"get_index_space_shape", OP_INDEX_SHAPE}, {"load_view_tko", OP_LOAD_VIEW}, {"store_view_tko", OP_STORE_VIEW},
     {"load_ptr_tko", OP_LOAD_PTR}, {"store_ptr_tko", OP_STORE_PTR}, {"offset", OP_OFFSET},
     {"ptr_to_int", OP_PTR_TO_INT}, {"int_to_ptr", OP_INT_TO_PTR}, {"make_token", OP_MAKE_TOKEN},
@@ -1078,7 +1107,8 @@ static int is_type_start(const tok *t)
     char nm[64];
     if (t->k != TK_WORD) return 0;
     wordname(t, nm, sizeof nm);
-    return !strcmp(nm, "tile") || !strcmp(nm, "token") || !strcmp(nm, "tensor_view") || !strcmp(nm, "partition_view");
+    return !strcmp(nm, "tile") || !strcmp(nm, "token") || !strcmp(nm, "tensor_view") || !strcmp(nm, "partition_view") ||
+           !strcmp(nm, "strided_view") || !strcmp(nm, "gather_scatter_view");
 }
 
 static void parse_generic(P *p, it_op *op, gen *g)

@@ -27,6 +27,7 @@ static er_interp_module *mod;
 typedef struct launch {
     er_interp_launch l;
     er_interp_buffer b[8];
+    uint64_t s[8];
     char msg[1024];
 } launch;
 
@@ -340,6 +341,56 @@ START_TEST(t_ftoi_sat)
 }
 END_TEST
 
+/* 13.3's strided and gather/scatter views against index arithmetic written here; the UB witnesses. */
+static void views_run(launch *L, float *x, int32_t *ix, float *y, float *z, int32_t si, int32_t c)
+{
+    lset(L, 1);
+    lbuf(L, ER_FMT_F32, x, 64 * sizeof *x);
+    lbuf(L, ER_FMT_I32, ix, 4 * sizeof *ix);
+    lbuf(L, ER_FMT_F32, y, 64 * sizeof *y);
+    lbuf(L, ER_FMT_F32, z, 64 * sizeof *z);
+    L->l.scalars = L->s;
+    L->s[0] = (uint32_t)si;
+    L->s[1] = (uint32_t)c;
+    L->l.nscalars = 2;
+}
+
+START_TEST(t_views)
+{
+    float x[64], y[64], z[64];
+    int32_t ix[4] = {5, 1, 9, 2}; /* row 9 is past the end: read as zero, not stored */
+    launch L;
+    int i, j, k;
+    er_status st;
+    for (i = 0; i < 64; i++) x[i] = rndf(-8.0f, 8.0f);
+    for (k = 0; k < 2; k++) {
+        int32_t c = k ? 3 : 0; /* a dense start of 3: columns 8..10 past the end */
+        for (i = 0; i < 64; i++) y[i] = z[i] = -1.0f;
+        views_run(&L, x, ix, y, z, 3, c);
+        lrun_ok(&L, "views");
+        for (i = 0; i < 8; i++)
+            for (j = 0; j < 8; j++) {
+                float wy = i < 4 && j < 4 ? (6 + i < 8 ? x[(6 + i) * 8 + j] : 0.0f) : -1.0f; /* origin row 3 x 2 = 6 */
+                float wz = -1.0f;
+                int r;
+                for (r = 0; r < 4; r++)
+                    if (ix[r] == i && j >= c && j < c + 8) wz = x[i * 8 + j];
+                ck_assert_msg(fbits(y[i * 8 + j]) == fbits(wy), "strided Y[%d][%d] = %g, expected %g", i, j, (double)y[i * 8 + j], (double)wy);
+                ck_assert_msg(fbits(z[i * 8 + j]) == fbits(wz), "gathered Z[%d][%d] = %g, expected %g (c %d)", i, j, (double)z[i * 8 + j], (double)wz, c);
+            }
+    }
+    /* a strided origin outside the tensor (row 4 x 2 = 8), and a gathered tile wholly outside: UB */
+    views_run(&L, x, ix, y, z, 4, 0);
+    st = er_interp_kernel(mod, "views", &L.l, L.msg, sizeof L.msg);
+    ck_assert_int_eq(L.l.kind, ER_INTERP_UB);
+    ck_assert_msg(st != ER_OK && strstr(L.msg, "outside the tensor") != NULL, "%s", L.msg);
+    views_run(&L, x, ix, y, z, 0, 8);
+    st = er_interp_kernel(mod, "views", &L.l, L.msg, sizeof L.msg);
+    ck_assert_int_eq(L.l.kind, ER_INTERP_UB);
+    ck_assert_msg(st != ER_OK && strstr(L.msg, "wholly outside") != NULL, "%s", L.msg);
+}
+END_TEST
+
 /* fast_acc on mmaf: the exact sum rounded once, as without the flag. */
 START_TEST(t_fast_acc)
 {
@@ -463,6 +514,7 @@ static Suite *suite(void)
     tcase_add_test(tc, t_pack);
     tcase_add_test(tc, t_red_insert);
     tcase_add_test(tc, t_ftoi_sat);
+    tcase_add_test(tc, t_views);
     tcase_add_test(tc, t_fast_acc);
     tcase_add_test(tc, t_ue5m3);
     tcase_add_test(tc, t_ops13_refusals);

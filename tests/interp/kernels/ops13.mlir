@@ -1,6 +1,6 @@
 // ops13.mlir: Tile IR 13.3 / 13.4 ops in point mode: rounding<approx> and <full> (computed correctly rounded),
 // fpowf and fpowi, the atomics (every atomic_rmw_tko mode, atomic_cas_tko, masks, lanes naming one address),
-// the launch-dependency ops, pack / unpack, atomic_red_view_tko, insert, saturating ftoi, fast_acc on mmaf, and mmaf_scaled with f8E5M3FNU (UE5M3) scales.
+// the launch-dependency ops, pack / unpack, atomic_red_view_tko, insert, saturating ftoi, make_strided_view, make_gather_scatter_view, fast_acc on mmaf, and mmaf_scaled with f8E5M3FNU (UE5M3) scales.
 cuda_tile.module @ops13 {
   // Y[16 k + i] for k = divf approx, divf full, exp2 approx, exp approx, rsqrt approx, sqrt full, tanh approx, divf approx ftz
   entry @approx(%X: tile<ptr<f32>>, %Y: tile<ptr<f32>>) {
@@ -295,5 +295,25 @@ cuda_tile.module @ops13 {
     %t1 = store_ptr_tko weak %ps, %s : tile<16xptr<i8>>, tile<16xi8> -> token
     %t2 = store_ptr_tko weak %pu, %u : tile<16xptr<i8>>, tile<16xi8> -> token
     %t3 = store_ptr_tko weak %pw, %w : tile<16xptr<i32>>, tile<16xi32> -> token
+  }
+  // 13.3's views on an 8 x 8 f32 matrix X: the strided view's tile (4 x 4, traversal strides [2, 4]) at index
+  // (%si, 0) stored as Y's tile (0, 0); X's rows I[0..3] gathered (all 8 columns, dense start %c) and scattered
+  // to the same rows of Z; past-the-end rows and columns read the padding (zero) and are not stored
+  entry @views(%X: tile<ptr<f32>>, %I: tile<ptr<i32>>, %Y: tile<ptr<f32>>, %Z: tile<ptr<f32>>, %si: tile<i32>, %c: tile<i32>) {
+    %z0 = constant <i32: 0> : tile<i32>
+    %tx = make_tensor_view %X, shape = [8, 8], strides = [8, 1] : tensor_view<8x8xf32, strides=[8,1]>
+    %ty = make_tensor_view %Y, shape = [8, 8], strides = [8, 1] : tensor_view<8x8xf32, strides=[8,1]>
+    %tz = make_tensor_view %Z, shape = [8, 8], strides = [8, 1] : tensor_view<8x8xf32, strides=[8,1]>
+    %ti = make_tensor_view %I, shape = [4], strides = [1] : tensor_view<4xi32, strides=[1]>
+    %sv = make_strided_view %tx : strided_view<tile=(4x4), padding_value = zero, traversal_strides=[2,4], tensor_view<8x8xf32, strides=[8,1]>>
+    %a, %t0 = load_view_tko weak %sv[%si, %z0] : strided_view<tile=(4x4), padding_value = zero, traversal_strides=[2,4], tensor_view<8x8xf32, strides=[8,1]>>, tile<i32> -> tile<4x4xf32>, token
+    %py = make_partition_view %ty : partition_view<tile=(4x4), tensor_view<8x8xf32, strides=[8,1]>>
+    %t1 = store_view_tko weak %a, %py[%z0, %z0] : tile<4x4xf32>, partition_view<tile=(4x4), tensor_view<8x8xf32, strides=[8,1]>>, tile<i32> -> token
+    %pi = make_partition_view %ti : partition_view<tile=(4), tensor_view<4xi32, strides=[1]>>
+    %ix, %t2 = load_view_tko weak %pi[%z0] : partition_view<tile=(4), tensor_view<4xi32, strides=[1]>>, tile<i32> -> tile<4xi32>, token
+    %gx = make_gather_scatter_view %tx : gather_scatter_view<tile=(4x8), padding_value = zero, tensor_view<8x8xf32, strides=[8,1]>, sparse_dim=0>
+    %g, %t3 = load_view_tko weak %gx[%ix, %c] : gather_scatter_view<tile=(4x8), padding_value = zero, tensor_view<8x8xf32, strides=[8,1]>, sparse_dim=0>, tile<4xi32>, tile<i32> -> tile<4x8xf32>, token
+    %gz = make_gather_scatter_view %tz : gather_scatter_view<tile=(4x8), tensor_view<8x8xf32, strides=[8,1]>, sparse_dim=0>
+    %t4 = store_view_tko weak %g, %gz[%ix, %c] : tile<4x8xf32>, gather_scatter_view<tile=(4x8), tensor_view<8x8xf32, strides=[8,1]>, sparse_dim=0>, tile<i32> -> token
   }
 }
