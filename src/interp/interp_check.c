@@ -140,6 +140,10 @@ static int check_ops13(C *c, const it_op *op)
     }
     case OP_GDC:
         return 0;
+    case OP_ALLOCA:
+        if (!it_elem_bytes(rt->pet)) return bad(c, op, "an allocation of %s is not modelled", it_et_name(rt->pet, 0));
+        if (op->dim <= 0 || (op->dim & (op->dim - 1))) return bad(c, op, "the alignment must be a power of two");
+        return 0;
     case OP_ATOMIC_RED: {
         /* operands: the view, its indices, the tile (the types: tile, view, indices) */
         const it_type *pv = VT(c, op, 0), *v = n >= 1 ? VT(c, op, n - 1) : NULL;
@@ -518,7 +522,7 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
     case OP_YIELD: case OP_RETURN:
         return 0;
     case OP_FPOWI: case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: case OP_GDC: case OP_PACK: case OP_UNPACK:
-    case OP_ATOMIC_RED: case OP_INSERT:
+    case OP_ATOMIC_RED: case OP_INSERT: case OP_ALLOCA:
         return check_ops13(c, op);
     default:
         return bad(c, op, "the operation is not modelled by the interpreter");

@@ -1584,6 +1584,22 @@ static void exec_ops13(X *x, const it_op *op)
     case OP_ATOMIC_RED:
         exec_atomic_red(x, op);
         return;
+    case OP_ALLOCA: {
+        /* the op's own region after the globals, made on first use: zeros, and zeroed again at every run
+         * of the op unless `global` (one region per launch, kept across blocks) */
+        size_t k = x->l->nbuffers + x->l->nextra + (size_t)x->m->nglobals + (size_t)op->gindex;
+        size_t bytes = (size_t)op->cn * (size_t)it_elem_bytes(op->rty[0].pet);
+        mreg *mr = &x->mem[k];
+        if (!mr->data) {
+            mr->data = (uint8_t *)calloc(bytes + 1, 1);
+            if (!mr->data) INTERNAL(x, op, "out of memory for an alloca of %zu bytes", bytes);
+            mr->n = bytes;
+        } else if (!op->reverse) {
+            memset(mr->data, 0, bytes);
+        }
+        set_scalar(x, op, 0, (uint64_t)(k + 1) << IT_ADDR_SHIFT);
+        return;
+    }
     case OP_INSERT:
         exec_insert(x, op);
         return;
@@ -1831,7 +1847,7 @@ static int exec_op(X *x, const it_op *op, const it_op **term)
         exec_mma(x, op);
         return SIG_END;
     case OP_FPOWI: case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: case OP_GDC: case OP_PACK: case OP_UNPACK:
-    case OP_ATOMIC_RED: case OP_INSERT:
+    case OP_ATOMIC_RED: case OP_INSERT: case OP_ALLOCA:
         exec_ops13(x, op);
         return SIG_END;
     case OP_REDUCE: case OP_SCAN:
@@ -2110,7 +2126,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     x->wlimit = l->work_limit > 0 ? l->work_limit : ER_INTERP_DEFAULT_WORK_LIMIT;
     x->nv = e->nvalues;
     x->v = (rv *)calloc((size_t)(e->nvalues + 1), sizeof(rv));
-    x->nmem = (int)(l->nbuffers + l->nextra) + m->nglobals;
+    x->nmem = (int)(l->nbuffers + l->nextra) + m->nglobals + e->nalloca;
     x->mem = (mreg *)calloc((size_t)x->nmem + 1, sizeof(mreg));
     x->gdata = (uint8_t **)calloc((size_t)m->nglobals + 1, sizeof(uint8_t *));
     if (!x->v || !x->mem || !x->gdata) {
@@ -2177,6 +2193,8 @@ done:
         }
     if (x->gdata)
         for (g = 0; g < m->nglobals; g++) free(x->gdata[g]);
+    if (x->mem)
+        for (g = 0; g < e->nalloca; g++) free(x->mem[l->nbuffers + l->nextra + (size_t)m->nglobals + (size_t)g].data);
     free(x->gdata);
     free(x->v);
     free(x->mem);

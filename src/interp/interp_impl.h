@@ -87,6 +87,7 @@ enum {
     OP_REDUCE, OP_SCAN, OP_ASSUME, OP_PRINT, OP_MMAF, OP_MMAI, OP_MMAF_SCALED,
     /* Tile IR 13.3 / 13.4 (point mode: interp_exec.c's exec_ops13) */
     OP_FPOWI, OP_ATOMIC_RMW, OP_ATOMIC_CAS, OP_GDC, OP_PACK, OP_UNPACK, OP_ATOMIC_RED, OP_INSERT,
+    OP_ALLOCA, /* num_elem in cn, alignment in dim, `global` in reverse, its number in the entry in gindex */
     OP_UNKNOWN, /* an op name this interpreter does not know: parsed generically, refused by the pre-check */
     OP_COUNT
 };
@@ -172,6 +173,7 @@ typedef struct it_entry {
     char (*pname)[64];
     it_region body;
     int nvalues; /* value ids 0 .. nvalues-1 */
+    int nalloca; /* alloca ops (13.3), numbered 0 .. nalloca-1 in gindex */
     const it_type **vty; /* the type of every value id (shared copies: never written) */
 } it_entry;
 

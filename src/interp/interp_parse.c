@@ -938,7 +938,8 @@ static const struct { const char *name; int code; } op_names[] = {
     /* 13.3 / 13.4; tileirdisasm 13.5 prints the dialect's pow as fpowf */
     {"fpowf", OP_POW}, {"fpowi", OP_FPOWI}, {"atomic_rmw_tko", OP_ATOMIC_RMW}, {"atomic_cas_tko", OP_ATOMIC_CAS},
     {"gdc_wait_tko", OP_GDC}, {"gdc_launch_dependents_tko", OP_GDC}, {"pack", OP_PACK}, {"unpack", OP_UNPACK},
-    {"atomic_red_view_tko", OP_ATOMIC_RED}, {"insert", OP_INSERT},
+    {"atomic_red_view_tko", OP_ATOMIC_RED}, {"insert", OP_INSERT}, {"alloca", OP_ALLOCA},
+    {"memory_fence_alias_tko", OP_GDC},
 };
 
 /* atomic_rmw_tko's mode words, in RMW_* order. */
@@ -1271,6 +1272,15 @@ static void parse_generic(P *p, it_op *op, gen *g)
                         else perr(p, cur(p), "expected true or false in inbounds");
                     } while (accept_p(p, ','));
                 expect_p(p, ']', "closing the inbounds list");
+            } else if (op->code == OP_ALLOCA && (!strcmp(nm, "num_elem") || !strcmp(nm, "alignment"))) {
+                int64_t v;
+                expect_p(p, '=', "after the alloca's attribute");
+                v = expect_int(p, "a positive count");
+                if (v <= 0 || v > (INT64_C(1) << 32)) perr(p, t, "%s must be 1 to 2^32", nm);
+                if (nm[0] == 'n') op->cn = v;
+                else op->dim = (int)v;
+            } else if (op->code == OP_ALLOCA && !strcmp(nm, "global")) {
+                op->reverse = 1;
             } else if ((op->code == OP_ATOMIC_RMW || op->code == OP_ATOMIC_RED) && rmw_mode(nm) >= 0) {
                 op->pred = rmw_mode(nm);
             } else if (!strcmp(nm, "optimization_hints")) {
@@ -1560,6 +1570,17 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
         }
         break;
     }
+    case OP_GDC:
+        if (!strcmp(op->name, "memory_fence_alias_tko")) {
+            /* one token operand and nothing after it (tileirdisasm prints no types): the generic form
+             * would take the next op's result for a second operand */
+            if (cur(p)->k != TK_VAL) perr(p, cur(p), "expected the fence's token operand");
+            g->opd[g->nopd++] = use_value(p, cur(p));
+            p->i++;
+            break;
+        }
+        parse_generic(p, op, g);
+        break;
     default:
         parse_generic(p, op, g);
         break;
@@ -1667,8 +1688,20 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
             rt[nrt++] = lt[1];
             break;
         case OP_GDC:
+            if (!strcmp(op->name, "memory_fence_alias_tko")) { /* memory_fence_alias_tko %t (tileirdisasm prints no types) */
+                need(p, at, op, no == 1 && nl == 0 && nr == 0 && p->e->vty[g->opd[0]]->kind == IT_TOKEN, "a token operand");
+                rt[nrt++] = *p->e->vty[g->opd[0]];
+                break;
+            }
             need(p, at, op, no - op->has_token == 0 && nl == 0 && nr == 1 && rr[0].kind == IT_TOKEN, "[token = %t] -> token");
             rt[nrt++] = rr[0];
+            break;
+        case OP_ALLOCA:
+            /* alloca num_elem = N, alignment = A [global] : tile<ptr<E>> */
+            need(p, at, op, no == 0 && nl == 1 && nr == 0 && lt[0].kind == IT_TILE && lt[0].rank == 0 && lt[0].et == IT_PTR && op->cn > 0,
+                 "num_elem = N, alignment = A : tile<ptr<E>>");
+            rt[nrt++] = lt[0];
+            op->gindex = p->e->nalloca++;
             break;
         case OP_MMAF: case OP_MMAI:
             need(p, at, op, nl == 3 && nr == 0 && no == 3, "%a, %b, %acc : three types");

@@ -391,6 +391,21 @@ START_TEST(t_views)
 }
 END_TEST
 
+/* alloca: a block's allocation starts as zeros each time; a global one is kept across the blocks. */
+START_TEST(t_alloca)
+{
+    float y[48];
+    launch L;
+    int i;
+    for (i = 0; i < 48; i++) y[i] = -1.0f;
+    lset(&L, 2);
+    lbuf(&L, ER_FMT_F32, y, sizeof y);
+    lrun_ok(&L, "alloca");
+    for (i = 0; i < 32; i++) ck_assert_msg(y[i] == (float)(i / 16 + 1), "Y[%d] = %g", i, (double)y[i]);
+    for (i = 32; i < 48; i++) ck_assert_msg(y[i] == 2.0f, "Y[%d] = %g", i, (double)y[i]);
+}
+END_TEST
+
 /* fast_acc on mmaf: the exact sum rounded once, as without the flag. */
 START_TEST(t_fast_acc)
 {
@@ -515,6 +530,7 @@ static Suite *suite(void)
     tcase_add_test(tc, t_red_insert);
     tcase_add_test(tc, t_ftoi_sat);
     tcase_add_test(tc, t_views);
+    tcase_add_test(tc, t_alloca);
     tcase_add_test(tc, t_fast_acc);
     tcase_add_test(tc, t_ue5m3);
     tcase_add_test(tc, t_ops13_refusals);

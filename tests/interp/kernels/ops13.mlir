@@ -1,6 +1,6 @@
 // ops13.mlir: Tile IR 13.3 / 13.4 ops in point mode: rounding<approx> and <full> (computed correctly rounded),
 // fpowf and fpowi, the atomics (every atomic_rmw_tko mode, atomic_cas_tko, masks, lanes naming one address),
-// the launch-dependency ops, pack / unpack, atomic_red_view_tko, insert, saturating ftoi, make_strided_view, make_gather_scatter_view, fast_acc on mmaf, and mmaf_scaled with f8E5M3FNU (UE5M3) scales.
+// the launch-dependency ops, pack / unpack, atomic_red_view_tko, insert, saturating ftoi, make_strided_view, make_gather_scatter_view, alloca, memory_fence_alias_tko, fast_acc on mmaf, and mmaf_scaled with f8E5M3FNU (UE5M3) scales.
 cuda_tile.module @ops13 {
   // Y[16 k + i] for k = divf approx, divf full, exp2 approx, exp approx, rsqrt approx, sqrt full, tanh approx, divf approx ftz
   entry @approx(%X: tile<ptr<f32>>, %Y: tile<ptr<f32>>) {
@@ -315,5 +315,48 @@ cuda_tile.module @ops13 {
     %g, %t3 = load_view_tko weak %gx[%ix, %c] : gather_scatter_view<tile=(4x8), padding_value = zero, tensor_view<8x8xf32, strides=[8,1]>, sparse_dim=0>, tile<4xi32>, tile<i32> -> tile<4x8xf32>, token
     %gz = make_gather_scatter_view %tz : gather_scatter_view<tile=(4x8), tensor_view<8x8xf32, strides=[8,1]>, sparse_dim=0>
     %t4 = store_view_tko weak %g, %gz[%ix, %c] : tile<4x8xf32>, gather_scatter_view<tile=(4x8), tensor_view<8x8xf32, strides=[8,1]>, sparse_dim=0>, tile<i32> -> token
+  }
+  // grid 2: alloca (13.3) per block (zeros at each run) and `global` (one per launch, kept across blocks),
+  // memory_fence_alias_tko (13.4, a no-op here): Y[16 b + i] = 0 + (b + 1) read back from the block's
+  // allocation, Y[32 + i] = the global allocation after b + 1 increments
+  entry @alloca(%Y: tile<ptr<f32>>) {
+    %tk = make_token : token
+    %f = memory_fence_alias_tko %tk
+    %a = alloca num_elem = 16, alignment = 16 : tile<ptr<f32>>
+    %g = alloca num_elem = 16, alignment = 4 global : tile<ptr<f32>>
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %io = iota : tile<16xi32>
+    %ar = reshape %a : tile<ptr<f32>> -> tile<1xptr<f32>>
+    %ab = broadcast %ar : tile<1xptr<f32>> -> tile<16xptr<f32>>
+    %pa = offset %ab, %io : tile<16xptr<f32>>, tile<16xi32> -> tile<16xptr<f32>>
+    %gr = reshape %g : tile<ptr<f32>> -> tile<1xptr<f32>>
+    %gb = broadcast %gr : tile<1xptr<f32>> -> tile<16xptr<f32>>
+    %pg = offset %gb, %io : tile<16xptr<f32>>, tile<16xi32> -> tile<16xptr<f32>>
+    %c1 = constant <i32: 1> : tile<i32>
+    %b1 = addi %bx, %c1 : tile<i32>
+    %bf = itof %b1 signed : tile<i32> -> tile<f32>
+    %bfr = reshape %bf : tile<f32> -> tile<1xf32>
+    %bfb = broadcast %bfr : tile<1xf32> -> tile<16xf32>
+    %x, %t0 = load_ptr_tko weak %pa token = %f : tile<16xptr<f32>> -> tile<16xf32>, token
+    %x1 = addf %x, %bfb : tile<16xf32>
+    %t1 = store_ptr_tko weak %pa, %x1 : tile<16xptr<f32>>, tile<16xf32> -> token
+    %x2, %t2 = load_ptr_tko weak %pa : tile<16xptr<f32>> -> tile<16xf32>, token
+    %one = constant <f32: 1.0> : tile<16xf32>
+    %y, %t3 = load_ptr_tko weak %pg : tile<16xptr<f32>> -> tile<16xf32>, token
+    %y1 = addf %y, %one : tile<16xf32>
+    %t4 = store_ptr_tko weak %pg, %y1 : tile<16xptr<f32>>, tile<16xf32> -> token
+    %yr = reshape %Y : tile<ptr<f32>> -> tile<1xptr<f32>>
+    %yb = broadcast %yr : tile<1xptr<f32>> -> tile<16xptr<f32>>
+    %c16 = constant <i32: 16> : tile<i32>
+    %o = muli %bx, %c16 : tile<i32>
+    %or = reshape %o : tile<i32> -> tile<1xi32>
+    %ob = broadcast %or : tile<1xi32> -> tile<16xi32>
+    %oi = addi %io, %ob : tile<16xi32>
+    %py = offset %yb, %oi : tile<16xptr<f32>>, tile<16xi32> -> tile<16xptr<f32>>
+    %t5 = store_ptr_tko weak %py, %x2 : tile<16xptr<f32>>, tile<16xf32> -> token
+    %c32 = constant <i32: 32> : tile<16xi32>
+    %gi = addi %io, %c32 : tile<16xi32>
+    %pyg = offset %yb, %gi : tile<16xptr<f32>>, tile<16xi32> -> tile<16xptr<f32>>
+    %t6 = store_ptr_tko weak %pyg, %y1 : tile<16xptr<f32>>, tile<16xf32> -> token
   }
 }
