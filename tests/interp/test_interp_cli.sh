@@ -111,6 +111,25 @@ want=$(i=0; while [ $i -lt 40 ]; do printf '%d ' $((3 * i)); i=$((i + 1)); done)
 [ $? -eq 1 ] && [ ! -e "$tmp/new2" ]; check "a refused run makes no -o directory" $?
 "$exe" interp "$cdir/cutile_vadd.mlir" --cutile --grid 3 "$tmp/a.npy" "$tmp/b.npy" "$tmp/c.npy" -o "$tmp/a.npy/sub" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 2 ] && grep -q "not a directory" "$tmp/err"; check "-o under a file is refused" $?
+# cuTile's lists of arrays (group GEMM): list:FMT:a.npy,... binds a table of addresses, shapes and strides
+# and, with --cutile, the list's length; the arrays stored come back as DIR/PARAM.K.npy.  Integers exact
+# in f16: A_g[i][p] = K i + p, B_g[p][j] = 16 p + j (K = 16, then 32); C_g = A_g B_g, exact in f32
+npy "$tmp/ga0.npy" '<i4' '(16, 16)' "$(le32 256 1)"
+npy "$tmp/gb0.npy" '<i4' '(16, 16)' "$(le32 256 1)"
+npy "$tmp/ga1.npy" '<i4' '(16, 32)' "$(le32 512 1)"
+npy "$tmp/gb1.npy" '<i4' '(32, 16)' "$(le32 512 1)"
+npy "$tmp/gc.npy" '<i4' '(16, 16)' "$(le32 256 0)"
+"$exe" interp "$cdir/sample_group_gemm.mlir" --cutile --grid 1,1,2 "list:f16:$tmp/ga0.npy,$tmp/ga1.npy" "list:f16:$tmp/gb0.npy,$tmp/gb1.npy" \
+    "list:f32:$tmp/gc.npy,$tmp/gc.npy" -o "$tmp/og" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && [ -f "$tmp/og/arg4.0.npy" ] && [ -f "$tmp/og/arg4.1.npy" ] && [ ! -e "$tmp/og/arg0.npy" ]; check "list:... binds cuTile's lists of arrays" $?
+for g in 0 1; do
+    want=$(awk -v K=$((16 * (g + 1))) 'BEGIN { for (i = 0; i < 16; i++) for (j = 0; j < 16; j++) { s = 0; for (p = 0; p < K; p++) s += (K * i + p) * (16 * p + j); printf "%d ", s } }')
+    [ "$(npyvals "$tmp/og/arg4.$g.npy" f4 | awk '{for (i = 1; i <= NF; i++) printf "%d ", $i}')" = "$want" ]; check "group GEMM group $g values" $?
+done
+"$exe" interp "$cdir/sample_group_gemm.mlir" --cutile --grid 1,1,2 "list:f16:$tmp/ga0.npy,$tmp/ga1.npy" "$tmp/gb0.npy" "list:f32:$tmp/gc.npy" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "parameter %arg4 should receive a shape or stride" "$tmp/err"; check "a plain array where a list goes is refused" $?
+"$exe" interp "$cdir/sample_group_gemm.mlir" --cutile "list:nosuch:$tmp/ga0.npy" "list:f16:$tmp/gb0.npy" "list:f32:$tmp/gc.npy" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "'nosuch' is not a format name" "$tmp/err"; check "list: with an unknown format is refused" $?
 # ml_dtypes arrays as numpy saves them: '<V2' holding bf16 patterns (1.5, -2.0, 3.75, 0.25)
 mkdir "$tmp/o5"
 npy "$tmp/bf16.npy" '<V2' '(16,)' c03f00c07040803ec03f00c07040803ec03f00c07040803ec03f00c07040803e
