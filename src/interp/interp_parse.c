@@ -609,7 +609,11 @@ static int type_eq(const it_type *a, const it_type *b)
     if (a->kind != b->kind || a->et != b->et || a->pet != b->pet || a->rank != b->rank) return 0;
     for (i = 0; i < a->rank; i++)
         if (a->shape[i] != b->shape[i]) return 0;
-    if (a->kind == IT_PV && (a->vflav != b->vflav || a->sparse != b->sparse)) return 0;
+    if (a->kind == IT_PV) {
+        if (a->vflav != b->vflav || a->sparse != b->sparse) return 0;
+        for (i = 0; i < a->rank; i++)
+            if (a->tstep[i] != b->tstep[i]) return 0;
+    }
     if (a->kind == IT_PV || a->kind == IT_TV) {
         if (a->kind == IT_TV)
             for (i = 0; i < a->rank; i++)
