@@ -491,6 +491,37 @@ START_TEST(t_ue5m3)
 }
 END_TEST
 
+/* ftof into and out of f8E5M3FNU (UE5M3): the oracle's rounding, and the exact value back. */
+START_TEST(t_ue5m3_convert)
+{
+    float x[16], y[16];
+    uint8_t sv[16];
+    launch L;
+    mpfr_t v, w;
+    int i;
+    for (i = 0; i < 16; i++) x[i] = ldexpf(rndf(1.0f, 2.0f), (int)(er_test_rand(&rng) % 36) - 20); /* 2^-20 .. 2^16 */
+    x[0] = 0.0f;
+    x[1] = 0x1p-17f; /* subnormal range of UE5M3 (its smallest normal is 2^-14) */
+    x[2] = 114688.0f; /* the largest finite value */
+    x[3] = 0x1.1p-14f; /* a tie between two patterns: to even */
+    lset(&L, 1);
+    lbuf(&L, ER_FMT_F32, x, sizeof x);
+    lbuf(&L, ER_FMT_F8E5M3FNU, sv, sizeof sv);
+    lbuf(&L, ER_FMT_F32, y, sizeof y);
+    lrun_ok(&L, "ue5m3_convert");
+    mpfr_inits2(EXACT_PREC, v, w, (mpfr_ptr)0);
+    for (i = 0; i < 16; i++) {
+        val(ER_FMT_F32, fbits(x[i]), v);
+        expect_rounded(ER_FMT_F8E5M3FNU, sv[i], v, "f32 to f8E5M3FNU", i);
+        val(ER_FMT_F8E5M3FNU, sv[i], w);
+        expect_rounded(ER_FMT_F32, fbits(y[i]), w, "f8E5M3FNU to f32", i);
+    }
+    ck_assert_uint_eq(sv[0], 0x00);
+    ck_assert_uint_eq(sv[2], 0xFE);
+    mpfr_clears(v, w, (mpfr_ptr)0);
+}
+END_TEST
+
 /* The pre-check still refuses what the dialect does not allow among the new ops. */
 START_TEST(t_ops13_refusals)
 {
@@ -531,6 +562,7 @@ static Suite *suite(void)
     tcase_add_test(tc, t_ftoi_sat);
     tcase_add_test(tc, t_views);
     tcase_add_test(tc, t_alloca);
+    tcase_add_test(tc, t_ue5m3_convert);
     tcase_add_test(tc, t_fast_acc);
     tcase_add_test(tc, t_ue5m3);
     tcase_add_test(tc, t_ops13_refusals);

@@ -359,4 +359,22 @@ cuda_tile.module @ops13 {
     %pyg = offset %yb, %gi : tile<16xptr<f32>>, tile<16xi32> -> tile<16xptr<f32>>
     %t6 = store_ptr_tko weak %pyg, %y1 : tile<16xptr<f32>>, tile<16xf32> -> token
   }
+  // 13.4's f8E5M3FNU (UE5M3) in ftof: S = ftof(X) rounded to nearest even, Y = ftof(S) back to f32
+  entry @ue5m3_convert(%X: tile<ptr<f32>>, %S: tile<ptr<f8E5M3FNU>>, %Y: tile<ptr<f32>>) {
+    %io = iota : tile<16xi32>
+    %xr = reshape %X : tile<ptr<f32>> -> tile<1xptr<f32>>
+    %xb = broadcast %xr : tile<1xptr<f32>> -> tile<16xptr<f32>>
+    %px = offset %xb, %io : tile<16xptr<f32>>, tile<16xi32> -> tile<16xptr<f32>>
+    %sr = reshape %S : tile<ptr<f8E5M3FNU>> -> tile<1xptr<f8E5M3FNU>>
+    %sb = broadcast %sr : tile<1xptr<f8E5M3FNU>> -> tile<16xptr<f8E5M3FNU>>
+    %ps = offset %sb, %io : tile<16xptr<f8E5M3FNU>>, tile<16xi32> -> tile<16xptr<f8E5M3FNU>>
+    %yr = reshape %Y : tile<ptr<f32>> -> tile<1xptr<f32>>
+    %yb = broadcast %yr : tile<1xptr<f32>> -> tile<16xptr<f32>>
+    %py = offset %yb, %io : tile<16xptr<f32>>, tile<16xi32> -> tile<16xptr<f32>>
+    %x, %t0 = load_ptr_tko weak %px : tile<16xptr<f32>> -> tile<16xf32>, token
+    %s = ftof %x : tile<16xf32> -> tile<16xf8E5M3FNU>
+    %t1 = store_ptr_tko weak %ps, %s : tile<16xptr<f8E5M3FNU>>, tile<16xf8E5M3FNU> -> token
+    %y = ftof %s : tile<16xf8E5M3FNU> -> tile<16xf32>
+    %t2 = store_ptr_tko weak %py, %y : tile<16xptr<f32>>, tile<16xf32> -> token
+  }
 }
