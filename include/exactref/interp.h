@@ -101,6 +101,12 @@ typedef struct er_interp_launch {
     int64_t steps;                /* out: loop iterations run */
     int64_t work_limit;           /* 0: ER_INTERP_DEFAULT_WORK_LIMIT */
     int64_t work;                 /* out: operations executed, plus one per block */
+    /* Buffers no parameter names (cuTile's list-of-arrays parameters: a table of addresses points into
+     * them).  Buffer i of `buffers` lives at the address (i + 1) * 2^40, and extra buffer j at
+     * (nbuffers + j + 1) * 2^40, just after them; the module's globals follow.  stored comes back set
+     * as for the others.  NULL / 0: none. */
+    er_interp_buffer *extra;
+    size_t nextra;
 } er_interp_launch;
 
 /* Initialise a launch: grid 1x1x1, no buffers, ub_checks on, the default step and work limits. */

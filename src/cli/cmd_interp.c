@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -108,6 +109,81 @@ static int on_path(const char *name)
     }
 }
 
+/* A path made of safe characters only (it is quoted for the shell). */
+static int shell_safe(const char *s)
+{
+    for (; *s; s++)
+        if (*s == '\'' || *s == '\n') return 0;
+    return 1;
+}
+
+/* The first executable file matching a glob pattern, into out: 1, or 0. */
+static int glob_exe(const char *pattern, char *out, size_t n)
+{
+    glob_t g;
+    size_t i;
+    int found = 0;
+    if (glob(pattern, 0, NULL, &g) != 0) return 0;
+    for (i = 0; i < g.gl_pathc && !found; i++)
+        if (access(g.gl_pathv[i], X_OK) == 0 && strlen(g.gl_pathv[i]) < n && shell_safe(g.gl_pathv[i])) {
+            strcpy(out, g.gl_pathv[i]);
+            found = 1;
+        }
+    globfree(&g);
+    return found;
+}
+
+/*
+ * tileirdisasm: $EXACTREF_TILEIRDISASM, else on PATH, else where pip installs it (PyPI
+ * nvidia-cuda-tileiras puts it in site-packages/nvidia/cu<N>/bin, which is not on PATH): under the
+ * active virtual environment or conda prefix, the user's site-packages, /usr/local and /usr, and
+ * finally the site-packages of the python3 on PATH.  1 and the command in out, or 0.
+ */
+static int find_disasm(char *out, size_t n)
+{
+    static const char *const tail = "/lib/python3*/site-packages/nvidia/cu*/bin/tileirdisasm";
+    const char *env = getenv("EXACTREF_TILEIRDISASM"), *roots[3];
+    char pat[4200];
+    int i;
+    if (env && *env) {
+        if (strlen(env) >= n || !shell_safe(env)) return 0;
+        strcpy(out, env);
+        return 1;
+    }
+    if (on_path("tileirdisasm")) {
+        snprintf(out, n, "tileirdisasm");
+        return 1;
+    }
+    roots[0] = getenv("VIRTUAL_ENV");
+    roots[1] = getenv("CONDA_PREFIX");
+    roots[2] = getenv("HOME");
+    for (i = 0; i < 3; i++) {
+        if (!roots[i] || !*roots[i] || strlen(roots[i]) > 4000) continue;
+        snprintf(pat, sizeof pat, "%s%s%s", roots[i], i == 2 ? "/.local" : "", tail);
+        if (glob_exe(pat, out, n)) return 1;
+    }
+    if (glob_exe("/usr/local/lib/python3*/dist-packages/nvidia/cu*/bin/tileirdisasm", out, n) ||
+        glob_exe("/usr/local/lib/python3*/site-packages/nvidia/cu*/bin/tileirdisasm", out, n) ||
+        glob_exe("/usr/lib/python3/dist-packages/nvidia/cu*/bin/tileirdisasm", out, n))
+        return 1;
+    if (on_path("python3")) {
+        /* the interpreter's own purelib and platlib */
+        FILE *f = popen("python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"]); print(sysconfig.get_paths()[\"platlib\"])' 2>/dev/null", "r");
+        char line[4000];
+        int found = 0;
+        if (!f) return 0;
+        while (!found && fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = 0;
+            if (!*line) continue;
+            snprintf(pat, sizeof pat, "%s/nvidia/cu*/bin/tileirdisasm", line);
+            found = glob_exe(pat, out, n);
+        }
+        pclose(f);
+        return found;
+    }
+    return 0;
+}
+
 /* The module's text: the file itself, or tileirdisasm's output for a .tileirbc file. */
 static char *load_text(const char *path, size_t *len, int *rc)
 {
@@ -116,7 +192,7 @@ static char *load_text(const char *path, size_t *len, int *rc)
     int why;
     *rc = ER_EXIT_USAGE;
     if (ends_with(path, ".tileirbc")) {
-        char cmd[4200];
+        char cmd[8600], tool[4096];
         int st;
         const char *q;
         for (q = path; *q; q++)
@@ -128,12 +204,14 @@ static char *load_text(const char *path, size_t *len, int *rc)
             fprintf(stderr, "exactref interp: %s: %s\n", path, strerror(errno));
             return NULL;
         }
-        if (!on_path("tileirdisasm")) {
-            fprintf(stderr, "exactref interp: %s: Tile IR bytecode needs tileirdisasm to be read, and it is not on PATH "
-                            "(install it with: pip install nvidia-cuda-tileiras), or pass the MLIR text form\n", path);
+        if (!find_disasm(tool, sizeof tool)) {
+            fprintf(stderr, "exactref interp: %s: Tile IR bytecode needs tileirdisasm to be read, and it was found neither "
+                            "on PATH nor under site-packages/nvidia/cu*/bin of the active python environment (install it "
+                            "with: pip install nvidia-cuda-tileiras, or name it with EXACTREF_TILEIRDISASM=PATH), or pass "
+                            "the MLIR text form\n", path);
             return NULL;
         }
-        snprintf(cmd, sizeof cmd, "tileirdisasm '%s'", path);
+        snprintf(cmd, sizeof cmd, "'%s' '%s'", tool, path);
         f = popen(cmd, "r");
         if (!f) {
             fprintf(stderr, "exactref interp: %s: cannot run tileirdisasm\n", path);
@@ -441,6 +519,126 @@ static int parse_grid(const char *s, int g[3])
     return k ? 0 : -1;
 }
 
+/*
+ * cuTile's list-of-arrays parameter (calling convention cutile_python_v1): a pointer to a table of i64
+ * words, one row per array: its address, its shape, then its strides (elements), followed by one integer
+ * parameter, the list's length.  `list:[FMT:]a.npy,b.npy,...` loads each array as an extra buffer of the
+ * launch (FMT: the elements' format, else the arrays' native dtype) and makes the table, whose words
+ * hold the extra buffers' addresses: extra buffer j lives at (npp + j + 1) * 2^40 (interp.h), npp being
+ * the number of pointer parameters.  The arrays are appended to *xb (named PARAM.K for -o); *len gets
+ * the list's length.  0, or the exit status after the message.
+ */
+typedef struct xbuf {
+    buf b;
+    char name[80];
+} xbuf;
+
+static int fmt_of_descr(const char *d)
+{
+    char k = d[1];
+    int n = atoi(d + 2);
+    if (k == 'f') return n == 8 ? ER_FMT_F64 : n == 4 ? ER_FMT_F32 : n == 2 ? ER_FMT_F16 : -1;
+    if (k == 'i') return n == 8 ? ER_FMT_I64 : n == 4 ? ER_FMT_I32 : n == 2 ? ER_FMT_I16 : n == 1 ? ER_FMT_I8 : -1;
+    if (k == 'b') return ER_INTERP_FMT_I1;
+    return -1;
+}
+
+static int load_list(const char *arg, const char *pname, int npp, xbuf **xb, int *nx, buf *table, int64_t *len)
+{
+    const char *rest = arg + 5, *colon = strchr(rest, ':');
+    int fmt = -1, k, n = 1, nd = -1, c;
+    char *files, *f, *save = NULL;
+    int64_t *words;
+    if (colon) {
+        char fn[64];
+        size_t l = (size_t)(colon - rest);
+        if (l >= sizeof fn || (snprintf(fn, sizeof fn, "%.*s", (int)l, rest), er_format_from_name(fn, &fmt) != ER_OK)) {
+            fprintf(stderr, "exactref interp: %s: '%.*s' is not a format name (list:[FMT:]a.npy,b.npy,...)\n", arg, (int)l, rest);
+            return ER_EXIT_USAGE;
+        }
+        rest = colon + 1;
+    }
+    for (f = (char *)rest; *f; f++) n += *f == ',';
+    if (!*rest || n > 4096 || *nx + n > 4096) {
+        fprintf(stderr, "exactref interp: %s: a list holds 1 to 4096 arrays (4096 in all)\n", arg);
+        return ER_EXIT_USAGE;
+    }
+    files = (char *)malloc(strlen(rest) + 1);
+    words = NULL;
+    {
+        xbuf *nxb = (xbuf *)realloc(*xb, (size_t)(*nx + n) * sizeof **xb);
+        if (!files || !nxb) { free(files); if (nxb) *xb = nxb; fprintf(stderr, "exactref interp: out of memory\n"); return ER_EXIT_INTERNAL; }
+        *xb = nxb;
+    }
+    strcpy(files, rest);
+    k = 0;
+    for (f = strtok_r(files, ",", &save); f; f = strtok_r(NULL, ",", &save), k++) {
+        xbuf *x = &(*xb)[*nx];
+        int efmt = fmt, rc;
+        memset(x, 0, sizeof *x);
+        if (efmt < 0) {
+            er_npy a;
+            char msg[512];
+            if (er_npy_read(f, &a, msg, sizeof msg) != ER_OK) {
+                fprintf(stderr, "exactref interp: %s\n", msg);
+                free(files);
+                return ER_EXIT_USAGE;
+            }
+            efmt = fmt_of_descr(a.descr);
+            if (efmt < 0) {
+                fprintf(stderr, "exactref interp: %s: the list's format is not given and '%s' is not a native dtype; write list:FMT:%s\n", f, a.descr, rest);
+                er_npy_free(&a);
+                free(files);
+                return ER_EXIT_USAGE;
+            }
+            er_npy_free(&a);
+        }
+        if ((rc = load_buffer(f, efmt, &x->b)) != 0) {
+            free_buffer(&x->b);
+            free(files);
+            return rc;
+        }
+        x->b.path = strdup(f); /* the path outlives the copy it was cut from */
+        if (!x->b.path) { free_buffer(&x->b); free(files); return ER_EXIT_INTERNAL; }
+        snprintf(x->name, sizeof x->name, "%.60s.%d", pname, k);
+        if (nd >= 0 && x->b.a.ndim != nd) {
+            fprintf(stderr, "exactref interp: %s: the arrays of a list must have one number of dimensions (%d, then %d)\n", arg, nd, x->b.a.ndim);
+            free((void *)x->b.path);
+            free_buffer(&x->b);
+            free(files);
+            return ER_EXIT_USAGE;
+        }
+        nd = x->b.a.ndim;
+        (*nx)++;
+    }
+    free(files);
+    /* the table: n rows of 1 + 2 nd words */
+    c = 1 + 2 * nd;
+    memset(table, 0, sizeof *table);
+    words = (int64_t *)calloc((size_t)(n * c) + 1, sizeof *words);
+    if (!words) { fprintf(stderr, "exactref interp: out of memory\n"); return ER_EXIT_INTERNAL; }
+    for (k = 0; k < n; k++) {
+        const buf *e = &(*xb)[*nx - n + k].b;
+        int d;
+        int64_t st = 1;
+        words[k * c] = (int64_t)((uint64_t)(npp + *nx - n + k + 1) << 40);
+        for (d = nd - 1; d >= 0; d--) {
+            words[k * c + 1 + d] = e->a.shape[d];
+            words[k * c + 1 + nd + d] = st;
+            st *= e->a.shape[d];
+        }
+    }
+    table->data = words;
+    table->nbytes = (size_t)(n * c) * sizeof *words;
+    table->fmt = ER_FMT_I64;
+    table->path = arg;
+    table->a.ndim = 2;
+    table->a.shape[0] = n;
+    table->a.shape[1] = c;
+    *len = n;
+    return 0;
+}
+
 /* The output path of a pointer parameter's buffer: DIR/PARAM.npy (malloc'd; NULL: out of memory). */
 static char *out_path(const char *dir, const char *param)
 {
@@ -461,6 +659,7 @@ static int check_outputs(const char *dir, const char *kfile, const er_interp_mod
     struct stat sb;
     char msg[1024];
     int i, bi = 0, np = er_interp_param_count(m, kernel);
+    if (stat(dir, &sb) != 0 && errno == ENOENT) return 0; /* made after the run (make_outdir): no file in it is an input */
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "exactref interp: -o %s: not a directory\n", dir);
         return ER_EXIT_USAGE;
@@ -494,6 +693,33 @@ static int check_outputs(const char *dir, const char *kfile, const er_interp_mod
     }
     (void)bi;
     return 0;
+}
+
+/*
+ * -o DIR when it does not exist yet: made (with its missing parents, mode 0777 less the umask) after a
+ * run that succeeded, so that a refusal leaves nothing behind.  0, or exit 3 naming the directory.
+ */
+static int make_outdir(const char *dir)
+{
+    char *p = (char *)malloc(strlen(dir) + 1), *q;
+    struct stat sb;
+    int rc = 0;
+    if (!p) return ER_EXIT_INTERNAL;
+    strcpy(p, dir);
+    for (q = p + 1;; q++) {
+        char c = *q;
+        if (c != '/' && c != 0) continue;
+        *q = 0;
+        if (stat(p, &sb) != 0 && mkdir(p, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "exactref interp: -o %s: cannot make the directory %s: %s\n", dir, p, strerror(errno));
+            rc = ER_EXIT_INTERNAL;
+            break;
+        }
+        *q = c;
+        if (!c) break;
+    }
+    free(p);
+    return rc;
 }
 
 /*
@@ -532,6 +758,50 @@ static int write_outputs(const char *dir, const er_interp_module *m, const char 
     return ER_EXIT_OK;
 }
 
+/* The list arrays' outputs DIR/PARAM.K.npy: checked before the run like the others (0 or the exit status). */
+static int check_list_outputs(const char *dir, const char *kfile, const buf *bufs, int nb, const xbuf *xb, int nx)
+{
+    struct stat sb;
+    char msg[1024];
+    int j, k;
+    if (!nx || (stat(dir, &sb) != 0 && errno == ENOENT)) return 0;
+    for (j = 0; j < nx; j++) {
+        char *path = out_path(dir, xb[j].name);
+        int bad = 0;
+        if (!path) return ER_EXIT_INTERNAL;
+        if (er_cli_same_file(path, kfile)) bad = 1;
+        for (k = 0; k < nb && !bad; k++) bad = er_cli_same_file(path, bufs[k].path);
+        for (k = 0; k < nx && !bad; k++) bad = er_cli_same_file(path, xb[k].b.path);
+        if (bad) fprintf(stderr, "exactref interp: -o %s: %s is an input: refusing to overwrite an input\n", dir, path);
+        else if (er_npy_output_check(path, msg, sizeof msg) != ER_OK) {
+            fprintf(stderr, "exactref interp: -o %s: %s\n", dir, msg);
+            bad = 1;
+        }
+        free(path);
+        if (bad) return ER_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The list arrays a store reached, as DIR/PARAM.K.npy: 0 or 3. */
+static int write_list_outputs(const char *dir, const xbuf *xb, const er_interp_buffer *xib, int nx)
+{
+    int j;
+    for (j = 0; j < nx; j++) {
+        char msg[1024], *path;
+        er_status st;
+        if (!xib[j].stored) continue;
+        if (!(path = out_path(dir, xb[j].name))) return ER_EXIT_INTERNAL;
+        st = er_npy_write(path, native_descr(xb[j].b.fmt), xb[j].b.a.ndim, xb[j].b.a.shape, xib[j].data, msg, sizeof msg);
+        free(path);
+        if (st != ER_OK) {
+            fprintf(stderr, "exactref interp: %s\n", msg);
+            return ER_EXIT_INTERNAL;
+        }
+    }
+    return 0;
+}
+
 int er_cmd_interp(int argc, char **argv)
 {
     const char *file = NULL, *kernel = NULL, *gridarg = NULL, *outdir = NULL;
@@ -546,6 +816,9 @@ int er_cmd_interp(int argc, char **argv)
     er_interp_buffer *ib = NULL;
     uint64_t *scalars = NULL;
     int nb = 0, ns = 0, np;
+    xbuf *xb = NULL;             /* the arrays of list:... arguments (cuTile's list-of-arrays) */
+    er_interp_buffer *xib = NULL;
+    int nx = 0, npp = 0;
     char *prints = NULL;
     er_interp_launch l;
     if (!args) return ER_EXIT_INTERNAL;
@@ -655,6 +928,11 @@ int er_cmd_interp(int argc, char **argv)
         for (i = 0; i < np; i++) {
             er_interp_param p;
             er_interp_param_get(m, kernel, i, &p);
+            npp += p.kind == ER_INTERP_PARAM_POINTER;
+        }
+        for (i = 0; i < np; i++) {
+            er_interp_param p;
+            er_interp_param_get(m, kernel, i, &p);
             if (pi < npend) {
                 if (p.kind != ER_INTERP_PARAM_SCALAR || p.format < 0 || p.format == ER_INTERP_FMT_I1 || er_fmt_get(p.format).kind == ER_KIND_FLOAT ||
                     parse_scalar("0", p.format, &scalars[ns]) != 0) {
@@ -680,7 +958,25 @@ int er_cmd_interp(int argc, char **argv)
                 rc = ER_EXIT_USAGE;
                 goto out;
             }
-            if (p.kind == ER_INTERP_PARAM_POINTER) {
+            if (p.kind == ER_INTERP_PARAM_POINTER && !strncmp(args[ai], "list:", 5)) {
+                int64_t len = 0;
+                if (p.format != ER_FMT_I64) {
+                    fprintf(stderr, "exactref interp: %s: a list binds cuTile's table, a pointer to i64; %%%s points to %s\n", args[ai], p.name, fmt_label(p.format));
+                    rc = ER_EXIT_USAGE;
+                    goto out;
+                }
+                if ((rc = load_list(args[ai], p.name, npp, &xb, &nx, &bufs[nb], &len)) != 0) goto out;
+                ai++;
+                ib[nb].format = ER_FMT_I64;
+                ib[nb].data = bufs[nb].data;
+                ib[nb].nbytes = bufs[nb].nbytes;
+                if (cutile) { /* the list's length fills the next integer parameter */
+                    npend = 1;
+                    pi = 0;
+                    pend[0] = len;
+                }
+                nb++;
+            } else if (p.kind == ER_INTERP_PARAM_POINTER) {
                 if ((rc = load_buffer(args[ai], p.format, &bufs[nb])) != 0) {
                     free_buffer(&bufs[nb]);
                     goto out;
@@ -725,7 +1021,16 @@ int er_cmd_interp(int argc, char **argv)
             goto out;
         }
     }
-    if (outdir && (rc = check_outputs(outdir, file, m, kernel, bufs, nb)) != 0) goto out;
+    if (outdir && ((rc = check_outputs(outdir, file, m, kernel, bufs, nb)) != 0 || (rc = check_list_outputs(outdir, file, bufs, nb, xb, nx)) != 0)) goto out;
+    if (nx) {
+        xib = (er_interp_buffer *)calloc((size_t)nx, sizeof *xib);
+        if (!xib) { rc = ER_EXIT_INTERNAL; goto out; }
+        for (i = 0; i < nx; i++) {
+            xib[i].format = xb[i].b.fmt;
+            xib[i].data = xb[i].b.data;
+            xib[i].nbytes = xb[i].b.nbytes;
+        }
+    }
     er_interp_launch_init(&l);
     l.grid[0] = grid[0];
     l.grid[1] = grid[1];
@@ -739,6 +1044,8 @@ int er_cmd_interp(int argc, char **argv)
     l.work_limit = work_limit;
     l.prints = prints;
     l.prints_size = 1 << 20;
+    l.extra = xib;
+    l.nextra = (size_t)nx;
     {
         er_status st = er_interp_kernel(m, kernel, &l, msg, sizeof msg);
         if (prints[0]) {
@@ -764,11 +1071,18 @@ int er_cmd_interp(int argc, char **argv)
      * the process with SIGXFSZ: main ignores it for every command, and so does this one, to be sure */
     if (outdir) {
         signal(SIGXFSZ, SIG_IGN);
-        rc = write_outputs(outdir, m, kernel, bufs, ib, nb);
+        if ((rc = make_outdir(outdir)) == 0) rc = write_outputs(outdir, m, kernel, bufs, ib, nb);
+        if (rc == 0) rc = write_list_outputs(outdir, xb, xib, nx);
     }
 out:
     if (bufs)
         for (i = 0; i < nb; i++) free_buffer(&bufs[i]);
+    for (i = 0; i < nx; i++) {
+        free((void *)xb[i].b.path);
+        free_buffer(&xb[i].b);
+    }
+    free(xb);
+    free(xib);
     free(bufs);
     free(ib);
     free(scalars);
@@ -790,7 +1104,8 @@ const char *const er_cli_help_interp =
     "\n"
     "DESCRIPTION\n"
     "    Parses the module (the cuda_tile dialect's MLIR text form; a .tileirbc bytecode file is first\n"
-    "    printed as text by tileirdisasm, from PyPI nvidia-cuda-tileiras, when it is installed), and\n"
+    "    printed as text by tileirdisasm, from PyPI nvidia-cuda-tileiras: $EXACTREF_TILEIRDISASM, else on\n"
+    "    PATH, else under site-packages/nvidia/cu*/bin of the active python environment), and\n"
     "    runs the entry NAME (needed when the module has several) over the grid, blocks one after\n"
     "    another, x fastest, with every format modelled to the bit: integer operations exact, float\n"
     "    operations rounded once in their rounding attribute's direction, mmaf, mmai and mmaf_scaled\n"
@@ -804,7 +1119,10 @@ const char *const er_cli_help_interp =
     "    saves them (void dtypes of the storage width, holding the patterns), or integers; every element\n"
     "    must be exactly a value of E. A scalar is a decimal integer, a decimal or hexadecimal float\n"
     "    (0x1.8p3) that is exactly a value of its type, or a 0x bit pattern: one rule for every format,\n"
-    "    so 0.1 is refused for f64 as for f32, and so are 1e999 and 1e-400.\n"
+    "    so 0.1 is refused for f64 as for f32, and so are 1e999 and 1e-400. A pointer to i64 also takes\n"
+    "    list:[FMT:]a.npy,b.npy,... (cuTile's list of arrays): the arrays (format FMT, else their native\n"
+    "    dtype) and a table of their addresses, shapes and strides, which the pointer receives; with\n"
+    "    --cutile the list's length fills the next integer parameter.\n"
     "\n"
     "    Output: the captured print_tko text, then one line per launch, the kernel's name and 'ok' or\n"
     "    the refusal's kind (interp.unsupported_op, interp.ub, interp.bad_launch, interp.internal); a\n"
@@ -821,7 +1139,9 @@ const char *const er_cli_help_interp =
     "                             formats) under the output rules of every command (a file replaced\n"
     "                             atomically with its mode kept, a symbolic link's target replaced, a\n"
     "                             FIFO written in place); an output that is an input is refused before\n"
-    "                             the run; nothing is written on a refusal; a write that fails is exit 3\n"
+    "                             the run; nothing is written on a refusal; a write that fails is exit 3;\n"
+    "                             a missing DIR is made after the run succeeds; a list's arrays are\n"
+    "                             written as DIR/PARAM.K.npy\n"
     "    --no-ub-checks           do not refuse undefined behaviour: an undefined lane reads NaN (0 for\n"
     "                             integers and formats without NaN) and the run goes on\n"
     "    --step-limit N           the most loop iterations of one launch (default 2^24, some seconds);\n"
