@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "interp_impl.h"
+#include "interp_bounds.h"
 #include "exactref/core/er_round.h"
 
 typedef struct C {
@@ -13,6 +14,7 @@ typedef struct C {
     char *msg;
     size_t msz;
     int found;
+    int bounds; /* bounds mode: rounding<approx>/<full> and fast_acc are device freedoms it models */
 } C;
 
 static int bad(C *c, const it_op *op, const char *fmt, ...)
@@ -106,7 +108,7 @@ static int check_mma(C *c, const it_op *op)
         (r == 3 && (a->shape[0] != b->shape[0] || a->shape[0] != acc->shape[0])))
         return bad(c, op, "the shapes do not compose (M x K times K x N plus M x N)");
     if (!same(&op->rty[0], acc)) return bad(c, op, "the result's type must be the accumulator's");
-    if (op->fast_acc) return bad(c, op, "fast_acc (reduced-precision accumulation) is not modelled");
+    if (op->fast_acc && !c->bounds) return bad(c, op, "fast_acc (reduced-precision accumulation) is not modelled");
     if (op->code == OP_MMAI) {
         if (a->et != IT_I8 || b->et != IT_I8 || acc->et != IT_I32) return bad(c, op, "mmai takes i8 operands and an i32 accumulator");
         return 0;
@@ -179,7 +181,9 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
         for (i = 0; i < n; i++)
             if (!same(VT(c, op, i), rt)) return bad(c, op, "operand %d's type is not the result's", i);
         if (op->ftz && rt->et != ER_FMT_F32) return bad(c, op, "flush_to_zero is allowed only on f32");
-        if (op->rnd == IT_RND_APPROX) return bad(c, op, "rounding<approx> is not modelled (its results are not specified to the bit)");
+        if (op->rnd == IT_RND_APPROX && !(c->bounds && (op->code == OP_EXP2 || op->code == OP_EXP || op->code == OP_DIVF ||
+                                                          op->code == OP_RSQRT || op->code == OP_SQRT || op->code == OP_TANH)))
+            return bad(c, op, "rounding<approx> is not modelled (its results are not specified to the bit)");
         if (op->rnd == ER_RND_NEAREST_AWAY || op->rnd == IT_RND_NEAREST_INT_TO_ZERO) return bad(c, op, "rounding<%s> is not allowed here", rname(op->rnd));
         if (op->rnd == IT_RND_FULL && !(op->code == OP_DIVF || op->code == OP_EXP || op->code == OP_TANH))
             return bad(c, op, "rounding<full> is not allowed here");
@@ -478,6 +482,11 @@ static int check_entry(C *c, const it_entry *e)
 
 int er_interp_first_unsupported(const er_interp_module *m, const char *kernel, char *msg, size_t msg_size)
 {
+    return it_first_unsupported(m, kernel, 0, msg, msg_size);
+}
+
+int it_first_unsupported(const er_interp_module *m, const char *kernel, int bounds, char *msg, size_t msg_size)
+{
     C c;
     int i;
     if (msg && msg_size) msg[0] = 0;
@@ -486,6 +495,7 @@ int er_interp_first_unsupported(const er_interp_module *m, const char *kernel, c
     c.m = m;
     c.msg = msg;
     c.msz = msg_size;
+    c.bounds = bounds;
     if (kernel) {
         const it_entry *e = it_find_entry(m, kernel);
         if (!e) return -1;
