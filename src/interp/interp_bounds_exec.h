@@ -65,7 +65,7 @@ static int bnd_mem_setup(X *x)
         mreg *m = &x->mem[k];
         int f = x->l->buffers[k].format, eb;
         int64_t n, e;
-        if (f == ER_INTERP_FMT_I1 || !it_is_float(f)) continue;
+        if (f == ER_INTERP_FMT_I1 || er_fmt_get(f).kind != ER_KIND_FLOAT) continue;
         eb = it_elem_bytes(f);
         if (eb <= 0) continue;
         n = (int64_t)(m->n / (size_t)eb);
@@ -104,7 +104,7 @@ static int bnd_mem_out(X *x, er_interp_bounds *out)
         c->format = f;
         c->nbytes = m->n;
         c->is_float = m->slo != NULL;
-        c->eb = c->is_float ? m->seb : (f == ER_INTERP_FMT_I1 ? 1 : (it_is_float(f) ? 1 : er_fmt_storage_bytes(er_fmt_get(f))));
+        c->eb = c->is_float ? m->seb : (f == ER_INTERP_FMT_I1 ? 1 : er_fmt_storage_bytes(er_fmt_get(f)));
         c->count = (int64_t)(m->n / (size_t)c->eb);
         c->point = (uint8_t *)malloc(m->n ? m->n : 1);
         if (!c->point) return -1;
