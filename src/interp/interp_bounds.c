@@ -557,7 +557,7 @@ er_status it_bnd_mma(const it_bopts *o, int fast_acc, const er_mma_args *args, d
         snprintf(msg, msg_size, "bounds mode: the operands of a block-scaled product must be exact (loaded, not computed)");
         return ER_EUNSUPPORTED;
     }
-    if ((st = er_result_create(args, &r, msg, msg_size)) != ER_OK) {
+    if ((st = er_result_create(args, &r, msg, msg_size)) != ER_OK) { /* args->d receives the rounded answer */
         for (q = 0; q < 3; q++) free(slack[q]);
         return st;
     }

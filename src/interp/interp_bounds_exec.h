@@ -342,25 +342,21 @@ static void bnd_reduce(X *x, const it_op *op)
 
 /* ---------------------------------------------------------------- mma */
 
-static void bnd_mma(X *x, const it_op *op)
+/* Called by exec_mma in place of er_mma: the result (the same rounded answer into args->d) and its bounds
+ * for the standard, kept in x until bnd_mma_attach gives them to the result's slot. */
+static er_status bnd_mma_exec(X *x, const it_op *op, er_mma_args *args)
 {
     const rv *a = &x->v[op->opd[0]], *b = &x->v[op->opd[1]], *c = &x->v[op->opd[2]];
-    const rv *sa = op->code == OP_MMAF_SCALED ? &x->v[op->opd[3]] : NULL;
-    const rv *sb = op->code == OP_MMAF_SCALED ? &x->v[op->opd[4]] : NULL;
-    rv *r = &x->v[op->res[0]];
-    int batched = a->rank == 3;
-    int64_t B = batched ? a->shape[0] : 1, M = a->shape[a->rank - 2], K = a->shape[a->rank - 1], N = b->shape[b->rank - 1];
-    int eba = er_fmt_storage_bytes(er_fmt_get(a->et)), ebb = er_fmt_storage_bytes(er_fmt_get(b->et)),
-        ebc = er_fmt_storage_bytes(er_fmt_get(c->et));
-    void *pa, *pb, *pc, *pd, *psa = NULL, *psb = NULL;
-    er_tensor ta, tb, tc, td, tsa, tsb;
-    er_mma_args args;
+    const rv *opr[3];
     double *slack[3] = {NULL, NULL, NULL};
-    const rv *opr[3] = {a, b, c};
-    char emsg[512];
-    er_status st;
+    int64_t n = c->n;
     int q;
-    if (sa && ((sa->has_s) || (sb->has_s)))
+    er_status st;
+    opr[0] = a;
+    opr[1] = b;
+    opr[2] = c;
+    if (op->code == OP_MMAI) return er_mma(args);
+    if (op->code == OP_MMAF_SCALED && (x->v[op->opd[3]].has_s || x->v[op->opd[4]].has_s))
         refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: the block scales of mmaf_scaled must be exact (loaded, not computed)");
     for (q = 0; q < 3; q++) {
         const rv *o = opr[q];
@@ -371,7 +367,7 @@ static void bnd_mma(X *x, const it_op *op)
         slack[q] = (double *)malloc((size_t)o->n * sizeof(double));
         if (!slack[q]) {
             free(slack[0]); free(slack[1]);
-            INTERNAL(x, op, "out of memory");
+            return ER_ENOMEM;
         }
         for (i = 0; i < o->n; i++)
             if ((slack[q][i] = it_bnd_slack(&s, i)) != 0) nz++;
@@ -380,61 +376,28 @@ static void bnd_mma(X *x, const it_op *op)
             slack[q] = NULL;
         }
     }
-    pa = malloc((size_t)a->n * eba);
-    pb = malloc((size_t)b->n * ebb);
-    pc = malloc((size_t)c->n * ebc);
-    pd = malloc((size_t)c->n * ebc);
-    if (sa) {
-        psa = malloc((size_t)sa->n);
-        psb = malloc((size_t)sb->n);
-    }
-    if (!pa || !pb || !pc || !pd || (sa && (!psa || !psb))) {
-        free(pa); free(pb); free(pc); free(pd); free(psa); free(psb);
+    free(x->mlo);
+    free(x->mhi);
+    free(x->mfl);
+    x->mlo = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+    x->mhi = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+    x->mfl = (uint8_t *)malloc((size_t)(n ? n : 1));
+    if (!x->mlo || !x->mhi || !x->mfl) {
         for (q = 0; q < 3; q++) free(slack[q]);
-        INTERNAL(x, op, "out of memory");
+        return ER_ENOMEM;
     }
-    pack(a, eba, pa);
-    pack(b, ebb, pb);
-    pack(c, ebc, pc);
-    if (batched) {
-        ta = er_tensor_3d(a->et, B, M, K, pa);
-        tb = er_tensor_3d(b->et, B, K, N, pb);
-        tc = er_tensor_3d(c->et, B, M, N, pc);
-        td = er_tensor_3d(c->et, B, M, N, pd);
-    } else {
-        ta = er_tensor_2d(a->et, M, K, pa);
-        tb = er_tensor_2d(b->et, K, N, pb);
-        tc = er_tensor_2d(c->et, M, N, pc);
-        td = er_tensor_2d(c->et, M, N, pd);
-    }
-    er_mma_args_init(&args);
-    args.a = &ta;
-    args.b = &tb;
-    args.c = &tc;
-    args.d = &td;
-    args.rounding = ER_RND_NEAREST_EVEN;
-    args.backend = ER_BACKEND_CPU;
-    args.threads = 1;
-    if (sa) {
-        int64_t ks = sa->shape[sa->rank - 1];
-        pack(sa, 1, psa);
-        pack(sb, 1, psb);
-        if (batched) {
-            tsa = er_tensor_3d(sa->et, B, M, ks, psa);
-            tsb = er_tensor_3d(sb->et, B, ks, N, psb);
-        } else {
-            tsa = er_tensor_2d(sa->et, M, ks, psa);
-            tsb = er_tensor_2d(sb->et, ks, N, psb);
-        }
-        args.a_scale = &tsa;
-        args.b_scale = &tsb;
-        args.block = (int)(K / ks);
-    }
+    st = it_bnd_mma(x->bo, op->fast_acc, args, slack, x->mlo, x->mhi, x->mfl, args->msg, args->msg_size); /* frees slack */
+    if (st == ER_EUNSUPPORTED) refuse(x, ER_INTERP_UNSUPPORTED, op, "%s", args->msg);
+    return st;
+}
+
+static void bnd_mma_attach(X *x, const it_op *op, rv *r)
+{
+    if (op->code == OP_MMAI || !x->mlo) return;
     sh_need(x, op, r, 0);
-    st = it_bnd_mma(x->bo, op->fast_acc, &args, slack, r->slo, r->shi, r->sfl, emsg, sizeof emsg); /* frees slack */
-    free(pa); free(pb); free(pc); free(pd); free(psa); free(psb);
-    if (st == ER_EUNSUPPORTED) refuse(x, ER_INTERP_UNSUPPORTED, op, "%s", emsg);
-    if (st != ER_OK) INTERNAL(x, op, "the bounds of the product failed: %s", emsg);
+    memcpy(r->slo, x->mlo, (size_t)r->n * sizeof(double));
+    memcpy(r->shi, x->mhi, (size_t)r->n * sizeof(double));
+    memcpy(r->sfl, x->mfl, (size_t)r->n);
 }
 
 /* ---------------------------------------------------------------- the hook */
@@ -526,9 +489,6 @@ static void bnd_after(X *x, const it_op *op)
         }
         return;
     }
-    case OP_MMAF: case OP_MMAF_SCALED:
-        bnd_mma(x, op);
-        return;
     case OP_REDUCE: case OP_SCAN:
         bnd_reduce(x, op);
         return;

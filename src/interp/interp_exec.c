@@ -69,6 +69,8 @@ typedef struct X {
     int fault; /* EXACTREF_INTERP_FAULT=internal: the first op refuses as interp.internal (tests) */
     size_t plen;
     const it_bopts *bo; /* bounds mode (NULL: point mode) */
+    double *mlo, *mhi;  /* bounds mode: the last mmaf's enclosures, until its result slot takes them */
+    uint8_t *mfl;
 } X;
 
 enum { SIG_END, SIG_YIELD, SIG_CONT, SIG_BREAK, SIG_RET };
@@ -325,6 +327,8 @@ static void bnd_scan_store(X *x, const it_op *op, rv *res, const rv *acc, int64_
 static int bnd_mem_setup(X *x);
 static int bnd_mem_out(X *x, er_interp_bounds *out);
 static void bnd_mem_free(X *x);
+static er_status bnd_mma_exec(X *x, const it_op *op, er_mma_args *args);
+static void bnd_mma_attach(X *x, const it_op *op, rv *r);
 
 static void step(X *x, const it_op *op)
 {
@@ -1070,7 +1074,7 @@ static void exec_mma(X *x, const it_op *op)
         args.b_scale = &tsb;
         args.block = (int)(K / ks);
     }
-    if (er_mma(&args) != ER_OK) {
+    if ((x->bo ? bnd_mma_exec(x, op, &args) : er_mma(&args)) != ER_OK) { /* bounds mode: the product and its bounds */
         free(pa); free(pb); free(pc); free(pd); free(psa); free(psb);
         INTERNAL(x, op, "the exact engine refused the product: %s", emsg);
     }
@@ -1081,6 +1085,7 @@ static void exec_mma(X *x, const it_op *op)
         r = slot_tile(x, op, op->res[0], &t, c->rank, c->shape);
     }
     for (i = 0; i < c->n; i++) r->b[i] = it_load_elem((uint8_t *)pd + i * ebc, ebc, c->et);
+    if (x->bo) bnd_mma_attach(x, op, r); /* bounds mode */
     free(pa); free(pb); free(pc); free(pd); free(psa); free(psb);
     /* undefined lanes: D[i][j] is undefined if C[i][j], a lane of row i of A or of column j of B is */
     if (a->has_u || b->has_u || c->has_u || (sa && (sa->has_u || sb->has_u))) {
@@ -1874,6 +1879,9 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     }
 done:
     if (x->mem) bnd_mem_free(x);
+    free(x->mlo);
+    free(x->mhi);
+    free(x->mfl);
     if (x->v)
         for (i = 0; i < x->nv; i++) {
             free(x->v[i].b);
