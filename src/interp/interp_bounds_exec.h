@@ -56,6 +56,21 @@ static void sh_top(rv *r, int64_t j)
     r->sfl[j] = IT_BF_NAN;
 }
 
+/* A tile whose every lane's enclosure is its own value drops the enclosures (exact, and cheaper after). */
+static void sh_settle(rv *r)
+{
+    int64_t i;
+    if (!r->has_s || !it_is_float(r->et)) return;
+    for (i = 0; i < r->n; i++) {
+        double l, h;
+        uint8_t f;
+        if (r->sfl[i] || r->slo[i] != r->shi[i]) return;
+        it_bnd_point(r->et, r->b[i], &l, &h, &f);
+        if (f || l != r->slo[i]) return;
+    }
+    r->has_s = 0;
+}
+
 /* ---------------------------------------------------------------- memory */
 
 static int bnd_mem_setup(X *x)
@@ -172,6 +187,7 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
             it_bnd_point(et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
         }
     }
+    if (r) sh_settle(r);
 }
 
 static void bnd_view_access(X *x, const it_op *op, int store)
@@ -226,6 +242,7 @@ static void bnd_view_access(X *x, const it_op *op, int store)
             it_bnd_point(pv->et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
         }
     }
+    if (r) sh_settle(r);
 }
 
 /* ---------------------------------------------------------------- data movement */

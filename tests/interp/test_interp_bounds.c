@@ -563,6 +563,57 @@ START_TEST(t_epilogue)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- MXFP8 (mmaf_scaled) */
+
+START_TEST(t_mxfp8)
+{
+    const char *k;
+    er_interp_module *m = load_cutile("cutile_mxfp8.mlir", &k);
+    uint8_t A[16 * 64], B[64 * 16], SA[16 * 2], SB[2 * 16];
+    float C[16 * 16], C0[16 * 16], D[16 * 16];
+    int64_t sa[2] = {16, 64}, ssa[2] = {16, 2}, sb[2] = {64, 16}, ssb[2] = {2, 16}, sc[2] = {16, 16};
+    er_check_report rep;
+    int i, j, p, std;
+    for (i = 0; i < 16 * 64; i++) A[i] = rnd_e4m3();
+    for (i = 0; i < 64 * 16; i++) B[i] = rnd_e4m3();
+    for (i = 0; i < 32; i++) {
+        SA[i] = (uint8_t)(127 - 2 + (int)(er_test_rand(&rng) % 5));
+        SB[i] = (uint8_t)(127 - 2 + (int)(er_test_rand(&rng) % 5));
+    }
+    for (i = 0; i < 256; i++) C0[i] = rnd_f32(2);
+    for (std = 0; std < 2; std++) {
+        er_interp_bounds_opts o;
+        launch L;
+        er_interp_bounds_opts_init(&o);
+        o.standard = std ? "any_order" : "normal";
+        memcpy(C, C0, sizeof C);
+        lset(&L, 1, 1);
+        lbuf_ct(&L, ER_FMT_F8E4M3FN, A, sizeof A, 2, sa);
+        lbuf_ct(&L, ER_FMT_F8E8M0FNU, SA, sizeof SA, 2, ssa);
+        lbuf_ct(&L, ER_FMT_F8E4M3FN, B, sizeof B, 2, sb);
+        lbuf_ct(&L, ER_FMT_F8E8M0FNU, SB, sizeof SB, 2, ssb);
+        lbuf_ct(&L, ER_FMT_F32, C, sizeof C, 2, sc);
+        lbounds(&L, m, k, &o);
+        ck_assert_int_eq(judge(&L, 4, C, sizeof C, 16, 16, &rep), 0);
+        if (std) {
+            /* a device: each scaled product exact, summed in reverse order after C, in f32 */
+            for (i = 0; i < 16; i++)
+                for (j = 0; j < 16; j++) {
+                    float s = C0[i * 16 + j];
+                    for (p = 63; p >= 0; p--)
+                        s = s + (float)(val_e4m3(A[i * 64 + p]) * ldexp(1.0, SA[i * 2 + p / 32] - 127) * val_e4m3(B[p * 16 + j]) *
+                                        ldexp(1.0, SB[(p / 32) * 16 + j] - 127));
+                    D[i * 16 + j] = s;
+                }
+            ck_assert_msg(judge(&L, 4, D, sizeof D, 16, 16, &rep) == 0, "mxfp8 reverse order: %lld outside", (long long)rep.outside);
+        }
+        plant_two_ulps(&L, 4, C, 256, 16, 16, 17);
+        er_interp_bounds_free(L.bd);
+    }
+    er_interp_free(m);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- cuTile's FMHA, when exported */
 
 START_TEST(t_fmha)
@@ -612,6 +663,7 @@ int main(void)
     tcase_add_test(tc, t_approx);
     tcase_add_test(tc, t_undecided);
     tcase_add_test(tc, t_epilogue);
+    tcase_add_test(tc, t_mxfp8);
     tcase_add_test(tc, t_fmha);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
