@@ -45,7 +45,15 @@ static void top(double *lo, double *hi, uint8_t *fl)
 
 void it_bnd_point(int fmt, uint64_t bits, double *lo, double *hi, uint8_t *fl)
 {
-    double v = V(fmt, bits);
+    double v;
+    if (fmt == ER_FMT_F32) { /* the common case without a conversion call: every f32 is a binary64 */
+        float f;
+        uint32_t u = (uint32_t)bits;
+        memcpy(&f, &u, 4);
+        v = (double)f;
+    } else {
+        v = V(fmt, bits);
+    }
     if (isnan(v)) {
         top(lo, hi, fl);
         return;
