@@ -14,12 +14,27 @@
 
 /* ---------------------------------------------------------------- values of a format */
 
-static double V(int f, uint64_t b) { return er_b_value(f, b); }
+static double V(int f, uint64_t b)
+{
+    if (f == ER_FMT_F32) { /* every f32 is a binary64: no conversion call */
+        float v;
+        uint32_t u = (uint32_t)b;
+        memcpy(&v, &u, 4);
+        return (double)v;
+    }
+    return er_b_value(f, b);
+}
 
 /* The pattern of a value of format f (an endpoint: always a value of f or an infinity). */
 static uint64_t P(int f, double x)
 {
     uint64_t b = 0;
+    if (f == ER_FMT_F32 && (double)(float)x == x) {
+        float v = (float)x;
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        return u;
+    }
     if (er_bits_of(f, x, &b) != ER_OK) {
         double r = 0;
         er_round_double(f, x, ER_RND_NEAREST_EVEN, &r);
@@ -168,17 +183,6 @@ static void ulps_widen(int f, double N, double extra_abs, double *L, double *H)
     *H = er_b_up(er_b_up(*H + eh));
 }
 
-/* f64 directed evaluation of a unary math op at a value. */
-static double m64(er_math_op mo, double x, int dir)
-{
-    uint64_t b, o = 0;
-    unsigned fl;
-    memcpy(&b, &x, 8);
-    if (er_math_unary(mo, ER_FMT_F64, b, dir, &o, &fl) != ER_OK) return NAN;
-    memcpy(&x, &o, 8);
-    return x;
-}
-
 static double mf(er_math_op mo, int f, double x, int dir)
 {
     uint64_t o = 0;
@@ -239,16 +243,18 @@ static void approx_unary(const it_bopts *o, const it_op *op, int f, double al, d
     double L, H, xmax = fabs(al) > fabs(ah) ? fabs(al) : fabs(ah), N = axu(o, ax, xmax);
     if (op->code == OP_RSQRT) {
         if (al <= 0) { top(lo, hi, fl); return; }
-        L = m64(mo, ah, ER_RND_NEGATIVE_INF);
-        H = m64(mo, al, ER_RND_POSITIVE_INF);
+        L = mf(mo, f, ah, ER_RND_NEGATIVE_INF);
+        H = mf(mo, f, al, ER_RND_POSITIVE_INF);
     } else {
         if (op->code == OP_SQRT && al < 0) {
             if (ah < 0) { top(lo, hi, fl); return; }
             *fl |= IT_BF_NAN;
             al = 0;
         }
-        L = m64(mo, al, ER_RND_NEGATIVE_INF);
-        H = m64(mo, ah, ER_RND_POSITIVE_INF);
+        /* the exact function's ends rounded outward into the format itself (the math library's directed
+         * roundings; the same fast paths as point mode's), well inside the error widened below */
+        L = mf(mo, f, al, ER_RND_NEGATIVE_INF);
+        H = mf(mo, f, ah, ER_RND_POSITIVE_INF);
     }
     ulps_widen(f, N, op->code == OP_TANH && o->ulps[ax] < 0 ? ldexp(1.0, -10) : 0, &L, &H);
     out_round(f, L, H, lo, hi, fl);

@@ -616,36 +616,140 @@ END_TEST
 
 /* ---------------------------------------------------------------- cuTile's FMHA, when exported */
 
+/* The nearest-even f16 value of x (|x| below f16's largest value). */
+static double rn_f16(double x)
+{
+    int e;
+    double sc;
+    if (x == 0 || !isfinite(x)) return x;
+    frexp(x, &e);
+    sc = ldexp(1.0, e - 11 < -24 ? -24 : e - 11);
+    return nearbyint(x / sc) * sc;
+}
+
+/* exp2 as a device's ex2.approx.ftz may give it: the correctly rounded value moved by `off` ulps, subnormals flushed. */
+static float dev_exp2(float x, int off)
+{
+    float r = isinf(x) && x < 0 ? 0.0f : ulps_from(mp_f32(1, x), off);
+    return fabsf(r) < 0x1p-126f ? 0.0f : r;
+}
+
+/*
+ * A device running cuTile's FMHA sample (tests/interp/cutile/gen_cutile.py, fmha_body: 16 x 16 tiles, head
+ * dimension 32, online softmax in base 2): each mma's products summed in reverse order after its accumulator
+ * (any order), exp2 one ulp off (alternating), the row sums in reverse order, the division one ulp off.
+ * bug: 1 a skipped k/v block, 2 a missing rescale of the accumulator, 3 a stale max (p from the previous
+ * block's max).
+ */
+static void emul_fmha(const uint16_t *Q, const uint16_t *K, const uint16_t *V, float *O, int S, int causal, int bug)
+{
+    enum { FM = 16, FN = 16, FD = 32 };
+    const float scale = (float)((1.0 / sqrt(32.0)) * 1.4426950408889634);
+    int qb, i, j, d, t;
+    for (qb = 0; qb < S / FM; qb++) {
+        float m[FM], l[FM], acc[FM][FD];
+        int nk = causal ? qb + 1 : S / FN, jb;
+        for (i = 0; i < FM; i++) {
+            m[i] = -INFINITY;
+            l[i] = 0;
+            for (d = 0; d < FD; d++) acc[i][d] = 0;
+        }
+        for (jb = 0; jb < nk; jb++) {
+            float sc[FM][FN], p[FM][FN];
+            if (bug == 1 && jb == 1) continue;
+            for (i = 0; i < FM; i++)
+                for (j = 0; j < FN; j++) {
+                    float sum = 0;
+                    for (d = FD - 1; d >= 0; d--)
+                        sum = sum + (float)(val16(ER_FMT_F16, Q[(qb * FM + i) * FD + d]) * val16(ER_FMT_F16, K[(jb * FN + j) * FD + d]));
+                    sc[i][j] = sum * scale;
+                    if (causal && jb * FN + j > qb * FM + i) sc[i][j] = -INFINITY;
+                }
+            for (i = 0; i < FM; i++) {
+                float mx = -INFINITY, mn, alpha, ps = 0, used;
+                for (j = 0; j < FN; j++) mx = sc[i][j] > mx ? sc[i][j] : mx;
+                mn = m[i] > mx ? m[i] : mx;
+                used = bug == 3 && jb > 0 ? m[i] : mn;
+                for (j = 0; j < FN; j++) p[i][j] = dev_exp2(sc[i][j] - used, (i + j) % 2 ? 1 : -1);
+                alpha = dev_exp2(m[i] - mn, i % 2 ? 1 : -1);
+                for (j = FN - 1; j >= 0; j--) ps = ps + p[i][j];
+                l[i] = fmaf(l[i], alpha, ps);
+                for (d = 0; d < FD; d++) {
+                    float s2 = bug == 2 ? acc[i][d] : acc[i][d] * alpha;
+                    for (t = FN - 1; t >= 0; t--) s2 = s2 + (float)(rn_f16(p[i][t]) * val16(ER_FMT_F16, V[(jb * FN + t) * FD + d]));
+                    acc[i][d] = s2;
+                }
+                m[i] = mn;
+            }
+        }
+        for (i = 0; i < FM; i++)
+            for (d = 0; d < FD; d++) O[(qb * FM + i) * FD + d] = ulps_from(acc[i][d] / l[i], d % 2 ? 1 : -1);
+    }
+}
+
 START_TEST(t_fmha)
 {
     char dir[1024], path[1200];
-    DIR *d;
+    DIR *dd;
     struct dirent *de;
     int found = 0;
     snprintf(dir, sizeof dir, "%s/../cutile", ER_INTERP_KERNELS);
-    d = opendir(dir);
-    ck_assert(d != NULL);
-    while ((de = readdir(d)) != NULL) {
+    dd = opendir(dir);
+    ck_assert(dd != NULL);
+    while ((de = readdir(dd)) != NULL) {
+        enum { S = 64, D = 32 };
         er_interp_module *m;
-        int kk;
+        const char *k;
+        uint16_t Q[S * D], K[S * D], V[S * D];
+        float O[S * D], E[S * D];
+        int64_t sh[2] = {S, D};
+        er_interp_bounds_opts o;
+        er_check_report rep;
+        launch L;
+        int i, causal, bug;
         if (!strstr(de->d_name, "fmha") || !strstr(de->d_name, ".mlir")) continue;
         snprintf(path, sizeof path, "../cutile/%s", de->d_name);
         m = load(path);
-        for (kk = 0; kk < er_interp_kernel_count(m); kk++) {
-            char msg[512];
-            /* the pre-check of bounds mode must accept it (rounding<approx>, exp2 flush_to_zero) */
-            er_interp_launch l;
-            er_interp_bounds *bd = NULL;
-            er_interp_launch_init(&l);
-            (void)er_interp_kernel_bounds(m, er_interp_kernel_name(m, kk), &l, NULL, &bd, msg, sizeof msg);
-            ck_assert_msg(l.kind != ER_INTERP_UNSUPPORTED, "%s: %s", de->d_name, msg);
-            er_interp_bounds_free(bd);
+        k = er_interp_kernel_name(m, 0);
+        if (er_interp_kernel_count(m) != 1 || er_interp_param_count(m, k) != 20) {
+            printf("t_fmha: %s: not the sample's signature (Q, K, V f16, O f32), skipped\n", de->d_name);
+            er_interp_free(m);
+            continue;
         }
+        causal = strstr(de->d_name, "causal") != NULL;
+        for (i = 0; i < S * D; i++) {
+            Q[i] = rnd_f16();
+            K[i] = rnd_f16();
+            V[i] = rnd_f16();
+        }
+        er_interp_bounds_opts_init(&o);
+        o.standard = "any_order";
+        memset(O, 0, sizeof O);
+        lset(&L, S / 16, 1);
+        lbuf_ct(&L, ER_FMT_F16, Q, sizeof Q, 2, sh);
+        lbuf_ct(&L, ER_FMT_F16, K, sizeof K, 2, sh);
+        lbuf_ct(&L, ER_FMT_F16, V, sizeof V, 2, sh);
+        lbuf_ct(&L, ER_FMT_F32, O, sizeof O, 2, sh);
+        lbounds(&L, m, k, &o);
+        ck_assert_int_eq(judge(&L, 3, O, sizeof O, S, D, &rep), 0);
+        emul_fmha(Q, K, V, E, S, causal, 0);
+        ck_assert_msg(judge(&L, 3, E, sizeof E, S, D, &rep) == 0, "%s: the device emulation: %lld outside (worst %lld, %lld ulps)",
+                      de->d_name, (long long)rep.outside, (long long)rep.worst, (long long)rep.ulps_beyond);
+        for (bug = 1; bug <= 3; bug++) {
+            int64_t out;
+            emul_fmha(Q, K, V, E, S, causal, bug);
+            out = judge(&L, 3, E, sizeof E, S, D, &rep);
+            printf("t_fmha: %s: planted bug %d (%s): %lld of %d outside\n", de->d_name, bug,
+                   bug == 1 ? "a skipped block" : bug == 2 ? "a missing rescale" : "a stale max", (long long)out, S * D);
+            ck_assert_msg(out > 0, "%s: planted bug %d not caught", de->d_name, bug);
+        }
+        plant_two_ulps(&L, 3, O, S * D, S, D, 5 * D + 3);
+        er_interp_bounds_free(L.bd);
         er_interp_free(m);
         found++;
     }
-    closedir(d);
-    if (!found) printf("t_fmha: skipped: no tests/interp/cutile/*fmha*.mlir yet (exported by cuTile's FMHA sample)\n");
+    closedir(dd);
+    if (!found) printf("t_fmha: skipped: no tests/interp/cutile/*fmha*.mlir yet (cuTile's FMHA sample, exported by gen_cutile.py)\n");
 }
 END_TEST
 
