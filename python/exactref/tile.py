@@ -14,6 +14,7 @@ names them when they are missing).  Arguments follow cuTile's calling convention
 strides (in elements) fill the integer parameters that follow; numbers bind scalar parameters.
 """
 
+import glob
 import os
 import shutil
 import subprocess
@@ -47,11 +48,11 @@ def _tileirdisasm():
     tool = shutil.which("tileirdisasm")
     if tool:
         return tool
-    # where pip installs it: site-packages/nvidia/cu13/bin
+    # where pip installs it: site-packages/nvidia/cu*/bin (nvidia-cuda-tileiras)
     for base in sys.path:
-        cand = os.path.join(base, "nvidia", "cu13", "bin", "tileirdisasm")
-        if os.path.isfile(cand) and os.access(cand, os.X_OK):
-            return cand
+        for cand in sorted(glob.glob(os.path.join(base, "nvidia", "cu*", "bin", "tileirdisasm"))):
+            if os.access(cand, os.X_OK):
+                return cand
     return None
 
 
@@ -66,21 +67,24 @@ def _disasm(path):
 
 
 def _cutile_text(fn, args):
-    """Export a cuTile Python kernel for these arguments and print it as Tile IR text."""
+    """Export a cuTile Python kernel for these arrays (cuTile's calling convention, i32 shapes and strides,
+    as tests/interp/cutile/gen_cutile.py does) and print it as Tile IR text."""
     try:
-        import cuda.tile as ct  # noqa: F401
-        from cuda.tile import compilation as cc
+        import cuda.tile as ct
+        import cuda.tile.compilation as cc
     except ImportError as e:
         raise RuntimeError("a cuTile kernel function needs cuda.tile (pip install cuda-tile) and tileirdisasm "
                            "(pip install nvidia-cuda-tileiras) to be exported to Tile IR: %s" % e) from None
     if not _tileirdisasm():
         raise RuntimeError("exporting a cuTile kernel needs tileirdisasm (pip install nvidia-cuda-tileiras)")
-    sig = []
+    params = []
     for a in args:
-        if isinstance(a, np.ndarray):
-            sig.append(cc.ArrayType(ct.DType.from_numpy(a.dtype) if hasattr(ct, "DType") else a.dtype, a.ndim))
-        else:
-            sig.append(type(a))
+        if not isinstance(a, np.ndarray) or not hasattr(ct, a.dtype.name):
+            raise TypeError("a cuTile kernel function is exported here for array arguments of cuTile's dtypes only; "
+                            "pass its Tile IR (exported with cuda.tile.compilation.export_kernel) for others")
+        params.append(cc.ArrayConstraint(getattr(ct, a.dtype.name), a.ndim, index_dtype=ct.int32, stride_lower_bound_incl=0,
+                                         alias_groups=[], may_alias_internally=False))
+    sig = cc.KernelSignature(params, cc.CallingConvention.cutile_python_v1())
     with tempfile.TemporaryDirectory() as d:
         bc = os.path.join(d, "kernel.tileirbc")
         cc.export_kernel(fn, [sig], bc, output_format="tileir_bytecode", bytecode_version="13.3")
