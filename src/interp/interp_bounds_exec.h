@@ -198,6 +198,11 @@ static void bnd_view_access(X *x, const it_op *op, int store)
     int64_t idx[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1, e;
     rv *r = store ? NULL : &x->v[op->res[0]];
     if (!it_is_float(pv->et) || eb <= 0) return;
+#ifdef IT_VIEW_PARTITION
+    /* the index arithmetic below is a partition view's (strided and gather/scatter views: not yet) */
+    if (pv->vflav != IT_VIEW_PARTITION)
+        refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: loads and stores of floats through strided and gather/scatter views are not modelled yet");
+#endif
     for (d = 0; d < rank; d++) {
         const rv *iv = &x->v[op->opd[first + d]];
         idx[d] = sext(iv->b[0], it_int_width(iv->et));
