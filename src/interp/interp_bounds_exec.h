@@ -148,6 +148,17 @@ static mreg *sh_mem(X *x, const it_op *op, uint64_t addr, int eb, int64_t *e)
     return m;
 }
 
+/* A store into memory that keeps no enclosures (a global, an alloca, a list's array) must store an exact value. */
+static void sh_unkept(X *x, const it_op *op, const rv *val, int64_t i)
+{
+    double l, h;
+    uint8_t f;
+    if (!val->has_s) return;
+    it_bnd_point(val->et, val->b[i], &l, &h, &f);
+    if (val->sfl[i] || val->slo[i] != l || val->shi[i] != h)
+        refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: element %lld's enclosure would be stored where bounds mode keeps none (only the launch's buffers keep them)", (long long)i);
+}
+
 static void bnd_ptr_access(X *x, const it_op *op, int store)
 {
     const rv *ptr = &x->v[op->opd[0]];
@@ -171,7 +182,10 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
         }
         m = sh_mem(x, op, ptr->b[i], eb, &e);
         if (store) {
-            if (!m) continue;
+            if (!m) {
+                sh_unkept(x, op, val, i);
+                continue;
+            }
             if (val->has_s) {
                 m->slo[e] = val->slo[i];
                 m->shi[e] = val->shi[i];
@@ -231,7 +245,10 @@ static void bnd_view_access(X *x, const it_op *op, int store)
         }
         m = sh_mem(x, op, pv->base + (uint64_t)(off * eb), eb, &e);
         if (store) {
-            if (!m) continue;
+            if (!m) {
+                sh_unkept(x, op, val, i);
+                continue;
+            }
             if (val->has_s) {
                 m->slo[e] = val->slo[i];
                 m->shi[e] = val->shi[i];
