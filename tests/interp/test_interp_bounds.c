@@ -504,12 +504,6 @@ START_TEST(t_undecided)
     ck_assert_int_eq(L.l.kind, ER_INTERP_UNDECIDED);
     ck_assert_msg(strstr(L.msg, "bounds.mlir:41:") && strstr(L.msg, "op 'ftoi'"), "%s", L.msg);
     (void)st;
-    /* the pre-check of point mode still refuses rounding<approx>; bounds mode accepts it */
-    {
-        char msg[512];
-        ck_assert_int_eq(er_interp_first_unsupported(m, "approx", msg, sizeof msg), 1);
-        ck_assert_msg(strstr(msg, "rounding<approx>"), "%s", msg);
-    }
     er_interp_free(m);
 }
 END_TEST
