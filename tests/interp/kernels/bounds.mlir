@@ -1,4 +1,4 @@
-// bounds.mlir: bounds mode's witnesses: the approximate instructions (exp2 lowered to ex2.approx with flush_to_zero, divf rounding<approx>, rsqrt approx), and interp.undecided from a comparison and from ftoi of an approximate value.
+// bounds.mlir: bounds mode's witnesses: the approximate instructions (exp2 lowered to ex2.approx with flush_to_zero, divf rounding<approx>, rsqrt approx), interp.undecided from a comparison and from ftoi of an approximate value, and mmaf with and without fast_acc.
 cuda_tile.module @bd {
   entry @approx(%x: tile<ptr<f32>>, %y: tile<ptr<f32>>, %e: tile<ptr<f32>>, %q: tile<ptr<f32>>, %r: tile<ptr<f32>>) {
     %c0 = constant <i32: 0> : tile<i32>
@@ -40,6 +40,26 @@ cuda_tile.module @bd {
     %e = exp2 %v : tile<f32>
     %i = ftoi %e signed : tile<f32> -> tile<i32>
     %t2 = store_ptr_tko weak %o, %i : tile<ptr<i32>>, tile<i32> -> token
+    return
+  }
+  // fp8 products with fast_acc (Hopper's reduced accumulation: the hopper-fp8 model in bounds mode) and without
+  entry @fastacc(%a: tile<ptr<f8E4M3FN>>, %b: tile<ptr<f8E4M3FN>>, %c: tile<ptr<f32>>, %d: tile<ptr<f32>>) {
+    %c0 = constant <i32: 0> : tile<i32>
+    %ta = make_tensor_view %a, shape = [16, 64], strides = [64, 1] : tensor_view<16x64xf8E4M3FN, strides=[64,1]>
+    %pa = make_partition_view %ta : partition_view<tile=(16x64), tensor_view<16x64xf8E4M3FN, strides=[64,1]>>
+    %tb = make_tensor_view %b, shape = [64, 16], strides = [16, 1] : tensor_view<64x16xf8E4M3FN, strides=[16,1]>
+    %pb = make_partition_view %tb : partition_view<tile=(64x16), tensor_view<64x16xf8E4M3FN, strides=[16,1]>>
+    %tc = make_tensor_view %c, shape = [16, 16], strides = [16, 1] : tensor_view<16x16xf32, strides=[16,1]>
+    %pc = make_partition_view %tc : partition_view<tile=(16x16), tensor_view<16x16xf32, strides=[16,1]>>
+    %td = make_tensor_view %d, shape = [16, 16], strides = [16, 1] : tensor_view<16x16xf32, strides=[16,1]>
+    %pd = make_partition_view %td : partition_view<tile=(16x16), tensor_view<16x16xf32, strides=[16,1]>>
+    %x, %t0 = load_view_tko weak %pa[%c0, %c0] : partition_view<tile=(16x64), tensor_view<16x64xf8E4M3FN, strides=[64,1]>>, tile<i32> -> tile<16x64xf8E4M3FN>, token
+    %y, %t1 = load_view_tko weak %pb[%c0, %c0] : partition_view<tile=(64x16), tensor_view<64x16xf8E4M3FN, strides=[16,1]>>, tile<i32> -> tile<64x16xf8E4M3FN>, token
+    %z = constant <f32: 0.0> : tile<16x16xf32>
+    %r1 = mmaf %x, %y, %z fast_acc : tile<16x64xf8E4M3FN>, tile<64x16xf8E4M3FN>, tile<16x16xf32>
+    %r2 = mmaf %x, %y, %z : tile<16x64xf8E4M3FN>, tile<64x16xf8E4M3FN>, tile<16x16xf32>
+    %t2 = store_view_tko weak %r1, %pc[%c0, %c0] : tile<16x16xf32>, partition_view<tile=(16x16), tensor_view<16x16xf32, strides=[16,1]>>, tile<i32> -> token
+    %t3 = store_view_tko weak %r2, %pd[%c0, %c0] : tile<16x16xf32>, partition_view<tile=(16x16), tensor_view<16x16xf32, strides=[16,1]>>, tile<i32> -> token
     return
   }
 }
