@@ -9,6 +9,7 @@ from ._arrays import BitArray, ExportArray, asarray, dtype_of, format_info, form
 from ._ops import matmul, mma, mma_scaled, mmai, scaled_mm
 from ._result import Boundary, ExactArray, Outputs, Result
 from . import testing
+from . import tile
 
 __version__ = _core.version()
 

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "cli_out.h"
+#include "cmd_interp_bounds.h"
 #include "exactref/interp.h"
 #include "exactref/npy.h"
 #include "exactref/core/er_round.h"
@@ -802,9 +803,87 @@ static int write_list_outputs(const char *dir, const xbuf *xb, const er_interp_b
     return 0;
 }
 
+/*
+ * Bounds mode's outputs: --bounds DIR (lo/hi per float buffer), --check DIR (each pointer parameter's
+ * DIR/PARAM.npy that exists, judged; other files ignored) with --json FILE.  0 all covered, 1 some
+ * outside, 2 a device file that is not the buffer's, 3 a write that failed.
+ */
+static int bounds_outputs(const er_interp_module *m, const char *kernel, buf *bufs, int nb, er_interp_bounds *bres,
+                          const char *checkdir, const char *boundsdir, const char *jsonpath, const char *standard)
+{
+    int i, np = er_interp_param_count(m, kernel), bi = 0, rc = ER_EXIT_OK, judged = 0;
+    er_sbuf js;
+    memset(&js, 0, sizeof js);
+    if (jsonpath) er_sb_printf(&js, "{\n  \"kernel\": \"%s\",\n  \"standard\": \"%s\",\n  \"buffers\": [", kernel, standard ? standard : "normal");
+    for (i = 0; i < np && bi < nb; i++) {
+        er_interp_param p;
+        int64_t shape[ER_NPY_MAX_DIMS];
+        int nd, d;
+        er_interp_param_get(m, kernel, i, &p);
+        if (p.kind != ER_INTERP_PARAM_POINTER) continue;
+        nd = bufs[bi].a.ndim;
+        for (d = 0; d < nd; d++) shape[d] = bufs[bi].a.shape[d];
+        if (nd == 0) { nd = 1; shape[0] = 1; }
+        if (boundsdir && (rc = er_cli_interp_write_bounds(boundsdir, p.name, bres, (size_t)bi, nd, shape)) != 0) break;
+        if (checkdir) {
+            char path[4096], msg[1024];
+            struct stat sb;
+            buf dev;
+            er_check_report rep;
+            int64_t *idx;
+            int lrc;
+            er_status st;
+            snprintf(path, sizeof path, "%s/%s.npy", checkdir, p.name);
+            if (stat(path, &sb) != 0) { bi++; continue; } /* a buffer the device did not write */
+            if ((lrc = load_buffer(path, p.format, &dev)) != 0) { free_buffer(&dev); rc = lrc; break; }
+            if (dev.nbytes != bufs[bi].nbytes) {
+                fprintf(stderr, "exactref interp: --check: %s holds %zu bytes of %s, the buffer %zu\n", path, dev.nbytes, fmt_label(p.format), bufs[bi].nbytes);
+                free_buffer(&dev);
+                rc = ER_EXIT_USAGE;
+                break;
+            }
+            idx = (int64_t *)malloc(sizeof(int64_t) * 1000);
+            if (!idx) { free_buffer(&dev); rc = ER_EXIT_INTERNAL; break; }
+            st = er_interp_bounds_report(bres, (size_t)bi, dev.data, dev.nbytes, nd, shape, idx, 1000, &rep, msg, sizeof msg);
+            if (st != ER_OK) {
+                fprintf(stderr, "exactref interp: --check: %s: %s\n", path, msg);
+                free(idx);
+                free_buffer(&dev);
+                rc = er_cli_exit_for(st);
+                break;
+            }
+            er_cli_interp_report_text(stdout, path, standard ? standard : "normal", nd, shape, &rep);
+            if (jsonpath) er_cli_interp_report_json(&js, path, p.name, &rep, idx, judged == 0);
+            judged++;
+            if (rep.outside && rc == ER_EXIT_OK) rc = ER_EXIT_FAIL;
+            free(idx);
+            free_buffer(&dev);
+        }
+        bi++;
+    }
+    if (checkdir && !judged && rc == ER_EXIT_OK) {
+        fprintf(stderr, "exactref interp: --check %s: no PARAM.npy file of a pointer parameter there\n", checkdir);
+        rc = ER_EXIT_USAGE;
+    }
+    if (jsonpath && (rc == ER_EXIT_OK || rc == ER_EXIT_FAIL)) {
+        char msg[1024];
+        er_sb_printf(&js, "\n  ]\n}\n");
+        if (js.failed || er_npy_write_bytes(jsonpath, js.p, js.len, msg, sizeof msg) != ER_OK) {
+            fprintf(stderr, "exactref interp: --json %s: %s\n", jsonpath, js.failed ? "out of memory" : msg);
+            rc = ER_EXIT_INTERNAL;
+        }
+    }
+    er_sb_free(&js);
+    return rc;
+}
+
 int er_cmd_interp(int argc, char **argv)
 {
     const char *file = NULL, *kernel = NULL, *gridarg = NULL, *outdir = NULL;
+    /* bounds mode (cmd_interp_bounds.c): --check DIR, --bounds DIR, --standard S, --ulps OP=N, --json FILE */
+    const char *checkdir = NULL, *boundsdir = NULL, *standard = NULL, *jsonpath = NULL;
+    er_interp_bounds_opts bopts;
+    er_interp_bounds *bres = NULL;
     int no_ub = 0, check_only = 0, cutile = 0, i, nargs = 0, rc = ER_EXIT_OK, grid[3] = {1, 1, 1};
     long long step_limit = 0, work_limit = 0;
     char **args = (char **)calloc((size_t)argc + 1, sizeof(char *));
@@ -822,8 +901,34 @@ int er_cmd_interp(int argc, char **argv)
     char *prints = NULL;
     er_interp_launch l;
     if (!args) return ER_EXIT_INTERNAL;
+    er_interp_bounds_opts_init(&bopts);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--check") || !strcmp(a, "--bounds") || !strcmp(a, "--standard") || !strcmp(a, "--json")) {
+            const char **slot = a[2] == 'c' ? &checkdir : a[2] == 'b' ? &boundsdir : a[2] == 's' ? &standard : &jsonpath;
+            if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "%s needs a value", a); }
+            if (*slot) { free(args); return er_cli_usage_error(CMD, "%s given twice ('%s' and '%s')", a, *slot, argv[i]); }
+            *slot = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--ulps")) {
+            char name[16], *e;
+            const char *eq;
+            int ax;
+            double v;
+            if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "--ulps needs OP=N"); }
+            eq = strchr(argv[i], '=');
+            if (!eq || (size_t)(eq - argv[i]) >= sizeof name) { free(args); return er_cli_usage_error(CMD, "--ulps: '%s' is not OP=N", argv[i]); }
+            memcpy(name, argv[i], (size_t)(eq - argv[i]));
+            name[eq - argv[i]] = 0;
+            if ((ax = er_interp_bounds_op_index(name)) < 0) { free(args); return er_cli_usage_error(CMD, "--ulps: '%s' is not one of exp2, exp, divf, rsqrt, sqrt, tanh", name); }
+            errno = 0;
+            v = strtod(eq + 1, &e);
+            if (*e || e == eq + 1 || errno || !(v >= 0) || v > 1e300) { free(args); return er_cli_usage_error(CMD, "--ulps: '%s' is not a number of ulps >= 0", eq + 1); }
+            if (bopts.ulps[ax] >= 0) { free(args); return er_cli_usage_error(CMD, "--ulps %s given twice", name); }
+            bopts.ulps[ax] = v;
+            continue;
+        }
         if (!strcmp(a, "--kernel") || !strcmp(a, "-k")) {
             if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "--kernel needs a name"); }
             if (kernel) { free(args); return er_cli_usage_error(CMD, "--kernel given twice ('%s' and '%s')", kernel, argv[i]); }
@@ -1031,6 +1136,13 @@ int er_cmd_interp(int argc, char **argv)
             xib[i].nbytes = xb[i].b.nbytes;
         }
     }
+    if (boundsdir)
+        for (i = 0; i < np; i++) {
+            er_interp_param p;
+            er_interp_param_get(m, kernel, i, &p);
+            if (p.kind == ER_INTERP_PARAM_POINTER && (rc = er_cli_interp_bounds_path_ok(boundsdir, p.name)) != 0) goto out;
+        }
+    bopts.standard = standard;
     er_interp_launch_init(&l);
     l.grid[0] = grid[0];
     l.grid[1] = grid[1];
@@ -1047,7 +1159,8 @@ int er_cmd_interp(int argc, char **argv)
     l.extra = xib;
     l.nextra = (size_t)nx;
     {
-        er_status st = er_interp_kernel(m, kernel, &l, msg, sizeof msg);
+        er_status st = checkdir || boundsdir || standard || jsonpath ? er_interp_kernel_bounds(m, kernel, &l, &bopts, &bres, msg, sizeof msg)
+                                                                     : er_interp_kernel(m, kernel, &l, msg, sizeof msg);
         if (prints[0]) {
             size_t pl = strlen(prints);
             fputs(prints, stdout);
@@ -1062,7 +1175,7 @@ int er_cmd_interp(int argc, char **argv)
                 fprintf(stderr, "exactref interp: a kernel that needs more operations runs with --work-limit N\n");
             else if (l.kind == ER_INTERP_BAD_LAUNCH && strstr(msg, "work limit"))
                 fprintf(stderr, "exactref interp: a larger grid runs with --work-limit N\n");
-            rc = l.kind == ER_INTERP_UB ? ER_EXIT_FAIL : l.kind == ER_INTERP_INTERNAL ? ER_EXIT_INTERNAL : ER_EXIT_USAGE;
+            rc = l.kind == ER_INTERP_UB || l.kind == ER_INTERP_UNDECIDED ? ER_EXIT_FAIL : l.kind == ER_INTERP_INTERNAL ? ER_EXIT_INTERNAL : ER_EXIT_USAGE;
             goto out;
         }
     }
@@ -1074,7 +1187,9 @@ int er_cmd_interp(int argc, char **argv)
         if ((rc = make_outdir(outdir)) == 0) rc = write_outputs(outdir, m, kernel, bufs, ib, nb);
         if (rc == 0) rc = write_list_outputs(outdir, xb, xib, nx);
     }
+    if (rc == ER_EXIT_OK && bres) rc = bounds_outputs(m, kernel, bufs, nb, bres, checkdir, boundsdir, jsonpath, standard);
 out:
+    er_interp_bounds_free(bres);
     if (bufs)
         for (i = 0; i < nb; i++) free_buffer(&bufs[i]);
     for (i = 0; i < nx; i++) {
@@ -1101,6 +1216,8 @@ const char *const er_cli_help_interp =
     "    exactref interp KERNEL.mlir|KERNEL.tileirbc [--kernel NAME] [--grid X[,Y[,Z]]] [-o DIR]\n"
     "                    [--no-ub-checks] [--step-limit N] [--work-limit N] [--cutile] ARGS...\n"
     "    exactref interp KERNEL.mlir --check-unsupported [--kernel NAME]\n"
+    "    exactref interp KERNEL.mlir [--check DIR] [--bounds DIR] [--standard S] [--ulps OP=N]...\n"
+    "                    [--json FILE] [other options] ARGS...       (bounds mode)\n"
     "\n"
     "DESCRIPTION\n"
     "    Parses the module (the cuda_tile dialect's MLIR text form; a .tileirbc bytecode file is first\n"
@@ -1125,7 +1242,8 @@ const char *const er_cli_help_interp =
     "    --cutile the list's length fills the next integer parameter.\n"
     "\n"
     "    Output: the captured print_tko text, then one line per launch, the kernel's name and 'ok' or\n"
-    "    the refusal's kind (interp.unsupported_op, interp.ub, interp.bad_launch, interp.internal); a\n"
+    "    the refusal's kind (interp.unsupported_op, interp.ub, interp.bad_launch, interp.internal,\n"
+    "    interp.undecided in bounds mode); a\n"
     "    refusal's message, naming the operation and its line:column, goes to standard error. The\n"
     "    print_tko text is kept up to 1 MiB, then cut at a whole line with a line saying so.\n"
     "    Regions nest at most 64 deep. Each option may be given once.\n"
@@ -1154,9 +1272,26 @@ const char *const er_cli_help_interp =
     "                             and then its strides (in elements, C order) fill the next 2 x ndim\n"
     "                             integer parameters, which are then not given on the command line\n"
     "\n"
+    "BOUNDS MODE\n"
+    "    Any of the options below runs the kernel in bounds mode (docs/interp.md, \"Bounds mode\"): beside\n"
+    "    the interpreter's own run, every float value is an enclosure of what any correct device can hold\n"
+    "    (mmaf through the standard's bounds, reduce and scan in any order, rounding<approx> and\n"
+    "    rounding<full> and exp2 within the device instruction's documented error, flush_to_zero either\n"
+    "    way); every integer, pointer, mask and branch must be decided, else interp.undecided (exit 1).\n"
+    "    --check DIR              judge the device's buffers: DIR/PARAM.npy for each pointer parameter\n"
+    "                             (the files -o writes; missing ones and other files are skipped), each\n"
+    "                             reported as `exactref check` reports; exit 0 all covered, 1 some outside\n"
+    "    --bounds DIR             write DIR/PARAM.lo.npy and DIR/PARAM.hi.npy (float64) per float buffer\n"
+    "    --standard S             the accumulation standard of mmaf and mmaf_scaled (default normal; any\n"
+    "                             name `exactref check --standard list` prints; fast_acc: hopper-fp8)\n"
+    "    --ulps OP=N              the maximum error of an approximate instruction in ulps of its result,\n"
+    "                             OP one of exp2, exp, divf, rsqrt, sqrt, tanh (once each)\n"
+    "    --json FILE              with --check: the reports as JSON\n"
+    "\n"
     "EXIT STATUS\n"
     "    0  the kernel ran\n"
-    "    1  the kernel reached undefined behaviour (interp.ub)\n"
+    "    1  the kernel reached undefined behaviour (interp.ub); bounds mode: a decision depends on the\n"
+    "       device (interp.undecided), or --check found device elements outside\n"
     "    2  bad usage or input, a parse error (file:line:column and what was expected), a bad launch,\n"
     "       or an unsupported operation or format\n"
     "    3  an internal error (interp.internal), out of memory (reading or parsing included), or an\n"

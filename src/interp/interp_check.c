@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "interp_impl.h"
+#include "interp_bounds.h"
 #include "exactref/core/er_round.h"
 
 typedef struct C {
@@ -13,6 +14,7 @@ typedef struct C {
     char *msg;
     size_t msz;
     int found;
+    int bounds; /* bounds mode: rounding<approx>/<full> and fast_acc are device freedoms it models */
 } C;
 
 static int bad(C *c, const it_op *op, const char *fmt, ...)
@@ -245,11 +247,36 @@ static int check_mma(C *c, const it_op *op)
     return 0;
 }
 
+/* Bounds mode carries enclosures through these operations (src/interp/interp_bounds_exec.h); any other
+ * operation is refused there, so that a value it moves or computes is never taken as exact. */
+static int bounds_known(int code)
+{
+    switch (code) {
+    case OP_RETURN: case OP_CONSTANT: case OP_GET_GLOBAL: case OP_BLOCK_ID: case OP_NUM_BLOCKS:
+    case OP_MAKE_TV: case OP_MAKE_PV: case OP_INDEX_SHAPE: case OP_LOAD_VIEW: case OP_STORE_VIEW: case OP_LOAD_PTR:
+    case OP_STORE_PTR: case OP_OFFSET: case OP_PTR_TO_INT: case OP_INT_TO_PTR: case OP_MAKE_TOKEN: case OP_JOIN_TOKENS:
+    case OP_FOR: case OP_CONTINUE: case OP_LOOP: case OP_BREAK: case OP_IF: case OP_YIELD:
+    case OP_BROADCAST: case OP_RESHAPE: case OP_PERMUTE: case OP_EXTRACT: case OP_CAT: case OP_SELECT: case OP_IOTA:
+    case OP_BITCAST: case OP_ADDI: case OP_SUBI: case OP_MULI: case OP_NEGI: case OP_DIVI: case OP_REMI: case OP_MINI:
+    case OP_MAXI: case OP_MULHII: case OP_ABSI: case OP_SHLI: case OP_SHRI: case OP_ANDI: case OP_ORI: case OP_XORI:
+    case OP_CMPI: case OP_EXTI: case OP_TRUNCI:
+    case OP_ADDF: case OP_SUBF: case OP_MULF: case OP_DIVF: case OP_FMA: case OP_SQRT: case OP_REMF: case OP_FLOOR:
+    case OP_CEIL: case OP_NEGF: case OP_ABSF: case OP_MAXF: case OP_MINF: case OP_CMPF: case OP_FTOF: case OP_FTOI:
+    case OP_ITOF: case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT: case OP_TANH: case OP_SINH:
+    case OP_COSH: case OP_SIN: case OP_COS: case OP_TAN: case OP_ATAN2: case OP_POW:
+    case OP_REDUCE: case OP_SCAN: case OP_ASSUME: case OP_PRINT: case OP_MMAF: case OP_MMAI: case OP_MMAF_SCALED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduce)
 {
     int i, n = op->nopd;
     const it_type *rt = op->nres ? &op->rty[0] : NULL;
     if (op->code == OP_UNKNOWN) return bad(c, op, "the operation is not modelled by the interpreter");
+    if (c->bounds && !bounds_known(op->code)) return bad(c, op, "the operation is not modelled in bounds mode yet");
     for (i = 0; i < op->nres; i++)
         if (type_unmodelled(c, op, &op->rty[i])) return 1;
     for (i = 0; i < n; i++)
@@ -598,6 +625,11 @@ static int check_entry(C *c, const it_entry *e)
 
 int er_interp_first_unsupported(const er_interp_module *m, const char *kernel, char *msg, size_t msg_size)
 {
+    return it_first_unsupported(m, kernel, 0, msg, msg_size);
+}
+
+int it_first_unsupported(const er_interp_module *m, const char *kernel, int bounds, char *msg, size_t msg_size)
+{
     C c;
     int i;
     if (msg && msg_size) msg[0] = 0;
@@ -606,6 +638,7 @@ int er_interp_first_unsupported(const er_interp_module *m, const char *kernel, c
     c.m = m;
     c.msg = msg;
     c.msz = msg_size;
+    c.bounds = bounds;
     if (kernel) {
         const it_entry *e = it_find_entry(m, kernel);
         if (!e) return -1;

@@ -9,6 +9,7 @@
 #include "interp_arith.h"
 #include "interp_impl.h"
 #include "interp_math.h"
+#include "interp_bounds.h"
 
 /* ---------------------------------------------------------------- runtime values */
 
@@ -30,12 +31,21 @@ typedef struct rv {
     int padding;
     int vflav, sparse;           /* the view's kind (IT_VIEW_*) and a gather/scatter view's sparse dimension */
     int64_t tstep[IT_MAXRANK];   /* a strided view's traversal strides */
+    /* bounds mode (interp_bounds_exec.h): per lane an enclosure of every value a correct device can hold
+     * (valid when has_s; a float tile without one is exactly its patterns) */
+    double *slo, *shi;
+    uint8_t *sfl;
+    int64_t scap;
+    int has_s;
 } rv;
 
 typedef struct mreg {
     uint8_t *data;
     size_t n;
     int *stored;
+    double *slo, *shi; /* bounds mode: a float buffer's per-element enclosures (seb bytes per element) */
+    uint8_t *sfl;
+    int seb;
 } mreg;
 
 #define IT_ADDR_SHIFT 40
@@ -60,6 +70,9 @@ typedef struct X {
     int ub; /* ub_checks */
     int fault; /* EXACTREF_INTERP_FAULT=internal: the first op refuses as interp.internal (tests) */
     size_t plen;
+    const it_bopts *bo; /* bounds mode (NULL: point mode) */
+    double *mlo, *mhi;  /* bounds mode: the last mmaf's enclosures, until its result slot takes them */
+    uint8_t *mfl;
 } X;
 
 enum { SIG_END, SIG_YIELD, SIG_CONT, SIG_BREAK, SIG_RET };
@@ -116,6 +129,7 @@ static rv *slot_tile(X *x, const it_op *op, int id, const it_type *t, int rank, 
     for (i = 0; i < rank; i++) r->shape[i] = shape[i];
     r->n = n;
     r->has_u = 0;
+    r->has_s = 0;
     return r;
 }
 
@@ -136,7 +150,22 @@ static void copy_rv(X *x, const it_op *op, rv *dst, const rv *src)
     uint64_t *b = dst->b;
     uint8_t *u = dst->u;
     int64_t cap = dst->cap, ucap = dst->ucap;
+    double *slo = dst->slo, *shi = dst->shi; /* bounds mode's shadows */
+    uint8_t *sfl = dst->sfl;
+    int64_t scap = dst->scap;
     if (dst == src) return;
+    if (src->kind == IT_TILE && src->has_s && src->n > scap) {
+        double *nl = (double *)realloc(slo, (size_t)src->n * sizeof *nl), *nh;
+        uint8_t *nf;
+        if (nl) slo = nl;
+        nh = nl ? (double *)realloc(shi, (size_t)src->n * sizeof *nh) : NULL;
+        if (nh) shi = nh;
+        nf = nh ? (uint8_t *)realloc(sfl, (size_t)src->n) : NULL;
+        if (nf) sfl = nf;
+        dst->slo = slo; dst->shi = shi; dst->sfl = sfl;
+        if (!nf) INTERNAL(x, op, "out of memory");
+        scap = src->n;
+    }
     if (src->kind == IT_TILE && src->n > cap) {
         b = (uint64_t *)realloc(b, (size_t)src->n * sizeof *b);
         if (!b) INTERNAL(x, op, "out of memory");
@@ -152,9 +181,18 @@ static void copy_rv(X *x, const it_op *op, rv *dst, const rv *src)
     dst->u = u;
     dst->cap = cap;
     dst->ucap = ucap;
+    dst->slo = slo;
+    dst->shi = shi;
+    dst->sfl = sfl;
+    dst->scap = scap;
     if (src->kind == IT_TILE) {
         memcpy(b, src->b, (size_t)src->n * sizeof *b);
         if (src->has_u) memcpy(u, src->u, (size_t)src->n);
+        if (src->has_s) {
+            memcpy(slo, src->slo, (size_t)src->n * sizeof *slo);
+            memcpy(shi, src->shi, (size_t)src->n * sizeof *shi);
+            memcpy(sfl, src->sfl, (size_t)src->n);
+        }
     }
 }
 
@@ -283,6 +321,16 @@ static uint64_t pad_bits(int et, int padding)
 /* ---------------------------------------------------------------- execution */
 
 static int exec_region(X *x, const it_region *r, const it_op **term);
+
+/* bounds mode's hooks (interp_bounds_exec.h, included at the end of this file) */
+static void bnd_after(X *x, const it_op *op);
+static void bnd_reduce_lanes(X *x, const it_op *op, rv *arg, const rv *in, int64_t n, int64_t kk, int64_t inner);
+static void bnd_scan_store(X *x, const it_op *op, rv *res, const rv *acc, int64_t n, int64_t kk, int64_t inner);
+static int bnd_mem_setup(X *x);
+static int bnd_mem_out(X *x, er_interp_bounds *out);
+static void bnd_mem_free(X *x);
+static er_status bnd_mma_exec(X *x, const it_op *op, er_mma_args *args);
+static void bnd_mma_attach(X *x, const it_op *op, rv *r);
 
 static void step(X *x, const it_op *op)
 {
@@ -1117,7 +1165,7 @@ static void exec_mma(X *x, const it_op *op)
         args.b_scale = &tsb;
         args.block = (int)(K / ks);
     }
-    if (er_mma(&args) != ER_OK) {
+    if ((x->bo ? bnd_mma_exec(x, op, &args) : er_mma(&args)) != ER_OK) { /* bounds mode: the product and its bounds */
         free(pa); free(pb); free(pc); free(pd); free(psa); free(psb);
         INTERNAL(x, op, "the exact engine refused the product: %s", emsg);
     }
@@ -1128,6 +1176,7 @@ static void exec_mma(X *x, const it_op *op)
         r = slot_tile(x, op, op->res[0], &t, c->rank, c->shape);
     }
     for (i = 0; i < c->n; i++) r->b[i] = it_load_elem((uint8_t *)pd + i * ebc, ebc, c->et);
+    if (x->bo) bnd_mma_attach(x, op, r); /* bounds mode */
     free(pa); free(pb); free(pc); free(pd); free(psa); free(psb);
     /* undefined lanes: D[i][j] is undefined if C[i][j], a lane of row i of A or of column j of B is */
     if (a->has_u || b->has_u || c->has_u || (sa && (sa->has_u || sb->has_u))) {
@@ -1188,6 +1237,7 @@ static void exec_reduce(X *x, const it_op *op)
                 arg->b[i] = in->b[src];
                 if (in->has_u) arg->u[i] = in->u[src];
             }
+            if (x->bo) bnd_reduce_lanes(x, op, arg, in, n, kk, inner); /* bounds mode */
         }
         sig = exec_region(x, body, &term);
         if (sig != SIG_YIELD || !term || term->nopd != nop) INTERNAL(x, op, "the region must yield one value per operand");
@@ -1201,6 +1251,7 @@ static void exec_reduce(X *x, const it_op *op)
                 uint64_t v0 = y->b[0];
                 int u0 = lane_undef(y, 0);
                 acc->has_u = 0;
+                acc->has_s = 0; /* bounds mode: a constant is exact */
                 for (i = 0; i < M; i++) acc->b[i] = v0;
                 if (u0) { need_u(x, op, acc); memset(acc->u, 1, (size_t)M); }
             }
@@ -1215,6 +1266,7 @@ static void exec_reduce(X *x, const it_op *op)
                     res->b[dst] = acc->b[i];
                     if (res->has_u) res->u[dst] = (uint8_t)lane_undef(acc, i);
                 }
+                if (x->bo) bnd_scan_store(x, op, res, acc, n, kk, inner); /* bounds mode */
             }
         }
     }
@@ -1669,6 +1721,9 @@ static void bind_values(X *x, const it_op *op, const it_op *term, const int *ids
         swap_rv(&tmp[i], &x->v[ids[i]]);
         free(tmp[i].b);
         free(tmp[i].u);
+        free(tmp[i].slo);
+        free(tmp[i].shi);
+        free(tmp[i].sfl);
     }
     free(tmp);
 }
@@ -1739,8 +1794,12 @@ static int exec_op(X *x, const it_op *op, const it_op **term)
         uint8_t *u = r->u;
         int64_t cap = r->cap, ucap = r->ucap;
         if (tv->kind != IT_TV) INTERNAL(x, op, "not a tensor_view");
+        double *slo = r->slo, *shi = r->shi;
+        uint8_t *sfl = r->sfl;
+        int64_t scap = r->scap;
         *r = *tv;
         r->b = b; r->u = u; r->cap = cap; r->ucap = ucap;
+        r->slo = slo; r->shi = shi; r->sfl = sfl; r->scap = scap; r->has_s = 0;
         r->kind = IT_PV;
         for (d = 0; d < t->rank; d++) {
             r->tile[d] = t->shape[d];
@@ -1935,6 +1994,7 @@ static int exec_region(X *x, const it_region *r, const it_op **term)
         int sig;
         work(x, &r->ops[i]);
         sig = exec_op(x, &r->ops[i], term);
+        if (x->bo && sig == SIG_END) bnd_after(x, &r->ops[i]); /* bounds mode */
         if (sig != SIG_END) return sig;
     }
     return SIG_END;
@@ -1949,6 +2009,7 @@ const char *er_interp_kind_name(int kind)
     case ER_INTERP_UNSUPPORTED: return "interp.unsupported_op";
     case ER_INTERP_UB: return "interp.ub";
     case ER_INTERP_BAD_LAUNCH: return "interp.bad_launch";
+    case ER_INTERP_UNDECIDED: return "interp.undecided";
     default: return "interp.internal";
     }
 }
@@ -2000,7 +2061,7 @@ static er_status kind_status(int kind)
     switch (kind) {
     case ER_INTERP_OK: return ER_OK;
     case ER_INTERP_UNSUPPORTED: return ER_EUNSUPPORTED;
-    case ER_INTERP_UB: case ER_INTERP_BAD_LAUNCH: return ER_EINVAL;
+    case ER_INTERP_UB: case ER_INTERP_BAD_LAUNCH: case ER_INTERP_UNDECIDED: return ER_EINVAL;
     default: return ER_EDEVICE;
     }
 }
@@ -2058,7 +2119,7 @@ er_status er_interp_param_get(const er_interp_module *m, const char *kernel, int
 }
 
 static er_status run(const er_interp_module *m, const it_entry *e, const int grid[3], er_interp_launch *l, char *msg,
-                     size_t msz)
+                     size_t msz, const it_bopts *bo, er_interp_bounds *bout)
 {
     X *x;
     size_t nb = 0, ns = 0, k;
@@ -2118,6 +2179,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     x->msg = msg;
     x->msz = msz;
     x->ub = l->ub_checks != 0;
+    x->bo = bo;
     {
         const char *f = getenv("EXACTREF_INTERP_FAULT");
         x->fault = f && !strcmp(f, "internal");
@@ -2157,6 +2219,12 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
         x->mem[l->nbuffers + l->nextra + (size_t)g].data = x->gdata[g];
         x->mem[l->nbuffers + l->nextra + (size_t)g].n = (size_t)(gl->n * eb);
     }
+    if (bo && bnd_mem_setup(x) != 0) {
+        st = ER_ENOMEM;
+        l->kind = ER_INTERP_INTERNAL;
+        it_msg(msg, msz, m->filename, NULL, "out of memory");
+        goto done;
+    }
     x->grid[0] = grid[0] ? grid[0] : 1;
     x->grid[1] = grid[1] ? grid[1] : 1;
     x->grid[2] = grid[2] ? grid[2] : 1;
@@ -2185,11 +2253,23 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     }
     l->steps = x->steps;
     l->work = x->work;
+    if (ok && bout && bnd_mem_out(x, bout) != 0) {
+        st = ER_ENOMEM;
+        l->kind = ER_INTERP_INTERNAL;
+        it_msg(msg, msz, m->filename, NULL, "out of memory");
+    }
 done:
+    if (x->mem) bnd_mem_free(x);
+    free(x->mlo);
+    free(x->mhi);
+    free(x->mfl);
     if (x->v)
         for (i = 0; i < x->nv; i++) {
             free(x->v[i].b);
             free(x->v[i].u);
+            free(x->v[i].slo);
+            free(x->v[i].shi);
+            free(x->v[i].sfl);
         }
     if (x->gdata)
         for (g = 0; g < m->nglobals; g++) free(x->gdata[g]);
@@ -2231,7 +2311,7 @@ er_status er_interp_run(er_interp_prepared *p, er_interp_launch *l, char *msg, s
 {
     if (!p || !l) return ER_EINVAL;
     if (l->prints && l->prints_size) l->prints[0] = 0;
-    return run(p->m, p->e, p->grid, l, msg, msg_size);
+    return run(p->m, p->e, p->grid, l, msg, msg_size, NULL, NULL);
 }
 
 void er_interp_prepared_free(er_interp_prepared *p) { free(p); }
@@ -2257,5 +2337,21 @@ er_status er_interp_kernel(const er_interp_module *m, const char *kernel, er_int
     grid[0] = l->grid[0] > 0 ? l->grid[0] : 1;
     grid[1] = l->grid[1] > 0 ? l->grid[1] : 1;
     grid[2] = l->grid[2] > 0 ? l->grid[2] : 1;
-    return run(m, e, grid, l, msg, msg_size);
+    return run(m, e, grid, l, msg, msg_size, NULL, NULL);
+}
+
+/* ---------------------------------------------------------------- bounds mode (its hooks' bodies) */
+
+#include "interp_bounds_exec.h"
+
+er_status it_run_bounds(const er_interp_module *m, const char *kernel, er_interp_launch *l, const it_bopts *o,
+                        er_interp_bounds *out, char *msg, size_t msg_size)
+{
+    const it_entry *e = it_find_entry(m, kernel);
+    int grid[3];
+    if (!e) return ER_EINVAL;
+    grid[0] = l->grid[0] > 0 ? l->grid[0] : 1;
+    grid[1] = l->grid[1] > 0 ? l->grid[1] : 1;
+    grid[2] = l->grid[2] > 0 ? l->grid[2] : 1;
+    return run(m, e, grid, l, msg, msg_size, o, out);
 }
