@@ -139,6 +139,8 @@ int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits);
 uint64_t er_ops_round(int fmt, double x);
 
 /* ---- bounds arithmetic (op_util.c): binary64, outward (the rounding mode is never changed) ---- */
+/* a - b enclosed: [d, d] when the binary64 difference d is exact (TwoSum), else one ulp outward */
+void er_ops_sub_iv(double a, double b, double *l, double *h);
 double er_ops_add_dn(double a, double b);
 double er_ops_add_up(double a, double b);
 double er_ops_mul_dn(double a, double b);
@@ -162,6 +164,8 @@ void er_ops_round_compute(const er_openv *env, double *lo, double *hi);
 double er_ops_ulps(const er_openv *env, const char *fn);
 
 /* ---- certified math in binary64 (op_math.c; proofs: docs/proofs/ops-math.md) ---- */
+/* lo <= log(x) <= hi (MPFR at 64 bits, directed: slower than exp; x >= 0, log(0) = -inf). */
+void er_ops_log(double x, double *lo, double *hi);
 /* lo <= exp(x) <= hi (x binary64; infinities and NaN as exp's). */
 void er_ops_exp(double x, double *lo, double *hi);
 /* lo <= f(x) <= hi over x in [a, b] for an increasing f: [f_lo(a), f_hi(b)]. */
@@ -190,6 +194,14 @@ void er_ops_mp_get(er_ops_mp *m, int r, double *lo, double *hi);
 /* Frees the calling thread's MPFR caches: a thread of er_ops_parallel calls it before it ends. */
 void er_ops_mp_thread_done(void);
 
+/* ---- the softmax family (op_softmax.c; docs/proofs/softmax.md) ---- */
+/* The compute model of one finite row x[j st], j < n: the values as read (xl, xh), the differences from
+ * the maximum with their rounding (dl, dh; may be NULL), exp's results within ue ulps (El, Eh), the sum
+ * in index order or any tree (any) [*Sl, *Sh], and the maximum's interval [*ml, *mh]. */
+void er_ops_expsum_model(const er_openv *env, int any, double ue, const double *x, int64_t n, int64_t st, double *xl,
+                         double *xh, double *dl, double *dh, double *El, double *Eh, double *Sl, double *Sh,
+                         double *ml, double *mh);
+
 /* ---- threads (op_util.c) ---- */
 /* fn(ctx, i0, i1) over [0, n) split into contiguous parts on up to the machine's processors (one part
  * when n < min_per_thread * 2).  Each part's status; the first failure is returned (msg its). */
@@ -205,5 +217,7 @@ void er_opres_as_op(er_opres *r, er_op *op);
 
 /* The operations (one file each). */
 extern const er_opdef er_opdef_softmax;
+extern const er_opdef er_opdef_log_softmax;
+extern const er_opdef er_opdef_logsumexp;
 
 #endif /* ER_OP_IMPL_H */

@@ -89,6 +89,23 @@ void er_ops_exp(double x, double *lo, double *hi)
     *hi = er_b_up(er_b_up(ph * (1 + 2 * EXP_E)) * s);
 }
 
+void er_ops_log(double x, double *lo, double *hi)
+{
+    if (!(x > 0) || er_b_isinf(x)) { /* 0: -inf; +inf: +inf; negative or NaN: NaN */
+        *lo = *hi = x == 0 ? -INFINITY : x > 0 ? x : NAN;
+        return;
+    }
+    mpfr_t v;
+    mpfr_init2(v, 64);
+    mpfr_set_d(v, x, MPFR_RNDN);
+    mpfr_log(v, v, MPFR_RNDD);
+    *lo = mpfr_get_d(v, MPFR_RNDD);
+    mpfr_set_d(v, x, MPFR_RNDN);
+    mpfr_log(v, v, MPFR_RNDU);
+    *hi = mpfr_get_d(v, MPFR_RNDU);
+    mpfr_clear(v);
+}
+
 void er_ops_exp_iv(double a, double b, double *lo, double *hi)
 {
     double l, h;

@@ -7,6 +7,8 @@
 
 static const er_opdef *const table[] = {
     &er_opdef_softmax,
+    &er_opdef_log_softmax,
+    &er_opdef_logsumexp,
 };
 
 #define NOPS (sizeof table / sizeof table[0])
