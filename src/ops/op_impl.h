@@ -166,6 +166,9 @@ double er_ops_ulps(const er_openv *env, const char *fn);
 /* ---- certified math in binary64 (op_math.c; proofs: docs/proofs/ops-math.md) ---- */
 /* lo <= log(x) <= hi (MPFR at 64 bits, directed: slower than exp; x >= 0, log(0) = -inf). */
 void er_ops_log(double x, double *lo, double *hi);
+/* lo <= tanh(x) <= hi, lo <= erf(x) <= hi (MPFR at 64 bits, directed). */
+void er_ops_tanh(double x, double *lo, double *hi);
+void er_ops_erf(double x, double *lo, double *hi);
 /* lo <= exp(x) <= hi (x binary64; infinities and NaN as exp's). */
 void er_ops_exp(double x, double *lo, double *hi);
 /* lo <= f(x) <= hi over x in [a, b] for an increasing f: [f_lo(a), f_hi(b)]. */
@@ -187,6 +190,12 @@ void er_ops_mp_div(er_ops_mp *m, int r, int a, int b);        /* b > 0 or b < 0 
 void er_ops_mp_exp(er_ops_mp *m, int r, int a);
 void er_ops_mp_log(er_ops_mp *m, int r, int a);               /* a > 0 */
 void er_ops_mp_copy(er_ops_mp *m, int r, int a);
+void er_ops_mp_tanh(er_ops_mp *m, int r, int a);
+void er_ops_mp_erf(er_ops_mp *m, int r, int a);
+void er_ops_mp_erfc(er_ops_mp *m, int r, int a);              /* decreasing: ends swapped */
+void er_ops_mp_sqrt(er_ops_mp *m, int r, int a);             /* a >= 0 */
+void er_ops_mp_pi(er_ops_mp *m, int r);                       /* [pi down, pi up] */
+void er_ops_mp_set_str(er_ops_mp *m, int r, const char *dec); /* a decimal constant, enclosed */
 /* 1 when every value of register r rounds to the same pattern of fmt (nearest even): *bits. */
 int er_ops_mp_decide(er_ops_mp *m, int r, int fmt, uint64_t *bits);
 /* Register r's ends rounded outward to binary64. */
@@ -219,5 +228,6 @@ void er_opres_as_op(er_opres *r, er_op *op);
 extern const er_opdef er_opdef_softmax;
 extern const er_opdef er_opdef_log_softmax;
 extern const er_opdef er_opdef_logsumexp;
+extern const er_opdef er_opdef_exp, er_opdef_relu, er_opdef_sigmoid, er_opdef_tanh, er_opdef_silu, er_opdef_gelu;
 
 #endif /* ER_OP_IMPL_H */

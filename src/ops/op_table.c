@@ -9,6 +9,12 @@ static const er_opdef *const table[] = {
     &er_opdef_softmax,
     &er_opdef_log_softmax,
     &er_opdef_logsumexp,
+    &er_opdef_exp,
+    &er_opdef_relu,
+    &er_opdef_sigmoid,
+    &er_opdef_tanh,
+    &er_opdef_silu,
+    &er_opdef_gelu,
 };
 
 #define NOPS (sizeof table / sizeof table[0])
