@@ -95,6 +95,12 @@ struct er_opres {
     void *state;                    /* the op's own, freed by def->free_state */
     er_opbounds_entry *bounds;      /* the cache */
     void *bkeys[ER_OP_MAXOUT];      /* unused (reserved for the covers keys) */
+    /*
+     * Set by create where the operation makes its whole er_bounds itself (linear: matmul's), else NULL:
+     * output i's bounds under o filled into out (its arrays allocated, count elements), in place of
+     * def->bounds and er_b_finish_lh.
+     */
+    er_status (*bounds_full)(er_opres *r, int i, const er_tol_opts *o, er_bounds *out, char *msg, size_t msg_size);
 };
 
 /* ---- options (op_util.c) ---- */
@@ -228,6 +234,7 @@ void er_opres_as_op(er_opres *r, er_op *op);
 extern const er_opdef er_opdef_softmax;
 extern const er_opdef er_opdef_log_softmax;
 extern const er_opdef er_opdef_logsumexp;
+extern const er_opdef er_opdef_add, er_opdef_mul, er_opdef_linear;
 extern const er_opdef er_opdef_exp, er_opdef_relu, er_opdef_sigmoid, er_opdef_tanh, er_opdef_silu, er_opdef_gelu;
 
 #endif /* ER_OP_IMPL_H */

@@ -15,6 +15,9 @@ static const er_opdef *const table[] = {
     &er_opdef_tanh,
     &er_opdef_silu,
     &er_opdef_gelu,
+    &er_opdef_add,
+    &er_opdef_mul,
+    &er_opdef_linear,
 };
 
 #define NOPS (sizeof table / sizeof table[0])
