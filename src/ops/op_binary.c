@@ -109,6 +109,7 @@ static er_status bin_create(er_opres *r, int mul, char *msg, size_t msg_size)
     bin_state *s = (bin_state *)calloc(1, sizeof *s);
     if (!s) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", r->def->name);
     r->state = s;
+    r->takes_from = 1;
     s->mul = mul;
     s->ta = r->in[0];
     s->tb = r->in[1];
@@ -133,6 +134,7 @@ static er_status add_create(er_opres *r, char *m, size_t ms) { return bin_create
 static er_status mul_create(er_opres *r, char *m, size_t ms) { return bin_create(r, 1, m, ms); }
 
 typedef struct bin_bjob {
+    er_opres *r;
     bin_state *s;
     const er_openv *env;
     double *lo, *hi;
@@ -147,18 +149,26 @@ static er_status bin_bound_range(void *ctx, int64_t e0, int64_t e1, char *msg, s
     (void)msg;
     (void)msg_size;
     for (int64_t e = e0; e < e1; e++) {
-        double a = s->a[er_ops_bcast_index(&s->ta, s->ndim, s->shape, e)];
-        double b = s->b[er_ops_bcast_index(&s->tb, s->ndim, s->shape, e)];
-        double lo, hi;
+        int64_t ia = er_ops_bcast_index(&s->ta, s->ndim, s->shape, e), ib = er_ops_bcast_index(&s->tb, s->ndim, s->shape, e);
+        double a = s->a[ia], b = s->b[ib];
+        double lo, hi, al, ah, bl, bh;
         int sp;
         bin_exact(s->mul, a, b, &lo, &hi, &sp);
-        if (sp && !er_b_finite(lo)) {
+        /* results as inputs: each operand within its earlier result's slack */
+        int unb = er_ops_in_iv(j->r, 0, ia, a, &al, &ah) | er_ops_in_iv(j->r, 1, ib, b, &bl, &bh);
+        int slack = (j->r->slack[0] && j->r->slack[0][ia] != 0) || (j->r->slack[1] && j->r->slack[1][ib] != 0);
+        if (unb) {
+            j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+            j->lo[e] = -INFINITY;
+            j->hi[e] = INFINITY;
+            continue;
+        }
+        if (sp && !er_b_finite(lo) && !slack) {
             j->fl[e] = ER_OPB_NONFINITE;
             j->lo[e] = j->hi[e] = lo;
             continue;
         }
         /* both read into compute, the result rounded there (monotone in each operand) */
-        double al = a, ah = a, bl = b, bh = b;
         er_ops_round_compute(env, &al, &ah);
         er_ops_round_compute(env, &bl, &bh);
         double yl, yh;
@@ -194,7 +204,7 @@ static er_status bin_bounds(er_opres *r, int i, const er_openv *env, double *lo,
 {
     bin_state *s = (bin_state *)r->state;
     (void)i;
-    bin_bjob j = {s, env, lo, hi, flags};
+    bin_bjob j = {r, s, env, lo, hi, flags};
     return er_ops_parallel(s->n, 4096, bin_bound_range, &j, msg, msg_size);
 }
 

@@ -101,7 +101,15 @@ struct er_opres {
      * def->bounds and er_b_finish_lh.
      */
     er_status (*bounds_full)(er_opres *r, int i, const er_tol_opts *o, er_bounds *out, char *msg, size_t msg_size);
+    /* results as inputs (er_op_call_from): per input, the slack of each element (row-major; infinity
+     * where the earlier result allows a special or has no bound), or NULL for an array */
+    double *slack[ER_OP_MAXIN];
+    int takes_from; /* set by create: the operation's bounds read slack (else results are refused) */
 };
+
+/* Input i's element e (value v) as the implementation may have stored it: [v - slack, v + slack]
+ * outward ([v, v] for an array); 0, or 1 where the slack is infinite (no bound: lo, hi infinite). */
+int er_ops_in_iv(const er_opres *r, int i, int64_t e, double v, double *lo, double *hi);
 
 /* ---- options (op_util.c) ---- */
 /* The value of option key (marked used), or NULL when not given. */
@@ -213,9 +221,11 @@ void er_ops_mp_thread_done(void);
 /* The compute model of one finite row x[j st], j < n: the values as read (xl, xh), the differences from
  * the maximum with their rounding (dl, dh; may be NULL), exp's results within ue ulps (El, Eh), the sum
  * in index order or any tree (any) [*Sl, *Sh], and the maximum's interval [*ml, *mh]. */
-void er_ops_expsum_model(const er_openv *env, int any, double ue, const double *x, int64_t n, int64_t st, double *xl,
-                         double *xh, double *dl, double *dh, double *El, double *Eh, double *Sl, double *Sh,
-                         double *ml, double *mh);
+/* slack: results as inputs, the slack of x[j st] at slack[j st] (NULL: none); returns 1 where a slack
+ * is infinite (no bound for the row), else 0. */
+int er_ops_expsum_model(const er_openv *env, int any, double ue, const double *x, const double *slack, int64_t n,
+                        int64_t st, double *xl, double *xh, double *dl, double *dh, double *El, double *Eh, double *Sl,
+                        double *Sh, double *ml, double *mh);
 
 /* ---- threads (op_util.c) ---- */
 /* fn(ctx, i0, i1) over [0, n) split into contiguous parts on up to the machine's processors (one part

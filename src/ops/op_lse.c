@@ -193,6 +193,7 @@ static er_status lse_create_common(er_opres *r, int lse, char *msg, size_t msg_s
     lse_state *s = (lse_state *)calloc(1, sizeof *s);
     if (!s) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", r->def->name);
     r->state = s;
+    r->takes_from = 1;
     s->lse = lse;
     if ((st = er_ops_opt_dim(r, "dim", -1, x->ndim, &dim, msg, msg_size)) != ER_OK) return st;
     if (lse && (st = er_ops_opt_bool(r, "keepdim", 0, &keep, msg, msg_size)) != ER_OK) return st;
@@ -217,6 +218,7 @@ static er_status ls_create(er_opres *r, char *msg, size_t msg_size) { return lse
 static er_status lse_create(er_opres *r, char *msg, size_t msg_size) { return lse_create_common(r, 1, msg, msg_size); }
 
 typedef struct lse_bjob {
+    er_opres *r;
     lse_state *s;
     const er_openv *env;
     double *lo, *hi;
@@ -246,8 +248,10 @@ static er_status lse_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             continue;
         }
         double ml, mh, Sl, Sh;
-        er_ops_expsum_model(env, any, ue, s->v + base, s->len, s->inner, xl, xh, dl, dh, El, Eh, &Sl, &Sh, &ml, &mh);
-        int overflow = !(Sh <= env->max_c) || !(Sl > 0);
+        const double *sk = j->r->slack[0] ? j->r->slack[0] + base : NULL;
+        int overflow = er_ops_expsum_model(env, any, ue, s->v + base, sk, s->len, s->inner, xl, xh, dl, dh, El, Eh, &Sl,
+                                           &Sh, &ml, &mh);
+        overflow = overflow || !(Sh <= env->max_c) || !(Sl > 0);
         /* l = LOG(s) within ul ulps: log is increasing */
         double Ll, Lh, t;
         if (!overflow) {
@@ -297,7 +301,7 @@ static er_status lse_bounds(er_opres *r, int i, const er_openv *env, double *lo,
 {
     lse_state *s = (lse_state *)r->state;
     (void)i;
-    lse_bjob j = {s, env, lo, hi, flags};
+    lse_bjob j = {r, s, env, lo, hi, flags};
     return er_ops_parallel(s->outer * s->inner, 1 + 65536 / (s->len + 1), lse_bound_rows, &j, msg, msg_size);
 }
 

@@ -155,6 +155,7 @@ static er_status sm_create(er_opres *r, char *msg, size_t msg_size)
     sm_state *s = (sm_state *)calloc(1, sizeof *s);
     if (!s) return msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
     r->state = s;
+    r->takes_from = 1;
     if ((st = er_ops_opt_dim(r, "dim", -1, x->ndim, &dim, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_opt_format(r, "out", x->format, &of, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_values(x, &s->v, msg, msg_size)) != ER_OK) return st;
@@ -172,15 +173,21 @@ static er_status sm_create(er_opres *r, char *msg, size_t msg_size)
  * for j < n.  Fills xl, xh (the values as compute reads them), dl, dh (the differences x_j - m with
  * their rounding into compute; may be NULL), El, Eh (exp's results within ue ulps), the sum [*Sl, *Sh]
  * (index order, or any tree with any), and the maximum's interval [*ml, *mh]. */
-void er_ops_expsum_model(const er_openv *env, int any, double ue, const double *x, int64_t n, int64_t st, double *xl,
-                         double *xh, double *dlo, double *dhi, double *El, double *Eh, double *Slo, double *Shi,
-                         double *mlo, double *mhi)
+int er_ops_expsum_model(const er_openv *env, int any, double ue, const double *x, const double *slack, int64_t n,
+                        int64_t st, double *xl, double *xh, double *dlo, double *dhi, double *El, double *Eh,
+                        double *Slo, double *Shi, double *mlo, double *mhi)
 {
     /* the values as compute reads them (rounded into a narrower compute; subnormals may be read as
      * zero under flush_to_zero), and their maxima */
     double ml = -INFINITY, mh = -INFINITY;
     for (int64_t i = 0; i < n; i++) {
         double a = x[i * st], b = a;
+        if (slack) { /* results as inputs: the stored value within the earlier result's slack */
+            double sl = slack[i * st];
+            if (!(sl < INFINITY)) return 1;
+            a = er_b_down(a - sl);
+            b = er_b_up(b + sl);
+        }
         er_ops_round_compute(env, &a, &b); /* identity on compute's values, but for a flush */
         xl[i] = a < b ? a : b;
         xh[i] = a < b ? b : a;
@@ -239,6 +246,7 @@ void er_ops_expsum_model(const er_openv *env, int any, double ue, const double *
     *Shi = Sh;
     *mlo = ml;
     *mhi = mh;
+    return 0;
 }
 
 typedef struct sm_bjob {
@@ -271,8 +279,17 @@ static er_status sm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             continue;
         }
         double ml, mh, Sl, Sh;
-        er_ops_expsum_model(env, any, ue, s->v + AT(s, row, 0), s->len, s->inner, xl, xh, NULL, NULL, El, Eh, &Sl, &Sh,
-                            &ml, &mh);
+        const double *sk = j->r->slack[0] ? j->r->slack[0] + AT(s, row, 0) : NULL;
+        if (er_ops_expsum_model(env, any, ue, s->v + AT(s, row, 0), sk, s->len, s->inner, xl, xh, NULL, NULL, El, Eh,
+                                &Sl, &Sh, &ml, &mh)) {
+            for (int64_t i = 0; i < s->len; i++) { /* an earlier result's unbounded element: no bound */
+                int64_t e = AT(s, row, i);
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
+            }
+            continue;
+        }
         int overflow = !(Sh <= env->max_c);
         for (int64_t i = 0; i < s->len; i++) {
             int64_t e = AT(s, row, i);

@@ -208,6 +208,7 @@ static er_status un_create(er_opres *r, int kind, char *msg, size_t msg_size)
     un_state *s = (un_state *)calloc(1, sizeof *s);
     if (!s) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", r->def->name);
     r->state = s;
+    r->takes_from = 1;
     s->kind = kind;
     if (kind == UN_GELU && (st = er_ops_opt_choice(r, "approximate", "none tanh", 0, &s->tanh_form, msg, msg_size)) != ER_OK)
         return st;
@@ -320,6 +321,7 @@ static iv model_sigmoid(const er_openv *env, iv x, double ue, double ud)
 }
 
 typedef struct un_bjob {
+    er_opres *r;
     un_state *s;
     const er_openv *env;
     double *lo, *hi;
@@ -340,15 +342,18 @@ static er_status un_bound_range(void *ctx, int64_t e0, int64_t e1, char *msg, si
         double v = s->v[e], fl_, fh_;
         int sp;
         un_fast(s, v, &fl_, &fh_, &sp);
-        if (sp == 2 || (sp == 1 && (!er_b_finite(fl_) || er_b_isinf(v)))) {
+        int slack = j->r->slack[0] && j->r->slack[0][e] != 0;
+        if (!slack && (sp == 2 || (sp == 1 && (!er_b_finite(fl_) || er_b_isinf(v))))) {
             /* a non-finite exact value, or an infinite input whose value is the function's limit (exp(-inf)
              * = 0, tanh(inf) = 1): every implementation outputs rounded's; no exact value: no bound */
             j->fl[e] = sp == 2 ? ER_OPB_NONFINITE | ER_OPB_UNCERTAIN : ER_OPB_NONFINITE;
             j->lo[e] = j->hi[e] = fl_;
             continue;
         }
-        iv x = iv_rc(env, iv_of(v, v)), y;
-        if (!er_b_finite(x.l) || !er_b_finite(x.h)) { /* beyond compute's range when read */
+        iv x, y;
+        int unb = er_ops_in_iv(j->r, 0, e, v, &x.l, &x.h); /* results as inputs: within the slack */
+        x = iv_rc(env, x);
+        if (unb || !er_b_finite(x.l) || !er_b_finite(x.h)) { /* unbounded, or beyond compute's range when read */
             j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
             j->lo[e] = -INFINITY;
             j->hi[e] = INFINITY;
@@ -429,7 +434,7 @@ static er_status un_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 {
     un_state *s = (un_state *)r->state;
     (void)i;
-    un_bjob j = {s, env, lo, hi, flags};
+    un_bjob j = {r, s, env, lo, hi, flags};
     return er_ops_parallel(s->n, s->kind == UN_GELU || s->kind == UN_TANH ? 256 : 4096, un_bound_range, &j, msg,
                            msg_size);
 }

@@ -264,6 +264,19 @@ void er_ops_split_dim(const er_optensor *t, int dim, int64_t *outer, int64_t *le
     for (int d = dim + 1; d < t->ndim; d++) *inner *= t->shape[d];
 }
 
+int er_ops_in_iv(const er_opres *r, int i, int64_t e, double v, double *lo, double *hi)
+{
+    double sl = r->slack[i] ? r->slack[i][e] : 0;
+    if (!(sl < INFINITY)) {
+        *lo = -INFINITY;
+        *hi = INFINITY;
+        return 1;
+    }
+    *lo = sl > 0 ? er_b_down(v - sl) : v;
+    *hi = sl > 0 ? er_b_up(v + sl) : v;
+    return 0;
+}
+
 /* ---- rounding ---- */
 
 uint64_t er_ops_round(int fmt, double x)
