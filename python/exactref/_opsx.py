@@ -37,13 +37,13 @@ def op_names():
 
 
 def _input(x, name, dtype=None):
-    """(bits, format id) of an input (anything er.asarray takes), or None."""
+    """(bits, format id) of an input (anything er.asarray takes), None, or an earlier Result (kept as it is:
+    results as inputs are read within their bounds)."""
     if x is None:
         return None
     if isinstance(x, Result):
-        raise NotImplementedError(
-            f"{name}: a Result as an input of an operation beyond matmul is not supported yet; pass "
-            f"result.rounded (the bounds then do not include the earlier result's tolerance)")
+        x._single()  # one output: result[name] picks one of several
+        return x
     try:
         arr = A.asarray(x, dtype)
     except (TypeError, ValueError) as e:
@@ -75,12 +75,26 @@ def op(name, *inputs, dtype=None, **options):
     if dtype is not None:
         opts["out"] = A.format_name(A.format_id(dtype))
     text = ",".join(f"{k}={_fmt_opt(v)}" for k, v in opts.items())
-    c = _core.op_call(name, ins, text)
+    froms = any(isinstance(x, Result) for x in ins)
+
+    def call(key):
+        # key: the options the earlier results' bounds are taken under (None: arrays only)
+        args = [_c_input(x, key) for x in ins]
+        return _core.op_call(name, args, text) if key is None else _core.op_call(name, args, text, *key)
+
+    c = call(None if not froms else (-1, -1.0, 0, "normal"))
     names = c.output_names
     singles = []
+    cache = {}
     for i, n in enumerate(names):
         core = c.output(i)
-        r = OpResult(name, core, shape=core.nd_shape)
+        recreate = None
+        if froms:
+            def recreate(key, i=i):
+                if key not in cache:
+                    cache[key] = call(key)
+                return cache[key].output(i)
+        r = OpResult(name, core, shape=core.nd_shape, recreate=recreate)
         singles.append((n, r))
     if len(singles) == 1:
         res = singles[0][1]
@@ -88,6 +102,17 @@ def op(name, *inputs, dtype=None, **options):
         res = OpResult(name, outputs=dict(singles))
     res._c = c
     return res
+
+
+def _c_input(x, key):
+    """An input as _core.op_call takes it: None, (bits, fmt), or an earlier result's C object whose bounds
+    are those under key (a COpRes and the output's index, or matmul's CResult)."""
+    if not isinstance(x, Result):
+        return x
+    core = x._core if key is None else x._core_for(key)
+    if isinstance(x, OpResult):
+        return (core.res, core.index)
+    return core
 
 
 # ---- torch-named wrappers ----

@@ -1595,6 +1595,7 @@ typedef struct {
     er_opres *r;
     Py_buffer in[8];
     int held[8];
+    PyObject *deps; /* the earlier results it reads (results as inputs), kept alive */
 } COpRes;
 
 typedef struct {
@@ -1611,6 +1612,7 @@ static void COpRes_dealloc(COpRes *self)
     self->r = NULL;
     for (int q = 0; q < 8; q++)
         if (self->held[q]) PyBuffer_Release(&self->in[q]);
+    Py_XDECREF(self->deps);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1655,13 +1657,21 @@ static int nd_get(PyObject *obj, int fmt, const char *what, Py_buffer *v, er_opt
     return 0;
 }
 
-/* op_call(name, inputs, options): inputs a sequence of None or (buffer, format id). */
+/*
+ * op_call(name, inputs, options[, from_compute, from_ulps, from_ftz, from_standard]): inputs a sequence
+ * of None, (buffer, format id), (COpRes, output index) or a CResult (results as inputs, read within
+ * their bounds under the from_ options).
+ */
 static PyObject *py_op_call(PyObject *mod, PyObject *args)
 {
     (void)mod;
-    const char *name, *options;
+    const char *name, *options, *fstd = "normal";
     PyObject *seq;
-    if (!PyArg_ParseTuple(args, "sOs", &name, &seq, &options)) return NULL;
+    int fcomp = -1, fftz = 0;
+    double fulps = -1;
+    if (!PyArg_ParseTuple(args, "sOs|idis", &name, &seq, &options, &fcomp, &fulps, &fftz, &fstd)) return NULL;
+    er_tol_opts fo;
+    if (tol_opts(fcomp, fulps, fftz, fstd, &fo) != 0) return NULL;
     PyObject *fast = PySequence_Fast(seq, "op_call: inputs must be a sequence");
     if (!fast) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
@@ -1677,12 +1687,40 @@ static PyObject *py_op_call(PyObject *mod, PyObject *args)
     }
     self->r = NULL;
     memset(self->held, 0, sizeof self->held);
+    self->deps = PyTuple_New(n);
+    if (!self->deps) {
+        Py_DECREF(fast);
+        Py_DECREF(self);
+        return NULL;
+    }
     er_optensor t[8];
-    const er_optensor *p[8];
+    er_opinput ins[8];
+    memset(ins, 0, sizeof ins);
     for (Py_ssize_t q = 0; q < n; q++) {
         PyObject *it = PySequence_Fast_GET_ITEM(fast, q);
-        p[q] = NULL;
+        Py_INCREF(it);
+        PyTuple_SET_ITEM(self->deps, q, it);
         if (it == Py_None) continue;
+        if (PyObject_TypeCheck(it, &CResult_Type)) { /* matmul's result */
+            if (!((CResult *)it)->r) {
+                Py_DECREF(fast);
+                Py_DECREF(self);
+                PyErr_SetString(PyExc_ValueError, "op_call: an input result is not initialised");
+                return NULL;
+            }
+            ins[q].result = ((CResult *)it)->r;
+            continue;
+        }
+        if (PyTuple_Check(it) && PyTuple_GET_SIZE(it) == 2 && PyObject_TypeCheck(PyTuple_GET_ITEM(it, 0), &COpRes_Type)) {
+            ins[q].opres = ((COpRes *)PyTuple_GET_ITEM(it, 0))->r;
+            ins[q].output = (int)PyLong_AsLong(PyTuple_GET_ITEM(it, 1));
+            if (PyErr_Occurred()) {
+                Py_DECREF(fast);
+                Py_DECREF(self);
+                return NULL;
+            }
+            continue;
+        }
         PyObject *buf;
         int fmt;
         char what[32];
@@ -1693,13 +1731,13 @@ static PyObject *py_op_call(PyObject *mod, PyObject *args)
             return NULL;
         }
         self->held[q] = 1;
-        p[q] = &t[q];
+        ins[q].tensor = &t[q];
     }
     Py_DECREF(fast);
     char msg[1024] = "";
     er_status st;
     er_opres *r = NULL;
-    ER_PY_CALL(st = er_op_call_nd(name, (int)n, p, options, &r, msg, sizeof msg));
+    ER_PY_CALL(st = er_op_call_from(name, (int)n, ins, &fo, options, &r, msg, sizeof msg));
     if (st != ER_OK) {
         Py_DECREF(self);
         return raise_status(st, msg);
@@ -1821,6 +1859,19 @@ static PyObject *COpOut_get_default_compute(COpOut *self, void *c)
 {
     (void)c;
     return PyLong_FromLong(er_opres_default_compute(self->res->r));
+}
+
+static PyObject *COpOut_get_res(COpOut *self, void *c)
+{
+    (void)c;
+    Py_INCREF(self->res);
+    return (PyObject *)self->res;
+}
+
+static PyObject *COpOut_get_index(COpOut *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(self->i);
 }
 
 static PyObject *COpOut_get_stats(COpOut *self, void *c)
@@ -2031,6 +2082,8 @@ static PyGetSetDef COpOut_getset[] = {
     {"default_compute", (getter)COpOut_get_default_compute, NULL, NULL, NULL},
     {"boundaries", (getter)COpOut_get_boundaries, NULL, NULL, NULL},
     {"stats", (getter)COpOut_get_stats, NULL, NULL, NULL},
+    {"res", (getter)COpOut_get_res, NULL, NULL, NULL},
+    {"index", (getter)COpOut_get_index, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyTypeObject COpRes_Type = {
