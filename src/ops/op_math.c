@@ -74,7 +74,9 @@ void er_ops_exp(double x, double *lo, double *hi)
         exp_mpfr(x, lo, hi);
         return;
     }
-    double k = nearbyint(x * INV_LN2);
+    /* k: x / ln2 rounded to an integer by the shifter (rounding to nearest, the mode never changed; any
+     * integer would do: the check on t below is what the proof uses) */
+    double k = (x * INV_LN2 + 0x1.8p52) - 0x1.8p52;
     double kh = k * LN2_HI; /* exact */
     double r1l = er_b_down(x - kh), r1h = er_b_up(x - kh);
     double kl1 = k * LN2_LO, kll = er_b_down(kl1), klh = er_b_up(kl1);
@@ -84,9 +86,14 @@ void er_ops_exp(double x, double *lo, double *hi)
         return;
     }
     double s = er_b_pow2((int)k);
-    double pl = horner(tl), ph = horner(th);
-    *lo = er_b_down(er_b_down(pl * (1 - 2 * EXP_E)) * s);
-    *hi = er_b_up(er_b_up(ph * (1 + 2 * EXP_E)) * s);
+    /* one polynomial at tm in [tl, th]: exp(tl) >= exp(tm) (1 - (tm - tl)) and exp(th) <= exp(tm)
+     * (1 + 2 (th - tm)) (th - tm < 1), and exp(tm) within [P (1 - 2E), P (1 + 2E)] */
+    double tm = er_b_up(r1l - kl1);
+    if (tm < tl) tm = tl;
+    if (tm > th) tm = th;
+    double p = horner(tm), dl = er_b_up(tm - tl), dh = er_b_up(2 * er_b_up(th - tm));
+    *lo = er_b_down(er_b_down(er_b_down(p * (1 - 2 * EXP_E)) * er_b_down(1 - dl)) * s);
+    *hi = er_b_up(er_b_up(er_b_up(p * (1 + 2 * EXP_E)) * er_b_up(1 + dh)) * s);
 }
 
 void er_ops_log(double x, double *lo, double *hi)
@@ -110,6 +117,10 @@ void er_ops_exp_iv(double a, double b, double *lo, double *hi)
 {
     double l, h;
     er_ops_exp(a, lo, &h);
+    if (b == a) { /* one point: one evaluation */
+        *hi = h;
+        return;
+    }
     er_ops_exp(b, &l, hi);
 }
 

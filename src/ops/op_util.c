@@ -281,6 +281,13 @@ int er_ops_in_iv(const er_opres *r, int i, int64_t e, double v, double *lo, doub
 
 uint64_t er_ops_round(int fmt, double x)
 {
+    if (fmt == ER_FMT_F32 && x == x) { /* the conversion's own rounding to nearest (never changed) */
+        float f = (float)x;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    if (fmt == ER_FMT_F64) return er_b_bits(x);
     return er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u);
 }
 
@@ -341,8 +348,16 @@ void er_ops_lib_result(const er_openv *env, double ulps, double *lo, double *hi)
 void er_ops_round_compute(const er_openv *env, double *lo, double *hi)
 {
     double l, h;
-    er_round_double(env->compute, *lo, ER_RND_NEAREST_EVEN, &l);
-    er_round_double(env->compute, *hi, ER_RND_NEAREST_EVEN, &h);
+    if (env->compute == ER_FMT_F32) { /* the conversion's own rounding to nearest (never changed) */
+        l = (double)(float)*lo;
+        h = (double)(float)*hi;
+    } else if (env->compute == ER_FMT_F64) {
+        l = *lo;
+        h = *hi;
+    } else {
+        er_round_double(env->compute, *lo, ER_RND_NEAREST_EVEN, &l);
+        er_round_double(env->compute, *hi, ER_RND_NEAREST_EVEN, &h);
+    }
     if (env->ftz) {
         if (l > 0 && l < env->tiny) l = 0;
         if (h < 0 && h > -env->tiny) h = 0;
