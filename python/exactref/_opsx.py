@@ -25,6 +25,26 @@ class OpResult(Result):
 
     _calls_library = True  # _opts_key: ulps None means the documented defaults (-1)
 
+    def reshape(self, shape):
+        raise NotImplementedError(f"views of a {self._op} result are not supported yet: reshape result.rounded "
+                                  f"and the arrays tolerance() gives, or check in the operation's own shape")
+
+    def transpose(self, i, j):
+        raise NotImplementedError(f"views of a {self._op} result are not supported yet: transpose result.rounded "
+                                  f"and the arrays tolerance() gives, or check in the operation's own shape")
+
+    @property
+    def T(self):
+        return self.transpose(-2, -1)
+
+    def normal(self, compute=None, *, flush_to_zero=False):
+        raise NotImplementedError(f"normal() is matmul's (index-order accumulation emulated to the bit); "
+                                  f"{self._op} has none yet")
+
+    def backward(self, grad, **options):
+        raise NotImplementedError(f"{self._op}.backward is the operation '{self._op}.backward' of the table: "
+                                  f"er.op('{self._op}.backward', *inputs, grad, ...) where this build has it")
+
     def __repr__(self):
         if self._outputs is not None:
             return f"OpResult({self._op}, outputs={list(self._outputs)})"
