@@ -42,8 +42,18 @@ class OpResult(Result):
                                   f"{self._op} has none yet")
 
     def backward(self, grad, **options):
-        raise NotImplementedError(f"{self._op}.backward is the operation '{self._op}.backward' of the table: "
-                                  f"er.op('{self._op}.backward', *inputs, grad, ...) where this build has it")
+        """The operation's backward on the same inputs and options with the gradient grad as the last input
+        (the table's "<op>.backward": softmax's, the norms', attention's), as an OpResult whose outputs are
+        the gradients ("grad_input", ...; attention: "dq", "dk", "dv").  options override the forward's
+        (dtype= the gradients' format)."""
+        call = getattr(self, "_call", None)
+        name = f"{self._op}.backward"
+        if call is None or name not in op_names():
+            raise NotImplementedError(f"{name} is not in this build's table of operations")
+        inputs, fwd = call
+        opts = dict(fwd)
+        opts.update(options)
+        return op(name, *inputs, grad, **opts)
 
     def __repr__(self):
         if self._outputs is not None:
@@ -121,6 +131,10 @@ def op(name, *inputs, dtype=None, **options):
     else:
         res = OpResult(name, outputs=dict(singles))
     res._c = c
+    fwd = dict(options)
+    if dtype is not None:
+        fwd["dtype"] = dtype
+    res._call = (inputs, fwd)  # backward(grad): the same inputs and options
     return res
 
 

@@ -240,3 +240,19 @@ def test_torch_linear_gelu_chain(rng):
     b = torch.from_numpy(rng.standard_normal(64).astype(np.float32))
     y = torch.nn.functional.gelu(torch.nn.functional.linear(x, w, b), approximate="tanh")
     er.testing.assert_valid(er.gelu(er.linear(x, w, b), approximate="tanh"), y, standard="any_order")
+
+
+def test_backward_routes_to_the_table(rng):
+    """r.backward(grad) calls "<op>.backward" on the same inputs and options with grad last (h31norm's and
+    attention's operations); an operation without one says so."""
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    g = rng.standard_normal((3, 8)).astype(np.float32)
+    r = er.softmax(x, dim=1)
+    if "softmax.backward" not in er.op_names():
+        with pytest.raises(NotImplementedError, match="softmax.backward"):
+            r.backward(g)
+    else:
+        b = r.backward(g)
+        assert b.op == "softmax.backward"
+    with pytest.raises(NotImplementedError, match="relu.backward"):
+        er.relu(x).backward(g)
