@@ -121,6 +121,12 @@ void er_ops_exp_iv(double a, double b, double *lo, double *hi)
         *hi = h;
         return;
     }
+    double d = b - a;
+    if (d > 0 && d <= 0x1p-20 && er_b_finite(h)) {
+        /* a narrow interval: exp(b) = exp(a) e^(b - a) <= exp(a) (1 + 2 (b - a)) for 0 <= b - a <= 1 */
+        *hi = er_b_up(h * er_b_up(1 + 2 * er_b_up(d)));
+        return;
+    }
     er_ops_exp(b, &l, hi);
 }
 

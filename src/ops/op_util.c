@@ -124,12 +124,24 @@ static int64_t offset_of(const er_optensor *t, int64_t e)
     return off;
 }
 
+/* a format's storage bytes, the common ones without the table's lookup */
+static int storage_of(int fmt)
+{
+    if (fmt == ER_FMT_F32) return 4;
+    if (fmt == ER_FMT_BF16 || fmt == ER_FMT_F16) return 2;
+    if (fmt == ER_FMT_F64) return 8;
+    er_format_info fi;
+    er_format_get_info(fmt, &fi);
+    return fi.storage_bytes;
+}
+
 uint64_t er_ops_load(const er_optensor *t, int64_t e)
 {
-    er_format_info fi;
-    er_format_get_info(t->format, &fi);
-    const unsigned char *p = (const unsigned char *)t->data + offset_of(t, e) * fi.storage_bytes;
-    switch (fi.storage_bytes) {
+    int sb = storage_of(t->format);
+    int contiguous = t->ndim == 0 || t->strides[t->ndim - 1] == 1;
+    for (int d = t->ndim - 2; contiguous && d >= 0; d--) contiguous = t->strides[d] == t->strides[d + 1] * t->shape[d + 1];
+    const unsigned char *p = (const unsigned char *)t->data + (contiguous ? e : offset_of(t, e)) * sb;
+    switch (sb) {
     case 1: return p[0];
     case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
     case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -139,10 +151,9 @@ uint64_t er_ops_load(const er_optensor *t, int64_t e)
 
 void er_ops_store(er_optensor *t, int64_t e, uint64_t bits)
 {
-    er_format_info fi;
-    er_format_get_info(t->format, &fi);
-    unsigned char *p = (unsigned char *)t->data + e * fi.storage_bytes;
-    switch (fi.storage_bytes) {
+    int sb = storage_of(t->format);
+    unsigned char *p = (unsigned char *)t->data + e * sb;
+    switch (sb) {
     case 1: p[0] = (unsigned char)bits; break;
     case 2: { uint16_t v = (uint16_t)bits; memcpy(p, &v, 2); break; }
     case 4: { uint32_t v = (uint32_t)bits; memcpy(p, &v, 4); break; }
