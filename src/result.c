@@ -29,6 +29,7 @@ void er_tol_opts_init(er_tol_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->compute = -1;
+    o->ulps = -1; /* each library function's documented default (docs/ops/README.md); matmul calls none */
     o->standard.kind = ER_STD_NORMAL;
     o->standard.group = 1;
     snprintf(o->standard.name, sizeof o->standard.name, "normal");

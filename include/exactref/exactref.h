@@ -7,6 +7,7 @@
 #include "exactref/formats.h"
 #include "exactref/mma.h"
 #include "exactref/result.h"
+#include "exactref/ops.h"
 #include "exactref/scaled.h"
 #include "exactref/interval.h"
 #include "exactref/backends.h"

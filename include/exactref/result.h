@@ -89,7 +89,8 @@ ER_API er_standard er_standard_for_inputs(const er_standard *std, int a_format, 
 typedef struct er_tol_opts {
     int compute;        /* the accumulation format; -1: f32 for inputs narrower than f32, else the
                            wider input format */
-    double ulps;        /* library functions within ulps of compute: matmul calls none (no effect) */
+    double ulps;        /* library functions within ulps of compute; < 0 (er_tol_opts_init's default): each
+                           function's documented default (docs/ops/README.md); matmul calls none */
     int flush_to_zero;  /* subnormal values of compute may be read or produced as zero */
     er_standard standard;
 } er_tol_opts;

@@ -1,0 +1,208 @@
+/* op_impl.h (internal): what an operation file of src/ops/ fills (er_opdef) and the helpers every
+ * operation shares (options, outputs, rounding decisions, certified math, bounds, threads). */
+#ifndef ER_OP_IMPL_H
+#define ER_OP_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../er_op.h"
+#include "exactref/core/er_bounds.h"
+#include "exactref/ops.h"
+
+#define ER_OP_MAXIN 8  /* inputs of one operation */
+#define ER_OP_MAXOUT 4 /* outputs of one operation */
+#define ER_OP_MAXOPT 24 /* options of one call */
+
+/* One option of a call ("key=value"); used is set when the operation read it. */
+typedef struct er_opopt {
+    char key[32];
+    char val[96];
+    int used;
+} er_opopt;
+
+/* The standards an operation takes (er_opdef.standards): bits of the standard kinds. */
+#define ER_OPSTD_NORMAL (1u << ER_STD_NORMAL)
+#define ER_OPSTD_ANY (1u << ER_STD_ANY_ORDER)
+
+/*
+ * What an operation's bounds function receives: the options resolved.
+ *   compute: the compute format; p: its precision (significand bits with the hidden one); u = 2^-p;
+ *   eta: its least subnormal spacing 2^(emin - p + 1) (the absolute error of a rounding below 2^emin);
+ *   tiny = 2^emin its least normal; max_c its largest finite value; ftz: flush_to_zero.
+ */
+typedef struct er_openv {
+    const er_tol_opts *o;
+    int compute, p, emin;
+    double u, eta, tiny, max_c;
+    int ftz;
+} er_openv;
+
+/* Per element flags a bounds function may set (else 0). */
+#define ER_OPB_NONFINITE 1u /* the exact value is infinite or NaN: every implementation outputs rounded's */
+#define ER_OPB_UNCERTAIN 2u /* no bound: every value and special possible (with NONFINITE) */
+
+typedef struct er_opdef {
+    const char *name;             /* "softmax" */
+    int min_inputs, max_inputs;   /* the inputs it takes (optional ones at the end, may be NULL) */
+    const char *const *input_names;  /* max_inputs names, for messages */
+    int noutputs;
+    const char *const *output_names; /* noutputs names ("out") */
+    const er_boundary *boundaries;
+    int nboundaries;
+    unsigned standards;           /* ER_OPSTD_* bits (and kinds the op adds) */
+    const char *standard_names;   /* "normal, any_order": for the refusal message */
+    /*
+     * create: read the options (er_ops_opt_*), validate the inputs, allocate the outputs
+     * (er_ops_alloc_output) and fill each output's rounded patterns and exact enclosures (r->xlo,
+     * r->xhi).  State for the bounds may go in r->state (freed by free_state).  The generic code
+     * refuses unknown options after create.
+     */
+    er_status (*create)(er_opres *r, char *msg, size_t msg_size);
+    /*
+     * bounds: for output i, per element e (row-major), an enclosure [lo[e], hi[e]] of every value a
+     * correct implementation under env->o can hold BEFORE the final rounding to the output format
+     * (values in compute; outward), and flags[e] (ER_OPB_*; arrays are zeroed before the call).  The
+     * generic code makes er_bounds from them (er_b_finish_lh) and caches them per options.
+     */
+    er_status (*bounds)(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags,
+                        char *msg, size_t msg_size);
+    void (*free_state)(void *state);
+} er_opdef;
+
+/* One kept set of bounds (per output and options). */
+typedef struct er_opbounds_entry {
+    er_tol_opts o;
+    int output;
+    er_bounds b;
+    struct er_opbounds_entry *next;
+} er_opbounds_entry;
+
+/* The generic result (opres.c); op files read and fill the fields marked so. */
+struct er_opres {
+    const er_opdef *def;
+    int ninputs;
+    er_optensor in[ER_OP_MAXIN];    /* the inputs (copies of the descriptors) */
+    int has_in[ER_OP_MAXIN];        /* 0 where the input was absent (NULL) */
+    er_opopt opt[ER_OP_MAXOPT];
+    int nopt;
+    /* outputs: filled by create through er_ops_alloc_output and the op's computation */
+    int nout;
+    er_optensor out[ER_OP_MAXOUT];  /* contiguous, owned */
+    double *xlo[ER_OP_MAXOUT], *xhi[ER_OP_MAXOUT]; /* exact enclosures, owned */
+    er_tensor view[ER_OP_MAXOUT];   /* out[i] as a 2-D/3-D er_tensor (for the report and matmul) */
+    int default_compute;            /* set by the generic code from the inputs' formats; create may change it */
+    void *state;                    /* the op's own, freed by def->free_state */
+    er_opbounds_entry *bounds;      /* the cache */
+    void *bkeys[ER_OP_MAXOUT];      /* unused (reserved for the covers keys) */
+};
+
+/* ---- options (op_util.c) ---- */
+/* The value of option key (marked used), or NULL when not given. */
+const char *er_ops_opt(er_opres *r, const char *key);
+/* Integer / real / format / boolean options with a default; a bad value: ER_EINVAL naming the key. */
+er_status er_ops_opt_int(er_opres *r, const char *key, int64_t def, int64_t *v, char *msg, size_t msg_size);
+er_status er_ops_opt_double(er_opres *r, const char *key, double def, double *v, char *msg, size_t msg_size);
+er_status er_ops_opt_format(er_opres *r, const char *key, int def, int *fmt, char *msg, size_t msg_size);
+er_status er_ops_opt_bool(er_opres *r, const char *key, int def, int *v, char *msg, size_t msg_size);
+/* One of the words of `choices` (space separated): *index its position; default def_index. */
+er_status er_ops_opt_choice(er_opres *r, const char *key, const char *choices, int def_index, int *index,
+                            char *msg, size_t msg_size);
+/* A dimension option (dim=-1): negative counts from the end; checked against ndim. */
+er_status er_ops_opt_dim(er_opres *r, const char *key, int def, int ndim, int *dim, char *msg, size_t msg_size);
+
+/* ---- tensors (op_util.c) ---- */
+/* The values of t as binary64 (exact for every float format up to f64), row-major; malloc'd. */
+er_status er_ops_values(const er_optensor *t, double **out, char *msg, size_t msg_size);
+/* Allocate output i (its format and shape; name from def), its exact enclosure arrays; contiguous. */
+er_status er_ops_alloc_output(er_opres *r, int i, int format, int ndim, const int64_t *shape, char *msg,
+                              size_t msg_size);
+/* Store pattern bits at element e of a contiguous tensor. */
+void er_ops_store(er_optensor *t, int64_t e, uint64_t bits);
+/* The pattern of element e (row-major flat index) of any tensor (strides read). */
+uint64_t er_ops_load(const er_optensor *t, int64_t e);
+/*
+ * Broadcasting (torch's rule): the shape of a and b broadcast together (ndim the larger), or
+ * ER_EINVAL naming the dimension.  er_ops_bcast_index: the flat index in t of the flat index e of
+ * the broadcast shape.
+ */
+er_status er_ops_broadcast(const er_optensor *a, const er_optensor *b, int *ndim, int64_t *shape, char *msg,
+                           size_t msg_size);
+int64_t er_ops_bcast_index(const er_optensor *t, int ndim, const int64_t *shape, int64_t e);
+/* A tensor split along dim: outer x len x inner (row-major). */
+void er_ops_split_dim(const er_optensor *t, int dim, int64_t *outer, int64_t *len, int64_t *inner);
+
+/* ---- rounding decisions (op_util.c) ---- */
+/* 1 and *bits = RN_fmt(lo) when RN_fmt(lo) == RN_fmt(hi) (the rounding is decided), else 0. */
+int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits);
+/* The pattern of x rounded to nearest even into fmt (x binary64). */
+uint64_t er_ops_round(int fmt, double x);
+
+/* ---- bounds arithmetic (op_util.c): binary64, outward (the rounding mode is never changed) ---- */
+double er_ops_add_dn(double a, double b);
+double er_ops_add_up(double a, double b);
+double er_ops_mul_dn(double a, double b);
+double er_ops_mul_up(double a, double b);
+double er_ops_div_dn(double a, double b);
+double er_ops_div_up(double a, double b);
+/*
+ * A library function within ulps (>= 0) ulps of compute applied where the exact value is in [lo, hi]
+ * (lo >= 0 or any sign): the interval of its possible results, outward: each end moved by
+ * ulps * max(2u|v|, eta) (an ulp of compute at v is at most 2u|v| for normal v and eta below 2^emin);
+ * with ftz, a result below the least normal may be 0.  ulps = 0.5 is a correctly rounded operation.
+ */
+void er_ops_lib_result(const er_openv *env, double ulps, double *lo, double *hi);
+/* The results of rounding to nearest into compute of every value in [lo, hi] (monotone), with ftz. */
+void er_ops_round_compute(const er_openv *env, double *lo, double *hi);
+/*
+ * The ulps of library function `fn` ("exp", "exp2", "log", "tanh", "erf", "div", "rsqrt", "sqrt",
+ * "sigmoid") in compute under o: o->ulps when >= 0, else the documented default (docs/ops/README.md).
+ */
+double er_ops_ulps(const er_openv *env, const char *fn);
+
+/* ---- certified math in binary64 (op_math.c; proofs: docs/proofs/ops-math.md) ---- */
+/* lo <= exp(x) <= hi (x binary64; infinities and NaN as exp's). */
+void er_ops_exp(double x, double *lo, double *hi);
+/* lo <= f(x) <= hi over x in [a, b] for an increasing f: [f_lo(a), f_hi(b)]. */
+void er_ops_exp_iv(double a, double b, double *lo, double *hi);
+
+/*
+ * High precision (MPFR, op_math.c): a context that holds intervals [lo, hi] at `prec` bits.  Used where
+ * the binary64 enclosure of an exact value straddles a rounding boundary: the op recomputes that
+ * element at rising precision until er_ops_mp_decide decides it.
+ */
+typedef struct er_ops_mp er_ops_mp;
+er_ops_mp *er_ops_mp_new(int prec, int n);   /* n interval registers 0..n-1 */
+void er_ops_mp_free(er_ops_mp *m);
+void er_ops_mp_set_d(er_ops_mp *m, int r, double x);          /* [x, x] */
+void er_ops_mp_add(er_ops_mp *m, int r, int a, int b);        /* r = a + b */
+void er_ops_mp_sub(er_ops_mp *m, int r, int a, int b);
+void er_ops_mp_mul(er_ops_mp *m, int r, int a, int b);        /* any signs */
+void er_ops_mp_div(er_ops_mp *m, int r, int a, int b);        /* b > 0 or b < 0 (not straddling 0) */
+void er_ops_mp_exp(er_ops_mp *m, int r, int a);
+void er_ops_mp_log(er_ops_mp *m, int r, int a);               /* a > 0 */
+void er_ops_mp_copy(er_ops_mp *m, int r, int a);
+/* 1 when every value of register r rounds to the same pattern of fmt (nearest even): *bits. */
+int er_ops_mp_decide(er_ops_mp *m, int r, int fmt, uint64_t *bits);
+/* Register r's ends rounded outward to binary64. */
+void er_ops_mp_get(er_ops_mp *m, int r, double *lo, double *hi);
+/* Frees the calling thread's MPFR caches: a thread of er_ops_parallel calls it before it ends. */
+void er_ops_mp_thread_done(void);
+
+/* ---- threads (op_util.c) ---- */
+/* fn(ctx, i0, i1) over [0, n) split into contiguous parts on up to the machine's processors (one part
+ * when n < min_per_thread * 2).  Each part's status; the first failure is returned (msg its). */
+typedef er_status (*er_ops_range_fn)(void *ctx, int64_t i0, int64_t i1, char *msg, size_t msg_size);
+er_status er_ops_parallel(int64_t n, int64_t min_per_thread, er_ops_range_fn fn, void *ctx, char *msg,
+                          size_t msg_size);
+
+/* ---- the table (op_table.c) ---- */
+const er_opdef *er_ops_find(const char *name);
+
+/* er_opres through the operation interface (src/er_op.h): results as inputs, for every operation. */
+void er_opres_as_op(er_opres *r, er_op *op);
+
+/* The operations (one file each). */
+extern const er_opdef er_opdef_softmax;
+
+#endif /* ER_OP_IMPL_H */

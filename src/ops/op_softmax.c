@@ -1,0 +1,305 @@
+/* op_softmax.c: softmax(input, dim): the exact value rounded once, and per-element bounds under the
+ * standards normal (index-order sum) and any_order (any summation tree); proof: docs/proofs/softmax.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../host/er_msg.h"
+#include "op_impl.h"
+#include "exactref/formats.h"
+
+#define msgf er_msgf
+
+static const char *const sm_inputs[] = {"input"};
+static const char *const sm_outputs[] = {"out"};
+static const er_boundary sm_boundaries[] = {
+    {"subtract", "compute", "x_j - max(x) rounded to compute", "each element"},
+    {"exp", "library", "exp of the difference within ulps of compute", "each element"},
+    {"sum", "accumulate", "the sum of the exponentials in compute (index order, or any order)", "each row"},
+    {"divide", "library", "e_i / sum within ulps of compute (correctly rounded: 0.5)", "each element"},
+    {"out", "cast", "the compute value rounded once to the output format", "each element"},
+};
+
+typedef struct sm_state {
+    double *v;     /* the input's values, row-major */
+    int64_t outer, len, inner;
+    int in_fmt;
+} sm_state;
+
+static void sm_free(void *p)
+{
+    sm_state *s = (sm_state *)p;
+    if (!s) return;
+    free(s->v);
+    free(s);
+}
+
+/* a - b enclosed: [s, s] when the binary64 difference is exact (TwoSum), else one ulp outward */
+static void sub_iv(double a, double b, double *l, double *h)
+{
+    double s = a - b;
+    if (!er_b_finite(s)) {
+        *l = *h = s;
+        return;
+    }
+    double nb = -b, bb = s - a, err = (a - (s - bb)) + (nb - bb);
+    if (err == 0) {
+        *l = *h = s;
+    } else {
+        *l = er_b_down(s);
+        *h = er_b_up(s);
+    }
+}
+
+#define AT(s, row, j) ((((row) / (s)->inner) * (s)->len + (j)) * (s)->inner + (row) % (s)->inner)
+
+/* ---- the exact value ---- */
+
+typedef struct sm_job {
+    er_opres *r;
+    sm_state *s;
+    int out_fmt;
+} sm_job;
+
+/* 1 when the row's exact softmax is NaN: a NaN or +inf in it, or every element -inf (or no finite max) */
+static int row_max(const sm_state *s, int64_t row, double *m)
+{
+    double mx = -INFINITY;
+    for (int64_t j = 0; j < s->len; j++) {
+        double x = s->v[AT(s, row, j)];
+        if (x != x || x == INFINITY) return 1;
+        if (x > mx) mx = x;
+    }
+    *m = mx;
+    return mx == -INFINITY;
+}
+
+static er_status sm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    sm_job *j = (sm_job *)ctx;
+    sm_state *s = j->s;
+    er_opres *r = j->r;
+    int of = j->out_fmt;
+    double *E = (double *)malloc(sizeof(double) * 2 * (size_t)(s->len ? s->len : 1));
+    if (!E) return msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
+    double *El = E, *Eh = E + s->len;
+    er_status st = ER_OK;
+    for (int64_t row = r0; row < r1; row++) {
+        double m;
+        if (row_max(s, row, &m)) {
+            for (int64_t i = 0; i < s->len; i++) {
+                int64_t e = AT(s, row, i);
+                r->xlo[0][e] = r->xhi[0][e] = NAN;
+                er_ops_store(&r->out[0], e, er_ops_round(of, NAN));
+            }
+            continue;
+        }
+        double Sl = 0, Sh = 0;
+        for (int64_t i = 0; i < s->len; i++) {
+            double dl, dh;
+            sub_iv(s->v[AT(s, row, i)], m, &dl, &dh);
+            er_ops_exp_iv(dl, dh, &El[i], &Eh[i]);
+            Sl = er_ops_add_dn(Sl, El[i]);
+            Sh = er_ops_add_up(Sh, Eh[i]);
+        }
+        int undecided = 0;
+        for (int64_t i = 0; i < s->len; i++) {
+            int64_t e = AT(s, row, i);
+            double yl = er_ops_div_dn(El[i], Sh), yh = er_ops_div_up(Eh[i], Sl);
+            uint64_t b;
+            if (yl < 0) yl = 0;
+            if (yh > 1) yh = 1;
+            r->xlo[0][e] = yl;
+            r->xhi[0][e] = yh;
+            if (er_ops_decide(of, yl, yh, &b)) er_ops_store(&r->out[0], e, b);
+            else {
+                undecided = 1;
+                El[i] = NAN; /* marks the element for the precise path */
+            }
+        }
+        if (!undecided) continue;
+        /* rising precision: S = sum exp(x_j - m), y_i = exp(x_i - m) / S, as MPFR intervals */
+        for (int prec = 128;; prec *= 2) {
+            if (prec > (1 << 16)) {
+                st = msgf(msg, msg_size, ER_EINVAL, "softmax: the rounding of row %lld is not decided at %d bits",
+                          (long long)row, prec / 2);
+                goto done;
+            }
+            er_ops_mp *mp = er_ops_mp_new(prec, 4);
+            if (!mp) {
+                st = msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
+                goto done;
+            }
+            er_ops_mp_set_d(mp, 0, m);
+            er_ops_mp_set_d(mp, 1, 0);
+            for (int64_t jj = 0; jj < s->len; jj++) {
+                er_ops_mp_set_d(mp, 2, s->v[AT(s, row, jj)]);
+                er_ops_mp_sub(mp, 2, 2, 0);
+                er_ops_mp_exp(mp, 2, 2);
+                er_ops_mp_add(mp, 1, 1, 2);
+            }
+            int left = 0;
+            for (int64_t i = 0; i < s->len; i++) {
+                if (El[i] == El[i]) continue;
+                int64_t e = AT(s, row, i);
+                uint64_t b;
+                er_ops_mp_set_d(mp, 2, s->v[e]);
+                er_ops_mp_sub(mp, 2, 2, 0);
+                er_ops_mp_exp(mp, 2, 2);
+                er_ops_mp_div(mp, 3, 2, 1);
+                if (er_ops_mp_decide(mp, 3, of, &b)) {
+                    er_ops_store(&r->out[0], e, b);
+                    er_ops_mp_get(mp, 3, &r->xlo[0][e], &r->xhi[0][e]);
+                    El[i] = 0;
+                } else {
+                    left = 1;
+                }
+            }
+            er_ops_mp_free(mp);
+            if (!left) break;
+        }
+    }
+done:
+    free(E);
+    return st;
+}
+
+static er_status sm_create(er_opres *r, char *msg, size_t msg_size)
+{
+    er_status st;
+    int dim, of;
+    const er_optensor *x = &r->in[0];
+    sm_state *s = (sm_state *)calloc(1, sizeof *s);
+    if (!s) return msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
+    r->state = s;
+    if ((st = er_ops_opt_dim(r, "dim", -1, x->ndim, &dim, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_ops_opt_format(r, "out", x->format, &of, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_ops_values(x, &s->v, msg, msg_size)) != ER_OK) return st;
+    s->in_fmt = x->format;
+    er_ops_split_dim(x, dim, &s->outer, &s->len, &s->inner);
+    if ((st = er_ops_alloc_output(r, 0, of, x->ndim, x->shape, msg, msg_size)) != ER_OK) return st;
+    sm_job j = {r, s, of};
+    int64_t rows = s->outer * s->inner;
+    return er_ops_parallel(rows, 1 + 65536 / (s->len + 1), sm_exact_rows, &j, msg, msg_size);
+}
+
+/* ---- the bounds (docs/proofs/softmax.md) ---- */
+
+typedef struct sm_bjob {
+    er_opres *r;
+    sm_state *s;
+    const er_openv *env;
+    double *lo, *hi;
+    unsigned char *fl;
+} sm_bjob;
+
+static er_status sm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    sm_bjob *j = (sm_bjob *)ctx;
+    sm_state *s = j->s;
+    const er_openv *env = j->env;
+    int any = env->o->standard.kind == ER_STD_ANY_ORDER;
+    double ue = er_ops_ulps(env, "exp"), ud = er_ops_ulps(env, "div");
+    size_t L = (size_t)(s->len ? s->len : 1);
+    double *buf = (double *)malloc(sizeof(double) * 4 * L);
+    if (!buf) return msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
+    double *xl = buf, *xh = buf + L, *El = buf + 2 * L, *Eh = buf + 3 * L;
+    for (int64_t row = r0; row < r1; row++) {
+        double m;
+        if (row_max(s, row, &m)) {
+            for (int64_t i = 0; i < s->len; i++) {
+                int64_t e = AT(s, row, i);
+                j->fl[e] = ER_OPB_NONFINITE;
+                j->lo[e] = j->hi[e] = NAN;
+            }
+            continue;
+        }
+        /* the values as compute reads them (rounded into a narrower compute; subnormals may be read as
+         * zero under flush_to_zero), and their maxima */
+        double ml = -INFINITY, mh = -INFINITY;
+        for (int64_t i = 0; i < s->len; i++) {
+            double a = s->v[AT(s, row, i)], b = a;
+            er_ops_round_compute(env, &a, &b); /* identity on compute's values, but for a flush */
+            xl[i] = a < b ? a : b;
+            xh[i] = a < b ? b : a;
+            if (xl[i] > ml) ml = xl[i];
+            if (xh[i] > mh) mh = xh[i];
+        }
+        /* e_j: exp within ue ulps of compute at a value between the exact difference and its rounding */
+        for (int64_t i = 0; i < s->len; i++) {
+            double dl, dh, t, cl, ch;
+            sub_iv(xl[i], mh, &dl, &t);
+            sub_iv(xh[i], ml, &t, &dh);
+            cl = dl;
+            ch = dh;
+            er_ops_round_compute(env, &cl, &ch);
+            if (cl < dl) dl = cl;
+            if (ch > dh) dh = ch;
+            er_ops_exp_iv(dl, dh, &El[i], &Eh[i]);
+            er_ops_lib_result(env, ue, &El[i], &Eh[i]);
+            if (El[i] < 0) El[i] = 0;
+        }
+        /* the sum in compute */
+        double Sl, Sh;
+        if (!any) {
+            Sl = El[0];
+            Sh = Eh[0];
+            for (int64_t i = 1; i < s->len; i++) {
+                Sl = er_ops_add_dn(Sl, El[i]);
+                Sh = er_ops_add_up(Sh, Eh[i]);
+                er_ops_round_compute(env, &Sl, &Sh);
+            }
+        } else {
+            Sl = 0;
+            Sh = 0;
+            for (int64_t i = 0; i < s->len; i++) {
+                Sl = er_ops_add_dn(Sl, El[i]);
+                Sh = er_ops_add_up(Sh, Eh[i]);
+            }
+            /* any tree of n - 1 additions: |sum - exact sum| <= gamma_{n-1} * exact sum (terms >= 0) */
+            double g = er_b_up((double)(s->len - 1) * env->u), gam = er_ops_div_up(g, er_b_down(1 - g));
+            if (!(g < 0.5)) {
+                Sl = 0;
+                Sh = INFINITY;
+            } else {
+                Sl = er_ops_mul_dn(Sl, er_b_down(1 - gam));
+                Sh = er_ops_mul_up(Sh, er_b_up(1 + gam));
+            }
+            if (env->ftz) Sl = er_ops_add_dn(Sl, -er_b_up((double)s->len * env->tiny));
+            if (Sl < 0) Sl = 0;
+            er_ops_round_compute(env, &Sl, &Sh);
+        }
+        int overflow = !(Sh <= env->max_c);
+        for (int64_t i = 0; i < s->len; i++) {
+            int64_t e = AT(s, row, i);
+            if (overflow) { /* the sum may be infinite in compute: no bound */
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
+                continue;
+            }
+            double ql = er_ops_div_dn(El[i], Sh), qh = Sl > 0 ? er_ops_div_up(Eh[i], Sl) : INFINITY;
+            er_ops_lib_result(env, ud, &ql, &qh);
+            if (ql < 0) ql = 0;
+            j->lo[e] = ql;
+            j->hi[e] = qh;
+        }
+    }
+    free(buf);
+    return ER_OK;
+}
+
+static er_status sm_bounds(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags,
+                           char *msg, size_t msg_size)
+{
+    sm_state *s = (sm_state *)r->state;
+    (void)i;
+    sm_bjob j = {r, s, env, lo, hi, flags};
+    return er_ops_parallel(s->outer * s->inner, 1 + 65536 / (s->len + 1), sm_bound_rows, &j, msg, msg_size);
+}
+
+const er_opdef er_opdef_softmax = {
+    "softmax", 1, 1, sm_inputs, 1, sm_outputs, sm_boundaries,
+    (int)(sizeof sm_boundaries / sizeof sm_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
+    sm_create, sm_bounds, sm_free,
+};

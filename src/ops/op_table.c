@@ -1,0 +1,39 @@
+/* op_table.c: the table of operations beyond matmul: one line per operation (its er_opdef, in its own
+ * file of src/ops/).  A new operation is one file and one line here. */
+#include <pthread.h>
+#include <string.h>
+
+#include "op_impl.h"
+
+static const er_opdef *const table[] = {
+    &er_opdef_softmax,
+};
+
+#define NOPS (sizeof table / sizeof table[0])
+
+const er_opdef *er_ops_find(const char *name)
+{
+    for (size_t i = 0; i < NOPS; i++)
+        if (!strcmp(table[i]->name, name)) return table[i];
+    return NULL;
+}
+
+static char names[1024];
+
+static void make_names(void)
+{
+    size_t n = 0;
+    names[0] = 0;
+    for (size_t i = 0; i < NOPS && n + strlen(table[i]->name) + 2 < sizeof names; i++) {
+        if (n) names[n++] = ' ';
+        memcpy(names + n, table[i]->name, strlen(table[i]->name) + 1);
+        n += strlen(table[i]->name);
+    }
+}
+
+const char *er_op_names(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_names); /* the same text every time: built once (the table is constant) */
+    return names;
+}

@@ -1,0 +1,397 @@
+/* op_util.c: the helpers every operation of src/ops/ shares: options, tensors, broadcasting, rounding
+ * decisions, outward binary64 bound arithmetic, library functions within ulps, and a fork/join. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../host/er_msg.h"
+#include "op_impl.h"
+#include "exactref/formats.h"
+
+#define msgf er_msgf
+
+/* ---- options ---- */
+
+const char *er_ops_opt(er_opres *r, const char *key)
+{
+    for (int i = 0; i < r->nopt; i++)
+        if (strcmp(r->opt[i].key, key) == 0) {
+            r->opt[i].used = 1;
+            return r->opt[i].val;
+        }
+    return NULL;
+}
+
+er_status er_ops_opt_int(er_opres *r, const char *key, int64_t def, int64_t *v, char *msg, size_t msg_size)
+{
+    const char *s = er_ops_opt(r, key);
+    char *end;
+    *v = def;
+    if (!s) return ER_OK;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (end == s || *end || errno)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s is not an integer", r->def->name, key, s);
+    *v = (int64_t)x;
+    return ER_OK;
+}
+
+er_status er_ops_opt_double(er_opres *r, const char *key, double def, double *v, char *msg, size_t msg_size)
+{
+    const char *s = er_ops_opt(r, key);
+    char *end;
+    *v = def;
+    if (!s) return ER_OK;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (end == s || *end || errno == EINVAL || isnan(x))
+        return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s is not a number", r->def->name, key, s);
+    *v = x;
+    return ER_OK;
+}
+
+er_status er_ops_opt_format(er_opres *r, const char *key, int def, int *fmt, char *msg, size_t msg_size)
+{
+    const char *s = er_ops_opt(r, key);
+    er_format_info fi;
+    *fmt = def;
+    if (!s) return ER_OK;
+    if (er_format_from_name(s, fmt) != ER_OK || er_format_get_info(*fmt, &fi) != ER_OK || fi.kind != ER_KIND_FLOAT)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s is not a float format (f32, bf16, f16, ...)",
+                    r->def->name, key, s);
+    return ER_OK;
+}
+
+er_status er_ops_opt_bool(er_opres *r, const char *key, int def, int *v, char *msg, size_t msg_size)
+{
+    const char *s = er_ops_opt(r, key);
+    *v = def;
+    if (!s) return ER_OK;
+    if (!strcmp(s, "1") || !strcmp(s, "true") || !strcmp(s, "True")) *v = 1;
+    else if (!strcmp(s, "0") || !strcmp(s, "false") || !strcmp(s, "False")) *v = 0;
+    else return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s is not 0 or 1", r->def->name, key, s);
+    return ER_OK;
+}
+
+er_status er_ops_opt_choice(er_opres *r, const char *key, const char *choices, int def_index, int *index,
+                            char *msg, size_t msg_size)
+{
+    const char *s = er_ops_opt(r, key);
+    *index = def_index;
+    if (!s) return ER_OK;
+    size_t n = strlen(s);
+    int k = 0;
+    for (const char *c = choices; *c; k++) {
+        const char *e = strchr(c, ' ');
+        size_t w = e ? (size_t)(e - c) : strlen(c);
+        if (w == n && strncmp(c, s, n) == 0) {
+            *index = k;
+            return ER_OK;
+        }
+        c += w;
+        while (*c == ' ') c++;
+    }
+    return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s is not one of: %s", r->def->name, key, s, choices);
+}
+
+er_status er_ops_opt_dim(er_opres *r, const char *key, int def, int ndim, int *dim, char *msg, size_t msg_size)
+{
+    int64_t d;
+    er_status st = er_ops_opt_int(r, key, def, &d, msg, msg_size);
+    if (st != ER_OK) return st;
+    int n = ndim < 1 ? 1 : ndim;
+    if (d < -n || d >= n)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%lld is out of range for a %d-dimensional input "
+                    "(from %d to %d)", r->def->name, key, (long long)d, ndim, -n, n - 1);
+    *dim = (int)(d < 0 ? d + n : d);
+    return ER_OK;
+}
+
+/* ---- tensors ---- */
+
+static int64_t offset_of(const er_optensor *t, int64_t e)
+{
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        int64_t n = t->shape[d] ? t->shape[d] : 1;
+        off += (e % n) * t->strides[d];
+        e /= n;
+    }
+    return off;
+}
+
+uint64_t er_ops_load(const er_optensor *t, int64_t e)
+{
+    er_format_info fi;
+    er_format_get_info(t->format, &fi);
+    const unsigned char *p = (const unsigned char *)t->data + offset_of(t, e) * fi.storage_bytes;
+    switch (fi.storage_bytes) {
+    case 1: return p[0];
+    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+void er_ops_store(er_optensor *t, int64_t e, uint64_t bits)
+{
+    er_format_info fi;
+    er_format_get_info(t->format, &fi);
+    unsigned char *p = (unsigned char *)t->data + e * fi.storage_bytes;
+    switch (fi.storage_bytes) {
+    case 1: p[0] = (unsigned char)bits; break;
+    case 2: { uint16_t v = (uint16_t)bits; memcpy(p, &v, 2); break; }
+    case 4: { uint32_t v = (uint32_t)bits; memcpy(p, &v, 4); break; }
+    default: memcpy(p, &bits, 8); break;
+    }
+}
+
+er_status er_ops_values(const er_optensor *t, double **out, char *msg, size_t msg_size)
+{
+    int64_t n = er_optensor_count(t);
+    er_format_info fi;
+    *out = NULL;
+    if (er_format_get_info(t->format, &fi) != ER_OK || fi.kind != ER_KIND_FLOAT)
+        return msgf(msg, msg_size, ER_EINVAL, "an input of format %d is not a float format", t->format);
+    double *v = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!v) return msgf(msg, msg_size, ER_ENOMEM, "out of memory for %lld values", (long long)n);
+    int contiguous = 1;
+    for (int d = t->ndim - 1, s = 1; d >= 0; d--) {
+        if (t->shape[d] > 1 && t->strides[d] != s) contiguous = 0;
+        s *= (int)(t->shape[d] ? t->shape[d] : 1);
+    }
+    if (contiguous && n > 0 &&
+        er_convert_array(t->format, ER_FMT_F64, t->data, v, (size_t)n, ER_RND_NEAREST_EVEN, 0u, NULL, NULL) == ER_OK) {
+        *out = v;
+        return ER_OK;
+    }
+    for (int64_t e = 0; e < n; e++) {
+        uint64_t b = er_ops_load(t, e);
+        if (er_from_bits(t->format, b, &v[e]) != ER_OK) {
+            free(v);
+            return msgf(msg, msg_size, ER_EPATTERN, "element %lld (0x%llx) is not a pattern of %s", (long long)e,
+                        (unsigned long long)b, fi.name);
+        }
+    }
+    *out = v;
+    return ER_OK;
+}
+
+er_status er_ops_alloc_output(er_opres *r, int i, int format, int ndim, const int64_t *shape, char *msg,
+                              size_t msg_size)
+{
+    er_format_info fi;
+    if (i < 0 || i >= ER_OP_MAXOUT) return msgf(msg, msg_size, ER_EINVAL, "output %d out of range", i);
+    if (er_format_get_info(format, &fi) != ER_OK)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: unknown output format %d", r->def->name, format);
+    er_optensor t = er_optensor_make(format, ndim, shape, NULL);
+    int64_t n = er_optensor_count(&t);
+    t.data = calloc((size_t)(n ? n : 1), (size_t)fi.storage_bytes);
+    r->xlo[i] = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
+    r->xhi[i] = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!t.data || !r->xlo[i] || !r->xhi[i]) {
+        free(t.data);
+        return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory for an output of %lld elements", r->def->name,
+                    (long long)n);
+    }
+    r->out[i] = t;
+    if (r->nout < i + 1) r->nout = i + 1;
+    /* the 2-D or 3-D view: (1, n) for 0-D and 1-D, leading dimensions collapsed above 3 */
+    er_tensor v;
+    memset(&v, 0, sizeof v);
+    v.format = format;
+    v.data = t.data;
+    if (ndim <= 1) {
+        v.ndim = 2;
+        v.shape[0] = 1;
+        v.shape[1] = ndim == 1 ? shape[0] : 1;
+    } else if (ndim <= 3) {
+        v.ndim = ndim;
+        for (int d = 0; d < ndim; d++) v.shape[d] = shape[d];
+    } else {
+        v.ndim = 3;
+        v.shape[0] = 1;
+        for (int d = 0; d < ndim - 2; d++) v.shape[0] *= shape[d];
+        v.shape[1] = shape[ndim - 2];
+        v.shape[2] = shape[ndim - 1];
+    }
+    v.strides[v.ndim - 1] = 1;
+    for (int d = v.ndim - 2; d >= 0; d--) v.strides[d] = v.strides[d + 1] * v.shape[d + 1];
+    r->view[i] = v;
+    return ER_OK;
+}
+
+er_status er_ops_broadcast(const er_optensor *a, const er_optensor *b, int *ndim, int64_t *shape, char *msg,
+                           size_t msg_size)
+{
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int d = 0; d < n; d++) {
+        int da = d - (n - a->ndim), db = d - (n - b->ndim);
+        int64_t sa = da >= 0 ? a->shape[da] : 1, sb = db >= 0 ? b->shape[db] : 1;
+        if (sa != sb && sa != 1 && sb != 1)
+            return msgf(msg, msg_size, ER_EINVAL, "shapes do not broadcast: dimension %d is %lld in one input and "
+                        "%lld in the other", d, (long long)sa, (long long)sb);
+        shape[d] = sa == 1 ? sb : sa;
+    }
+    *ndim = n;
+    return ER_OK;
+}
+
+int64_t er_ops_bcast_index(const er_optensor *t, int ndim, const int64_t *shape, int64_t e)
+{
+    int64_t idx = 0, mul = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        int64_t i = e % shape[d];
+        e /= shape[d];
+        int dt = d - (ndim - t->ndim);
+        if (dt >= 0) {
+            if (t->shape[dt] != 1) idx += i * mul;
+            mul *= t->shape[dt];
+        }
+    }
+    return idx;
+}
+
+void er_ops_split_dim(const er_optensor *t, int dim, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    *outer = *inner = 1;
+    *len = t->ndim ? t->shape[dim] : 1;
+    for (int d = 0; d < dim; d++) *outer *= t->shape[d];
+    for (int d = dim + 1; d < t->ndim; d++) *inner *= t->shape[d];
+}
+
+/* ---- rounding ---- */
+
+uint64_t er_ops_round(int fmt, double x)
+{
+    return er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u);
+}
+
+int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits)
+{
+    uint64_t a = er_ops_round(fmt, lo), b = er_ops_round(fmt, hi);
+    if (a != b) {
+        /* +0 and -0 are different patterns but lo <= 0 <= hi then straddles: undecided */
+        return 0;
+    }
+    *bits = a;
+    return 1;
+}
+
+/* ---- outward arithmetic: RN then one ulp outward (covers the exact value) ---- */
+
+double er_ops_add_dn(double a, double b) { return er_b_down(a + b); }
+double er_ops_add_up(double a, double b) { return er_b_up(a + b); }
+double er_ops_mul_dn(double a, double b) { return er_b_down(a * b); }
+double er_ops_mul_up(double a, double b) { return er_b_up(a * b); }
+double er_ops_div_dn(double a, double b) { return er_b_down(a / b); }
+double er_ops_div_up(double a, double b) { return er_b_up(a / b); }
+
+void er_ops_lib_result(const er_openv *env, double ulps, double *lo, double *hi)
+{
+    double l = *lo, h = *hi;
+    double two_u = 2 * env->u;
+    /* |result - v| <= ulps * max(2u|v|, eta): the ends move outward by the bound at the end (the bound
+     * grows with |v|, and v - bound(v) is increasing for ulps * 2u < 1) */
+    double el = er_b_up(ulps * er_b_up(fmax(er_b_up(two_u * fabs(l)), env->eta)));
+    double eh = er_b_up(ulps * er_b_up(fmax(er_b_up(two_u * fabs(h)), env->eta)));
+    l = er_b_down(l - el);
+    h = er_b_up(h + eh);
+    if (env->ftz) {
+        if (l > 0 && l < env->tiny) l = 0;
+        if (h < 0 && h > -env->tiny) h = 0;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+void er_ops_round_compute(const er_openv *env, double *lo, double *hi)
+{
+    double l, h;
+    er_round_double(env->compute, *lo, ER_RND_NEAREST_EVEN, &l);
+    er_round_double(env->compute, *hi, ER_RND_NEAREST_EVEN, &h);
+    if (env->ftz) {
+        if (l > 0 && l < env->tiny) l = 0;
+        if (h < 0 && h > -env->tiny) h = 0;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* The documented defaults (docs/ops/README.md): the CUDA Math API's maximum errors of the single
+ * precision functions (expf 2, exp2f 2, logf 1, tanhf 2, erff 2, x/y as div.full.f32 2 ulps, rsqrtf 2,
+ * sqrtf 0.5 (IEEE: correctly rounded by default)), and for double those of exp 1, exp2 1, log 1, tanh
+ * 1, erf 2, division and sqrt correctly rounded (0.5). */
+double er_ops_ulps(const er_openv *env, const char *fn)
+{
+    static const struct { const char *fn; double f32, f64; } tab[] = {
+        {"exp", 2, 1}, {"exp2", 2, 1}, {"log", 1, 1}, {"tanh", 2, 1}, {"erf", 2, 2},
+        {"div", 2, 0.5}, {"rsqrt", 2, 1}, {"sqrt", 0.5, 0.5}, {"sigmoid", 2, 1},
+    };
+    if (env->o->ulps >= 0) return env->o->ulps;
+    for (size_t k = 0; k < sizeof tab / sizeof tab[0]; k++)
+        if (!strcmp(tab[k].fn, fn)) return env->compute == ER_FMT_F64 ? tab[k].f64 : tab[k].f32;
+    return 2;
+}
+
+/* ---- threads ---- */
+
+typedef struct par_job {
+    er_ops_range_fn fn;
+    void *ctx;
+    int64_t i0, i1;
+    er_status st;
+    int own_thread;
+    char msg[256];
+} par_job;
+
+static void *par_run(void *p)
+{
+    par_job *j = (par_job *)p;
+    j->msg[0] = 0;
+    j->st = j->fn(j->ctx, j->i0, j->i1, j->msg, sizeof j->msg);
+    if (j->own_thread) er_ops_mp_thread_done(); /* MPFR's per-thread caches */
+    return NULL;
+}
+
+er_status er_ops_parallel(int64_t n, int64_t min_per_thread, er_ops_range_fn fn, void *ctx, char *msg,
+                          size_t msg_size)
+{
+    enum { MAXT = 64 };
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("EXACTREF_THREADS");
+    if (env && atoi(env) > 0) ncpu = atoi(env);
+    if (ncpu < 1) ncpu = 1;
+    if (ncpu > MAXT) ncpu = MAXT;
+    if (min_per_thread < 1) min_per_thread = 1;
+    int64_t nt = n / min_per_thread;
+    if (nt > ncpu) nt = ncpu;
+    if (nt <= 1) return fn(ctx, 0, n, msg, msg_size);
+    par_job jobs[MAXT];
+    pthread_t th[MAXT];
+    int started[MAXT];
+    for (int64_t t = 0; t < nt; t++) {
+        jobs[t].fn = fn;
+        jobs[t].ctx = ctx;
+        jobs[t].i0 = n * t / nt;
+        jobs[t].i1 = n * (t + 1) / nt;
+        jobs[t].st = ER_OK;
+        jobs[t].own_thread = t > 0;
+        started[t] = t > 0 && pthread_create(&th[t], NULL, par_run, &jobs[t]) == 0;
+    }
+    par_run(&jobs[0]);
+    for (int64_t t = 1; t < nt; t++) {
+        if (started[t]) pthread_join(th[t], NULL);
+        else {
+            jobs[t].own_thread = 0;
+            par_run(&jobs[t]); /* no thread: run it here */
+        }
+    }
+    for (int64_t t = 0; t < nt; t++)
+        if (jobs[t].st != ER_OK) return msgf(msg, msg_size, jobs[t].st, "%s", jobs[t].msg);
+    return ER_OK;
+}

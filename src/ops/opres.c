@@ -1,0 +1,546 @@
+/* opres.c: the generic Result of every operation beyond matmul (er_opres): the call through the table,
+ * options, outputs, exact enclosures, bounds cached per options, covers and the check's report (the
+ * matmul check's own scoring), and the result through the operation interface (src/er_op.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../host/er_bel.h"
+#include "../host/er_msg.h"
+#include "op_impl.h"
+#include "exactref/formats.h"
+
+#define msgf er_msgf
+
+er_optensor er_optensor_make(int format, int ndim, const int64_t *shape, void *data)
+{
+    er_optensor t;
+    memset(&t, 0, sizeof t);
+    t.format = format;
+    t.ndim = ndim < 0 ? 0 : ndim > ER_OP_MAXDIM ? ER_OP_MAXDIM : ndim;
+    t.data = data;
+    for (int d = 0; d < t.ndim; d++) t.shape[d] = shape[d];
+    int64_t s = 1;
+    for (int d = t.ndim - 1; d >= 0; d--) {
+        t.strides[d] = s;
+        s *= t.shape[d];
+    }
+    return t;
+}
+
+er_optensor er_optensor_of(const er_tensor *t)
+{
+    er_optensor o;
+    memset(&o, 0, sizeof o);
+    o.format = t->format;
+    o.ndim = t->ndim < 0 ? 0 : t->ndim > 3 ? 3 : t->ndim;
+    o.data = t->data;
+    for (int d = 0; d < o.ndim; d++) {
+        o.shape[d] = t->shape[d];
+        o.strides[d] = t->strides[d];
+    }
+    return o;
+}
+
+int64_t er_optensor_count(const er_optensor *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
+    return n;
+}
+
+/* ---- the call ---- */
+
+static er_status parse_options(er_opres *r, const char *options, char *msg, size_t msg_size)
+{
+    const char *p = options ? options : "";
+    r->nopt = 0;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        const char *eq = memchr(p, '=', n);
+        if (!eq || eq == p)
+            return msgf(msg, msg_size, ER_EINVAL, "%s: option '%.*s' is not key=value", r->def->name, (int)n, p);
+        size_t kn = (size_t)(eq - p), vn = n - kn - 1;
+        while (kn > 0 && p[kn - 1] == ' ') kn--;
+        if (r->nopt >= ER_OP_MAXOPT)
+            return msgf(msg, msg_size, ER_EINVAL, "%s: more than %d options", r->def->name, ER_OP_MAXOPT);
+        er_opopt *o = &r->opt[r->nopt];
+        if (kn >= sizeof o->key || vn >= sizeof o->val)
+            return msgf(msg, msg_size, ER_EINVAL, "%s: option '%.*s' is too long", r->def->name, (int)n, p);
+        memcpy(o->key, p, kn);
+        o->key[kn] = 0;
+        memcpy(o->val, eq + 1, vn);
+        o->val[vn] = 0;
+        o->used = 0;
+        for (int i = 0; i < r->nopt; i++)
+            if (!strcmp(r->opt[i].key, o->key))
+                return msgf(msg, msg_size, ER_EINVAL, "%s: option %s is given twice", r->def->name, o->key);
+        r->nopt++;
+        p += n;
+    }
+    return ER_OK;
+}
+
+static int fmt_precision(int fmt)
+{
+    er_format_info fi;
+    if (er_format_get_info(fmt, &fi) != ER_OK) return 0;
+    return fi.significand_bits + 1;
+}
+
+er_status er_op_call_nd(const char *op, int ninputs, const er_optensor *const *inputs, const char *options,
+                        er_opres **out, char *msg, size_t msg_size)
+{
+    er_status st;
+    if (!out) return msgf(msg, msg_size, ER_EINVAL, "er_op_call: no place for the result");
+    *out = NULL;
+    if (!op) return msgf(msg, msg_size, ER_EINVAL, "er_op_call: no operation named");
+    const er_opdef *def = er_ops_find(op);
+    if (!def)
+        return msgf(msg, msg_size, ER_EINVAL, "unknown operation '%s' (the operations: %s)", op, er_op_names());
+    if (!def->create)
+        return msgf(msg, msg_size, ER_EUNSUPPORTED, "operation '%s' is not implemented in this build", op);
+    if (ninputs < def->min_inputs || ninputs > def->max_inputs || (ninputs > 0 && !inputs))
+        return msgf(msg, msg_size, ER_EINVAL, "%s takes %d to %d inputs, not %d", op, def->min_inputs,
+                    def->max_inputs, ninputs);
+    er_opres *r = (er_opres *)calloc(1, sizeof *r);
+    if (!r) return msgf(msg, msg_size, ER_ENOMEM, "out of memory");
+    r->def = def;
+    r->ninputs = def->max_inputs;
+    int widest = -1, wp = 0;
+    for (int i = 0; i < ninputs; i++) {
+        if (!inputs[i]) {
+            if (i < def->min_inputs) {
+                st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d (%s) is required", op, i,
+                          def->input_names ? def->input_names[i] : "?");
+                goto fail;
+            }
+            continue;
+        }
+        if (inputs[i]->ndim < 0 || inputs[i]->ndim > ER_OP_MAXDIM || (!inputs[i]->data && er_optensor_count(inputs[i]))) {
+            st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d (%s) has no data or %d dimensions", op, i,
+                      def->input_names ? def->input_names[i] : "?", inputs[i]->ndim);
+            goto fail;
+        }
+        er_format_info fi;
+        if (er_format_get_info(inputs[i]->format, &fi) != ER_OK) {
+            st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d (%s) has an unknown format %d", op, i,
+                      def->input_names ? def->input_names[i] : "?", inputs[i]->format);
+            goto fail;
+        }
+        r->in[i] = *inputs[i];
+        r->has_in[i] = 1;
+        if (fi.kind == ER_KIND_FLOAT && fi.significand_bits + 1 > wp) {
+            wp = fi.significand_bits + 1;
+            widest = inputs[i]->format;
+        }
+    }
+    r->default_compute = wp > 24 ? widest : ER_FMT_F32;
+    if ((st = parse_options(r, options, msg, msg_size)) != ER_OK) goto fail;
+    if ((st = def->create(r, msg, msg_size)) != ER_OK) goto fail;
+    for (int i = 0; i < r->nopt; i++)
+        if (!r->opt[i].used) {
+            st = msgf(msg, msg_size, ER_EINVAL, "%s: unknown option '%s'", op, r->opt[i].key);
+            goto fail;
+        }
+    *out = r;
+    return ER_OK;
+fail:
+    er_opres_free(r);
+    return st;
+}
+
+er_status er_op_call(const char *op, int ninputs, const er_tensor *const *inputs, const char *options,
+                     er_opres **out, char *msg, size_t msg_size)
+{
+    er_optensor t[ER_OP_MAXIN];
+    const er_optensor *p[ER_OP_MAXIN];
+    if (ninputs > ER_OP_MAXIN || ninputs < 0)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: %d inputs (at most %d)", op ? op : "?", ninputs, ER_OP_MAXIN);
+    for (int i = 0; i < ninputs; i++) {
+        p[i] = NULL;
+        if (inputs && inputs[i]) {
+            t[i] = er_optensor_of(inputs[i]);
+            p[i] = &t[i];
+        }
+    }
+    /* the descriptors are copied by the call: the tensors' data must stay valid, not these */
+    return er_op_call_nd(op, ninputs, p, options, out, msg, msg_size);
+}
+
+void er_opres_free(er_opres *r)
+{
+    if (!r) return;
+    for (int i = 0; i < ER_OP_MAXOUT; i++) {
+        free(r->out[i].data);
+        free(r->xlo[i]);
+        free(r->xhi[i]);
+    }
+    if (r->state && r->def->free_state) r->def->free_state(r->state);
+    for (er_opbounds_entry *e = r->bounds, *n; e; e = n) {
+        n = e->next;
+        free(e->b.radius);
+        free(e->b.tolerance);
+        free(e->b.low);
+        free(e->b.high);
+        free(e->b.has_range);
+        free(e->b.may_pinf);
+        free(e->b.may_ninf);
+        free(e->b.may_nan);
+        free(e);
+    }
+    free(r);
+}
+
+/* ---- accessors ---- */
+
+const char *er_opres_op(const er_opres *r) { return r ? r->def->name : NULL; }
+const char *er_opres_guarantee(const er_opres *r) { return r ? "correctly_rounded" : NULL; }
+int er_opres_outputs(const er_opres *r) { return r ? r->nout : 0; }
+
+const char *er_opres_output_name(const er_opres *r, int i)
+{
+    if (!r || i < 0 || i >= r->nout) return NULL;
+    return r->def->output_names[i];
+}
+
+int er_opres_output_index(const er_opres *r, const char *name)
+{
+    if (!r || !name) return -1;
+    for (int i = 0; i < r->nout; i++)
+        if (!strcmp(r->def->output_names[i], name)) return i;
+    return -1;
+}
+
+const er_optensor *er_opres_rounded(const er_opres *r, int i)
+{
+    if (!r || i < 0 || i >= r->nout) return NULL;
+    return &r->out[i];
+}
+
+int64_t er_opres_count(const er_opres *r, int i)
+{
+    if (!r || i < 0 || i >= r->nout) return 0;
+    return er_optensor_count(&r->out[i]);
+}
+
+er_status er_opres_exact(const er_opres *r, int i, double *lo, double *hi, char *msg, size_t msg_size)
+{
+    if (!r || i < 0 || i >= r->nout)
+        return msgf(msg, msg_size, ER_EINVAL, "exact: output %d out of range", i);
+    int64_t n = er_optensor_count(&r->out[i]);
+    if (lo) memcpy(lo, r->xlo[i], sizeof(double) * (size_t)n);
+    if (hi) memcpy(hi, r->xhi[i], sizeof(double) * (size_t)n);
+    return ER_OK;
+}
+
+int er_opres_boundaries(const er_opres *r, const er_boundary **list)
+{
+    if (!r) {
+        if (list) *list = NULL;
+        return 0;
+    }
+    if (list) *list = r->def->boundaries;
+    return r->def->nboundaries;
+}
+
+int er_opres_default_compute(const er_opres *r) { return r ? r->default_compute : -1; }
+
+/* ---- bounds ---- */
+
+static int same_opts(const er_tol_opts *a, const er_tol_opts *b)
+{
+    const er_standard *x = &a->standard, *y = &b->standard;
+    return a->compute == b->compute && er_b_bits(a->ulps) == er_b_bits(b->ulps) &&
+           a->flush_to_zero == b->flush_to_zero && x->kind == y->kind && !strcmp(x->name, y->name) && x->k == y->k &&
+           x->F == y->F && x->out_p == y->out_p && x->out_round == y->out_round && x->promote == y->promote &&
+           x->group == y->group && x->floor_terms == y->floor_terms && x->tf32_inputs == y->tf32_inputs &&
+           x->acc_fmt == y->acc_fmt && x->F2 == y->F2 && x->two_stage == y->two_stage && x->bk == y->bk &&
+           x->split == y->split;
+}
+
+static er_status alloc_bounds(er_bounds *b, int64_t n)
+{
+    size_t c = (size_t)(n ? n : 1);
+    memset(b, 0, sizeof *b);
+    b->count = n;
+    b->radius = (double *)malloc(c * sizeof(double));
+    b->tolerance = (double *)malloc(c * sizeof(double));
+    b->low = (uint64_t *)malloc(c * sizeof(uint64_t));
+    b->high = (uint64_t *)malloc(c * sizeof(uint64_t));
+    b->has_range = (unsigned char *)malloc(c);
+    b->may_pinf = (unsigned char *)malloc(c);
+    b->may_ninf = (unsigned char *)malloc(c);
+    b->may_nan = (unsigned char *)malloc(c);
+    if (!b->radius || !b->tolerance || !b->low || !b->high || !b->has_range || !b->may_pinf || !b->may_ninf ||
+        !b->may_nan)
+        return ER_ENOMEM;
+    return ER_OK;
+}
+
+static void free_bounds(er_bounds *b)
+{
+    free(b->radius);
+    free(b->tolerance);
+    free(b->low);
+    free(b->high);
+    free(b->has_range);
+    free(b->may_pinf);
+    free(b->may_ninf);
+    free(b->may_nan);
+}
+
+typedef struct finish_job {
+    er_opres *r;
+    int i;
+    er_bpar c;
+    const double *lo, *hi;
+    const unsigned char *flags;
+    er_bounds *b;
+} finish_job;
+
+static er_status finish_range(void *ctx, int64_t e0, int64_t e1, char *msg, size_t msg_size)
+{
+    finish_job *j = (finish_job *)ctx;
+    (void)msg;
+    (void)msg_size;
+    for (int64_t e = e0; e < e1; e++) {
+        er_bel bel;
+        uint64_t rb = er_ops_load(&j->r->out[j->i], e);
+        double xl = j->r->xlo[j->i][e], xh = j->r->xhi[j->i][e], l = j->lo[e], h = j->hi[e];
+        int nf = (j->flags[e] & ER_OPB_NONFINITE) != 0, un = (j->flags[e] & ER_OPB_UNCERTAIN) != 0;
+        double rad = ER_B_INF;
+        if (!nf && er_b_finite(xl) && er_b_finite(xh) && er_b_finite(l) && er_b_finite(h)) {
+            double d1 = er_b_up(h - xl), d2 = er_b_up(xh - l);
+            rad = d1 > d2 ? d1 : d2;
+            if (rad < 0) rad = 0;
+        }
+        er_b_finish_lh(&j->c, rb, l, h, rad, nf || un, un, 0, 0, &bel);
+        er_bel_store(j->b, e, &bel);
+    }
+    return ER_OK;
+}
+
+er_status er_opres_bounds(er_opres *r, int i, const er_tol_opts *o, const er_bounds **out, char *msg,
+                          size_t msg_size)
+{
+    er_tol_opts def, key;
+    er_status st;
+    if (!r || !out) return msgf(msg, msg_size, ER_EINVAL, "bounds: no result");
+    if (i < 0 || i >= r->nout)
+        return msgf(msg, msg_size, ER_EINVAL, "%s has %d output(s); output %d is out of range", r->def->name, r->nout, i);
+    if (!o) {
+        er_tol_opts_init(&def);
+        o = &def;
+    }
+    key = *o;
+    if (key.compute < 0) key.compute = r->default_compute;
+    for (er_opbounds_entry *e = r->bounds; e; e = e->next)
+        if (e->output == i && same_opts(&e->o, &key)) {
+            *out = &e->b;
+            return ER_OK;
+        }
+    if (!((r->def->standards >> (key.standard.kind & 31)) & 1u) || key.standard.kind < 0 || key.standard.kind > 31)
+        return msgf(msg, msg_size, ER_EINVAL, "%s does not take the standard '%s': it takes %s", r->def->name,
+                    key.standard.name, r->def->standard_names);
+    er_format_info ci, oi;
+    if (er_format_get_info(key.compute, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT || !ci.has_zero)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: compute format %d is not a float format", r->def->name, key.compute);
+    er_format_get_info(r->out[i].format, &oi);
+    if (!(key.ulps == key.ulps))
+        return msgf(msg, msg_size, ER_EINVAL, "%s: ulps is NaN", r->def->name);
+    er_openv env;
+    env.o = &key;
+    env.compute = key.compute;
+    env.p = ci.significand_bits + 1;
+    env.emin = ci.emin;
+    env.u = ldexp(1.0, -env.p);
+    env.eta = ldexp(1.0, ci.emin - env.p + 1);
+    env.tiny = ldexp(1.0, ci.emin);
+    er_from_bits(key.compute, ci.max_finite_bits, &env.max_c);
+    env.ftz = key.flush_to_zero != 0;
+
+    int64_t n = er_optensor_count(&r->out[i]);
+    size_t c = (size_t)(n ? n : 1);
+    double *lo = (double *)malloc(c * sizeof(double)), *hi = (double *)malloc(c * sizeof(double));
+    unsigned char *fl = (unsigned char *)calloc(c, 1);
+    er_opbounds_entry *ent = (er_opbounds_entry *)calloc(1, sizeof *ent);
+    if (!lo || !hi || !fl || !ent || alloc_bounds(&ent->b, n) != ER_OK) {
+        st = msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory for the bounds of %lld elements", r->def->name,
+                  (long long)n);
+        goto done;
+    }
+    if ((st = r->def->bounds(r, i, &env, lo, hi, fl, msg, msg_size)) != ER_OK) goto done;
+    finish_job j;
+    memset(&j, 0, sizeof j);
+    j.r = r;
+    j.i = i;
+    j.c.out_fmt = r->out[i].format;
+    j.c.dir = ER_RND_NEAREST_EVEN;
+    j.c.opts = 0u;
+    j.c.max_c = env.max_c;
+    er_from_bits(r->out[i].format, oi.max_finite_bits, &j.c.maxo);
+    j.lo = lo;
+    j.hi = hi;
+    j.flags = fl;
+    j.b = &ent->b;
+    if ((st = er_ops_parallel(n, 4096, finish_range, &j, msg, msg_size)) != ER_OK) goto done;
+    ent->o = key;
+    ent->output = i;
+    ent->next = r->bounds;
+    r->bounds = ent;
+    ent = NULL;
+    *out = &r->bounds->b;
+done:
+    if (ent) {
+        free_bounds(&ent->b);
+        free(ent);
+    }
+    free(lo);
+    free(hi);
+    free(fl);
+    return st;
+}
+
+/* output as the 2-D/3-D view of output i (r->view[i]'s shape), copied when its strides cannot be
+ * collapsed; *buf receives the copy (free it) */
+static er_status as_view(er_opres *r, int i, const er_optensor *output, er_tensor *v, void **buf, char *msg,
+                         size_t msg_size)
+{
+    const er_optensor *R = &r->out[i];
+    *buf = NULL;
+    if (!output || !output->data)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: no output tensor to check", r->def->name);
+    if (output->format != R->format)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: the output is %s, the result's output '%s' is %s", r->def->name,
+                    er_format_name(output->format) ? er_format_name(output->format) : "?", r->def->output_names[i],
+                    er_format_name(R->format));
+    int same = output->ndim == R->ndim;
+    for (int d = 0; same && d < R->ndim; d++) same = output->shape[d] == R->shape[d];
+    if (!same) {
+        char a[160] = "", b[160] = "";
+        for (int d = 0; d < output->ndim && strlen(a) < 140; d++)
+            snprintf(a + strlen(a), sizeof a - strlen(a), "%s%lld", d ? "x" : "", (long long)output->shape[d]);
+        for (int d = 0; d < R->ndim && strlen(b) < 140; d++)
+            snprintf(b + strlen(b), sizeof b - strlen(b), "%s%lld", d ? "x" : "", (long long)R->shape[d]);
+        return msgf(msg, msg_size, ER_EINVAL, "%s: the output's shape (%s) is not the result's output '%s' (%s)",
+                    r->def->name, output->ndim ? a : "scalar", r->def->output_names[i], R->ndim ? b : "scalar");
+    }
+    *v = r->view[i];
+    if (output->ndim >= 2 && output->ndim <= 3) {
+        v->data = output->data;
+        for (int d = 0; d < output->ndim; d++) v->strides[d] = output->strides[d];
+        return ER_OK;
+    }
+    if (output->ndim == 1) {
+        v->data = output->data;
+        v->strides[0] = 0;
+        v->strides[1] = output->strides[0];
+        return ER_OK;
+    }
+    if (output->ndim == 0) {
+        v->data = output->data;
+        return ER_OK;
+    }
+    /* more than 3 dimensions: a contiguous copy */
+    er_format_info fi;
+    er_format_get_info(output->format, &fi);
+    int64_t n = er_optensor_count(output);
+    er_optensor c = er_optensor_make(output->format, output->ndim, output->shape, NULL);
+    c.data = malloc((size_t)(n ? n : 1) * (size_t)fi.storage_bytes);
+    if (!c.data) return msgf(msg, msg_size, ER_ENOMEM, "out of memory");
+    for (int64_t e = 0; e < n; e++) er_ops_store(&c, e, er_ops_load(output, e));
+    *buf = c.data;
+    v->data = c.data;
+    return ER_OK;
+}
+
+er_status er_opres_covers(er_opres *r, int i, const er_tol_opts *o, const er_optensor *output,
+                          unsigned char *covered, int64_t *outside, char *msg, size_t msg_size)
+{
+    const er_bounds *bd;
+    er_tensor v;
+    void *buf;
+    er_status st;
+    if ((st = er_opres_bounds(r, i, o, &bd, msg, msg_size)) != ER_OK) return st;
+    if ((st = as_view(r, i, output, &v, &buf, msg, msg_size)) != ER_OK) return st;
+    unsigned char *cv = covered;
+    if (!cv && !(cv = (unsigned char *)malloc((size_t)(bd->count ? bd->count : 1)))) {
+        free(buf);
+        return msgf(msg, msg_size, ER_ENOMEM, "out of memory");
+    }
+    st = er_bounds_covers(bd, &v, 0, cv, outside, msg, msg_size);
+    if (cv != covered) free(cv);
+    free(buf);
+    return st;
+}
+
+er_status er_opres_report(er_opres *r, int i, const er_tol_opts *o, const er_optensor *output,
+                          int64_t *outside_index, int64_t outside_cap, er_check_report *rep, char *msg,
+                          size_t msg_size)
+{
+    const er_bounds *bd;
+    er_tensor v;
+    void *buf;
+    er_status st;
+    int64_t outside = 0;
+    if (!rep) return msgf(msg, msg_size, ER_EINVAL, "report: no report to fill");
+    if ((st = er_opres_bounds(r, i, o, &bd, msg, msg_size)) != ER_OK) return st;
+    if ((st = as_view(r, i, output, &v, &buf, msg, msg_size)) != ER_OK) return st;
+    unsigned char *cv = (unsigned char *)malloc((size_t)(bd->count ? bd->count : 1));
+    if (!cv) {
+        free(buf);
+        return msgf(msg, msg_size, ER_ENOMEM, "out of memory");
+    }
+    st = er_bounds_covers(bd, &v, 0, cv, &outside, msg, msg_size);
+    if (st == ER_OK)
+        st = er_check_report_score(bd, &v, &r->view[i], cv, outside, NULL, NULL, outside_index, outside_cap, rep, msg,
+                                   msg_size);
+    free(cv);
+    free(buf);
+    return st;
+}
+
+/* ---- through the operation interface (src/er_op.h) ---- */
+
+static int oi_outputs(const void *self) { return er_opres_outputs((const er_opres *)self); }
+static const char *oi_output_name(const void *self, int i) { return er_opres_output_name((const er_opres *)self, i); }
+
+static const er_tensor *oi_single(const void *self, int i)
+{
+    const er_opres *r = (const er_opres *)self;
+    return i >= 0 && i < r->nout ? &r->view[i] : NULL;
+}
+
+static er_status oi_bounds_of(void *self, int i, const er_tol_opts *o, const er_bounds **out, char *msg,
+                              size_t msg_size)
+{
+    return er_opres_bounds((er_opres *)self, i, o, out, msg, msg_size);
+}
+
+static void oi_keep(void *self) { (void)self; }
+
+static const er_op_class opres_same_class;
+
+static er_status oi_with_bounds(void *self, const er_tol_opts *o, er_op *out, char *msg, size_t msg_size)
+{
+    (void)o;
+    (void)msg;
+    (void)msg_size;
+    /* a result on arrays: its bounds are its own under any options (the same result) */
+    out->cls = &opres_same_class;
+    out->self = self;
+    return ER_OK;
+}
+
+static const er_op_class opres_same_class = {"op", oi_outputs, oi_output_name, oi_single, oi_bounds_of,
+                                             oi_with_bounds, oi_keep};
+
+void er_opres_as_op(er_opres *r, er_op *op)
+{
+    op->cls = &opres_same_class;
+    op->self = r;
+}

@@ -1,0 +1,161 @@
+/* test_ops_math.c: the operations' certified binary64 math (src/ops/op_math.c) against MPFR: every
+ * enclosure holds MPFR's value and is narrow; the constants of the argument reduction are as proven;
+ * the MPFR intervals decide roundings as MPFR rounds; the helpers' rounding decisions and options. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <math.h>
+#include <mpfr.h>
+#include <string.h>
+
+#include "er_test.h"
+#include "ops/op_impl.h"
+#include "exactref/exactref.h"
+
+static void check_exp(double x, long *wide)
+{
+    double lo, hi;
+    mpfr_t y;
+    mpfr_init2(y, 200);
+    er_ops_exp(x, &lo, &hi);
+    mpfr_set_d(y, x, MPFR_RNDN);
+    mpfr_exp(y, y, MPFR_RNDN); /* 200 bits: far inside any gap the checks below could miss */
+    ck_assert_msg(lo <= hi, "exp(%a): [%a, %a]", x, lo, hi);
+    ck_assert_msg(mpfr_cmp_d(y, lo) >= 0, "exp(%a) below lo %a", x, lo);
+    ck_assert_msg(mpfr_cmp_d(y, hi) <= 0, "exp(%a) above hi %a", x, hi);
+    /* narrow: within 2^-43 relative where exp(x) is a binary64 normal (the radius used is 2 E = 2^-45
+     * each way around the polynomial's values, docs/proofs/ops-math.md) */
+    if (lo >= 0x1p-1022 && isfinite(hi) && !(hi - lo <= 0x1p-43 * lo)) (*wide)++;
+    mpfr_clear(y);
+}
+
+START_TEST(exp_encloses_mpfr)
+{
+    uint64_t st = er_test_seed("ops_exp");
+    long wide = 0, n = 0;
+    static const double edges[] = {0.0, -0.0, 1e-300, -1e-300, 0x1p-1074, 0.5, -0.5, 0.3465, -0.3466, 0.35, -0.35,
+                                   1, -1, 0.6931471805599453, -0.6931471805599453, 10, -10, 87.5, -87.5, 88.7, -103.9,
+                                   700, -700, 707.9, -707.9, 708, -708, 708.5, 709.78, 709.8, 710, 711, -708.5, -744.4,
+                                   -745.2, -746, -800, 1e10, -1e10};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++, n++) check_exp(edges[i], &wide);
+    for (int i = 0; i < 300000; i++, n++) {
+        double u = (double)(er_test_rand(&st) >> 11) * 0x1p-53 * 2 - 1;
+        int k = (int)(er_test_rand(&st) % 4);
+        double x = k == 0 ? u * 0.4 : k == 1 ? u * 20 : k == 2 ? u * 720 : ldexp(u, -(int)(er_test_rand(&st) % 60));
+        check_exp(x, &wide);
+    }
+    /* the binades around k ln2 (the reduction's worst t) */
+    for (int k = -1021; k <= 1021; k += 7, n += 2) {
+        check_exp(k * 0.6931471805599453 + 0.3465735902799726, &wide);
+        check_exp(k * 0.6931471805599453 - 0.3465735902799726, &wide);
+    }
+    double lo, hi;
+    er_ops_exp(INFINITY, &lo, &hi);
+    ck_assert(lo == INFINITY && hi == INFINITY);
+    er_ops_exp(-INFINITY, &lo, &hi);
+    ck_assert(lo == 0 && hi == 0);
+    er_ops_exp(NAN, &lo, &hi);
+    ck_assert(isnan(lo) && isnan(hi));
+    printf("ops exp: %ld points enclosed, %ld wider than 2^-43\n", n, wide);
+    ck_assert_int_eq(wide, 0);
+}
+END_TEST
+
+START_TEST(reduction_constants)
+{
+    /* ln2 = LN2_HI + LN2_LO + d, |d| < 2^-80; LN2_HI has 21 trailing zero bits; INV_LN2 near 1/ln2 */
+    double hi = 0x1.62e42feep-1, lo = 0x1.a39ef35793c76p-33;
+    mpfr_t l, s;
+    mpfr_inits2(300, l, s, (mpfr_ptr)0);
+    mpfr_const_log2(l, MPFR_RNDN);
+    mpfr_sub_d(s, l, hi, MPFR_RNDN);
+    mpfr_sub_d(s, s, lo, MPFR_RNDN);
+    mpfr_abs(s, s, MPFR_RNDN);
+    ck_assert(mpfr_cmp_d(s, 0x1p-80) < 0);
+    uint64_t b;
+    memcpy(&b, &hi, 8);
+    ck_assert_int_eq(b & ((1u << 21) - 1), 0);
+    /* the Taylor coefficients are 1/i! rounded to nearest */
+    mpfr_clears(l, s, (mpfr_ptr)0);
+}
+END_TEST
+
+START_TEST(mp_decides_as_mpfr_rounds)
+{
+    uint64_t st = er_test_seed("ops_mp");
+    for (int i = 0; i < 2000; i++) {
+        double x = ((double)(er_test_rand(&st) >> 11) * 0x1p-53 * 2 - 1) * 50;
+        er_ops_mp *m = er_ops_mp_new(160, 2);
+        er_ops_mp_set_d(m, 0, x);
+        er_ops_mp_exp(m, 1, 0);
+        uint64_t bits, want;
+        double lo, hi;
+        ck_assert(er_ops_mp_decide(m, 1, ER_FMT_F32, &bits));
+        er_ops_mp_get(m, 1, &lo, &hi);
+        mpfr_t y;
+        mpfr_init2(y, 300);
+        mpfr_set_d(y, x, MPFR_RNDN);
+        mpfr_exp(y, y, MPFR_RNDN);
+        float f = mpfr_get_flt(y, MPFR_RNDN);
+        uint32_t fb;
+        memcpy(&fb, &f, 4);
+        want = fb;
+        ck_assert_msg(bits == want, "exp(%a): 0x%llx, MPFR 0x%llx", x, (unsigned long long)bits, (unsigned long long)want);
+        ck_assert(mpfr_cmp_d(y, lo) >= 0 && mpfr_cmp_d(y, hi) <= 0);
+        ck_assert(er_ops_mp_decide(m, 1, ER_FMT_F64, &bits));
+        double d = mpfr_get_d(y, MPFR_RNDN);
+        ck_assert(memcmp(&bits, &d, 8) == 0);
+        mpfr_clear(y);
+        er_ops_mp_free(m);
+    }
+}
+END_TEST
+
+START_TEST(decide_and_lib_results)
+{
+    uint64_t b;
+    /* 1 and 1 + 2^-30 round to the same f32; 1 and 1 + 2^-23 do not */
+    ck_assert(er_ops_decide(ER_FMT_F32, 1.0, 1.0 + 0x1p-30, &b) && b == 0x3F800000u);
+    ck_assert(!er_ops_decide(ER_FMT_F32, 1.0, 1.0 + 0x1p-23, &b));
+    /* a straddled midpoint is undecided */
+    ck_assert(!er_ops_decide(ER_FMT_BF16, 1.0 + 0x1p-8 - 0x1p-30, 1.0 + 0x1p-8 + 0x1p-30, &b));
+    er_tol_opts o;
+    er_tol_opts_init(&o);
+    er_openv env;
+    memset(&env, 0, sizeof env);
+    env.o = &o;
+    env.compute = ER_FMT_F32;
+    env.p = 24;
+    env.u = 0x1p-24;
+    env.eta = 0x1p-149;
+    env.tiny = 0x1p-126;
+    ck_assert(er_ops_ulps(&env, "exp") == 2); /* the documented default of expf */
+    o.ulps = 3;
+    ck_assert(er_ops_ulps(&env, "exp") == 3);
+    double lo = 1.0, hi = 1.0;
+    er_ops_lib_result(&env, 2, &lo, &hi);
+    /* 2 ulps of f32 at 1: 2 * 2^-23 each way at most (the bound takes 2u|v|) */
+    ck_assert(lo <= 1 - 0x1p-22 && lo >= 1 - 0x1p-22 - 0x1p-50);
+    ck_assert(hi >= 1 + 0x1p-22 && hi <= 1 + 0x1p-22 + 0x1p-50);
+    lo = hi = 0x1p-140;
+    env.ftz = 1;
+    er_ops_lib_result(&env, 1, &lo, &hi);
+    ck_assert(lo == 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ops_math");
+    TCase *tc = tcase_create("ops_math");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, exp_encloses_mpfr);
+    tcase_add_test(tc, reduction_constants);
+    tcase_add_test(tc, mp_decides_as_mpfr_rounds);
+    tcase_add_test(tc, decide_and_lib_results);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
