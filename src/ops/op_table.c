@@ -7,6 +7,10 @@
 
 static const er_opdef *const table[] = {
     &er_opdef_softmax,
+    &er_opdef_layer_norm,
+    &er_opdef_rms_norm,
+    &er_opdef_quantize,
+    &er_opdef_softmax_backward,
 };
 
 #define NOPS (sizeof table / sizeof table[0])

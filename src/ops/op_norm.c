@@ -1,0 +1,597 @@
+/* op_norm.c: layer_norm(input, weight?, bias?) and rms_norm(input, weight?): the exact value rounded once
+ * and per-element bounds under normal (two passes, any summation order) and any_order (one or two
+ * passes); proof: docs/proofs/norms.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exactref/formats.h"
+#include "../host/er_msg.h"
+#include "op_impl.h"
+
+#define msgf er_msgf
+
+enum { NM_LAYER = 0, NM_RMS = 1 };
+
+static const char *const ln_inputs[] = {"input", "weight", "bias"};
+static const char *const rms_inputs[] = {"input", "weight"};
+static const char *const nm_outputs[] = {"out"};
+static const er_boundary ln_boundaries[] = {
+    {"mean", "accumulate", "the sum of the row in compute (any order), divided by N", "each row"},
+    {"variance", "accumulate", "the sum of the squared differences from the computed mean (two passes; "
+                               "any_order: or the mean of the squares minus the squared mean)", "each row"},
+    {"rstd", "library", "1/sqrt(var + eps): rsqrt within ulps, or sqrt then a division", "each row"},
+    {"affine", "compute", "(x - mean) * rstd * weight + bias, each operation rounded to compute", "each element"},
+    {"out", "cast", "the compute value rounded once to the output format", "each element"},
+};
+static const er_boundary rms_boundaries[] = {
+    {"mean_square", "accumulate", "the sum of the squares in compute (any order), divided by N", "each row"},
+    {"rstd", "library", "1/sqrt(ms + eps): rsqrt within ulps, or sqrt then a division", "each row"},
+    {"scale", "compute", "x * rstd * weight, each product rounded to compute", "each element"},
+    {"out", "cast", "the compute value rounded once to the output format", "each element"},
+};
+
+typedef struct nm_state {
+    int kind;
+    double *x, *w, *b; /* the inputs' values, row-major; w and b NULL when absent */
+    int64_t rows, n;
+    double eps;
+    int in_fmt[3];
+    /* per row, certified: the exact mean [mu_lo, mu_hi]; N var (layer_norm) or sum x^2 (rms_norm)
+     * [nv_lo, nv_hi]; sum x^2 [sq_lo, sq_hi]; A >= sum |x|; bad: a NaN or an infinity in the row */
+    double *mu_lo, *mu_hi, *nv_lo, *nv_hi, *sq_lo, *sq_hi, *A;
+    unsigned char *bad;
+} nm_state;
+
+static void nm_free(void *p)
+{
+    nm_state *s = (nm_state *)p;
+    if (!s) return;
+    free(s->x);
+    free(s->w);
+    free(s->b);
+    free(s->mu_lo);
+    free(s->mu_hi);
+    free(s->nv_lo);
+    free(s->nv_hi);
+    free(s->sq_lo);
+    free(s->sq_hi);
+    free(s->A);
+    free(s->bad);
+    free(s);
+}
+
+/* ---- outward interval arithmetic that keeps exact zeros exact ---- */
+static double mdn(double a, double b) { return (a == 0 || b == 0) ? 0.0 : er_ops_mul_dn(a, b); }
+static double mup(double a, double b) { return (a == 0 || b == 0) ? 0.0 : er_ops_mul_up(a, b); }
+static double adn(double a, double b) { return b == 0 ? a : (a == 0 ? b : er_ops_add_dn(a, b)); }
+static double aup(double a, double b) { return b == 0 ? a : (a == 0 ? b : er_ops_add_up(a, b)); }
+
+/* [l, h] * [pl, ph] with pl >= 0 (a nonnegative factor) */
+static void mul_pos(double *l, double *h, double pl, double ph)
+{
+    double a = *l, b = *h;
+    *l = a >= 0 ? mdn(a, pl) : mdn(a, ph);
+    *h = b >= 0 ? mup(b, ph) : mup(b, pl);
+}
+
+/* [l, h] * w (any sign) */
+static void mul_scalar(double *l, double *h, double w)
+{
+    double a = *l, b = *h;
+    if (w >= 0) {
+        *l = mdn(a, w);
+        *h = mup(b, w);
+    } else {
+        *l = mdn(b, w);
+        *h = mup(a, w);
+    }
+}
+
+/* gamma_k = k u / (1 - k u), rounded up; +inf when k u >= 1/2 */
+static double gam(double k, double u)
+{
+    double g = er_b_up(k * u);
+    if (!(g < 0.5)) return INFINITY;
+    return er_ops_div_up(g, er_b_down(1 - g));
+}
+
+/* 1/sqrt over [vl, vh] (vl >= 0), outward */
+static void rsqrt_iv(double vl, double vh, double *rl, double *rh)
+{
+    *rl = vh == INFINITY ? 0 : er_ops_div_dn(1.0, er_b_up(sqrt(vh)));
+    *rh = vl <= 0 ? INFINITY : er_ops_div_up(1.0, er_b_down(sqrt(vl)));
+    if (*rl < 0) *rl = 0;
+}
+
+/* ---- the exact value ---- */
+
+/* The row's certified quantities (docs/proofs/norms.md, "The exact enclosure"). */
+static void row_stats(nm_state *s, int64_t row)
+{
+    const double *x = s->x + row * s->n;
+    int64_t n = s->n;
+    double A = 0, S = 0, Q2 = 0;
+    unsigned char bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = x[i];
+        if (!isfinite(v)) bad = 1;
+        A = er_ops_add_up(A, fabs(v));
+        S += v;
+        Q2 += v * v;
+    }
+    s->bad[row] = bad;
+    if (bad) return;
+    double u64 = 0x1p-53, tiny = (double)n * 0x1p-1074;
+    double e = aup(mup(gam((double)n, u64), A), tiny);
+    s->A[row] = A;
+    s->mu_lo[row] = er_ops_div_dn(er_ops_add_dn(S, -e), (double)n);
+    s->mu_hi[row] = er_ops_div_up(er_ops_add_up(S, e), (double)n);
+    double g2 = gam((double)n + 1, u64);
+    s->sq_lo[row] = er_ops_add_dn(mdn(Q2, er_b_down(1 - g2)), -tiny);
+    s->sq_hi[row] = aup(mup(Q2, er_b_up(1 + g2)), tiny);
+    if (s->sq_lo[row] < 0) s->sq_lo[row] = 0;
+    if (s->kind == NM_RMS) {
+        s->nv_lo[row] = s->sq_lo[row];
+        s->nv_hi[row] = s->sq_hi[row];
+        return;
+    }
+    /* sum (x - m)^2 = N var + N (m - mu)^2 for every m (proof, (1)), with m = c the binary64 mean */
+    double c = S / (double)n, Qc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = x[i] - c;
+        Qc += d * d;
+    }
+    double g3 = gam((double)n + 2, u64);
+    double D = fmax(er_b_up(c - s->mu_lo[row]), er_b_up(s->mu_hi[row] - c));
+    double lo = er_ops_add_dn(mdn(Qc, er_b_down(1 - g3)), -aup(mup(mup(D, D), (double)n), tiny));
+    s->nv_lo[row] = lo > 0 ? lo : 0;
+    s->nv_hi[row] = aup(mup(Qc, er_b_up(1 + g3)), tiny);
+}
+
+typedef struct nm_job {
+    er_opres *r;
+    nm_state *s;
+    int of;
+} nm_job;
+
+static double wv(const nm_state *s, int64_t i) { return s->w ? s->w[i] : 1.0; }
+static double bv(const nm_state *s, int64_t i) { return s->b ? s->b[i] : 0.0; }
+
+/* 1 when x_i equals the row's exact mean (N x_i == sum x, decided exactly: MPFR at a precision that
+ * holds every sum of binary64 values of the row exactly) */
+static int equals_mean(const nm_state *s, int64_t row, int64_t i)
+{
+    er_ops_mp *mp = er_ops_mp_new(2300, 3);
+    if (!mp) return 0;
+    const double *x = s->x + row * s->n;
+    er_ops_mp_set_d(mp, 0, 0);
+    for (int64_t j = 0; j < s->n; j++) {
+        er_ops_mp_set_d(mp, 1, x[j]);
+        er_ops_mp_add(mp, 0, 0, 1);
+    }
+    er_ops_mp_set_d(mp, 1, x[i]);
+    er_ops_mp_set_d(mp, 2, (double)s->n);
+    er_ops_mp_mul(mp, 1, 1, 2);
+    er_ops_mp_sub(mp, 0, 0, 1);
+    double lo, hi;
+    er_ops_mp_get(mp, 0, &lo, &hi);
+    er_ops_mp_free(mp);
+    return lo == 0 && hi == 0;
+}
+
+static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    nm_job *j = (nm_job *)ctx;
+    nm_state *s = j->s;
+    er_opres *r = j->r;
+    int of = j->of;
+    const char *name = r->def->name;
+    unsigned char *und = (unsigned char *)malloc((size_t)(s->n ? s->n : 1));
+    if (!und) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+    er_status st = ER_OK;
+    for (int64_t row = r0; row < r1; row++) {
+        row_stats(s, row);
+        const double *x = s->x + row * s->n;
+        int64_t base = row * s->n;
+        int undecided = 0;
+        if (s->bad[row]) {
+            for (int64_t i = 0; i < s->n; i++) {
+                r->xlo[0][base + i] = r->xhi[0][base + i] = NAN;
+                er_ops_store(&r->out[0], base + i, er_ops_round(of, NAN));
+            }
+            continue;
+        }
+        double vl = adn(er_ops_div_dn(s->nv_lo[row], (double)s->n), s->eps);
+        double vh = aup(er_ops_div_up(s->nv_hi[row], (double)s->n), s->eps);
+        double rl, rh;
+        rsqrt_iv(vl, vh, &rl, &rh);
+        for (int64_t i = 0; i < s->n; i++) {
+            double l, h;
+            if (s->kind == NM_LAYER) {
+                l = er_ops_add_dn(x[i], -s->mu_hi[row]);
+                h = er_ops_add_up(x[i], -s->mu_lo[row]);
+            } else {
+                l = h = x[i];
+            }
+            mul_pos(&l, &h, rl, rh);
+            mul_scalar(&l, &h, wv(s, i));
+            l = adn(l, bv(s, i));
+            h = aup(h, bv(s, i));
+            uint64_t bits;
+            r->xlo[0][base + i] = l;
+            r->xhi[0][base + i] = h;
+            und[i] = 0;
+            if (isfinite(l) && isfinite(h) && er_ops_decide(of, l, h, &bits)) {
+                er_ops_store(&r->out[0], base + i, bits);
+            } else if (s->kind == NM_LAYER && rh < INFINITY && x[i] >= s->mu_lo[row] && x[i] <= s->mu_hi[row] &&
+                       equals_mean(s, row, i)) {
+                /* x_i - mu = 0 exactly: y = bias (+0 for a zero bias) */
+                double y = bv(s, i) + 0.0;
+                r->xlo[0][base + i] = r->xhi[0][base + i] = y;
+                er_ops_store(&r->out[0], base + i, er_ops_round(of, y));
+            } else {
+                und[i] = 1;
+                undecided = 1;
+            }
+        }
+        if (!undecided) continue;
+        /* rising precision (MPFR intervals): mu, var (or the mean square), rstd = exp(-log(v)/2), y */
+        for (int prec = 128;; prec *= 2) {
+            if (prec > (1 << 16)) {
+                st = msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of row %lld is not decided at %d bits", name,
+                          (long long)row, prec / 2);
+                goto done;
+            }
+            er_ops_mp *mp = er_ops_mp_new(prec, 5);
+            if (!mp) {
+                st = msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+                goto done;
+            }
+            /* 0: mu, 1: rstd, 2, 3, 4: scratch */
+            er_ops_mp_set_d(mp, 0, 0);
+            er_ops_mp_set_d(mp, 4, (double)s->n);
+            if (s->kind == NM_LAYER) {
+                for (int64_t jj = 0; jj < s->n; jj++) {
+                    er_ops_mp_set_d(mp, 2, x[jj]);
+                    er_ops_mp_add(mp, 0, 0, 2);
+                }
+                er_ops_mp_div(mp, 0, 0, 4);
+            }
+            er_ops_mp_set_d(mp, 1, 0);
+            for (int64_t jj = 0; jj < s->n; jj++) {
+                er_ops_mp_set_d(mp, 2, x[jj]);
+                er_ops_mp_sub(mp, 2, 2, 0);
+                er_ops_mp_mul(mp, 3, 2, 2);
+                er_ops_mp_add(mp, 1, 1, 3);
+            }
+            er_ops_mp_div(mp, 1, 1, 4);
+            er_ops_mp_set_d(mp, 2, s->eps);
+            er_ops_mp_add(mp, 1, 1, 2);
+            er_ops_mp_log(mp, 1, 1);
+            er_ops_mp_set_d(mp, 2, -0.5);
+            er_ops_mp_mul(mp, 1, 1, 2);
+            er_ops_mp_exp(mp, 1, 1);
+            int left = 0;
+            for (int64_t i = 0; i < s->n; i++) {
+                if (!und[i]) continue;
+                uint64_t bits;
+                er_ops_mp_set_d(mp, 2, x[i]);
+                er_ops_mp_sub(mp, 2, 2, 0);
+                er_ops_mp_mul(mp, 2, 2, 1);
+                er_ops_mp_set_d(mp, 3, wv(s, i));
+                er_ops_mp_mul(mp, 2, 2, 3);
+                er_ops_mp_set_d(mp, 3, bv(s, i));
+                er_ops_mp_add(mp, 2, 2, 3);
+                if (er_ops_mp_decide(mp, 2, of, &bits)) {
+                    er_ops_store(&r->out[0], base + i, bits);
+                    er_ops_mp_get(mp, 2, &r->xlo[0][base + i], &r->xhi[0][base + i]);
+                    und[i] = 0;
+                } else {
+                    left = 1;
+                }
+            }
+            er_ops_mp_free(mp);
+            if (!left) break;
+        }
+    }
+done:
+    free(und);
+    return st;
+}
+
+/* normalized_shape: "8x16" (or "64"); the input's last dimensions must be it */
+static er_status parse_shape(er_opres *r, const er_optensor *x, int64_t *n, int *nd, char *msg, size_t msg_size)
+{
+    const char *name = r->def->name, *t = er_ops_opt(r, "normalized_shape");
+    int64_t dims[ER_OP_MAXDIM];
+    int k = 0;
+    if (!t || !*t) {
+        if (x->ndim < 1) return msgf(msg, msg_size, ER_EINVAL, "%s: the input is a scalar: nothing to normalize", name);
+        dims[k++] = x->shape[x->ndim - 1];
+    } else {
+        const char *p = t;
+        while (*p) {
+            char *end;
+            long long v = strtoll(p, &end, 10);
+            if (end == p || v < 1 || k == ER_OP_MAXDIM || (*end && *end != 'x'))
+                return msgf(msg, msg_size, ER_EINVAL,
+                            "%s: normalized_shape '%s' is not positive dimensions separated by 'x' (8x16)", name, t);
+            dims[k++] = (int64_t)v;
+            p = *end ? end + 1 : end;
+        }
+    }
+    if (k > x->ndim)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: normalized_shape has %d dimensions, the input only %d", name, k,
+                    x->ndim);
+    int64_t c = 1;
+    for (int d = 0; d < k; d++) {
+        if (x->shape[x->ndim - k + d] != dims[d])
+            return msgf(msg, msg_size, ER_EINVAL,
+                        "%s: normalized_shape dimension %d is %lld but the input's dimension %d is %lld", name, d,
+                        (long long)dims[d], x->ndim - k + d, (long long)x->shape[x->ndim - k + d]);
+        c *= dims[d];
+    }
+    *n = c;
+    *nd = k;
+    return ER_OK;
+}
+
+static er_status check_affine(er_opres *r, int idx, int nd, char *msg, size_t msg_size)
+{
+    const er_optensor *x = &r->in[0], *t = &r->in[idx];
+    const char *name = r->def->name;
+    if (t->ndim != nd)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: %s has %d dimensions; normalized_shape has %d", name,
+                    r->def->input_names[idx], t->ndim, nd);
+    for (int d = 0; d < nd; d++)
+        if (t->shape[d] != x->shape[x->ndim - nd + d])
+            return msgf(msg, msg_size, ER_EINVAL, "%s: %s's dimension %d is %lld, normalized_shape's is %lld", name,
+                        r->def->input_names[idx], d, (long long)t->shape[d], (long long)x->shape[x->ndim - nd + d]);
+    return ER_OK;
+}
+
+static er_status nm_create_kind(er_opres *r, int kind, char *msg, size_t msg_size)
+{
+    er_status st;
+    const er_optensor *x = &r->in[0];
+    const char *name = r->def->name;
+    nm_state *s = (nm_state *)calloc(1, sizeof *s);
+    if (!s) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+    r->state = s;
+    s->kind = kind;
+    for (int k = 0; k < r->ninputs && k < 3; k++) {
+        if (!r->has_in[k]) continue;
+        er_format_info fi;
+        if (er_format_get_info(r->in[k].format, &fi) != ER_OK || fi.kind != ER_KIND_FLOAT || !fi.has_zero ||
+            !fi.is_signed)
+            return msgf(msg, msg_size, ER_EINVAL, "%s: %s is %s, not a signed float format", name,
+                        r->def->input_names[k], er_format_name(r->in[k].format) ? er_format_name(r->in[k].format) : "?");
+        s->in_fmt[k] = r->in[k].format;
+    }
+    int64_t n = 0;
+    int nd = 0, of;
+    if ((st = parse_shape(r, x, &n, &nd, msg, msg_size)) != ER_OK) return st;
+    for (int k = 1; k < r->ninputs && k < 3; k++)
+        if (r->has_in[k] && (st = check_affine(r, k, nd, msg, msg_size)) != ER_OK) return st;
+    double def_eps = 1e-5;
+    if (kind == NM_RMS) { /* torch: finfo(input dtype).eps */
+        er_format_info fi;
+        er_format_get_info(x->format, &fi);
+        def_eps = ldexp(1.0, -fi.significand_bits);
+    }
+    if ((st = er_ops_opt_double(r, "eps", def_eps, &s->eps, msg, msg_size)) != ER_OK) return st;
+    if (!(s->eps >= 0) || !isfinite(s->eps))
+        return msgf(msg, msg_size, ER_EINVAL, "%s: eps=%g is not a finite value >= 0", name, s->eps);
+    if ((st = er_ops_opt_format(r, "out", x->format, &of, msg, msg_size)) != ER_OK) return st;
+    er_format_info oi;
+    if (er_format_get_info(of, &oi) != ER_OK || oi.kind != ER_KIND_FLOAT || !oi.is_signed)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: out=%s is not a signed float format", name,
+                    er_format_name(of) ? er_format_name(of) : "?");
+    if ((st = er_ops_values(x, &s->x, msg, msg_size)) != ER_OK) return st;
+    if (r->ninputs > 1 && r->has_in[1] && (st = er_ops_values(&r->in[1], &s->w, msg, msg_size)) != ER_OK) return st;
+    if (kind == NM_LAYER && r->ninputs > 2 && r->has_in[2] &&
+        (st = er_ops_values(&r->in[2], &s->b, msg, msg_size)) != ER_OK)
+        return st;
+    int64_t count = er_optensor_count(x);
+    s->n = n;
+    s->rows = n ? count / n : 0;
+    size_t R = (size_t)(s->rows ? s->rows : 1);
+    s->mu_lo = (double *)malloc(R * sizeof(double));
+    s->mu_hi = (double *)malloc(R * sizeof(double));
+    s->nv_lo = (double *)malloc(R * sizeof(double));
+    s->nv_hi = (double *)malloc(R * sizeof(double));
+    s->sq_lo = (double *)malloc(R * sizeof(double));
+    s->sq_hi = (double *)malloc(R * sizeof(double));
+    s->A = (double *)malloc(R * sizeof(double));
+    s->bad = (unsigned char *)calloc(R, 1);
+    if (!s->mu_lo || !s->mu_hi || !s->nv_lo || !s->nv_hi || !s->sq_lo || !s->sq_hi || !s->A || !s->bad)
+        return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory for %lld rows", name, (long long)s->rows);
+    if ((st = er_ops_alloc_output(r, 0, of, x->ndim, x->shape, msg, msg_size)) != ER_OK) return st;
+    if (s->rows == 0 || n == 0) return ER_OK;
+    nm_job j = {r, s, of};
+    return er_ops_parallel(s->rows, 1 + 65536 / (n + 1), nm_exact_rows, &j, msg, msg_size);
+}
+
+static er_status ln_create(er_opres *r, char *msg, size_t msg_size) { return nm_create_kind(r, NM_LAYER, msg, msg_size); }
+static er_status rms_create(er_opres *r, char *msg, size_t msg_size) { return nm_create_kind(r, NM_RMS, msg, msg_size); }
+
+/* ---- the bounds (docs/proofs/norms.md) ---- */
+
+typedef struct nm_bjob {
+    er_opres *r;
+    nm_state *s;
+    const er_openv *env;
+    double *lo, *hi;
+    unsigned char *fl;
+    int out_is_compute;
+} nm_bjob;
+
+/* one rounding to nearest in compute of every value in [l, h]: [RN(l), RN(h)] (monotone) */
+static void rnd(const er_openv *env, double *l, double *h) { er_ops_round_compute(env, l, h); }
+
+/* [l, h] * [1 - g, 1 + g] +- a (a nonnegative relative factor and an absolute error) */
+static void widen(double *l, double *h, double g, double a)
+{
+    *l = er_ops_add_dn(mdn(*l, *l >= 0 ? er_b_down(1 - g) : er_b_up(1 + g)), -a);
+    *h = er_ops_add_up(mup(*h, *h >= 0 ? er_b_up(1 + g) : er_b_down(1 - g)), a);
+}
+
+static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    nm_bjob *j = (nm_bjob *)ctx;
+    nm_state *s = j->s;
+    const er_openv *env = j->env;
+    int any = env->o->standard.kind == ER_STD_ANY_ORDER;
+    double u = env->u, eta = env->eta, N = (double)s->n;
+    /* rsqrt within U ulps, or sqrt then a reciprocal (relative 2u/(1 - u) <= (1 + 2u) ulps of 2u|v|) */
+    double U = fmax(er_ops_ulps(env, "rsqrt"), er_b_up(1 + 2 * u));
+    double gN1 = gam(N - 1, u), gN = gam(N, u), gN2 = gam(N + 2, u), g2 = gam(2, u);
+    double aN = er_b_up(2 * N * eta);
+    (void)msg;
+    (void)msg_size;
+    for (int64_t row = r0; row < r1; row++) {
+        int64_t base = row * s->n;
+        const double *x = s->x + base;
+        int nobound = s->bad[row] || gN2 == INFINITY;
+        double ml = 0, mh = 0, vl = 0, vh = 0, rl = 0, rh = 0;
+        if (!nobound) {
+            /* the computed mean m^: any-order sum, then a division (or a product with fl(1/N)) */
+            if (s->kind == NM_LAYER) {
+                double e = mup(gN1, s->A[row]);
+                ml = er_ops_add_dn(mdn(s->mu_lo[row], N), -e);
+                mh = er_ops_add_up(mup(s->mu_hi[row], N), e);
+                ml = er_ops_div_dn(ml, N);
+                mh = er_ops_div_up(mh, N);
+                widen(&ml, &mh, g2, er_b_up(2 * eta));
+                /* two passes: Q^ from Q_m in [N var, N var + N D^2] (proof (1), (2)) */
+                double D = fmax(er_b_up(mh - s->mu_lo[row]), er_b_up(s->mu_hi[row] - ml));
+                double ql = s->nv_lo[row], qh = aup(s->nv_hi[row], mup(N, mup(D, D)));
+                ql = er_ops_add_dn(mdn(ql, er_b_down(1 - (N + 2) * u)), -aN);
+                qh = er_ops_add_up(mup(qh, er_b_up(1 + gN2)), aN);
+                if (ql < 0) ql = 0;
+                vl = er_ops_div_dn(ql, N);
+                vh = er_ops_div_up(qh, N);
+                widen(&vl, &vh, g2, er_b_up(2 * eta));
+                if (vl < 0) vl = 0;
+                if (any) {
+                    /* one pass: fl(fl(Q2^/N) - fl(m^ m^)), clamped at 0 */
+                    double sl = er_ops_add_dn(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
+                    double sh = er_ops_add_up(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
+                    if (sl < 0) sl = 0;
+                    sl = er_ops_div_dn(sl, N);
+                    sh = er_ops_div_up(sh, N);
+                    widen(&sl, &sh, g2, er_b_up(2 * eta));
+                    double m2l = (ml <= 0 && mh >= 0) ? 0 : fmin(mdn(ml, ml), mdn(mh, mh));
+                    double m2h = fmax(mup(ml, ml), mup(mh, mh));
+                    widen(&m2l, &m2h, u, eta);
+                    double l1 = er_ops_add_dn(sl, -m2h), h1 = er_ops_add_up(sh, -m2l);
+                    widen(&l1, &h1, u, eta);
+                    if (l1 < 0) l1 = 0;
+                    if (h1 < 0) h1 = 0;
+                    if (l1 < vl) vl = l1;
+                    if (h1 > vh) vh = h1;
+                }
+            } else {
+                double ql = er_ops_add_dn(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
+                double qh = er_ops_add_up(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
+                if (ql < 0) ql = 0;
+                vl = er_ops_div_dn(ql, N);
+                vh = er_ops_div_up(qh, N);
+                widen(&vl, &vh, g2, er_b_up(2 * eta));
+                if (vl < 0) vl = 0;
+            }
+            /* + fl(eps), rounded */
+            double el = s->eps, eh = s->eps;
+            rnd(env, &el, &eh);
+            vl = adn(vl, fmin(el, s->eps));
+            vh = aup(vh, fmax(eh, s->eps));
+            rnd(env, &vl, &vh);
+            rsqrt_iv(vl, vh, &rl, &rh);
+            er_ops_lib_result(env, U, &rl, &rh);
+            if (rl < 0) rl = 0;
+            if (!(rh <= env->max_c) || !(vh <= env->max_c)) nobound = 1;
+        }
+        for (int64_t i = 0; i < s->n; i++) {
+            int64_t e = base + i;
+            if (s->bad[row]) {
+                j->fl[e] = ER_OPB_NONFINITE;
+                j->lo[e] = j->hi[e] = NAN;
+                continue;
+            }
+            if (nobound) {
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
+                continue;
+            }
+            double l, h;
+            if (s->kind == NM_LAYER) { /* d^ = fl(x - m^) */
+                l = er_ops_add_dn(x[i], -mh);
+                h = er_ops_add_up(x[i], -ml);
+                rnd(env, &l, &h);
+            } else {
+                l = h = x[i];
+            }
+            mul_pos(&l, &h, rl, rh); /* fl(d^ r^) */
+            rnd(env, &l, &h);
+            double w = wv(s, i), b = bv(s, i);
+            if (s->w) { /* fl(. w) */
+                mul_scalar(&l, &h, w);
+                rnd(env, &l, &h);
+            }
+            if (s->b) { /* + b: rounded to compute unless this is the final rounding */
+                l = adn(l, b);
+                h = aup(h, b);
+                if (!j->out_is_compute) rnd(env, &l, &h);
+            }
+            /* other associations of the three factors: the products' roundings as relative factors too */
+            widen(&l, &h, s->w ? g2 : 0, s->w ? er_b_up(2 * eta * (1 + fabs(w))) : 0);
+            if (!(l >= -env->max_c) || !(h <= env->max_c)) {
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
+                continue;
+            }
+            j->lo[e] = l;
+            j->hi[e] = h;
+        }
+    }
+    return ER_OK;
+}
+
+static er_status nm_bounds(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags,
+                           char *msg, size_t msg_size)
+{
+    nm_state *s = (nm_state *)r->state;
+    const char *name = r->def->name;
+    (void)i;
+    if (env->ftz) return msgf(msg, msg_size, ER_EUNSUPPORTED, "%s: flush_to_zero is not supported yet", name);
+    er_format_info ci;
+    er_format_get_info(env->compute, &ci);
+    for (int k = 0; k < r->ninputs && k < 3; k++) {
+        if (!r->has_in[k]) continue;
+        er_format_info fi;
+        er_format_get_info(s->in_fmt[k], &fi);
+        if (fi.significand_bits > ci.significand_bits || fi.emax > ci.emax || fi.emin < ci.emin)
+            return msgf(msg, msg_size, ER_EINVAL,
+                        "%s: compute %s cannot hold every value of the %s (%s): choose a compute format at least "
+                        "as wide",
+                        name, ci.name, r->def->input_names[k], fi.name);
+    }
+    nm_bjob j = {r, s, env, lo, hi, flags, env->compute == r->out[0].format};
+    if (s->rows == 0 || s->n == 0) return ER_OK;
+    return er_ops_parallel(s->rows, 1 + 65536 / (s->n + 1), nm_bound_rows, &j, msg, msg_size);
+}
+
+const er_opdef er_opdef_layer_norm = {
+    "layer_norm", 1, 3, ln_inputs, 1, nm_outputs, ln_boundaries,
+    (int)(sizeof ln_boundaries / sizeof ln_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
+    ln_create, nm_bounds, nm_free,
+};
+
+const er_opdef er_opdef_rms_norm = {
+    "rms_norm", 1, 2, rms_inputs, 1, nm_outputs, rms_boundaries,
+    (int)(sizeof rms_boundaries / sizeof rms_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
+    rms_create, nm_bounds, nm_free,
+};

@@ -1,0 +1,340 @@
+/* op_softmax_backward.c: softmax.backward(input, grad): grad_input = y (grad - sum(grad y)) with y = softmax(input),
+ * the exact value rounded once, and bounds covering implementations that use any forward output the
+ * softmax bounds allow (stored or kept in compute); proof: docs/proofs/norms.md, "softmax.backward". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exactref/formats.h"
+#include "../host/er_msg.h"
+#include "op_impl.h"
+
+#define msgf er_msgf
+
+static const char *const sb_inputs[] = {"input", "grad"};
+static const char *const sb_outputs[] = {"grad_input"};
+static const er_boundary sb_boundaries[] = {
+    {"forward", "cast", "the forward output y as softmax's bounds allow it (stored, or kept in compute)", "each element"},
+    {"dot", "accumulate", "sum over the row of grad * y in compute (any order)", "each row"},
+    {"grad_input", "compute", "y (grad - dot), or y grad - y dot, each operation rounded to compute", "each element"},
+    {"out", "cast", "the compute value rounded once to the output format", "each element"},
+};
+
+typedef struct sb_state {
+    double *x, *g;
+    int64_t outer, len, inner;
+    int dim;
+    er_opres *fwd; /* softmax(input) */
+} sb_state;
+
+static void sb_free(void *p)
+{
+    sb_state *s = (sb_state *)p;
+    if (!s) return;
+    free(s->x);
+    free(s->g);
+    if (s->fwd) er_opres_free(s->fwd);
+    free(s);
+}
+
+#define AT(s, row, j) ((((row) / (s)->inner) * (s)->len + (j)) * (s)->inner + (row) % (s)->inner)
+
+static double mdn(double a, double b) { return (a == 0 || b == 0) ? 0.0 : er_ops_mul_dn(a, b); }
+static double mup(double a, double b) { return (a == 0 || b == 0) ? 0.0 : er_ops_mul_up(a, b); }
+
+/* [al, ah] * [bl, bh], outward, exact zeros kept */
+static void mul_iv(double al, double ah, double bl, double bh, double *l, double *h)
+{
+    double p[4] = {mdn(al, bl), mdn(al, bh), mdn(ah, bl), mdn(ah, bh)};
+    double q[4] = {mup(al, bl), mup(al, bh), mup(ah, bl), mup(ah, bh)};
+    *l = fmin(fmin(p[0], p[1]), fmin(p[2], p[3]));
+    *h = fmax(fmax(q[0], q[1]), fmax(q[2], q[3]));
+}
+
+/* 1 when y_i (g_i - sum_j g_j y_j) is exactly 0: y_i > 0, and sum_j (g_i - g_j) e^{x_j} = 0 holds, by the
+ * Lindemann-Weierstrass theorem (e^a for distinct rationals a are linearly independent over the
+ * rationals), exactly when for each distinct value v of x the sum over {j : x_j = v} of (g_i - g_j) is
+ * 0.  Decided with MPFR at a precision that holds every sum of binary64 values exactly. */
+static int grad_is_zero(const sb_state *s, int64_t row, int64_t i)
+{
+    int64_t n = s->len;
+    unsigned char *done = (unsigned char *)calloc((size_t)(n ? n : 1), 1);
+    er_ops_mp *mp = er_ops_mp_new(2300, 3);
+    int zero = done && mp;
+    double gi = s->g[AT(s, row, i)];
+    for (int64_t a = 0; zero && a < n; a++) {
+        if (done[a]) continue;
+        double v = s->x[AT(s, row, a)];
+        er_ops_mp_set_d(mp, 0, 0);
+        for (int64_t b = a; b < n; b++) {
+            if (done[b] || s->x[AT(s, row, b)] != v) continue;
+            done[b] = 1;
+            er_ops_mp_set_d(mp, 1, gi);
+            er_ops_mp_set_d(mp, 2, s->g[AT(s, row, b)]);
+            er_ops_mp_sub(mp, 1, 1, 2);
+            er_ops_mp_add(mp, 0, 0, 1);
+        }
+        double lo, hi;
+        er_ops_mp_get(mp, 0, &lo, &hi);
+        if (lo != 0 || hi != 0) zero = 0;
+    }
+    free(done);
+    if (mp) er_ops_mp_free(mp);
+    return zero;
+}
+
+typedef struct sb_job {
+    er_opres *r;
+    sb_state *s;
+    int of;
+} sb_job;
+
+static er_status sb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    sb_job *j = (sb_job *)ctx;
+    sb_state *s = j->s;
+    er_opres *r = j->r, *f = s->fwd;
+    int of = j->of;
+    unsigned char *und = (unsigned char *)malloc((size_t)(s->len ? s->len : 1));
+    if (!und) return msgf(msg, msg_size, ER_ENOMEM, "softmax.backward: out of memory");
+    er_status st = ER_OK;
+    for (int64_t row = r0; row < r1; row++) {
+        double cl = 0, ch = 0;
+        int bad = 0;
+        for (int64_t k = 0; k < s->len; k++) {
+            int64_t e = AT(s, row, k);
+            double pl, ph, g = s->g[e];
+            if (!isfinite(g) || !isfinite(f->xlo[0][e]) || !isfinite(f->xhi[0][e])) bad = 1;
+            mul_iv(f->xlo[0][e], f->xhi[0][e], g, g, &pl, &ph);
+            cl = er_ops_add_dn(cl, pl);
+            ch = er_ops_add_up(ch, ph);
+        }
+        int undecided = 0;
+        for (int64_t k = 0; k < s->len; k++) {
+            int64_t e = AT(s, row, k);
+            und[k] = 0;
+            if (bad) {
+                r->xlo[0][e] = r->xhi[0][e] = NAN;
+                er_ops_store(&r->out[0], e, er_ops_round(of, NAN));
+                continue;
+            }
+            double g = s->g[e], dl = er_ops_add_dn(g, -ch), dh = er_ops_add_up(g, -cl), l, h;
+            uint64_t bits;
+            mul_iv(f->xlo[0][e], f->xhi[0][e], dl, dh, &l, &h);
+            r->xlo[0][e] = l;
+            r->xhi[0][e] = h;
+            if (er_ops_decide(of, l, h, &bits)) {
+                er_ops_store(&r->out[0], e, bits);
+            } else if (l <= 0 && h >= 0 && grad_is_zero(s, row, k)) {
+                r->xlo[0][e] = r->xhi[0][e] = 0;
+                er_ops_store(&r->out[0], e, er_ops_round(of, 0.0));
+            } else {
+                und[k] = 1;
+                undecided = 1;
+            }
+        }
+        if (!undecided) continue;
+        /* rising precision: m = max x, E_j = exp(x_j - m), S = sum E, y = E / S, c = sum g y */
+        double m = -INFINITY;
+        for (int64_t k = 0; k < s->len; k++) m = fmax(m, s->x[AT(s, row, k)]);
+        for (int prec = 128;; prec *= 2) {
+            if (prec > (1 << 14)) {
+                st = msgf(msg, msg_size, ER_EINVAL,
+                          "softmax.backward: the rounding of row %lld is not decided at %d bits", (long long)row,
+                          prec / 2);
+                goto done;
+            }
+            er_ops_mp *mp = er_ops_mp_new(prec, 6);
+            if (!mp) {
+                st = msgf(msg, msg_size, ER_ENOMEM, "softmax.backward: out of memory");
+                goto done;
+            }
+            /* 0: m, 1: S, 2: c (unnormalized: sum g E), 3, 4, 5: scratch */
+            er_ops_mp_set_d(mp, 0, m);
+            er_ops_mp_set_d(mp, 1, 0);
+            er_ops_mp_set_d(mp, 2, 0);
+            for (int64_t k = 0; k < s->len; k++) {
+                int64_t e = AT(s, row, k);
+                er_ops_mp_set_d(mp, 3, s->x[e]);
+                er_ops_mp_sub(mp, 3, 3, 0);
+                er_ops_mp_exp(mp, 3, 3);
+                er_ops_mp_add(mp, 1, 1, 3);
+                er_ops_mp_set_d(mp, 4, s->g[e]);
+                er_ops_mp_mul(mp, 4, 4, 3);
+                er_ops_mp_add(mp, 2, 2, 4);
+            }
+            er_ops_mp_div(mp, 2, 2, 1); /* c */
+            int left = 0;
+            for (int64_t k = 0; k < s->len; k++) {
+                if (!und[k]) continue;
+                int64_t e = AT(s, row, k);
+                uint64_t bits;
+                er_ops_mp_set_d(mp, 3, s->x[e]);
+                er_ops_mp_sub(mp, 3, 3, 0);
+                er_ops_mp_exp(mp, 3, 3);
+                er_ops_mp_div(mp, 3, 3, 1); /* y */
+                er_ops_mp_set_d(mp, 4, s->g[e]);
+                er_ops_mp_sub(mp, 4, 4, 2);
+                er_ops_mp_mul(mp, 5, 3, 4);
+                if (er_ops_mp_decide(mp, 5, of, &bits)) {
+                    er_ops_store(&r->out[0], e, bits);
+                    er_ops_mp_get(mp, 5, &r->xlo[0][e], &r->xhi[0][e]);
+                    und[k] = 0;
+                } else {
+                    left = 1;
+                }
+            }
+            er_ops_mp_free(mp);
+            if (!left) break;
+        }
+    }
+done:
+    free(und);
+    return st;
+}
+
+static er_status sb_create(er_opres *r, char *msg, size_t msg_size)
+{
+    er_status st;
+    const er_optensor *x = &r->in[0], *g = &r->in[1];
+    sb_state *s = (sb_state *)calloc(1, sizeof *s);
+    if (!s) return msgf(msg, msg_size, ER_ENOMEM, "softmax.backward: out of memory");
+    r->state = s;
+    int dim, of, ff;
+    if ((st = er_ops_opt_dim(r, "dim", -1, x->ndim, &dim, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_ops_opt_format(r, "out", x->format, &of, msg, msg_size)) != ER_OK) return st;
+    /* the forward output's format (the y an implementation stored): default the input's */
+    if ((st = er_ops_opt_format(r, "forward_out", x->format, &ff, msg, msg_size)) != ER_OK) return st;
+    int same = g->ndim == x->ndim;
+    for (int d = 0; same && d < x->ndim; d++) same = g->shape[d] == x->shape[d];
+    if (!same) return msgf(msg, msg_size, ER_EINVAL, "softmax.backward: grad's shape is not the input's");
+    char opt[96];
+    snprintf(opt, sizeof opt, "dim=%d,out=%s", dim, er_format_name(ff));
+    const er_optensor *fin[1] = {x};
+    if ((st = er_op_call_nd("softmax", 1, fin, opt, &s->fwd, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_ops_values(x, &s->x, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_ops_values(g, &s->g, msg, msg_size)) != ER_OK) return st;
+    s->dim = dim;
+    er_ops_split_dim(x, dim, &s->outer, &s->len, &s->inner);
+    if ((st = er_ops_alloc_output(r, 0, of, x->ndim, x->shape, msg, msg_size)) != ER_OK) return st;
+    sb_job j = {r, s, of};
+    int64_t rows = s->outer * s->inner;
+    if (rows == 0 || s->len == 0) return ER_OK;
+    return er_ops_parallel(rows, 1 + 65536 / (s->len + 1), sb_exact_rows, &j, msg, msg_size);
+}
+
+/* ---- the bounds ---- */
+
+typedef struct sb_bjob {
+    er_opres *r;
+    sb_state *s;
+    const er_openv *env;
+    const er_bounds *fb;
+    double *lo, *hi;
+    unsigned char *fl;
+    int out_is_compute;
+} sb_bjob;
+
+static er_status sb_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    sb_bjob *j = (sb_bjob *)ctx;
+    sb_state *s = j->s;
+    const er_openv *env = j->env;
+    er_opres *f = s->fwd;
+    const er_bounds *fb = j->fb;
+    int ff = f->out[0].format;
+    double u = env->u, eta = env->eta, N = (double)s->len;
+    double g = er_b_up(N * u), gN = g < 0.5 ? er_ops_div_up(g, er_b_down(1 - g)) : INFINITY;
+    size_t L = (size_t)(s->len ? s->len : 1);
+    double *yl = (double *)malloc(2 * L * sizeof(double));
+    if (!yl) return msgf(msg, msg_size, ER_ENOMEM, "softmax.backward: out of memory");
+    double *yh = yl + L;
+    for (int64_t row = r0; row < r1; row++) {
+        int nob = gN == INFINITY;
+        double cl = 0, ch = 0, T = 0;
+        for (int64_t k = 0; k < s->len && !nob; k++) {
+            int64_t e = AT(s, row, k);
+            double lv, hv, gv = s->g[e];
+            if (!fb->has_range[e] || fb->may_nan[e] || fb->may_pinf[e] || fb->may_ninf[e] || !isfinite(gv) ||
+                !isfinite(fb->radius[e])) {
+                nob = 1;
+                break;
+            }
+            er_from_bits(ff, fb->low[e], &lv);
+            er_from_bits(ff, fb->high[e], &hv);
+            /* stored values, or the values kept in compute (within the radius of the exact y) */
+            yl[k] = fmin(lv, er_ops_add_dn(f->xlo[0][e], -fb->radius[e]));
+            yh[k] = fmax(hv, er_ops_add_up(f->xhi[0][e], fb->radius[e]));
+            if (yl[k] < 0) yl[k] = 0;
+            double pl, ph;
+            mul_iv(yl[k], yh[k], gv, gv, &pl, &ph);
+            cl = er_ops_add_dn(cl, pl);
+            ch = er_ops_add_up(ch, ph);
+            T = er_ops_add_up(T, mup(fabs(gv), yh[k]));
+        }
+        if (!nob) { /* any-order sum of the rounded products: gamma_N T, and N eta for underflow */
+            double e = er_ops_add_up(mup(gN, T), er_b_up(2 * N * eta));
+            cl = er_ops_add_dn(cl, -e);
+            ch = er_ops_add_up(ch, e);
+            er_ops_round_compute(env, &cl, &ch);
+        }
+        double cm = fmax(fabs(cl), fabs(ch));
+        for (int64_t k = 0; k < s->len; k++) {
+            int64_t e = AT(s, row, k);
+            if (nob) {
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
+                continue;
+            }
+            double gv = s->g[e], dl = er_ops_add_dn(gv, -ch), dh = er_ops_add_up(gv, -cl), l, h;
+            er_ops_round_compute(env, &dl, &dh); /* fl(g - c) */
+            mul_iv(yl[k], yh[k], dl, dh, &l, &h);
+            /* the other association y g - y c: each product rounded, then the difference */
+            double a = er_ops_add_up(mup(er_b_up(2 * u), mup(yh[k], er_ops_add_up(fabs(gv), cm))), er_b_up(2 * eta));
+            l = er_ops_add_dn(l, -a);
+            h = er_ops_add_up(h, a);
+            if (!j->out_is_compute) er_ops_round_compute(env, &l, &h);
+            if (!(l >= -env->max_c && h <= env->max_c)) {
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
+                continue;
+            }
+            j->lo[e] = l;
+            j->hi[e] = h;
+        }
+    }
+    free(yl);
+    return ER_OK;
+}
+
+static er_status sb_bounds(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags,
+                           char *msg, size_t msg_size)
+{
+    sb_state *s = (sb_state *)r->state;
+    const er_bounds *fb;
+    er_status st;
+    (void)i;
+    if (env->ftz) return msgf(msg, msg_size, ER_EUNSUPPORTED, "softmax.backward: flush_to_zero is not supported yet");
+    er_format_info ci, fi;
+    er_format_get_info(env->compute, &ci);
+    for (int k = 0; k < 2; k++) {
+        er_format_get_info(r->in[k].format, &fi);
+        if (fi.significand_bits > ci.significand_bits || fi.emax > ci.emax || fi.emin < ci.emin)
+            return msgf(msg, msg_size, ER_EINVAL, "softmax.backward: compute %s cannot hold every value of the %s (%s)",
+                        ci.name, r->def->input_names[k], fi.name);
+    }
+    if ((st = er_opres_bounds(s->fwd, 0, env->o, &fb, msg, msg_size)) != ER_OK) return st;
+    sb_bjob j = {r, s, env, fb, lo, hi, flags, env->compute == r->out[0].format};
+    int64_t rows = s->outer * s->inner;
+    if (rows == 0 || s->len == 0) return ER_OK;
+    return er_ops_parallel(rows, 1 + 65536 / (s->len + 1), sb_bound_rows, &j, msg, msg_size);
+}
+
+const er_opdef er_opdef_softmax_backward = {
+    "softmax.backward", 2, 2, sb_inputs, 1, sb_outputs, sb_boundaries,
+    (int)(sizeof sb_boundaries / sizeof sb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
+    sb_create, sb_bounds, sb_free,
+};
