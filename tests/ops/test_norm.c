@@ -232,7 +232,8 @@ START_TEST(norm_emulations_and_bugs)
             for (int k = 0; k < 4; k++) {
                 if (rms && bugs[k] >= BUG_NO_MEAN) continue;
                 ln_emul(rms, x, rows, n, w, rms ? NULL : b, eps, bugs[k], y);
-                ck_assert_msg(outside_f32(r, 0, y, rows, n, "any_order", of) > 0, "trial %d: bug %d not caught", trial,
+                /* normal: any_order's one-pass variance can hide a small bug on rows whose mean is large */
+                ck_assert_msg(outside_f32(r, 0, y, rows, n, "normal", of) > 0, "trial %d: bug %d not caught", trial,
                               bugs[k]);
             }
         }
