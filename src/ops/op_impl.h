@@ -155,8 +155,9 @@ void er_ops_lib_result(const er_openv *env, double ulps, double *lo, double *hi)
 /* The results of rounding to nearest into compute of every value in [lo, hi] (monotone), with ftz. */
 void er_ops_round_compute(const er_openv *env, double *lo, double *hi);
 /*
- * The ulps of library function `fn` ("exp", "exp2", "log", "tanh", "erf", "div", "rsqrt", "sqrt",
- * "sigmoid") in compute under o: o->ulps when >= 0, else the documented default (docs/ops/README.md).
+ * The ulps of library function `fn` ("exp", "exp2", "log", "tanh", "erf", "div", "rsqrt", "sqrt") in
+ * compute under o, from the exact value: o->ulps when >= 0, else the documented default
+ * (docs/ops/README.md; a function not in its table: 2.5).
  */
 double er_ops_ulps(const er_openv *env, const char *fn);
 

@@ -10,6 +10,7 @@
 
 #include "er_test.h"
 #include "exactref/exactref.h"
+#include "ops/op_impl.h"
 
 /* ---- the reference, in MPFR at 320 bits ---- */
 
@@ -414,6 +415,59 @@ START_TEST(bad_calls_refused)
 }
 END_TEST
 
+
+START_TEST(four_dims_report_and_interface)
+{
+    /* (2, 3, 4, 5) f32, softmax over dim 1: a strided row; the report over the collapsed 3-D view */
+    enum { N = 2 * 3 * 4 * 5 };
+    float x[N], y[N];
+    uint64_t st = er_test_seed("softmax_4d");
+    char msg[256] = "";
+    for (int e = 0; e < N; e++) x[e] = (float)(((double)(er_test_rand(&st) >> 11) * 0x1p-53 * 2 - 1) * 3);
+    int64_t shape[4] = {2, 3, 4, 5};
+    er_optensor X = er_optensor_make(ER_FMT_F32, 4, shape, x);
+    const er_optensor *in[1] = {&X};
+    er_opres *r = NULL;
+    ck_assert_msg(er_op_call_nd("softmax", 1, in, "dim=1", &r, msg, sizeof msg) == ER_OK, "%s", msg);
+    ck_assert_int_eq(er_opres_count(r, 0), N);
+    memcpy(y, er_opres_rounded(r, 0)->data, sizeof y);
+    /* each row over dim 1 sums to about 1 */
+    for (int a = 0; a < 2; a++)
+        for (int c = 0; c < 20; c++) {
+            double s = 0;
+            for (int b = 0; b < 3; b++) s += y[(a * 3 + b) * 20 + c];
+            ck_assert_msg(fabs(s - 1) < 1e-6, "row sum %g", s);
+        }
+    er_optensor Y = er_optensor_make(ER_FMT_F32, 4, shape, y);
+    er_check_report rep;
+    int64_t idx[4];
+    ck_assert_msg(er_opres_report(r, 0, NULL, &Y, idx, 4, &rep, msg, sizeof msg) == ER_OK, "%s", msg);
+    ck_assert_int_eq(rep.outside, 0);
+    ck_assert_int_eq(rep.elements, N);
+    ck_assert_int_eq(rep.hist[ER_REPORT_EXACT], N);
+    y[77] = y[77] * 1.01f;
+    ck_assert_msg(er_opres_report(r, 0, NULL, &Y, idx, 4, &rep, msg, sizeof msg) == ER_OK, "%s", msg);
+    ck_assert_int_eq(rep.outside, 1);
+    ck_assert_int_eq(idx[0], 77);
+    ck_assert_int_eq(rep.worst, 77);
+    /* through the operation interface: the same rounded values and the same kept bounds */
+    er_op op;
+    er_opres_as_op(r, &op);
+    ck_assert_int_eq(op.cls->outputs(op.self), 1);
+    ck_assert_str_eq(op.cls->output_name(op.self, 0), "out");
+    ck_assert_ptr_eq(op.cls->single(op.self, 0)->data, er_opres_rounded(r, 0)->data);
+    const er_bounds *b1, *b2;
+    ck_assert_int_eq(op.cls->bounds_of(op.self, 0, NULL, &b1, msg, sizeof msg), ER_OK);
+    ck_assert_int_eq(er_opres_bounds(r, 0, NULL, &b2, msg, sizeof msg), ER_OK);
+    ck_assert_ptr_eq(b1, b2);
+    double *slack = NULL;
+    ck_assert_int_eq(er_op_slack(&op, 0, NULL, &slack, msg, sizeof msg), ER_OK);
+    for (int e = 0; e < N; e++) ck_assert(slack[e] == b1->tolerance[e]);
+    free(slack);
+    er_opres_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("softmax");
@@ -425,6 +479,7 @@ int main(void)
     tcase_add_test(tc, planted_bugs_caught);
     tcase_add_test(tc, standards_and_tightness);
     tcase_add_test(tc, bad_calls_refused);
+    tcase_add_test(tc, four_dims_report_and_interface);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
