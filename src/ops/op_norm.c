@@ -32,8 +32,11 @@ static const er_boundary rms_boundaries[] = {
 };
 
 typedef struct nm_state {
-    int kind;
+    int kind, backward;
     double *x, *w, *b; /* the inputs' values, row-major; w and b NULL when absent */
+    double *g;         /* backward: the output gradient */
+    int wfmt, bfmt;    /* backward: the formats of grad_weight and grad_bias */
+    int nd;            /* the number of normalized dimensions */
     int64_t rows, n;
     double eps;
     int in_fmt[3];
@@ -50,6 +53,7 @@ static void nm_free(void *p)
     free(s->x);
     free(s->w);
     free(s->b);
+    free(s->g);
     free(s->mu_lo);
     free(s->mu_hi);
     free(s->nv_lo);
@@ -337,21 +341,27 @@ static er_status parse_shape(er_opres *r, const er_optensor *x, int64_t *n, int 
     return ER_OK;
 }
 
-static er_status check_affine(er_opres *r, int idx, int nd, char *msg, size_t msg_size)
+static er_status check_affine(er_opres *r, int idx, const char *what, int nd, char *msg, size_t msg_size)
 {
     const er_optensor *x = &r->in[0], *t = &r->in[idx];
     const char *name = r->def->name;
     if (t->ndim != nd)
-        return msgf(msg, msg_size, ER_EINVAL, "%s: %s has %d dimensions; normalized_shape has %d", name,
-                    r->def->input_names[idx], t->ndim, nd);
+        return msgf(msg, msg_size, ER_EINVAL, "%s: %s has %d dimensions; normalized_shape has %d", name, what, t->ndim,
+                    nd);
     for (int d = 0; d < nd; d++)
         if (t->shape[d] != x->shape[x->ndim - nd + d])
-            return msgf(msg, msg_size, ER_EINVAL, "%s: %s's dimension %d is %lld, normalized_shape's is %lld", name,
-                        r->def->input_names[idx], d, (long long)t->shape[d], (long long)x->shape[x->ndim - nd + d]);
+            return msgf(msg, msg_size, ER_EINVAL, "%s: %s's dimension %d is %lld, normalized_shape's is %lld", name, what,
+                        d, (long long)t->shape[d], (long long)x->shape[x->ndim - nd + d]);
     return ER_OK;
 }
 
-static er_status nm_create_kind(er_opres *r, int kind, char *msg, size_t msg_size)
+static er_status nb_create_rest(er_opres *r, nm_state *s, int of, char *msg, size_t msg_size);
+
+/*
+ * The inputs: forward [input, weight?, bias?]; backward the same with the gradient last: the gradient
+ * is the last input given, weight (index 1) and bias (index 2, layer_norm) the others present.
+ */
+static er_status nm_create_kind(er_opres *r, int kind, int backward, char *msg, size_t msg_size)
 {
     er_status st;
     const er_optensor *x = &r->in[0];
@@ -360,20 +370,33 @@ static er_status nm_create_kind(er_opres *r, int kind, char *msg, size_t msg_siz
     if (!s) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
     r->state = s;
     s->kind = kind;
-    for (int k = 0; k < r->ninputs && k < 3; k++) {
+    s->backward = backward;
+    int gi = -1, wi = -1, bi = -1;
+    for (int k = 0; k < r->ninputs; k++) {
         if (!r->has_in[k]) continue;
         er_format_info fi;
         if (er_format_get_info(r->in[k].format, &fi) != ER_OK || fi.kind != ER_KIND_FLOAT || !fi.has_zero ||
             !fi.is_signed)
-            return msgf(msg, msg_size, ER_EINVAL, "%s: %s is %s, not a signed float format", name,
-                        r->def->input_names[k], er_format_name(r->in[k].format) ? er_format_name(r->in[k].format) : "?");
-        s->in_fmt[k] = r->in[k].format;
+            return msgf(msg, msg_size, ER_EINVAL, "%s: input %d is %s, not a signed float format", name, k,
+                        er_format_name(r->in[k].format) ? er_format_name(r->in[k].format) : "?");
+        if (backward && k > 0) gi = k;
     }
+    if (backward && gi < 0) return msgf(msg, msg_size, ER_EINVAL, "%s: no gradient (the last input)", name);
+    if (r->ninputs > 1 && r->has_in[1] && gi != 1) wi = 1;
+    if (kind == NM_LAYER && r->ninputs > 2 && r->has_in[2] && gi != 2) bi = 2;
+    s->in_fmt[0] = x->format;
+    s->in_fmt[1] = wi >= 0 ? r->in[wi].format : x->format;
+    s->in_fmt[2] = bi >= 0 ? r->in[bi].format : x->format;
     int64_t n = 0;
     int nd = 0, of;
     if ((st = parse_shape(r, x, &n, &nd, msg, msg_size)) != ER_OK) return st;
-    for (int k = 1; k < r->ninputs && k < 3; k++)
-        if (r->has_in[k] && (st = check_affine(r, k, nd, msg, msg_size)) != ER_OK) return st;
+    if (wi >= 0 && (st = check_affine(r, wi, "weight", nd, msg, msg_size)) != ER_OK) return st;
+    if (bi >= 0 && (st = check_affine(r, bi, "bias", nd, msg, msg_size)) != ER_OK) return st;
+    if (gi >= 0) {
+        int same = r->in[gi].ndim == x->ndim;
+        for (int d = 0; same && d < x->ndim; d++) same = r->in[gi].shape[d] == x->shape[d];
+        if (!same) return msgf(msg, msg_size, ER_EINVAL, "%s: the gradient's shape is not the input's", name);
+    }
     double def_eps = 1e-5;
     if (kind == NM_RMS) { /* torch: finfo(input dtype).eps */
         er_format_info fi;
@@ -389,10 +412,12 @@ static er_status nm_create_kind(er_opres *r, int kind, char *msg, size_t msg_siz
         return msgf(msg, msg_size, ER_EINVAL, "%s: out=%s is not a signed float format", name,
                     er_format_name(of) ? er_format_name(of) : "?");
     if ((st = er_ops_values(x, &s->x, msg, msg_size)) != ER_OK) return st;
-    if (r->ninputs > 1 && r->has_in[1] && (st = er_ops_values(&r->in[1], &s->w, msg, msg_size)) != ER_OK) return st;
-    if (kind == NM_LAYER && r->ninputs > 2 && r->has_in[2] &&
-        (st = er_ops_values(&r->in[2], &s->b, msg, msg_size)) != ER_OK)
-        return st;
+    if (wi >= 0 && (st = er_ops_values(&r->in[wi], &s->w, msg, msg_size)) != ER_OK) return st;
+    if (bi >= 0 && (st = er_ops_values(&r->in[bi], &s->b, msg, msg_size)) != ER_OK) return st;
+    if (gi >= 0 && (st = er_ops_values(&r->in[gi], &s->g, msg, msg_size)) != ER_OK) return st;
+    s->nd = nd;
+    s->wfmt = wi >= 0 ? r->in[wi].format : x->format;
+    s->bfmt = bi >= 0 ? r->in[bi].format : x->format;
     int64_t count = er_optensor_count(x);
     s->n = n;
     s->rows = n ? count / n : 0;
@@ -408,13 +433,14 @@ static er_status nm_create_kind(er_opres *r, int kind, char *msg, size_t msg_siz
     if (!s->mu_lo || !s->mu_hi || !s->nv_lo || !s->nv_hi || !s->sq_lo || !s->sq_hi || !s->A || !s->bad)
         return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory for %lld rows", name, (long long)s->rows);
     if ((st = er_ops_alloc_output(r, 0, of, x->ndim, x->shape, msg, msg_size)) != ER_OK) return st;
+    if (backward) return nb_create_rest(r, s, of, msg, msg_size);
     if (s->rows == 0 || n == 0) return ER_OK;
     nm_job j = {r, s, of};
     return er_ops_parallel(s->rows, 1 + 65536 / (n + 1), nm_exact_rows, &j, msg, msg_size);
 }
 
-static er_status ln_create(er_opres *r, char *msg, size_t msg_size) { return nm_create_kind(r, NM_LAYER, msg, msg_size); }
-static er_status rms_create(er_opres *r, char *msg, size_t msg_size) { return nm_create_kind(r, NM_RMS, msg, msg_size); }
+static er_status ln_create(er_opres *r, char *msg, size_t msg_size) { return nm_create_kind(r, NM_LAYER, 0, msg, msg_size); }
+static er_status rms_create(er_opres *r, char *msg, size_t msg_size) { return nm_create_kind(r, NM_RMS, 0, msg, msg_size); }
 
 /* ---- the bounds (docs/proofs/norms.md) ---- */
 
@@ -437,81 +463,97 @@ static void widen(double *l, double *h, double g, double a)
     *h = er_ops_add_up(mup(*h, *h >= 0 ? er_b_up(1 + g) : er_b_down(1 - g)), a);
 }
 
-static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+/*
+ * The row's computed mean m^ in [*ml, *mh] (layer_norm) and rstd r^ in [*rl, *rh] over every admitted
+ * implementation (docs/proofs/norms.md (2), (3)); 0 where no bound holds (a gamma beyond 1/2, an
+ * overflow, a non-finite row).
+ */
+static int row_impl(const nm_state *s, const er_openv *env, int64_t row, double *pml, double *pmh, double *prl,
+                    double *prh)
 {
-    nm_bjob *j = (nm_bjob *)ctx;
-    nm_state *s = j->s;
-    const er_openv *env = j->env;
     int any = env->o->standard.kind == ER_STD_ANY_ORDER;
     double u = env->u, eta = env->eta, N = (double)s->n;
     /* rsqrt within U ulps, or sqrt then a reciprocal (relative 2u/(1 - u) <= (1 + 2u) ulps of 2u|v|) */
     double U = fmax(er_ops_ulps(env, "rsqrt"), er_b_up(1 + 2 * u));
     double gN1 = gam(N - 1, u), gN = gam(N, u), gN2 = gam(N + 2, u), g2 = gam(2, u);
     double aN = er_b_up(2 * N * eta);
+    double ml = 0, mh = 0, vl = 0, vh = 0, rl = 0, rh = 0;
+    if (s->bad[row] || gN2 == INFINITY) return 0;
+    /* the computed mean m^: any-order sum, then a division (or a product with fl(1/N)) */
+    if (s->kind == NM_LAYER) {
+        double e = mup(gN1, s->A[row]);
+        ml = er_ops_add_dn(mdn(s->mu_lo[row], N), -e);
+        mh = er_ops_add_up(mup(s->mu_hi[row], N), e);
+        ml = er_ops_div_dn(ml, N);
+        mh = er_ops_div_up(mh, N);
+        widen(&ml, &mh, g2, er_b_up(2 * eta));
+        /* two passes: Q^ from Q_m in [N var, N var + N D^2] (proof (1), (2)) */
+        double D = fmax(er_b_up(mh - s->mu_lo[row]), er_b_up(s->mu_hi[row] - ml));
+        double ql = s->nv_lo[row], qh = aup(s->nv_hi[row], mup(N, mup(D, D)));
+        ql = er_ops_add_dn(mdn(ql, er_b_down(1 - (N + 2) * u)), -aN);
+        qh = er_ops_add_up(mup(qh, er_b_up(1 + gN2)), aN);
+        if (ql < 0) ql = 0;
+        vl = er_ops_div_dn(ql, N);
+        vh = er_ops_div_up(qh, N);
+        widen(&vl, &vh, g2, er_b_up(2 * eta));
+        if (vl < 0) vl = 0;
+        if (any) {
+            /* one pass: fl(fl(Q2^/N) - fl(m^ m^)), clamped at 0 */
+            double sl = er_ops_add_dn(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
+            double sh = er_ops_add_up(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
+            if (sl < 0) sl = 0;
+            sl = er_ops_div_dn(sl, N);
+            sh = er_ops_div_up(sh, N);
+            widen(&sl, &sh, g2, er_b_up(2 * eta));
+            double m2l = (ml <= 0 && mh >= 0) ? 0 : fmin(mdn(ml, ml), mdn(mh, mh));
+            double m2h = fmax(mup(ml, ml), mup(mh, mh));
+            widen(&m2l, &m2h, u, eta);
+            double l1 = er_ops_add_dn(sl, -m2h), h1 = er_ops_add_up(sh, -m2l);
+            widen(&l1, &h1, u, eta);
+            if (l1 < 0) l1 = 0;
+            if (h1 < 0) h1 = 0;
+            if (l1 < vl) vl = l1;
+            if (h1 > vh) vh = h1;
+        }
+    } else {
+        double ql = er_ops_add_dn(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
+        double qh = er_ops_add_up(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
+        if (ql < 0) ql = 0;
+        vl = er_ops_div_dn(ql, N);
+        vh = er_ops_div_up(qh, N);
+        widen(&vl, &vh, g2, er_b_up(2 * eta));
+        if (vl < 0) vl = 0;
+    }
+    /* + fl(eps), rounded */
+    double el = s->eps, eh = s->eps;
+    rnd(env, &el, &eh);
+    vl = adn(vl, fmin(el, s->eps));
+    vh = aup(vh, fmax(eh, s->eps));
+    rnd(env, &vl, &vh);
+    rsqrt_iv(vl, vh, &rl, &rh);
+    er_ops_lib_result(env, U, &rl, &rh);
+    if (rl < 0) rl = 0;
+    *pml = ml;
+    *pmh = mh;
+    *prl = rl;
+    *prh = rh;
+    return !(!(rh <= env->max_c) || !(vh <= env->max_c));
+}
+
+static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    nm_bjob *j = (nm_bjob *)ctx;
+    nm_state *s = j->s;
+    const er_openv *env = j->env;
+    double u = env->u, eta = env->eta;
+    double g2 = gam(2, u);
     (void)msg;
     (void)msg_size;
     for (int64_t row = r0; row < r1; row++) {
         int64_t base = row * s->n;
         const double *x = s->x + base;
-        int nobound = s->bad[row] || gN2 == INFINITY;
-        double ml = 0, mh = 0, vl = 0, vh = 0, rl = 0, rh = 0;
-        if (!nobound) {
-            /* the computed mean m^: any-order sum, then a division (or a product with fl(1/N)) */
-            if (s->kind == NM_LAYER) {
-                double e = mup(gN1, s->A[row]);
-                ml = er_ops_add_dn(mdn(s->mu_lo[row], N), -e);
-                mh = er_ops_add_up(mup(s->mu_hi[row], N), e);
-                ml = er_ops_div_dn(ml, N);
-                mh = er_ops_div_up(mh, N);
-                widen(&ml, &mh, g2, er_b_up(2 * eta));
-                /* two passes: Q^ from Q_m in [N var, N var + N D^2] (proof (1), (2)) */
-                double D = fmax(er_b_up(mh - s->mu_lo[row]), er_b_up(s->mu_hi[row] - ml));
-                double ql = s->nv_lo[row], qh = aup(s->nv_hi[row], mup(N, mup(D, D)));
-                ql = er_ops_add_dn(mdn(ql, er_b_down(1 - (N + 2) * u)), -aN);
-                qh = er_ops_add_up(mup(qh, er_b_up(1 + gN2)), aN);
-                if (ql < 0) ql = 0;
-                vl = er_ops_div_dn(ql, N);
-                vh = er_ops_div_up(qh, N);
-                widen(&vl, &vh, g2, er_b_up(2 * eta));
-                if (vl < 0) vl = 0;
-                if (any) {
-                    /* one pass: fl(fl(Q2^/N) - fl(m^ m^)), clamped at 0 */
-                    double sl = er_ops_add_dn(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
-                    double sh = er_ops_add_up(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
-                    if (sl < 0) sl = 0;
-                    sl = er_ops_div_dn(sl, N);
-                    sh = er_ops_div_up(sh, N);
-                    widen(&sl, &sh, g2, er_b_up(2 * eta));
-                    double m2l = (ml <= 0 && mh >= 0) ? 0 : fmin(mdn(ml, ml), mdn(mh, mh));
-                    double m2h = fmax(mup(ml, ml), mup(mh, mh));
-                    widen(&m2l, &m2h, u, eta);
-                    double l1 = er_ops_add_dn(sl, -m2h), h1 = er_ops_add_up(sh, -m2l);
-                    widen(&l1, &h1, u, eta);
-                    if (l1 < 0) l1 = 0;
-                    if (h1 < 0) h1 = 0;
-                    if (l1 < vl) vl = l1;
-                    if (h1 > vh) vh = h1;
-                }
-            } else {
-                double ql = er_ops_add_dn(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
-                double qh = er_ops_add_up(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
-                if (ql < 0) ql = 0;
-                vl = er_ops_div_dn(ql, N);
-                vh = er_ops_div_up(qh, N);
-                widen(&vl, &vh, g2, er_b_up(2 * eta));
-                if (vl < 0) vl = 0;
-            }
-            /* + fl(eps), rounded */
-            double el = s->eps, eh = s->eps;
-            rnd(env, &el, &eh);
-            vl = adn(vl, fmin(el, s->eps));
-            vh = aup(vh, fmax(eh, s->eps));
-            rnd(env, &vl, &vh);
-            rsqrt_iv(vl, vh, &rl, &rh);
-            er_ops_lib_result(env, U, &rl, &rh);
-            if (rl < 0) rl = 0;
-            if (!(rh <= env->max_c) || !(vh <= env->max_c)) nobound = 1;
-        }
+        double ml = 0, mh = 0, rl = 0, rh = 0;
+        int nobound = !row_impl(s, env, row, &ml, &mh, &rl, &rh);
         for (int64_t i = 0; i < s->n; i++) {
             int64_t e = base + i;
             if (s->bad[row]) {
@@ -569,15 +611,15 @@ static er_status nm_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
     if (env->ftz) return msgf(msg, msg_size, ER_EUNSUPPORTED, "%s: flush_to_zero is not supported yet", name);
     er_format_info ci;
     er_format_get_info(env->compute, &ci);
-    for (int k = 0; k < r->ninputs && k < 3; k++) {
+    for (int k = 0; k < r->ninputs; k++) {
         if (!r->has_in[k]) continue;
         er_format_info fi;
-        er_format_get_info(s->in_fmt[k], &fi);
+        er_format_get_info(r->in[k].format, &fi);
         if (fi.significand_bits > ci.significand_bits || fi.emax > ci.emax || fi.emin < ci.emin)
             return msgf(msg, msg_size, ER_EINVAL,
-                        "%s: compute %s cannot hold every value of the %s (%s): choose a compute format at least "
+                        "%s: compute %s cannot hold every value of input %d (%s): choose a compute format at least "
                         "as wide",
-                        name, ci.name, r->def->input_names[k], fi.name);
+                        name, ci.name, k, fi.name);
     }
     nm_bjob j = {r, s, env, lo, hi, flags, env->compute == r->out[0].format};
     if (s->rows == 0 || s->n == 0) return ER_OK;
@@ -594,4 +636,600 @@ const er_opdef er_opdef_rms_norm = {
     "rms_norm", 1, 2, rms_inputs, 1, nm_outputs, rms_boundaries,
     (int)(sizeof rms_boundaries / sizeof rms_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
     rms_create, nm_bounds, nm_free,
+};
+
+/* ==== backward: layer_norm.backward, rms_norm.backward (docs/proofs/norms.md, "Backward") ==== */
+
+static const char *const lnb_inputs[] = {"input", "weight", "bias", "grad"};
+static const char *const rmsb_inputs[] = {"input", "weight", "grad"};
+static const char *const lnb_outputs[] = {"grad_input", "grad_weight", "grad_bias"};
+static const er_boundary nb_boundaries[] = {
+    {"forward", "compute", "the row's mean and rstd as the forward computes them (its boundaries)", "each row"},
+    {"sums", "accumulate", "the row sums of g w and g w xhat in compute (any order)", "each row"},
+    {"grad_input", "compute", "rstd (g w - mean(g w) - xhat mean(g w xhat)), each operation rounded to compute",
+     "each element"},
+    {"grad_weight", "accumulate", "the sum over rows of g xhat in compute (any order)", "each column"},
+    {"grad_bias", "accumulate", "the sum over rows of g in compute (any order)", "each column"},
+    {"out", "cast", "each compute value rounded once to its output format", "each element"},
+};
+
+/* the exact row quantities of the backward: R (rstd), G = sum gy, C = sum gy (x - mu) (rms: sum gy x) */
+static void nb_row_exact(const nm_state *s, int64_t row, double *rl, double *rh, double *Gl, double *Gh, double *Cl,
+                         double *Ch)
+{
+    const double *x = s->x + row * s->n, *g = s->g + row * s->n;
+    double N = (double)s->n, G = 0, GA = 0, GX = 0, GXA = 0;
+    for (int64_t j = 0; j < s->n; j++) {
+        double gy = g[j] * wv(s, j);
+        G += gy;
+        GA = er_ops_add_up(GA, fabs(gy));
+        GX += gy * x[j];
+        GXA = er_ops_add_up(GXA, fabs(gy * x[j]));
+    }
+    /* binary64: products rounded once (exact for inputs up to f32), sums any order: gamma64_{N+2} */
+    double g64 = gam(N + 2, 0x1p-53), tiny = er_b_up((N + 2) * 0x1p-1074);
+    double eG = aup(mup(g64, GA), tiny), eX = aup(mup(g64, GXA), tiny);
+    *Gl = er_ops_add_dn(G, -eG);
+    *Gh = er_ops_add_up(G, eG);
+    double xl = er_ops_add_dn(GX, -eX), xh = er_ops_add_up(GX, eX);
+    if (s->kind == NM_LAYER) { /* C = GX - mu G over mu in M, G in [Gl, Gh] */
+        double pl, ph, p[4] = {mdn(s->mu_lo[row], *Gl), mdn(s->mu_lo[row], *Gh), mdn(s->mu_hi[row], *Gl),
+                               mdn(s->mu_hi[row], *Gh)};
+        double q[4] = {mup(s->mu_lo[row], *Gl), mup(s->mu_lo[row], *Gh), mup(s->mu_hi[row], *Gl),
+                       mup(s->mu_hi[row], *Gh)};
+        pl = fmin(fmin(p[0], p[1]), fmin(p[2], p[3]));
+        ph = fmax(fmax(q[0], q[1]), fmax(q[2], q[3]));
+        xl = er_ops_add_dn(xl, -ph);
+        xh = er_ops_add_up(xh, -pl);
+    }
+    *Cl = xl;
+    *Ch = xh;
+    double vl = adn(er_ops_div_dn(s->nv_lo[row], N), s->eps), vh = aup(er_ops_div_up(s->nv_hi[row], N), s->eps);
+    rsqrt_iv(vl, vh, rl, rh);
+}
+
+/* [al, ah] * [bl, bh] */
+static void mul_iv(double *l, double *h, double bl, double bh)
+{
+    double al = *l, ah = *h;
+    double p[4] = {mdn(al, bl), mdn(al, bh), mdn(ah, bl), mdn(ah, bh)};
+    double q[4] = {mup(al, bl), mup(al, bh), mup(ah, bl), mup(ah, bh)};
+    *l = fmin(fmin(p[0], p[1]), fmin(p[2], p[3]));
+    *h = fmax(fmax(q[0], q[1]), fmax(q[2], q[3]));
+}
+
+/*
+ * grad_input_i = R (gy_i - G/N) - R^3 (x_i - M) C / N (layer_norm); R gy_i - R^3 x_i C / N (rms_norm), as an
+ * interval from the intervals given (exact ones, or the implementations' with their rounding added by the
+ * caller).
+ */
+static void gi_interval(const nm_state *s, double xi, double gyl, double gyh, double ml, double mh, double rl,
+                        double rh, double Gl, double Gh, double Cl, double Ch, double *l, double *h)
+{
+    double N = (double)s->n;
+    double t1l = er_ops_add_dn(gyl, -er_ops_div_up(Gh, N)), t1h = er_ops_add_up(gyh, -er_ops_div_dn(Gl, N));
+    if (s->kind == NM_RMS) {
+        t1l = gyl;
+        t1h = gyh;
+    }
+    mul_iv(&t1l, &t1h, rl, rh);
+    double dl = s->kind == NM_LAYER ? er_ops_add_dn(xi, -mh) : xi, dh = s->kind == NM_LAYER ? er_ops_add_up(xi, -ml) : xi;
+    double r3l = mdn(mdn(rl, rl), rl), r3h = mup(mup(rh, rh), rh);
+    mul_iv(&dl, &dh, r3l, r3h);
+    mul_iv(&dl, &dh, Cl, Ch);
+    dl = er_ops_div_dn(dl, N);
+    dh = er_ops_div_up(dh, N);
+    *l = er_ops_add_dn(t1l, -dh);
+    *h = er_ops_add_up(t1h, -dl);
+}
+
+/* 1 when grad_input_i is exactly 0: (N gy_i - G)(D2 + N^3 eps) = N d_i GD with d_j = N x_j - sum x (layer_norm),
+ * gy_i (sum x^2 + N eps) = x_i sum gy x (rms_norm): rationals, decided in MPFR at a precision holding them */
+static int gi_is_zero(const nm_state *s, int64_t row, int64_t i)
+{
+    const double *x = s->x + row * s->n, *g = s->g + row * s->n;
+    er_ops_mp *mp = er_ops_mp_new(8192, 8);
+    if (!mp) return 0;
+    /* 0: sum x (layer) or 0, 1: G, 2: GD, 3: D2, 4..7 scratch */
+    er_ops_mp_set_d(mp, 0, 0);
+    er_ops_mp_set_d(mp, 7, (double)s->n);
+    if (s->kind == NM_LAYER)
+        for (int64_t j = 0; j < s->n; j++) {
+            er_ops_mp_set_d(mp, 4, x[j]);
+            er_ops_mp_add(mp, 0, 0, 4);
+        }
+    er_ops_mp_set_d(mp, 1, 0);
+    er_ops_mp_set_d(mp, 2, 0);
+    er_ops_mp_set_d(mp, 3, 0);
+    for (int64_t j = 0; j < s->n; j++) {
+        er_ops_mp_set_d(mp, 4, x[j]); /* d_j */
+        if (s->kind == NM_LAYER) {
+            er_ops_mp_mul(mp, 4, 4, 7);
+            er_ops_mp_sub(mp, 4, 4, 0);
+        }
+        er_ops_mp_set_d(mp, 5, g[j]); /* gy_j */
+        er_ops_mp_set_d(mp, 6, wv(s, j));
+        er_ops_mp_mul(mp, 5, 5, 6);
+        er_ops_mp_add(mp, 1, 1, 5);
+        er_ops_mp_mul(mp, 6, 5, 4);
+        er_ops_mp_add(mp, 2, 2, 6);
+        er_ops_mp_mul(mp, 6, 4, 4);
+        er_ops_mp_add(mp, 3, 3, 6);
+    }
+    /* eps term: N^3 eps (layer: d = N(x - mu)) or N eps (rms) */
+    er_ops_mp_set_d(mp, 4, s->eps);
+    er_ops_mp_mul(mp, 4, 4, 7);
+    if (s->kind == NM_LAYER) {
+        er_ops_mp_mul(mp, 4, 4, 7);
+        er_ops_mp_mul(mp, 4, 4, 7);
+    }
+    er_ops_mp_add(mp, 3, 3, 4); /* D2 + eps term */
+    er_ops_mp_set_d(mp, 5, g[i]);
+    er_ops_mp_set_d(mp, 6, wv(s, i));
+    er_ops_mp_mul(mp, 5, 5, 6); /* gy_i */
+    er_ops_mp_set_d(mp, 4, x[i]);
+    if (s->kind == NM_LAYER) {
+        er_ops_mp_mul(mp, 5, 5, 7);
+        er_ops_mp_sub(mp, 5, 5, 1); /* N gy_i - G */
+        er_ops_mp_mul(mp, 4, 4, 7);
+        er_ops_mp_sub(mp, 4, 4, 0); /* d_i */
+        er_ops_mp_mul(mp, 4, 4, 7);
+    }
+    er_ops_mp_mul(mp, 5, 5, 3);
+    er_ops_mp_mul(mp, 4, 4, 2);
+    er_ops_mp_sub(mp, 5, 5, 4);
+    double lo, hi;
+    er_ops_mp_get(mp, 5, &lo, &hi);
+    er_ops_mp_free(mp);
+    return lo == 0 && hi == 0;
+}
+
+/* the value of grad_input_i in MPFR intervals at prec bits, into register 0 of a new context */
+static er_ops_mp *gi_mp(const nm_state *s, int64_t row, int64_t i, int prec)
+{
+    const double *x = s->x + row * s->n, *g = s->g + row * s->n;
+    er_ops_mp *mp = er_ops_mp_new(prec, 8);
+    if (!mp) return NULL;
+    /* 1: mu, 2: rstd, 3: G, 4: C, 5..7 scratch */
+    er_ops_mp_set_d(mp, 1, 0);
+    er_ops_mp_set_d(mp, 7, (double)s->n);
+    if (s->kind == NM_LAYER) {
+        for (int64_t j = 0; j < s->n; j++) {
+            er_ops_mp_set_d(mp, 5, x[j]);
+            er_ops_mp_add(mp, 1, 1, 5);
+        }
+        er_ops_mp_div(mp, 1, 1, 7);
+    }
+    er_ops_mp_set_d(mp, 2, 0);
+    er_ops_mp_set_d(mp, 3, 0);
+    er_ops_mp_set_d(mp, 4, 0);
+    for (int64_t j = 0; j < s->n; j++) {
+        er_ops_mp_set_d(mp, 5, x[j]);
+        er_ops_mp_sub(mp, 5, 5, 1);
+        er_ops_mp_mul(mp, 6, 5, 5);
+        er_ops_mp_add(mp, 2, 2, 6);
+        er_ops_mp_set_d(mp, 6, g[j]);
+        er_ops_mp_set_d(mp, 0, wv(s, j));
+        er_ops_mp_mul(mp, 6, 6, 0);
+        er_ops_mp_add(mp, 3, 3, 6);
+        er_ops_mp_mul(mp, 6, 6, 5);
+        er_ops_mp_add(mp, 4, 4, 6);
+    }
+    er_ops_mp_div(mp, 2, 2, 7);
+    er_ops_mp_set_d(mp, 5, s->eps);
+    er_ops_mp_add(mp, 2, 2, 5);
+    er_ops_mp_log(mp, 2, 2);
+    er_ops_mp_set_d(mp, 5, -0.5);
+    er_ops_mp_mul(mp, 2, 2, 5);
+    er_ops_mp_exp(mp, 2, 2); /* rstd */
+    /* t1 = gy_i - G/N (rms: gy_i) */
+    er_ops_mp_set_d(mp, 0, g[i]);
+    er_ops_mp_set_d(mp, 5, wv(s, i));
+    er_ops_mp_mul(mp, 0, 0, 5);
+    if (s->kind == NM_LAYER) {
+        er_ops_mp_div(mp, 5, 3, 7);
+        er_ops_mp_sub(mp, 0, 0, 5);
+    }
+    /* t2 = (x_i - mu) rstd^2 C / N */
+    er_ops_mp_set_d(mp, 5, x[i]);
+    er_ops_mp_sub(mp, 5, 5, 1);
+    er_ops_mp_mul(mp, 5, 5, 2);
+    er_ops_mp_mul(mp, 5, 5, 2);
+    er_ops_mp_mul(mp, 5, 5, 4);
+    er_ops_mp_div(mp, 5, 5, 7);
+    er_ops_mp_sub(mp, 0, 0, 5);
+    er_ops_mp_mul(mp, 0, 0, 2);
+    return mp;
+}
+
+static er_status nb_gi_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    nm_job *j = (nm_job *)ctx;
+    nm_state *s = j->s;
+    er_opres *r = j->r;
+    int of = j->of;
+    const char *name = r->def->name;
+    for (int64_t row = r0; row < r1; row++) {
+        row_stats(s, row);
+        int64_t base = row * s->n;
+        int bad = s->bad[row];
+        for (int64_t k = 0; k < s->n && !bad; k++) bad = !isfinite(s->g[base + k]);
+        if (bad) {
+            s->bad[row] = 1;
+            for (int64_t i = 0; i < s->n; i++) {
+                r->xlo[0][base + i] = r->xhi[0][base + i] = NAN;
+                er_ops_store(&r->out[0], base + i, er_ops_round(of, NAN));
+            }
+            continue;
+        }
+        double rl, rh, Gl, Gh, Cl, Ch;
+        nb_row_exact(s, row, &rl, &rh, &Gl, &Gh, &Cl, &Ch);
+        for (int64_t i = 0; i < s->n; i++) {
+            double gy = s->g[base + i] * wv(s, i), l, h;
+            uint64_t bits;
+            gi_interval(s, s->x[base + i], gy, gy, s->mu_lo[row], s->mu_hi[row], rl, rh, Gl, Gh, Cl, Ch, &l, &h);
+            r->xlo[0][base + i] = l;
+            r->xhi[0][base + i] = h;
+            if (isfinite(l) && isfinite(h) && er_ops_decide(of, l, h, &bits)) {
+                er_ops_store(&r->out[0], base + i, bits);
+                continue;
+            }
+            if (l <= 0 && h >= 0 && gi_is_zero(s, row, i)) {
+                r->xlo[0][base + i] = r->xhi[0][base + i] = 0;
+                er_ops_store(&r->out[0], base + i, er_ops_round(of, 0.0));
+                continue;
+            }
+            int done = 0;
+            for (int prec = 128; prec <= 8192 && !done; prec *= 2) {
+                er_ops_mp *mp = gi_mp(s, row, i, prec);
+                if (!mp) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+                if (er_ops_mp_decide(mp, 0, of, &bits)) {
+                    er_ops_store(&r->out[0], base + i, bits);
+                    er_ops_mp_get(mp, 0, &r->xlo[0][base + i], &r->xhi[0][base + i]);
+                    done = 1;
+                }
+                er_ops_mp_free(mp);
+            }
+            if (!done)
+                return msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of grad_input element %lld is not decided", name,
+                            (long long)(base + i));
+        }
+    }
+    return ER_OK;
+}
+
+/* grad_weight_j = sum over rows of g_j (x_j - mu) rstd (rms: g_j x_j rstd); grad_bias_j = sum over rows of g_j */
+static er_status nb_cols(void *ctx, int64_t c0, int64_t c1, char *msg, size_t msg_size)
+{
+    nm_job *j = (nm_job *)ctx;
+    nm_state *s = j->s;
+    er_opres *r = j->r;
+    const char *name = r->def->name;
+    int nb = r->nout;
+    for (int64_t c = c0; c < c1; c++) {
+        double wl = 0, wh = 0, bs = 0, ba = 0;
+        int bad = 0;
+        for (int64_t row = 0; row < s->rows; row++) {
+            int64_t e = row * s->n + c;
+            if (s->bad[row]) {
+                bad = 1;
+                break;
+            }
+            double g = s->g[e], rl, rh, dl, dh;
+            double vl = adn(er_ops_div_dn(s->nv_lo[row], (double)s->n), s->eps);
+            double vh = aup(er_ops_div_up(s->nv_hi[row], (double)s->n), s->eps);
+            rsqrt_iv(vl, vh, &rl, &rh);
+            dl = s->kind == NM_LAYER ? er_ops_add_dn(s->x[e], -s->mu_hi[row]) : s->x[e];
+            dh = s->kind == NM_LAYER ? er_ops_add_up(s->x[e], -s->mu_lo[row]) : s->x[e];
+            mul_iv(&dl, &dh, rl, rh);
+            mul_scalar(&dl, &dh, g);
+            wl = adn(wl, dl);
+            wh = aup(wh, dh);
+            bs += g;
+            ba = er_ops_add_up(ba, fabs(g));
+        }
+        for (int o = 1; o < nb; o++) {
+            int fmt = r->out[o].format;
+            uint64_t bits;
+            double l = wl, h = wh;
+            if (o == 2) {
+                double e = mup(gam((double)s->rows, 0x1p-53), ba);
+                l = er_ops_add_dn(bs, -e);
+                h = er_ops_add_up(bs, e);
+                if (e == 0) l = h = bs + 0.0;
+            }
+            if (bad) {
+                r->xlo[o][c] = r->xhi[o][c] = NAN;
+                er_ops_store(&r->out[o], c, er_ops_round(fmt, NAN));
+                continue;
+            }
+            r->xlo[o][c] = l;
+            r->xhi[o][c] = h;
+            if (er_ops_decide(fmt, l, h, &bits)) {
+                er_ops_store(&r->out[o], c, bits);
+                continue;
+            }
+            /* rising precision (grad_bias: exact at 2300 bits) */
+            int done = 0;
+            for (int prec = o == 2 ? 2300 : 128; prec <= 8192 && !done; prec *= 2) {
+                er_ops_mp *mp = er_ops_mp_new(prec, 6);
+                if (!mp) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+                er_ops_mp_set_d(mp, 0, 0);
+                er_ops_mp_set_d(mp, 5, (double)s->n);
+                int allzero = 1;
+                for (int64_t row = 0; row < s->rows; row++) {
+                    int64_t e = row * s->n + c;
+                    er_ops_mp_set_d(mp, 1, s->g[e]);
+                    if (o == 2) {
+                        er_ops_mp_add(mp, 0, 0, 1);
+                        continue;
+                    }
+                    if (s->g[e] == 0) continue;
+                    /* mu and rstd of the row */
+                    const double *x = s->x + row * s->n;
+                    er_ops_mp_set_d(mp, 2, 0);
+                    if (s->kind == NM_LAYER) {
+                        for (int64_t q = 0; q < s->n; q++) {
+                            er_ops_mp_set_d(mp, 3, x[q]);
+                            er_ops_mp_add(mp, 2, 2, 3);
+                        }
+                        er_ops_mp_div(mp, 2, 2, 5);
+                    }
+                    er_ops_mp_set_d(mp, 4, 0);
+                    for (int64_t q = 0; q < s->n; q++) {
+                        er_ops_mp_set_d(mp, 3, x[q]);
+                        er_ops_mp_sub(mp, 3, 3, 2);
+                        er_ops_mp_mul(mp, 3, 3, 3);
+                        er_ops_mp_add(mp, 4, 4, 3);
+                    }
+                    er_ops_mp_div(mp, 4, 4, 5);
+                    er_ops_mp_set_d(mp, 3, s->eps);
+                    er_ops_mp_add(mp, 4, 4, 3);
+                    er_ops_mp_log(mp, 4, 4);
+                    er_ops_mp_set_d(mp, 3, -0.5);
+                    er_ops_mp_mul(mp, 4, 4, 3);
+                    er_ops_mp_exp(mp, 4, 4);
+                    er_ops_mp_set_d(mp, 3, s->x[e]);
+                    er_ops_mp_sub(mp, 3, 3, 2);
+                    double tl, th;
+                    er_ops_mp_get(mp, 3, &tl, &th);
+                    if (tl == 0 && th == 0) continue;
+                    allzero = 0;
+                    er_ops_mp_mul(mp, 3, 3, 4);
+                    er_ops_mp_mul(mp, 3, 3, 1);
+                    er_ops_mp_add(mp, 0, 0, 3);
+                }
+                if (o == 1 && allzero) {
+                    er_ops_store(&r->out[o], c, er_ops_round(fmt, 0.0));
+                    r->xlo[o][c] = r->xhi[o][c] = 0;
+                    done = 1;
+                } else if (er_ops_mp_decide(mp, 0, fmt, &bits)) {
+                    er_ops_store(&r->out[o], c, bits);
+                    er_ops_mp_get(mp, 0, &r->xlo[o][c], &r->xhi[o][c]);
+                    done = 1;
+                }
+                er_ops_mp_free(mp);
+            }
+            if (!done)
+                return msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of %s element %lld is not decided", name,
+                            r->def->output_names[o], (long long)c);
+        }
+    }
+    return ER_OK;
+}
+
+static er_status nb_create_rest(er_opres *r, nm_state *s, int of, char *msg, size_t msg_size)
+{
+    er_status st;
+    const er_optensor *x = &r->in[0];
+    int64_t wshape[ER_OP_MAXDIM];
+    for (int d = 0; d < s->nd; d++) wshape[d] = x->shape[x->ndim - s->nd + d];
+    if ((st = er_ops_alloc_output(r, 1, s->wfmt, s->nd, wshape, msg, msg_size)) != ER_OK) return st;
+    if (s->kind == NM_LAYER && (st = er_ops_alloc_output(r, 2, s->bfmt, s->nd, wshape, msg, msg_size)) != ER_OK)
+        return st;
+    if (s->rows == 0 || s->n == 0) return ER_OK;
+    nm_job j = {r, s, of};
+    if ((st = er_ops_parallel(s->rows, 1 + 65536 / (s->n + 1), nb_gi_rows, &j, msg, msg_size)) != ER_OK) return st;
+    return er_ops_parallel(s->n, 1 + 65536 / (s->rows + 1), nb_cols, &j, msg, msg_size);
+}
+
+static er_status lnb_create(er_opres *r, char *msg, size_t msg_size) { return nm_create_kind(r, NM_LAYER, 1, msg, msg_size); }
+static er_status rmsb_create(er_opres *r, char *msg, size_t msg_size) { return nm_create_kind(r, NM_RMS, 1, msg, msg_size); }
+
+/* ---- the backward's bounds ---- */
+
+typedef struct nbb_job {
+    er_opres *r;
+    nm_state *s;
+    const er_openv *env;
+    double *lo, *hi;
+    unsigned char *fl;
+    int out_is_compute;
+    double *ml, *mh, *rl, *rh; /* per row: the implementations' mean and rstd */
+    unsigned char *ok;
+} nbb_job;
+
+static er_status nbb_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    nbb_job *j = (nbb_job *)ctx;
+    nm_state *s = j->s;
+    const er_openv *env = j->env;
+    double u = env->u, eta = env->eta, N = (double)s->n;
+    double gN1 = gam(N + 1, u), gN3 = gam(N + 3, u), g3 = gam(3, u), g6 = gam(6, u);
+    (void)msg;
+    (void)msg_size;
+    for (int64_t row = r0; row < r1; row++) {
+        int64_t base = row * s->n;
+        double ml = 0, mh = 0, rl = 0, rh = 0;
+        int ok = !s->bad[row] && gN3 < INFINITY && row_impl(s, env, row, &ml, &mh, &rl, &rh);
+        j->ok[row] = (unsigned char)ok;
+        j->ml[row] = ml;
+        j->mh[row] = mh;
+        j->rl[row] = rl;
+        j->rh[row] = rh;
+        if (!j->lo) continue;
+        double Gl = 0, Gh = 0, GA = 0, Cl = 0, Ch = 0, CA = 0;
+        if (ok) {
+            /* G^ = any-order sum of fl(g w): gamma_{N+1} sum |g w|; C^ = any-order sum of the terms
+             * fl(fl(g w) fl(x - m^)) (layer) or fl(g w x) (rms), as an interval over m^ in M: every term has
+             * at most 3 roundings and the sum N - 1 more: gamma_{N+3} sum |g w| max |x - m| */
+            double gx = 0, gxa = 0, eg, ec;
+            for (int64_t k = 0; k < s->n; k++) {
+                double gy = s->g[base + k] * wv(s, k);
+                Gl = er_ops_add_dn(Gl, gy);
+                Gh = er_ops_add_up(Gh, gy);
+                GA = er_ops_add_up(GA, fabs(gy));
+                double xa = s->kind == NM_LAYER ? fmax(fabs(er_ops_add_up(s->x[base + k], -ml)),
+                                                       fabs(er_ops_add_dn(s->x[base + k], -mh)))
+                                                : fabs(s->x[base + k]);
+                gx += gy * s->x[base + k];
+                gxa = er_ops_add_up(gxa, fabs(gy * s->x[base + k]));
+                CA = er_ops_add_up(CA, mup(fabs(gy), xa));
+            }
+            /* exact sums of binary64 products: the binary64 errors (gamma64) on top */
+            double g64 = gam(N + 2, 0x1p-53);
+            double e64 = aup(mup(g64, GA), er_b_up(N * 0x1p-1074)), ex64 = aup(mup(g64, gxa), er_b_up(N * 0x1p-1074));
+            eg = aup(aup(mup(gN1, GA), er_b_up(2 * N * eta)), e64);
+            Gl = er_ops_add_dn(Gl, -eg);
+            Gh = er_ops_add_up(Gh, eg);
+            Cl = er_ops_add_dn(gx, -ex64);
+            Ch = er_ops_add_up(gx, ex64);
+            if (s->kind == NM_LAYER) {
+                double pl = ml, ph = mh;
+                mul_iv(&pl, &ph, Gl, Gh);
+                Cl = er_ops_add_dn(Cl, -ph);
+                Ch = er_ops_add_up(Ch, -pl);
+            }
+            ec = aup(mup(gN3, CA), er_b_up(3 * N * eta));
+            Cl = er_ops_add_dn(Cl, -ec);
+            Ch = er_ops_add_up(Ch, ec);
+        }
+        for (int64_t i = 0; i < s->n; i++) {
+            int64_t e = base + i;
+            if (s->bad[row]) {
+                j->fl[e] = ER_OPB_NONFINITE;
+                j->lo[e] = j->hi[e] = NAN;
+                continue;
+            }
+            if (!ok) {
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
+                continue;
+            }
+            /* each of the terms r^ gy, r^ G^/N, r^3 (x - m^) C^/N formed with at most 6 roundings (any
+             * association), then two subtractions: relative gamma_6 per term and 2u of their magnitudes */
+            double gy = s->g[e] * wv(s, i), l, h;
+            double gyl = mdn(gy, gy >= 0 ? er_b_down(1 - u) : er_b_up(1 + u)), gyh = mup(gy, gy >= 0 ? er_b_up(1 + u) : er_b_down(1 - u));
+            gi_interval(s, s->x[e], gyl, gyh, ml, mh, rl, rh, Gl, Gh, Cl, Ch, &l, &h);
+            double t1 = mup(fabs(gy) + er_ops_div_up(fmax(fabs(Gl), fabs(Gh)), N), rh);
+            double dx = s->kind == NM_LAYER ? fmax(fabs(er_ops_add_up(s->x[e], -ml)), fabs(er_ops_add_dn(s->x[e], -mh)))
+                                            : fabs(s->x[e]);
+            double t3 = er_ops_div_up(mup(mup(dx, mup(mup(rh, rh), rh)), fmax(fabs(Cl), fabs(Ch))), N);
+            double a = aup(aup(mup(g6, aup(t1, t3)), mup(er_b_up(2 * u), aup(t1, t3))), er_b_up(6 * eta));
+            (void)g3;
+            l = er_ops_add_dn(l, -a);
+            h = er_ops_add_up(h, a);
+            if (!j->out_is_compute) rnd(env, &l, &h);
+            if (!(l >= -env->max_c && h <= env->max_c)) {
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
+                continue;
+            }
+            j->lo[e] = l;
+            j->hi[e] = h;
+        }
+    }
+    return ER_OK;
+}
+
+static er_status nb_bounds(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags,
+                           char *msg, size_t msg_size)
+{
+    nm_state *s = (nm_state *)r->state;
+    const char *name = r->def->name;
+    if (env->ftz) return msgf(msg, msg_size, ER_EUNSUPPORTED, "%s: flush_to_zero is not supported yet", name);
+    er_format_info ci;
+    er_format_get_info(env->compute, &ci);
+    for (int k = 0; k < r->ninputs; k++) {
+        if (!r->has_in[k]) continue;
+        er_format_info fi;
+        er_format_get_info(r->in[k].format, &fi);
+        if (fi.significand_bits > ci.significand_bits || fi.emax > ci.emax || fi.emin < ci.emin)
+            return msgf(msg, msg_size, ER_EINVAL, "%s: compute %s cannot hold every value of input %d (%s)", name,
+                        ci.name, k, fi.name);
+    }
+    if (s->rows == 0 || s->n == 0) return ER_OK;
+    size_t R = (size_t)s->rows;
+    double *buf = (double *)malloc(4 * R * sizeof(double));
+    unsigned char *ok = (unsigned char *)calloc(R, 1);
+    if (!buf || !ok) {
+        free(buf);
+        free(ok);
+        return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+    }
+    nbb_job j = {r, s, env, i == 0 ? lo : NULL, hi, flags, env->compute == r->out[i].format,
+                 buf, buf + R, buf + 2 * R, buf + 3 * R, ok};
+    er_status st = er_ops_parallel(s->rows, 1 + 65536 / (s->n + 1), nbb_rows, &j, msg, msg_size);
+    if (st == ER_OK && i > 0) {
+        /* grad_weight: any-order sum over rows of fl(g fl(fl(x - m^) r^)) (3 roundings a term);
+         * grad_bias: any-order sum over rows of g */
+        double u = env->u, eta = env->eta, gR = gam((double)s->rows + 2, u);
+        for (int64_t c = 0; c < s->n; c++) {
+            double l = 0, h = 0, A = 0;
+            int bad = 0, nob = gR == INFINITY;
+            for (int64_t row = 0; row < s->rows; row++) {
+                int64_t e = row * s->n + c;
+                if (s->bad[row]) {
+                    bad = 1;
+                    break;
+                }
+                if (!ok[row]) nob = 1;
+                double g = s->g[e], dl, dh;
+                if (i == 2) {
+                    dl = dh = g;
+                } else {
+                    dl = s->kind == NM_LAYER ? er_ops_add_dn(s->x[e], -j.mh[row]) : s->x[e];
+                    dh = s->kind == NM_LAYER ? er_ops_add_up(s->x[e], -j.ml[row]) : s->x[e];
+                    mul_iv(&dl, &dh, j.rl[row], j.rh[row]);
+                    mul_scalar(&dl, &dh, g);
+                }
+                l = adn(l, dl);
+                h = aup(h, dh);
+                A = er_ops_add_up(A, fmax(fabs(dl), fabs(dh)));
+            }
+            if (bad) {
+                flags[c] = ER_OPB_NONFINITE;
+                lo[c] = hi[c] = NAN;
+                continue;
+            }
+            double e = aup(mup(gR, A), er_b_up(3 * (double)s->rows * eta));
+            l = er_ops_add_dn(l, -e);
+            h = er_ops_add_up(h, e);
+            if (nob || !(l >= -env->max_c && h <= env->max_c)) {
+                flags[c] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                lo[c] = -INFINITY;
+                hi[c] = INFINITY;
+                continue;
+            }
+            lo[c] = l;
+            hi[c] = h;
+        }
+    }
+    free(buf);
+    free(ok);
+    return st;
+}
+
+const er_opdef er_opdef_layer_norm_backward = {
+    "layer_norm.backward", 1, 4, lnb_inputs, 3, lnb_outputs, nb_boundaries,
+    (int)(sizeof nb_boundaries / sizeof nb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
+    lnb_create, nb_bounds, nm_free,
+};
+
+const er_opdef er_opdef_rms_norm_backward = {
+    "rms_norm.backward", 1, 3, rmsb_inputs, 2, lnb_outputs, nb_boundaries,
+    (int)(sizeof nb_boundaries / sizeof nb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
+    rmsb_create, nb_bounds, nm_free,
 };

@@ -11,6 +11,8 @@ static const er_opdef *const table[] = {
     &er_opdef_rms_norm,
     &er_opdef_quantize,
     &er_opdef_softmax_backward,
+    &er_opdef_layer_norm_backward,
+    &er_opdef_rms_norm_backward,
 };
 
 #define NOPS (sizeof table / sizeof table[0])

@@ -184,21 +184,22 @@ static void ln_emul(int rms, const float *x, int rows, int n, const float *w, co
     free(t);
 }
 
+/* rows < 0: a 1-D output of n elements */
 static int64_t outside_f32(er_opres *r, int out, const float *y, int rows, int n, const char *standard, int of)
 {
     char msg[256] = "";
     er_tol_opts o;
     er_tol_opts_init(&o);
     ck_assert_int_eq(er_standard_parse(standard, &o.standard, msg, sizeof msg), ER_OK);
-    int64_t shape[2] = {rows, n}, outside = -1;
+    int nd = rows < 0 ? 1 : 2;
+    int64_t shape[2] = {rows < 0 ? n : rows, n}, outside = -1;
+    size_t cnt = (size_t)(rows < 0 ? 1 : rows) * (size_t)n;
     uint16_t *h = NULL;
-    er_optensor Y = er_optensor_make(ER_FMT_F32, 2, shape, (void *)y);
+    er_optensor Y = er_optensor_make(ER_FMT_F32, nd, shape, (void *)y);
     if (of != ER_FMT_F32) {
-        h = malloc(sizeof(uint16_t) * (size_t)rows * (size_t)n);
-        ck_assert_int_eq(er_convert_array(ER_FMT_F32, of, y, h, (size_t)rows * (size_t)n, ER_RND_NEAREST_EVEN, 0u,
-                                          NULL, NULL),
-                         ER_OK);
-        Y = er_optensor_make(of, 2, shape, h);
+        h = malloc(sizeof(uint16_t) * cnt);
+        ck_assert_int_eq(er_convert_array(ER_FMT_F32, of, y, h, cnt, ER_RND_NEAREST_EVEN, 0u, NULL, NULL), ER_OK);
+        Y = er_optensor_make(of, nd, shape, h);
     }
     ck_assert_msg(er_opres_covers(r, out, &o, &Y, NULL, &outside, msg, sizeof msg) == ER_OK, "%s", msg);
     free(h);
@@ -490,6 +491,148 @@ START_TEST(softmax_backward)
 }
 END_TEST
 
+
+/* ---- layer_norm.backward and rms_norm.backward ---- */
+/* MPFR reference: grad_input_i, grad_weight_c, grad_bias_c of rows x n */
+static void mp_norm_backward(int rms, const float *x, const float *g, const float *w, int rows, int n, double eps,
+                             int out, int e, mpfr_t y)
+{
+    mpfr_t mu, v, G, C, t, u;
+    mpfr_inits2(400, mu, v, G, C, t, u, (mpfr_ptr)0);
+    mpfr_set_zero(y, 1);
+    for (int row = 0; row < rows; row++) {
+        const float *xr = x + row * n, *gr = g + row * n;
+        if (out == 0 && row != e / n) continue;
+        mpfr_set_zero(mu, 1);
+        if (!rms)
+            for (int j = 0; j < n; j++) mpfr_add_d(mu, mu, xr[j], MPFR_RNDN);
+        mpfr_div_si(mu, mu, n, MPFR_RNDN);
+        mpfr_set_zero(v, 1);
+        mpfr_set_zero(G, 1);
+        mpfr_set_zero(C, 1);
+        for (int j = 0; j < n; j++) {
+            mpfr_set_d(t, xr[j], MPFR_RNDN);
+            mpfr_sub(t, t, mu, MPFR_RNDN);
+            mpfr_sqr(u, t, MPFR_RNDN);
+            mpfr_add(v, v, u, MPFR_RNDN);
+            mpfr_set_d(u, gr[j], MPFR_RNDN);
+            mpfr_mul_d(u, u, w ? w[j] : 1.0, MPFR_RNDN);
+            mpfr_add(G, G, u, MPFR_RNDN);
+            mpfr_mul(u, u, t, MPFR_RNDN);
+            mpfr_add(C, C, u, MPFR_RNDN);
+        }
+        mpfr_div_si(v, v, n, MPFR_RNDN);
+        mpfr_add_d(v, v, eps, MPFR_RNDN);
+        mpfr_rec_sqrt(v, v, MPFR_RNDN); /* rstd */
+        int c = out == 0 ? e % n : e;
+        mpfr_set_d(t, xr[c], MPFR_RNDN);
+        mpfr_sub(t, t, mu, MPFR_RNDN);
+        if (out == 0) { /* r (gy - G/N) - r^3 (x - mu) C / N */
+            mpfr_set_d(u, gr[c], MPFR_RNDN);
+            mpfr_mul_d(u, u, w ? w[c] : 1.0, MPFR_RNDN);
+            if (!rms) {
+                mpfr_div_si(G, G, n, MPFR_RNDN);
+                mpfr_sub(u, u, G, MPFR_RNDN);
+            }
+            mpfr_mul(t, t, v, MPFR_RNDN);
+            mpfr_mul(t, t, v, MPFR_RNDN);
+            mpfr_mul(t, t, C, MPFR_RNDN);
+            mpfr_div_si(t, t, n, MPFR_RNDN);
+            mpfr_sub(u, u, t, MPFR_RNDN);
+            mpfr_mul(y, u, v, MPFR_RNDN);
+        } else if (out == 1) {
+            mpfr_mul(t, t, v, MPFR_RNDN);
+            mpfr_mul_d(t, t, gr[c], MPFR_RNDN);
+            mpfr_add(y, y, t, MPFR_RNDN);
+        } else {
+            mpfr_add_d(y, y, gr[c], MPFR_RNDN);
+        }
+    }
+    mpfr_clears(mu, v, G, C, t, u, (mpfr_ptr)0);
+}
+
+/* f32 emulation of torch's formula: xhat, sums of gy and gy xhat, then rstd (gy - a - xhat b) */
+static void norm_backward_emul(int rms, const float *x, const float *g, const float *w, int rows, int n, float eps,
+                               int bug, float *gi, float *gw, float *gb)
+{
+    for (int c = 0; c < n; c++) gw[c] = gb[c] = 0;
+    for (int row = 0; row < rows; row++) {
+        const float *xr = x + row * n, *gr = g + row * n;
+        float m = 0, q = 0, sg = 0, sgx = 0;
+        if (!rms) {
+            for (int j = 0; j < n; j++) m += xr[j];
+            m /= (float)n;
+        }
+        for (int j = 0; j < n; j++) q += (xr[j] - m) * (xr[j] - m);
+        float r = 1.0f / sqrtf(q / (float)n + eps);
+        for (int j = 0; j < n; j++) {
+            float gy = gr[j] * (w ? w[j] : 1.0f), xh = (xr[j] - m) * r;
+            sg += gy;
+            sgx += gy * xh;
+        }
+        float a = rms || bug == 1 ? 0.0f : sg / (float)n, b = sgx / (float)n;
+        for (int i = 0; i < n; i++) {
+            float gy = gr[i] * (w ? w[i] : 1.0f), xh = (xr[i] - m) * r;
+            gi[row * n + i] = r * (gy - a - (bug == 2 ? 0.0f : xh * b));
+            gw[i] += gr[i] * xh;
+            gb[i] += gr[i];
+        }
+    }
+}
+
+START_TEST(norm_backward)
+{
+    uint64_t st = er_test_seed("norm_backward");
+    char msg[256] = "";
+    mpfr_t y;
+    mpfr_init2(y, 400);
+    for (int trial = 0; trial < 10; trial++) {
+        int rms = trial % 2, of = trial % 4 < 2 ? ER_FMT_F32 : ER_FMT_BF16;
+        int rows = 1 + (int)(er_test_rand(&st) % 5), n = 2 + (int)(er_test_rand(&st) % 60);
+        float x[5 * 64], g[5 * 64], w[64], gi[5 * 64], gw[64], gb[64];
+        for (int e = 0; e < rows * n; e++) x[e] = (float)(urand(&st) + (trial % 3 == 1 ? 2 : 0)), g[e] = (float)urand(&st);
+        for (int c = 0; c < n; c++) w[c] = (float)urand(&st);
+        if (trial == 4) /* a constant gradient with unit weight: layer_norm's grad_input is exactly 0 */
+            for (int e = 0; e < rows * n; e++) g[e] = 0.5f;
+        const float *wp = trial == 4 ? NULL : w;
+        int64_t sx[2] = {rows, n}, sw[1] = {n};
+        er_optensor X = er_optensor_make(ER_FMT_F32, 2, sx, x), G = er_optensor_make(ER_FMT_F32, 2, sx, g),
+                    W = er_optensor_make(ER_FMT_F32, 1, sw, w);
+        const er_optensor *in[4] = {&X, wp ? &W : NULL, NULL, &G};
+        if (rms) in[2] = &G;
+        char opts[96];
+        snprintf(opts, sizeof opts, "normalized_shape=%d,eps=0.001,out=%s", n, er_format_name(of));
+        er_opres *r = NULL;
+        ck_assert_msg(er_op_call_nd(rms ? "rms_norm.backward" : "layer_norm.backward", rms ? 3 : 4, in, opts, &r, msg,
+                                    sizeof msg) == ER_OK,
+                      "%s", msg);
+        ck_assert_int_eq(er_opres_outputs(r), rms ? 2 : 3);
+        for (int out = 0; out < (rms ? 2 : 3); out++) {
+            int cnt = out == 0 ? rows * n : n, fmt = out == 0 ? of : ER_FMT_F32;
+            for (int e = 0; e < cnt; e++) {
+                mp_norm_backward(rms, x, g, wp, rows, n, 0.001, out, e, y);
+                double want = mp_round_to(y, fmt), got = val(fmt, er_opres_rounded(r, out)->data, e);
+                ck_assert_msg(got == want || (got == 0 && want == 0), "trial %d output %d element %d: %a, MPFR %a",
+                              trial, out, e, got, want);
+            }
+        }
+        for (int bug = 0; bug < 3; bug++) {
+            norm_backward_emul(rms, x, g, wp, rows, n, 0.001f, bug, gi, gw, gb);
+            int64_t o = outside_f32(r, 0, gi, rows, n, "any_order", of);
+            if (bug == 0) {
+                ck_assert_msg(o == 0, "trial %d: emulated grad_input outside (%lld)", trial, (long long)o);
+                ck_assert_int_eq(outside_f32(r, 1, gw, -1, n, "any_order", ER_FMT_F32), 0);
+                if (!rms) ck_assert_int_eq(outside_f32(r, 2, gb, -1, n, "any_order", ER_FMT_F32), 0);
+            } else if (!(rms && bug == 1) && trial != 4) {
+                ck_assert_msg(o > 0, "trial %d: backward bug %d not caught", trial, bug);
+            }
+        }
+        er_opres_free(r);
+    }
+    mpfr_clear(y);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("norm");
@@ -501,6 +644,7 @@ int main(void)
     tcase_add_test(tc, quantize_mx_and_bugs);
     tcase_add_test(tc, quantize_tensor_scale_and_saturation);
     tcase_add_test(tc, softmax_backward);
+    tcase_add_test(tc, norm_backward);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
