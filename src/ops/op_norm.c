@@ -454,7 +454,15 @@ typedef struct nm_bjob {
 } nm_bjob;
 
 /* one rounding to nearest in compute of every value in [l, h]: [RN(l), RN(h)] (monotone) */
-static void rnd(const er_openv *env, double *l, double *h) { er_ops_round_compute(env, l, h); }
+static void rnd(const er_openv *env, double *l, double *h)
+{
+    if (env->compute == ER_FMT_F32 && !env->ftz) { /* the conversion to float rounds to nearest even, once */
+        *l = (double)(float)*l;
+        *h = (double)(float)*h;
+    } else if (env->compute != ER_FMT_F64 || env->ftz) {
+        er_ops_round_compute(env, l, h);
+    }
+}
 
 /* [l, h] * [1 - g, 1 + g] +- a (a nonnegative relative factor and an absolute error) */
 static void widen(double *l, double *h, double g, double a)
