@@ -9,7 +9,7 @@ from . import _core
 from . import _arrays as A
 from ._result import _STANDARD_DEFAULT
 
-__all__ = ["assert_matmul_valid", "report"]
+__all__ = ["assert_matmul_valid", "assert_valid", "report"]
 
 
 def _hex(fmt, bits):
@@ -235,3 +235,46 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
             text = (msg(text) if callable(msg) else f"{msg}\n\n{text}")
         raise AssertionError(text)
     return r
+
+
+def assert_valid(result, output, *, standard=_STANDARD_DEFAULT, compute=None, ulps=None, flush_to_zero=False,
+                 msg=None):
+    """Assert that output is what a correct implementation of result's operation can produce, element by
+    element, for any Result (er.softmax, er.gelu, er.layer_norm, er.scaled_dot_product_attention, er.matmul,
+    ...).  For a result with several outputs, output is a dict (or Outputs) of them by name, each checked
+    (a name not given is not checked); or one array for result's only output.
+
+    standard, compute, ulps, flush_to_zero: the implementations judged correct (Result.covers': for the
+    operations beyond matmul ulps=None is each library function's documented default, docs/ops/).
+    msg: a string put before the message, or a function of it.
+
+    Raises AssertionError in assert_close's style: the count outside, the worst element (output, rounded,
+    allowed range, ulps beyond), the greatest absolute and relative difference from rounded, and the
+    standard.  Returns the result.
+
+    >>> r = er.softmax(x, dim=-1)
+    >>> er.testing.assert_valid(r, torch.softmax(x, -1), standard="any_order")
+    """
+    __tracebackhide__ = True  # pytest: the caller's line, not this package's source
+    from ._result import Outputs, Result
+
+    if not isinstance(result, Result):
+        raise TypeError(f"assert_valid: result must be an exactref Result, not {type(result).__name__}")
+    if result._outputs is not None:
+        if not isinstance(output, (dict, Outputs)):
+            raise TypeError(f"assert_valid: {result.op} has several outputs ({', '.join(result._outputs)}): "
+                            f"give output as a dict by name")
+        parts = [(name, result[name], out) for name, out in output.items()]
+    else:
+        parts = [(None, result, output)]
+    texts = []
+    for name, r, out in parts:
+        rep = report(r, out, compute=compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
+        if rep["message"] is not None:
+            texts.append(rep["message"] if name is None else f"output {name!r}: " + rep["message"])
+    if texts:
+        text = "\n\n".join(texts)
+        if msg is not None:
+            text = (msg(text) if callable(msg) else f"{msg}\n\n{text}")
+        raise AssertionError(text)
+    return result

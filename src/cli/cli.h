@@ -19,6 +19,7 @@ int er_cmd_demo(int argc, char **argv);
 int er_cmd_info(int argc, char **argv);
 int er_cmd_matmul(int argc, char **argv);
 int er_cmd_check(int argc, char **argv);
+int er_cmd_check_op(int argc, char **argv); /* cmd_check_op.c: check --op NAME */
 int er_cmd_interp(int argc, char **argv); /* cmd_interp.c */
 
 /* Print the help text of a command ("" for the command itself); 0 if the command exists. */

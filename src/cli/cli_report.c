@@ -204,9 +204,14 @@ void er_cli_report_text(FILE *f, const er_cli_check *c)
 {
     const er_check_report *r = c->rep;
     const er_cli_mma *m = c->m;
-    fprintf(f, "exactref check: %s against A %s x B %s, %s output, standard %s, compute %s%s\n", c->out_path,
-            er_format_name(m->A.t.format), er_format_name(m->B.t.format), er_format_name(r->format), c->standard,
-            c->compute, c->ftz ? ", flush to zero" : "");
+    if (c->op)
+        fprintf(f, "exactref check: %s against %s(%s) output '%s', %s output, standard %s, compute %s%s\n", c->out_path,
+                c->op, c->op_inputs, c->op_output, er_format_name(r->format), c->standard, c->compute,
+                c->ftz ? ", flush to zero" : "");
+    else
+        fprintf(f, "exactref check: %s against A %s x B %s, %s output, standard %s, compute %s%s\n", c->out_path,
+                er_format_name(m->A.t.format), er_format_name(m->B.t.format), er_format_name(r->format), c->standard,
+                c->compute, c->ftz ? ", flush to zero" : "");
     fprintf(f, "  elements checked   %lld\n", (long long)r->elements);
     fprintf(f, "  elements outside   %lld%s\n", (long long)r->outside,
             r->outside ? "  <- no correct implementation produces these" : "");
@@ -243,7 +248,9 @@ void er_cli_report_text(FILE *f, const er_cli_check *c)
         fprintf(f, "    %-16s %12lld\n", er_check_report_bin_name(h), (long long)r->hist[h]);
     for (int w = 0; w < c->nwarn; w++) fprintf(f, "  warning: %s\n", c->warnings[w]);
     const er_mma_stats *s = c->stats;
-    if (s->backend == ER_BACKEND_OPENCL || s->backend == ER_BACKEND_CUDA)
+    if (c->op)
+        fprintf(f, "  time               %.3f s (exact reference %.3f s)\n", c->seconds, c->seconds_ref);
+    else if (s->backend == ER_BACKEND_OPENCL || s->backend == ER_BACKEND_CUDA)
         fprintf(f, "  time               %.3f s (exact reference %.3f s on the %s device: %lld elements in exact binary64, "
                    "%lld by the exact accumulator)\n",
                 c->seconds, c->seconds_ref, s->backend == ER_BACKEND_CUDA ? "CUDA" : "OpenCL", (long long)s->exact_f64,
@@ -288,7 +295,17 @@ void er_cli_report_json(er_sbuf *b, const er_cli_check *c)
     const er_cli_mma *m = c->m;
     er_sb_printf(b, "{\n  \"output\": ");
     er_sb_json_str(b, c->out_path);
-    er_sb_printf(b, ",\n  \"output_format\": \"%s\",\n  \"inputs\": {", er_format_name(r->format));
+    er_sb_printf(b, ",\n  \"output_format\": \"%s\",\n", er_format_name(r->format));
+    if (c->op) { /* check --op: the operation, its input files and the output judged */
+        er_sb_printf(b, "  \"op\": ");
+        er_sb_json_str(b, c->op);
+        er_sb_printf(b, ",\n  \"op_inputs\": ");
+        er_sb_json_str(b, c->op_inputs);
+        er_sb_printf(b, ",\n  \"op_output\": ");
+        er_sb_json_str(b, c->op_output);
+        er_sb_printf(b, ",\n");
+    }
+    er_sb_printf(b, "  \"inputs\": {");
     json_operand(b, "a", &m->A, 1);
     json_operand(b, "b", &m->B, 0);
     json_operand(b, "acc", &m->C, 0);

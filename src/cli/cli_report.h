@@ -37,6 +37,9 @@ typedef struct {
     const er_mma_stats *stats;
     const char *warnings[4];
     int nwarn;
+    /* check --op (cmd_check_op.c): the operation, its input files (", " separated) and the output's name;
+     * NULL for a matmul check */
+    const char *op, *op_inputs, *op_output;
 } er_cli_check;
 
 /* The warnings of a report (vacuity, the narrower-format hint) into c->warnings. */

@@ -164,6 +164,8 @@ int er_cmd_check(int argc, char **argv)
     int64_t *outside_idx = NULL;
     er_result *res = NULL;
     char msg[1024];
+    for (int i = 1; i < argc; i++) /* an operation beyond matmul: cmd_check_op.c */
+        if (!strcmp(argv[i], "--op")) return er_cmd_check_op(argc, argv);
     memset(&outn, 0, sizeof outn);
     er_standard_parse("normal", &std, NULL, 0);
     er_cli_mma_init(&m, "check");

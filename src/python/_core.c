@@ -1582,6 +1582,484 @@ static PyObject *py_scaled_create(PyObject *mod, PyObject *args)
     return (PyObject *)self;
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/*
+ * The operations beyond matmul (include/exactref/ops.h): op_call(name, inputs, options) runs one and
+ * returns a COpRes; COpRes.output(i) is a COpOut, one output seen with CResult's methods (shape: the
+ * output's 2-D or 3-D view, nd_shape: its own), so that exactref.Result serves it unchanged
+ * (python/exactref/_opsx.py).  Inputs are buffers of bit patterns of up to 8 dimensions (not copied:
+ * held while the result lives) or None for an absent optional input.
+ */
+typedef struct {
+    PyObject_HEAD
+    er_opres *r;
+    Py_buffer in[8];
+    int held[8];
+} COpRes;
+
+typedef struct {
+    PyObject_HEAD
+    COpRes *res;
+    int i;
+} COpOut;
+
+static PyTypeObject COpRes_Type, COpOut_Type;
+
+static void COpRes_dealloc(COpRes *self)
+{
+    if (self->r) er_opres_free(self->r);
+    self->r = NULL;
+    for (int q = 0; q < 8; q++)
+        if (self->held[q]) PyBuffer_Release(&self->in[q]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static void COpOut_dealloc(COpOut *self)
+{
+    Py_XDECREF(self->res);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* An N-D tensor over a buffer (any non-negative strides, multiples of the item size). */
+static int nd_get(PyObject *obj, int fmt, const char *what, Py_buffer *v, er_optensor *t)
+{
+    er_format_info fi;
+    if (er_format_get_info(fmt, &fi) != ER_OK) {
+        PyErr_Format(PyExc_ValueError, "%s: unknown format id %d", what, fmt);
+        return -1;
+    }
+    if (PyObject_GetBuffer(obj, v, PyBUF_RECORDS_RO) != 0) return -1;
+    if (v->ndim > ER_OP_MAXDIM || v->itemsize != fi.storage_bytes) {
+        PyErr_Format(PyExc_ValueError, "%s: %d dimensions of %zd-byte items (at most %d dimensions; %s is stored "
+                     "in %d bytes)", what, v->ndim, v->itemsize, ER_OP_MAXDIM, fi.name, fi.storage_bytes);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    memset(t, 0, sizeof *t);
+    t->format = fmt;
+    t->ndim = v->ndim;
+    t->data = v->buf;
+    Py_ssize_t s = v->itemsize;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        Py_ssize_t sd = v->strides ? v->strides[d] : s;
+        if (sd < 0 || sd % v->itemsize) {
+            PyErr_Format(PyExc_ValueError, "%s: stride %zd bytes in dimension %d is not a non-negative multiple of %zd",
+                         what, sd, d, v->itemsize);
+            PyBuffer_Release(v);
+            return -1;
+        }
+        t->shape[d] = v->shape[d];
+        t->strides[d] = sd / v->itemsize;
+        s *= v->shape[d];
+    }
+    return 0;
+}
+
+/* op_call(name, inputs, options): inputs a sequence of None or (buffer, format id). */
+static PyObject *py_op_call(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    const char *name, *options;
+    PyObject *seq;
+    if (!PyArg_ParseTuple(args, "sOs", &name, &seq, &options)) return NULL;
+    PyObject *fast = PySequence_Fast(seq, "op_call: inputs must be a sequence");
+    if (!fast) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n > 8) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "op_call: at most 8 inputs");
+        return NULL;
+    }
+    COpRes *self = PyObject_New(COpRes, &COpRes_Type);
+    if (!self) {
+        Py_DECREF(fast);
+        return NULL;
+    }
+    self->r = NULL;
+    memset(self->held, 0, sizeof self->held);
+    er_optensor t[8];
+    const er_optensor *p[8];
+    for (Py_ssize_t q = 0; q < n; q++) {
+        PyObject *it = PySequence_Fast_GET_ITEM(fast, q);
+        p[q] = NULL;
+        if (it == Py_None) continue;
+        PyObject *buf;
+        int fmt;
+        char what[32];
+        snprintf(what, sizeof what, "input %d", (int)q);
+        if (!PyArg_ParseTuple(it, "Oi", &buf, &fmt) || nd_get(buf, fmt, what, &self->in[q], &t[q]) != 0) {
+            Py_DECREF(fast);
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->held[q] = 1;
+        p[q] = &t[q];
+    }
+    Py_DECREF(fast);
+    char msg[1024] = "";
+    er_status st;
+    er_opres *r = NULL;
+    ER_PY_CALL(st = er_op_call_nd(name, (int)n, p, options, &r, msg, sizeof msg));
+    if (st != ER_OK) {
+        Py_DECREF(self);
+        return raise_status(st, msg);
+    }
+    self->r = r;
+    return (PyObject *)self;
+}
+
+static PyObject *COpRes_output(COpRes *self, PyObject *arg)
+{
+    long i = PyLong_AsLong(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= er_opres_outputs(self->r)) {
+        PyErr_Format(PyExc_IndexError, "%s has %d output(s), not %ld", er_opres_op(self->r), er_opres_outputs(self->r), i);
+        return NULL;
+    }
+    COpOut *o = PyObject_New(COpOut, &COpOut_Type);
+    if (!o) return NULL;
+    Py_INCREF(self);
+    o->res = self;
+    o->i = (int)i;
+    return (PyObject *)o;
+}
+
+static PyObject *COpRes_get_names(COpRes *self, void *c)
+{
+    (void)c;
+    int n = er_opres_outputs(self->r);
+    PyObject *l = PyList_New(n);
+    if (!l) return NULL;
+    for (int i = 0; i < n; i++) PyList_SET_ITEM(l, i, PyUnicode_FromString(er_opres_output_name(self->r, i)));
+    return l;
+}
+
+static PyObject *COpRes_get_op(COpRes *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(er_opres_op(self->r));
+}
+
+static PyMethodDef COpRes_methods[] = {
+    {"output", (PyCFunction)COpRes_output, METH_O, "Output i as a COpOut."},
+    {NULL, NULL, 0, NULL}};
+static PyGetSetDef COpRes_getset[] = {
+    {"output_names", (getter)COpRes_get_names, NULL, NULL, NULL},
+    {"op", (getter)COpRes_get_op, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+/* the output's er_tensor view (2-D or 3-D) and its element count */
+static const er_optensor *opout_t(COpOut *self) { return er_opres_rounded(self->res->r, self->i); }
+
+static PyObject *shape_tuple(int ndim, const int64_t *shape)
+{
+    PyObject *t = PyTuple_New(ndim);
+    if (!t) return NULL;
+    for (int d = 0; d < ndim; d++) PyTuple_SET_ITEM(t, d, PyLong_FromLongLong((long long)shape[d]));
+    return t;
+}
+
+/* The 2-D/3-D view shape of an N-D output (ops.h's rule: 1 x n for 0-D and 1-D, leading dims collapsed) */
+static int view_shape(const er_optensor *t, int64_t *s)
+{
+    if (t->ndim <= 1) {
+        s[0] = 1;
+        s[1] = t->ndim == 1 ? t->shape[0] : 1;
+        return 2;
+    }
+    if (t->ndim <= 3) {
+        for (int d = 0; d < t->ndim; d++) s[d] = t->shape[d];
+        return t->ndim;
+    }
+    s[0] = 1;
+    for (int d = 0; d < t->ndim - 2; d++) s[0] *= t->shape[d];
+    s[1] = t->shape[t->ndim - 2];
+    s[2] = t->shape[t->ndim - 1];
+    return 3;
+}
+
+static PyObject *COpOut_get_shape(COpOut *self, void *c)
+{
+    (void)c;
+    int64_t s[3];
+    int nd = view_shape(opout_t(self), s);
+    return shape_tuple(nd, s);
+}
+
+static PyObject *COpOut_get_nd_shape(COpOut *self, void *c)
+{
+    (void)c;
+    const er_optensor *t = opout_t(self);
+    return shape_tuple(t->ndim, t->shape);
+}
+
+static PyObject *COpOut_get_format(COpOut *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(opout_t(self)->format);
+}
+
+static PyObject *COpOut_get_op(COpOut *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(er_opres_op(self->res->r));
+}
+
+static PyObject *COpOut_get_guarantee(COpOut *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(er_opres_guarantee(self->res->r));
+}
+
+static PyObject *COpOut_get_output_name(COpOut *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(er_opres_output_name(self->res->r, self->i));
+}
+
+static PyObject *COpOut_get_default_compute(COpOut *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(er_opres_default_compute(self->res->r));
+}
+
+static PyObject *COpOut_get_stats(COpOut *self, void *c)
+{
+    (void)self;
+    (void)c;
+    Py_RETURN_NONE;
+}
+
+static PyObject *COpOut_get_boundaries(COpOut *self, void *c)
+{
+    (void)c;
+    const er_boundary *b;
+    int n = er_opres_boundaries(self->res->r, &b);
+    PyObject *l = PyList_New(n);
+    if (!l) return NULL;
+    for (int q = 0; q < n; q++)
+        PyList_SET_ITEM(l, q, Py_BuildValue("(ssss)", b[q].name, b[q].kind, b[q].description, b[q].applies_to));
+    return l;
+}
+
+static PyObject *COpOut_rounded_into(COpOut *self, PyObject *obj)
+{
+    const er_optensor *t = opout_t(self);
+    er_format_info fi;
+    er_format_get_info(t->format, &fi);
+    int64_t n = er_optensor_count(t);
+    Py_buffer v;
+    if (out_get(obj, (Py_ssize_t)n, fi.storage_bytes, "rounded", &v) != 0) return NULL;
+    if (n) memcpy(v.buf, t->data, (size_t)n * (size_t)fi.storage_bytes);
+    PyBuffer_Release(&v);
+    Py_RETURN_NONE;
+}
+
+/* exact(lo, hi, odd): the enclosures; odd receives lo where lo == hi, else the enclosure's midpoint */
+static PyObject *COpOut_exact(COpOut *self, PyObject *args)
+{
+    PyObject *ol, *oh, *oo;
+    if (!PyArg_ParseTuple(args, "OOO", &ol, &oh, &oo)) return NULL;
+    int64_t n = er_optensor_count(opout_t(self));
+    Py_buffer v[3];
+    PyObject *objs[3] = {ol, oh, oo};
+    for (int q = 0; q < 3; q++)
+        if (out_get(objs[q], (Py_ssize_t)n, 8, "exact", &v[q]) != 0) {
+            for (int p = 0; p < q; p++) PyBuffer_Release(&v[p]);
+            return NULL;
+        }
+    char msg[256] = "";
+    er_status st;
+    double *lo = (double *)v[0].buf, *hi = (double *)v[1].buf, *odd = (double *)v[2].buf;
+    ER_PY_CALL(st = er_opres_exact(self->res->r, self->i, lo, hi, msg, sizeof msg));
+    if (st == ER_OK)
+        for (int64_t e = 0; e < n; e++) odd[e] = lo[e] == hi[e] || !(lo[e] == lo[e]) ? lo[e] : lo[e] + (hi[e] - lo[e]) / 2;
+    for (int q = 0; q < 3; q++) PyBuffer_Release(&v[q]);
+    if (st != ER_OK) return raise_status(st, msg);
+    Py_RETURN_NONE;
+}
+
+static PyObject *COpOut_bounds(COpOut *self, PyObject *args)
+{
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    PyObject *outs[7];
+    static const Py_ssize_t sizes[7] = {8, 8, 8, 1, 1, 1, 1};
+    if (!PyArg_ParseTuple(args, "idisOOOOOOO", &compute, &ulps, &ftz, &std, &outs[0], &outs[1], &outs[2], &outs[3],
+                          &outs[4], &outs[5], &outs[6]))
+        return NULL;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    int64_t count = er_optensor_count(opout_t(self));
+    Py_buffer v[7];
+    int got[7] = {0};
+    for (int q = 0; q < 7; q++) {
+        if (outs[q] == Py_None) continue;
+        if (out_get(outs[q], (Py_ssize_t)count, sizes[q], "bounds", &v[q]) != 0) {
+            for (int p = 0; p < q; p++)
+                if (got[p]) PyBuffer_Release(&v[p]);
+            return NULL;
+        }
+        got[q] = 1;
+    }
+    const er_bounds *b = NULL;
+    char msg[1024] = "";
+    er_status st;
+    ER_PY_CALL({
+        st = er_opres_bounds(self->res->r, self->i, &o, &b, msg, sizeof msg);
+        if (st == ER_OK) {
+            const void *src[7] = {b->tolerance, b->low, b->high, b->has_range, b->may_pinf, b->may_ninf, b->may_nan};
+            for (int q = 0; q < 7; q++)
+                if (got[q] && count) memcpy(v[q].buf, src[q], (size_t)count * (size_t)sizes[q]);
+        }
+    });
+    for (int q = 0; q < 7; q++)
+        if (got[q]) PyBuffer_Release(&v[q]);
+    if (st != ER_OK) return raise_status(st, msg);
+    Py_RETURN_NONE;
+}
+
+/* An output's bit patterns (C-contiguous, in any shape of the right count) as the output's N-D tensor. */
+static int opout_output(COpOut *self, PyObject *obj, Py_buffer *v, er_optensor *t)
+{
+    const er_optensor *R = opout_t(self);
+    er_format_info fi;
+    er_format_get_info(R->format, &fi);
+    if (PyObject_GetBuffer(obj, v, PyBUF_C_CONTIGUOUS) != 0) return -1;
+    int64_t n = er_optensor_count(R);
+    if (v->len != (Py_ssize_t)n * fi.storage_bytes) {
+        PyErr_Format(PyExc_ValueError, "output: %zd bytes given, %lld elements of %s (%d bytes each) needed", v->len,
+                     (long long)n, fi.name, fi.storage_bytes);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    *t = er_optensor_make(R->format, R->ndim, R->shape, v->buf);
+    return 0;
+}
+
+static PyObject *COpOut_covers(COpOut *self, PyObject *args)
+{
+    PyObject *oo, *oc;
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    if (!PyArg_ParseTuple(args, "OidisO", &oo, &compute, &ulps, &ftz, &std, &oc)) return NULL;
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    Py_buffer ov, cv;
+    er_optensor out;
+    if (opout_output(self, oo, &ov, &out) != 0) return NULL;
+    if (out_get(oc, (Py_ssize_t)er_optensor_count(&out), 1, "covered", &cv) != 0) {
+        PyBuffer_Release(&ov);
+        return NULL;
+    }
+    char msg[1024] = "";
+    er_status st;
+    int64_t outside = 0;
+    ER_PY_CALL(st = er_opres_covers(self->res->r, self->i, &o, &out, (unsigned char *)cv.buf, &outside, msg, sizeof msg));
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&cv);
+    if (st != ER_OK) return raise_status(st, msg);
+    return PyLong_FromLongLong((long long)outside);
+}
+
+static PyObject *COpOut_report(COpOut *self, PyObject *args)
+{
+    PyObject *oo;
+    int compute, ftz;
+    double ulps;
+    const char *std;
+    Py_ssize_t cap = ER_PY_OUTSIDE_CAP;
+    if (!PyArg_ParseTuple(args, "Oidis|n", &oo, &compute, &ulps, &ftz, &std, &cap)) return NULL;
+    if (cap < 0) {
+        PyErr_SetString(PyExc_ValueError, "report: the cap of outside indices must not be negative");
+        return NULL;
+    }
+    er_tol_opts o;
+    if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
+    Py_buffer ov;
+    er_optensor out;
+    if (opout_output(self, oo, &ov, &out) != 0) return NULL;
+    int64_t count = er_optensor_count(&out);
+    int64_t room = (int64_t)cap < count ? (int64_t)cap : count;
+    int64_t *index = PyMem_Malloc((size_t)(room ? room : 1) * sizeof *index);
+    if (!index) {
+        PyBuffer_Release(&ov);
+        return PyErr_NoMemory();
+    }
+    er_check_report rep;
+    char msg[1024] = "";
+    er_status st;
+    ER_PY_CALL(st = er_opres_report(self->res->r, self->i, &o, &out, index, room, &rep, msg, sizeof msg));
+    PyBuffer_Release(&ov);
+    PyObject *d = st == ER_OK ? report_to_dict(&rep, index, (int64_t)cap, 0) : raise_status(st, msg);
+    PyMem_Free(index);
+    return d;
+}
+
+static PyObject *COpOut_check(COpOut *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    Py_RETURN_NONE; /* one pass: report and covers do it */
+}
+
+static PyObject *COpOut_may_be_any(COpOut *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    return PyLong_FromLong(-1); /* not decided from summaries: the per-element flags are read */
+}
+
+static PyMethodDef COpOut_methods[] = {
+    {"bounds", (PyCFunction)COpOut_bounds, METH_VARARGS, "Fill the bounds arrays for the options."},
+    {"covers", (PyCFunction)COpOut_covers, METH_VARARGS, "Judge an output; returns the count outside."},
+    {"report", (PyCFunction)COpOut_report, METH_VARARGS, "The check's report (the command's scoring)."},
+    {"check", (PyCFunction)COpOut_check, METH_VARARGS, "None: the check runs in one pass."},
+    {"may_be_any", (PyCFunction)COpOut_may_be_any, METH_VARARGS, "-1: undecided from summaries."},
+    {"exact", (PyCFunction)COpOut_exact, METH_VARARGS, "The binary64 enclosures into buffers."},
+    {"rounded_into", (PyCFunction)COpOut_rounded_into, METH_O, "Copy rounded into a contiguous buffer."},
+    {NULL, NULL, 0, NULL}};
+static PyGetSetDef COpOut_getset[] = {
+    {"shape", (getter)COpOut_get_shape, NULL, NULL, NULL},
+    {"nd_shape", (getter)COpOut_get_nd_shape, NULL, NULL, NULL},
+    {"format", (getter)COpOut_get_format, NULL, NULL, NULL},
+    {"op", (getter)COpOut_get_op, NULL, NULL, NULL},
+    {"guarantee", (getter)COpOut_get_guarantee, NULL, NULL, NULL},
+    {"output_name", (getter)COpOut_get_output_name, NULL, NULL, NULL},
+    {"default_compute", (getter)COpOut_get_default_compute, NULL, NULL, NULL},
+    {"boundaries", (getter)COpOut_get_boundaries, NULL, NULL, NULL},
+    {"stats", (getter)COpOut_get_stats, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject COpRes_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "exactref._core.COpRes",
+    .tp_basicsize = sizeof(COpRes),
+    .tp_dealloc = (destructor)COpRes_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One operation's result of the C library (internal: use exactref's operations).",
+    .tp_methods = COpRes_methods,
+    .tp_getset = COpRes_getset,
+};
+
+static PyTypeObject COpOut_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "exactref._core.COpOut",
+    .tp_basicsize = sizeof(COpOut),
+    .tp_dealloc = (destructor)COpOut_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One output of an operation's result (internal).",
+    .tp_methods = COpOut_methods,
+    .tp_getset = COpOut_getset,
+};
+
+static PyObject *py_op_names(PyObject *mod, PyObject *noargs)
+{
+    (void)mod;
+    (void)noargs;
+    return PyUnicode_FromString(er_op_names());
+}
+
 static PyMethodDef module_methods[] = {
     {"create", py_create, METH_VARARGS, "Run an operation and keep its result."},
     {"create_checked", py_create_checked, METH_VARARGS, "create and the check of an output in one call (tiles)."},
@@ -1601,6 +2079,8 @@ static PyMethodDef module_methods[] = {
     {"check_operands", py_check_operands, METH_VARARGS, "Whether a standard takes operands of these formats."},
     {"standard_accumulator", py_standard_accumulator, METH_VARARGS, "The accumulator a standard's bounds use."},
     {"scaled_create", py_scaled_create, METH_VARARGS, "A scaled product (f32/bf16 scales after a block's sum)."},
+    {"op_call", py_op_call, METH_VARARGS, "Run an operation beyond matmul (ops.h): a COpRes."},
+    {"op_names", py_op_names, METH_NOARGS, "The operations of the table, space separated."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
@@ -1611,6 +2091,7 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC PyInit__core(void)
 {
     if (PyType_Ready(&CResult_Type) < 0) return NULL;
+    if (PyType_Ready(&COpRes_Type) < 0 || PyType_Ready(&COpOut_Type) < 0) return NULL;
     if (!er_py_lock) er_py_lock = PyThread_allocate_lock();
     if (!er_py_lock) return PyErr_NoMemory();
     PyObject *m = PyModule_Create(&module_def);

@@ -1,0 +1,206 @@
+"""_opsx.py: the operations beyond matmul (softmax, activations, linear, norms, attention, quantization)
+as seed 002's Result, through the C library's one generic operation call (include/exactref/ops.h).
+
+Every function here has torch's name, argument order and defaults and is a thin wrapper: it maps its
+arguments to the operation's inputs and options and calls _core.op_call; the Result is exactref's own
+(tolerance, finite_range, may_be, covers, exact, boundaries, guarantee, op; result["name"] for several
+outputs).  docs/ops/ describes each operation, its standards and the library functions' ulps."""
+from . import _arrays as A
+from . import _core
+from ._result import Result
+
+__all__ = [
+    "op", "linear", "add", "mul", "relu", "gelu", "silu", "sigmoid", "tanh", "exp", "softmax", "log_softmax",
+    "logsumexp", "layer_norm", "rms_norm", "scaled_dot_product_attention", "quantize", "quantize_mx",
+    "quantize_nvfp4", "op_names",
+]
+
+
+class OpResult(Result):
+    """The Result of an operation beyond matmul (er.softmax, er.gelu, ...): the exact value rounded once
+    (rounded), certified binary64 enclosures (exact: lo <= exact <= hi; odd is the enclosure's midpoint
+    where lo < hi), and the bounds of every implementation the standard covers, with library functions
+    (exp, division, tanh, ...) within `ulps` ulps of compute (None: each function's documented default,
+    docs/ops/README.md).  Several outputs (attention's "out" and "lse"): result["out"]."""
+
+    _calls_library = True  # _opts_key: ulps None means the documented defaults (-1)
+
+    def __repr__(self):
+        if self._outputs is not None:
+            return f"OpResult({self._op}, outputs={list(self._outputs)})"
+        return f"OpResult({self._op}, shape={self.shape}, dtype={self.dtype})"
+
+
+def op_names():
+    """The operations this build of the library has (er.op(name, ...) calls any of them)."""
+    return _core.op_names().split()
+
+
+def _input(x, name, dtype=None):
+    """(bits, format id) of an input (anything er.asarray takes), or None."""
+    if x is None:
+        return None
+    if isinstance(x, Result):
+        raise NotImplementedError(
+            f"{name}: a Result as an input of an operation beyond matmul is not supported yet; pass "
+            f"result.rounded (the bounds then do not include the earlier result's tolerance)")
+    try:
+        arr = A.asarray(x, dtype)
+    except (TypeError, ValueError) as e:
+        raise (TypeError if isinstance(e, TypeError) else ValueError)(f"{name}: {e}") from None
+    bits, fmt = A._bits_of(arr)
+    if arr.ndim == 0:
+        bits = bits.reshape(())
+    return bits, fmt
+
+
+def _fmt_opt(v):
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, (tuple, list)):
+        return "x".join(str(int(d)) for d in v)
+    return str(v)
+
+
+def op(name, *inputs, dtype=None, **options):
+    """Run operation `name` (er.op_names() lists them) on its inputs (arrays or None for an absent
+    optional input) with options under their C names (dim=-1, eps=1e-5, approximate="tanh", ...); dtype
+    is the output format (the option out=).  Returns an OpResult."""
+    ins = [_input(x, f"input {i}") for i, x in enumerate(inputs)]
+    while ins and ins[-1] is None:
+        ins.pop()
+    opts = {k: v for k, v in options.items() if v is not None}
+    if dtype is not None:
+        opts["out"] = A.format_name(A.format_id(dtype))
+    text = ",".join(f"{k}={_fmt_opt(v)}" for k, v in opts.items())
+    c = _core.op_call(name, ins, text)
+    names = c.output_names
+    singles = []
+    for i, n in enumerate(names):
+        core = c.output(i)
+        r = OpResult(name, core, shape=core.nd_shape)
+        singles.append((n, r))
+    if len(singles) == 1:
+        res = singles[0][1]
+    else:
+        res = OpResult(name, outputs=dict(singles))
+    res._c = c
+    return res
+
+
+# ---- torch-named wrappers ----
+
+def linear(input, weight, bias=None, *, dtype=None):
+    """torch.nn.functional.linear: input @ weight.T + bias (weight n x k)."""
+    return op("linear", input, weight, bias, dtype=dtype)
+
+
+def add(input, other, *, alpha=1, dtype=None):
+    """torch.add (broadcasting); alpha must be 1."""
+    if alpha != 1:
+        raise ValueError("add: alpha other than 1 is not supported (scale the operand with er.mul)")
+    return op("add", input, other, dtype=dtype)
+
+
+def mul(input, other, *, dtype=None):
+    """torch.mul (broadcasting)."""
+    return op("mul", input, other, dtype=dtype)
+
+
+def relu(input, *, dtype=None):
+    """torch.relu."""
+    return op("relu", input, dtype=dtype)
+
+
+def gelu(input, approximate="none", *, dtype=None):
+    """torch.nn.functional.gelu: approximate="none" (the erf form) or "tanh"; each judged as its own
+    operation, so the tanh form judged as the erf form is caught."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
+    return op("gelu", input, dtype=dtype, approximate=approximate)
+
+
+def silu(input, *, dtype=None):
+    """torch.nn.functional.silu: x * sigmoid(x)."""
+    return op("silu", input, dtype=dtype)
+
+
+def sigmoid(input, *, dtype=None):
+    """torch.sigmoid."""
+    return op("sigmoid", input, dtype=dtype)
+
+
+def tanh(input, *, dtype=None):
+    """torch.tanh."""
+    return op("tanh", input, dtype=dtype)
+
+
+def exp(input, *, dtype=None):
+    """torch.exp."""
+    return op("exp", input, dtype=dtype)
+
+
+def softmax(input, dim=-1, *, dtype=None):
+    """torch.softmax(input, dim): rows along dim.  Standards: "normal" (index-order sum), "any_order"."""
+    return op("softmax", input, dtype=dtype, dim=int(dim))
+
+
+def log_softmax(input, dim=-1, *, dtype=None):
+    """torch.log_softmax(input, dim)."""
+    return op("log_softmax", input, dtype=dtype, dim=int(dim))
+
+
+def logsumexp(input, dim=-1, keepdim=False, *, dtype=None):
+    """torch.logsumexp(input, dim, keepdim)."""
+    return op("logsumexp", input, dtype=dtype, dim=int(dim), keepdim=bool(keepdim))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, dtype=None):
+    """torch.nn.functional.layer_norm."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return op("layer_norm", input, weight, bias, dtype=dtype, normalized_shape=tuple(normalized_shape),
+              eps=float(eps))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None, *, dtype=None):
+    """torch.nn.functional.rms_norm (eps None: torch's finfo(input dtype).eps)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return op("rms_norm", input, weight, dtype=dtype, normalized_shape=tuple(normalized_shape),
+              eps=None if eps is None else float(eps))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False, *, dtype=None, q_descale=None, k_descale=None, v_descale=None):
+    """torch.nn.functional.scaled_dot_product_attention on (B, H, S, D) inputs: outputs result["out"]
+    and result["lse"] (the log-sum-exp per query, f32, as FlashAttention's softmax_lse).  dropout_p must
+    be 0 (a random dropout has no exact answer).  q_descale, k_descale, v_descale: fp8 inputs' per-tensor
+    descale factors (FlashAttention-3's)."""
+    if dropout_p != 0:
+        raise ValueError(f"scaled_dot_product_attention: dropout_p must be 0 (a random dropout has no exact "
+                         f"answer to judge against), not {dropout_p!r}")
+    return op("attention", query, key, value, attn_mask, dtype=dtype, is_causal=bool(is_causal),
+              scale=None if scale is None else float(scale), enable_gqa=bool(enable_gqa),
+              q_descale=None if q_descale is None else float(q_descale),
+              k_descale=None if k_descale is None else float(k_descale),
+              v_descale=None if v_descale is None else float(v_descale))
+
+
+def quantize(input, fmt="f8e4m3", scheme="tensor", scale=None, saturate=True):
+    """Quantization to an fp8/fp6/fp4 format with a per-tensor, per-row or per-block scale: outputs
+    result["q"] and result["scale"].  fmt: f8e4m3, f8e5m2, f6e2m3, f6e3m2, f4e2m1; scheme: tensor, row,
+    mx (OCP MX, block 32, e8m0 scales) or nvfp4 (block 16, e4m3 scales and a per-tensor f32 scale)."""
+    return op("quantize", input, scale, fmt=fmt, scheme=scheme, saturate=bool(saturate))
+
+
+def quantize_mx(input, fmt="f8e4m3", saturate=True):
+    """OCP MX quantization (blocks of 32 along the last dimension, e8m0 scales by the OCP MX v1.0 rule)."""
+    return quantize(input, fmt=fmt, scheme="mx", saturate=saturate)
+
+
+def quantize_nvfp4(input, scale=None, saturate=True):
+    """NVFP4 quantization (f4e2m1 values, blocks of 16 with e4m3 scales, a per-tensor f32 scale)."""
+    return quantize(input, fmt="f4e2m1", scheme="nvfp4", scale=scale, saturate=saturate)
