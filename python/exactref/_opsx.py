@@ -87,6 +87,9 @@ def op(name, *inputs, dtype=None, **options):
     else:
         res = OpResult(name, outputs=dict(singles))
     res._c = c
+    bname = name + ".backward"  # r.backward(grad): the op's backward on the same inputs, the gradient last
+    if bname in _core.op_names().split():
+        res._backward = lambda r, grad, **o: op(bname, *inputs, grad, **{**options, **o})
     return res
 
 
