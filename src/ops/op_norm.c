@@ -554,7 +554,7 @@ static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
     nm_state *s = j->s;
     const er_openv *env = j->env;
     double u = env->u, eta = env->eta;
-    double g2 = gam(2, u);
+    double g4 = gam(4, u);
     (void)msg;
     (void)msg_size;
     for (int64_t row = r0; row < r1; row++) {
@@ -589,14 +589,15 @@ static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             if (s->w) { /* fl(. w) */
                 mul_scalar(&l, &h, w);
                 rnd(env, &l, &h);
+                /* another association (d^ fl(r^ w), ...): within (1 +- u)^2 of the exact product, whose
+                 * rounded ends above may lie (1 +- u)^2 the other way: gamma_4 and the underflows */
+                widen(&l, &h, g4, er_b_up(2 * eta * (1 + fabs(w))));
             }
             if (s->b) { /* + b: rounded to compute unless this is the final rounding */
                 l = adn(l, b);
                 h = aup(h, b);
                 if (!j->out_is_compute) rnd(env, &l, &h);
             }
-            /* other associations of the three factors: the products' roundings as relative factors too */
-            widen(&l, &h, s->w ? g2 : 0, s->w ? er_b_up(2 * eta * (1 + fabs(w))) : 0);
             if (!(l >= -env->max_c) || !(h <= env->max_c)) {
                 j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
                 j->lo[e] = -INFINITY;

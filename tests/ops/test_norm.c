@@ -133,7 +133,7 @@ START_TEST(norm_rounded_against_mpfr)
 END_TEST
 
 /* ---- emulated f32 implementations and planted bugs ---- */
-enum { LN_TWO_INDEX, LN_TWO_TREE, LN_ONE_PASS, BUG_UNBIASED, BUG_EPS_OUTSIDE, BUG_NO_MEAN, BUG_SWAP_WB };
+enum { LN_TWO_INDEX, LN_TWO_TREE, LN_ONE_PASS, BUG_UNBIASED, BUG_EPS_OUTSIDE, BUG_NO_MEAN, BUG_SWAP_WB, LN_ASSOC };
 
 static float fsum(const float *t, int n, int tree)
 {
@@ -176,8 +176,14 @@ static void ln_emul(int rms, const float *x, int rows, int n, const float *w, co
                 bi = q;
             }
             float d = xr[i] - m;
-            volatile float p = d * rs;
-            p = p * wi;
+            volatile float p;
+            if (kind == LN_ASSOC) { /* d (r w): another association */
+                volatile float rw = rs * wi;
+                p = d * rw;
+            } else {
+                p = d * rs;
+                p = p * wi;
+            }
             y[r * n + i] = p + bi;
         }
     }
@@ -223,6 +229,8 @@ START_TEST(norm_emulations_and_bugs)
         ck_assert_msg(outside_f32(r, 0, y, rows, n, "normal", of) == 0, "trial %d: index order outside normal", trial);
         ln_emul(rms, x, rows, n, w, rms ? NULL : b, eps, LN_TWO_TREE, y);
         ck_assert_msg(outside_f32(r, 0, y, rows, n, "normal", of) == 0, "trial %d: a tree outside normal", trial);
+        ln_emul(rms, x, rows, n, w, rms ? NULL : b, eps, LN_ASSOC, y);
+        ck_assert_msg(outside_f32(r, 0, y, rows, n, "normal", of) == 0, "trial %d: d (r w) outside normal", trial);
         if (!rms) {
             ln_emul(0, x, rows, n, w, b, eps, LN_ONE_PASS, y);
             ck_assert_msg(outside_f32(r, 0, y, rows, n, "any_order", of) == 0, "trial %d: one pass outside any_order",
