@@ -89,6 +89,23 @@ void er_ops_exp(double x, double *lo, double *hi)
     *hi = er_b_up(er_b_up(ph * (1 + 2 * EXP_E)) * s);
 }
 
+void er_ops_log(double x, double *lo, double *hi)
+{
+    if (!(x > 0) || er_b_isinf(x)) { /* 0: -inf; +inf: +inf; negative or NaN: NaN */
+        *lo = *hi = x == 0 ? -INFINITY : x > 0 ? x : NAN;
+        return;
+    }
+    mpfr_t v;
+    mpfr_init2(v, 64);
+    mpfr_set_d(v, x, MPFR_RNDN);
+    mpfr_log(v, v, MPFR_RNDD);
+    *lo = mpfr_get_d(v, MPFR_RNDD);
+    mpfr_set_d(v, x, MPFR_RNDN);
+    mpfr_log(v, v, MPFR_RNDU);
+    *hi = mpfr_get_d(v, MPFR_RNDU);
+    mpfr_clear(v);
+}
+
 void er_ops_exp_iv(double a, double b, double *lo, double *hi)
 {
     double l, h;
@@ -230,4 +247,64 @@ int er_ops_mp_decide(er_ops_mp *m, int r, int fmt, uint64_t *bits)
 void er_ops_mp_thread_done(void)
 {
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
+}
+
+/* increasing functions at 64 bits, directed: the enclosures of tanh and erf (MPFR; slower than exp) */
+static void inc64(int (*f)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t), double x, double *lo, double *hi)
+{
+    if (x != x) {
+        *lo = *hi = x;
+        return;
+    }
+    mpfr_t v, y;
+    mpfr_init2(v, 64);
+    mpfr_init2(y, 64);
+    mpfr_set_d(v, x, MPFR_RNDN); /* exact: 53 <= 64 bits */
+    f(y, v, MPFR_RNDD);
+    *lo = mpfr_get_d(y, MPFR_RNDD);
+    f(y, v, MPFR_RNDU);
+    *hi = mpfr_get_d(y, MPFR_RNDU);
+    mpfr_clear(v);
+    mpfr_clear(y);
+}
+
+void er_ops_tanh(double x, double *lo, double *hi) { inc64(mpfr_tanh, x, lo, hi); }
+void er_ops_erf(double x, double *lo, double *hi) { inc64(mpfr_erf, x, lo, hi); }
+
+void er_ops_mp_tanh(er_ops_mp *m, int r, int a)
+{
+    mpfr_tanh(m->lo[r], m->lo[a], MPFR_RNDD);
+    mpfr_tanh(m->hi[r], m->hi[a], MPFR_RNDU);
+}
+
+void er_ops_mp_erf(er_ops_mp *m, int r, int a)
+{
+    mpfr_erf(m->lo[r], m->lo[a], MPFR_RNDD);
+    mpfr_erf(m->hi[r], m->hi[a], MPFR_RNDU);
+}
+
+void er_ops_mp_erfc(er_ops_mp *m, int r, int a)
+{
+    /* decreasing: the lower end from the upper argument (t1 keeps a's lower end if r == a) */
+    mpfr_set(m->t1, m->lo[a], MPFR_RNDD);
+    mpfr_erfc(m->lo[r], m->hi[a], MPFR_RNDD);
+    mpfr_erfc(m->hi[r], m->t1, MPFR_RNDU);
+}
+
+void er_ops_mp_sqrt(er_ops_mp *m, int r, int a)
+{
+    mpfr_sqrt(m->lo[r], m->lo[a], MPFR_RNDD);
+    mpfr_sqrt(m->hi[r], m->hi[a], MPFR_RNDU);
+}
+
+void er_ops_mp_pi(er_ops_mp *m, int r)
+{
+    mpfr_const_pi(m->lo[r], MPFR_RNDD);
+    mpfr_const_pi(m->hi[r], MPFR_RNDU);
+}
+
+void er_ops_mp_set_str(er_ops_mp *m, int r, const char *dec)
+{
+    mpfr_set_str(m->lo[r], dec, 10, MPFR_RNDD);
+    mpfr_set_str(m->hi[r], dec, 10, MPFR_RNDU);
 }

@@ -284,6 +284,22 @@ int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits)
 
 /* ---- outward arithmetic: RN then one ulp outward (covers the exact value) ---- */
 
+void er_ops_sub_iv(double a, double b, double *l, double *h)
+{
+    double s = a - b;
+    if (!er_b_finite(s)) {
+        *l = *h = s;
+        return;
+    }
+    double nb = -b, bb = s - a, err = (a - (s - bb)) + (nb - bb);
+    if (err == 0) {
+        *l = *h = s;
+    } else {
+        *l = er_b_down(s);
+        *h = er_b_up(s);
+    }
+}
+
 double er_ops_add_dn(double a, double b) { return er_b_down(a + b); }
 double er_ops_add_up(double a, double b) { return er_b_up(a + b); }
 double er_ops_mul_dn(double a, double b) { return er_b_down(a * b); }

@@ -373,6 +373,10 @@ er_status er_opres_bounds(er_opres *r, int i, const er_tol_opts *o, const er_bou
                   (long long)n);
         goto done;
     }
+    if (r->bounds_full) { /* the operation's own er_bounds (linear: matmul's) */
+        if ((st = r->bounds_full(r, i, &key, &ent->b, msg, msg_size)) != ER_OK) goto done;
+        goto keep;
+    }
     if ((st = r->def->bounds(r, i, &env, lo, hi, fl, msg, msg_size)) != ER_OK) goto done;
     finish_job j;
     memset(&j, 0, sizeof j);
@@ -388,6 +392,7 @@ er_status er_opres_bounds(er_opres *r, int i, const er_tol_opts *o, const er_bou
     j.flags = fl;
     j.b = &ent->b;
     if ((st = er_ops_parallel(n, 4096, finish_range, &j, msg, msg_size)) != ER_OK) goto done;
+keep:
     ent->o = key;
     ent->output = i;
     ent->next = r->bounds;
