@@ -1,4 +1,5 @@
 /* op_softmax_backward.c: softmax.backward(input, grad): grad_input = y (grad - sum(grad y)) with y = softmax(input),
+ * and log_softmax.backward(input, grad): grad_input = grad - y sum(grad),
  * the exact value rounded once, and bounds covering implementations that use any forward output the
  * softmax bounds allow (stored or kept in compute); proof: docs/proofs/norms.md, "softmax.backward". */
 #include <math.h>
@@ -22,6 +23,7 @@ static const er_boundary sb_boundaries[] = {
 };
 
 typedef struct sb_state {
+    int lsm; /* log_softmax.backward */
     double *x, *g;
     int64_t outer, len, inner;
     int dim;
@@ -89,6 +91,8 @@ typedef struct sb_job {
     sb_state *s;
     int of;
 } sb_job;
+
+static er_status lsb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size);
 
 static er_status sb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
 {
@@ -194,13 +198,126 @@ done:
     return st;
 }
 
-static er_status sb_create(er_opres *r, char *msg, size_t msg_size)
+/* log_softmax.backward's exact value: g_i - y_i G, G = sum g.  Zero exactly: g_i sum_j e^{x_j} = G e^{x_i};
+ * grouped by the distinct values of x (Lindemann-Weierstrass, as above), every coefficient is 0 exactly
+ * when g_i = 0 = G, or when every x_j equals x_i and N g_i = G. */
+static er_status lsb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    sb_job *j = (sb_job *)ctx;
+    sb_state *s = j->s;
+    er_opres *r = j->r, *f = s->fwd;
+    int of = j->of;
+    for (int64_t row = r0; row < r1; row++) {
+        double G = 0, GA = 0, m = -INFINITY;
+        int bad = 0, same = 1;
+        for (int64_t k = 0; k < s->len; k++) {
+            int64_t e = AT(s, row, k);
+            double g = s->g[e];
+            if (!isfinite(g) || !isfinite(f->xlo[0][e]) || !isfinite(f->xhi[0][e])) bad = 1;
+            G += g;
+            GA = er_ops_add_up(GA, fabs(g));
+            m = fmax(m, s->x[e]);
+            if (s->x[e] != s->x[AT(s, row, 0)]) same = 0;
+        }
+        double N = (double)s->len, u64 = 0x1p-53, gg = er_b_up(N * u64), eG = er_ops_mul_up(er_ops_div_up(gg, 1 - gg), GA);
+        double Gl = er_ops_add_dn(G, -eG), Gh = er_ops_add_up(G, eG);
+        if (eG == 0) Gl = Gh = G;
+        for (int64_t k = 0; k < s->len; k++) {
+            int64_t e = AT(s, row, k);
+            if (bad) {
+                r->xlo[0][e] = r->xhi[0][e] = NAN;
+                er_ops_store(&r->out[0], e, er_ops_round(of, NAN));
+                continue;
+            }
+            double g = s->g[e], yl, yh, pl, ph, l, h;
+            uint64_t bits;
+            er_ops_exp_iv(f->xlo[0][e], f->xhi[0][e], &yl, &yh);
+            mul_iv(yl, yh, Gl, Gh, &pl, &ph);
+            l = er_ops_add_dn(g, -ph);
+            h = er_ops_add_up(g, -pl);
+            r->xlo[0][e] = l;
+            r->xhi[0][e] = h;
+            if (er_ops_decide(of, l, h, &bits)) {
+                er_ops_store(&r->out[0], e, bits);
+                continue;
+            }
+            /* the exact sum G (2300 bits hold it) for the zero test and the precise path */
+            int zero = 0;
+            {
+                er_ops_mp *mp = er_ops_mp_new(2300, 3);
+                if (!mp) return msgf(msg, msg_size, ER_ENOMEM, "log_softmax.backward: out of memory");
+                er_ops_mp_set_d(mp, 0, 0);
+                for (int64_t q = 0; q < s->len; q++) {
+                    er_ops_mp_set_d(mp, 1, s->g[AT(s, row, q)]);
+                    er_ops_mp_add(mp, 0, 0, 1);
+                }
+                double a, b;
+                er_ops_mp_get(mp, 0, &a, &b);
+                int Gzero = a == 0 && b == 0;
+                er_ops_mp_set_d(mp, 1, g);
+                er_ops_mp_set_d(mp, 2, N);
+                er_ops_mp_mul(mp, 1, 1, 2);
+                er_ops_mp_sub(mp, 1, 1, 0);
+                er_ops_mp_get(mp, 1, &a, &b);
+                zero = (g == 0 && Gzero) || (same && a == 0 && b == 0);
+                er_ops_mp_free(mp);
+            }
+            if (zero) {
+                r->xlo[0][e] = r->xhi[0][e] = 0;
+                er_ops_store(&r->out[0], e, er_ops_round(of, 0.0));
+                continue;
+            }
+            int done = 0;
+            for (int prec = 128; prec <= (1 << 14) && !done; prec *= 2) {
+                er_ops_mp *mp = er_ops_mp_new(prec, 5);
+                if (!mp) return msgf(msg, msg_size, ER_ENOMEM, "log_softmax.backward: out of memory");
+                /* 0: m, 1: S, 2: G, 3, 4: scratch */
+                er_ops_mp_set_d(mp, 0, m);
+                er_ops_mp_set_d(mp, 1, 0);
+                er_ops_mp_set_d(mp, 2, 0);
+                for (int64_t q = 0; q < s->len; q++) {
+                    er_ops_mp_set_d(mp, 3, s->x[AT(s, row, q)]);
+                    er_ops_mp_sub(mp, 3, 3, 0);
+                    er_ops_mp_exp(mp, 3, 3);
+                    er_ops_mp_add(mp, 1, 1, 3);
+                    er_ops_mp_set_d(mp, 4, s->g[AT(s, row, q)]);
+                    er_ops_mp_add(mp, 2, 2, 4);
+                }
+                er_ops_mp_set_d(mp, 3, s->x[e]);
+                er_ops_mp_sub(mp, 3, 3, 0);
+                er_ops_mp_exp(mp, 3, 3);
+                er_ops_mp_div(mp, 3, 3, 1);
+                er_ops_mp_mul(mp, 3, 3, 2);
+                er_ops_mp_set_d(mp, 4, g);
+                er_ops_mp_sub(mp, 4, 4, 3);
+                if (er_ops_mp_decide(mp, 4, of, &bits)) {
+                    er_ops_store(&r->out[0], e, bits);
+                    er_ops_mp_get(mp, 4, &r->xlo[0][e], &r->xhi[0][e]);
+                    done = 1;
+                }
+                er_ops_mp_free(mp);
+            }
+            if (!done)
+                return msgf(msg, msg_size, ER_EINVAL, "log_softmax.backward: the rounding of element %lld is not decided",
+                            (long long)e);
+        }
+    }
+    return ER_OK;
+}
+
+static er_status sb_create_kind(er_opres *r, int lsm, char *msg, size_t msg_size);
+static er_status sb_create(er_opres *r, char *msg, size_t msg_size) { return sb_create_kind(r, 0, msg, msg_size); }
+static er_status lsb_create(er_opres *r, char *msg, size_t msg_size) { return sb_create_kind(r, 1, msg, msg_size); }
+
+static er_status sb_create_kind(er_opres *r, int lsm, char *msg, size_t msg_size)
 {
     er_status st;
     const er_optensor *x = &r->in[0], *g = &r->in[1];
     sb_state *s = (sb_state *)calloc(1, sizeof *s);
     if (!s) return msgf(msg, msg_size, ER_ENOMEM, "softmax.backward: out of memory");
     r->state = s;
+    s->lsm = lsm;
+    const char *name = lsm ? "log_softmax.backward" : "softmax.backward";
     int dim, of, ff;
     if ((st = er_ops_opt_dim(r, "dim", -1, x->ndim, &dim, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_opt_format(r, "out", x->format, &of, msg, msg_size)) != ER_OK) return st;
@@ -208,11 +325,11 @@ static er_status sb_create(er_opres *r, char *msg, size_t msg_size)
     if ((st = er_ops_opt_format(r, "forward_out", x->format, &ff, msg, msg_size)) != ER_OK) return st;
     int same = g->ndim == x->ndim;
     for (int d = 0; same && d < x->ndim; d++) same = g->shape[d] == x->shape[d];
-    if (!same) return msgf(msg, msg_size, ER_EINVAL, "softmax.backward: grad's shape is not the input's");
+    if (!same) return msgf(msg, msg_size, ER_EINVAL, "%s: grad's shape is not the input's", name);
     char opt[96];
     snprintf(opt, sizeof opt, "dim=%d,out=%s", dim, er_format_name(ff));
     const er_optensor *fin[1] = {x};
-    if ((st = er_op_call_nd("softmax", 1, fin, opt, &s->fwd, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_op_call_nd(lsm ? "log_softmax" : "softmax", 1, fin, opt, &s->fwd, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_values(x, &s->x, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_values(g, &s->g, msg, msg_size)) != ER_OK) return st;
     s->dim = dim;
@@ -221,7 +338,7 @@ static er_status sb_create(er_opres *r, char *msg, size_t msg_size)
     sb_job j = {r, s, of};
     int64_t rows = s->outer * s->inner;
     if (rows == 0 || s->len == 0) return ER_OK;
-    return er_ops_parallel(rows, 1 + 65536 / (s->len + 1), sb_exact_rows, &j, msg, msg_size);
+    return er_ops_parallel(rows, 1 + 65536 / (s->len + 1), lsm ? lsb_exact_rows : sb_exact_rows, &j, msg, msg_size);
 }
 
 /* ---- the bounds ---- */
@@ -310,6 +427,73 @@ static er_status sb_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
     return ER_OK;
 }
 
+/* log_softmax.backward: y^ = exp(z^) within ulps for every z^ the log_softmax bounds allow (stored, or kept in
+ * compute), G^ = any-order sum of g, then fl(y^ G^) and fl(g - .) */
+static er_status lsb_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    sb_bjob *j = (sb_bjob *)ctx;
+    sb_state *s = j->s;
+    const er_openv *env = j->env;
+    er_opres *f = s->fwd;
+    const er_bounds *fb = j->fb;
+    int ff = f->out[0].format;
+    double u = env->u, eta = env->eta, N = (double)s->len;
+    double g = er_b_up((N - 1) * u), gN = g < 0.5 ? er_ops_div_up(g, er_b_down(1 - g)) : INFINITY;
+    double ue = er_ops_ulps(env, "exp");
+    (void)msg;
+    (void)msg_size;
+    for (int64_t row = r0; row < r1; row++) {
+        int nob = gN == INFINITY;
+        double Gl = 0, Gh = 0, GA = 0;
+        for (int64_t k = 0; k < s->len; k++) {
+            int64_t e = AT(s, row, k);
+            double gv = s->g[e];
+            if (!fb->has_range[e] || fb->may_nan[e] || fb->may_pinf[e] || fb->may_ninf[e] || !isfinite(gv) ||
+                !isfinite(fb->radius[e]))
+                nob = 1;
+            Gl = er_ops_add_dn(Gl, gv);
+            Gh = er_ops_add_up(Gh, gv);
+            GA = er_ops_add_up(GA, fabs(gv));
+        }
+        double eg = er_ops_mul_up(gN, GA);
+        Gl = er_ops_add_dn(Gl, -eg);
+        Gh = er_ops_add_up(Gh, eg);
+        er_ops_round_compute(env, &Gl, &Gh);
+        for (int64_t k = 0; k < s->len; k++) {
+            int64_t e = AT(s, row, k);
+            if (nob) {
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
+                continue;
+            }
+            double lv, hv, zl, zh, yl, yh, pl, ph;
+            er_from_bits(ff, fb->low[e], &lv);
+            er_from_bits(ff, fb->high[e], &hv);
+            zl = fmin(lv, er_ops_add_dn(f->xlo[0][e], -fb->radius[e]));
+            zh = fmax(hv, er_ops_add_up(f->xhi[0][e], fb->radius[e]));
+            er_ops_exp_iv(zl, zh, &yl, &yh);
+            er_ops_lib_result(env, ue, &yl, &yh);
+            if (yl < 0) yl = 0;
+            mul_iv(yl, yh, Gl, Gh, &pl, &ph);
+            pl = er_ops_add_dn(pl, -er_b_up(eta));
+            ph = er_ops_add_up(ph, er_b_up(eta));
+            er_ops_round_compute(env, &pl, &ph); /* fl(y^ G^) */
+            double gv = s->g[e], l = er_ops_add_dn(gv, -ph), h = er_ops_add_up(gv, -pl);
+            if (!j->out_is_compute) er_ops_round_compute(env, &l, &h);
+            if (!(l >= -env->max_c && h <= env->max_c)) {
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
+                continue;
+            }
+            j->lo[e] = l;
+            j->hi[e] = h;
+        }
+    }
+    return ER_OK;
+}
+
 static er_status sb_bounds(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags,
                            char *msg, size_t msg_size)
 {
@@ -317,24 +501,41 @@ static er_status sb_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
     const er_bounds *fb;
     er_status st;
     (void)i;
-    if (env->ftz) return msgf(msg, msg_size, ER_EUNSUPPORTED, "softmax.backward: flush_to_zero is not supported yet");
+    const char *name = s->lsm ? "log_softmax.backward" : "softmax.backward";
+    if (env->ftz) return msgf(msg, msg_size, ER_EUNSUPPORTED, "%s: flush_to_zero is not supported yet", name);
     er_format_info ci, fi;
     er_format_get_info(env->compute, &ci);
     for (int k = 0; k < 2; k++) {
         er_format_get_info(r->in[k].format, &fi);
         if (fi.significand_bits > ci.significand_bits || fi.emax > ci.emax || fi.emin < ci.emin)
-            return msgf(msg, msg_size, ER_EINVAL, "softmax.backward: compute %s cannot hold every value of the %s (%s)",
+            return msgf(msg, msg_size, ER_EINVAL, "%s: compute %s cannot hold every value of the %s (%s)", name,
                         ci.name, r->def->input_names[k], fi.name);
     }
     if ((st = er_opres_bounds(s->fwd, 0, env->o, &fb, msg, msg_size)) != ER_OK) return st;
     sb_bjob j = {r, s, env, fb, lo, hi, flags, env->compute == r->out[0].format};
     int64_t rows = s->outer * s->inner;
     if (rows == 0 || s->len == 0) return ER_OK;
-    return er_ops_parallel(rows, 1 + 65536 / (s->len + 1), sb_bound_rows, &j, msg, msg_size);
+    return er_ops_parallel(rows, 1 + 65536 / (s->len + 1), s->lsm ? lsb_bound_rows : sb_bound_rows, &j, msg,
+                           msg_size);
 }
 
 const er_opdef er_opdef_softmax_backward = {
     "softmax.backward", 2, 2, sb_inputs, 1, sb_outputs, sb_boundaries,
     (int)(sizeof sb_boundaries / sizeof sb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
     sb_create, sb_bounds, sb_free,
+};
+
+static const er_boundary lsb_boundaries[] = {
+    {"forward", "cast", "the forward output z as log_softmax's bounds allow it (stored, or kept in compute)",
+     "each element"},
+    {"exp", "library", "exp(z) within ulps of compute", "each element"},
+    {"sum", "accumulate", "the sum of grad over the row in compute (any order)", "each row"},
+    {"grad_input", "compute", "grad - exp(z) sum, the product and the difference rounded to compute", "each element"},
+    {"out", "cast", "the compute value rounded once to the output format", "each element"},
+};
+
+const er_opdef er_opdef_log_softmax_backward = {
+    "log_softmax.backward", 2, 2, sb_inputs, 1, sb_outputs, lsb_boundaries,
+    (int)(sizeof lsb_boundaries / sizeof lsb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
+    lsb_create, sb_bounds, sb_free,
 };

@@ -11,6 +11,7 @@ static const er_opdef *const table[] = {
     &er_opdef_rms_norm,
     &er_opdef_quantize,
     &er_opdef_softmax_backward,
+    &er_opdef_log_softmax_backward,
     &er_opdef_layer_norm_backward,
     &er_opdef_rms_norm_backward,
     &er_opdef_log_softmax,

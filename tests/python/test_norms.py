@@ -425,3 +425,30 @@ def test_softmax_backward_covers_torch_autograd(rng):
     # a planted bug: y * g (the sum term dropped)
     y = torch.softmax(torch.from_numpy(x), -1).numpy()
     assert _outside(gb, (y * g).astype(np.float32), standard="any_order") > 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_log_softmax_backward_matches_numpy_and_covers_torch(rng, dtype):
+    x = _data(rng, 6, 48, dtype, std=2.0)
+    g = _data(rng, 6, 48, dtype)
+    x[0] = x[0, 0]  # an all-equal row
+    g[0] = g[0, 0]  # with a constant gradient: grad_input is exactly 0 there
+    gb = er.log_softmax(x, -1).backward(g)
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    y = np.exp(x64 - x64.max(-1, keepdims=True))
+    y /= y.sum(-1, keepdims=True)
+    want = g64 - y * g64.sum(-1, keepdims=True)
+    got = np.asarray(gb.rounded).astype(np.float64)
+    tol = 1e-6 if dtype == "float32" else 8e-3
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    assert (got[0] == 0).all() and not np.signbit(got[0]).any()
+    # planted bugs: the sum of grad dropped (g - y), the softmax taken as exp(x) unnormalised
+    assert _outside(gb, (g64 - y).astype(np.float32).astype(DTYPES[dtype]), standard="any_order") > 0
+    torch = pytest.importorskip("torch")
+    tdt = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+    xt = torch.from_numpy(x.astype(np.float32)).to(tdt).requires_grad_(True)
+    torch.log_softmax(xt, -1).backward(torch.from_numpy(g.astype(np.float32)).to(tdt))
+    # measured (torch 2.15): for bf16 the CPU kernel rounds its intermediate values to bf16 (with compute
+    # f32 a few elements fall outside), so it is judged with compute bf16
+    kw = {"standard": "any_order", "compute": None if dtype == "float32" else dtype}
+    assert _outside(gb, xt.grad.float().numpy().astype(DTYPES[dtype]), **kw) == 0
