@@ -66,10 +66,17 @@ static void nm_free(void *p)
 }
 
 /* ---- outward interval arithmetic that keeps exact zeros exact ---- */
-static double mdn(double a, double b) { return (a == 0 || b == 0) ? 0.0 : er_ops_mul_dn(a, b); }
-static double mup(double a, double b) { return (a == 0 || b == 0) ? 0.0 : er_ops_mul_up(a, b); }
-static double adn(double a, double b) { return b == 0 ? a : (a == 0 ? b : er_ops_add_dn(a, b)); }
-static double aup(double a, double b) { return b == 0 ? a : (a == 0 ? b : er_ops_add_up(a, b)); }
+/* RN then one binary64 step outward (op_util.c's er_ops_* inlined: the per-element loops call them often) */
+static inline double add_dn_(double a, double b) { return er_b_down(a + b); }
+static inline double add_up_(double a, double b) { return er_b_up(a + b); }
+static inline double mul_dn_(double a, double b) { return er_b_down(a * b); }
+static inline double mul_up_(double a, double b) { return er_b_up(a * b); }
+static inline double div_dn_(double a, double b) { return er_b_down(a / b); }
+static inline double div_up_(double a, double b) { return er_b_up(a / b); }
+static double mdn(double a, double b) { return (a == 0 || b == 0) ? 0.0 : mul_dn_(a, b); }
+static double mup(double a, double b) { return (a == 0 || b == 0) ? 0.0 : mul_up_(a, b); }
+static double adn(double a, double b) { return b == 0 ? a : (a == 0 ? b : add_dn_(a, b)); }
+static double aup(double a, double b) { return b == 0 ? a : (a == 0 ? b : add_up_(a, b)); }
 
 /* [l, h] * [pl, ph] with pl >= 0 (a nonnegative factor) */
 static void mul_pos(double *l, double *h, double pl, double ph)
@@ -97,14 +104,14 @@ static double gam(double k, double u)
 {
     double g = er_b_up(k * u);
     if (!(g < 0.5)) return INFINITY;
-    return er_ops_div_up(g, er_b_down(1 - g));
+    return div_up_(g, er_b_down(1 - g));
 }
 
 /* 1/sqrt over [vl, vh] (vl >= 0), outward */
 static void rsqrt_iv(double vl, double vh, double *rl, double *rh)
 {
-    *rl = vh == INFINITY ? 0 : er_ops_div_dn(1.0, er_b_up(sqrt(vh)));
-    *rh = vl <= 0 ? INFINITY : er_ops_div_up(1.0, er_b_down(sqrt(vl)));
+    *rl = vh == INFINITY ? 0 : div_dn_(1.0, er_b_up(sqrt(vh)));
+    *rh = vl <= 0 ? INFINITY : div_up_(1.0, er_b_down(sqrt(vl)));
     if (*rl < 0) *rl = 0;
 }
 
@@ -120,7 +127,7 @@ static void row_stats(nm_state *s, int64_t row)
     for (int64_t i = 0; i < n; i++) {
         double v = x[i];
         if (!isfinite(v)) bad = 1;
-        A = er_ops_add_up(A, fabs(v));
+        A = add_up_(A, fabs(v));
         S += v;
         Q2 += v * v;
     }
@@ -129,10 +136,10 @@ static void row_stats(nm_state *s, int64_t row)
     double u64 = 0x1p-53, tiny = (double)n * 0x1p-1074;
     double e = aup(mup(gam((double)n, u64), A), tiny);
     s->A[row] = A;
-    s->mu_lo[row] = er_ops_div_dn(er_ops_add_dn(S, -e), (double)n);
-    s->mu_hi[row] = er_ops_div_up(er_ops_add_up(S, e), (double)n);
+    s->mu_lo[row] = div_dn_(add_dn_(S, -e), (double)n);
+    s->mu_hi[row] = div_up_(add_up_(S, e), (double)n);
     double g2 = gam((double)n + 1, u64);
-    s->sq_lo[row] = er_ops_add_dn(mdn(Q2, er_b_down(1 - g2)), -tiny);
+    s->sq_lo[row] = add_dn_(mdn(Q2, er_b_down(1 - g2)), -tiny);
     s->sq_hi[row] = aup(mup(Q2, er_b_up(1 + g2)), tiny);
     if (s->sq_lo[row] < 0) s->sq_lo[row] = 0;
     if (s->kind == NM_RMS) {
@@ -148,7 +155,7 @@ static void row_stats(nm_state *s, int64_t row)
     }
     double g3 = gam((double)n + 2, u64);
     double D = fmax(er_b_up(c - s->mu_lo[row]), er_b_up(s->mu_hi[row] - c));
-    double lo = er_ops_add_dn(mdn(Qc, er_b_down(1 - g3)), -aup(mup(mup(D, D), (double)n), tiny));
+    double lo = add_dn_(mdn(Qc, er_b_down(1 - g3)), -aup(mup(mup(D, D), (double)n), tiny));
     s->nv_lo[row] = lo > 0 ? lo : 0;
     s->nv_hi[row] = aup(mup(Qc, er_b_up(1 + g3)), tiny);
 }
@@ -206,22 +213,24 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             }
             continue;
         }
-        double vl = adn(er_ops_div_dn(s->nv_lo[row], (double)s->n), s->eps);
-        double vh = aup(er_ops_div_up(s->nv_hi[row], (double)s->n), s->eps);
+        double vl = adn(div_dn_(s->nv_lo[row], (double)s->n), s->eps);
+        double vh = aup(div_up_(s->nv_hi[row], (double)s->n), s->eps);
         double rl, rh;
         rsqrt_iv(vl, vh, &rl, &rh);
         for (int64_t i = 0; i < s->n; i++) {
             double l, h;
             if (s->kind == NM_LAYER) {
-                l = er_ops_add_dn(x[i], -s->mu_hi[row]);
-                h = er_ops_add_up(x[i], -s->mu_lo[row]);
+                l = add_dn_(x[i], -s->mu_hi[row]);
+                h = add_up_(x[i], -s->mu_lo[row]);
             } else {
                 l = h = x[i];
             }
             mul_pos(&l, &h, rl, rh);
-            mul_scalar(&l, &h, wv(s, i));
-            l = adn(l, bv(s, i));
-            h = aup(h, bv(s, i));
+            if (s->w) mul_scalar(&l, &h, s->w[i]);
+            if (s->b) {
+                l = adn(l, s->b[i]);
+                h = aup(h, s->b[i]);
+            }
             uint64_t bits;
             r->xlo[0][base + i] = l;
             r->xhi[0][base + i] = h;
@@ -467,8 +476,8 @@ static void rnd(const er_openv *env, double *l, double *h)
 /* [l, h] * [1 - g, 1 + g] +- a (a nonnegative relative factor and an absolute error) */
 static void widen(double *l, double *h, double g, double a)
 {
-    *l = er_ops_add_dn(mdn(*l, *l >= 0 ? er_b_down(1 - g) : er_b_up(1 + g)), -a);
-    *h = er_ops_add_up(mup(*h, *h >= 0 ? er_b_up(1 + g) : er_b_down(1 - g)), a);
+    *l = add_dn_(mdn(*l, *l >= 0 ? er_b_down(1 - g) : er_b_up(1 + g)), -a);
+    *h = add_up_(mup(*h, *h >= 0 ? er_b_up(1 + g) : er_b_down(1 - g)), a);
 }
 
 /*
@@ -490,33 +499,33 @@ static int row_impl(const nm_state *s, const er_openv *env, int64_t row, double 
     /* the computed mean m^: any-order sum, then a division (or a product with fl(1/N)) */
     if (s->kind == NM_LAYER) {
         double e = mup(gN1, s->A[row]);
-        ml = er_ops_add_dn(mdn(s->mu_lo[row], N), -e);
-        mh = er_ops_add_up(mup(s->mu_hi[row], N), e);
-        ml = er_ops_div_dn(ml, N);
-        mh = er_ops_div_up(mh, N);
+        ml = add_dn_(mdn(s->mu_lo[row], N), -e);
+        mh = add_up_(mup(s->mu_hi[row], N), e);
+        ml = div_dn_(ml, N);
+        mh = div_up_(mh, N);
         widen(&ml, &mh, g2, er_b_up(2 * eta));
         /* two passes: Q^ from Q_m in [N var, N var + N D^2] (proof (1), (2)) */
         double D = fmax(er_b_up(mh - s->mu_lo[row]), er_b_up(s->mu_hi[row] - ml));
         double ql = s->nv_lo[row], qh = aup(s->nv_hi[row], mup(N, mup(D, D)));
-        ql = er_ops_add_dn(mdn(ql, er_b_down(1 - (N + 2) * u)), -aN);
-        qh = er_ops_add_up(mup(qh, er_b_up(1 + gN2)), aN);
+        ql = add_dn_(mdn(ql, er_b_down(1 - (N + 2) * u)), -aN);
+        qh = add_up_(mup(qh, er_b_up(1 + gN2)), aN);
         if (ql < 0) ql = 0;
-        vl = er_ops_div_dn(ql, N);
-        vh = er_ops_div_up(qh, N);
+        vl = div_dn_(ql, N);
+        vh = div_up_(qh, N);
         widen(&vl, &vh, g2, er_b_up(2 * eta));
         if (vl < 0) vl = 0;
         if (any) {
             /* one pass: fl(fl(Q2^/N) - fl(m^ m^)), clamped at 0 */
-            double sl = er_ops_add_dn(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
-            double sh = er_ops_add_up(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
+            double sl = add_dn_(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
+            double sh = add_up_(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
             if (sl < 0) sl = 0;
-            sl = er_ops_div_dn(sl, N);
-            sh = er_ops_div_up(sh, N);
+            sl = div_dn_(sl, N);
+            sh = div_up_(sh, N);
             widen(&sl, &sh, g2, er_b_up(2 * eta));
             double m2l = (ml <= 0 && mh >= 0) ? 0 : fmin(mdn(ml, ml), mdn(mh, mh));
             double m2h = fmax(mup(ml, ml), mup(mh, mh));
             widen(&m2l, &m2h, u, eta);
-            double l1 = er_ops_add_dn(sl, -m2h), h1 = er_ops_add_up(sh, -m2l);
+            double l1 = add_dn_(sl, -m2h), h1 = add_up_(sh, -m2l);
             widen(&l1, &h1, u, eta);
             if (l1 < 0) l1 = 0;
             if (h1 < 0) h1 = 0;
@@ -524,11 +533,11 @@ static int row_impl(const nm_state *s, const er_openv *env, int64_t row, double 
             if (h1 > vh) vh = h1;
         }
     } else {
-        double ql = er_ops_add_dn(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
-        double qh = er_ops_add_up(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
+        double ql = add_dn_(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
+        double qh = add_up_(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
         if (ql < 0) ql = 0;
-        vl = er_ops_div_dn(ql, N);
-        vh = er_ops_div_up(qh, N);
+        vl = div_dn_(ql, N);
+        vh = div_up_(qh, N);
         widen(&vl, &vh, g2, er_b_up(2 * eta));
         if (vl < 0) vl = 0;
     }
@@ -577,8 +586,8 @@ static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             }
             double l, h;
             if (s->kind == NM_LAYER) { /* d^ = fl(x - m^) */
-                l = er_ops_add_dn(x[i], -mh);
-                h = er_ops_add_up(x[i], -ml);
+                l = add_dn_(x[i], -mh);
+                h = add_up_(x[i], -ml);
                 rnd(env, &l, &h);
             } else {
                 l = h = x[i];
@@ -671,16 +680,16 @@ static void nb_row_exact(const nm_state *s, int64_t row, double *rl, double *rh,
     for (int64_t j = 0; j < s->n; j++) {
         double gy = g[j] * wv(s, j);
         G += gy;
-        GA = er_ops_add_up(GA, fabs(gy));
+        GA = add_up_(GA, fabs(gy));
         GX += gy * x[j];
-        GXA = er_ops_add_up(GXA, fabs(gy * x[j]));
+        GXA = add_up_(GXA, fabs(gy * x[j]));
     }
     /* binary64: products rounded once (exact for inputs up to f32), sums any order: gamma64_{N+2} */
     double g64 = gam(N + 2, 0x1p-53), tiny = er_b_up((N + 2) * 0x1p-1074);
     double eG = aup(mup(g64, GA), tiny), eX = aup(mup(g64, GXA), tiny);
-    *Gl = er_ops_add_dn(G, -eG);
-    *Gh = er_ops_add_up(G, eG);
-    double xl = er_ops_add_dn(GX, -eX), xh = er_ops_add_up(GX, eX);
+    *Gl = add_dn_(G, -eG);
+    *Gh = add_up_(G, eG);
+    double xl = add_dn_(GX, -eX), xh = add_up_(GX, eX);
     if (s->kind == NM_LAYER) { /* C = GX - mu G over mu in M, G in [Gl, Gh] */
         double pl, ph, p[4] = {mdn(s->mu_lo[row], *Gl), mdn(s->mu_lo[row], *Gh), mdn(s->mu_hi[row], *Gl),
                                mdn(s->mu_hi[row], *Gh)};
@@ -688,12 +697,12 @@ static void nb_row_exact(const nm_state *s, int64_t row, double *rl, double *rh,
                        mup(s->mu_hi[row], *Gh)};
         pl = fmin(fmin(p[0], p[1]), fmin(p[2], p[3]));
         ph = fmax(fmax(q[0], q[1]), fmax(q[2], q[3]));
-        xl = er_ops_add_dn(xl, -ph);
-        xh = er_ops_add_up(xh, -pl);
+        xl = add_dn_(xl, -ph);
+        xh = add_up_(xh, -pl);
     }
     *Cl = xl;
     *Ch = xh;
-    double vl = adn(er_ops_div_dn(s->nv_lo[row], N), s->eps), vh = aup(er_ops_div_up(s->nv_hi[row], N), s->eps);
+    double vl = adn(div_dn_(s->nv_lo[row], N), s->eps), vh = aup(div_up_(s->nv_hi[row], N), s->eps);
     rsqrt_iv(vl, vh, rl, rh);
 }
 
@@ -716,20 +725,20 @@ static void gi_interval(const nm_state *s, double xi, double gyl, double gyh, do
                         double rh, double Gl, double Gh, double Cl, double Ch, double *l, double *h)
 {
     double N = (double)s->n;
-    double t1l = er_ops_add_dn(gyl, -er_ops_div_up(Gh, N)), t1h = er_ops_add_up(gyh, -er_ops_div_dn(Gl, N));
+    double t1l = add_dn_(gyl, -div_up_(Gh, N)), t1h = add_up_(gyh, -div_dn_(Gl, N));
     if (s->kind == NM_RMS) {
         t1l = gyl;
         t1h = gyh;
     }
     mul_iv(&t1l, &t1h, rl, rh);
-    double dl = s->kind == NM_LAYER ? er_ops_add_dn(xi, -mh) : xi, dh = s->kind == NM_LAYER ? er_ops_add_up(xi, -ml) : xi;
+    double dl = s->kind == NM_LAYER ? add_dn_(xi, -mh) : xi, dh = s->kind == NM_LAYER ? add_up_(xi, -ml) : xi;
     double r3l = mdn(mdn(rl, rl), rl), r3h = mup(mup(rh, rh), rh);
     mul_iv(&dl, &dh, r3l, r3h);
     mul_iv(&dl, &dh, Cl, Ch);
-    dl = er_ops_div_dn(dl, N);
-    dh = er_ops_div_up(dh, N);
-    *l = er_ops_add_dn(t1l, -dh);
-    *h = er_ops_add_up(t1h, -dl);
+    dl = div_dn_(dl, N);
+    dh = div_up_(dh, N);
+    *l = add_dn_(t1l, -dh);
+    *h = add_up_(t1h, -dl);
 }
 
 /* 1 when grad_input_i is exactly 0: (N gy_i - G)(D2 + N^3 eps) = N d_i GD with d_j = N x_j - sum x (layer_norm),
@@ -925,17 +934,17 @@ static er_status nb_cols(void *ctx, int64_t c0, int64_t c1, char *msg, size_t ms
                 break;
             }
             double g = s->g[e], rl, rh, dl, dh;
-            double vl = adn(er_ops_div_dn(s->nv_lo[row], (double)s->n), s->eps);
-            double vh = aup(er_ops_div_up(s->nv_hi[row], (double)s->n), s->eps);
+            double vl = adn(div_dn_(s->nv_lo[row], (double)s->n), s->eps);
+            double vh = aup(div_up_(s->nv_hi[row], (double)s->n), s->eps);
             rsqrt_iv(vl, vh, &rl, &rh);
-            dl = s->kind == NM_LAYER ? er_ops_add_dn(s->x[e], -s->mu_hi[row]) : s->x[e];
-            dh = s->kind == NM_LAYER ? er_ops_add_up(s->x[e], -s->mu_lo[row]) : s->x[e];
+            dl = s->kind == NM_LAYER ? add_dn_(s->x[e], -s->mu_hi[row]) : s->x[e];
+            dh = s->kind == NM_LAYER ? add_up_(s->x[e], -s->mu_lo[row]) : s->x[e];
             mul_iv(&dl, &dh, rl, rh);
             mul_scalar(&dl, &dh, g);
             wl = adn(wl, dl);
             wh = aup(wh, dh);
             bs += g;
-            ba = er_ops_add_up(ba, fabs(g));
+            ba = add_up_(ba, fabs(g));
         }
         for (int o = 1; o < nb; o++) {
             int fmt = r->out[o].format;
@@ -943,8 +952,8 @@ static er_status nb_cols(void *ctx, int64_t c0, int64_t c1, char *msg, size_t ms
             double l = wl, h = wh;
             if (o == 2) {
                 double e = mup(gam((double)s->rows, 0x1p-53), ba);
-                l = er_ops_add_dn(bs, -e);
-                h = er_ops_add_up(bs, e);
+                l = add_dn_(bs, -e);
+                h = add_up_(bs, e);
                 if (e == 0) l = h = bs + 0.0;
             }
             if (bad) {
@@ -1085,33 +1094,33 @@ static er_status nbb_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t m
             double gx = 0, gxa = 0, eg, ec;
             for (int64_t k = 0; k < s->n; k++) {
                 double gy = s->g[base + k] * wv(s, k);
-                Gl = er_ops_add_dn(Gl, gy);
-                Gh = er_ops_add_up(Gh, gy);
-                GA = er_ops_add_up(GA, fabs(gy));
-                double xa = s->kind == NM_LAYER ? fmax(fabs(er_ops_add_up(s->x[base + k], -ml)),
-                                                       fabs(er_ops_add_dn(s->x[base + k], -mh)))
+                Gl = add_dn_(Gl, gy);
+                Gh = add_up_(Gh, gy);
+                GA = add_up_(GA, fabs(gy));
+                double xa = s->kind == NM_LAYER ? fmax(fabs(add_up_(s->x[base + k], -ml)),
+                                                       fabs(add_dn_(s->x[base + k], -mh)))
                                                 : fabs(s->x[base + k]);
                 gx += gy * s->x[base + k];
-                gxa = er_ops_add_up(gxa, fabs(gy * s->x[base + k]));
-                CA = er_ops_add_up(CA, mup(fabs(gy), xa));
+                gxa = add_up_(gxa, fabs(gy * s->x[base + k]));
+                CA = add_up_(CA, mup(fabs(gy), xa));
             }
             /* exact sums of binary64 products: the binary64 errors (gamma64) on top */
             double g64 = gam(N + 2, 0x1p-53);
             double e64 = aup(mup(g64, GA), er_b_up(N * 0x1p-1074)), ex64 = aup(mup(g64, gxa), er_b_up(N * 0x1p-1074));
             eg = aup(aup(mup(gN1, GA), er_b_up(2 * N * eta)), e64);
-            Gl = er_ops_add_dn(Gl, -eg);
-            Gh = er_ops_add_up(Gh, eg);
-            Cl = er_ops_add_dn(gx, -ex64);
-            Ch = er_ops_add_up(gx, ex64);
+            Gl = add_dn_(Gl, -eg);
+            Gh = add_up_(Gh, eg);
+            Cl = add_dn_(gx, -ex64);
+            Ch = add_up_(gx, ex64);
             if (s->kind == NM_LAYER) {
                 double pl = ml, ph = mh;
                 mul_iv(&pl, &ph, Gl, Gh);
-                Cl = er_ops_add_dn(Cl, -ph);
-                Ch = er_ops_add_up(Ch, -pl);
+                Cl = add_dn_(Cl, -ph);
+                Ch = add_up_(Ch, -pl);
             }
             ec = aup(mup(gN3, CA), er_b_up(3 * N * eta));
-            Cl = er_ops_add_dn(Cl, -ec);
-            Ch = er_ops_add_up(Ch, ec);
+            Cl = add_dn_(Cl, -ec);
+            Ch = add_up_(Ch, ec);
         }
         for (int64_t i = 0; i < s->n; i++) {
             int64_t e = base + i;
@@ -1131,14 +1140,14 @@ static er_status nbb_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t m
             double gy = s->g[e] * wv(s, i), l, h;
             double gyl = mdn(gy, gy >= 0 ? er_b_down(1 - u) : er_b_up(1 + u)), gyh = mup(gy, gy >= 0 ? er_b_up(1 + u) : er_b_down(1 - u));
             gi_interval(s, s->x[e], gyl, gyh, ml, mh, rl, rh, Gl, Gh, Cl, Ch, &l, &h);
-            double t1 = mup(fabs(gy) + er_ops_div_up(fmax(fabs(Gl), fabs(Gh)), N), rh);
-            double dx = s->kind == NM_LAYER ? fmax(fabs(er_ops_add_up(s->x[e], -ml)), fabs(er_ops_add_dn(s->x[e], -mh)))
+            double t1 = mup(fabs(gy) + div_up_(fmax(fabs(Gl), fabs(Gh)), N), rh);
+            double dx = s->kind == NM_LAYER ? fmax(fabs(add_up_(s->x[e], -ml)), fabs(add_dn_(s->x[e], -mh)))
                                             : fabs(s->x[e]);
-            double t3 = er_ops_div_up(mup(mup(dx, mup(mup(rh, rh), rh)), fmax(fabs(Cl), fabs(Ch))), N);
+            double t3 = div_up_(mup(mup(dx, mup(mup(rh, rh), rh)), fmax(fabs(Cl), fabs(Ch))), N);
             double a = aup(aup(mup(g6, aup(t1, t3)), mup(er_b_up(2 * u), aup(t1, t3))), er_b_up(6 * eta));
             (void)g3;
-            l = er_ops_add_dn(l, -a);
-            h = er_ops_add_up(h, a);
+            l = add_dn_(l, -a);
+            h = add_up_(h, a);
             if (!j->out_is_compute) rnd(env, &l, &h);
             if (!(l >= -env->max_c && h <= env->max_c)) {
                 j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
@@ -1199,14 +1208,14 @@ static er_status nb_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
                 if (i == 2) {
                     dl = dh = g;
                 } else {
-                    dl = s->kind == NM_LAYER ? er_ops_add_dn(s->x[e], -j.mh[row]) : s->x[e];
-                    dh = s->kind == NM_LAYER ? er_ops_add_up(s->x[e], -j.ml[row]) : s->x[e];
+                    dl = s->kind == NM_LAYER ? add_dn_(s->x[e], -j.mh[row]) : s->x[e];
+                    dh = s->kind == NM_LAYER ? add_up_(s->x[e], -j.ml[row]) : s->x[e];
                     mul_iv(&dl, &dh, j.rl[row], j.rh[row]);
                     mul_scalar(&dl, &dh, g);
                 }
                 l = adn(l, dl);
                 h = aup(h, dh);
-                A = er_ops_add_up(A, fmax(fabs(dl), fabs(dh)));
+                A = add_up_(A, fmax(fabs(dl), fabs(dh)));
             }
             if (bad) {
                 flags[c] = ER_OPB_NONFINITE;
@@ -1214,8 +1223,8 @@ static er_status nb_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
                 continue;
             }
             double e = aup(mup(gR, A), er_b_up(3 * (double)s->rows * eta));
-            l = er_ops_add_dn(l, -e);
-            h = er_ops_add_up(h, e);
+            l = add_dn_(l, -e);
+            h = add_up_(h, e);
             if (nob || !(l >= -env->max_c && h <= env->max_c)) {
                 flags[c] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
                 lo[c] = -INFINITY;
