@@ -170,24 +170,28 @@ static double wv(const nm_state *s, int64_t i) { return s->w ? s->w[i] : 1.0; }
 static double bv(const nm_state *s, int64_t i) { return s->b ? s->b[i] : 0.0; }
 
 /* 1 when x_i equals the row's exact mean (N x_i == sum x, decided exactly: MPFR at a precision that
- * holds every sum of binary64 values of the row exactly) */
-static int equals_mean(const nm_state *s, int64_t row, int64_t i)
+ * holds every sum of binary64 values of the row exactly); *cache holds the row's exact sum (built at the
+ * first call of a row, freed by the caller) */
+static int equals_mean(const nm_state *s, int64_t row, int64_t i, er_ops_mp **cache)
 {
-    er_ops_mp *mp = er_ops_mp_new(2300, 3);
-    if (!mp) return 0;
     const double *x = s->x + row * s->n;
-    er_ops_mp_set_d(mp, 0, 0);
-    for (int64_t j = 0; j < s->n; j++) {
-        er_ops_mp_set_d(mp, 1, x[j]);
-        er_ops_mp_add(mp, 0, 0, 1);
+    if (!*cache) {
+        er_ops_mp *mp = er_ops_mp_new(2300, 3);
+        if (!mp) return 0;
+        er_ops_mp_set_d(mp, 0, 0);
+        for (int64_t j = 0; j < s->n; j++) {
+            er_ops_mp_set_d(mp, 1, x[j]);
+            er_ops_mp_add(mp, 0, 0, 1);
+        }
+        *cache = mp;
     }
+    er_ops_mp *mp = *cache;
     er_ops_mp_set_d(mp, 1, x[i]);
     er_ops_mp_set_d(mp, 2, (double)s->n);
     er_ops_mp_mul(mp, 1, 1, 2);
-    er_ops_mp_sub(mp, 0, 0, 1);
+    er_ops_mp_sub(mp, 1, 0, 1);
     double lo, hi;
-    er_ops_mp_get(mp, 0, &lo, &hi);
-    er_ops_mp_free(mp);
+    er_ops_mp_get(mp, 1, &lo, &hi);
     return lo == 0 && hi == 0;
 }
 
@@ -206,6 +210,7 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         const double *x = s->x + row * s->n;
         int64_t base = row * s->n;
         int undecided = 0;
+        er_ops_mp *cache = NULL;
         if (s->bad[row]) {
             for (int64_t i = 0; i < s->n; i++) {
                 r->xlo[0][base + i] = r->xhi[0][base + i] = NAN;
@@ -238,7 +243,7 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             if (isfinite(l) && isfinite(h) && er_ops_decide(of, l, h, &bits)) {
                 er_ops_store(&r->out[0], base + i, bits);
             } else if (s->kind == NM_LAYER && rh < INFINITY && x[i] >= s->mu_lo[row] && x[i] <= s->mu_hi[row] &&
-                       equals_mean(s, row, i)) {
+                       equals_mean(s, row, i, &cache)) {
                 /* x_i - mu = 0 exactly: y = bias (+0 for a zero bias) */
                 double y = bv(s, i) + 0.0;
                 r->xlo[0][base + i] = r->xhi[0][base + i] = y;
@@ -248,6 +253,7 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 undecided = 1;
             }
         }
+        if (cache) er_ops_mp_free(cache);
         if (!undecided) continue;
         /* rising precision (MPFR intervals): mu, var (or the mean square), rstd = exp(-log(v)/2), y */
         for (int prec = 128;; prec *= 2) {
@@ -743,11 +749,14 @@ static void gi_interval(const nm_state *s, double xi, double gyl, double gyh, do
 
 /* 1 when grad_input_i is exactly 0: (N gy_i - G)(D2 + N^3 eps) = N d_i GD with d_j = N x_j - sum x (layer_norm),
  * gy_i (sum x^2 + N eps) = x_i sum gy x (rms_norm): rationals, decided in MPFR at a precision holding them */
-static int gi_is_zero(const nm_state *s, int64_t row, int64_t i)
+static int gi_is_zero(const nm_state *s, int64_t row, int64_t i, er_ops_mp **cache)
 {
     const double *x = s->x + row * s->n, *g = s->g + row * s->n;
-    er_ops_mp *mp = er_ops_mp_new(8192, 8);
+    er_ops_mp *mp = *cache;
+    if (mp) goto element;
+    mp = er_ops_mp_new(8192, 8);
     if (!mp) return 0;
+    *cache = mp;
     /* 0: sum x (layer) or 0, 1: G, 2: GD, 3: D2, 4..7 scratch */
     er_ops_mp_set_d(mp, 0, 0);
     er_ops_mp_set_d(mp, 7, (double)s->n);
@@ -782,6 +791,7 @@ static int gi_is_zero(const nm_state *s, int64_t row, int64_t i)
         er_ops_mp_mul(mp, 4, 4, 7);
     }
     er_ops_mp_add(mp, 3, 3, 4); /* D2 + eps term */
+element:
     er_ops_mp_set_d(mp, 5, g[i]);
     er_ops_mp_set_d(mp, 6, wv(s, i));
     er_ops_mp_mul(mp, 5, 5, 6); /* gy_i */
@@ -798,7 +808,6 @@ static int gi_is_zero(const nm_state *s, int64_t row, int64_t i)
     er_ops_mp_sub(mp, 5, 5, 4);
     double lo, hi;
     er_ops_mp_get(mp, 5, &lo, &hi);
-    er_ops_mp_free(mp);
     return lo == 0 && hi == 0;
 }
 
@@ -882,6 +891,7 @@ static er_status nb_gi_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t
         }
         double rl, rh, Gl, Gh, Cl, Ch;
         nb_row_exact(s, row, &rl, &rh, &Gl, &Gh, &Cl, &Ch);
+        er_ops_mp *cache = NULL; /* the row's exact sums for the zero test */
         for (int64_t i = 0; i < s->n; i++) {
             double gy = s->g[base + i] * wv(s, i), l, h;
             uint64_t bits;
@@ -892,7 +902,7 @@ static er_status nb_gi_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t
                 er_ops_store(&r->out[0], base + i, bits);
                 continue;
             }
-            if (l <= 0 && h >= 0 && gi_is_zero(s, row, i)) {
+            if (l <= 0 && h >= 0 && gi_is_zero(s, row, i, &cache)) {
                 r->xlo[0][base + i] = r->xhi[0][base + i] = 0;
                 er_ops_store(&r->out[0], base + i, er_ops_round(of, 0.0));
                 continue;
@@ -900,7 +910,10 @@ static er_status nb_gi_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t
             int done = 0;
             for (int prec = 128; prec <= 8192 && !done; prec *= 2) {
                 er_ops_mp *mp = gi_mp(s, row, i, prec);
-                if (!mp) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+                if (!mp) {
+                    if (cache) er_ops_mp_free(cache);
+                    return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+                }
                 if (er_ops_mp_decide(mp, 0, of, &bits)) {
                     er_ops_store(&r->out[0], base + i, bits);
                     er_ops_mp_get(mp, 0, &r->xlo[0][base + i], &r->xhi[0][base + i]);
@@ -908,10 +921,13 @@ static er_status nb_gi_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t
                 }
                 er_ops_mp_free(mp);
             }
-            if (!done)
+            if (!done) {
+                if (cache) er_ops_mp_free(cache);
                 return msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of grad_input element %lld is not decided", name,
                             (long long)(base + i));
+            }
         }
+        if (cache) er_ops_mp_free(cache);
     }
     return ER_OK;
 }

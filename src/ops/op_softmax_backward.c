@@ -54,36 +54,86 @@ static void mul_iv(double al, double ah, double bl, double bh, double *l, double
     *h = fmax(fmax(q[0], q[1]), fmax(q[2], q[3]));
 }
 
-/* 1 when y_i (g_i - sum_j g_j y_j) is exactly 0: y_i > 0, and sum_j (g_i - g_j) e^{x_j} = 0 holds, by the
+/*
+ * 1 when y_i (g_i - sum_j g_j y_j) is exactly 0: y_i > 0, and sum_j (g_i - g_j) e^{x_j} = 0 holds, by the
  * Lindemann-Weierstrass theorem (e^a for distinct rationals a are linearly independent over the
- * rationals), exactly when for each distinct value v of x the sum over {j : x_j = v} of (g_i - g_j) is
- * 0.  Decided with MPFR at a precision that holds every sum of binary64 values exactly. */
-static int grad_is_zero(const sb_state *s, int64_t row, int64_t i)
+ * rationals), exactly when for each distinct value v of x the group sum over {j : x_j = v} of (g_i - g_j)
+ * is 0, that is c_v g_i = S_v (c_v the group's size, S_v its sum of g) for every v: every group has the
+ * same mean S_v / c_v, and g_i is it.  The row's part (the groups, whether their means are equal, S_0 and
+ * c_0 of the first) is computed once per row into *z, exactly (MPFR at a precision that holds every sum
+ * of binary64 values), so each element costs O(1).
+ */
+typedef struct sb_zero {
+    int ready, allmean;
+    double c0;
+    er_ops_mp *mp; /* register 0: S_0 */
+} sb_zero;
+
+typedef struct sb_xg {
+    double x, g;
+} sb_xg;
+
+static int xg_cmp(const void *a, const void *b)
+{
+    double p = ((const sb_xg *)a)->x, q = ((const sb_xg *)b)->x;
+    return p < q ? -1 : p > q;
+}
+
+static int grad_is_zero(const sb_state *s, int64_t row, int64_t i, sb_zero *z)
 {
     int64_t n = s->len;
-    unsigned char *done = (unsigned char *)calloc((size_t)(n ? n : 1), 1);
-    er_ops_mp *mp = er_ops_mp_new(2300, 3);
-    int zero = done && mp;
-    double gi = s->g[AT(s, row, i)];
-    for (int64_t a = 0; zero && a < n; a++) {
-        if (done[a]) continue;
-        double v = s->x[AT(s, row, a)];
-        er_ops_mp_set_d(mp, 0, 0);
-        for (int64_t b = a; b < n; b++) {
-            if (done[b] || s->x[AT(s, row, b)] != v) continue;
-            done[b] = 1;
-            er_ops_mp_set_d(mp, 1, gi);
-            er_ops_mp_set_d(mp, 2, s->g[AT(s, row, b)]);
-            er_ops_mp_sub(mp, 1, 1, 2);
-            er_ops_mp_add(mp, 0, 0, 1);
+    if (!z->ready) {
+        z->ready = 1;
+        z->allmean = 0;
+        sb_xg *v = (sb_xg *)malloc(sizeof(sb_xg) * (size_t)(n ? n : 1));
+        z->mp = er_ops_mp_new(2300, 6);
+        if (!v || !z->mp) {
+            free(v);
+            return 0;
         }
-        double lo, hi;
-        er_ops_mp_get(mp, 0, &lo, &hi);
-        if (lo != 0 || hi != 0) zero = 0;
+        for (int64_t k = 0; k < n; k++) {
+            v[k].x = s->x[AT(s, row, k)];
+            v[k].g = s->g[AT(s, row, k)];
+        }
+        qsort(v, (size_t)n, sizeof *v, xg_cmp);
+        er_ops_mp *mp = z->mp;
+        int first = 1, ok = 1;
+        for (int64_t a = 0; a < n && ok;) {
+            int64_t b = a;
+            er_ops_mp_set_d(mp, 3, 0);
+            while (b < n && v[b].x == v[a].x) {
+                er_ops_mp_set_d(mp, 1, v[b].g);
+                er_ops_mp_add(mp, 3, 3, 1);
+                b++;
+            }
+            double c = (double)(b - a);
+            if (first) {
+                er_ops_mp_copy(mp, 0, 3);
+                z->c0 = c;
+                first = 0;
+            } else { /* c_0 S_v == c_v S_0 */
+                double lo, hi;
+                er_ops_mp_set_d(mp, 1, z->c0);
+                er_ops_mp_mul(mp, 4, 3, 1);
+                er_ops_mp_set_d(mp, 1, c);
+                er_ops_mp_mul(mp, 5, 0, 1);
+                er_ops_mp_sub(mp, 4, 4, 5);
+                er_ops_mp_get(mp, 4, &lo, &hi);
+                ok = lo == 0 && hi == 0;
+            }
+            a = b;
+        }
+        z->allmean = ok;
+        free(v);
     }
-    free(done);
-    if (mp) er_ops_mp_free(mp);
-    return zero;
+    if (!z->allmean || !z->mp) return 0;
+    double lo, hi;
+    er_ops_mp_set_d(z->mp, 1, s->g[AT(s, row, i)]);
+    er_ops_mp_set_d(z->mp, 2, z->c0);
+    er_ops_mp_mul(z->mp, 1, 1, 2);
+    er_ops_mp_sub(z->mp, 1, 1, 0);
+    er_ops_mp_get(z->mp, 1, &lo, &hi);
+    return lo == 0 && hi == 0;
 }
 
 typedef struct sb_job {
@@ -115,6 +165,7 @@ static er_status sb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             ch = er_ops_add_up(ch, ph);
         }
         int undecided = 0;
+        sb_zero z = {0, 0, 0, NULL};
         for (int64_t k = 0; k < s->len; k++) {
             int64_t e = AT(s, row, k);
             und[k] = 0;
@@ -130,7 +181,7 @@ static er_status sb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             r->xhi[0][e] = h;
             if (er_ops_decide(of, l, h, &bits)) {
                 er_ops_store(&r->out[0], e, bits);
-            } else if (l <= 0 && h >= 0 && grad_is_zero(s, row, k)) {
+            } else if (l <= 0 && h >= 0 && grad_is_zero(s, row, k, &z)) {
                 r->xlo[0][e] = r->xhi[0][e] = 0;
                 er_ops_store(&r->out[0], e, er_ops_round(of, 0.0));
             } else {
@@ -138,6 +189,7 @@ static er_status sb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 undecided = 1;
             }
         }
+        if (z.mp) er_ops_mp_free(z.mp);
         if (!undecided) continue;
         /* rising precision: m = max x, E_j = exp(x_j - m), S = sum E, y = E / S, c = sum g y */
         double m = -INFINITY;
@@ -222,6 +274,7 @@ static er_status lsb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
         double N = (double)s->len, u64 = 0x1p-53, gg = er_b_up(N * u64), eG = er_ops_mul_up(er_ops_div_up(gg, 1 - gg), GA);
         double Gl = er_ops_add_dn(G, -eG), Gh = er_ops_add_up(G, eG);
         if (eG == 0) Gl = Gh = G;
+        er_ops_mp *gz = NULL; /* the row's exact G */
         for (int64_t k = 0; k < s->len; k++) {
             int64_t e = AT(s, row, k);
             if (bad) {
@@ -241,26 +294,27 @@ static er_status lsb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
                 er_ops_store(&r->out[0], e, bits);
                 continue;
             }
-            /* the exact sum G (2300 bits hold it) for the zero test and the precise path */
+            /* the exact sum G (2300 bits hold it), once per row, for the zero test */
             int zero = 0;
             {
-                er_ops_mp *mp = er_ops_mp_new(2300, 3);
-                if (!mp) return msgf(msg, msg_size, ER_ENOMEM, "log_softmax.backward: out of memory");
-                er_ops_mp_set_d(mp, 0, 0);
-                for (int64_t q = 0; q < s->len; q++) {
-                    er_ops_mp_set_d(mp, 1, s->g[AT(s, row, q)]);
-                    er_ops_mp_add(mp, 0, 0, 1);
+                if (!gz) {
+                    gz = er_ops_mp_new(2300, 3);
+                    if (!gz) return msgf(msg, msg_size, ER_ENOMEM, "log_softmax.backward: out of memory");
+                    er_ops_mp_set_d(gz, 0, 0);
+                    for (int64_t q = 0; q < s->len; q++) {
+                        er_ops_mp_set_d(gz, 1, s->g[AT(s, row, q)]);
+                        er_ops_mp_add(gz, 0, 0, 1);
+                    }
                 }
                 double a, b;
-                er_ops_mp_get(mp, 0, &a, &b);
+                er_ops_mp_get(gz, 0, &a, &b);
                 int Gzero = a == 0 && b == 0;
-                er_ops_mp_set_d(mp, 1, g);
-                er_ops_mp_set_d(mp, 2, N);
-                er_ops_mp_mul(mp, 1, 1, 2);
-                er_ops_mp_sub(mp, 1, 1, 0);
-                er_ops_mp_get(mp, 1, &a, &b);
+                er_ops_mp_set_d(gz, 1, g);
+                er_ops_mp_set_d(gz, 2, N);
+                er_ops_mp_mul(gz, 1, 1, 2);
+                er_ops_mp_sub(gz, 1, 1, 0);
+                er_ops_mp_get(gz, 1, &a, &b);
                 zero = (g == 0 && Gzero) || (same && a == 0 && b == 0);
-                er_ops_mp_free(mp);
             }
             if (zero) {
                 r->xlo[0][e] = r->xhi[0][e] = 0;
@@ -270,7 +324,10 @@ static er_status lsb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             int done = 0;
             for (int prec = 128; prec <= (1 << 14) && !done; prec *= 2) {
                 er_ops_mp *mp = er_ops_mp_new(prec, 5);
-                if (!mp) return msgf(msg, msg_size, ER_ENOMEM, "log_softmax.backward: out of memory");
+                if (!mp) {
+                    if (gz) er_ops_mp_free(gz);
+                    return msgf(msg, msg_size, ER_ENOMEM, "log_softmax.backward: out of memory");
+                }
                 /* 0: m, 1: S, 2: G, 3, 4: scratch */
                 er_ops_mp_set_d(mp, 0, m);
                 er_ops_mp_set_d(mp, 1, 0);
@@ -297,10 +354,13 @@ static er_status lsb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
                 }
                 er_ops_mp_free(mp);
             }
-            if (!done)
+            if (!done) {
+                if (gz) er_ops_mp_free(gz);
                 return msgf(msg, msg_size, ER_EINVAL, "log_softmax.backward: the rounding of element %lld is not decided",
                             (long long)e);
+            }
         }
+        if (gz) er_ops_mp_free(gz);
     }
     return ER_OK;
 }
