@@ -452,3 +452,15 @@ def test_log_softmax_backward_matches_numpy_and_covers_torch(rng, dtype):
     # f32 a few elements fall outside), so it is judged with compute bf16
     kw = {"standard": "any_order", "compute": None if dtype == "float32" else dtype}
     assert _outside(gb, xt.grad.float().numpy().astype(DTYPES[dtype]), **kw) == 0
+
+
+def test_backward_exact_zeros(rng):
+    # gradients whose exact backward is 0 everywhere: decided exactly (Lindemann-Weierstrass for the
+    # softmax family, rational identities for the norms), +0, with a zero allowed range
+    x = _data(rng, 4, 300, "float32")
+    ones = np.ones_like(x)
+    for gb in (er.softmax(x, -1).backward(ones), er.log_softmax(x, -1).backward(np.zeros_like(x)),
+               er.layer_norm(x, (300,)).backward(ones)["grad_input"]):
+        y = np.asarray(gb.rounded)
+        assert (y == 0).all() and not np.signbit(y).any()
+        assert _outside(gb, np.zeros_like(x), standard="any_order") == 0
