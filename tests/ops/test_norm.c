@@ -641,6 +641,65 @@ START_TEST(norm_backward)
 }
 END_TEST
 
+/* ---- log_softmax.backward: g - softmax(x) sum(g), against MPFR and an f32 emulation ---- */
+START_TEST(log_softmax_backward)
+{
+    uint64_t st = er_test_seed("log_softmax_backward");
+    char msg[256] = "";
+    mpfr_t S, G, t;
+    mpfr_inits2(400, S, G, t, (mpfr_ptr)0);
+    for (int trial = 0; trial < 10; trial++) {
+        int rows = 1 + (int)(er_test_rand(&st) % 4), n = 2 + (int)(er_test_rand(&st) % 100);
+        int of = trial % 2 ? ER_FMT_BF16 : ER_FMT_F32;
+        float x[4 * 101], g[4 * 101], gi[4 * 101];
+        for (int e = 0; e < rows * n; e++) x[e] = (float)(urand(&st) * 4), g[e] = (float)urand(&st);
+        if (trial % 3 == 0) /* a zero-sum gradient on the first row */
+            for (int i = 0; i < n; i++) g[i] = i % 2 ? 0.25f : -0.25f, g[n - 1] = n % 2 ? 0.0f : g[n - 1];
+        int64_t sh[2] = {rows, n};
+        er_optensor X = er_optensor_make(ER_FMT_F32, 2, sh, x), Gt = er_optensor_make(ER_FMT_F32, 2, sh, g);
+        const er_optensor *in[2] = {&X, &Gt};
+        char opts[48];
+        snprintf(opts, sizeof opts, "out=%s", er_format_name(of));
+        er_opres *r = NULL;
+        ck_assert_msg(er_op_call_nd("log_softmax.backward", 2, in, opts, &r, msg, sizeof msg) == ER_OK, "%s", msg);
+        for (int row = 0; row < rows; row++) {
+            const float *xr = x + row * n, *gr = g + row * n;
+            float m = -INFINITY, z[101], sg = 0, lse = 0;
+            for (int j = 0; j < n; j++) m = fmaxf(m, xr[j]);
+            mpfr_set_zero(S, 1);
+            mpfr_set_zero(G, 1);
+            for (int j = 0; j < n; j++) {
+                mpfr_set_d(t, (double)xr[j] - m, MPFR_RNDN);
+                mpfr_exp(t, t, MPFR_RNDN);
+                mpfr_add(S, S, t, MPFR_RNDN);
+                mpfr_add_d(G, G, gr[j], MPFR_RNDN);
+                lse += expf(xr[j] - m);
+                sg += gr[j];
+            }
+            lse = logf(lse);
+            for (int j = 0; j < n; j++) z[j] = xr[j] - m - lse; /* torch's forward in f32 */
+            for (int i = 0; i < n; i++) {
+                mpfr_set_d(t, (double)xr[i] - m, MPFR_RNDN);
+                mpfr_exp(t, t, MPFR_RNDN);
+                mpfr_div(t, t, S, MPFR_RNDN);
+                mpfr_mul(t, t, G, MPFR_RNDN);
+                mpfr_d_sub(t, gr[i], t, MPFR_RNDN);
+                double want = mp_round_to(t, of), got = val(of, er_opres_rounded(r, 0)->data, row * n + i);
+                ck_assert_msg(got == want || (got == 0 && want == 0), "trial %d element %d: %a, MPFR %a", trial,
+                              row * n + i, got, want);
+                gi[row * n + i] = gr[i] - expf(z[i]) * sg;
+            }
+        }
+        ck_assert_msg(outside_f32(r, 0, gi, rows, n, "any_order", of) == 0, "trial %d: emulation outside", trial);
+        for (int row = 0; row < rows; row++) /* a planted bug: the gradient's sum dropped */
+            for (int i = 0; i < n; i++) gi[row * n + i] = g[row * n + i];
+        if (trial % 3) ck_assert_msg(outside_f32(r, 0, gi, rows, n, "any_order", of) > 0, "trial %d: bug not caught", trial);
+        er_opres_free(r);
+    }
+    mpfr_clears(S, G, t, (mpfr_ptr)0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("norm");
@@ -653,6 +712,7 @@ int main(void)
     tcase_add_test(tc, quantize_tensor_scale_and_saturation);
     tcase_add_test(tc, softmax_backward);
     tcase_add_test(tc, norm_backward);
+    tcase_add_test(tc, log_softmax_backward);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
