@@ -58,7 +58,7 @@ def mx_emul(x, fmt, block=32, bug=None):
     return q.reshape(rows, n), X.astype(F32).astype(E8M0)
 
 
-def nvfp4_emul(x, s_t=None, block=16, bug=None):
+def nvfp4_emul(x, s_t=None, block=16, bug=None, recip=False):
     """NVFP4: e2m1 elements, e4m3 block scales (amax / 6 / s_t), a per-tensor f32 scale s_t."""
     x = np.asarray(x, F32)
     rows, n = x.shape
@@ -67,13 +67,18 @@ def nvfp4_emul(x, s_t=None, block=16, bug=None):
     s_t = F32(s_t)
     xb = x.reshape(rows, n // block, block)
     amax = np.abs(xb).max(axis=-1)
-    sb = ((amax / F32(6)).astype(F32) / s_t).astype(F32)
+    if recip:  # amax * (1 / (6 s_t)): one more rounding
+        sb = (amax * (F32(1) / (F32(6) * s_t).astype(F32)).astype(F32)).astype(F32)
+    else:
+        sb = ((amax / F32(6)).astype(F32) / s_t).astype(F32)
     if bug == "binade":
         sb = (sb * F32(2)).astype(F32)
     sb = np.clip(sb, F32(0), F32(448)).astype(E4M3)
     den = (sb.astype(F32) * s_t).astype(F32)
     with np.errstate(divide="ignore", invalid="ignore"):
-        v = np.where(den[..., None] > 0, xb / np.where(den > 0, den, F32(1))[..., None], F32(0)).astype(F32)
+        safe = np.where(den > 0, den, F32(1))
+        q = (xb * (F32(1) / safe).astype(F32)[..., None]).astype(F32) if recip else xb / safe[..., None]
+        v = np.where(den[..., None] > 0, q, F32(0)).astype(F32)
     q = _to_fmt(v, "f4e2m1", toward_zero=(bug == "toward_zero"))
     return q.reshape(rows, n), sb
 
@@ -153,6 +158,9 @@ def test_nvfp4_covered_and_exact(rng):
     # the same with the tensor scale computed by the operation
     r2 = _q(x, fmt="f4e2m1", scheme="nvfp4")
     assert _out(r2, "scale", sb) == 0 and _out(r2, "q", q) == 0
+    # reciprocal forms of both quotients
+    q, sb = nvfp4_emul(x, s_t, recip=True)
+    assert _out(r, "scale", sb) == 0 and _out(r, "q", q) == 0
 
 
 @pytest.mark.parametrize("bug", ["binade", "toward_zero", "block32"])
