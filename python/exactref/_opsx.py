@@ -248,9 +248,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
               v_descale=None if v_descale is None else float(v_descale))
 
 
-def quantize(input, fmt="f8e4m3", scheme="tensor", scale=None, saturate=True):
+def quantize(input, fmt=None, scheme="tensor", scale=None, saturate=True):
     """Quantization to an fp8/fp6/fp4 format with a per-tensor, per-row or per-block scale: outputs
-    result["q"] and result["scale"].  fmt: f8e4m3, f8e5m2, f6e2m3, f6e3m2, f4e2m1; scheme: tensor, row,
+    result["q"] and result["scale"].  fmt: f8e4m3 (None: f8e4m3, f4e2m1 for nvfp4), f8e5m2, f6e2m3, f6e3m2,
+    f4e2m1; scheme: tensor, row,
     mx (OCP MX, block 32, e8m0 scales) or nvfp4 (block 16, e4m3 scales and a per-tensor f32 scale)."""
     return op("quantize", input, scale, fmt=fmt, scheme=scheme, saturate=bool(saturate))
 

@@ -242,6 +242,10 @@ void er_opres_as_op(er_opres *r, er_op *op);
 
 /* The operations (one file each). */
 extern const er_opdef er_opdef_softmax;
+extern const er_opdef er_opdef_layer_norm, er_opdef_rms_norm; /* op_norm.c */
+extern const er_opdef er_opdef_layer_norm_backward, er_opdef_rms_norm_backward;
+extern const er_opdef er_opdef_quantize;                       /* op_quant.c */
+extern const er_opdef er_opdef_softmax_backward, er_opdef_log_softmax_backward; /* op_softmax_backward.c */
 extern const er_opdef er_opdef_log_softmax;
 extern const er_opdef er_opdef_logsumexp;
 extern const er_opdef er_opdef_add, er_opdef_mul, er_opdef_linear;

@@ -7,6 +7,13 @@
 
 static const er_opdef *const table[] = {
     &er_opdef_softmax,
+    &er_opdef_layer_norm,
+    &er_opdef_rms_norm,
+    &er_opdef_quantize,
+    &er_opdef_softmax_backward,
+    &er_opdef_log_softmax_backward,
+    &er_opdef_layer_norm_backward,
+    &er_opdef_rms_norm_backward,
     &er_opdef_log_softmax,
     &er_opdef_logsumexp,
     &er_opdef_exp,
