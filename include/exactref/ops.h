@@ -58,6 +58,29 @@ ER_API er_status er_op_call(const char *op, int ninputs, const er_tensor *const 
 ER_API er_status er_op_call_nd(const char *op, int ninputs, const er_optensor *const *inputs, const char *options,
                                er_opres **out, char *msg, size_t msg_size);
 
+/*
+ * Results as inputs: an input of er_op_call_from is an array, or the stored output of an earlier result
+ * (matmul's er_result, or output `output` of an er_opres), read as the implementation under test stored
+ * it: within that result's bounds.
+ */
+typedef struct er_opinput {
+    const er_optensor *tensor; /* an array (all three NULL: an absent optional input) */
+    er_result *result;         /* or matmul's result: its rounded output */
+    er_opres *opres;           /* or an operation's result: its output `output` */
+    int output;
+} er_opinput;
+
+/*
+ * er_op_call_nd with earlier results as inputs: the new result's rounded and exact are the exact answer
+ * on the earlier results' rounded outputs, and its bounds cover every stored value the earlier bounds
+ * allow under from_opts (NULL: er_tol_opts_init's): a value within tolerance of rounded; where the
+ * earlier result allows an infinity or NaN, or has no finite bound, the new bounds claim none there.
+ * The earlier results must outlive the new one.  Operations that do not take results as inputs
+ * (linear: use matmul's er_result_create_from) refuse them with ER_EUNSUPPORTED.
+ */
+ER_API er_status er_op_call_from(const char *op, int ninputs, const er_opinput *inputs, const er_tol_opts *from_opts,
+                                 const char *options, er_opres **out, char *msg, size_t msg_size);
+
 /* The operations of the table, space separated ("softmax log_softmax ..."). */
 ER_API const char *er_op_names(void);
 

@@ -12,6 +12,7 @@ from ._opsx import (OpResult, add, exp, gelu, layer_norm, linear, log_softmax, l
                     quantize_mx, quantize_nvfp4, relu, rms_norm, scaled_dot_product_attention, sigmoid, silu, softmax,
                     tanh)
 from . import testing
+from . import tile
 
 __version__ = _core.version()
 

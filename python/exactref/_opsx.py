@@ -25,6 +25,36 @@ class OpResult(Result):
 
     _calls_library = True  # _opts_key: ulps None means the documented defaults (-1)
 
+    def reshape(self, shape):
+        raise NotImplementedError(f"views of a {self._op} result are not supported yet: reshape result.rounded "
+                                  f"and the arrays tolerance() gives, or check in the operation's own shape")
+
+    def transpose(self, i, j):
+        raise NotImplementedError(f"views of a {self._op} result are not supported yet: transpose result.rounded "
+                                  f"and the arrays tolerance() gives, or check in the operation's own shape")
+
+    @property
+    def T(self):
+        return self.transpose(-2, -1)
+
+    def normal(self, compute=None, *, flush_to_zero=False):
+        raise NotImplementedError(f"normal() is matmul's (index-order accumulation emulated to the bit); "
+                                  f"{self._op} has none yet")
+
+    def backward(self, grad, **options):
+        """The operation's backward on the same inputs and options with the gradient grad as the last input
+        (the table's "<op>.backward": softmax's, the norms', attention's), as an OpResult whose outputs are
+        the gradients ("grad_input", ...; attention: "dq", "dk", "dv").  options override the forward's
+        (dtype= the gradients' format)."""
+        call = getattr(self, "_call", None)
+        name = f"{self._op}.backward"
+        if call is None or name not in op_names():
+            raise NotImplementedError(f"{name} is not in this build's table of operations")
+        inputs, fwd = call
+        opts = dict(fwd)
+        opts.update(options)
+        return op(name, *inputs, grad, **opts)
+
     def __repr__(self):
         if self._outputs is not None:
             return f"OpResult({self._op}, outputs={list(self._outputs)})"
@@ -37,13 +67,13 @@ def op_names():
 
 
 def _input(x, name, dtype=None):
-    """(bits, format id) of an input (anything er.asarray takes), or None."""
+    """(bits, format id) of an input (anything er.asarray takes), None, or an earlier Result (kept as it is:
+    results as inputs are read within their bounds)."""
     if x is None:
         return None
     if isinstance(x, Result):
-        raise NotImplementedError(
-            f"{name}: a Result as an input of an operation beyond matmul is not supported yet; pass "
-            f"result.rounded (the bounds then do not include the earlier result's tolerance)")
+        x._single()  # one output: result[name] picks one of several
+        return x
     try:
         arr = A.asarray(x, dtype)
     except (TypeError, ValueError) as e:
@@ -75,19 +105,48 @@ def op(name, *inputs, dtype=None, **options):
     if dtype is not None:
         opts["out"] = A.format_name(A.format_id(dtype))
     text = ",".join(f"{k}={_fmt_opt(v)}" for k, v in opts.items())
-    c = _core.op_call(name, ins, text)
+    froms = any(isinstance(x, Result) for x in ins)
+
+    def call(key):
+        # key: the options the earlier results' bounds are taken under (None: arrays only)
+        args = [_c_input(x, key) for x in ins]
+        return _core.op_call(name, args, text) if key is None else _core.op_call(name, args, text, *key)
+
+    c = call(None if not froms else (-1, -1.0, 0, "normal"))
     names = c.output_names
     singles = []
+    cache = {}
     for i, n in enumerate(names):
         core = c.output(i)
-        r = OpResult(name, core, shape=core.nd_shape)
+        recreate = None
+        if froms:
+            def recreate(key, i=i):
+                if key not in cache:
+                    cache[key] = call(key)
+                return cache[key].output(i)
+        r = OpResult(name, core, shape=core.nd_shape, recreate=recreate)
         singles.append((n, r))
     if len(singles) == 1:
         res = singles[0][1]
     else:
         res = OpResult(name, outputs=dict(singles))
     res._c = c
+    fwd = dict(options)
+    if dtype is not None:
+        fwd["dtype"] = dtype
+    res._call = (inputs, fwd)  # backward(grad): the same inputs and options
     return res
+
+
+def _c_input(x, key):
+    """An input as _core.op_call takes it: None, (bits, fmt), or an earlier result's C object whose bounds
+    are those under key (a COpRes and the output's index, or matmul's CResult)."""
+    if not isinstance(x, Result):
+        return x
+    core = x._core if key is None else x._core_for(key)
+    if isinstance(x, OpResult):
+        return (core.res, core.index)
+    return core
 
 
 # ---- torch-named wrappers ----
@@ -189,9 +248,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
               v_descale=None if v_descale is None else float(v_descale))
 
 
-def quantize(input, fmt="f8e4m3", scheme="tensor", scale=None, saturate=True):
+def quantize(input, fmt=None, scheme="tensor", scale=None, saturate=True):
     """Quantization to an fp8/fp6/fp4 format with a per-tensor, per-row or per-block scale: outputs
-    result["q"] and result["scale"].  fmt: f8e4m3, f8e5m2, f6e2m3, f6e3m2, f4e2m1; scheme: tensor, row,
+    result["q"] and result["scale"].  fmt: f8e4m3 (None: f8e4m3, f4e2m1 for nvfp4), f8e5m2, f6e2m3, f6e3m2,
+    f4e2m1; scheme: tensor, row,
     mx (OCP MX, block 32, e8m0 scales) or nvfp4 (block 16, e4m3 scales and a per-tensor f32 scale)."""
     return op("quantize", input, scale, fmt=fmt, scheme=scheme, saturate=bool(saturate))
 

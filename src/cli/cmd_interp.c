@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "cli.h"
 #include "cli_out.h"
+#include "cmd_interp_bounds.h"
 #include "exactref/interp.h"
 #include "exactref/npy.h"
 #include "exactref/core/er_round.h"
@@ -108,6 +110,81 @@ static int on_path(const char *name)
     }
 }
 
+/* A path made of safe characters only (it is quoted for the shell). */
+static int shell_safe(const char *s)
+{
+    for (; *s; s++)
+        if (*s == '\'' || *s == '\n') return 0;
+    return 1;
+}
+
+/* The first executable file matching a glob pattern, into out: 1, or 0. */
+static int glob_exe(const char *pattern, char *out, size_t n)
+{
+    glob_t g;
+    size_t i;
+    int found = 0;
+    if (glob(pattern, 0, NULL, &g) != 0) return 0;
+    for (i = 0; i < g.gl_pathc && !found; i++)
+        if (access(g.gl_pathv[i], X_OK) == 0 && strlen(g.gl_pathv[i]) < n && shell_safe(g.gl_pathv[i])) {
+            strcpy(out, g.gl_pathv[i]);
+            found = 1;
+        }
+    globfree(&g);
+    return found;
+}
+
+/*
+ * tileirdisasm: $EXACTREF_TILEIRDISASM, else on PATH, else where pip installs it (PyPI
+ * nvidia-cuda-tileiras puts it in site-packages/nvidia/cu<N>/bin, which is not on PATH): under the
+ * active virtual environment or conda prefix, the user's site-packages, /usr/local and /usr, and
+ * finally the site-packages of the python3 on PATH.  1 and the command in out, or 0.
+ */
+static int find_disasm(char *out, size_t n)
+{
+    static const char *const tail = "/lib/python3*/site-packages/nvidia/cu*/bin/tileirdisasm";
+    const char *env = getenv("EXACTREF_TILEIRDISASM"), *roots[3];
+    char pat[4200];
+    int i;
+    if (env && *env) {
+        if (strlen(env) >= n || !shell_safe(env)) return 0;
+        strcpy(out, env);
+        return 1;
+    }
+    if (on_path("tileirdisasm")) {
+        snprintf(out, n, "tileirdisasm");
+        return 1;
+    }
+    roots[0] = getenv("VIRTUAL_ENV");
+    roots[1] = getenv("CONDA_PREFIX");
+    roots[2] = getenv("HOME");
+    for (i = 0; i < 3; i++) {
+        if (!roots[i] || !*roots[i] || strlen(roots[i]) > 4000) continue;
+        snprintf(pat, sizeof pat, "%s%s%s", roots[i], i == 2 ? "/.local" : "", tail);
+        if (glob_exe(pat, out, n)) return 1;
+    }
+    if (glob_exe("/usr/local/lib/python3*/dist-packages/nvidia/cu*/bin/tileirdisasm", out, n) ||
+        glob_exe("/usr/local/lib/python3*/site-packages/nvidia/cu*/bin/tileirdisasm", out, n) ||
+        glob_exe("/usr/lib/python3/dist-packages/nvidia/cu*/bin/tileirdisasm", out, n))
+        return 1;
+    if (on_path("python3")) {
+        /* the interpreter's own purelib and platlib */
+        FILE *f = popen("python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"]); print(sysconfig.get_paths()[\"platlib\"])' 2>/dev/null", "r");
+        char line[4000];
+        int found = 0;
+        if (!f) return 0;
+        while (!found && fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = 0;
+            if (!*line) continue;
+            snprintf(pat, sizeof pat, "%s/nvidia/cu*/bin/tileirdisasm", line);
+            found = glob_exe(pat, out, n);
+        }
+        pclose(f);
+        return found;
+    }
+    return 0;
+}
+
 /* The module's text: the file itself, or tileirdisasm's output for a .tileirbc file. */
 static char *load_text(const char *path, size_t *len, int *rc)
 {
@@ -116,7 +193,7 @@ static char *load_text(const char *path, size_t *len, int *rc)
     int why;
     *rc = ER_EXIT_USAGE;
     if (ends_with(path, ".tileirbc")) {
-        char cmd[4200];
+        char cmd[8600], tool[4096];
         int st;
         const char *q;
         for (q = path; *q; q++)
@@ -128,12 +205,14 @@ static char *load_text(const char *path, size_t *len, int *rc)
             fprintf(stderr, "exactref interp: %s: %s\n", path, strerror(errno));
             return NULL;
         }
-        if (!on_path("tileirdisasm")) {
-            fprintf(stderr, "exactref interp: %s: Tile IR bytecode needs tileirdisasm to be read, and it is not on PATH "
-                            "(install it with: pip install nvidia-cuda-tileiras), or pass the MLIR text form\n", path);
+        if (!find_disasm(tool, sizeof tool)) {
+            fprintf(stderr, "exactref interp: %s: Tile IR bytecode needs tileirdisasm to be read, and it was found neither "
+                            "on PATH nor under site-packages/nvidia/cu*/bin of the active python environment (install it "
+                            "with: pip install nvidia-cuda-tileiras, or name it with EXACTREF_TILEIRDISASM=PATH), or pass "
+                            "the MLIR text form\n", path);
             return NULL;
         }
-        snprintf(cmd, sizeof cmd, "tileirdisasm '%s'", path);
+        snprintf(cmd, sizeof cmd, "'%s' '%s'", tool, path);
         f = popen(cmd, "r");
         if (!f) {
             fprintf(stderr, "exactref interp: %s: cannot run tileirdisasm\n", path);
@@ -441,6 +520,126 @@ static int parse_grid(const char *s, int g[3])
     return k ? 0 : -1;
 }
 
+/*
+ * cuTile's list-of-arrays parameter (calling convention cutile_python_v1): a pointer to a table of i64
+ * words, one row per array: its address, its shape, then its strides (elements), followed by one integer
+ * parameter, the list's length.  `list:[FMT:]a.npy,b.npy,...` loads each array as an extra buffer of the
+ * launch (FMT: the elements' format, else the arrays' native dtype) and makes the table, whose words
+ * hold the extra buffers' addresses: extra buffer j lives at (npp + j + 1) * 2^40 (interp.h), npp being
+ * the number of pointer parameters.  The arrays are appended to *xb (named PARAM.K for -o); *len gets
+ * the list's length.  0, or the exit status after the message.
+ */
+typedef struct xbuf {
+    buf b;
+    char name[80];
+} xbuf;
+
+static int fmt_of_descr(const char *d)
+{
+    char k = d[1];
+    int n = atoi(d + 2);
+    if (k == 'f') return n == 8 ? ER_FMT_F64 : n == 4 ? ER_FMT_F32 : n == 2 ? ER_FMT_F16 : -1;
+    if (k == 'i') return n == 8 ? ER_FMT_I64 : n == 4 ? ER_FMT_I32 : n == 2 ? ER_FMT_I16 : n == 1 ? ER_FMT_I8 : -1;
+    if (k == 'b') return ER_INTERP_FMT_I1;
+    return -1;
+}
+
+static int load_list(const char *arg, const char *pname, int npp, xbuf **xb, int *nx, buf *table, int64_t *len)
+{
+    const char *rest = arg + 5, *colon = strchr(rest, ':');
+    int fmt = -1, k, n = 1, nd = -1, c;
+    char *files, *f, *save = NULL;
+    int64_t *words;
+    if (colon) {
+        char fn[64];
+        size_t l = (size_t)(colon - rest);
+        if (l >= sizeof fn || (snprintf(fn, sizeof fn, "%.*s", (int)l, rest), er_format_from_name(fn, &fmt) != ER_OK)) {
+            fprintf(stderr, "exactref interp: %s: '%.*s' is not a format name (list:[FMT:]a.npy,b.npy,...)\n", arg, (int)l, rest);
+            return ER_EXIT_USAGE;
+        }
+        rest = colon + 1;
+    }
+    for (f = (char *)rest; *f; f++) n += *f == ',';
+    if (!*rest || n > 4096 || *nx + n > 4096) {
+        fprintf(stderr, "exactref interp: %s: a list holds 1 to 4096 arrays (4096 in all)\n", arg);
+        return ER_EXIT_USAGE;
+    }
+    files = (char *)malloc(strlen(rest) + 1);
+    words = NULL;
+    {
+        xbuf *nxb = (xbuf *)realloc(*xb, (size_t)(*nx + n) * sizeof **xb);
+        if (!files || !nxb) { free(files); if (nxb) *xb = nxb; fprintf(stderr, "exactref interp: out of memory\n"); return ER_EXIT_INTERNAL; }
+        *xb = nxb;
+    }
+    strcpy(files, rest);
+    k = 0;
+    for (f = strtok_r(files, ",", &save); f; f = strtok_r(NULL, ",", &save), k++) {
+        xbuf *x = &(*xb)[*nx];
+        int efmt = fmt, rc;
+        memset(x, 0, sizeof *x);
+        if (efmt < 0) {
+            er_npy a;
+            char msg[512];
+            if (er_npy_read(f, &a, msg, sizeof msg) != ER_OK) {
+                fprintf(stderr, "exactref interp: %s\n", msg);
+                free(files);
+                return ER_EXIT_USAGE;
+            }
+            efmt = fmt_of_descr(a.descr);
+            if (efmt < 0) {
+                fprintf(stderr, "exactref interp: %s: the list's format is not given and '%s' is not a native dtype; write list:FMT:%s\n", f, a.descr, rest);
+                er_npy_free(&a);
+                free(files);
+                return ER_EXIT_USAGE;
+            }
+            er_npy_free(&a);
+        }
+        if ((rc = load_buffer(f, efmt, &x->b)) != 0) {
+            free_buffer(&x->b);
+            free(files);
+            return rc;
+        }
+        x->b.path = strdup(f); /* the path outlives the copy it was cut from */
+        if (!x->b.path) { free_buffer(&x->b); free(files); return ER_EXIT_INTERNAL; }
+        snprintf(x->name, sizeof x->name, "%.60s.%d", pname, k);
+        if (nd >= 0 && x->b.a.ndim != nd) {
+            fprintf(stderr, "exactref interp: %s: the arrays of a list must have one number of dimensions (%d, then %d)\n", arg, nd, x->b.a.ndim);
+            free((void *)x->b.path);
+            free_buffer(&x->b);
+            free(files);
+            return ER_EXIT_USAGE;
+        }
+        nd = x->b.a.ndim;
+        (*nx)++;
+    }
+    free(files);
+    /* the table: n rows of 1 + 2 nd words */
+    c = 1 + 2 * nd;
+    memset(table, 0, sizeof *table);
+    words = (int64_t *)calloc((size_t)(n * c) + 1, sizeof *words);
+    if (!words) { fprintf(stderr, "exactref interp: out of memory\n"); return ER_EXIT_INTERNAL; }
+    for (k = 0; k < n; k++) {
+        const buf *e = &(*xb)[*nx - n + k].b;
+        int d;
+        int64_t st = 1;
+        words[k * c] = (int64_t)((uint64_t)(npp + *nx - n + k + 1) << 40);
+        for (d = nd - 1; d >= 0; d--) {
+            words[k * c + 1 + d] = e->a.shape[d];
+            words[k * c + 1 + nd + d] = st;
+            st *= e->a.shape[d];
+        }
+    }
+    table->data = words;
+    table->nbytes = (size_t)(n * c) * sizeof *words;
+    table->fmt = ER_FMT_I64;
+    table->path = arg;
+    table->a.ndim = 2;
+    table->a.shape[0] = n;
+    table->a.shape[1] = c;
+    *len = n;
+    return 0;
+}
+
 /* The output path of a pointer parameter's buffer: DIR/PARAM.npy (malloc'd; NULL: out of memory). */
 static char *out_path(const char *dir, const char *param)
 {
@@ -461,6 +660,7 @@ static int check_outputs(const char *dir, const char *kfile, const er_interp_mod
     struct stat sb;
     char msg[1024];
     int i, bi = 0, np = er_interp_param_count(m, kernel);
+    if (stat(dir, &sb) != 0 && errno == ENOENT) return 0; /* made after the run (make_outdir): no file in it is an input */
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "exactref interp: -o %s: not a directory\n", dir);
         return ER_EXIT_USAGE;
@@ -494,6 +694,33 @@ static int check_outputs(const char *dir, const char *kfile, const er_interp_mod
     }
     (void)bi;
     return 0;
+}
+
+/*
+ * -o DIR when it does not exist yet: made (with its missing parents, mode 0777 less the umask) after a
+ * run that succeeded, so that a refusal leaves nothing behind.  0, or exit 3 naming the directory.
+ */
+static int make_outdir(const char *dir)
+{
+    char *p = (char *)malloc(strlen(dir) + 1), *q;
+    struct stat sb;
+    int rc = 0;
+    if (!p) return ER_EXIT_INTERNAL;
+    strcpy(p, dir);
+    for (q = p + 1;; q++) {
+        char c = *q;
+        if (c != '/' && c != 0) continue;
+        *q = 0;
+        if (stat(p, &sb) != 0 && mkdir(p, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "exactref interp: -o %s: cannot make the directory %s: %s\n", dir, p, strerror(errno));
+            rc = ER_EXIT_INTERNAL;
+            break;
+        }
+        *q = c;
+        if (!c) break;
+    }
+    free(p);
+    return rc;
 }
 
 /*
@@ -532,9 +759,131 @@ static int write_outputs(const char *dir, const er_interp_module *m, const char 
     return ER_EXIT_OK;
 }
 
+/* The list arrays' outputs DIR/PARAM.K.npy: checked before the run like the others (0 or the exit status). */
+static int check_list_outputs(const char *dir, const char *kfile, const buf *bufs, int nb, const xbuf *xb, int nx)
+{
+    struct stat sb;
+    char msg[1024];
+    int j, k;
+    if (!nx || (stat(dir, &sb) != 0 && errno == ENOENT)) return 0;
+    for (j = 0; j < nx; j++) {
+        char *path = out_path(dir, xb[j].name);
+        int bad = 0;
+        if (!path) return ER_EXIT_INTERNAL;
+        if (er_cli_same_file(path, kfile)) bad = 1;
+        for (k = 0; k < nb && !bad; k++) bad = er_cli_same_file(path, bufs[k].path);
+        for (k = 0; k < nx && !bad; k++) bad = er_cli_same_file(path, xb[k].b.path);
+        if (bad) fprintf(stderr, "exactref interp: -o %s: %s is an input: refusing to overwrite an input\n", dir, path);
+        else if (er_npy_output_check(path, msg, sizeof msg) != ER_OK) {
+            fprintf(stderr, "exactref interp: -o %s: %s\n", dir, msg);
+            bad = 1;
+        }
+        free(path);
+        if (bad) return ER_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The list arrays a store reached, as DIR/PARAM.K.npy: 0 or 3. */
+static int write_list_outputs(const char *dir, const xbuf *xb, const er_interp_buffer *xib, int nx)
+{
+    int j;
+    for (j = 0; j < nx; j++) {
+        char msg[1024], *path;
+        er_status st;
+        if (!xib[j].stored) continue;
+        if (!(path = out_path(dir, xb[j].name))) return ER_EXIT_INTERNAL;
+        st = er_npy_write(path, native_descr(xb[j].b.fmt), xb[j].b.a.ndim, xb[j].b.a.shape, xib[j].data, msg, sizeof msg);
+        free(path);
+        if (st != ER_OK) {
+            fprintf(stderr, "exactref interp: %s\n", msg);
+            return ER_EXIT_INTERNAL;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Bounds mode's outputs: --bounds DIR (lo/hi per float buffer), --check DIR (each pointer parameter's
+ * DIR/PARAM.npy that exists, judged; other files ignored) with --json FILE.  0 all covered, 1 some
+ * outside, 2 a device file that is not the buffer's, 3 a write that failed.
+ */
+static int bounds_outputs(const er_interp_module *m, const char *kernel, buf *bufs, int nb, er_interp_bounds *bres,
+                          const char *checkdir, const char *boundsdir, const char *jsonpath, const char *standard)
+{
+    int i, np = er_interp_param_count(m, kernel), bi = 0, rc = ER_EXIT_OK, judged = 0;
+    er_sbuf js;
+    memset(&js, 0, sizeof js);
+    if (jsonpath) er_sb_printf(&js, "{\n  \"kernel\": \"%s\",\n  \"standard\": \"%s\",\n  \"buffers\": [", kernel, standard ? standard : "normal");
+    for (i = 0; i < np && bi < nb; i++) {
+        er_interp_param p;
+        int64_t shape[ER_NPY_MAX_DIMS];
+        int nd, d;
+        er_interp_param_get(m, kernel, i, &p);
+        if (p.kind != ER_INTERP_PARAM_POINTER) continue;
+        nd = bufs[bi].a.ndim;
+        for (d = 0; d < nd; d++) shape[d] = bufs[bi].a.shape[d];
+        if (nd == 0) { nd = 1; shape[0] = 1; }
+        if (boundsdir && (rc = er_cli_interp_write_bounds(boundsdir, p.name, bres, (size_t)bi, nd, shape)) != 0) break;
+        if (checkdir) {
+            char path[4096], msg[1024];
+            struct stat sb;
+            buf dev;
+            er_check_report rep;
+            int64_t *idx;
+            int lrc;
+            er_status st;
+            snprintf(path, sizeof path, "%s/%s.npy", checkdir, p.name);
+            if (stat(path, &sb) != 0) { bi++; continue; } /* a buffer the device did not write */
+            if ((lrc = load_buffer(path, p.format, &dev)) != 0) { free_buffer(&dev); rc = lrc; break; }
+            if (dev.nbytes != bufs[bi].nbytes) {
+                fprintf(stderr, "exactref interp: --check: %s holds %zu bytes of %s, the buffer %zu\n", path, dev.nbytes, fmt_label(p.format), bufs[bi].nbytes);
+                free_buffer(&dev);
+                rc = ER_EXIT_USAGE;
+                break;
+            }
+            idx = (int64_t *)malloc(sizeof(int64_t) * 1000);
+            if (!idx) { free_buffer(&dev); rc = ER_EXIT_INTERNAL; break; }
+            st = er_interp_bounds_report(bres, (size_t)bi, dev.data, dev.nbytes, nd, shape, idx, 1000, &rep, msg, sizeof msg);
+            if (st != ER_OK) {
+                fprintf(stderr, "exactref interp: --check: %s: %s\n", path, msg);
+                free(idx);
+                free_buffer(&dev);
+                rc = er_cli_exit_for(st);
+                break;
+            }
+            er_cli_interp_report_text(stdout, path, standard ? standard : "normal", nd, shape, &rep);
+            if (jsonpath) er_cli_interp_report_json(&js, path, p.name, &rep, idx, judged == 0);
+            judged++;
+            if (rep.outside && rc == ER_EXIT_OK) rc = ER_EXIT_FAIL;
+            free(idx);
+            free_buffer(&dev);
+        }
+        bi++;
+    }
+    if (checkdir && !judged && rc == ER_EXIT_OK) {
+        fprintf(stderr, "exactref interp: --check %s: no PARAM.npy file of a pointer parameter there\n", checkdir);
+        rc = ER_EXIT_USAGE;
+    }
+    if (jsonpath && (rc == ER_EXIT_OK || rc == ER_EXIT_FAIL)) {
+        char msg[1024];
+        er_sb_printf(&js, "\n  ]\n}\n");
+        if (js.failed || er_npy_write_bytes(jsonpath, js.p, js.len, msg, sizeof msg) != ER_OK) {
+            fprintf(stderr, "exactref interp: --json %s: %s\n", jsonpath, js.failed ? "out of memory" : msg);
+            rc = ER_EXIT_INTERNAL;
+        }
+    }
+    er_sb_free(&js);
+    return rc;
+}
+
 int er_cmd_interp(int argc, char **argv)
 {
     const char *file = NULL, *kernel = NULL, *gridarg = NULL, *outdir = NULL;
+    /* bounds mode (cmd_interp_bounds.c): --check DIR, --bounds DIR, --standard S, --ulps OP=N, --json FILE */
+    const char *checkdir = NULL, *boundsdir = NULL, *standard = NULL, *jsonpath = NULL;
+    er_interp_bounds_opts bopts;
+    er_interp_bounds *bres = NULL;
     int no_ub = 0, check_only = 0, cutile = 0, i, nargs = 0, rc = ER_EXIT_OK, grid[3] = {1, 1, 1};
     long long step_limit = 0, work_limit = 0;
     char **args = (char **)calloc((size_t)argc + 1, sizeof(char *));
@@ -546,11 +895,40 @@ int er_cmd_interp(int argc, char **argv)
     er_interp_buffer *ib = NULL;
     uint64_t *scalars = NULL;
     int nb = 0, ns = 0, np;
+    xbuf *xb = NULL;             /* the arrays of list:... arguments (cuTile's list-of-arrays) */
+    er_interp_buffer *xib = NULL;
+    int nx = 0, npp = 0;
     char *prints = NULL;
     er_interp_launch l;
     if (!args) return ER_EXIT_INTERNAL;
+    er_interp_bounds_opts_init(&bopts);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--check") || !strcmp(a, "--bounds") || !strcmp(a, "--standard") || !strcmp(a, "--json")) {
+            const char **slot = a[2] == 'c' ? &checkdir : a[2] == 'b' ? &boundsdir : a[2] == 's' ? &standard : &jsonpath;
+            if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "%s needs a value", a); }
+            if (*slot) { free(args); return er_cli_usage_error(CMD, "%s given twice ('%s' and '%s')", a, *slot, argv[i]); }
+            *slot = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--ulps")) {
+            char name[16], *e;
+            const char *eq;
+            int ax;
+            double v;
+            if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "--ulps needs OP=N"); }
+            eq = strchr(argv[i], '=');
+            if (!eq || (size_t)(eq - argv[i]) >= sizeof name) { free(args); return er_cli_usage_error(CMD, "--ulps: '%s' is not OP=N", argv[i]); }
+            memcpy(name, argv[i], (size_t)(eq - argv[i]));
+            name[eq - argv[i]] = 0;
+            if ((ax = er_interp_bounds_op_index(name)) < 0) { free(args); return er_cli_usage_error(CMD, "--ulps: '%s' is not one of exp2, exp, divf, rsqrt, sqrt, tanh", name); }
+            errno = 0;
+            v = strtod(eq + 1, &e);
+            if (*e || e == eq + 1 || errno || !(v >= 0) || v > 1e300) { free(args); return er_cli_usage_error(CMD, "--ulps: '%s' is not a number of ulps >= 0", eq + 1); }
+            if (bopts.ulps[ax] >= 0) { free(args); return er_cli_usage_error(CMD, "--ulps %s given twice", name); }
+            bopts.ulps[ax] = v;
+            continue;
+        }
         if (!strcmp(a, "--kernel") || !strcmp(a, "-k")) {
             if (++i >= argc) { free(args); return er_cli_usage_error(CMD, "--kernel needs a name"); }
             if (kernel) { free(args); return er_cli_usage_error(CMD, "--kernel given twice ('%s' and '%s')", kernel, argv[i]); }
@@ -655,6 +1033,11 @@ int er_cmd_interp(int argc, char **argv)
         for (i = 0; i < np; i++) {
             er_interp_param p;
             er_interp_param_get(m, kernel, i, &p);
+            npp += p.kind == ER_INTERP_PARAM_POINTER;
+        }
+        for (i = 0; i < np; i++) {
+            er_interp_param p;
+            er_interp_param_get(m, kernel, i, &p);
             if (pi < npend) {
                 if (p.kind != ER_INTERP_PARAM_SCALAR || p.format < 0 || p.format == ER_INTERP_FMT_I1 || er_fmt_get(p.format).kind == ER_KIND_FLOAT ||
                     parse_scalar("0", p.format, &scalars[ns]) != 0) {
@@ -680,7 +1063,25 @@ int er_cmd_interp(int argc, char **argv)
                 rc = ER_EXIT_USAGE;
                 goto out;
             }
-            if (p.kind == ER_INTERP_PARAM_POINTER) {
+            if (p.kind == ER_INTERP_PARAM_POINTER && !strncmp(args[ai], "list:", 5)) {
+                int64_t len = 0;
+                if (p.format != ER_FMT_I64) {
+                    fprintf(stderr, "exactref interp: %s: a list binds cuTile's table, a pointer to i64; %%%s points to %s\n", args[ai], p.name, fmt_label(p.format));
+                    rc = ER_EXIT_USAGE;
+                    goto out;
+                }
+                if ((rc = load_list(args[ai], p.name, npp, &xb, &nx, &bufs[nb], &len)) != 0) goto out;
+                ai++;
+                ib[nb].format = ER_FMT_I64;
+                ib[nb].data = bufs[nb].data;
+                ib[nb].nbytes = bufs[nb].nbytes;
+                if (cutile) { /* the list's length fills the next integer parameter */
+                    npend = 1;
+                    pi = 0;
+                    pend[0] = len;
+                }
+                nb++;
+            } else if (p.kind == ER_INTERP_PARAM_POINTER) {
                 if ((rc = load_buffer(args[ai], p.format, &bufs[nb])) != 0) {
                     free_buffer(&bufs[nb]);
                     goto out;
@@ -725,7 +1126,23 @@ int er_cmd_interp(int argc, char **argv)
             goto out;
         }
     }
-    if (outdir && (rc = check_outputs(outdir, file, m, kernel, bufs, nb)) != 0) goto out;
+    if (outdir && ((rc = check_outputs(outdir, file, m, kernel, bufs, nb)) != 0 || (rc = check_list_outputs(outdir, file, bufs, nb, xb, nx)) != 0)) goto out;
+    if (nx) {
+        xib = (er_interp_buffer *)calloc((size_t)nx, sizeof *xib);
+        if (!xib) { rc = ER_EXIT_INTERNAL; goto out; }
+        for (i = 0; i < nx; i++) {
+            xib[i].format = xb[i].b.fmt;
+            xib[i].data = xb[i].b.data;
+            xib[i].nbytes = xb[i].b.nbytes;
+        }
+    }
+    if (boundsdir)
+        for (i = 0; i < np; i++) {
+            er_interp_param p;
+            er_interp_param_get(m, kernel, i, &p);
+            if (p.kind == ER_INTERP_PARAM_POINTER && (rc = er_cli_interp_bounds_path_ok(boundsdir, p.name)) != 0) goto out;
+        }
+    bopts.standard = standard;
     er_interp_launch_init(&l);
     l.grid[0] = grid[0];
     l.grid[1] = grid[1];
@@ -739,8 +1156,11 @@ int er_cmd_interp(int argc, char **argv)
     l.work_limit = work_limit;
     l.prints = prints;
     l.prints_size = 1 << 20;
+    l.extra = xib;
+    l.nextra = (size_t)nx;
     {
-        er_status st = er_interp_kernel(m, kernel, &l, msg, sizeof msg);
+        er_status st = checkdir || boundsdir || standard || jsonpath ? er_interp_kernel_bounds(m, kernel, &l, &bopts, &bres, msg, sizeof msg)
+                                                                     : er_interp_kernel(m, kernel, &l, msg, sizeof msg);
         if (prints[0]) {
             size_t pl = strlen(prints);
             fputs(prints, stdout);
@@ -755,7 +1175,7 @@ int er_cmd_interp(int argc, char **argv)
                 fprintf(stderr, "exactref interp: a kernel that needs more operations runs with --work-limit N\n");
             else if (l.kind == ER_INTERP_BAD_LAUNCH && strstr(msg, "work limit"))
                 fprintf(stderr, "exactref interp: a larger grid runs with --work-limit N\n");
-            rc = l.kind == ER_INTERP_UB ? ER_EXIT_FAIL : l.kind == ER_INTERP_INTERNAL ? ER_EXIT_INTERNAL : ER_EXIT_USAGE;
+            rc = l.kind == ER_INTERP_UB || l.kind == ER_INTERP_UNDECIDED ? ER_EXIT_FAIL : l.kind == ER_INTERP_INTERNAL ? ER_EXIT_INTERNAL : ER_EXIT_USAGE;
             goto out;
         }
     }
@@ -764,11 +1184,20 @@ int er_cmd_interp(int argc, char **argv)
      * the process with SIGXFSZ: main ignores it for every command, and so does this one, to be sure */
     if (outdir) {
         signal(SIGXFSZ, SIG_IGN);
-        rc = write_outputs(outdir, m, kernel, bufs, ib, nb);
+        if ((rc = make_outdir(outdir)) == 0) rc = write_outputs(outdir, m, kernel, bufs, ib, nb);
+        if (rc == 0) rc = write_list_outputs(outdir, xb, xib, nx);
     }
+    if (rc == ER_EXIT_OK && bres) rc = bounds_outputs(m, kernel, bufs, nb, bres, checkdir, boundsdir, jsonpath, standard);
 out:
+    er_interp_bounds_free(bres);
     if (bufs)
         for (i = 0; i < nb; i++) free_buffer(&bufs[i]);
+    for (i = 0; i < nx; i++) {
+        free((void *)xb[i].b.path);
+        free_buffer(&xb[i].b);
+    }
+    free(xb);
+    free(xib);
     free(bufs);
     free(ib);
     free(scalars);
@@ -787,10 +1216,13 @@ const char *const er_cli_help_interp =
     "    exactref interp KERNEL.mlir|KERNEL.tileirbc [--kernel NAME] [--grid X[,Y[,Z]]] [-o DIR]\n"
     "                    [--no-ub-checks] [--step-limit N] [--work-limit N] [--cutile] ARGS...\n"
     "    exactref interp KERNEL.mlir --check-unsupported [--kernel NAME]\n"
+    "    exactref interp KERNEL.mlir [--check DIR] [--bounds DIR] [--standard S] [--ulps OP=N]...\n"
+    "                    [--json FILE] [other options] ARGS...       (bounds mode)\n"
     "\n"
     "DESCRIPTION\n"
     "    Parses the module (the cuda_tile dialect's MLIR text form; a .tileirbc bytecode file is first\n"
-    "    printed as text by tileirdisasm, from PyPI nvidia-cuda-tileiras, when it is installed), and\n"
+    "    printed as text by tileirdisasm, from PyPI nvidia-cuda-tileiras: $EXACTREF_TILEIRDISASM, else on\n"
+    "    PATH, else under site-packages/nvidia/cu*/bin of the active python environment), and\n"
     "    runs the entry NAME (needed when the module has several) over the grid, blocks one after\n"
     "    another, x fastest, with every format modelled to the bit: integer operations exact, float\n"
     "    operations rounded once in their rounding attribute's direction, mmaf, mmai and mmaf_scaled\n"
@@ -804,10 +1236,14 @@ const char *const er_cli_help_interp =
     "    saves them (void dtypes of the storage width, holding the patterns), or integers; every element\n"
     "    must be exactly a value of E. A scalar is a decimal integer, a decimal or hexadecimal float\n"
     "    (0x1.8p3) that is exactly a value of its type, or a 0x bit pattern: one rule for every format,\n"
-    "    so 0.1 is refused for f64 as for f32, and so are 1e999 and 1e-400.\n"
+    "    so 0.1 is refused for f64 as for f32, and so are 1e999 and 1e-400. A pointer to i64 also takes\n"
+    "    list:[FMT:]a.npy,b.npy,... (cuTile's list of arrays): the arrays (format FMT, else their native\n"
+    "    dtype) and a table of their addresses, shapes and strides, which the pointer receives; with\n"
+    "    --cutile the list's length fills the next integer parameter.\n"
     "\n"
     "    Output: the captured print_tko text, then one line per launch, the kernel's name and 'ok' or\n"
-    "    the refusal's kind (interp.unsupported_op, interp.ub, interp.bad_launch, interp.internal); a\n"
+    "    the refusal's kind (interp.unsupported_op, interp.ub, interp.bad_launch, interp.internal,\n"
+    "    interp.undecided in bounds mode); a\n"
     "    refusal's message, naming the operation and its line:column, goes to standard error. The\n"
     "    print_tko text is kept up to 1 MiB, then cut at a whole line with a line saying so.\n"
     "    Regions nest at most 64 deep. Each option may be given once.\n"
@@ -821,7 +1257,9 @@ const char *const er_cli_help_interp =
     "                             formats) under the output rules of every command (a file replaced\n"
     "                             atomically with its mode kept, a symbolic link's target replaced, a\n"
     "                             FIFO written in place); an output that is an input is refused before\n"
-    "                             the run; nothing is written on a refusal; a write that fails is exit 3\n"
+    "                             the run; nothing is written on a refusal; a write that fails is exit 3;\n"
+    "                             a missing DIR is made after the run succeeds; a list's arrays are\n"
+    "                             written as DIR/PARAM.K.npy\n"
     "    --no-ub-checks           do not refuse undefined behaviour: an undefined lane reads NaN (0 for\n"
     "                             integers and formats without NaN) and the run goes on\n"
     "    --step-limit N           the most loop iterations of one launch (default 2^24, some seconds);\n"
@@ -834,9 +1272,26 @@ const char *const er_cli_help_interp =
     "                             and then its strides (in elements, C order) fill the next 2 x ndim\n"
     "                             integer parameters, which are then not given on the command line\n"
     "\n"
+    "BOUNDS MODE\n"
+    "    Any of the options below runs the kernel in bounds mode (docs/interp.md, \"Bounds mode\"): beside\n"
+    "    the interpreter's own run, every float value is an enclosure of what any correct device can hold\n"
+    "    (mmaf through the standard's bounds, reduce and scan in any order, rounding<approx> and\n"
+    "    rounding<full> and exp2 within the device instruction's documented error, flush_to_zero either\n"
+    "    way); every integer, pointer, mask and branch must be decided, else interp.undecided (exit 1).\n"
+    "    --check DIR              judge the device's buffers: DIR/PARAM.npy for each pointer parameter\n"
+    "                             (the files -o writes; missing ones and other files are skipped), each\n"
+    "                             reported as `exactref check` reports; exit 0 all covered, 1 some outside\n"
+    "    --bounds DIR             write DIR/PARAM.lo.npy and DIR/PARAM.hi.npy (float64) per float buffer\n"
+    "    --standard S             the accumulation standard of mmaf and mmaf_scaled (default normal; any\n"
+    "                             name `exactref check --standard list` prints; fast_acc: hopper-fp8)\n"
+    "    --ulps OP=N              the maximum error of an approximate instruction in ulps of its result,\n"
+    "                             OP one of exp2, exp, divf, rsqrt, sqrt, tanh (once each)\n"
+    "    --json FILE              with --check: the reports as JSON\n"
+    "\n"
     "EXIT STATUS\n"
     "    0  the kernel ran\n"
-    "    1  the kernel reached undefined behaviour (interp.ub)\n"
+    "    1  the kernel reached undefined behaviour (interp.ub); bounds mode: a decision depends on the\n"
+    "       device (interp.undecided), or --check found device elements outside\n"
     "    2  bad usage or input, a parse error (file:line:column and what was expected), a bad launch,\n"
     "       or an unsupported operation or format\n"
     "    3  an internal error (interp.internal), out of memory (reading or parsing included), or an\n"

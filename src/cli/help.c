@@ -226,7 +226,8 @@ static const char *const help_matmul =
 
 static const char *const help_check =
     "NAME\n"
-    "    exactref check - judge a matmul output element by element against proven bounds\n"
+    "    exactref check - judge a matmul output (or an operation's: --op) element by element against\n"
+    "    proven bounds\n"
     "\n"
     "SYNOPSIS\n"
     "    exactref check A.npy B.npy OUT.npy [the matmul flags] [--standard S] [--compute F]\n"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "interp_impl.h"
+#include "interp_bounds.h"
 #include "exactref/core/er_round.h"
 
 typedef struct C {
@@ -13,6 +14,7 @@ typedef struct C {
     char *msg;
     size_t msz;
     int found;
+    int bounds; /* bounds mode: rounding<approx>/<full> and fast_acc are device freedoms it models */
 } C;
 
 static int bad(C *c, const it_op *op, const char *fmt, ...)
@@ -86,6 +88,109 @@ static int is_ew(int code)
 
 static int check_region(C *c, const it_region *r, int in_loop, int in_for, int in_reduce);
 
+/* The ops that take rounding<approx> and rounding<full>. */
+static int approx_op(int code)
+{
+    return code == OP_DIVF || code == OP_EXP || code == OP_EXP2 || code == OP_RSQRT || code == OP_SQRT || code == OP_TANH;
+}
+
+/* Bits of an element in pack / unpack (0: not packable). */
+static int pack_bits(const it_type *t)
+{
+    if (it_is_int(t->et)) return t->et == IT_I1 ? 0 : it_int_width(t->et);
+    if (it_is_float(t->et)) {
+        int w = er_fmt_get(t->et).width;
+        return (w == 4 || w == 8 || w == 16 || w == 32 || w == 64) && t->et != ER_FMT_TF32 ? w : 0;
+    }
+    return 0;
+}
+
+/* Tile IR 13.3 / 13.4 ops (fpowi, the atomics, gdc, pack, unpack): 1 and the message when refused. */
+static int check_ops13(C *c, const it_op *op)
+{
+    const it_type *rt = op->nres ? &op->rty[0] : NULL;
+    int n = op->nopd - op->has_token, i;
+    switch (op->code) {
+    case OP_FPOWI: {
+        const it_type *x = VT(c, op, 0), *e = VT(c, op, 1);
+        if (n != 2 || !is_tile(x) || !it_is_float(x->et) || !same(x, rt) || !is_tile(e) || !it_is_int(e->et) || e->et == IT_I1 || e->et == IT_I4 ||
+            !same_shape(x, e))
+            return bad(c, op, "expects a float tile and an integer exponent tile of its shape");
+        if (x->et == ER_FMT_F64 && e->et == IT_I64) return bad(c, op, "an i64 exponent with f64 is not modelled (it is exact in binary64 only up to 2^53)");
+        if (op->rnd != IT_RND_DEFAULT || op->ftz) return bad(c, op, "takes no rounding or flush_to_zero attribute");
+        return 0;
+    }
+    case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: {
+        const it_type *p = VT(c, op, 0), *v = VT(c, op, 1);
+        int nv = op->code == OP_ATOMIC_CAS ? 2 : 1, et;
+        if (!is_tile(p) || p->et != IT_PTR || !is_tile(v) || !same_shape(p, v) || v->et != p->pet || !same(v, rt))
+            return bad(c, op, "expects pointers and values of the pointee's type and the pointers' shape, and a result of the values' type");
+        for (i = 1; i <= nv; i++)
+            if (!same(VT(c, op, i), v)) return bad(c, op, "the values must have one type");
+        if (op->has_mask && (VT(c, op, 1 + nv)->et != IT_I1 || !same_shape(VT(c, op, 1 + nv), p))) return bad(c, op, "the mask must be an i1 tile of the pointers' shape");
+        et = v->et;
+        if (op->code == OP_ATOMIC_CAS || op->pred == RMW_XCHG) {
+            if (!(et == IT_I32 || et == IT_I64 || et == ER_FMT_F32 || et == ER_FMT_F64))
+                return bad(c, op, "element type %s is not allowed (i32, i64, f32, f64)", it_et_name(et, 0));
+        } else if (op->pred == RMW_ADDF) {
+            if (!(et == ER_FMT_F32 || et == ER_FMT_F64 || et == ER_FMT_F16 || et == ER_FMT_BF16))
+                return bad(c, op, "addf takes f16, bf16, f32 or f64, not %s", it_et_name(et, 0));
+        } else if (!(et == IT_I32 || et == IT_I64)) {
+            return bad(c, op, "an integer mode takes i32 or i64, not %s", it_et_name(et, 0));
+        }
+        return 0;
+    }
+    case OP_GDC:
+        return 0;
+    case OP_ALLOCA:
+        if (!it_elem_bytes(rt->pet)) return bad(c, op, "an allocation of %s is not modelled", it_et_name(rt->pet, 0));
+        if (op->dim <= 0 || (op->dim & (op->dim - 1))) return bad(c, op, "the alignment must be a power of two");
+        return 0;
+    case OP_ATOMIC_RED: {
+        /* operands: the view, its indices, the tile (the types: tile, view, indices) */
+        const it_type *pv = VT(c, op, 0), *v = n >= 1 ? VT(c, op, n - 1) : NULL;
+        int et;
+        if (pv->kind != IT_PV || op->nidx != pv->rank || n != 2 + op->nidx) return bad(c, op, "expects a partition_view, one index per dimension and a tile");
+        for (i = 0; i < op->nidx; i++)
+            if (!scalar_int(VT(c, op, 1 + i))) return bad(c, op, "indices must be 0-d integer tiles");
+        if (!is_tile(v) || v->et != pv->et || v->rank != pv->rank) return bad(c, op, "the tile must have the partition's tile shape and element type");
+        for (i = 0; i < v->rank; i++)
+            if (v->shape[i] != pv->shape[i]) return bad(c, op, "the tile must have the partition's tile shape and element type");
+        if (op->ninb) return bad(c, op, "inbounds is not modelled on atomic_red_view_tko");
+        et = v->et;
+        if (op->pred == RMW_ADDF) {
+            if (!(et == ER_FMT_F32 || et == ER_FMT_F64 || et == ER_FMT_F16 || et == ER_FMT_BF16)) return bad(c, op, "addf takes f16, bf16, f32 or f64, not %s", it_et_name(et, 0));
+        } else if (op->pred == RMW_XCHG) {
+            return bad(c, op, "xchg is not a reduction");
+        } else if (!(et == IT_I32 || et == IT_I64)) {
+            return bad(c, op, "an integer mode takes i32 or i64, not %s", it_et_name(et, 0));
+        }
+        return 0;
+    }
+    case OP_INSERT: {
+        const it_type *v = VT(c, op, 0), *t = n >= 2 ? VT(c, op, 1) : NULL;
+        if (!t || !is_tile(v) || !is_tile(t) || v->et != t->et || v->pet != t->pet || v->rank != t->rank || n != 2 + t->rank || op->nidx != t->rank || !same(t, rt))
+            return bad(c, op, "expects a value tile, a tile of its rank and type, and one index per dimension");
+        for (i = 0; i < t->rank; i++) {
+            if (t->shape[i] % v->shape[i]) return bad(c, op, "the value's dimension %d does not divide the tile's", i);
+            if (!scalar_int(VT(c, op, 2 + i))) return bad(c, op, "indices must be 0-d integer tiles");
+        }
+        return 0;
+    }
+    case OP_PACK: case OP_UNPACK: {
+        const it_type *s = n == 1 ? VT(c, op, 0) : NULL;
+        const it_type *bytes = op->code == OP_PACK ? rt : s, *val = op->code == OP_PACK ? s : rt;
+        if (!s || !is_tile(s) || !is_tile(rt) || bytes->rank != 1 || bytes->et != IT_I8)
+            return bad(c, op, "%s a tile to or from a 1-d i8 tile", op->code == OP_PACK ? "packs" : "unpacks");
+        if (!pack_bits(val)) return bad(c, op, "element type %s cannot be packed (4, 8, 16, 32 or 64 bits)", it_et_name(val->et, 0));
+        if (numel(val) * pack_bits(val) != numel(bytes) * 8) return bad(c, op, "%lld elements of %d bits are not %lld bytes", (long long)numel(val), pack_bits(val), (long long)numel(bytes));
+        return 0;
+    }
+    default:
+        return bad(c, op, "the operation is not modelled by the interpreter");
+    }
+}
+
 static int mma_pair_ok(int a, int acc)
 {
     switch (a) {
@@ -106,7 +211,9 @@ static int check_mma(C *c, const it_op *op)
         (r == 3 && (a->shape[0] != b->shape[0] || a->shape[0] != acc->shape[0])))
         return bad(c, op, "the shapes do not compose (M x K times K x N plus M x N)");
     if (!same(&op->rty[0], acc)) return bad(c, op, "the result's type must be the accumulator's");
-    if (op->fast_acc) return bad(c, op, "fast_acc (reduced-precision accumulation) is not modelled");
+    /* fast_acc admits reduced-precision accumulation; the point mode's exact sum rounded once is one
+     * accumulation it allows (docs/interp.md), so it runs as without the flag */
+    if (op->fast_acc && op->code == OP_MMAI) return bad(c, op, "fast_acc is allowed only on mmaf and mmaf_scaled");
     if (op->code == OP_MMAI) {
         if (a->et != IT_I8 || b->et != IT_I8 || acc->et != IT_I32) return bad(c, op, "mmai takes i8 operands and an i32 accumulator");
         return 0;
@@ -125,7 +232,7 @@ static int check_mma(C *c, const it_op *op)
         if (acc->et != ER_FMT_F32) return bad(c, op, "mmaf_scaled accumulates into f32");
         if (!is_tile(sa) || !is_tile(sb) || sa->rank != r || sb->rank != r || sa->et != sb->et)
             return bad(c, op, "the scales must be tiles of the operands' rank and one type");
-        if (!(sa->et == ER_FMT_F8E8M0FNU || (sa->et == ER_FMT_F8E4M3FN && a->et == ER_FMT_F4E2M1FN)))
+        if (!(sa->et == ER_FMT_F8E8M0FNU || ((sa->et == ER_FMT_F8E4M3FN || sa->et == ER_FMT_F8E5M3FNU) && a->et == ER_FMT_F4E2M1FN)))
             return bad(c, op, "scale format %s with operands %s is not allowed", it_et_name(sa->et, 0), it_et_name(a->et, 0));
         ks = sa->shape[r - 1];
         if (sa->shape[r - 2] != a->shape[r - 2] || sb->shape[r - 2] != ks || sb->shape[r - 1] != b->shape[r - 1] || ks <= 0 || K % ks)
@@ -133,11 +240,35 @@ static int check_mma(C *c, const it_op *op)
         {
             int64_t v = K / ks;
             int ok = (a->et != ER_FMT_F4E2M1FN && v == 32) || (a->et == ER_FMT_F4E2M1FN && sa->et == ER_FMT_F8E8M0FNU && (v == 16 || v == 32)) ||
-                     (a->et == ER_FMT_F4E2M1FN && sa->et == ER_FMT_F8E4M3FN && v == 16);
+                     (a->et == ER_FMT_F4E2M1FN && (sa->et == ER_FMT_F8E4M3FN || sa->et == ER_FMT_F8E5M3FNU) && v == 16);
             if (!ok) return bad(c, op, "block size %lld is not allowed for %s scaled by %s", (long long)v, it_et_name(a->et, 0), it_et_name(sa->et, 0));
         }
     }
     return 0;
+}
+
+/* Bounds mode carries enclosures through these operations (src/interp/interp_bounds_exec.h); any other
+ * operation is refused there, so that a value it moves or computes is never taken as exact. */
+static int bounds_known(int code)
+{
+    switch (code) {
+    case OP_RETURN: case OP_CONSTANT: case OP_GET_GLOBAL: case OP_BLOCK_ID: case OP_NUM_BLOCKS:
+    case OP_MAKE_TV: case OP_MAKE_PV: case OP_INDEX_SHAPE: case OP_LOAD_VIEW: case OP_STORE_VIEW: case OP_LOAD_PTR:
+    case OP_STORE_PTR: case OP_OFFSET: case OP_PTR_TO_INT: case OP_INT_TO_PTR: case OP_MAKE_TOKEN: case OP_JOIN_TOKENS:
+    case OP_FOR: case OP_CONTINUE: case OP_LOOP: case OP_BREAK: case OP_IF: case OP_YIELD:
+    case OP_BROADCAST: case OP_RESHAPE: case OP_PERMUTE: case OP_EXTRACT: case OP_CAT: case OP_SELECT: case OP_IOTA:
+    case OP_BITCAST: case OP_ADDI: case OP_SUBI: case OP_MULI: case OP_NEGI: case OP_DIVI: case OP_REMI: case OP_MINI:
+    case OP_MAXI: case OP_MULHII: case OP_ABSI: case OP_SHLI: case OP_SHRI: case OP_ANDI: case OP_ORI: case OP_XORI:
+    case OP_CMPI: case OP_EXTI: case OP_TRUNCI:
+    case OP_ADDF: case OP_SUBF: case OP_MULF: case OP_DIVF: case OP_FMA: case OP_SQRT: case OP_REMF: case OP_FLOOR:
+    case OP_CEIL: case OP_NEGF: case OP_ABSF: case OP_MAXF: case OP_MINF: case OP_CMPF: case OP_FTOF: case OP_FTOI:
+    case OP_ITOF: case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT: case OP_TANH: case OP_SINH:
+    case OP_COSH: case OP_SIN: case OP_COS: case OP_TAN: case OP_ATAN2: case OP_POW:
+    case OP_REDUCE: case OP_SCAN: case OP_ASSUME: case OP_PRINT: case OP_MMAF: case OP_MMAI: case OP_MMAF_SCALED:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduce)
@@ -145,6 +276,7 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
     int i, n = op->nopd;
     const it_type *rt = op->nres ? &op->rty[0] : NULL;
     if (op->code == OP_UNKNOWN) return bad(c, op, "the operation is not modelled by the interpreter");
+    if (c->bounds && !bounds_known(op->code)) return bad(c, op, "the operation is not modelled in bounds mode yet");
     for (i = 0; i < op->nres; i++)
         if (type_unmodelled(c, op, &op->rty[i])) return 1;
     for (i = 0; i < n; i++)
@@ -179,10 +311,11 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
         for (i = 0; i < n; i++)
             if (!same(VT(c, op, i), rt)) return bad(c, op, "operand %d's type is not the result's", i);
         if (op->ftz && rt->et != ER_FMT_F32) return bad(c, op, "flush_to_zero is allowed only on f32");
-        if (op->rnd == IT_RND_APPROX) return bad(c, op, "rounding<approx> is not modelled (its results are not specified to the bit)");
         if (op->rnd == ER_RND_NEAREST_AWAY || op->rnd == IT_RND_NEAREST_INT_TO_ZERO) return bad(c, op, "rounding<%s> is not allowed here", rname(op->rnd));
-        if (op->rnd == IT_RND_FULL && !(op->code == OP_DIVF || op->code == OP_EXP || op->code == OP_TANH))
-            return bad(c, op, "rounding<full> is not allowed here");
+        /* approx and full: the point mode computes the correctly rounded result, one answer the device's
+         * instruction may give (docs/interp.md: "rounding<approx> and rounding<full>") */
+        if ((op->rnd == IT_RND_FULL || op->rnd == IT_RND_APPROX) && !approx_op(op->code))
+            return bad(c, op, "rounding<%s> is not allowed here (only on divf, exp, exp2, rsqrt, sqrt and tanh)", rname(op->rnd));
         if (op->rnd >= 0 && op->rnd <= 4 && op->rnd != ER_RND_NEAREST_EVEN &&
             !(op->code == OP_ADDF || op->code == OP_SUBF || op->code == OP_MULF || op->code == OP_DIVF || op->code == OP_FMA || op->code == OP_SQRT))
             return bad(c, op, "rounding<%s> is not allowed here", rname(op->rnd));
@@ -293,18 +426,29 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
         for (i = 0; i < tv->rank; i++)
             if (tv->shape[i] != rt->tv_shape[i] || tv->strides[i] != rt->tv_strides[i]) return bad(c, op, "the tensor_view's type is not the partition's");
         if (rt->padding > IT_PAD_ZERO && !it_is_float(rt->et)) return bad(c, op, "special padding values need a float element type");
+        if (strcmp(op->name, rt->vflav == IT_VIEW_STRIDED ? "make_strided_view" : rt->vflav == IT_VIEW_GATHER ? "make_gather_scatter_view" : "make_partition_view"))
+            return bad(c, op, "the result's view type is not the one this op makes");
         return 0;
     }
     case OP_INDEX_SHAPE:
         if (n != 1 || VT(c, op, 0)->kind != IT_PV || op->nres != VT(c, op, 0)->rank) return bad(c, op, "expects a partition_view and one result per dimension");
+        if (VT(c, op, 0)->vflav != IT_VIEW_PARTITION) return bad(c, op, "the index space of a strided or gather/scatter view is not modelled");
         return 0;
     case OP_LOAD_VIEW: case OP_STORE_VIEW: {
         int st = op->code == OP_STORE_VIEW;
         const it_type *pv = n > st ? VT(c, op, st) : NULL;
         it_type want;
         if (!pv || pv->kind != IT_PV || op->nidx != pv->rank || n != st + 1 + op->nidx + op->has_token) return bad(c, op, "expects a partition_view and one index per dimension");
-        for (i = 0; i < op->nidx; i++)
-            if (!scalar_int(VT(c, op, st + 1 + i))) return bad(c, op, "indices must be 0-d integer tiles");
+        for (i = 0; i < op->nidx; i++) {
+            const it_type *ix = VT(c, op, st + 1 + i);
+            if (pv->vflav == IT_VIEW_GATHER && i == pv->sparse) { /* the sparse dimension: a 1-d tile of element indices */
+                if (!is_tile(ix) || ix->rank != 1 || !it_is_int(ix->et) || ix->et == IT_I1 || ix->shape[0] != pv->shape[i])
+                    return bad(c, op, "the sparse dimension's index must be a 1-d integer tile of the view's tile size");
+            } else if (!scalar_int(ix)) {
+                return bad(c, op, "indices must be 0-d integer tiles");
+            }
+        }
+        if (pv->vflav != IT_VIEW_PARTITION && op->ninb) return bad(c, op, "inbounds on a strided or gather/scatter view is not modelled");
         if (op->has_token && VT(c, op, n - 1)->kind != IT_TOKEN) return bad(c, op, "token= must be a token");
         if (op->ninb && op->ninb != pv->rank) return bad(c, op, "inbounds needs one entry per dimension");
         memset(&want, 0, sizeof want);
@@ -404,6 +548,9 @@ static int check_op(C *c, const it_op *op, int in_loop, int in_for, int in_reduc
         return 0;
     case OP_YIELD: case OP_RETURN:
         return 0;
+    case OP_FPOWI: case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: case OP_GDC: case OP_PACK: case OP_UNPACK:
+    case OP_ATOMIC_RED: case OP_INSERT: case OP_ALLOCA:
+        return check_ops13(c, op);
     default:
         return bad(c, op, "the operation is not modelled by the interpreter");
     }
@@ -478,6 +625,11 @@ static int check_entry(C *c, const it_entry *e)
 
 int er_interp_first_unsupported(const er_interp_module *m, const char *kernel, char *msg, size_t msg_size)
 {
+    return it_first_unsupported(m, kernel, 0, msg, msg_size);
+}
+
+int it_first_unsupported(const er_interp_module *m, const char *kernel, int bounds, char *msg, size_t msg_size)
+{
     C c;
     int i;
     if (msg && msg_size) msg[0] = 0;
@@ -486,6 +638,7 @@ int er_interp_first_unsupported(const er_interp_module *m, const char *kernel, c
     c.m = m;
     c.msg = msg;
     c.msz = msg_size;
+    c.bounds = bounds;
     if (kernel) {
         const it_entry *e = it_find_entry(m, kernel);
         if (!e) return -1;

@@ -9,6 +9,7 @@
 #include "interp_arith.h"
 #include "interp_impl.h"
 #include "interp_math.h"
+#include "interp_bounds.h"
 
 /* ---------------------------------------------------------------- runtime values */
 
@@ -28,12 +29,23 @@ typedef struct rv {
     int64_t tile[IT_MAXRANK];
     int dim_map[IT_MAXRANK];
     int padding;
+    int vflav, sparse;           /* the view's kind (IT_VIEW_*) and a gather/scatter view's sparse dimension */
+    int64_t tstep[IT_MAXRANK];   /* a strided view's traversal strides */
+    /* bounds mode (interp_bounds_exec.h): per lane an enclosure of every value a correct device can hold
+     * (valid when has_s; a float tile without one is exactly its patterns) */
+    double *slo, *shi;
+    uint8_t *sfl;
+    int64_t scap;
+    int has_s;
 } rv;
 
 typedef struct mreg {
     uint8_t *data;
     size_t n;
     int *stored;
+    double *slo, *shi; /* bounds mode: a float buffer's per-element enclosures (seb bytes per element) */
+    uint8_t *sfl;
+    int seb;
 } mreg;
 
 #define IT_ADDR_SHIFT 40
@@ -58,6 +70,9 @@ typedef struct X {
     int ub; /* ub_checks */
     int fault; /* EXACTREF_INTERP_FAULT=internal: the first op refuses as interp.internal (tests) */
     size_t plen;
+    const it_bopts *bo; /* bounds mode (NULL: point mode) */
+    double *mlo, *mhi;  /* bounds mode: the last mmaf's enclosures, until its result slot takes them */
+    uint8_t *mfl;
 } X;
 
 enum { SIG_END, SIG_YIELD, SIG_CONT, SIG_BREAK, SIG_RET };
@@ -114,6 +129,7 @@ static rv *slot_tile(X *x, const it_op *op, int id, const it_type *t, int rank, 
     for (i = 0; i < rank; i++) r->shape[i] = shape[i];
     r->n = n;
     r->has_u = 0;
+    r->has_s = 0;
     return r;
 }
 
@@ -134,7 +150,22 @@ static void copy_rv(X *x, const it_op *op, rv *dst, const rv *src)
     uint64_t *b = dst->b;
     uint8_t *u = dst->u;
     int64_t cap = dst->cap, ucap = dst->ucap;
+    double *slo = dst->slo, *shi = dst->shi; /* bounds mode's shadows */
+    uint8_t *sfl = dst->sfl;
+    int64_t scap = dst->scap;
     if (dst == src) return;
+    if (src->kind == IT_TILE && src->has_s && src->n > scap) {
+        double *nl = (double *)realloc(slo, (size_t)src->n * sizeof *nl), *nh;
+        uint8_t *nf;
+        if (nl) slo = nl;
+        nh = nl ? (double *)realloc(shi, (size_t)src->n * sizeof *nh) : NULL;
+        if (nh) shi = nh;
+        nf = nh ? (uint8_t *)realloc(sfl, (size_t)src->n) : NULL;
+        if (nf) sfl = nf;
+        dst->slo = slo; dst->shi = shi; dst->sfl = sfl;
+        if (!nf) INTERNAL(x, op, "out of memory");
+        scap = src->n;
+    }
     if (src->kind == IT_TILE && src->n > cap) {
         b = (uint64_t *)realloc(b, (size_t)src->n * sizeof *b);
         if (!b) INTERNAL(x, op, "out of memory");
@@ -150,9 +181,18 @@ static void copy_rv(X *x, const it_op *op, rv *dst, const rv *src)
     dst->u = u;
     dst->cap = cap;
     dst->ucap = ucap;
+    dst->slo = slo;
+    dst->shi = shi;
+    dst->sfl = sfl;
+    dst->scap = scap;
     if (src->kind == IT_TILE) {
         memcpy(b, src->b, (size_t)src->n * sizeof *b);
         if (src->has_u) memcpy(u, src->u, (size_t)src->n);
+        if (src->has_s) {
+            memcpy(slo, src->slo, (size_t)src->n * sizeof *slo);
+            memcpy(shi, src->shi, (size_t)src->n * sizeof *shi);
+            memcpy(sfl, src->sfl, (size_t)src->n);
+        }
     }
 }
 
@@ -281,6 +321,16 @@ static uint64_t pad_bits(int et, int padding)
 /* ---------------------------------------------------------------- execution */
 
 static int exec_region(X *x, const it_region *r, const it_op **term);
+
+/* bounds mode's hooks (interp_bounds_exec.h, included at the end of this file) */
+static void bnd_after(X *x, const it_op *op);
+static void bnd_reduce_lanes(X *x, const it_op *op, rv *arg, const rv *in, int64_t n, int64_t kk, int64_t inner);
+static void bnd_scan_store(X *x, const it_op *op, rv *res, const rv *acc, int64_t n, int64_t kk, int64_t inner);
+static int bnd_mem_setup(X *x);
+static int bnd_mem_out(X *x, er_interp_bounds *out);
+static void bnd_mem_free(X *x);
+static er_status bnd_mma_exec(X *x, const it_op *op, er_mma_args *args);
+static void bnd_mma_attach(X *x, const it_op *op, rv *r);
 
 static void step(X *x, const it_op *op)
 {
@@ -654,7 +704,11 @@ static void exec_convert(X *x, const it_op *op, const rv *a, const it_type *rt)
                     o = (v.sign ? ~mag + 1u : mag) & wmask(dw);
                 }
             }
-            if (bad) {
+            if (bad && (op->ovf & IT_SAT)) /* 13.4's saturating ftoi: clamped to the type, NaN to 0 */
+                o = v.cls == ER_CLASS_NAN ? 0u
+                    : op->is_unsigned ? (v.sign ? 0u : wmask(dw))
+                    : v.sign ? (UINT64_C(1) << (dw - 1)) & wmask(dw) : ((UINT64_C(1) << (dw - 1)) - 1u) & wmask(dw);
+            else if (bad) {
                 need_u(x, op, r);
                 r->u[i] = 1;
                 o = 0;
@@ -754,6 +808,87 @@ static void exec_shape(X *x, const it_op *op)
 
 /* ---------------------------------------------------------------- views */
 
+static void set_token(X *x, const it_op *op, int k);
+
+/*
+ * load_view_tko / store_view_tko on 13.3's strided and gather/scatter views.  Tile element t lies at
+ * tensor coordinate c_d = I_d s_d + t_d on a strided view (s: the traversal strides; an origin I_d s_d
+ * outside [0, extent) is UB: the tile would lie wholly outside), and on a gather/scatter view at
+ * c_d = idx[t_d] along the sparse dimension (idx: the 1-d index tile, element indices) and I_d + t_d
+ * along the others (I_d: an element offset, as cuTile's Slice(start, length)); a tile with no element
+ * inside the tensor is UB (cuTile's load_advanced_indexing: "If the tile lies entirely outside the tiled
+ * view, the behavior is undefined").  Elements outside the tensor read the padding (else undefined) and
+ * are not stored.
+ */
+static void exec_view_access13(X *x, const it_op *op, int store)
+{
+    const rv *pv = &x->v[op->opd[store ? 1 : 0]];
+    const rv *val = store ? &x->v[op->opd[0]] : NULL;
+    const rv *sp = NULL;
+    int64_t start[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1;
+    int rank = pv->vrank, d, eb = it_elem_bytes(pv->et), first = store ? 2 : 1, any = 0;
+    rv *r = NULL;
+    for (d = 0; d < rank; d++) {
+        if (pv->vflav == IT_VIEW_GATHER && d == pv->sparse) {
+            sp = &x->v[op->opd[first + d]];
+            start[d] = 0;
+        } else {
+            const rv *iv = &x->v[op->opd[first + d]];
+            int64_t v = sext(scalar_of(x, op, op->opd[first + d], "the view index"), it_int_width(iv->et));
+            if (pv->vflav == IT_VIEW_STRIDED) {
+                if (v < 0 || v > pv->vshape[d] / pv->tstep[d] || v * pv->tstep[d] >= pv->vshape[d])
+                    UB(x, op, "view index %lld of dimension %d puts the tile's origin %lld outside the tensor's %lld elements", (long long)v, d,
+                       (long long)(v * pv->tstep[d]), (long long)pv->vshape[d]);
+                start[d] = v * pv->tstep[d];
+            } else {
+                start[d] = v;
+            }
+        }
+        n *= pv->tile[d];
+    }
+    if (sp) use_defined(x, op, sp, "the sparse dimension's index");
+    rm_strides(rank, pv->tile, tst);
+    if (!store) {
+        it_type t;
+        memset(&t, 0, sizeof t);
+        t.et = pv->et;
+        r = slot_tile(x, op, op->res[0], &t, rank, pv->tile);
+    } else if (val->n != n) {
+        INTERNAL(x, op, "stored tile has %lld elements, the view's tile %lld", (long long)val->n, (long long)n);
+    }
+    for (i = 0; i < n; i++) {
+        int64_t rem = i;
+        __extension__ __int128 off = 0;
+        int inb = 1;
+        for (d = 0; d < rank; d++) {
+            int64_t td = rem / tst[d], c;
+            rem %= tst[d];
+            if (sp && d == pv->sparse) c = sext(sp->b[td], it_int_width(sp->et));
+            else c = start[d] + td;
+            if (c < 0 || c >= pv->vshape[d]) inb = 0;
+            else off += (__int128)c * pv->vstr[d];
+        }
+        if (inb && off * eb > ((__int128)1 << 62)) UB(x, op, "the view's linear offset overflows");
+        any |= inb;
+        if (!store) {
+            if (inb) {
+                r->b[i] = mem_read(mem_at(x, op, pv->base + (uint64_t)(off * eb), eb, 0, 0), eb, pv->et);
+            } else if (pv->padding != IT_PAD_NONE) {
+                r->b[i] = pad_bits(pv->et, pv->padding);
+            } else {
+                need_u(x, op, r);
+                r->u[i] = 1;
+                r->b[i] = undef_bits(pv->et);
+            }
+        } else if (inb) {
+            if (lane_undef(val, i) && x->ub) UB(x, op, "stores an undefined lane (tile element %lld)", (long long)i);
+            mem_write(mem_at(x, op, pv->base + (uint64_t)(off * eb), eb, 1, 0), eb, val->b[i]);
+        }
+    }
+    if (!any && n) UB(x, op, "the tile lies wholly outside the tensor");
+    set_token(x, op, store ? 0 : 1);
+}
+
 static void exec_view_access(X *x, const it_op *op, int store)
 {
     const rv *pv = &x->v[op->opd[store ? 1 : 0]];
@@ -764,6 +899,10 @@ static void exec_view_access(X *x, const it_op *op, int store)
     int64_t i, n = 1;
     rv *r = NULL;
     if (pv->kind != IT_PV || op->nidx != rank) INTERNAL(x, op, "view access with %d indices for rank %d", op->nidx, rank);
+    if (pv->vflav != IT_VIEW_PARTITION) {
+        exec_view_access13(x, op, store);
+        return;
+    }
     for (d = 0; d < rank; d++) {
         const rv *iv = &x->v[op->opd[first + d]];
         uint64_t raw = scalar_of(x, op, op->opd[first + d], "the view index");
@@ -1026,7 +1165,7 @@ static void exec_mma(X *x, const it_op *op)
         args.b_scale = &tsb;
         args.block = (int)(K / ks);
     }
-    if (er_mma(&args) != ER_OK) {
+    if ((x->bo ? bnd_mma_exec(x, op, &args) : er_mma(&args)) != ER_OK) { /* bounds mode: the product and its bounds */
         free(pa); free(pb); free(pc); free(pd); free(psa); free(psb);
         INTERNAL(x, op, "the exact engine refused the product: %s", emsg);
     }
@@ -1037,6 +1176,7 @@ static void exec_mma(X *x, const it_op *op)
         r = slot_tile(x, op, op->res[0], &t, c->rank, c->shape);
     }
     for (i = 0; i < c->n; i++) r->b[i] = it_load_elem((uint8_t *)pd + i * ebc, ebc, c->et);
+    if (x->bo) bnd_mma_attach(x, op, r); /* bounds mode */
     free(pa); free(pb); free(pc); free(pd); free(psa); free(psb);
     /* undefined lanes: D[i][j] is undefined if C[i][j], a lane of row i of A or of column j of B is */
     if (a->has_u || b->has_u || c->has_u || (sa && (sa->has_u || sb->has_u))) {
@@ -1097,6 +1237,7 @@ static void exec_reduce(X *x, const it_op *op)
                 arg->b[i] = in->b[src];
                 if (in->has_u) arg->u[i] = in->u[src];
             }
+            if (x->bo) bnd_reduce_lanes(x, op, arg, in, n, kk, inner); /* bounds mode */
         }
         sig = exec_region(x, body, &term);
         if (sig != SIG_YIELD || !term || term->nopd != nop) INTERNAL(x, op, "the region must yield one value per operand");
@@ -1110,6 +1251,7 @@ static void exec_reduce(X *x, const it_op *op)
                 uint64_t v0 = y->b[0];
                 int u0 = lane_undef(y, 0);
                 acc->has_u = 0;
+                acc->has_s = 0; /* bounds mode: a constant is exact */
                 for (i = 0; i < M; i++) acc->b[i] = v0;
                 if (u0) { need_u(x, op, acc); memset(acc->u, 1, (size_t)M); }
             }
@@ -1124,6 +1266,7 @@ static void exec_reduce(X *x, const it_op *op)
                     res->b[dst] = acc->b[i];
                     if (res->has_u) res->u[dst] = (uint8_t)lane_undef(acc, i);
                 }
+                if (x->bo) bnd_scan_store(x, op, res, acc, n, kk, inner); /* bounds mode */
             }
         }
     }
@@ -1307,6 +1450,259 @@ static void set_scalar(X *x, const it_op *op, int k, uint64_t v)
     r->b[0] = v & (op->rty[k].et == IT_PTR ? ~UINT64_C(0) : wmask(it_int_width(op->rty[k].et)));
 }
 
+/* ---------------------------------------------------------------- Tile IR 13.3 / 13.4 ops (point mode) */
+
+/* fpowi: x^n for an integer n, rounded once to nearest even into x's format.  f64: the math library's
+ * pow of the exact binary64 exponent (the pre-check refuses an i64 exponent there).  Narrower formats:
+ * pow in binary64 rounded to odd, then to nearest even into the format, which is one rounding (53 >= p + 2
+ * for every narrower format); an exponent beyond 2^52 is replaced by one of its sign and parity at 2^52,
+ * which gives the same result: there every |x| other than 0, 1 and infinity overflows or underflows. */
+static uint64_t fpowi_one(X *x, const it_op *op, int fmt, uint64_t xb, int64_t n)
+{
+    uint64_t nb, o, xd;
+    double nd;
+    if (fmt != ER_FMT_F64 && (n > (INT64_C(1) << 52) || n < -(INT64_C(1) << 52)))
+        n = (n < 0 ? -1 : 1) * ((INT64_C(1) << 52) + (n & 1));
+    nd = (double)n; /* exact: |n| <= 2^53 here (f64 takes at most i32 exponents) */
+    memcpy(&nb, &nd, 8);
+    if (fmt == ER_FMT_F64) {
+        if (er_math_binary(ER_MATH_POW, ER_FMT_F64, xb, nb, ER_RND_NEAREST_EVEN, &o, NULL) != ER_OK) INTERNAL(x, op, "the math library failed");
+    } else {
+        xd = er_convert(fmt, ER_FMT_F64, xb, ER_RND_NEAREST_EVEN, 0u).bits;
+        if (er_math_binary(ER_MATH_POW, ER_FMT_F64, xd, nb, ER_RND_ODD, &o, NULL) != ER_OK) INTERNAL(x, op, "the math library failed");
+        o = er_convert(ER_FMT_F64, fmt, o, ER_RND_NEAREST_EVEN, 0u).bits;
+    }
+    if (er_decode(fmt, o).cls == ER_CLASS_NAN) o = it_f_nan(fmt);
+    return o;
+}
+
+/* atomic_rmw_tko's new value from the old one and the argument (pattern of et). */
+static uint64_t rmw_apply(int mode, int et, uint64_t old, uint64_t arg)
+{
+    int w = it_is_int(et) ? it_int_width(et) : 0;
+    switch (mode) {
+    case RMW_AND: return old & arg;
+    case RMW_OR: return old | arg;
+    case RMW_XOR: return old ^ arg;
+    case RMW_ADD: return (old + arg) & wmask(w);
+    case RMW_ADDF: return it_f_add(et, old, arg, 0, ER_RND_NEAREST_EVEN, 0u);
+    case RMW_MAX: return sext(old, w) >= sext(arg, w) ? old : arg;
+    case RMW_MIN: return sext(old, w) <= sext(arg, w) ? old : arg;
+    case RMW_UMAX: return (old & wmask(w)) >= (arg & wmask(w)) ? old : arg;
+    case RMW_UMIN: return (old & wmask(w)) <= (arg & wmask(w)) ? old : arg;
+    default: return arg; /* xchg */
+    }
+}
+
+/* atomic_rmw_tko and atomic_cas_tko: blocks run one after another and a tile's lanes in row-major order,
+ * each lane one indivisible read-modify-write (a lane whose address another lane of the tile also names
+ * sees that lane's write).  The result is the old value; a masked-off lane's result is undefined. */
+static void exec_atomic(X *x, const it_op *op)
+{
+    int cas = op->code == OP_ATOMIC_CAS;
+    const rv *ptr = &x->v[op->opd[0]], *v1 = &x->v[op->opd[1]], *v2 = cas ? &x->v[op->opd[2]] : NULL;
+    const rv *mask = op->has_mask ? &x->v[op->opd[cas ? 3 : 2]] : NULL;
+    int et = ptr->pet, eb = it_elem_bytes(et);
+    it_type t;
+    rv *r;
+    int64_t i;
+    if (ptr->kind != IT_TILE || ptr->et != IT_PTR) INTERNAL(x, op, "not a pointer tile");
+    memset(&t, 0, sizeof t);
+    t.et = et;
+    r = slot_tile(x, op, op->res[0], &t, ptr->rank, ptr->shape);
+    for (i = 0; i < ptr->n; i++) {
+        uint8_t *p;
+        uint64_t old, nv;
+        if (mask) {
+            if (lane_undef(mask, i) && x->ub) UB(x, op, "the mask's lane %lld is undefined", (long long)i);
+            if (!(mask->b[mask->n == 1 ? 0 : i] & 1u)) {
+                need_u(x, op, r);
+                r->u[i] = 1;
+                r->b[i] = undef_bits(et);
+                continue;
+            }
+        }
+        if (lane_undef(ptr, i) && x->ub) UB(x, op, "the pointer's lane %lld is undefined", (long long)i);
+        if ((lane_undef(v1, i) || (v2 && lane_undef(v2, i))) && x->ub) UB(x, op, "uses an undefined value lane (element %lld)", (long long)i);
+        p = mem_at(x, op, ptr->b[i], eb, 0, 1);
+        old = mem_read(p, eb, et);
+        if (cas) {
+            if (old != v1->b[v1->n == 1 ? 0 : i]) { r->b[i] = old; continue; } /* the patterns differ: nothing stored */
+            nv = v2->b[v2->n == 1 ? 0 : i];
+        } else {
+            nv = rmw_apply(op->pred, et, old, v1->b[v1->n == 1 ? 0 : i]);
+        }
+        p = mem_at(x, op, ptr->b[i], eb, 1, 1);
+        mem_write(p, eb, nv);
+        r->b[i] = old;
+    }
+    set_token(x, op, 1);
+}
+
+/* atomic_red_view_tko: the tile reduced into the view's tile at the index, element by element in row-major
+ * order, each one indivisible read-modify-write (mode as atomic_rmw_tko's); lanes outside the tensor touch
+ * nothing; an index outside the index space is UB, as for load_view_tko. */
+static void exec_atomic_red(X *x, const it_op *op)
+{
+    const rv *pv = &x->v[op->opd[0]], *val = &x->v[op->opd[1 + op->nidx]];
+    int rank, d, eb = it_elem_bytes(pv->et);
+    int64_t idx[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1;
+    if (pv->kind != IT_PV) INTERNAL(x, op, "not a partition_view");
+    rank = op->nidx;
+    for (d = 0; d < rank; d++) {
+        const rv *iv = &x->v[op->opd[1 + d]];
+        uint64_t raw = scalar_of(x, op, op->opd[1 + d], "a view index");
+        int64_t v = sext(raw, it_int_width(iv->et)), ext = pv->vshape[pv->dim_map[d]], t = pv->tile[d];
+        if (v < 0 || v >= (ext + t - 1) / t) UB(x, op, "view index %lld outside the index space [0, %lld) of dimension %d", (long long)v, (long long)((ext + t - 1) / t), d);
+        idx[d] = v;
+        n *= t;
+    }
+    if (val->n != n) INTERNAL(x, op, "the tile has %lld elements, the view's tile %lld", (long long)val->n, (long long)n);
+    rm_strides(rank, pv->tile, tst);
+    for (i = 0; i < n; i++) {
+        int64_t rem = i, off = 0;
+        int inb = 1;
+        uint8_t *p;
+        for (d = 0; d < rank; d++) {
+            int64_t c = idx[d] * pv->tile[d] + rem / tst[d];
+            rem %= tst[d];
+            if (c >= pv->vshape[pv->dim_map[d]]) inb = 0;
+            else off += c * pv->vstr[pv->dim_map[d]];
+        }
+        if (!inb) continue;
+        if (lane_undef(val, i) && x->ub) UB(x, op, "reduces an undefined lane (tile element %lld)", (long long)i);
+        p = mem_at(x, op, pv->base + (uint64_t)(off * eb), eb, 1, 0);
+        mem_write(p, eb, rmw_apply(op->pred, pv->et, mem_read(p, eb, pv->et), val->b[i]));
+    }
+    set_token(x, op, 0);
+}
+
+/* insert: the tile with the value written over its slice at the indices (slice numbers, as extract's);
+ * a slice outside the tile is UB. */
+static void exec_insert(X *x, const it_op *op)
+{
+    const rv *v = &x->v[op->opd[0]], *t = &x->v[op->opd[1]];
+    int rank = t->rank, d;
+    int64_t base[IT_MAXRANK], vst[IT_MAXRANK], tst[IT_MAXRANK], i;
+    rv *r = slot_tile(x, op, op->res[0], &op->rty[0], rank, t->shape);
+    for (d = 0; d < rank; d++) {
+        uint64_t k = scalar_of(x, op, op->opd[2 + d], "insert's index");
+        int64_t nslices = t->shape[d] / v->shape[d];
+        if (k >= (uint64_t)nslices) UB(x, op, "insert slice %llu outside the %lld slices of dimension %d", (unsigned long long)k, (long long)nslices, d);
+        base[d] = (int64_t)k * v->shape[d];
+    }
+    memcpy(r->b, t->b, (size_t)t->n * sizeof *r->b);
+    if (t->has_u || v->has_u) {
+        need_u(x, op, r);
+        if (t->has_u) memcpy(r->u, t->u, (size_t)t->n);
+    }
+    rm_strides(rank, v->shape, vst);
+    rm_strides(rank, t->shape, tst);
+    for (i = 0; i < v->n; i++) {
+        int64_t rem = i, dst = 0;
+        for (d = 0; d < rank; d++) {
+            dst += (base[d] + rem / vst[d]) * tst[d];
+            rem %= vst[d];
+        }
+        r->b[dst] = v->b[i];
+        if (r->has_u) r->u[dst] = (uint8_t)lane_undef(v, i);
+    }
+}
+
+/* Bits of one element in pack / unpack (the pre-check allows 4, 8, 16, 32 and 64). */
+static int pack_width(int et) { return it_is_int(et) ? it_int_width(et) : er_fmt_get(et).width; }
+
+/* Tile IR 13.3 / 13.4: fpowi, the atomics (atomic_red_view_tko too), insert, the launch-dependency ops (gdc_*: no-ops on the host, where
+ * launches do not overlap) and pack / unpack (a tile's patterns as little-endian bytes, row-major, two
+ * 4-bit elements per byte with the lower-indexed one in the low nibble). */
+static void exec_ops13(X *x, const it_op *op)
+{
+    int64_t i;
+    switch (op->code) {
+    case OP_FPOWI: {
+        const rv *a = &x->v[op->opd[0]], *e = &x->v[op->opd[1]];
+        rv *r = ew_out(x, op, a, e, NULL, a->et, 0);
+        int w = it_int_width(e->et);
+        ew_undef(x, op, r, a, e, NULL);
+        for (i = 0; i < r->n; i++) r->b[i] = fpowi_one(x, op, a->et, a->b[a->n == 1 ? 0 : i], sext(e->b[e->n == 1 ? 0 : i], w));
+        return;
+    }
+    case OP_ATOMIC_RMW: case OP_ATOMIC_CAS:
+        exec_atomic(x, op);
+        return;
+    case OP_GDC:
+        set_token(x, op, 0);
+        return;
+    case OP_ATOMIC_RED:
+        exec_atomic_red(x, op);
+        return;
+    case OP_ALLOCA: {
+        /* the op's own region after the globals, made on first use: zeros, and zeroed again at every run
+         * of the op unless `global` (one region per launch, kept across blocks) */
+        size_t k = x->l->nbuffers + x->l->nextra + (size_t)x->m->nglobals + (size_t)op->gindex;
+        size_t bytes = (size_t)op->cn * (size_t)it_elem_bytes(op->rty[0].pet);
+        mreg *mr = &x->mem[k];
+        if (!mr->data) {
+            mr->data = (uint8_t *)calloc(bytes + 1, 1);
+            if (!mr->data) INTERNAL(x, op, "out of memory for an alloca of %zu bytes", bytes);
+            mr->n = bytes;
+        } else if (!op->reverse) {
+            memset(mr->data, 0, bytes);
+        }
+        set_scalar(x, op, 0, (uint64_t)(k + 1) << IT_ADDR_SHIFT);
+        return;
+    }
+    case OP_INSERT:
+        exec_insert(x, op);
+        return;
+    case OP_PACK: case OP_UNPACK: {
+        const rv *s = &x->v[op->opd[0]];
+        const it_type *rt = &op->rty[0];
+        rv *r = slot_tile(x, op, op->res[0], rt, rt->rank, rt->shape);
+        int w = pack_width(op->code == OP_PACK ? s->et : rt->et);
+        int64_t per = w >= 8 ? w / 8 : 1; /* bytes per element, or one byte per two nibbles */
+        if (op->code == OP_PACK) {
+            for (i = 0; i < r->n; i++) r->b[i] = 0;
+            for (i = 0; i < s->n; i++) {
+                uint64_t v = s->b[i] & wmask(w);
+                int64_t k;
+                if (w == 4) r->b[i / 2] |= v << (4 * (i & 1));
+                else for (k = 0; k < per; k++) r->b[i * per + k] = (v >> (8 * k)) & 0xFFu;
+            }
+            if (s->has_u) {
+                need_u(x, op, r); /* a byte holding an undefined element's bits is undefined */
+                for (i = 0; i < s->n; i++)
+                    if (s->u[i]) {
+                        int64_t k;
+                        if (w == 4) r->u[i / 2] = 1;
+                        else for (k = 0; k < per; k++) r->u[i * per + k] = 1;
+                    }
+            }
+        } else {
+            for (i = 0; i < r->n; i++) {
+                uint64_t v = 0;
+                int64_t k;
+                if (w == 4) v = (s->b[i / 2] >> (4 * (i & 1))) & 0xFu;
+                else for (k = 0; k < per; k++) v |= (s->b[i * per + k] & 0xFFu) << (8 * k);
+                r->b[i] = v;
+            }
+            if (s->has_u) {
+                need_u(x, op, r);
+                for (i = 0; i < r->n; i++) {
+                    int64_t k;
+                    r->u[i] = 0;
+                    if (w == 4) r->u[i] = s->u[i / 2];
+                    else for (k = 0; k < per; k++) r->u[i] |= s->u[i * per + k];
+                }
+            }
+        }
+        return;
+    }
+    default:
+        INTERNAL(x, op, "not a Tile IR 13.3 / 13.4 op");
+    }
+}
+
 /* Copy the operands of terminator term into the slots ids (through scratch copies: they may overlap). */
 static void bind_values(X *x, const it_op *op, const it_op *term, const int *ids, int n)
 {
@@ -1325,6 +1721,9 @@ static void bind_values(X *x, const it_op *op, const it_op *term, const int *ids
         swap_rv(&tmp[i], &x->v[ids[i]]);
         free(tmp[i].b);
         free(tmp[i].u);
+        free(tmp[i].slo);
+        free(tmp[i].shi);
+        free(tmp[i].sfl);
     }
     free(tmp);
 }
@@ -1348,7 +1747,7 @@ static int exec_op(X *x, const it_op *op, const it_op **term)
         return SIG_END;
     }
     case OP_GET_GLOBAL:
-        set_scalar(x, op, 0, (uint64_t)(x->l->nbuffers + 1 + (size_t)op->gindex) << IT_ADDR_SHIFT);
+        set_scalar(x, op, 0, (uint64_t)(x->l->nbuffers + x->l->nextra + 1 + (size_t)op->gindex) << IT_ADDR_SHIFT);
         return SIG_END;
     case OP_BLOCK_ID:
         for (k = 0; k < 3; k++) set_scalar(x, op, k, (uint64_t)x->bid[k]);
@@ -1395,14 +1794,21 @@ static int exec_op(X *x, const it_op *op, const it_op **term)
         uint8_t *u = r->u;
         int64_t cap = r->cap, ucap = r->ucap;
         if (tv->kind != IT_TV) INTERNAL(x, op, "not a tensor_view");
+        double *slo = r->slo, *shi = r->shi;
+        uint8_t *sfl = r->sfl;
+        int64_t scap = r->scap;
         *r = *tv;
         r->b = b; r->u = u; r->cap = cap; r->ucap = ucap;
+        r->slo = slo; r->shi = shi; r->sfl = sfl; r->scap = scap; r->has_s = 0;
         r->kind = IT_PV;
         for (d = 0; d < t->rank; d++) {
             r->tile[d] = t->shape[d];
             r->dim_map[d] = t->dim_map[d];
+            r->tstep[d] = t->tstep[d];
         }
         r->padding = t->padding;
+        r->vflav = t->vflav;
+        r->sparse = t->sparse;
         return SIG_END;
     }
     case OP_INDEX_SHAPE: {
@@ -1499,6 +1905,10 @@ static int exec_op(X *x, const it_op *op, const it_op **term)
     case OP_MMAF: case OP_MMAI: case OP_MMAF_SCALED:
         exec_mma(x, op);
         return SIG_END;
+    case OP_FPOWI: case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: case OP_GDC: case OP_PACK: case OP_UNPACK:
+    case OP_ATOMIC_RED: case OP_INSERT: case OP_ALLOCA:
+        exec_ops13(x, op);
+        return SIG_END;
     case OP_REDUCE: case OP_SCAN:
         exec_reduce(x, op);
         return SIG_END;
@@ -1584,6 +1994,7 @@ static int exec_region(X *x, const it_region *r, const it_op **term)
         int sig;
         work(x, &r->ops[i]);
         sig = exec_op(x, &r->ops[i], term);
+        if (x->bo && sig == SIG_END) bnd_after(x, &r->ops[i]); /* bounds mode */
         if (sig != SIG_END) return sig;
     }
     return SIG_END;
@@ -1598,7 +2009,36 @@ const char *er_interp_kind_name(int kind)
     case ER_INTERP_UNSUPPORTED: return "interp.unsupported_op";
     case ER_INTERP_UB: return "interp.ub";
     case ER_INTERP_BAD_LAUNCH: return "interp.bad_launch";
+    case ER_INTERP_UNDECIDED: return "interp.undecided";
     default: return "interp.internal";
+    }
+}
+
+static er_status bad_launch(er_interp_launch *l, char *msg, size_t msz, const char *file, const char *fmt, ...);
+
+/* The launch's extra buffers (list-of-arrays elements): present when counted, under 1 TiB each. */
+static er_status check_extra(er_interp_launch *l, const er_interp_module *m, char *msg, size_t msz)
+{
+    size_t j;
+    if (l->nextra && !l->extra) return bad_launch(l, msg, msz, m->filename, "the launch counts %zu extra buffers but gives none", l->nextra);
+    if (l->nextra > 4096) return bad_launch(l, msg, msz, m->filename, "%zu extra buffers are more than 4096", l->nextra);
+    for (j = 0; j < l->nextra; j++) {
+        if (!l->extra[j].data && l->extra[j].nbytes) return bad_launch(l, msg, msz, m->filename, "extra buffer %zu has no data", j);
+        if (l->extra[j].nbytes >= (UINT64_C(1) << IT_ADDR_SHIFT)) return bad_launch(l, msg, msz, m->filename, "extra buffer %zu is larger than 1 TiB", j);
+    }
+    return ER_OK;
+}
+
+/* Extra buffer j at (nbuffers + j + 1) * 2^40, after the parameters' buffers. */
+static void bind_extra(X *x, er_interp_launch *l)
+{
+    size_t j;
+    for (j = 0; j < l->nextra; j++) {
+        mreg *r = &x->mem[l->nbuffers + j];
+        r->data = (uint8_t *)l->extra[j].data;
+        r->n = l->extra[j].nbytes;
+        r->stored = &l->extra[j].stored;
+        l->extra[j].stored = 0;
     }
 }
 
@@ -1621,7 +2061,7 @@ static er_status kind_status(int kind)
     switch (kind) {
     case ER_INTERP_OK: return ER_OK;
     case ER_INTERP_UNSUPPORTED: return ER_EUNSUPPORTED;
-    case ER_INTERP_UB: case ER_INTERP_BAD_LAUNCH: return ER_EINVAL;
+    case ER_INTERP_UB: case ER_INTERP_BAD_LAUNCH: case ER_INTERP_UNDECIDED: return ER_EINVAL;
     default: return ER_EDEVICE;
     }
 }
@@ -1679,7 +2119,7 @@ er_status er_interp_param_get(const er_interp_module *m, const char *kernel, int
 }
 
 static er_status run(const er_interp_module *m, const it_entry *e, const int grid[3], er_interp_launch *l, char *msg,
-                     size_t msz)
+                     size_t msz, const it_bopts *bo, er_interp_bounds *bout)
 {
     X *x;
     size_t nb = 0, ns = 0, k;
@@ -1730,6 +2170,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     if (nb != l->nbuffers || ns != l->nscalars)
         return bad_launch(l, msg, msz, m->filename, "kernel @%s takes %zu buffer%s and %zu scalar%s; the launch gives %zu and %zu", e->name, nb,
                           nb == 1 ? "" : "s", ns, ns == 1 ? "" : "s", l->nbuffers, l->nscalars);
+    if ((st = check_extra(l, m, msg, msz)) != ER_OK) return st;
     x = (X *)calloc(1, sizeof *x);
     if (!x) { l->kind = ER_INTERP_INTERNAL; it_msg(msg, msz, m->filename, NULL, "out of memory"); return ER_ENOMEM; }
     x->m = m;
@@ -1738,6 +2179,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     x->msg = msg;
     x->msz = msz;
     x->ub = l->ub_checks != 0;
+    x->bo = bo;
     {
         const char *f = getenv("EXACTREF_INTERP_FAULT");
         x->fault = f && !strcmp(f, "internal");
@@ -1746,7 +2188,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     x->wlimit = l->work_limit > 0 ? l->work_limit : ER_INTERP_DEFAULT_WORK_LIMIT;
     x->nv = e->nvalues;
     x->v = (rv *)calloc((size_t)(e->nvalues + 1), sizeof(rv));
-    x->nmem = (int)l->nbuffers + m->nglobals;
+    x->nmem = (int)(l->nbuffers + l->nextra) + m->nglobals + e->nalloca;
     x->mem = (mreg *)calloc((size_t)x->nmem + 1, sizeof(mreg));
     x->gdata = (uint8_t **)calloc((size_t)m->nglobals + 1, sizeof(uint8_t *));
     if (!x->v || !x->mem || !x->gdata) {
@@ -1761,6 +2203,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
         x->mem[k].stored = &l->buffers[k].stored;
         l->buffers[k].stored = 0;
     }
+    bind_extra(x, l);
     for (g = 0; g < m->nglobals; g++) {
         const it_global *gl = &m->globals[g];
         int eb = it_elem_bytes(gl->ty.et);
@@ -1773,8 +2216,14 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
             goto done;
         }
         for (j = 0; j < gl->n; j++) mem_write(x->gdata[g] + j * eb, eb, gl->data[gl->splat ? 0 : j]);
-        x->mem[l->nbuffers + (size_t)g].data = x->gdata[g];
-        x->mem[l->nbuffers + (size_t)g].n = (size_t)(gl->n * eb);
+        x->mem[l->nbuffers + l->nextra + (size_t)g].data = x->gdata[g];
+        x->mem[l->nbuffers + l->nextra + (size_t)g].n = (size_t)(gl->n * eb);
+    }
+    if (bo && bnd_mem_setup(x) != 0) {
+        st = ER_ENOMEM;
+        l->kind = ER_INTERP_INTERNAL;
+        it_msg(msg, msz, m->filename, NULL, "out of memory");
+        goto done;
     }
     x->grid[0] = grid[0] ? grid[0] : 1;
     x->grid[1] = grid[1] ? grid[1] : 1;
@@ -1804,14 +2253,28 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     }
     l->steps = x->steps;
     l->work = x->work;
+    if (ok && bout && bnd_mem_out(x, bout) != 0) {
+        st = ER_ENOMEM;
+        l->kind = ER_INTERP_INTERNAL;
+        it_msg(msg, msz, m->filename, NULL, "out of memory");
+    }
 done:
+    if (x->mem) bnd_mem_free(x);
+    free(x->mlo);
+    free(x->mhi);
+    free(x->mfl);
     if (x->v)
         for (i = 0; i < x->nv; i++) {
             free(x->v[i].b);
             free(x->v[i].u);
+            free(x->v[i].slo);
+            free(x->v[i].shi);
+            free(x->v[i].sfl);
         }
     if (x->gdata)
         for (g = 0; g < m->nglobals; g++) free(x->gdata[g]);
+    if (x->mem)
+        for (g = 0; g < e->nalloca; g++) free(x->mem[l->nbuffers + l->nextra + (size_t)m->nglobals + (size_t)g].data);
     free(x->gdata);
     free(x->v);
     free(x->mem);
@@ -1848,7 +2311,7 @@ er_status er_interp_run(er_interp_prepared *p, er_interp_launch *l, char *msg, s
 {
     if (!p || !l) return ER_EINVAL;
     if (l->prints && l->prints_size) l->prints[0] = 0;
-    return run(p->m, p->e, p->grid, l, msg, msg_size);
+    return run(p->m, p->e, p->grid, l, msg, msg_size, NULL, NULL);
 }
 
 void er_interp_prepared_free(er_interp_prepared *p) { free(p); }
@@ -1874,5 +2337,21 @@ er_status er_interp_kernel(const er_interp_module *m, const char *kernel, er_int
     grid[0] = l->grid[0] > 0 ? l->grid[0] : 1;
     grid[1] = l->grid[1] > 0 ? l->grid[1] : 1;
     grid[2] = l->grid[2] > 0 ? l->grid[2] : 1;
-    return run(m, e, grid, l, msg, msg_size);
+    return run(m, e, grid, l, msg, msg_size, NULL, NULL);
+}
+
+/* ---------------------------------------------------------------- bounds mode (its hooks' bodies) */
+
+#include "interp_bounds_exec.h"
+
+er_status it_run_bounds(const er_interp_module *m, const char *kernel, er_interp_launch *l, const it_bopts *o,
+                        er_interp_bounds *out, char *msg, size_t msg_size)
+{
+    const it_entry *e = it_find_entry(m, kernel);
+    int grid[3];
+    if (!e) return ER_EINVAL;
+    grid[0] = l->grid[0] > 0 ? l->grid[0] : 1;
+    grid[1] = l->grid[1] > 0 ? l->grid[1] : 1;
+    grid[2] = l->grid[2] > 0 ? l->grid[2] : 1;
+    return run(m, e, grid, l, msg, msg_size, o, out);
 }

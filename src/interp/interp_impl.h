@@ -51,7 +51,16 @@ typedef struct it_type {
     int dim_map[IT_MAXRANK];
     int padding;
     char uname[64]; /* IT_UNMODELLED: the name */
+    /* views (kind IT_PV): which one (13.3's strided and gather/scatter views), their traversal strides
+     * (elements between tile origins; the tile shape for a partition view) and sparse dimension */
+    int vflav;
+    int64_t tstep[IT_MAXRANK];
+    int sparse;
 } it_type;
+
+#define IT_VIEW_PARTITION 0
+#define IT_VIEW_STRIDED 1
+#define IT_VIEW_GATHER 2
 
 int it_is_int(int et);
 int it_int_width(int et);
@@ -76,6 +85,9 @@ enum {
     OP_EXP, OP_EXP2, OP_LOG, OP_LOG2, OP_RSQRT, OP_TANH, OP_SINH, OP_COSH, OP_SIN, OP_COS, OP_TAN,
     OP_ATAN2, OP_POW,
     OP_REDUCE, OP_SCAN, OP_ASSUME, OP_PRINT, OP_MMAF, OP_MMAI, OP_MMAF_SCALED,
+    /* Tile IR 13.3 / 13.4 (point mode: interp_exec.c's exec_ops13) */
+    OP_FPOWI, OP_ATOMIC_RMW, OP_ATOMIC_CAS, OP_GDC, OP_PACK, OP_UNPACK, OP_ATOMIC_RED, OP_INSERT,
+    OP_ALLOCA, /* num_elem in cn, alignment in dim, `global` in reverse, its number in the entry in gindex */
     OP_UNKNOWN, /* an op name this interpreter does not know: parsed generically, refused by the pre-check */
     OP_COUNT
 };
@@ -89,9 +101,13 @@ enum {
 /* Comparison predicates. */
 enum { PRED_EQ, PRED_NE, PRED_LT, PRED_LE, PRED_GT, PRED_GE };
 
+/* atomic_rmw_tko's and atomic_red_view_tko's modes (kept in the op's pred field), in the order of the dialect's AtomicRMWMode. */
+enum { RMW_AND, RMW_OR, RMW_XOR, RMW_ADD, RMW_ADDF, RMW_MAX, RMW_MIN, RMW_UMAX, RMW_UMIN, RMW_XCHG };
+
 /* Overflow promises. */
 #define IT_NSW 1
 #define IT_NUW 2
+#define IT_SAT 4 /* ftoi's 13.4 `saturating` (kept with the overflow attributes) */
 
 /* Assume predicates. */
 #define IT_ASSUME_DIV_BY 1
@@ -157,6 +173,7 @@ typedef struct it_entry {
     char (*pname)[64];
     it_region body;
     int nvalues; /* value ids 0 .. nvalues-1 */
+    int nalloca; /* alloca ops (13.3), numbered 0 .. nalloca-1 in gindex */
     const it_type **vty; /* the type of every value id (shared copies: never written) */
 } it_entry;
 

@@ -63,6 +63,8 @@ static int it_et_from_name(const char *s, int *et)
     if (!strcmp(s, "f8E5M2FNUZ")) { *et = ER_FMT_F8E5M2FNUZ; return 1; }
     if (!strcmp(s, "f6E2M3FN")) { *et = ER_FMT_F6E2M3FN; return 1; }
     if (!strcmp(s, "f6E3M2FN")) { *et = ER_FMT_F6E3M2FN; return 1; }
+    /* Tile IR 13.4's scale format UE5M3 (FP4 block-scaled mma) */
+    if (!strcmp(s, "f8E5M3FNU")) { *et = ER_FMT_F8E5M3FNU; return 1; }
     /* MLIR float types exactref does not model */
     if (er_format_is_unmodelled(s) || !strcmp(s, "f80") || !strcmp(s, "f128") || !strcmp(s, "f8E3M4") ||
         !strcmp(s, "f8E4M3") || !strcmp(s, "f8E4M3B11FNUZ") || !strcmp(s, "f8E5M2FNUZ_") || !strcmp(s, "tf32_")) {
@@ -500,18 +502,23 @@ static void parse_type(P *p, it_type *t)
         expect_p(p, '>', "closing tensor_view<...>");
         return;
     }
-    if (!strcmp(nm, "partition_view")) {
+    if (!strcmp(nm, "partition_view") || !strcmp(nm, "strided_view") || !strcmp(nm, "gather_scatter_view")) {
+        /* partition_view<tile=(..), [padding_value = P,] tensor_view<..> [, dim_map=[..]]>; 13.3's
+         * strided_view<tile=(..), traversal_strides=[..], tensor_view<..>> and
+         * gather_scatter_view<tile=(..), tensor_view<..>, sparse_dim=N>: the attributes in any order */
         it_type tv;
-        tok *d;
+        tok *d, *vw = w;
         char en[64];
-        int i, seen[IT_MAXRANK] = {0};
+        const char *vname = nm[0] == 'p' ? "partition_view" : nm[0] == 's' ? "strided_view" : "gather_scatter_view";
+        int i, seen[IT_MAXRANK] = {0}, have_tv = 0, have_steps = 0, have_sparse = 0;
         t->kind = IT_PV;
-        expect_p(p, '<', "after 'partition_view'");
+        t->vflav = nm[0] == 'p' ? IT_VIEW_PARTITION : nm[0] == 's' ? IT_VIEW_STRIDED : IT_VIEW_GATHER;
+        expect_p(p, '<', "after the view's name");
         expect_w(p, "tile");
         expect_p(p, '=', "after 'tile'");
-        expect_p(p, '(', "before the partition's tile shape");
+        expect_p(p, '(', "before the view's tile shape");
         d = cur(p);
-        if (d->k != TK_WORD) perr(p, d, "expected the partition's tile shape");
+        if (d->k != TK_WORD) perr(p, d, "expected the view's tile shape");
         p->i++;
         {
             char buf[160];
@@ -523,55 +530,77 @@ static void parse_type(P *p, it_type *t)
                 dd.n = (int)strlen(buf);
                 parse_dims_word(p, &dd, t->shape, &t->rank, en, sizeof en, 0);
             }
-            if (en[0]) perr(p, d, "expected the partition's tile shape, found '%s'", buf);
+            if (en[0]) perr(p, d, "expected the view's tile shape, found '%s'", buf);
         }
         for (i = 0; i < t->rank; i++)
-            if (t->shape[i] & (t->shape[i] - 1)) perr(p, d, "partition tile dimension %lld is not a power of two", (long long)t->shape[i]);
-        expect_p(p, ')', "after the partition's tile shape");
-        expect_p(p, ',', "after the partition's tile shape");
+            if (t->shape[i] & (t->shape[i] - 1)) perr(p, d, "view tile dimension %lld is not a power of two", (long long)t->shape[i]);
+        expect_p(p, ')', "after the view's tile shape");
         t->padding = IT_PAD_NONE;
-        if (accept_w(p, "padding_value")) {
-            static const char *pn[] = {"zero", "neg_zero", "nan", "pos_inf", "neg_inf"};
-            int k, found = 0;
-            expect_p(p, '=', "after 'padding_value'");
-            for (k = 0; k < 5; k++)
-                if (accept_w(p, pn[k])) { t->padding = k + 1; found = 1; break; }
-            if (!found) perr(p, cur(p), "expected a padding value (zero, neg_zero, nan, pos_inf, neg_inf)");
-            expect_p(p, ',', "after the padding value");
+        for (i = 0; i < t->rank; i++) {
+            t->dim_map[i] = i;
+            t->tstep[i] = t->shape[i];
         }
-        w = cur(p);
-        wordname(w, nm, sizeof nm);
-        if (strcmp(nm, "tensor_view")) perr(p, w, "expected 'tensor_view<...>' in the partition_view");
-        p->i++;
-        memset(&tv, 0, sizeof tv);
-        expect_p(p, '<', "after 'tensor_view'");
-        parse_tv_body(p, &tv);
-        expect_p(p, '>', "closing tensor_view<...>");
-        t->et = tv.et;
-        t->pet = tv.pet;
-        memcpy(t->uname, tv.uname, sizeof t->uname);
-        t->tv_rank = tv.rank;
-        memcpy(t->tv_shape, tv.shape, sizeof tv.shape);
-        memcpy(t->tv_strides, tv.strides, sizeof tv.strides);
-        if (tv.rank != t->rank) perr(p, w, "the partition's tile has rank %d but its tensor_view rank %d", t->rank, tv.rank);
-        for (i = 0; i < t->rank; i++) t->dim_map[i] = i;
-        if (accept_p(p, ',')) {
-            int64_t dm[IT_MAXRANK];
-            int nd;
-            expect_w(p, "dim_map");
-            expect_p(p, '=', "after 'dim_map'");
-            parse_int_list(p, dm, &nd, IT_MAXRANK, 0, "dim_map");
-            if (nd != t->rank) perr(p, w, "dim_map has %d entries for rank %d", nd, t->rank);
-            for (i = 0; i < nd; i++) {
-                if (dm[i] < 0 || dm[i] >= nd || seen[dm[i]]) perr(p, w, "dim_map is not a permutation");
-                seen[dm[i]] = 1;
-                t->dim_map[i] = (int)dm[i];
+        while (accept_p(p, ',')) {
+            tok *a = cur(p);
+            char an[64];
+            wordname(a, an, sizeof an);
+            if (a->k != TK_WORD) perr(p, a, "expected an attribute of the %s", vname);
+            p->i++;
+            if (!strcmp(an, "padding_value")) {
+                static const char *pn[] = {"zero", "neg_zero", "nan", "pos_inf", "neg_inf"};
+                int k, found = 0;
+                expect_p(p, '=', "after 'padding_value'");
+                for (k = 0; k < 5; k++)
+                    if (accept_w(p, pn[k])) { t->padding = k + 1; found = 1; break; }
+                if (!found) perr(p, cur(p), "expected a padding value (zero, neg_zero, nan, pos_inf, neg_inf)");
+            } else if (!strcmp(an, "tensor_view") && !have_tv) {
+                memset(&tv, 0, sizeof tv);
+                expect_p(p, '<', "after 'tensor_view'");
+                parse_tv_body(p, &tv);
+                expect_p(p, '>', "closing tensor_view<...>");
+                t->et = tv.et;
+                t->pet = tv.pet;
+                memcpy(t->uname, tv.uname, sizeof t->uname);
+                t->tv_rank = tv.rank;
+                memcpy(t->tv_shape, tv.shape, sizeof tv.shape);
+                memcpy(t->tv_strides, tv.strides, sizeof tv.strides);
+                if (tv.rank != t->rank) perr(p, a, "the view's tile has rank %d but its tensor_view rank %d", t->rank, tv.rank);
+                have_tv = 1;
+            } else if (!strcmp(an, "dim_map") && t->vflav == IT_VIEW_PARTITION) {
+                int64_t dm[IT_MAXRANK];
+                int nd;
+                expect_p(p, '=', "after 'dim_map'");
+                parse_int_list(p, dm, &nd, IT_MAXRANK, 0, "dim_map");
+                if (nd != t->rank) perr(p, a, "dim_map has %d entries for rank %d", nd, t->rank);
+                for (i = 0; i < nd; i++) {
+                    if (dm[i] < 0 || dm[i] >= nd || seen[dm[i]]) perr(p, a, "dim_map is not a permutation");
+                    seen[dm[i]] = 1;
+                    t->dim_map[i] = (int)dm[i];
+                }
+            } else if (!strcmp(an, "traversal_strides") && t->vflav == IT_VIEW_STRIDED) {
+                int nd;
+                expect_p(p, '=', "after 'traversal_strides'");
+                parse_int_list(p, t->tstep, &nd, IT_MAXRANK, 0, "traversal_strides");
+                if (nd != t->rank) perr(p, a, "traversal_strides has %d entries for rank %d", nd, t->rank);
+                for (i = 0; i < nd; i++)
+                    if (t->tstep[i] <= 0) perr(p, a, "traversal strides must be positive");
+                have_steps = 1;
+            } else if (!strcmp(an, "sparse_dim") && t->vflav == IT_VIEW_GATHER) {
+                expect_p(p, '=', "after 'sparse_dim'");
+                t->sparse = (int)expect_int(p, "the sparse dimension");
+                if (t->sparse < 0 || t->sparse >= t->rank) perr(p, a, "sparse_dim %d is not a dimension of rank %d", t->sparse, t->rank);
+                have_sparse = 1;
+            } else {
+                perr(p, a, "unexpected '%s' in the %s", an, vname);
             }
         }
-        expect_p(p, '>', "closing partition_view<...>");
+        if (!have_tv) perr(p, vw, "the %s has no tensor_view<...>", vname);
+        if (t->vflav == IT_VIEW_STRIDED && !have_steps) perr(p, vw, "the strided_view has no traversal_strides");
+        if (t->vflav == IT_VIEW_GATHER && !have_sparse) perr(p, vw, "the gather_scatter_view has no sparse_dim");
+        expect_p(p, '>', "closing the view's type");
         return;
     }
-    perr(p, w, "expected a type (tile<...>, token, tensor_view<...>, partition_view<...>), found '%s'", nm);
+    perr(p, w, "expected a type (tile<...>, token, tensor_view<...>, partition_view<...>, strided_view<...>, gather_scatter_view<...>), found '%s'", nm);
 }
 
 static int type_eq(const it_type *a, const it_type *b)
@@ -580,6 +609,11 @@ static int type_eq(const it_type *a, const it_type *b)
     if (a->kind != b->kind || a->et != b->et || a->pet != b->pet || a->rank != b->rank) return 0;
     for (i = 0; i < a->rank; i++)
         if (a->shape[i] != b->shape[i]) return 0;
+    if (a->kind == IT_PV) {
+        if (a->vflav != b->vflav || a->sparse != b->sparse) return 0;
+        for (i = 0; i < a->rank; i++)
+            if (a->tstep[i] != b->tstep[i]) return 0;
+    }
     if (a->kind == IT_PV || a->kind == IT_TV) {
         if (a->kind == IT_TV)
             for (i = 0; i < a->rank; i++)
@@ -885,7 +919,8 @@ static int use_value(P *p, const tok *t)
 static const struct { const char *name; int code; } op_names[] = {
     {"return", OP_RETURN}, {"constant", OP_CONSTANT}, {"get_global", OP_GET_GLOBAL},
     {"get_tile_block_id", OP_BLOCK_ID}, {"get_num_tile_blocks", OP_NUM_BLOCKS},
-    {"make_tensor_view", OP_MAKE_TV}, {"make_partition_view", OP_MAKE_PV},
+    {"make_tensor_view", OP_MAKE_TV}, {"make_partition_view", OP_MAKE_PV}, {"make_strided_view", OP_MAKE_PV},
+    {"make_gather_scatter_view", OP_MAKE_PV},
     {"get_index_space_shape", OP_INDEX_SHAPE}, {"load_view_tko", OP_LOAD_VIEW}, {"store_view_tko", OP_STORE_VIEW},
     {"load_ptr_tko", OP_LOAD_PTR}, {"store_ptr_tko", OP_STORE_PTR}, {"offset", OP_OFFSET},
     {"ptr_to_int", OP_PTR_TO_INT}, {"int_to_ptr", OP_INT_TO_PTR}, {"make_token", OP_MAKE_TOKEN},
@@ -904,7 +939,15 @@ static const struct { const char *name; int code; } op_names[] = {
     {"cosh", OP_COSH}, {"sin", OP_SIN}, {"cos", OP_COS}, {"tan", OP_TAN}, {"atan2", OP_ATAN2},
     {"pow", OP_POW}, {"reduce", OP_REDUCE}, {"scan", OP_SCAN}, {"assume", OP_ASSUME},
     {"print_tko", OP_PRINT}, {"mmaf", OP_MMAF}, {"mmai", OP_MMAI}, {"mmaf_scaled", OP_MMAF_SCALED},
+    /* 13.3 / 13.4; tileirdisasm 13.5 prints the dialect's pow as fpowf */
+    {"fpowf", OP_POW}, {"fpowi", OP_FPOWI}, {"atomic_rmw_tko", OP_ATOMIC_RMW}, {"atomic_cas_tko", OP_ATOMIC_CAS},
+    {"gdc_wait_tko", OP_GDC}, {"gdc_launch_dependents_tko", OP_GDC}, {"pack", OP_PACK}, {"unpack", OP_UNPACK},
+    {"atomic_red_view_tko", OP_ATOMIC_RED}, {"insert", OP_INSERT}, {"alloca", OP_ALLOCA},
+    {"memory_fence_alias_tko", OP_GDC},
 };
+
+/* atomic_rmw_tko's mode words, in RMW_* order. */
+static const char *const rmw_names[] = {"and", "or", "xor", "add", "addf", "max", "min", "umax", "umin", "xchg"};
 
 static int op_code(const char *nm)
 {
@@ -1056,12 +1099,21 @@ static void parse_items(P *p, it_item *it, int *n, gen *g, it_op *op)
     expect_p(p, ']', "closing a list");
 }
 
+static int rmw_mode(const char *nm)
+{
+    int i;
+    for (i = 0; i < (int)(sizeof rmw_names / sizeof rmw_names[0]); i++)
+        if (!strcmp(nm, rmw_names[i])) return i;
+    return -1;
+}
+
 static int is_type_start(const tok *t)
 {
     char nm[64];
     if (t->k != TK_WORD) return 0;
     wordname(t, nm, sizeof nm);
-    return !strcmp(nm, "tile") || !strcmp(nm, "token") || !strcmp(nm, "tensor_view") || !strcmp(nm, "partition_view");
+    return !strcmp(nm, "tile") || !strcmp(nm, "token") || !strcmp(nm, "tensor_view") || !strcmp(nm, "partition_view") ||
+           !strcmp(nm, "strided_view") || !strcmp(nm, "gather_scatter_view");
 }
 
 static void parse_generic(P *p, it_op *op, gen *g)
@@ -1130,7 +1182,8 @@ static void parse_generic(P *p, it_op *op, gen *g)
                 else if (accept_w(p, "no_wrap")) op->ovf = IT_NSW | IT_NUW;
                 else perr(p, cur(p), "expected an overflow mode (none, no_signed_wrap, no_unsigned_wrap, no_wrap)");
                 expect_p(p, '>', "closing overflow<...>");
-            } else if (!strcmp(nm, "flush_to_zero")) op->ftz = 1;
+            } else if (!strcmp(nm, "saturating") && op->code == OP_FTOI) op->ovf |= IT_SAT;
+            else if (!strcmp(nm, "flush_to_zero")) op->ftz = 1;
             else if (!strcmp(nm, "propagate_nan")) op->nan_prop = 1;
             else if (!strcmp(nm, "fast_acc")) op->fast_acc = 1;
             else if (!strcmp(nm, "signed") || !strcmp(nm, "unsigned")) {
@@ -1223,6 +1276,17 @@ static void parse_generic(P *p, it_op *op, gen *g)
                         else perr(p, cur(p), "expected true or false in inbounds");
                     } while (accept_p(p, ','));
                 expect_p(p, ']', "closing the inbounds list");
+            } else if (op->code == OP_ALLOCA && (!strcmp(nm, "num_elem") || !strcmp(nm, "alignment"))) {
+                int64_t v;
+                expect_p(p, '=', "after the alloca's attribute");
+                v = expect_int(p, "a positive count");
+                if (v <= 0 || v > (INT64_C(1) << 32)) perr(p, t, "%s must be 1 to 2^32", nm);
+                if (nm[0] == 'n') op->cn = v;
+                else op->dim = (int)v;
+            } else if (op->code == OP_ALLOCA && !strcmp(nm, "global")) {
+                op->reverse = 1;
+            } else if ((op->code == OP_ATOMIC_RMW || op->code == OP_ATOMIC_RED) && rmw_mode(nm) >= 0) {
+                op->pred = rmw_mode(nm);
             } else if (!strcmp(nm, "optimization_hints")) {
                 expect_p(p, '=', "after 'optimization_hints'");
                 parse_angle_skip(p);
@@ -1510,6 +1574,17 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
         }
         break;
     }
+    case OP_GDC:
+        if (!strcmp(op->name, "memory_fence_alias_tko")) {
+            /* one token operand and nothing after it (tileirdisasm prints no types): the generic form
+             * would take the next op's result for a second operand */
+            if (cur(p)->k != TK_VAL) perr(p, cur(p), "expected the fence's token operand");
+            g->opd[g->nopd++] = use_value(p, cur(p));
+            p->i++;
+            break;
+        }
+        parse_generic(p, op, g);
+        break;
     default:
         parse_generic(p, op, g);
         break;
@@ -1585,13 +1660,52 @@ static void parse_op_after_results(P *p, it_op *op, tok *nt, tok **rtok, int nre
             break;
         case OP_CMPI: case OP_CMPF: case OP_EXTI: case OP_TRUNCI: case OP_FTOF: case OP_FTOI: case OP_ITOF:
         case OP_BITCAST: case OP_PTR_TO_INT: case OP_INT_TO_PTR: case OP_BROADCAST: case OP_RESHAPE:
-        case OP_PERMUTE: case OP_EXTRACT: case OP_CAT: case OP_OFFSET:
+        case OP_PERMUTE: case OP_EXTRACT: case OP_CAT: case OP_OFFSET: case OP_PACK: case OP_UNPACK:
             need(p, at, op, nr == 1 && nl >= 1, "': source types -> result type'");
             rt[nrt++] = rr[0];
             break;
         case OP_SELECT:
             need(p, at, op, nl == 2 && nr == 0 && no == 3, "%cond, %a, %b : tile<..xi1>, tile<...>");
             rt[nrt++] = lt[1];
+            break;
+        case OP_FPOWI:
+            need(p, at, op, nl == 2 && nr == 0 && no == 2, "%x, %n : tile<...xF>, tile<...xiN>");
+            rt[nrt++] = lt[0];
+            break;
+        case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: {
+            int nv = op->code == OP_ATOMIC_CAS ? 2 : 1; /* values after the pointers: cmp and new, or the argument */
+            need(p, at, op, (nl == 2 || nl == 3) && nr == 2 && rr[1].kind == IT_TOKEN && no - op->has_token == nl - 1 + nv,
+                 "pointers, values[, mask] : pointer type, value type[, mask type] -> tile<...>, token");
+            op->has_mask = nl == 3;
+            rt[nrt++] = rr[0];
+            rt[nrt++] = rr[1];
+            break;
+        }
+        case OP_ATOMIC_RED:
+            /* relaxed device %view[%i, ...], MODE, %tile [token = %t] : tile type, view type, index types -> token */
+            need(p, at, op, nl >= 2 && lt[1].kind == IT_PV && nr == 1 && rr[0].kind == IT_TOKEN, ": tile<...>, partition_view<...>, index types -> token");
+            rt[nrt++] = rr[0];
+            break;
+        case OP_INSERT:
+            /* %value, %tile[%i, ...] : value type, tile type */
+            need(p, at, op, nl == 2 && nr == 0, "': value type, tile type'");
+            rt[nrt++] = lt[1];
+            break;
+        case OP_GDC:
+            if (!strcmp(op->name, "memory_fence_alias_tko")) { /* memory_fence_alias_tko %t (tileirdisasm prints no types) */
+                need(p, at, op, no == 1 && nl == 0 && nr == 0 && p->e->vty[g->opd[0]]->kind == IT_TOKEN, "a token operand");
+                rt[nrt++] = *p->e->vty[g->opd[0]];
+                break;
+            }
+            need(p, at, op, no - op->has_token == 0 && nl == 0 && nr == 1 && rr[0].kind == IT_TOKEN, "[token = %t] -> token");
+            rt[nrt++] = rr[0];
+            break;
+        case OP_ALLOCA:
+            /* alloca num_elem = N, alignment = A [global] : tile<ptr<E>> */
+            need(p, at, op, no == 0 && nl == 1 && nr == 0 && lt[0].kind == IT_TILE && lt[0].rank == 0 && lt[0].et == IT_PTR && op->cn > 0,
+                 "num_elem = N, alignment = A : tile<ptr<E>>");
+            rt[nrt++] = lt[0];
+            op->gindex = p->e->nalloca++;
             break;
         case OP_MMAF: case OP_MMAI:
             need(p, at, op, nl == 3 && nr == 0 && no == 3, "%a, %b, %acc : three types");

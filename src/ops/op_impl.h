@@ -95,7 +95,21 @@ struct er_opres {
     void *state;                    /* the op's own, freed by def->free_state */
     er_opbounds_entry *bounds;      /* the cache */
     void *bkeys[ER_OP_MAXOUT];      /* unused (reserved for the covers keys) */
+    /*
+     * Set by create where the operation makes its whole er_bounds itself (linear: matmul's), else NULL:
+     * output i's bounds under o filled into out (its arrays allocated, count elements), in place of
+     * def->bounds and er_b_finish_lh.
+     */
+    er_status (*bounds_full)(er_opres *r, int i, const er_tol_opts *o, er_bounds *out, char *msg, size_t msg_size);
+    /* results as inputs (er_op_call_from): per input, the slack of each element (row-major; infinity
+     * where the earlier result allows a special or has no bound), or NULL for an array */
+    double *slack[ER_OP_MAXIN];
+    int takes_from; /* set by create: the operation's bounds read slack (else results are refused) */
 };
+
+/* Input i's element e (value v) as the implementation may have stored it: [v - slack, v + slack]
+ * outward ([v, v] for an array); 0, or 1 where the slack is infinite (no bound: lo, hi infinite). */
+int er_ops_in_iv(const er_opres *r, int i, int64_t e, double v, double *lo, double *hi);
 
 /* ---- options (op_util.c) ---- */
 /* The value of option key (marked used), or NULL when not given. */
@@ -139,6 +153,8 @@ int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits);
 uint64_t er_ops_round(int fmt, double x);
 
 /* ---- bounds arithmetic (op_util.c): binary64, outward (the rounding mode is never changed) ---- */
+/* a - b enclosed: [d, d] when the binary64 difference d is exact (TwoSum), else one ulp outward */
+void er_ops_sub_iv(double a, double b, double *l, double *h);
 double er_ops_add_dn(double a, double b);
 double er_ops_add_up(double a, double b);
 double er_ops_mul_dn(double a, double b);
@@ -162,6 +178,11 @@ void er_ops_round_compute(const er_openv *env, double *lo, double *hi);
 double er_ops_ulps(const er_openv *env, const char *fn);
 
 /* ---- certified math in binary64 (op_math.c; proofs: docs/proofs/ops-math.md) ---- */
+/* lo <= log(x) <= hi (MPFR at 64 bits, directed: slower than exp; x >= 0, log(0) = -inf). */
+void er_ops_log(double x, double *lo, double *hi);
+/* lo <= tanh(x) <= hi, lo <= erf(x) <= hi (MPFR at 64 bits, directed). */
+void er_ops_tanh(double x, double *lo, double *hi);
+void er_ops_erf(double x, double *lo, double *hi);
 /* lo <= exp(x) <= hi (x binary64; infinities and NaN as exp's). */
 void er_ops_exp(double x, double *lo, double *hi);
 /* lo <= f(x) <= hi over x in [a, b] for an increasing f: [f_lo(a), f_hi(b)]. */
@@ -183,12 +204,28 @@ void er_ops_mp_div(er_ops_mp *m, int r, int a, int b);        /* b > 0 or b < 0 
 void er_ops_mp_exp(er_ops_mp *m, int r, int a);
 void er_ops_mp_log(er_ops_mp *m, int r, int a);               /* a > 0 */
 void er_ops_mp_copy(er_ops_mp *m, int r, int a);
+void er_ops_mp_tanh(er_ops_mp *m, int r, int a);
+void er_ops_mp_erf(er_ops_mp *m, int r, int a);
+void er_ops_mp_erfc(er_ops_mp *m, int r, int a);              /* decreasing: ends swapped */
+void er_ops_mp_sqrt(er_ops_mp *m, int r, int a);             /* a >= 0 */
+void er_ops_mp_pi(er_ops_mp *m, int r);                       /* [pi down, pi up] */
+void er_ops_mp_set_str(er_ops_mp *m, int r, const char *dec); /* a decimal constant, enclosed */
 /* 1 when every value of register r rounds to the same pattern of fmt (nearest even): *bits. */
 int er_ops_mp_decide(er_ops_mp *m, int r, int fmt, uint64_t *bits);
 /* Register r's ends rounded outward to binary64. */
 void er_ops_mp_get(er_ops_mp *m, int r, double *lo, double *hi);
 /* Frees the calling thread's MPFR caches: a thread of er_ops_parallel calls it before it ends. */
 void er_ops_mp_thread_done(void);
+
+/* ---- the softmax family (op_softmax.c; docs/proofs/softmax.md) ---- */
+/* The compute model of one finite row x[j st], j < n: the values as read (xl, xh), the differences from
+ * the maximum with their rounding (dl, dh; may be NULL), exp's results within ue ulps (El, Eh), the sum
+ * in index order or any tree (any) [*Sl, *Sh], and the maximum's interval [*ml, *mh]. */
+/* slack: results as inputs, the slack of x[j st] at slack[j st] (NULL: none); returns 1 where a slack
+ * is infinite (no bound for the row), else 0. */
+int er_ops_expsum_model(const er_openv *env, int any, double ue, const double *x, const double *slack, int64_t n,
+                        int64_t st, double *xl, double *xh, double *dl, double *dh, double *El, double *Eh, double *Sl,
+                        double *Sh, double *ml, double *mh);
 
 /* ---- threads (op_util.c) ---- */
 /* fn(ctx, i0, i1) over [0, n) split into contiguous parts on up to the machine's processors (one part
@@ -205,6 +242,14 @@ void er_opres_as_op(er_opres *r, er_op *op);
 
 /* The operations (one file each). */
 extern const er_opdef er_opdef_softmax;
+extern const er_opdef er_opdef_layer_norm, er_opdef_rms_norm; /* op_norm.c */
+extern const er_opdef er_opdef_layer_norm_backward, er_opdef_rms_norm_backward;
+extern const er_opdef er_opdef_quantize;                       /* op_quant.c */
+extern const er_opdef er_opdef_softmax_backward, er_opdef_log_softmax_backward; /* op_softmax_backward.c */
+extern const er_opdef er_opdef_log_softmax;
+extern const er_opdef er_opdef_logsumexp;
+extern const er_opdef er_opdef_add, er_opdef_mul, er_opdef_linear;
+extern const er_opdef er_opdef_exp, er_opdef_relu, er_opdef_sigmoid, er_opdef_tanh, er_opdef_silu, er_opdef_gelu;
 extern const er_opdef er_opdef_attention; /* op_attention.c */
 
 #endif /* ER_OP_IMPL_H */

@@ -74,7 +74,9 @@ void er_ops_exp(double x, double *lo, double *hi)
         exp_mpfr(x, lo, hi);
         return;
     }
-    double k = nearbyint(x * INV_LN2);
+    /* k: x / ln2 rounded to an integer by the shifter (rounding to nearest, the mode never changed; any
+     * integer would do: the check on t below is what the proof uses) */
+    double k = (x * INV_LN2 + 0x1.8p52) - 0x1.8p52;
     double kh = k * LN2_HI; /* exact */
     double r1l = er_b_down(x - kh), r1h = er_b_up(x - kh);
     double kl1 = k * LN2_LO, kll = er_b_down(kl1), klh = er_b_up(kl1);
@@ -84,15 +86,47 @@ void er_ops_exp(double x, double *lo, double *hi)
         return;
     }
     double s = er_b_pow2((int)k);
-    double pl = horner(tl), ph = horner(th);
-    *lo = er_b_down(er_b_down(pl * (1 - 2 * EXP_E)) * s);
-    *hi = er_b_up(er_b_up(ph * (1 + 2 * EXP_E)) * s);
+    /* one polynomial at tm in [tl, th]: exp(tl) >= exp(tm) (1 - (tm - tl)) and exp(th) <= exp(tm)
+     * (1 + 2 (th - tm)) (th - tm < 1), and exp(tm) within [P (1 - 2E), P (1 + 2E)] */
+    double tm = er_b_up(r1l - kl1);
+    if (tm < tl) tm = tl;
+    if (tm > th) tm = th;
+    double p = horner(tm), dl = er_b_up(tm - tl), dh = er_b_up(2 * er_b_up(th - tm));
+    *lo = er_b_down(er_b_down(er_b_down(p * (1 - 2 * EXP_E)) * er_b_down(1 - dl)) * s);
+    *hi = er_b_up(er_b_up(er_b_up(p * (1 + 2 * EXP_E)) * er_b_up(1 + dh)) * s);
+}
+
+void er_ops_log(double x, double *lo, double *hi)
+{
+    if (!(x > 0) || er_b_isinf(x)) { /* 0: -inf; +inf: +inf; negative or NaN: NaN */
+        *lo = *hi = x == 0 ? -INFINITY : x > 0 ? x : NAN;
+        return;
+    }
+    mpfr_t v;
+    mpfr_init2(v, 64);
+    mpfr_set_d(v, x, MPFR_RNDN);
+    mpfr_log(v, v, MPFR_RNDD);
+    *lo = mpfr_get_d(v, MPFR_RNDD);
+    mpfr_set_d(v, x, MPFR_RNDN);
+    mpfr_log(v, v, MPFR_RNDU);
+    *hi = mpfr_get_d(v, MPFR_RNDU);
+    mpfr_clear(v);
 }
 
 void er_ops_exp_iv(double a, double b, double *lo, double *hi)
 {
     double l, h;
     er_ops_exp(a, lo, &h);
+    if (b == a) { /* one point: one evaluation */
+        *hi = h;
+        return;
+    }
+    double d = b - a;
+    if (d > 0 && d <= 0x1p-20 && er_b_finite(h)) {
+        /* a narrow interval: exp(b) = exp(a) e^(b - a) <= exp(a) (1 + 2 (b - a)) for 0 <= b - a <= 1 */
+        *hi = er_b_up(h * er_b_up(1 + 2 * er_b_up(d)));
+        return;
+    }
     er_ops_exp(b, &l, hi);
 }
 
@@ -230,4 +264,64 @@ int er_ops_mp_decide(er_ops_mp *m, int r, int fmt, uint64_t *bits)
 void er_ops_mp_thread_done(void)
 {
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
+}
+
+/* increasing functions at 64 bits, directed: the enclosures of tanh and erf (MPFR; slower than exp) */
+static void inc64(int (*f)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t), double x, double *lo, double *hi)
+{
+    if (x != x) {
+        *lo = *hi = x;
+        return;
+    }
+    mpfr_t v, y;
+    mpfr_init2(v, 64);
+    mpfr_init2(y, 64);
+    mpfr_set_d(v, x, MPFR_RNDN); /* exact: 53 <= 64 bits */
+    f(y, v, MPFR_RNDD);
+    *lo = mpfr_get_d(y, MPFR_RNDD);
+    f(y, v, MPFR_RNDU);
+    *hi = mpfr_get_d(y, MPFR_RNDU);
+    mpfr_clear(v);
+    mpfr_clear(y);
+}
+
+void er_ops_tanh(double x, double *lo, double *hi) { inc64(mpfr_tanh, x, lo, hi); }
+void er_ops_erf(double x, double *lo, double *hi) { inc64(mpfr_erf, x, lo, hi); }
+
+void er_ops_mp_tanh(er_ops_mp *m, int r, int a)
+{
+    mpfr_tanh(m->lo[r], m->lo[a], MPFR_RNDD);
+    mpfr_tanh(m->hi[r], m->hi[a], MPFR_RNDU);
+}
+
+void er_ops_mp_erf(er_ops_mp *m, int r, int a)
+{
+    mpfr_erf(m->lo[r], m->lo[a], MPFR_RNDD);
+    mpfr_erf(m->hi[r], m->hi[a], MPFR_RNDU);
+}
+
+void er_ops_mp_erfc(er_ops_mp *m, int r, int a)
+{
+    /* decreasing: the lower end from the upper argument (t1 keeps a's lower end if r == a) */
+    mpfr_set(m->t1, m->lo[a], MPFR_RNDD);
+    mpfr_erfc(m->lo[r], m->hi[a], MPFR_RNDD);
+    mpfr_erfc(m->hi[r], m->t1, MPFR_RNDU);
+}
+
+void er_ops_mp_sqrt(er_ops_mp *m, int r, int a)
+{
+    mpfr_sqrt(m->lo[r], m->lo[a], MPFR_RNDD);
+    mpfr_sqrt(m->hi[r], m->hi[a], MPFR_RNDU);
+}
+
+void er_ops_mp_pi(er_ops_mp *m, int r)
+{
+    mpfr_const_pi(m->lo[r], MPFR_RNDD);
+    mpfr_const_pi(m->hi[r], MPFR_RNDU);
+}
+
+void er_ops_mp_set_str(er_ops_mp *m, int r, const char *dec)
+{
+    mpfr_set_str(m->lo[r], dec, 10, MPFR_RNDD);
+    mpfr_set_str(m->hi[r], dec, 10, MPFR_RNDU);
 }

@@ -34,23 +34,6 @@ static void sm_free(void *p)
     free(s);
 }
 
-/* a - b enclosed: [s, s] when the binary64 difference is exact (TwoSum), else one ulp outward */
-static void sub_iv(double a, double b, double *l, double *h)
-{
-    double s = a - b;
-    if (!er_b_finite(s)) {
-        *l = *h = s;
-        return;
-    }
-    double nb = -b, bb = s - a, err = (a - (s - bb)) + (nb - bb);
-    if (err == 0) {
-        *l = *h = s;
-    } else {
-        *l = er_b_down(s);
-        *h = er_b_up(s);
-    }
-}
-
 #define AT(s, row, j) ((((row) / (s)->inner) * (s)->len + (j)) * (s)->inner + (row) % (s)->inner)
 
 /* ---- the exact value ---- */
@@ -97,7 +80,7 @@ static er_status sm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         double Sl = 0, Sh = 0;
         for (int64_t i = 0; i < s->len; i++) {
             double dl, dh;
-            sub_iv(s->v[AT(s, row, i)], m, &dl, &dh);
+            er_ops_sub_iv(s->v[AT(s, row, i)], m, &dl, &dh);
             er_ops_exp_iv(dl, dh, &El[i], &Eh[i]);
             Sl = er_ops_add_dn(Sl, El[i]);
             Sh = er_ops_add_up(Sh, Eh[i]);
@@ -172,6 +155,7 @@ static er_status sm_create(er_opres *r, char *msg, size_t msg_size)
     sm_state *s = (sm_state *)calloc(1, sizeof *s);
     if (!s) return msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
     r->state = s;
+    r->takes_from = 1;
     if ((st = er_ops_opt_dim(r, "dim", -1, x->ndim, &dim, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_opt_format(r, "out", x->format, &of, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_values(x, &s->v, msg, msg_size)) != ER_OK) return st;
@@ -184,6 +168,86 @@ static er_status sm_create(er_opres *r, char *msg, size_t msg_size)
 }
 
 /* ---- the bounds (docs/proofs/softmax.md) ---- */
+
+/* The softmax family's model of one finite row (docs/proofs/softmax.md, section 2, steps 1 to 4): x[j st]
+ * for j < n.  Fills xl, xh (the values as compute reads them), dl, dh (the differences x_j - m with
+ * their rounding into compute; may be NULL), El, Eh (exp's results within ue ulps), the sum [*Sl, *Sh]
+ * (index order, or any tree with any), and the maximum's interval [*ml, *mh]. */
+int er_ops_expsum_model(const er_openv *env, int any, double ue, const double *x, const double *slack, int64_t n,
+                        int64_t st, double *xl, double *xh, double *dlo, double *dhi, double *El, double *Eh,
+                        double *Slo, double *Shi, double *mlo, double *mhi)
+{
+    /* the values as compute reads them (rounded into a narrower compute; subnormals may be read as
+     * zero under flush_to_zero), and their maxima */
+    double ml = -INFINITY, mh = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        double a = x[i * st], b = a;
+        if (slack) { /* results as inputs: the stored value within the earlier result's slack */
+            double sl = slack[i * st];
+            if (!(sl < INFINITY)) return 1;
+            a = er_b_down(a - sl);
+            b = er_b_up(b + sl);
+        }
+        er_ops_round_compute(env, &a, &b); /* identity on compute's values, but for a flush */
+        xl[i] = a < b ? a : b;
+        xh[i] = a < b ? b : a;
+        if (xl[i] > ml) ml = xl[i];
+        if (xh[i] > mh) mh = xh[i];
+    }
+    /* e_j: exp within ue ulps of compute at a value between the exact difference and its rounding */
+    for (int64_t i = 0; i < n; i++) {
+        double dl, dh, t, cl, ch;
+        er_ops_sub_iv(xl[i], mh, &dl, &t);
+        er_ops_sub_iv(xh[i], ml, &t, &dh);
+        cl = dl;
+        ch = dh;
+        er_ops_round_compute(env, &cl, &ch);
+        if (cl < dl) dl = cl;
+        if (ch > dh) dh = ch;
+        if (dlo) {
+            dlo[i] = dl;
+            dhi[i] = dh;
+        }
+        er_ops_exp_iv(dl, dh, &El[i], &Eh[i]);
+        er_ops_lib_result(env, ue, &El[i], &Eh[i]);
+        if (El[i] < 0) El[i] = 0;
+    }
+    /* the sum in compute */
+    double Sl, Sh;
+    if (!any) {
+        Sl = El[0];
+        Sh = Eh[0];
+        for (int64_t i = 1; i < n; i++) {
+            Sl = er_ops_add_dn(Sl, El[i]);
+            Sh = er_ops_add_up(Sh, Eh[i]);
+            er_ops_round_compute(env, &Sl, &Sh);
+        }
+    } else {
+        Sl = 0;
+        Sh = 0;
+        for (int64_t i = 0; i < n; i++) {
+            Sl = er_ops_add_dn(Sl, El[i]);
+            Sh = er_ops_add_up(Sh, Eh[i]);
+        }
+        /* any tree of n - 1 additions: |sum - exact sum| <= gamma_{n-1} * exact sum (terms >= 0) */
+        double g = er_b_up((double)(n - 1) * env->u), gam = er_ops_div_up(g, er_b_down(1 - g));
+        if (!(g < 0.5)) {
+            Sl = 0;
+            Sh = INFINITY;
+        } else {
+            Sl = er_ops_mul_dn(Sl, er_b_down(1 - gam));
+            Sh = er_ops_mul_up(Sh, er_b_up(1 + gam));
+        }
+        if (env->ftz) Sl = er_ops_add_dn(Sl, -er_b_up((double)n * env->tiny));
+        if (Sl < 0) Sl = 0;
+        er_ops_round_compute(env, &Sl, &Sh);
+    }
+    *Slo = Sl;
+    *Shi = Sh;
+    *mlo = ml;
+    *mhi = mh;
+    return 0;
+}
 
 typedef struct sm_bjob {
     er_opres *r;
@@ -214,60 +278,17 @@ static er_status sm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             }
             continue;
         }
-        /* the values as compute reads them (rounded into a narrower compute; subnormals may be read as
-         * zero under flush_to_zero), and their maxima */
-        double ml = -INFINITY, mh = -INFINITY;
-        for (int64_t i = 0; i < s->len; i++) {
-            double a = s->v[AT(s, row, i)], b = a;
-            er_ops_round_compute(env, &a, &b); /* identity on compute's values, but for a flush */
-            xl[i] = a < b ? a : b;
-            xh[i] = a < b ? b : a;
-            if (xl[i] > ml) ml = xl[i];
-            if (xh[i] > mh) mh = xh[i];
-        }
-        /* e_j: exp within ue ulps of compute at a value between the exact difference and its rounding */
-        for (int64_t i = 0; i < s->len; i++) {
-            double dl, dh, t, cl, ch;
-            sub_iv(xl[i], mh, &dl, &t);
-            sub_iv(xh[i], ml, &t, &dh);
-            cl = dl;
-            ch = dh;
-            er_ops_round_compute(env, &cl, &ch);
-            if (cl < dl) dl = cl;
-            if (ch > dh) dh = ch;
-            er_ops_exp_iv(dl, dh, &El[i], &Eh[i]);
-            er_ops_lib_result(env, ue, &El[i], &Eh[i]);
-            if (El[i] < 0) El[i] = 0;
-        }
-        /* the sum in compute */
-        double Sl, Sh;
-        if (!any) {
-            Sl = El[0];
-            Sh = Eh[0];
-            for (int64_t i = 1; i < s->len; i++) {
-                Sl = er_ops_add_dn(Sl, El[i]);
-                Sh = er_ops_add_up(Sh, Eh[i]);
-                er_ops_round_compute(env, &Sl, &Sh);
+        double ml, mh, Sl, Sh;
+        const double *sk = j->r->slack[0] ? j->r->slack[0] + AT(s, row, 0) : NULL;
+        if (er_ops_expsum_model(env, any, ue, s->v + AT(s, row, 0), sk, s->len, s->inner, xl, xh, NULL, NULL, El, Eh,
+                                &Sl, &Sh, &ml, &mh)) {
+            for (int64_t i = 0; i < s->len; i++) { /* an earlier result's unbounded element: no bound */
+                int64_t e = AT(s, row, i);
+                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                j->lo[e] = -INFINITY;
+                j->hi[e] = INFINITY;
             }
-        } else {
-            Sl = 0;
-            Sh = 0;
-            for (int64_t i = 0; i < s->len; i++) {
-                Sl = er_ops_add_dn(Sl, El[i]);
-                Sh = er_ops_add_up(Sh, Eh[i]);
-            }
-            /* any tree of n - 1 additions: |sum - exact sum| <= gamma_{n-1} * exact sum (terms >= 0) */
-            double g = er_b_up((double)(s->len - 1) * env->u), gam = er_ops_div_up(g, er_b_down(1 - g));
-            if (!(g < 0.5)) {
-                Sl = 0;
-                Sh = INFINITY;
-            } else {
-                Sl = er_ops_mul_dn(Sl, er_b_down(1 - gam));
-                Sh = er_ops_mul_up(Sh, er_b_up(1 + gam));
-            }
-            if (env->ftz) Sl = er_ops_add_dn(Sl, -er_b_up((double)s->len * env->tiny));
-            if (Sl < 0) Sl = 0;
-            er_ops_round_compute(env, &Sl, &Sh);
+            continue;
         }
         int overflow = !(Sh <= env->max_c);
         for (int64_t i = 0; i < s->len; i++) {

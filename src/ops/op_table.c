@@ -7,6 +7,24 @@
 
 static const er_opdef *const table[] = {
     &er_opdef_softmax,
+    &er_opdef_layer_norm,
+    &er_opdef_rms_norm,
+    &er_opdef_quantize,
+    &er_opdef_softmax_backward,
+    &er_opdef_log_softmax_backward,
+    &er_opdef_layer_norm_backward,
+    &er_opdef_rms_norm_backward,
+    &er_opdef_log_softmax,
+    &er_opdef_logsumexp,
+    &er_opdef_exp,
+    &er_opdef_relu,
+    &er_opdef_sigmoid,
+    &er_opdef_tanh,
+    &er_opdef_silu,
+    &er_opdef_gelu,
+    &er_opdef_add,
+    &er_opdef_mul,
+    &er_opdef_linear,
     &er_opdef_attention,
 };
 

@@ -124,12 +124,24 @@ static int64_t offset_of(const er_optensor *t, int64_t e)
     return off;
 }
 
+/* a format's storage bytes, the common ones without the table's lookup */
+static int storage_of(int fmt)
+{
+    if (fmt == ER_FMT_F32) return 4;
+    if (fmt == ER_FMT_BF16 || fmt == ER_FMT_F16) return 2;
+    if (fmt == ER_FMT_F64) return 8;
+    er_format_info fi;
+    er_format_get_info(fmt, &fi);
+    return fi.storage_bytes;
+}
+
 uint64_t er_ops_load(const er_optensor *t, int64_t e)
 {
-    er_format_info fi;
-    er_format_get_info(t->format, &fi);
-    const unsigned char *p = (const unsigned char *)t->data + offset_of(t, e) * fi.storage_bytes;
-    switch (fi.storage_bytes) {
+    int sb = storage_of(t->format);
+    int contiguous = t->ndim == 0 || t->strides[t->ndim - 1] == 1;
+    for (int d = t->ndim - 2; contiguous && d >= 0; d--) contiguous = t->strides[d] == t->strides[d + 1] * t->shape[d + 1];
+    const unsigned char *p = (const unsigned char *)t->data + (contiguous ? e : offset_of(t, e)) * sb;
+    switch (sb) {
     case 1: return p[0];
     case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
     case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -139,10 +151,9 @@ uint64_t er_ops_load(const er_optensor *t, int64_t e)
 
 void er_ops_store(er_optensor *t, int64_t e, uint64_t bits)
 {
-    er_format_info fi;
-    er_format_get_info(t->format, &fi);
-    unsigned char *p = (unsigned char *)t->data + e * fi.storage_bytes;
-    switch (fi.storage_bytes) {
+    int sb = storage_of(t->format);
+    unsigned char *p = (unsigned char *)t->data + e * sb;
+    switch (sb) {
     case 1: p[0] = (unsigned char)bits; break;
     case 2: { uint16_t v = (uint16_t)bits; memcpy(p, &v, 2); break; }
     case 4: { uint32_t v = (uint32_t)bits; memcpy(p, &v, 4); break; }
@@ -264,10 +275,30 @@ void er_ops_split_dim(const er_optensor *t, int dim, int64_t *outer, int64_t *le
     for (int d = dim + 1; d < t->ndim; d++) *inner *= t->shape[d];
 }
 
+int er_ops_in_iv(const er_opres *r, int i, int64_t e, double v, double *lo, double *hi)
+{
+    double sl = r->slack[i] ? r->slack[i][e] : 0;
+    if (!(sl < INFINITY)) {
+        *lo = -INFINITY;
+        *hi = INFINITY;
+        return 1;
+    }
+    *lo = sl > 0 ? er_b_down(v - sl) : v;
+    *hi = sl > 0 ? er_b_up(v + sl) : v;
+    return 0;
+}
+
 /* ---- rounding ---- */
 
 uint64_t er_ops_round(int fmt, double x)
 {
+    if (fmt == ER_FMT_F32 && x == x) { /* the conversion's own rounding to nearest (never changed) */
+        float f = (float)x;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    if (fmt == ER_FMT_F64) return er_b_bits(x);
     return er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u);
 }
 
@@ -283,6 +314,22 @@ int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits)
 }
 
 /* ---- outward arithmetic: RN then one ulp outward (covers the exact value) ---- */
+
+void er_ops_sub_iv(double a, double b, double *l, double *h)
+{
+    double s = a - b;
+    if (!er_b_finite(s)) {
+        *l = *h = s;
+        return;
+    }
+    double nb = -b, bb = s - a, err = (a - (s - bb)) + (nb - bb);
+    if (err == 0) {
+        *l = *h = s;
+    } else {
+        *l = er_b_down(s);
+        *h = er_b_up(s);
+    }
+}
 
 double er_ops_add_dn(double a, double b) { return er_b_down(a + b); }
 double er_ops_add_up(double a, double b) { return er_b_up(a + b); }
@@ -312,8 +359,16 @@ void er_ops_lib_result(const er_openv *env, double ulps, double *lo, double *hi)
 void er_ops_round_compute(const er_openv *env, double *lo, double *hi)
 {
     double l, h;
-    er_round_double(env->compute, *lo, ER_RND_NEAREST_EVEN, &l);
-    er_round_double(env->compute, *hi, ER_RND_NEAREST_EVEN, &h);
+    if (env->compute == ER_FMT_F32) { /* the conversion's own rounding to nearest (never changed) */
+        l = (double)(float)*lo;
+        h = (double)(float)*hi;
+    } else if (env->compute == ER_FMT_F64) {
+        l = *lo;
+        h = *hi;
+    } else {
+        er_round_double(env->compute, *lo, ER_RND_NEAREST_EVEN, &l);
+        er_round_double(env->compute, *hi, ER_RND_NEAREST_EVEN, &h);
+    }
     if (env->ftz) {
         if (l > 0 && l < env->tiny) l = 0;
         if (h < 0 && h > -env->tiny) h = 0;

@@ -171,9 +171,71 @@ er_status er_op_call(const char *op, int ninputs, const er_tensor *const *inputs
     return er_op_call_nd(op, ninputs, p, options, out, msg, msg_size);
 }
 
+er_status er_op_call_from(const char *op, int ninputs, const er_opinput *inputs, const er_tol_opts *from_opts,
+                          const char *options, er_opres **out, char *msg, size_t msg_size)
+{
+    er_optensor t[ER_OP_MAXIN];
+    const er_optensor *p[ER_OP_MAXIN];
+    double *slack[ER_OP_MAXIN] = {NULL};
+    er_tol_opts def;
+    er_status st = ER_OK;
+    if (out) *out = NULL;
+    if (ninputs > ER_OP_MAXIN || ninputs < 0 || (ninputs && !inputs))
+        return msgf(msg, msg_size, ER_EINVAL, "%s: %d inputs (at most %d)", op ? op : "?", ninputs, ER_OP_MAXIN);
+    if (!from_opts) {
+        er_tol_opts_init(&def);
+        from_opts = &def;
+    }
+    for (int i = 0; i < ninputs; i++) {
+        const er_opinput *in = &inputs[i];
+        er_op from;
+        int k;
+        p[i] = NULL;
+        if (in->tensor) {
+            p[i] = in->tensor;
+            continue;
+        }
+        if (in->result) {
+            er_result_as_op(in->result, &from);
+            t[i] = er_optensor_of(er_result_rounded(in->result));
+            k = 0;
+        } else if (in->opres) {
+            if (in->output < 0 || in->output >= in->opres->nout) {
+                st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d: %s has no output %d", op ? op : "?", i,
+                          in->opres->def->name, in->output);
+                goto fail;
+            }
+            er_opres_as_op(in->opres, &from);
+            t[i] = in->opres->out[in->output];
+            k = in->output;
+        } else {
+            continue; /* absent */
+        }
+        p[i] = &t[i];
+        if ((st = er_op_slack(&from, k, from_opts, &slack[i], msg, msg_size)) != ER_OK) goto fail;
+    }
+    er_opres *r = NULL;
+    if ((st = er_op_call_nd(op, ninputs, p, options, &r, msg, msg_size)) != ER_OK) goto fail;
+    int any = 0;
+    for (int i = 0; i < ninputs; i++) any |= slack[i] != NULL;
+    if (any && !r->takes_from) {
+        er_opres_free(r);
+        st = msgf(msg, msg_size, ER_EUNSUPPORTED, "%s does not take results as inputs%s", op,
+                  !strcmp(op, "linear") ? " (judge the product with matmul's er_result_create_from)" : "");
+        goto fail;
+    }
+    for (int i = 0; i < ninputs; i++) r->slack[i] = slack[i];
+    *out = r;
+    return ER_OK;
+fail:
+    for (int i = 0; i < ER_OP_MAXIN; i++) free(slack[i]);
+    return st;
+}
+
 void er_opres_free(er_opres *r)
 {
     if (!r) return;
+    for (int i = 0; i < ER_OP_MAXIN; i++) free(r->slack[i]);
     for (int i = 0; i < ER_OP_MAXOUT; i++) {
         free(r->out[i].data);
         free(r->xlo[i]);
@@ -373,6 +435,10 @@ er_status er_opres_bounds(er_opres *r, int i, const er_tol_opts *o, const er_bou
                   (long long)n);
         goto done;
     }
+    if (r->bounds_full) { /* the operation's own er_bounds (linear: matmul's) */
+        if ((st = r->bounds_full(r, i, &key, &ent->b, msg, msg_size)) != ER_OK) goto done;
+        goto keep;
+    }
     if ((st = r->def->bounds(r, i, &env, lo, hi, fl, msg, msg_size)) != ER_OK) goto done;
     finish_job j;
     memset(&j, 0, sizeof j);
@@ -388,6 +454,7 @@ er_status er_opres_bounds(er_opres *r, int i, const er_tol_opts *o, const er_bou
     j.flags = fl;
     j.b = &ent->b;
     if ((st = er_ops_parallel(n, 4096, finish_range, &j, msg, msg_size)) != ER_OK) goto done;
+keep:
     ent->o = key;
     ent->output = i;
     ent->next = r->bounds;

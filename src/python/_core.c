@@ -8,6 +8,7 @@
 
 #include "exactref/exactref.h"
 #include "exactref/report.h"
+#include "exactref/interp.h"
 #include "standards_internal.h"
 
 /*
@@ -1582,6 +1583,188 @@ static PyObject *py_scaled_create(PyObject *mod, PyObject *args)
     return (PyObject *)self;
 }
 
+/* ---- The Tile IR interpreter (python/exactref/tile.py), point and bounds mode: one block of its own. ---- */
+
+/* The module from text, or NULL with ValueError (the parse error). */
+static er_interp_module *tile_parse(const char *text, Py_ssize_t len, const char *filename)
+{
+    er_interp_module *m = NULL;
+    char msg[1024];
+    if (er_interp_parse(text, (size_t)len, filename, &m, msg, sizeof msg) != ER_OK) {
+        PyErr_SetString(PyExc_ValueError, msg);
+        return NULL;
+    }
+    return m;
+}
+
+/* interp_params(text, filename): {kernel: [(kind, format, name), ...]} in source order. */
+static PyObject *py_interp_params(PyObject *mod, PyObject *args)
+{
+    const char *text, *filename;
+    Py_ssize_t len;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "s#s", &text, &len, &filename)) return NULL;
+    er_interp_module *m = tile_parse(text, len, filename);
+    if (!m) return NULL;
+    PyObject *d = PyDict_New();
+    for (int k = 0; d && k < er_interp_kernel_count(m); k++) {
+        const char *name = er_interp_kernel_name(m, k);
+        int np = er_interp_param_count(m, name);
+        PyObject *l = PyList_New(np);
+        for (int i = 0; l && i < np; i++) {
+            er_interp_param p;
+            er_interp_param_get(m, name, i, &p);
+            PyObject *t = Py_BuildValue("(iis)", p.kind, p.format, p.name);
+            if (!t) Py_CLEAR(l);
+            else PyList_SET_ITEM(l, i, t);
+        }
+        if (!l || PyDict_SetItemString(d, name, l)) Py_CLEAR(d);
+        Py_XDECREF(l);
+    }
+    er_interp_free(m);
+    return d;
+}
+
+/*
+ * interp_run(text, filename, kernel, (gx, gy, gz), [(format, writable buffer), ...], [scalar patterns],
+ *            bounds, standard or None, [6 ulps], [device buffer or None, ...], [shape tuples]):
+ * (kind name, message, prints, per buffer: None or (lo bytes, hi bytes, flags bytes, report dict or None)).
+ * The buffers receive the interpreter's run; in bounds mode each float buffer's enclosures come back, and
+ * a device buffer given for it is judged (er_interp_bounds_report) in the shape given.
+ */
+static PyObject *py_interp_run(PyObject *mod, PyObject *args)
+{
+    const char *text, *filename, *kernel, *standard = NULL;
+    Py_ssize_t len;
+    int gx, gy, gz, bounds;
+    PyObject *obufs, *oscal, *oulps, *odev, *oshapes, *ostd;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "s#ss(iii)OOpOOOO", &text, &len, &filename, &kernel, &gx, &gy, &gz, &obufs, &oscal, &bounds,
+                          &ostd, &oulps, &odev, &oshapes))
+        return NULL;
+    if (ostd != Py_None && !(standard = PyUnicode_AsUTF8(ostd))) return NULL;
+    if (!PyList_Check(obufs) || !PyList_Check(oscal) || !PyList_Check(oulps) || !PyList_Check(odev) || !PyList_Check(oshapes) ||
+        PyList_GET_SIZE(oulps) != ER_INTERP_AX_COUNT || PyList_GET_SIZE(odev) != PyList_GET_SIZE(obufs) ||
+        PyList_GET_SIZE(oshapes) != PyList_GET_SIZE(obufs) || PyList_GET_SIZE(obufs) > 4096 || PyList_GET_SIZE(oscal) > 4096)
+        return PyErr_Format(PyExc_TypeError, "interp_run: bad argument lists");
+    Py_ssize_t nb = PyList_GET_SIZE(obufs), ns = PyList_GET_SIZE(oscal);
+    er_interp_module *m = tile_parse(text, len, filename);
+    if (!m) return NULL;
+    Py_buffer *views = (Py_buffer *)calloc((size_t)nb + 1, sizeof(Py_buffer));
+    er_interp_buffer *ib = (er_interp_buffer *)calloc((size_t)nb + 1, sizeof *ib);
+    uint64_t *sc = (uint64_t *)calloc((size_t)ns + 1, sizeof *sc);
+    char *prints = (char *)malloc(1 << 16);
+    PyObject *res = NULL, *per = NULL;
+    Py_ssize_t got = 0;
+    er_interp_bounds_opts bo;
+    er_interp_bounds *bd = NULL;
+    er_interp_launch l;
+    char msg[2048] = "";
+    er_status st;
+    if (!views || !ib || !sc || !prints) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nb; i++, got++) {
+        PyObject *t = PyList_GET_ITEM(obufs, i);
+        int fmt;
+        PyObject *ob;
+        if (!PyArg_ParseTuple(t, "iO", &fmt, &ob)) goto done;
+        if (PyObject_GetBuffer(ob, &views[i], PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) goto done;
+        ib[i].format = fmt;
+        ib[i].data = views[i].buf;
+        ib[i].nbytes = (size_t)views[i].len;
+    }
+    for (Py_ssize_t i = 0; i < ns; i++) {
+        sc[i] = PyLong_AsUnsignedLongLongMask(PyList_GET_ITEM(oscal, i));
+        if (PyErr_Occurred()) goto done;
+    }
+    er_interp_bounds_opts_init(&bo);
+    bo.standard = standard;
+    for (int a = 0; a < ER_INTERP_AX_COUNT; a++) {
+        bo.ulps[a] = PyFloat_AsDouble(PyList_GET_ITEM(oulps, a));
+        if (PyErr_Occurred()) goto done;
+    }
+    er_interp_launch_init(&l);
+    l.grid[0] = gx;
+    l.grid[1] = gy;
+    l.grid[2] = gz;
+    l.buffers = ib;
+    l.nbuffers = (size_t)nb;
+    l.scalars = sc;
+    l.nscalars = (size_t)ns;
+    l.prints = prints;
+    l.prints_size = 1 << 16;
+    prints[0] = 0;
+    Py_BEGIN_ALLOW_THREADS
+    st = bounds ? er_interp_kernel_bounds(m, kernel, &l, &bo, &bd, msg, sizeof msg) : er_interp_kernel(m, kernel, &l, msg, sizeof msg);
+    Py_END_ALLOW_THREADS
+    (void)st;
+    per = PyList_New(nb);
+    if (!per) goto done;
+    for (Py_ssize_t i = 0; i < nb; i++) {
+        const double *lo, *hi;
+        const unsigned char *fl;
+        int64_t count;
+        PyObject *item, *rep = Py_None;
+        Py_INCREF(Py_None);
+        if (!bd || er_interp_bounds_get(bd, (size_t)i, NULL, &count, &lo, &hi, &fl) != ER_OK) {
+            PyList_SET_ITEM(per, i, rep);
+            continue;
+        }
+        PyObject *dv = PyList_GET_ITEM(odev, i);
+        if (dv != Py_None) {
+            Py_buffer v;
+            PyObject *shp = PyList_GET_ITEM(oshapes, i);
+            int64_t shape[8];
+            int nd = (int)PySequence_Size(shp);
+            er_check_report r;
+            int64_t idx[1000];
+            char rmsg[512] = "";
+            if (nd < 1 || nd > 8) {
+                PyErr_SetString(PyExc_ValueError, "interp_run: a device array needs 1 to 8 dimensions");
+                Py_DECREF(rep);
+                goto done;
+            }
+            for (int d = 0; d < nd; d++) {
+                PyObject *e = PySequence_GetItem(shp, d);
+                shape[d] = e ? PyLong_AsLongLong(e) : 0;
+                Py_XDECREF(e);
+            }
+            if (PyErr_Occurred() || PyObject_GetBuffer(dv, &v, PyBUF_C_CONTIGUOUS) != 0) {
+                Py_DECREF(rep);
+                goto done;
+            }
+            er_status rs = er_interp_bounds_report(bd, (size_t)i, v.buf, (size_t)v.len, nd, shape, idx, 1000, &r, rmsg, sizeof rmsg);
+            PyBuffer_Release(&v);
+            if (rs != ER_OK) {
+                PyErr_SetString(PyExc_ValueError, rmsg);
+                Py_DECREF(rep);
+                goto done;
+            }
+            Py_DECREF(rep);
+            if (!(rep = report_to_dict(&r, idx, 1000, 0))) goto done;
+        }
+        if (lo)
+            item = Py_BuildValue("(y#y#y#O)", (const char *)lo, (Py_ssize_t)(count * 8), (const char *)hi, (Py_ssize_t)(count * 8),
+                                 (const char *)fl, (Py_ssize_t)count, rep);
+        else
+            item = Py_BuildValue("(OOOO)", Py_None, Py_None, Py_None, rep);
+        Py_DECREF(rep);
+        if (!item) goto done;
+        PyList_SET_ITEM(per, i, item);
+    }
+    res = Py_BuildValue("(ssyO)", er_interp_kind_name(l.kind), msg, prints, per);
+done:
+    Py_XDECREF(per);
+    er_interp_bounds_free(bd);
+    for (Py_ssize_t i = 0; i < got; i++) PyBuffer_Release(&views[i]);
+    free(views);
+    free(ib);
+    free(sc);
+    free(prints);
+    er_interp_free(m);
+    return res;
 /* ---------------------------------------------------------------------------------------------- */
 /*
  * The operations beyond matmul (include/exactref/ops.h): op_call(name, inputs, options) runs one and
@@ -1595,6 +1778,7 @@ typedef struct {
     er_opres *r;
     Py_buffer in[8];
     int held[8];
+    PyObject *deps; /* the earlier results it reads (results as inputs), kept alive */
 } COpRes;
 
 typedef struct {
@@ -1611,6 +1795,7 @@ static void COpRes_dealloc(COpRes *self)
     self->r = NULL;
     for (int q = 0; q < 8; q++)
         if (self->held[q]) PyBuffer_Release(&self->in[q]);
+    Py_XDECREF(self->deps);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1655,13 +1840,21 @@ static int nd_get(PyObject *obj, int fmt, const char *what, Py_buffer *v, er_opt
     return 0;
 }
 
-/* op_call(name, inputs, options): inputs a sequence of None or (buffer, format id). */
+/*
+ * op_call(name, inputs, options[, from_compute, from_ulps, from_ftz, from_standard]): inputs a sequence
+ * of None, (buffer, format id), (COpRes, output index) or a CResult (results as inputs, read within
+ * their bounds under the from_ options).
+ */
 static PyObject *py_op_call(PyObject *mod, PyObject *args)
 {
     (void)mod;
-    const char *name, *options;
+    const char *name, *options, *fstd = "normal";
     PyObject *seq;
-    if (!PyArg_ParseTuple(args, "sOs", &name, &seq, &options)) return NULL;
+    int fcomp = -1, fftz = 0;
+    double fulps = -1;
+    if (!PyArg_ParseTuple(args, "sOs|idis", &name, &seq, &options, &fcomp, &fulps, &fftz, &fstd)) return NULL;
+    er_tol_opts fo;
+    if (tol_opts(fcomp, fulps, fftz, fstd, &fo) != 0) return NULL;
     PyObject *fast = PySequence_Fast(seq, "op_call: inputs must be a sequence");
     if (!fast) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
@@ -1677,12 +1870,40 @@ static PyObject *py_op_call(PyObject *mod, PyObject *args)
     }
     self->r = NULL;
     memset(self->held, 0, sizeof self->held);
+    self->deps = PyTuple_New(n);
+    if (!self->deps) {
+        Py_DECREF(fast);
+        Py_DECREF(self);
+        return NULL;
+    }
     er_optensor t[8];
-    const er_optensor *p[8];
+    er_opinput ins[8];
+    memset(ins, 0, sizeof ins);
     for (Py_ssize_t q = 0; q < n; q++) {
         PyObject *it = PySequence_Fast_GET_ITEM(fast, q);
-        p[q] = NULL;
+        Py_INCREF(it);
+        PyTuple_SET_ITEM(self->deps, q, it);
         if (it == Py_None) continue;
+        if (PyObject_TypeCheck(it, &CResult_Type)) { /* matmul's result */
+            if (!((CResult *)it)->r) {
+                Py_DECREF(fast);
+                Py_DECREF(self);
+                PyErr_SetString(PyExc_ValueError, "op_call: an input result is not initialised");
+                return NULL;
+            }
+            ins[q].result = ((CResult *)it)->r;
+            continue;
+        }
+        if (PyTuple_Check(it) && PyTuple_GET_SIZE(it) == 2 && PyObject_TypeCheck(PyTuple_GET_ITEM(it, 0), &COpRes_Type)) {
+            ins[q].opres = ((COpRes *)PyTuple_GET_ITEM(it, 0))->r;
+            ins[q].output = (int)PyLong_AsLong(PyTuple_GET_ITEM(it, 1));
+            if (PyErr_Occurred()) {
+                Py_DECREF(fast);
+                Py_DECREF(self);
+                return NULL;
+            }
+            continue;
+        }
         PyObject *buf;
         int fmt;
         char what[32];
@@ -1693,13 +1914,13 @@ static PyObject *py_op_call(PyObject *mod, PyObject *args)
             return NULL;
         }
         self->held[q] = 1;
-        p[q] = &t[q];
+        ins[q].tensor = &t[q];
     }
     Py_DECREF(fast);
     char msg[1024] = "";
     er_status st;
     er_opres *r = NULL;
-    ER_PY_CALL(st = er_op_call_nd(name, (int)n, p, options, &r, msg, sizeof msg));
+    ER_PY_CALL(st = er_op_call_from(name, (int)n, ins, &fo, options, &r, msg, sizeof msg));
     if (st != ER_OK) {
         Py_DECREF(self);
         return raise_status(st, msg);
@@ -1821,6 +2042,19 @@ static PyObject *COpOut_get_default_compute(COpOut *self, void *c)
 {
     (void)c;
     return PyLong_FromLong(er_opres_default_compute(self->res->r));
+}
+
+static PyObject *COpOut_get_res(COpOut *self, void *c)
+{
+    (void)c;
+    Py_INCREF(self->res);
+    return (PyObject *)self->res;
+}
+
+static PyObject *COpOut_get_index(COpOut *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(self->i);
 }
 
 static PyObject *COpOut_get_stats(COpOut *self, void *c)
@@ -2031,6 +2265,8 @@ static PyGetSetDef COpOut_getset[] = {
     {"default_compute", (getter)COpOut_get_default_compute, NULL, NULL, NULL},
     {"boundaries", (getter)COpOut_get_boundaries, NULL, NULL, NULL},
     {"stats", (getter)COpOut_get_stats, NULL, NULL, NULL},
+    {"res", (getter)COpOut_get_res, NULL, NULL, NULL},
+    {"index", (getter)COpOut_get_index, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyTypeObject COpRes_Type = {
@@ -2079,6 +2315,8 @@ static PyMethodDef module_methods[] = {
     {"check_operands", py_check_operands, METH_VARARGS, "Whether a standard takes operands of these formats."},
     {"standard_accumulator", py_standard_accumulator, METH_VARARGS, "The accumulator a standard's bounds use."},
     {"scaled_create", py_scaled_create, METH_VARARGS, "A scaled product (f32/bf16 scales after a block's sum)."},
+    {"interp_params", py_interp_params, METH_VARARGS, "A Tile IR module's entries and their parameters."},
+    {"interp_run", py_interp_run, METH_VARARGS, "Run a Tile IR kernel (point or bounds mode); judge device buffers."},
     {"op_call", py_op_call, METH_VARARGS, "Run an operation beyond matmul (ops.h): a COpRes."},
     {"op_names", py_op_names, METH_NOARGS, "The operations of the table, space separated."},
     {NULL, NULL, 0, NULL}};

@@ -64,9 +64,9 @@ mkdir "$tmp/o7" "$tmp/o7/p.npy"
 "$exe" interp "$kdir/ub.mlir" --kernel forever --step-limit 10 "$tmp/p.npy" 0 > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 1 ] && grep -q "step limit of 10" "$tmp/err"; check "--step-limit" $?
 "$exe" interp "$kdir/refuse.mlir" --check-unsupported > "$tmp/log" 2> "$tmp/err"
-[ $? -eq 2 ] && grep -qx 'approx_exp interp.unsupported_op' "$tmp/log" && grep -qx 'ok_kernel ok' "$tmp/log"; check "--check-unsupported" $?
-"$exe" interp "$kdir/refuse.mlir" --kernel approx_exp "$tmp/p.npy" > "$tmp/log" 2> "$tmp/err"
-[ $? -eq 2 ] && grep -qx 'approx_exp interp.unsupported_op' "$tmp/log"; check "an unsupported op exits 2" $?
+[ $? -eq 2 ] && grep -qx 'approx_log interp.unsupported_op' "$tmp/log" && grep -qx 'ok_kernel ok' "$tmp/log"; check "--check-unsupported" $?
+"$exe" interp "$kdir/refuse.mlir" --kernel approx_log "$tmp/p.npy" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -qx 'approx_log interp.unsupported_op' "$tmp/log"; check "an unsupported op exits 2" $?
 "$exe" interp "$kdir/refuse.mlir" --kernel token_param x > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 2 ] && grep -qx 'token_param interp.bad_launch' "$tmp/log"; check "a parameter no launch can pass is a bad launch (exit 2)" $?
 npy "$tmp/f.npy" '<f8' '(2,)' 9a9999999999b93f000000000000f03f
@@ -78,8 +78,19 @@ printf 'entry @k() {\n  %%x = addf %%a, %%a : tile<f32>\n}\n' > "$tmp/bad.mlir"
 "$exe" interp "$tmp/bad.mlir" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 2 ] && grep -q "bad.mlir:2:13: use of undefined value %a" "$tmp/err"; check "parse error: file:line:column" $?
 printf 'not bytecode' > "$tmp/k.tileirbc"
-PATH=/nonexistent "$exe" interp "$tmp/k.tileirbc" > "$tmp/log" 2> "$tmp/err"
+mkdir "$tmp/home"
+env -u VIRTUAL_ENV -u CONDA_PREFIX -u EXACTREF_TILEIRDISASM HOME="$tmp/home" PATH=/nonexistent "$exe" interp "$tmp/k.tileirbc" > "$tmp/log" 2> "$tmp/err"
 [ $? -eq 2 ] && grep -q "pip install nvidia-cuda-tileiras" "$tmp/err"; check ".tileirbc without tileirdisasm says how to install it" $?
+# tileirdisasm where pip puts it (site-packages/nvidia/cu13/bin of the active environment, not on PATH),
+# and named by EXACTREF_TILEIRDISASM: a stand-in that prints the vector add's text
+bindir="$tmp/venv/lib/python3.11/site-packages/nvidia/cu13/bin"
+mkdir -p "$bindir"
+printf '#!/bin/sh\nwhile IFS= read -r l; do printf "%%s\\n" "$l"; done < "%s"\n' "$kdir/vadd.mlir" > "$bindir/tileirdisasm"
+chmod +x "$bindir/tileirdisasm"
+env -u CONDA_PREFIX -u EXACTREF_TILEIRDISASM VIRTUAL_ENV="$tmp/venv" HOME="$tmp/home" PATH=/nonexistent "$exe" interp "$tmp/k.tileirbc" --check-unsupported > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && grep -qx 'vadd ok' "$tmp/log"; check "tileirdisasm found under the environment's site-packages/nvidia/cu*/bin" $?
+env -u VIRTUAL_ENV -u CONDA_PREFIX EXACTREF_TILEIRDISASM="$bindir/tileirdisasm" HOME="$tmp/home" PATH=/nonexistent "$exe" interp "$tmp/k.tileirbc" --check-unsupported > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && grep -qx 'vadd ok' "$tmp/log"; check "tileirdisasm named by EXACTREF_TILEIRDISASM" $?
 # cuTile's convention: the .npy fills its shape and stride parameters (--cutile), or they are given explicitly
 cdir=$kdir/../cutile
 # integer arrays for f32 pointers: each element exactly a value of f32
@@ -93,6 +104,32 @@ mkdir "$tmp/o3" "$tmp/o4"
 [ $? -eq 0 ] && cmp -s "$tmp/o3/arg6.npy" "$tmp/o4/arg6.npy"; check "the explicit form gives the same file" $?
 want=$(i=0; while [ $i -lt 40 ]; do printf '%d ' $((3 * i)); i=$((i + 1)); done)
 [ "$(npyvals "$tmp/o3/arg6.npy" f4 | awk '{for (i = 1; i <= NF; i++) printf "%d ", $i}')" = "$want" ]; check "cuTile vector add values" $?
+# -o DIR is made when missing (with its parents), after the run: a refused run leaves no directory
+"$exe" interp "$cdir/cutile_vadd.mlir" --cutile --grid 3 "$tmp/a.npy" "$tmp/b.npy" "$tmp/c.npy" -o "$tmp/new/sub" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && cmp -s "$tmp/o3/arg6.npy" "$tmp/new/sub/arg6.npy"; check "-o makes a missing directory" $?
+"$exe" interp "$cdir/cutile_vadd.mlir" --cutile --grid 4 "$tmp/a.npy" "$tmp/b.npy" "$tmp/c.npy" -o "$tmp/new2/sub" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 1 ] && [ ! -e "$tmp/new2" ]; check "a refused run makes no -o directory" $?
+"$exe" interp "$cdir/cutile_vadd.mlir" --cutile --grid 3 "$tmp/a.npy" "$tmp/b.npy" "$tmp/c.npy" -o "$tmp/a.npy/sub" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "not a directory" "$tmp/err"; check "-o under a file is refused" $?
+# cuTile's lists of arrays (group GEMM): list:FMT:a.npy,... binds a table of addresses, shapes and strides
+# and, with --cutile, the list's length; the arrays stored come back as DIR/PARAM.K.npy.  Integers exact
+# in f16: A_g[i][p] = K i + p, B_g[p][j] = 16 p + j (K = 16, then 32); C_g = A_g B_g, exact in f32
+npy "$tmp/ga0.npy" '<i4' '(16, 16)' "$(le32 256 1)"
+npy "$tmp/gb0.npy" '<i4' '(16, 16)' "$(le32 256 1)"
+npy "$tmp/ga1.npy" '<i4' '(16, 32)' "$(le32 512 1)"
+npy "$tmp/gb1.npy" '<i4' '(32, 16)' "$(le32 512 1)"
+npy "$tmp/gc.npy" '<i4' '(16, 16)' "$(le32 256 0)"
+"$exe" interp "$cdir/sample_group_gemm.mlir" --cutile --grid 1,1,2 "list:f16:$tmp/ga0.npy,$tmp/ga1.npy" "list:f16:$tmp/gb0.npy,$tmp/gb1.npy" \
+    "list:f32:$tmp/gc.npy,$tmp/gc.npy" -o "$tmp/og" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 0 ] && [ -f "$tmp/og/arg4.0.npy" ] && [ -f "$tmp/og/arg4.1.npy" ] && [ ! -e "$tmp/og/arg0.npy" ]; check "list:... binds cuTile's lists of arrays" $?
+for g in 0 1; do
+    want=$(awk -v K=$((16 * (g + 1))) 'BEGIN { for (i = 0; i < 16; i++) for (j = 0; j < 16; j++) { s = 0; for (p = 0; p < K; p++) s += (K * i + p) * (16 * p + j); printf "%d ", s } }')
+    [ "$(npyvals "$tmp/og/arg4.$g.npy" f4 | awk '{for (i = 1; i <= NF; i++) printf "%d ", $i}')" = "$want" ]; check "group GEMM group $g values" $?
+done
+"$exe" interp "$cdir/sample_group_gemm.mlir" --cutile --grid 1,1,2 "list:f16:$tmp/ga0.npy,$tmp/ga1.npy" "$tmp/gb0.npy" "list:f32:$tmp/gc.npy" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "parameter %arg4 should receive a shape or stride" "$tmp/err"; check "a plain array where a list goes is refused" $?
+"$exe" interp "$cdir/sample_group_gemm.mlir" --cutile "list:nosuch:$tmp/ga0.npy" "list:f16:$tmp/gb0.npy" "list:f32:$tmp/gc.npy" > "$tmp/log" 2> "$tmp/err"
+[ $? -eq 2 ] && grep -q "'nosuch' is not a format name" "$tmp/err"; check "list: with an unknown format is refused" $?
 # ml_dtypes arrays as numpy saves them: '<V2' holding bf16 patterns (1.5, -2.0, 3.75, 0.25)
 mkdir "$tmp/o5"
 npy "$tmp/bf16.npy" '<V2' '(16,)' c03f00c07040803ec03f00c07040803ec03f00c07040803ec03f00c07040803e

@@ -57,6 +57,17 @@ run "a standard it does not take" 2 "it takes normal, any_order" check --op soft
     --output "$tmp/y.npy" --standard hopper
 run "a matmul flag" 2 "not one of check --op's" check --op softmax --input "$tmp/x.npy" --output "$tmp/y.npy" \
     --a-format f32
+# linear without a bias (--input none), gelu's tanh form through --opt, four dimensions
+mknpy "$tmp/x23.npy" '<f4' '(2, 3)' "$Z$Z$Z$Z$Z$Z"
+mknpy "$tmp/z22.npy" '<f4' '(2, 2)' "$Z$Z$Z$Z"
+run "linear, no bias" 0 "PASS" check --op linear --input "$tmp/x23.npy" --input "$tmp/x23.npy" --input none \
+    --output "$tmp/z22.npy" --standard any_order
+run "gelu tanh" 0 "PASS" check --op gelu --input "$tmp/x23.npy" --output "$tmp/x23.npy" --opt approximate=tanh
+run "gelu, a bad form" 2 "approximate=fast" check --op gelu --input "$tmp/x23.npy" --output "$tmp/x23.npy" \
+    --opt approximate=fast
+mknpy "$tmp/x4.npy" '<f4' '(1, 2, 1, 4)' "$Z$Z$Z$Z$Z$Z$Z$Z"
+mknpy "$tmp/y4.npy" '<f4' '(1, 2, 1, 4)' "$Q$Q$Q$Q$Q$Q$Q$Q"
+run "four dimensions" 0 "PASS" check --op softmax --input "$tmp/x4.npy" --output "$tmp/y4.npy"
 run "help names --op" 0 "" check --help
 grep -qF -- "--op NAME" "$tmp/out" && ok || bad "check --help does not describe --op"
 

@@ -11,6 +11,8 @@
 #include "ops/op_impl.h"
 #include "exactref/exactref.h"
 
+static double urand_(uint64_t *st) { return (double)(er_test_rand(st) >> 11) * 0x1p-53 * 2 - 1; }
+
 static void check_exp(double x, long *wide)
 {
     double lo, hi;
@@ -49,6 +51,19 @@ START_TEST(exp_encloses_mpfr)
         check_exp(k * 0.6931471805599453 - 0.3465735902799726, &wide);
     }
     double lo, hi;
+    /* over an interval, narrow (one evaluation and the derivative bound) or not: both ends enclosed */
+    for (int i = 0; i < 20000; i++) {
+        double a = urand_(&st) * 80, w = ldexp(1.0, -(int)(er_test_rand(&st) % 60)), b = a + w * (i % 2 ? 1 : 1e-3);
+        mpfr_t ya, yb;
+        mpfr_inits2(200, ya, yb, (mpfr_ptr)0);
+        er_ops_exp_iv(a, b, &lo, &hi);
+        mpfr_set_d(ya, a, MPFR_RNDN);
+        mpfr_exp(ya, ya, MPFR_RNDN);
+        mpfr_set_d(yb, b, MPFR_RNDN);
+        mpfr_exp(yb, yb, MPFR_RNDN);
+        ck_assert_msg(mpfr_cmp_d(ya, lo) >= 0 && mpfr_cmp_d(yb, hi) <= 0, "exp over [%a, %a]: [%a, %a]", a, b, lo, hi);
+        mpfr_clears(ya, yb, (mpfr_ptr)0);
+    }
     er_ops_exp(INFINITY, &lo, &hi);
     ck_assert(lo == INFINITY && hi == INFINITY);
     er_ops_exp(-INFINITY, &lo, &hi);

@@ -188,7 +188,11 @@ def test_torch_gelu_covered_and_forms_told_apart(rng, approximate):
     _have("gelu")
     x = torch.from_numpy(rng.standard_normal((64, 256)).astype(np.float32) * 3)
     y = torch.nn.functional.gelu(x, approximate=approximate)
-    er.testing.assert_valid(er.gelu(x, approximate=approximate), y, standard="any_order")
+    # torch's CPU gelu (erf form) evaluates erf with its vectorized polynomial, up to about 6 ulps from the
+    # exact value near erf = -1 (found here: 515 of 65536 elements outside under the 2.5-ulp default; none
+    # at 8), more than CUDA's erff: judged with ulps=8
+    ulps = 8 if approximate == "none" else None
+    er.testing.assert_valid(er.gelu(x, approximate=approximate), y, standard="any_order", ulps=ulps)
     other = "tanh" if approximate == "none" else "none"
     assert not er.gelu(x, approximate=other).covers(y, standard="any_order").all()
 
@@ -202,3 +206,53 @@ def test_torch_linear_gelu_epilogue(rng):
     b = torch.from_numpy(rng.standard_normal((32,)).astype(np.float32))
     lin = torch.nn.functional.linear(x, w, b)
     er.testing.assert_valid(er.linear(x, w, b), lin, standard="any_order")
+
+
+def test_results_as_inputs_fused_epilogue(rng):
+    """er.gelu(er.linear(x, w, b), approximate="tanh") judges a fused GEMM + bias + GELU kernel (numpy float32
+    here: the products in index order, the bias last, torch's tanh formula), and the earlier result's
+    tolerance widens the bounds."""
+    _have("linear")
+    _have("gelu")
+    x = er.asarray(rng.standard_normal((16, 96)), "bfloat16")
+    w = er.asarray(rng.standard_normal((40, 96)) / 6, "bfloat16")
+    b = er.asarray(rng.standard_normal(40), "bfloat16")
+    lin = er.linear(x, w, b, dtype="float32")
+    g = er.gelu(lin, approximate="tanh")
+    xf, wf, bf = (np.asarray(t, np.float32) for t in (x, w, b))
+    acc = np.zeros((16, 40), np.float32)
+    for p in range(96):
+        acc = (acc + xf[:, p:p + 1] * wf[:, p][None, :]).astype(np.float32)
+    acc = (acc + bf).astype(np.float32)
+    inner = np.float32(0.7978845608) * (acc + np.float32(0.044715) * (acc * acc * acc))
+    y = (np.float32(0.5) * acc * (np.float32(1) + np.tanh(inner.astype(np.float64)).astype(np.float32))).astype(np.float32)
+    er.testing.assert_valid(g, y, standard="any_order")
+    g0 = er.gelu(lin.rounded, approximate="tanh")
+    assert (g.tolerance(standard="any_order") >= g0.tolerance(standard="any_order")).all()
+    assert not er.gelu(lin, approximate="none").covers(y, standard="any_order").all()
+
+
+def test_torch_linear_gelu_chain(rng):
+    torch = _torch()
+    _have("linear")
+    x = torch.from_numpy(rng.standard_normal((32, 128)).astype(np.float32))
+    w = torch.from_numpy((rng.standard_normal((64, 128)) / 10).astype(np.float32))
+    b = torch.from_numpy(rng.standard_normal(64).astype(np.float32))
+    y = torch.nn.functional.gelu(torch.nn.functional.linear(x, w, b), approximate="tanh")
+    er.testing.assert_valid(er.gelu(er.linear(x, w, b), approximate="tanh"), y, standard="any_order")
+
+
+def test_backward_routes_to_the_table(rng):
+    """r.backward(grad) calls "<op>.backward" on the same inputs and options with grad last (h31norm's and
+    attention's operations); an operation without one says so."""
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    g = rng.standard_normal((3, 8)).astype(np.float32)
+    r = er.softmax(x, dim=1)
+    if "softmax.backward" not in er.op_names():
+        with pytest.raises(NotImplementedError, match="softmax.backward"):
+            r.backward(g)
+    else:
+        b = r.backward(g)
+        assert b.op == "softmax.backward"
+    with pytest.raises(NotImplementedError, match="relu.backward"):
+        er.relu(x).backward(g)

@@ -1,9 +1,9 @@
 // refuse.mlir: witnesses of the refusals that are not undefined behaviour: operations and formats the
 // pre-check refuses (interp.unsupported_op), and entries no launch can call (interp.bad_launch).
 cuda_tile.module @refuse {
-  entry @approx_exp(%p: tile<ptr<f32>>) {
+  entry @approx_log(%p: tile<ptr<f32>>) {
     %x, %t = load_ptr_tko weak %p : tile<ptr<f32>> -> tile<f32>, token
-    %y = exp %x rounding<approx> : tile<f32>
+    %y = log %x rounding<approx> : tile<f32>
     %t2 = store_ptr_tko weak %p, %y : tile<ptr<f32>>, tile<f32> -> token
   }
   entry @unknown_op(%p: tile<ptr<f32>>) {
@@ -11,9 +11,9 @@ cuda_tile.module @refuse {
     %y = cuda_tile.frobnicate %x {mode = 3} : tile<f32>
   }
   entry @fast_acc(%p: tile<ptr<f32>>) {
-    %a = constant <f16: 1.0> : tile<16x16xf16>
-    %c = constant <f32: 0.0> : tile<16x16xf32>
-    %d = mmaf %a, %a, %c fast_acc : tile<16x16xf16>, tile<16x16xf16>, tile<16x16xf32>
+    %a = constant <i8: 1> : tile<16x16xi8>
+    %c = constant <i32: 0> : tile<16x16xi32>
+    %d = mmai %a, %a, %c signed signed fast_acc : tile<16x16xi8>, tile<16x16xi8>, tile<16x16xi32>
   }
   entry @unmodelled_format(%p: tile<ptr<f32>>) {
     %a = constant <f32: 1.0> : tile<4xf32>

@@ -1,0 +1,539 @@
+/* interp_bounds_exec.h: bounds mode's executor hooks: part of interp_exec.c's translation unit (included at its
+ * end, after the runtime values it reads), carrying enclosures beside the interpreter's own run. */
+#ifndef ER_INTERP_BOUNDS_EXEC_H
+#define ER_INTERP_BOUNDS_EXEC_H
+
+#define UNDECIDED(x, op, ...) refuse((x), ER_INTERP_UNDECIDED, (op), __VA_ARGS__)
+
+/* r gets shadow arrays for its n lanes (has_s set; contents: the lanes' exact values when fill). */
+static void sh_need(X *x, const it_op *op, rv *r, int fill)
+{
+    int64_t i;
+    if (r->n > r->scap) {
+        double *nl = (double *)realloc(r->slo, (size_t)r->n * sizeof *nl), *nh;
+        uint8_t *nf;
+        if (nl) r->slo = nl;
+        nh = nl ? (double *)realloc(r->shi, (size_t)r->n * sizeof *nh) : NULL;
+        if (nh) r->shi = nh;
+        nf = nh ? (uint8_t *)realloc(r->sfl, (size_t)r->n) : NULL;
+        if (nf) r->sfl = nf;
+        if (!nf) INTERNAL(x, op, "out of memory for the enclosures of %lld elements", (long long)r->n);
+        r->scap = r->n;
+    }
+    if (fill && !r->has_s)
+        for (i = 0; i < r->n; i++) it_bnd_point(r->et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
+    r->has_s = 1;
+}
+
+static it_sv sv_of(const rv *r)
+{
+    it_sv s;
+    s.lo = r->has_s ? r->slo : NULL;
+    s.hi = r->has_s ? r->shi : NULL;
+    s.fl = r->has_s ? r->sfl : NULL;
+    s.pt = r->b;
+    s.n = r->n;
+    s.fmt = r->et;
+    return s;
+}
+
+/* Lane j of r takes lane i of s (an enclosure, or s's exact value). */
+static void sh_put(rv *r, int64_t j, const rv *s, int64_t i)
+{
+    if (s->has_s) {
+        r->slo[j] = s->slo[i];
+        r->shi[j] = s->shi[i];
+        r->sfl[j] = s->sfl[i];
+    } else {
+        it_bnd_point(s->et, s->b[i], &r->slo[j], &r->shi[j], &r->sfl[j]);
+    }
+}
+
+static void sh_top(rv *r, int64_t j)
+{
+    r->slo[j] = -1.0 / 0.0;
+    r->shi[j] = 1.0 / 0.0;
+    r->sfl[j] = IT_BF_NAN;
+}
+
+/* A tile whose every lane's enclosure is its own value drops the enclosures (exact, and cheaper after). */
+static void sh_settle(rv *r)
+{
+    int64_t i;
+    if (!r->has_s || !it_is_float(r->et)) return;
+    for (i = 0; i < r->n; i++) {
+        double l, h;
+        uint8_t f;
+        if (r->sfl[i] || r->slo[i] != r->shi[i]) return;
+        it_bnd_point(r->et, r->b[i], &l, &h, &f);
+        if (f || l != r->slo[i]) return;
+    }
+    r->has_s = 0;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static int bnd_mem_setup(X *x)
+{
+    size_t k;
+    for (k = 0; k < x->l->nbuffers; k++) {
+        mreg *m = &x->mem[k];
+        int f = x->l->buffers[k].format, eb;
+        int64_t n, e;
+        if (f == ER_INTERP_FMT_I1 || er_fmt_get(f).kind != ER_KIND_FLOAT) continue;
+        eb = it_elem_bytes(f);
+        if (eb <= 0) continue;
+        n = (int64_t)(m->n / (size_t)eb);
+        m->slo = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+        m->shi = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+        m->sfl = (uint8_t *)malloc((size_t)(n ? n : 1));
+        if (!m->slo || !m->shi || !m->sfl) return -1;
+        m->seb = eb;
+        for (e = 0; e < n; e++) it_bnd_point(f, mem_read(m->data + e * eb, eb, f), &m->slo[e], &m->shi[e], &m->sfl[e]);
+    }
+    return 0;
+}
+
+static void bnd_mem_free(X *x)
+{
+    int k;
+    for (k = 0; k < x->nmem; k++) {
+        free(x->mem[k].slo);
+        free(x->mem[k].shi);
+        free(x->mem[k].sfl);
+        x->mem[k].slo = x->mem[k].shi = NULL;
+        x->mem[k].sfl = NULL;
+    }
+}
+
+static int bnd_mem_out(X *x, er_interp_bounds *out)
+{
+    size_t k;
+    out->nbuf = x->l->nbuffers;
+    out->buf = (it_bbuf *)calloc(out->nbuf ? out->nbuf : 1, sizeof *out->buf);
+    if (!out->buf) return -1;
+    for (k = 0; k < out->nbuf; k++) {
+        mreg *m = &x->mem[k];
+        it_bbuf *c = &out->buf[k];
+        int f = x->l->buffers[k].format;
+        c->format = f;
+        c->nbytes = m->n;
+        c->is_float = m->slo != NULL;
+        c->eb = c->is_float ? m->seb : (f == ER_INTERP_FMT_I1 ? 1 : er_fmt_storage_bytes(er_fmt_get(f)));
+        c->count = (int64_t)(m->n / (size_t)c->eb);
+        c->point = (uint8_t *)malloc(m->n ? m->n : 1);
+        if (!c->point) return -1;
+        if (m->n) memcpy(c->point, m->data, m->n);
+        if (c->is_float) {
+            c->lo = m->slo;
+            c->hi = m->shi;
+            c->fl = m->sfl;
+            m->slo = m->shi = NULL;
+            m->sfl = NULL;
+        }
+    }
+    return 0;
+}
+
+/* The shadow of memory at a byte address (NULL: a buffer without one: its bytes are exact); *e its element. */
+static mreg *sh_mem(X *x, const it_op *op, uint64_t addr, int eb, int64_t *e)
+{
+    uint64_t idx = addr >> IT_ADDR_SHIFT, off = addr & ((UINT64_C(1) << IT_ADDR_SHIFT) - 1u);
+    mreg *m;
+    if (idx == 0 || idx > (uint64_t)x->nmem) return NULL;
+    m = &x->mem[idx - 1];
+    if (!m->slo) return NULL;
+    if (m->seb != eb || off % (uint64_t)eb) INTERNAL(x, op, "bounds mode: buffer %llu is accessed as elements of %d bytes, not its own %d", (unsigned long long)(idx - 1), eb, m->seb);
+    *e = (int64_t)(off / (uint64_t)eb);
+    return m;
+}
+
+/* A store into memory that keeps no enclosures (a global, an alloca, a list's array) must store an exact value. */
+static void sh_unkept(X *x, const it_op *op, const rv *val, int64_t i)
+{
+    double l, h;
+    uint8_t f;
+    if (!val->has_s) return;
+    it_bnd_point(val->et, val->b[i], &l, &h, &f);
+    if (val->sfl[i] || val->slo[i] != l || val->shi[i] != h)
+        refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: element %lld's enclosure would be stored where bounds mode keeps none (only the launch's buffers keep them)", (long long)i);
+}
+
+static void bnd_ptr_access(X *x, const it_op *op, int store)
+{
+    const rv *ptr = &x->v[op->opd[0]];
+    const rv *val = store ? &x->v[op->opd[1]] : NULL;
+    const rv *mask = op->has_mask ? &x->v[op->opd[store ? 2 : 1]] : NULL;
+    const rv *pad = op->has_pad ? &x->v[op->opd[2]] : NULL;
+    int et = ptr->pet, eb = it_elem_bytes(et);
+    rv *r = store ? NULL : &x->v[op->res[0]];
+    int64_t i, e;
+    if (!it_is_float(et) || eb <= 0) return;
+    if (r) sh_need(x, op, r, 0);
+    for (i = 0; i < ptr->n; i++) {
+        int on = mask ? (mask->b[i] & 1u) != 0 : 1;
+        mreg *m;
+        if (!on) {
+            if (r) {
+                if (pad) sh_put(r, i, pad, pad->n == 1 ? 0 : i);
+                else sh_top(r, i);
+            }
+            continue;
+        }
+        m = sh_mem(x, op, ptr->b[i], eb, &e);
+        if (store) {
+            if (!m) {
+                sh_unkept(x, op, val, i);
+                continue;
+            }
+            if (val->has_s) {
+                m->slo[e] = val->slo[i];
+                m->shi[e] = val->shi[i];
+                m->sfl[e] = val->sfl[i];
+            } else {
+                it_bnd_point(et, val->b[i], &m->slo[e], &m->shi[e], &m->sfl[e]);
+            }
+        } else if (m) {
+            r->slo[i] = m->slo[e];
+            r->shi[i] = m->shi[e];
+            r->sfl[i] = m->sfl[e];
+        } else {
+            it_bnd_point(et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
+        }
+    }
+    if (r) sh_settle(r);
+}
+
+static void bnd_view_access(X *x, const it_op *op, int store)
+{
+    const rv *pv = &x->v[op->opd[store ? 1 : 0]];
+    const rv *val = store ? &x->v[op->opd[0]] : NULL;
+    int rank = pv->vrank, d, eb = it_elem_bytes(pv->et), first = store ? 2 : 1;
+    int64_t idx[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1, e;
+    rv *r = store ? NULL : &x->v[op->res[0]];
+    if (!it_is_float(pv->et) || eb <= 0) return;
+#ifdef IT_VIEW_PARTITION
+    /* the index arithmetic below is a partition view's (strided and gather/scatter views: not yet) */
+    if (pv->vflav != IT_VIEW_PARTITION)
+        refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: loads and stores of floats through strided and gather/scatter views are not modelled yet");
+#endif
+    for (d = 0; d < rank; d++) {
+        const rv *iv = &x->v[op->opd[first + d]];
+        idx[d] = sext(iv->b[0], it_int_width(iv->et));
+        n *= pv->tile[d];
+    }
+    rm_strides(rank, pv->tile, tst);
+    if (r) sh_need(x, op, r, 0);
+    for (i = 0; i < n; i++) {
+        int64_t rem = i, off = 0;
+        int inb = 1;
+        mreg *m;
+        for (d = 0; d < rank; d++) {
+            int64_t td = rem / tst[d], c;
+            int td2 = pv->dim_map[d];
+            rem %= tst[d];
+            c = idx[d] * pv->tile[d] + td;
+            if (c >= pv->vshape[td2]) inb = 0;
+            else off += c * pv->vstr[td2];
+        }
+        if (!inb) {
+            if (r) {
+                if (pv->padding != IT_PAD_NONE) it_bnd_point(pv->et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
+                else sh_top(r, i);
+            }
+            continue;
+        }
+        m = sh_mem(x, op, pv->base + (uint64_t)(off * eb), eb, &e);
+        if (store) {
+            if (!m) {
+                sh_unkept(x, op, val, i);
+                continue;
+            }
+            if (val->has_s) {
+                m->slo[e] = val->slo[i];
+                m->shi[e] = val->shi[i];
+                m->sfl[e] = val->sfl[i];
+            } else {
+                it_bnd_point(pv->et, val->b[i], &m->slo[e], &m->shi[e], &m->sfl[e]);
+            }
+        } else if (m) {
+            r->slo[i] = m->slo[e];
+            r->shi[i] = m->shi[e];
+            r->sfl[i] = m->sfl[e];
+        } else {
+            it_bnd_point(pv->et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
+        }
+    }
+    if (r) sh_settle(r);
+}
+
+/* ---------------------------------------------------------------- data movement */
+
+static void bnd_shape(X *x, const it_op *op)
+{
+    const rv *a = &x->v[op->opd[0]];
+    const rv *b = op->code == OP_CAT ? &x->v[op->opd[1]] : NULL;
+    rv *r = &x->v[op->res[0]];
+    const it_type *rt = &op->rty[0];
+    int64_t i, sst[IT_MAXRANK], rst[IT_MAXRANK], base[IT_MAXRANK] = {0};
+    int d, rank = rt->rank;
+    if (!it_is_float(r->et) || (!a->has_s && !(b && b->has_s))) return;
+    sh_need(x, op, r, 0);
+    rm_strides(a->rank, a->shape, sst);
+    rm_strides(rank, rt->shape, rst);
+    if (op->code == OP_EXTRACT)
+        for (d = 0; d < rank; d++) base[d] = (int64_t)x->v[op->opd[1 + d]].b[0] * rt->shape[d];
+    for (i = 0; i < r->n; i++) {
+        int64_t rem = i, src = 0;
+        const rv *s = a;
+        if (op->code == OP_RESHAPE) {
+            src = i;
+        } else if (op->code == OP_CAT) {
+            int64_t coords[IT_MAXRANK], bst[IT_MAXRANK];
+            for (d = 0; d < rank; d++) {
+                coords[d] = rem / rst[d];
+                rem %= rst[d];
+            }
+            if (coords[op->dim] >= a->shape[op->dim]) {
+                s = b;
+                coords[op->dim] -= a->shape[op->dim];
+            }
+            rm_strides(s->rank, s->shape, bst);
+            for (d = 0; d < rank; d++) src += coords[d] * bst[d];
+        } else {
+            for (d = 0; d < rank; d++) {
+                int64_t c = rem / rst[d];
+                rem %= rst[d];
+                if (op->code == OP_BROADCAST) src += (a->shape[d] == 1 ? 0 : c) * sst[d];
+                else if (op->code == OP_PERMUTE) src += c * sst[op->ilist[d]];
+                else src += (base[d] + c) * sst[d];
+            }
+        }
+        sh_put(r, i, s, src);
+    }
+}
+
+/* ---------------------------------------------------------------- reduce and scan */
+
+/* A region that is one addf, maxf or minf of its two arguments: folded in any order (interp_bounds.c). */
+static const it_op *fold_op(const it_op *op)
+{
+    const it_region *body = op->region[0];
+    const it_op *f;
+    if (op->nopd != 1 || !body || body->nops != 2 || body->nargs != 2) return NULL;
+    f = &body->ops[0];
+    if (f->code != OP_ADDF && f->code != OP_MAXF && f->code != OP_MINF) return NULL;
+    if (body->ops[1].code != OP_YIELD || body->ops[1].nopd != 1 || body->ops[1].opd[0] != f->res[0]) return NULL;
+    if (f->nopd != 2 || !((f->opd[0] == body->args[0] && f->opd[1] == body->args[1]) || (f->opd[0] == body->args[1] && f->opd[1] == body->args[0])))
+        return NULL;
+    if (f->rnd != IT_RND_DEFAULT && f->rnd != ER_RND_NEAREST_EVEN) return NULL;
+    return f;
+}
+
+static void bnd_reduce_lanes(X *x, const it_op *op, rv *arg, const rv *in, int64_t n, int64_t kk, int64_t inner)
+{
+    int64_t i;
+    if (!in->has_s || fold_op(op)) return; /* a one-op fold gets its any-order bound after the region (bnd_reduce) */
+    sh_need(x, op, arg, 0);
+    for (i = 0; i < arg->n; i++) {
+        int64_t o = i / inner, q = i % inner, src = (o * n + kk) * inner + q;
+        sh_put(arg, i, in, src);
+    }
+}
+
+static void bnd_scan_store(X *x, const it_op *op, rv *res, const rv *acc, int64_t n, int64_t kk, int64_t inner)
+{
+    int64_t i;
+    if (!acc->has_s && !res->has_s) return;
+    sh_need(x, op, res, 1);
+    for (i = 0; i < acc->n; i++) {
+        int64_t o = i / inner, q = i % inner, dst = (o * n + kk) * inner + q;
+        sh_put(res, dst, acc, i);
+    }
+}
+
+static void bnd_reduce(X *x, const it_op *op)
+{
+    const it_op *f = fold_op(op);
+    const rv *in = &x->v[op->opd[0]];
+    rv *res = &x->v[op->res[0]];
+    int dim = op->dim, k, scan = op->code == OP_SCAN;
+    int64_t n = in->shape[dim], outer = 1, inner = 1, i;
+    it_sv s;
+    if (!f || !it_is_float(in->et)) return; /* other regions: their ops carried the enclosures */
+    if (!in->has_s && f->code != OP_ADDF && !f->ftz) return; /* max / min of exact values: exact */
+    for (k = 0; k < in->rank; k++) {
+        if (k < dim) outer *= in->shape[k];
+        if (k > dim) inner *= in->shape[k];
+    }
+    s = sv_of(in);
+    sh_need(x, op, res, 0);
+    for (i = 0; i < outer * inner; i++) {
+        int64_t o = i / inner, q = i % inner, off = o * n * inner + q;
+        if (scan)
+            it_bnd_fold(f->code, in->et, f->ftz && in->et == ER_FMT_F32, f->nan_prop, op->cdata[0], &s, off, inner, n, 1, op->reverse,
+                        res->slo + off, res->shi + off, res->sfl + off, inner);
+        else
+            it_bnd_fold(f->code, in->et, f->ftz && in->et == ER_FMT_F32, f->nan_prop, op->cdata[0], &s, off, inner, n, 0, 0,
+                        res->slo + i, res->shi + i, res->sfl + i, 1);
+    }
+}
+
+/* ---------------------------------------------------------------- mma */
+
+/* Called by exec_mma in place of er_mma: the result (the same rounded answer into args->d) and its bounds
+ * for the standard, kept in x until bnd_mma_attach gives them to the result's slot. */
+static er_status bnd_mma_exec(X *x, const it_op *op, er_mma_args *args)
+{
+    const rv *a = &x->v[op->opd[0]], *b = &x->v[op->opd[1]], *c = &x->v[op->opd[2]];
+    const rv *opr[3];
+    double *slack[3] = {NULL, NULL, NULL};
+    int64_t n = c->n;
+    int q;
+    er_status st;
+    opr[0] = a;
+    opr[1] = b;
+    opr[2] = c;
+    if (op->code == OP_MMAI) return er_mma(args);
+    if (op->code == OP_MMAF_SCALED && (x->v[op->opd[3]].has_s || x->v[op->opd[4]].has_s))
+        refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: the block scales of mmaf_scaled must be exact (loaded, not computed)");
+    for (q = 0; q < 3; q++) {
+        const rv *o = opr[q];
+        int64_t i, nz = 0;
+        it_sv s;
+        if (!o->has_s) continue;
+        s = sv_of(o);
+        slack[q] = (double *)malloc((size_t)o->n * sizeof(double));
+        if (!slack[q]) {
+            free(slack[0]); free(slack[1]);
+            return ER_ENOMEM;
+        }
+        for (i = 0; i < o->n; i++)
+            if ((slack[q][i] = it_bnd_slack(&s, i)) != 0) nz++;
+        if (!nz) {
+            free(slack[q]);
+            slack[q] = NULL;
+        }
+    }
+    free(x->mlo);
+    free(x->mhi);
+    free(x->mfl);
+    x->mlo = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+    x->mhi = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+    x->mfl = (uint8_t *)malloc((size_t)(n ? n : 1));
+    if (!x->mlo || !x->mhi || !x->mfl) {
+        for (q = 0; q < 3; q++) free(slack[q]);
+        return ER_ENOMEM;
+    }
+    st = it_bnd_mma(x->bo, op->fast_acc, args, slack, x->mlo, x->mhi, x->mfl, args->msg, args->msg_size); /* frees slack */
+    if (st == ER_EUNSUPPORTED) refuse(x, ER_INTERP_UNSUPPORTED, op, "%s", args->msg);
+    return st;
+}
+
+static void bnd_mma_attach(X *x, const it_op *op, rv *r)
+{
+    if (op->code == OP_MMAI || !x->mlo) return;
+    sh_need(x, op, r, 0);
+    memcpy(r->slo, x->mlo, (size_t)r->n * sizeof(double));
+    memcpy(r->shi, x->mhi, (size_t)r->n * sizeof(double));
+    memcpy(r->sfl, x->mfl, (size_t)r->n);
+}
+
+/* ---------------------------------------------------------------- the hook */
+
+static int bnd_approx(const it_op *op)
+{
+    return op->code == OP_EXP2 || op->rnd == IT_RND_APPROX || op->rnd == IT_RND_FULL || op->ftz;
+}
+
+static void bnd_after(X *x, const it_op *op)
+{
+    switch (op->code) {
+    case OP_LOAD_VIEW: bnd_view_access(x, op, 0); return;
+    case OP_STORE_VIEW: bnd_view_access(x, op, 1); return;
+    case OP_LOAD_PTR: bnd_ptr_access(x, op, 0); return;
+    case OP_STORE_PTR: bnd_ptr_access(x, op, 1); return;
+    case OP_BROADCAST: case OP_RESHAPE: case OP_PERMUTE: case OP_EXTRACT: case OP_CAT:
+        bnd_shape(x, op);
+        return;
+    case OP_SELECT: {
+        const rv *c = &x->v[op->opd[0]], *a = &x->v[op->opd[1]], *b = &x->v[op->opd[2]];
+        rv *r = &x->v[op->res[0]];
+        int64_t i;
+        if (!it_is_float(r->et) || (!a->has_s && !b->has_s)) return;
+        sh_need(x, op, r, 0);
+        for (i = 0; i < r->n; i++) {
+            int s = (c->b[c->n == 1 ? 0 : i] & 1u) != 0;
+            const rv *src = s ? a : b;
+            sh_put(r, i, src, src->n == 1 ? 0 : i);
+        }
+        return;
+    }
+    case OP_ADDF: case OP_SUBF: case OP_MULF: case OP_DIVF: case OP_MAXF: case OP_MINF: case OP_REMF: case OP_ATAN2:
+    case OP_POW: case OP_FMA: case OP_SQRT: case OP_FLOOR: case OP_CEIL: case OP_NEGF: case OP_ABSF: case OP_EXP:
+    case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT: case OP_TANH: case OP_SINH: case OP_COSH: case OP_SIN:
+    case OP_COS: case OP_TAN: case OP_FTOF: {
+        const rv *a = &x->v[op->opd[0]];
+        const rv *b = op->nopd > 1 ? &x->v[op->opd[1]] : NULL;
+        const rv *c = op->nopd > 2 ? &x->v[op->opd[2]] : NULL;
+        rv *r = &x->v[op->res[0]];
+        it_sv sa, sb, sc;
+        if (!a->has_s && !(b && b->has_s) && !(c && c->has_s) && !bnd_approx(op)) return; /* one rounding of exact values */
+        sa = sv_of(a);
+        if (b) sb = sv_of(b);
+        if (c) sc = sv_of(c);
+        sh_need(x, op, r, 0);
+        it_bnd_ew(x->bo, op, r->et, r->n, &sa, b ? &sb : NULL, c ? &sc : NULL, r->slo, r->shi, r->sfl);
+        return;
+    }
+    case OP_CMPF: {
+        const rv *a = &x->v[op->opd[0]], *b = &x->v[op->opd[1]];
+        const rv *r = &x->v[op->res[0]];
+        it_sv sa, sb;
+        int64_t i;
+        if (!a->has_s && !b->has_s) return;
+        sa = sv_of(a);
+        sb = sv_of(b);
+        for (i = 0; i < r->n; i++) {
+            int d;
+            if (lane_undef(r, i)) continue;
+            d = it_bnd_cmpf(op, &sa, &sb, i);
+            if (d < 0) {
+                double al, ah, bl, bh;
+                uint8_t af, bf;
+                it_bnd_lane(&sa, i, &al, &ah, &af);
+                it_bnd_lane(&sb, i, &bl, &bh, &bf);
+                UNDECIDED(x, op, "the comparison of element %lld is not decided: [%.9g, %.9g]%s against [%.9g, %.9g]%s "
+                                 "(a correct device may answer either way)", (long long)i, al, ah, (af & IT_BF_NAN) ? " or NaN" : "",
+                          bl, bh, (bf & IT_BF_NAN) ? " or NaN" : "");
+            }
+            if ((uint64_t)d != (r->b[i] & 1u)) INTERNAL(x, op, "bounds mode: the run's comparison lies outside its enclosure (element %lld)", (long long)i);
+        }
+        return;
+    }
+    case OP_FTOI: case OP_BITCAST: {
+        const rv *a = &x->v[op->opd[0]];
+        int64_t i;
+        if (!a->has_s || !it_is_float(a->et)) return;
+        for (i = 0; i < a->n; i++) {
+            double l = a->slo[i], h = a->shi[i];
+            int ok = !(a->sfl[i] & IT_BF_NAN);
+            if (lane_undef(a, i)) continue;
+            if (op->code == OP_FTOI) ok = ok && l > -1.0 / 0.0 && h < 1.0 / 0.0 && trunc(l) == trunc(h);
+            else ok = ok && l == h && l != 0; /* a bit pattern: one value (a zero's sign is not known) */
+            if (!ok)
+                UNDECIDED(x, op, "element %lld is not decided: the value lies in [%.9g, %.9g]%s, which %s", (long long)i, l, h,
+                          (a->sfl[i] & IT_BF_NAN) ? " or is NaN" : "",
+                          op->code == OP_FTOI ? "truncates to more than one integer" : "holds more than one bit pattern");
+        }
+        return;
+    }
+    case OP_REDUCE: case OP_SCAN:
+        bnd_reduce(x, op);
+        return;
+    default:
+        return;
+    }
+}
+
+#endif /* ER_INTERP_BOUNDS_EXEC_H */

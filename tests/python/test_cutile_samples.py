@@ -1,0 +1,344 @@
+# test_cutile_samples.py: NVIDIA's cuTile samples (tests/interp/cutile/sample_*.mlir, exported by gen_cutile.py)
+# run by `exactref interp --cutile` in point mode, each against a numpy emulation written here: every
+# float operation of the kernel's order in float32 (sums in index order, a*b + c fused where cuTile fuses
+# it, mma as the exact sum rounded once, exp2 and rsqrt correctly rounded, approximate division computed
+# correctly rounded with flush_to_zero), compared bit for bit.  The command is build/exactref, or
+# $EXACTREF_CLI; without it the tests skip.  Random inputs from conftest's rng (EXACTREF_SEED, printed).
+import os
+import subprocess
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CUTILE = os.path.join(ROOT, "tests", "interp", "cutile")
+
+
+def cli():
+    exe = os.environ.get("EXACTREF_CLI") or os.path.join(ROOT, "build", "exactref")
+    if not os.access(exe, os.X_OK):
+        pytest.skip("the exactref command is not built (%s)" % exe)
+    return exe
+
+
+def run(tmp, kernel, grid, args):
+    """args: arrays (saved as .npy) or ("list", [arrays]); returns (rc, stderr, outputs by parameter)."""
+    exe, cmd, pnum, names = cli(), [], 0, []
+    os.makedirs(tmp, exist_ok=True)
+    for i, a in enumerate(args):
+        if isinstance(a, tuple):
+            files = []
+            for k, e in enumerate(a[1]):
+                f = os.path.join(tmp, "a%d_%d.npy" % (i, k))
+                np.save(f, e)
+                files.append(f)
+            cmd.append("list:" + ",".join(files))
+            names.append(("list", pnum, len(a[1])))
+            pnum += 2
+        else:
+            f = os.path.join(tmp, "a%d.npy" % i)
+            np.save(f, a)
+            cmd.append(f)
+            names.append(("arr", pnum, 0))
+            pnum += 1 + 2 * a.ndim
+    out = os.path.join(tmp, "out")
+    p = subprocess.run([exe, "interp", os.path.join(CUTILE, kernel + ".mlir"), "--cutile", "--grid", ",".join(map(str, grid))] + cmd +
+                       ["-o", out], capture_output=True, text=True)
+    res = []
+    for kind, n, cnt in names:
+        if kind == "arr":
+            f = os.path.join(out, "arg%d.npy" % n)
+            res.append(np.load(f) if os.path.exists(f) else None)
+        else:
+            res.append([np.load(os.path.join(out, "arg%d.%d.npy" % (n, k))) if os.path.exists(os.path.join(out, "arg%d.%d.npy" % (n, k))) else None
+                        for k in range(cnt)])
+    return p.returncode, p.stdout + p.stderr, res
+
+
+# ---- float32 arithmetic, exactly
+
+F32 = np.float32
+
+
+def rnd(q):
+    """The rational q rounded once to nearest even into float32."""
+    q = Fraction(q)
+    if q == 0:
+        return F32(0.0)
+    s, a = (-1 if q < 0 else 1), abs(q)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    e = max(e, -126)
+    sc = a / Fraction(2) ** (e - 23)
+    n = sc.numerator // sc.denominator
+    r = sc - n
+    if r > Fraction(1, 2) or (r == Fraction(1, 2) and n % 2):
+        n += 1
+    v = n * Fraction(2) ** (e - 23)
+    if v >= 2 ** 128:
+        return F32(s * np.inf)
+    return F32(s * float(v))
+
+
+def fr(x):
+    return Fraction(float(x))
+
+
+def fma(a, b, c):
+    a, b, c = np.broadcast_arrays(np.asarray(a, F32), np.asarray(b, F32), np.asarray(c, F32))
+    out = np.empty(a.shape, F32)
+    for i in np.ndindex(a.shape):
+        out[i] = rnd(fr(a[i]) * fr(b[i]) + fr(c[i]))
+    return out
+
+
+def mma(a, b, c):
+    """sum_k a[i,k] b[k,j] + c[i,j], exact, rounded once to float32."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    out = np.empty(c.shape, F32)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            s = fr(c[i, j])
+            for k in range(a.shape[1]):
+                s += fr(a[i, k]) * fr(b[k, j])
+            out[i, j] = rnd(s)
+    return out
+
+
+def rowsum(x):
+    """reduce with identity 0 in index order: acc = x_k + acc."""
+    acc = np.zeros(x.shape[0], F32)
+    for k in range(x.shape[1]):
+        acc = (x[:, k] + acc).astype(F32)
+    return acc.reshape(-1, 1)
+
+
+def rowmax(x):
+    acc = np.full(x.shape[0], -np.inf, F32)
+    for k in range(x.shape[1]):
+        acc = np.maximum(x[:, k], acc)
+    return acc.reshape(-1, 1)
+
+
+def rsqrt(x):
+    """1/sqrt(x) rounded once: the candidate checked against its neighbours' midpoints exactly."""
+    out = np.empty(x.shape, F32)
+    for i in np.ndindex(x.shape):
+        v = fr(x[i])
+        y = F32(1.0 / np.sqrt(np.float64(x[i])))
+        for _ in range(4):
+            lo = (fr(np.nextafter(y, F32(0))) + fr(y)) / 2
+            hi = (fr(y) + fr(np.nextafter(y, F32(np.inf)))) / 2
+            if lo * lo * v > 1:      # 1/sqrt(v) < lo
+                y = np.nextafter(y, F32(0))
+            elif hi * hi * v < 1:    # 1/sqrt(v) > hi
+                y = np.nextafter(y, F32(np.inf))
+            else:
+                break
+        out[i] = y
+    return out
+
+
+def ftz(x):
+    x = np.asarray(x, F32).copy()
+    x[(x != 0) & (np.abs(x) < F32(2.0 ** -126))] = 0.0 * np.sign(x[(x != 0) & (np.abs(x) < F32(2.0 ** -126))])
+    return x
+
+
+def exp2_ftz(x):
+    """exp2 with flush_to_zero, correctly rounded: binary64 exp2 (within an ulp of binary64) rounded to
+    float32, asserted to be far from a rounding boundary of float32."""
+    x = ftz(x)
+    out = np.empty(x.shape, F32)
+    for i in np.ndindex(x.shape):
+        e = np.exp2(np.float64(x[i]))
+        r = F32(e)
+        if np.isfinite(e) and e != 0 and r != 0:
+            m_lo = (np.float64(np.nextafter(r, F32(0))) + np.float64(r)) / 2
+            m_hi = (np.float64(r) + np.float64(np.nextafter(r, F32(np.inf)))) / 2
+            assert min(abs(e - m_lo), abs(e - m_hi)) > 4 * np.spacing(e), "exp2(%r) is too near a float32 midpoint" % x[i]
+        out[i] = r
+    return ftz(out)
+
+
+def div_ftz(a, b):
+    return ftz((ftz(a) / ftz(b)).astype(F32))
+
+
+def same_bits(got, want, what):
+    assert got is not None, what + ": no output"
+    g = np.asarray(got, F32).view(np.uint32)
+    w = np.asarray(want, F32).view(np.uint32)
+    bad = np.argwhere(g != w)
+    assert bad.size == 0, "%s: %d elements differ, first %s: %r, expected %r" % (what, len(bad), bad[0], got[tuple(bad[0])], want[tuple(bad[0])])
+
+
+# ---- the samples
+
+def test_transpose(tmp_path, rng):
+    r = rng
+    x = r.standard_normal((32, 48)).astype(F32)
+    rc, log, out = run(str(tmp_path), "sample_transpose", (2, 3), [x, np.zeros((48, 32), F32)])
+    assert rc == 0, log
+    same_bits(out[1], x.T, "transpose")
+
+
+def gemm_steps(a, b, bk):
+    acc = np.zeros((a.shape[0], b.shape[1]), F32)
+    for k in range(0, a.shape[1], bk):
+        acc = mma(a[:, k:k + bk], b[k:k + bk, :], acc)
+    return acc
+
+
+def test_bmm(tmp_path, rng):
+    r = rng
+    a = r.standard_normal((2, 16, 48)).astype(np.float16)
+    b = r.standard_normal((2, 48, 32)).astype(np.float16)
+    rc, log, out = run(str(tmp_path), "sample_bmm", (2, 1, 2), [a, b, np.zeros((2, 16, 32), F32)])
+    assert rc == 0, log
+    same_bits(out[2], np.stack([gemm_steps(a[i], b[i], 16) for i in range(2)]), "batched matmul")
+
+
+def test_splitk(tmp_path, rng):
+    """blocks (x, y, z), x fastest: each adds its k tiles z, z + 2, ... with an atomic reduction (f32 addf)."""
+    r = rng
+    a = r.standard_normal((16, 64)).astype(np.float16)
+    b = r.standard_normal((64, 16)).astype(np.float16)
+    c = np.zeros((16, 16), F32)
+    rc, log, out = run(str(tmp_path), "sample_splitk", (1, 1, 2), [a, b, c])
+    assert rc == 0, log
+    want = np.zeros((16, 16), F32)
+    for z in range(2):
+        acc = np.zeros((16, 16), F32)
+        for k in range(z, 4, 2):
+            acc = mma(a[:, 16 * k:16 * k + 16], b[16 * k:16 * k + 16, :], acc)
+        want = (want + acc).astype(F32)
+    same_bits(out[2], want, "split-k matmul")
+
+
+def test_group_gemm(tmp_path, rng):
+    """group g = bid(2) multiplies As[g] by Bs[g] into Cs[g]: lists of arrays of different k."""
+    r = rng
+    shapes = [(16, 32, 16), (16, 48, 16)]  # (m, k, n) per group
+    As = [r.standard_normal((m, k)).astype(np.float16) for m, k, n in shapes]
+    Bs = [r.standard_normal((k, n)).astype(np.float16) for m, k, n in shapes]
+    Cs = [np.zeros((m, n), F32) for m, k, n in shapes]
+    rc, log, out = run(str(tmp_path), "sample_group_gemm", (1, 1, 2), [("list", As), ("list", Bs), ("list", Cs)])
+    assert rc == 0, log
+    for g in range(2):
+        same_bits(out[2][g], gemm_steps(As[g], Bs[g], 16), "group GEMM, group %d" % g)
+    # a grid wider than the groups' tiles reads outside a view: refused, nothing written
+    rc, log, out = run(str(tmp_path / "wide"), "sample_group_gemm", (2, 1, 2), [("list", As), ("list", Bs), ("list", Cs)])
+    assert rc == 1 and "outside the index space" in log, log
+
+
+def layernorm_fwd(x, w, b):
+    n = x.shape[1]
+    mean = (rowsum(x) / F32(n)).astype(F32)
+    xc = (x - mean).astype(F32)
+    var = (rowsum((xc * xc).astype(F32)) / F32(n)).astype(F32)
+    rstd = rsqrt((var + F32(1e-5)).astype(F32))
+    y = fma((xc * rstd).astype(F32), w.reshape(1, -1), b.reshape(1, -1))
+    return y, mean.ravel(), rstd.ravel()
+
+
+def test_layernorm_fwd(tmp_path, rng):
+    r = rng
+    x = (r.standard_normal((4, 64)) * 3 + 1).astype(F32)
+    w = r.standard_normal(64).astype(F32)
+    b = r.standard_normal(64).astype(F32)
+    rc, log, out = run(str(tmp_path), "sample_layernorm_fwd", (4,), [x, w, b, np.zeros_like(x), np.zeros(4, F32), np.zeros(4, F32)])
+    assert rc == 0, log
+    y, mean, rstd = layernorm_fwd(x, w, b)
+    same_bits(out[4], mean, "layer norm mean")
+    same_bits(out[5], rstd, "layer norm rstd")
+    same_bits(out[3], y, "layer norm y")
+
+
+def test_layernorm_bwd(tmp_path, rng):
+    """dx per row; dw accumulated per group of rows under the spin lock, rows in block order."""
+    r = rng
+    x = r.standard_normal((4, 64)).astype(F32)
+    dy = r.standard_normal((4, 64)).astype(F32)
+    w = r.standard_normal(64).astype(F32)
+    _, mean, rstd = layernorm_fwd(x, w, np.zeros(64, F32))
+    dw0 = np.zeros((2, 64), F32)
+    locks = np.zeros(2, np.int32)
+    rc, log, out = run(str(tmp_path), "sample_layernorm_bwd", (4,), [x, dy, w, mean, rstd, np.zeros_like(x), dw0, locks])
+    assert rc == 0, log
+    dx = np.zeros_like(x)
+    dw = dw0.copy()
+    for i in range(4):
+        xi, dyi = x[i:i + 1], dy[i:i + 1]
+        xhat = ((xi - mean[i]).astype(F32) * rstd[i]).astype(F32)
+        wdy = (w.reshape(1, -1) * dyi).astype(F32)
+        c1 = (rowsum((xhat * wdy).astype(F32)) / F32(64)).astype(F32)
+        c2 = (rowsum(wdy) / F32(64)).astype(F32)
+        dx[i] = ((wdy - fma(xhat, c1, c2)).astype(F32) * rstd[i]).astype(F32)
+        dw[i % 2] = fma(dyi, xhat, dw[i % 2:i % 2 + 1]).ravel()
+    same_bits(out[5], dx, "layer norm dx")
+    same_bits(out[6], dw, "layer norm dw (under the lock)")
+    assert (out[7] == 0).all()  # the locks released
+
+
+def test_rmsnorm(tmp_path, rng):
+    r = rng
+    x = r.standard_normal((4, 64)).astype(F32)
+    w = r.standard_normal(64).astype(F32)
+    rc, log, out = run(str(tmp_path), "sample_rmsnorm", (4,), [x, w, np.zeros_like(x)])
+    assert rc == 0, log
+    ms = (rowsum((x * x).astype(F32)) / F32(64)).astype(F32)
+    want = ((x * rsqrt((ms + F32(1e-6)).astype(F32))).astype(F32) * w.reshape(1, -1)).astype(F32)
+    same_bits(out[2], want, "RMS norm")
+
+
+def fmha(q, k, v, causal):
+    fm, fn, fd = 16, 16, 32
+    scale = F32((1.0 / fd ** 0.5) * 1.4426950408889634)
+    o = np.zeros((q.shape[0], fd), F32)
+    for qb in range(q.shape[0] // fm):
+        qq = q[qb * fm:(qb + 1) * fm]
+        m = np.full((fm, 1), -np.inf, F32)
+        l = np.zeros((fm, 1), F32)
+        acc = np.zeros((fm, fd), F32)
+        for j in range(qb + 1 if causal else k.shape[0] // fn):
+            kk, vv = k[j * fn:(j + 1) * fn], v[j * fn:(j + 1) * fn]
+            s = (mma(qq, kk.T, np.zeros((fm, fn), F32)) * scale).astype(F32)
+            if causal:
+                rows = np.arange(fm).reshape(-1, 1) + qb * fm
+                cols = np.arange(fn).reshape(1, -1) + j * fn
+                s = np.where(cols > rows, F32(-np.inf), s).astype(F32)
+            m_new = np.maximum(m, rowmax(s))
+            p = exp2_ftz((s - m_new).astype(F32))
+            alpha = exp2_ftz((m - m_new).astype(F32))
+            l = fma(l, alpha, rowsum(p))
+            acc = mma(p.astype(np.float16), vv, (acc * alpha).astype(F32))
+            m = m_new
+        o[qb * fm:(qb + 1) * fm] = div_ftz(acc, l)
+    return o
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_fmha(tmp_path, rng, causal):
+    r = rng
+    q = r.standard_normal((32, 32)).astype(np.float16)
+    k = r.standard_normal((32, 32)).astype(np.float16)
+    v = r.standard_normal((32, 32)).astype(np.float16)
+    rc, log, out = run(str(tmp_path), "sample_fmha_causal" if causal else "sample_fmha", (2,), [q, k, v, np.zeros((32, 32), F32)])
+    assert rc == 0, log
+    same_bits(out[3], fmha(q, k, v, causal), "FMHA" + (" causal" if causal else ""))
+
+
+def test_fmha_tail_refused(tmp_path, rng):
+    """the sample's EVEN_K=False case on this path: 40 keys in tiles of 16 load the last tile's 8 lanes
+    past the end with no padding; their undefined values reach the output, which is refused."""
+    r = rng
+    q = r.standard_normal((16, 32)).astype(np.float16)
+    k = r.standard_normal((40, 32)).astype(np.float16)
+    v = r.standard_normal((40, 32)).astype(np.float16)
+    rc, log, out = run(str(tmp_path), "sample_fmha", (1,), [q, k, v, np.zeros((16, 32), F32)])
+    assert rc == 1 and "interp.ub" in log and "undefined" in log, log
+    assert out[3] is None  # nothing written
