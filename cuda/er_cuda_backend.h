@@ -30,7 +30,7 @@ extern "C" {
 #define ER_CUDA_MODULE_NAME "libexactref_cuda.so"
 
 /*
- * What the front door's validation (src/mma.c: er_problem_validate) found about a problem that the
+ * What the front door's validation (src/validate.c: er_problem_validate) found about a problem that the
  * module cannot derive from er_mma_args by itself: the front door validates, the module trusts.  The
  * accumulator's window is every backend's, so the digits (and the bits) are the same.
  */

@@ -1,5 +1,5 @@
 /* er_problem.h: a validated matrix-product problem, as the front door hands it to every backend
- * (internal, not installed).  The front door (src/mma.c: er_problem_validate) checks the caller's
+ * (internal, not installed).  The front door (src/validate.c: er_problem_validate) checks the caller's
  * er_mma_args once; a backend takes the result as const and trusts it. */
 #ifndef ER_PROBLEM_H
 #define ER_PROBLEM_H
