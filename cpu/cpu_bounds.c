@@ -8,9 +8,9 @@
 
 #include "cpu_engine.h"
 #include "cpu_internal.h"
-#include "../src/host/er_alloc.h"
-#include "../src/host/er_bel.h"
-#include "../src/host/er_progress.h"
+#include "../host/er_alloc.h"
+#include "../host/er_bel.h"
+#include "../host/er_progress.h"
 #include "exactref/core/er_d64.h"
 
 /*
@@ -34,7 +34,7 @@ typedef struct {
 } bctx;
 
 /* Subnormals of compute format cf to the zero of their sign (the core's er_d_flush). */
-static double flush_sub(int cf, double x) { return bits_to_double(er_d_flush(cf, double_to_bits(x))); }
+static double flush_sub(int cf, double x) { return er_bits_to_double(er_d_flush(cf, er_double_to_bits(x))); }
 
 /* An element of a gemm_form batch whose row and column have grids (sa, sb not ER_BQ_BAD), B' by rows:
  * er_b_exact_element with the quantities given and sd, a Sum2 of its products in index order, for the
@@ -878,13 +878,13 @@ int er_cpu_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int thre
 
 /* ---- normal(): index order emulated to the bit. ---- */
 
-#include "../src/host/er_tile.h"
+#include "../host/er_tile.h"
 #include "exactref/core/er_mma.h" /* er_mma_normal_element */
 
 /*
  * normal() on the CPU runs the core's element, er_mma_normal_element (include/exactref/core/er_mma.h:
  * binary64 emulated with integers, er_d64.h), the very source the OpenCL and CUDA kernels run, over
- * the same tiles (src/host/er_tile.h): each tile's operands packed, its elements computed on the
+ * the same tiles (host/er_tile.h): each tile's operands packed, its elements computed on the
  * problem's threads, the results scattered into out.  A tile's buffers take at most
  * ER_CPU_NORMAL_TILE bytes.
  */

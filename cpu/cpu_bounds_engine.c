@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cpu_bounds_engine.h"
-#include "../src/host/er_bel.h"
+#include "../host/er_bel.h"
 #include "exactref/core/er_bounds.h"
 
 /*

@@ -12,7 +12,7 @@
 
 #include "cpu_engine.h"
 #include "cpu_internal.h"
-#include "../src/host/er_progress.h"
+#include "../host/er_progress.h"
 #include "exactref/core/er_acc.h"
 #include "exactref/core/er_bounds.h" /* er_b_up, er_b_down */
 #include "exactref/core/er_mma.h"    /* the per-element sums */
@@ -41,7 +41,7 @@ static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const d
         const double *ar = arow;
         for (int64_t p = 0; p < P->q.k; p++) {
             double x = ar[p] * bcol[p];
-            uint64_t bits = double_to_bits(x);
+            uint64_t bits = er_double_to_bits(x);
             uint32_t sign = (uint32_t)(bits >> 63), e = (uint32_t)(bits >> 52) & 0x7FFu;
             uint64_t f = bits & ((UINT64_C(1) << 52) - 1u);
             if (e == 0x7FFu || (e == 0 && f == 0) || x != x) {
@@ -59,12 +59,12 @@ static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const d
         }
     } else {
         /* the shared core's sum (include/exactref/core/er_mma.h), over the tensors' strides */
-        const view *A = &P->q.a, *B = &P->q.b, *SA = &P->q.sa, *SB = &P->q.sb;
+        const er_view *A = &P->q.a, *B = &P->q.b, *SA = &P->q.sa, *SB = &P->q.sb;
         er_mma_sum_any(acc, A->fmt, B->fmt, P->q.scaled ? SA->fmt : -1, A->data, b * A->sb + i * A->s0, A->s1, B->data,
                        b * B->sb + j * B->s1, B->s0, SA->data, b * SA->sb + i * SA->s0, SA->s1, SB->data,
                        b * SB->sb + j * SB->s1, SB->s0, P->q.scaled ? P->q.args->block : 1, P->q.k, P->q.args->opts);
     }
-    if (P->q.has_c) er_acc_add_val(acc, in_val(&P->q, er_decode(P->q.c.fmt, load(&P->q.c, b, i, j))));
+    if (P->q.has_c) er_acc_add_val(acc, in_val(&P->q, er_decode(P->q.c.fmt, er_view_load(&P->q.c, b, i, j))));
 }
 
 static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, const double *arow, const double *bcol,
@@ -74,18 +74,18 @@ static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, con
     exact_sum(P, b, i, j, arow, bcol, acc);
     if (Q->lo) {
         *tmp = *acc;
-        store(Q->lo, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits, 8);
+        er_tensor_store(Q->lo, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits, 8);
     }
     if (Q->hi) {
         *tmp = *acc;
-        store(Q->hi, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits, 8);
+        er_tensor_store(Q->hi, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits, 8);
     }
     if (Q->odd) {
         *tmp = *acc;
-        store(Q->odd, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_ODD, 0u).bits, 8);
+        er_tensor_store(Q->odd, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_ODD, 0u).bits, 8);
     }
     if (Q->d)
-        store(Q->d, b, i, j, er_acc_round(acc, Q->d->format, Q->args->rounding, Q->args->opts).bits,
+        er_tensor_store(Q->d, b, i, j, er_acc_round(acc, Q->d->format, Q->args->rounding, Q->args->opts).bits,
               er_storage_bytes(Q->d->format));
 }
 
@@ -114,11 +114,11 @@ static void quick_run(const quick_par *q, int64_t cnt, const double *si_, const 
         if (t3 < t) t = t3;
         t = (t + 0.0) * q->infl;
         double e = q->gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
-        uint64_t X = double_to_bits(er_b_down(si - e)), Y = double_to_bits(er_b_up(si + e));
+        uint64_t X = er_double_to_bits(er_b_down(si - e)), Y = er_double_to_bits(er_b_up(si + e));
         uint64_t mx_ = X & mag, my = Y & mag;
         uint64_t rx = (mx_ + q->half + ((mx_ >> q->sh) & 1u)) >> q->sh, ry = (my + q->half + ((my >> q->sh) & 1u)) >> q->sh;
         int in = ((X ^ Y) >> 63) == 0 && mx_ >= q->lo_lim && my >= q->lo_lim && rx < q->r_lim && ry < q->r_lim &&
-                 (double_to_bits(bs1[j]) & mag) < UINT64_C(0x7FF0000000000000);
+                 (er_double_to_bits(bs1[j]) & mag) < UINT64_C(0x7FF0000000000000);
         xo[j] = X;
         yo[j] = Y;
         code[j] = (unsigned char)(in ? rx == ry : 2);
@@ -387,12 +387,12 @@ static int quick_finish(problem *P, int64_t b, int64_t i, int64_t j, unsigned ch
     }
     if (code == 0) return 0; /* both normal, rounding apart */
     if (!isfinite(si) || !isfinite(P->b_s1[j])) return 0;
-    double lo = bits_to_double(X), hi = bits_to_double(Y);
+    double lo = er_bits_to_double(X), hi = er_bits_to_double(Y);
     if (!isfinite(lo) || !isfinite(hi)) return 0;
     er_res rl = convert_from_f64(f->to, X, f->dir, f->opts);
     er_res rh = convert_from_f64(f->to, Y, f->dir, f->opts);
     if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(f->to, rl.bits).cls != ER_CLASS_NAN) {
-        store(P->q.d, b, i, j, rl.bits, f->bytes);
+        er_tensor_store(P->q.d, b, i, j, rl.bits, f->bytes);
         return 1;
     }
     return 0;
@@ -436,7 +436,7 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
             uint64_t xs[RUN], ys[RUN];
             unsigned char code[RUN], ndm[RUN / 8];
             quick_par qp = {P->a_s1[i], P->a_mx[i], P->a_s2[i], infl, gamma, half, lo_lim, r_lim, off, sh};
-            /* row i of D (store()'s addressing, hoisted out of the loop) */
+            /* row i of D (er_tensor_store()'s addressing, hoisted out of the loop) */
             int64_t dsb = D->ndim == 3 ? D->strides[0] : 0, ds1 = D->strides[D->ndim - 1];
             unsigned char *orow = (unsigned char *)D->data + (size_t)(b * dsb + i * D->strides[D->ndim - 2]) * (size_t)bytes;
             for (int64_t j0 = 0; j0 < n; j0 += RUN) {
@@ -495,7 +495,7 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
             double cval = 0.0;
             drow[j] = 0;
             if (P->q.has_c) {
-                cval = bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
+                cval = er_bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, er_view_load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
                                                  A->opts & ER_OPT_FTZ_IN).bits);
                 si = si + cval;
             }
@@ -504,7 +504,7 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
                 /* every partial sum is an integer below 2^53: exact in any order (docs/interval.md);
                  * a zero sum takes its sign from the terms, which only the accumulator tracks */
                 if (si != 0) {
-                    store(D, b, i, j, convert_from_f64(to, double_to_bits(si), dir, opts).bits, bytes);
+                    er_tensor_store(D, b, i, j, convert_from_f64(to, er_double_to_bits(si), dir, opts).bits, bytes);
                     drow[j] = 1;
                 }
                 continue;
@@ -516,12 +516,12 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
             double e = gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
             double lo = er_b_down(si - e), hi = er_b_up(si + e); /* the core's outward steps */
             if (!isfinite(lo) || !isfinite(hi)) continue;
-            er_res rl = convert_from_f64(to, double_to_bits(lo), dir, opts);
-            er_res rh = convert_from_f64(to, double_to_bits(hi), dir, opts);
+            er_res rl = convert_from_f64(to, er_double_to_bits(lo), dir, opts);
+            er_res rh = convert_from_f64(to, er_double_to_bits(hi), dir, opts);
             /* NaN's preimage need not be an interval (FNUZ formats: both overflows; f8E8M0FNU: every
              * negative value), so a NaN at both ends decides nothing */
             if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
-                store(D, b, i, j, rl.bits, bytes);
+                er_tensor_store(D, b, i, j, rl.bits, bytes);
                 drow[j] = 1;
             }
         }
@@ -685,7 +685,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static int decode16_avx512(
         unsigned e = (unsigned)(x >> eshift) & emask;
         uint64_t mg = x & 0x7FFFu;
         odd |= (e == 0 && mg != 0) || e == emask;
-        dst[p] = bits_to_double(((uint64_t)(x & 0x8000u) << 48) | (mg ? (mg << sh) + rebias : 0));
+        dst[p] = er_bits_to_double(((uint64_t)(x & 0x8000u) << 48) | (mg ? (mg << sh) + rebias : 0));
     }
     return odd != 0;
 }
@@ -738,7 +738,7 @@ static void decode16_strided(int simd, int fmt, const double *tab, const unsigne
         unsigned e = (unsigned)(x >> eshift) & emask;
         if (e - 1u < emask - 1u) {
             uint64_t bits = ((uint64_t)(x & 0x8000u) << 48) | ((((uint64_t)(x & 0x7FFFu)) << sh) + rebias);
-            dst[p * step] = bits_to_double(bits);
+            dst[p * step] = er_bits_to_double(bits);
         } else {
             dst[p * step] = tab[x];
         }
@@ -772,7 +772,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static int decode8_e4m3_avx
     for (; p < cnt; p++) {
         unsigned x = src[p], mg = x & 0x7Fu;
         odd |= mg == 0x7Fu || (ftz && mg != 0 && mg < 8u);
-        double v = mg < 8u ? (double)mg * 0x1p-9 : bits_to_double(((uint64_t)mg << 49) + ((uint64_t)(1023 - 7) << 52));
+        double v = mg < 8u ? (double)mg * 0x1p-9 : er_bits_to_double(((uint64_t)mg << 49) + ((uint64_t)(1023 - 7) << 52));
         dst[p] = x & 0x80u ? -v : v;
     }
     return odd != 0;
@@ -918,16 +918,16 @@ static int fast_sum2_finish(problem *P, int64_t b, int64_t i, int64_t j, double 
     unsigned opts = P->q.args->opts;
     if (!inexact) {
         /* every error was zero: pi_k (= res) is the exact sum, rounded once here (midpoints included) */
-        store(D, b, i, j, convert_from_f64(to, double_to_bits(res), dir, opts).bits, er_storage_bytes(to));
+        er_tensor_store(D, b, i, j, convert_from_f64(to, er_double_to_bits(res), dir, opts).bits, er_storage_bytes(to));
         return 1;
     }
     double e = (u * fabs(res) + gamma * gamma * t) * (1.0 + 0x1p-48) + 0x1p-1070;
     double lo = er_b_down(res - e), hi = er_b_up(res + e);
     if (!isfinite(lo) || !isfinite(hi)) return 0;
-    er_res rl = convert_from_f64(to, double_to_bits(lo), dir, opts);
-    er_res rh = convert_from_f64(to, double_to_bits(hi), dir, opts);
+    er_res rl = convert_from_f64(to, er_double_to_bits(lo), dir, opts);
+    er_res rh = convert_from_f64(to, er_double_to_bits(hi), dir, opts);
     if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
-        store(D, b, i, j, rl.bits, er_storage_bytes(to));
+        er_tensor_store(D, b, i, j, rl.bits, er_storage_bytes(to));
         return 1;
     }
     return 0;
@@ -951,7 +951,7 @@ static const double *decode_table(int fmt, int ftz)
         t = (double *)malloc(sizeof(double) * cnt);
         if (t) {
             for (size_t x = 0; x < cnt; x++)
-                t[x] = bits_to_double(er_convert(fmt, ER_FMT_F64, x, ER_RND_NEAREST_EVEN, ftz ? ER_OPT_FTZ_IN : 0u).bits);
+                t[x] = er_bits_to_double(er_convert(fmt, ER_FMT_F64, x, ER_RND_NEAREST_EVEN, ftz ? ER_OPT_FTZ_IN : 0u).bits);
             decode_tab[fmt][ftz != 0] = t;
         }
     }
@@ -1145,7 +1145,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             decode_row(P->simd, ta, P->q.a.fmt, P->q.a.bytes, P->q.a.data + (size_t)(b * P->q.a.sb + i * P->q.a.s0) * (size_t)P->q.a.bytes,
                        row, k, ftz);
         } else {
-            for (int64_t p = 0; p < k; p++) row[p] = val_to_double(a_val(&P->q, b, i, p));
+            for (int64_t p = 0; p < k; p++) row[p] = er_val_to_double(a_val(&P->q, b, i, p));
         }
 #ifdef ER_HAVE_AVX512_QUICK
         if (P->simd >= 2) row_norms_avx512(row, k, &s1, &mx, &s2);
@@ -1171,7 +1171,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             decode_row(P->simd, tb, P->q.b.fmt, P->q.b.bytes, P->q.b.data + (size_t)(b * P->q.b.sb + p * P->q.b.s0) * (size_t)P->q.b.bytes,
                        row, n, ftz);
         } else {
-            for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(&P->q, b, p, j));
+            for (int64_t j = 0; j < n; j++) row[j] = er_val_to_double(b_val(&P->q, b, p, j));
         }
         int rin = 1;
         col_norms_add(P->simd, row, n, c1, c2, cm);
@@ -1219,12 +1219,12 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
 static void mmai_element(problem *P, int64_t b, int64_t i, int64_t j, int64_t *wrapped)
 {
     /* the shared core's integer sum (include/exactref/core/er_mma.h), over the tensors' strides */
-    const view *A = &P->q.a, *B = &P->q.b;
+    const er_view *A = &P->q.a, *B = &P->q.b;
     int64_t s = er_mma_sum_int_any(A->fmt, B->fmt, A->data, b * A->sb + i * A->s0, A->s1, B->data, b * B->sb + j * B->s1,
                                    B->s0, P->q.k); /* |s| < 2^24 * 2^16: exact in 64 bits */
-    if (P->q.has_c) s += er_mma_int_val(P->q.c.fmt, load(&P->q.c, b, i, j));
+    if (P->q.has_c) s += er_mma_int_val(P->q.c.fmt, er_view_load(&P->q.c, b, i, j));
     if (s < INT32_MIN || s > INT32_MAX) (*wrapped)++;
-    if (P->q.d) store(P->q.d, b, i, j, (uint64_t)s & 0xFFFFFFFFu, 4);
+    if (P->q.d) er_tensor_store(P->q.d, b, i, j, (uint64_t)s & 0xFFFFFFFFu, 4);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -1467,7 +1467,7 @@ static int c_summary(const problem *P, int64_t b, double *mc)
     double mx = 0;
     for (int64_t i = 0; i < P->q.m; i++)
         for (int64_t j = 0; j < P->q.n; j++) {
-            double v = fabs(bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
+            double v = fabs(er_bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, er_view_load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
                                                       P->q.args->opts & ER_OPT_FTZ_IN)
                                                .bits));
             if (!(v < 0x1p62 ? (double)(int64_t)v == v : v == v)) return 0;

@@ -17,7 +17,7 @@
 #include "exactref/core/er_bounds.h"
 #include "exactref/exactref.h"
 
-#define msgf er_msgf /* src/host/er_msg.h */
+#define msgf er_msgf /* host/er_msg.h */
 
 er_status er_standard_parse_blocked(const char *spec, er_standard *s, char *msg, size_t msg_size)
 {

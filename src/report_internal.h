@@ -22,7 +22,7 @@
 #include "result_internal.h"
 
 
-/* the library's one message helper (src/host/er_msg.h) */
+/* the library's one message helper (host/er_msg.h) */
 #define fail(msg, size, st, ...) ((er_status)er_msgf((msg), (size), (st), __VA_ARGS__))
 
 /* The element at flat row-major index e of a 2-D or 3-D tensor, through its strides. */

@@ -23,7 +23,7 @@
 #define ER_KEEP_S_MAX ((int64_t)1 << 25)
 #include "exactref/report.h"
 
-#define msgf er_msgf /* src/host/er_msg.h */
+#define msgf er_msgf /* host/er_msg.h */
 
 void er_tol_opts_init(er_tol_opts *o)
 {

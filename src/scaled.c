@@ -16,7 +16,7 @@
 #include "exactref/core/er_bounds.h"
 #include "exactref/exactref.h"
 
-#define msgf er_msgf /* src/host/er_msg.h */
+#define msgf er_msgf /* host/er_msg.h */
 
 /* ---- The standard ------------------------------------------------------------------------------ */
 
@@ -135,10 +135,10 @@ static int sig_bits_ok(int fmt) { return er_fmt_get(fmt).kind == ER_KIND_FLOAT &
 static er_status read_values(const er_tensor *t, const char *name, int64_t rows, int64_t cols, double *dst,
                              int need_finite, char *msg, size_t msg_size)
 {
-    view v = make_view(t);
+    er_view v = er_view_of(t);
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
-            double x = val_to_double(er_decode(t->format, load(&v, 0, i, j)));
+            double x = er_val_to_double(er_decode(t->format, er_view_load(&v, 0, i, j)));
             if (need_finite && !isfinite(x))
                 return msgf(msg, msg_size, ER_EINVAL, "%s[%lld, %lld] is %s: scales, alpha, beta and the bias must be "
                             "finite", name, (long long)i, (long long)j, isnan(x) ? "NaN" : "infinite");
@@ -248,17 +248,17 @@ er_status er_scaled_result_create(const er_scaled_args *args, er_result **out, c
             st = ER_ENOMEM;
     }
     if (st == ER_OK) {
-        view va = make_view(a), vb = make_view(b);
+        er_view va = er_view_of(a), vb = er_view_of(b);
         for (int64_t i = 0; i < m; i++)
             for (int64_t p = 0; p < k; p++) {
-                uint64_t x = load(&va, 0, i, p);
-                q->ua[i * k + p] = val_to_double(er_decode(a->format, x));
+                uint64_t x = er_view_load(&va, 0, i, p);
+                q->ua[i * k + p] = er_val_to_double(er_decode(a->format, x));
                 q->ea[i * k + p] = hw_exp_of(a->format, x);
             }
         for (int64_t p = 0; p < k; p++)
             for (int64_t j = 0; j < n; j++) {
-                uint64_t x = load(&vb, 0, p, j);
-                q->ub[p * n + j] = val_to_double(er_decode(b->format, x));
+                uint64_t x = er_view_load(&vb, 0, p, j);
+                q->ub[p * n + j] = er_val_to_double(er_decode(b->format, x));
                 q->eb[p * n + j] = hw_exp_of(b->format, x);
             }
         if (q->has_c) st = read_values(args->c, "c", m, n, q->cb, 0, msg, msg_size);
@@ -329,8 +329,8 @@ static double fmax_abs2(double a, double b) { return fmax(fabs(a), fabs(b)); }
 /* The rounded result's pattern of element (i, j). */
 static uint64_t load_bits(const er_result *r, int64_t i, int64_t j)
 {
-    view v = make_view(&r->d);
-    return load(&v, 0, i, j);
+    er_view v = er_view_of(&r->d);
+    return er_view_load(&v, 0, i, j);
 }
 
 er_status er_scaled_bounds(er_result *r, const er_tol_opts *o, const er_standard *std, er_bounds *out, char *msg,

@@ -136,22 +136,22 @@ int er_problem_validate(er_problem *P, const er_mma_args *A, er_tensor *d, er_te
         if (outs[i] && outs[i]->format != ER_FMT_F64)
             return er_msgf(P->msg, P->msg_size, ER_EINVAL, "enclosures are binary64: lo, hi and odd must be f64 tensors");
 
-    P->m = tr(A->a);
-    P->k = tc(A->a);
-    P->n = tc(A->b);
-    if (tr(A->b) != P->k)
+    P->m = er_tensor_nr(A->a);
+    P->k = er_tensor_nc(A->a);
+    P->n = er_tensor_nc(A->b);
+    if (er_tensor_nr(A->b) != P->k)
         return er_msgf(P->msg, P->msg_size, ER_EINVAL, "a is %lld x %lld but b is %lld x %lld: the inner dimensions differ",
-                    (long long)P->m, (long long)P->k, (long long)tr(A->b), (long long)P->n);
+                    (long long)P->m, (long long)P->k, (long long)er_tensor_nr(A->b), (long long)P->n);
     if (P->k > ((int64_t)1 << 24))
         return er_msgf(P->msg, P->msg_size, ER_EINVAL, "k = %lld is above 2^24, the largest inner dimension the engine handles",
                     (long long)P->k);
     P->batch = 1;
-    if (A->a->ndim == 3) P->batch = tb(A->a);
+    if (A->a->ndim == 3) P->batch = er_tensor_nb(A->a);
     if (A->b->ndim == 3) {
-        if (A->a->ndim == 3 && tb(A->b) != P->batch)
+        if (A->a->ndim == 3 && er_tensor_nb(A->b) != P->batch)
             return er_msgf(P->msg, P->msg_size, ER_EINVAL, "a has a batch of %lld and b of %lld", (long long)P->batch,
-                        (long long)tb(A->b));
-        P->batch = tb(A->b);
+                        (long long)er_tensor_nb(A->b));
+        P->batch = er_tensor_nb(A->b);
     }
     int batched = A->a->ndim == 3 || A->b->ndim == 3;
     const er_tensor *mn[5] = {A->c, P->d, P->lo, P->hi, P->odd};
@@ -159,11 +159,11 @@ int er_problem_validate(er_problem *P, const er_mma_args *A, er_tensor *d, er_te
     for (int i = 0; i < 5; i++) {
         const er_tensor *t = mn[i];
         if (!t) continue;
-        if (tr(t) != P->m || tc(t) != P->n)
-            return er_msgf(P->msg, P->msg_size, ER_EINVAL, "%s is %lld x %lld; the product is %lld x %lld", mnn[i], (long long)tr(t),
-                        (long long)tc(t), (long long)P->m, (long long)P->n);
-        if (t->ndim == 3 && tb(t) != P->batch)
-            return er_msgf(P->msg, P->msg_size, ER_EINVAL, "%s has a batch of %lld; the product has %lld", mnn[i], (long long)tb(t),
+        if (er_tensor_nr(t) != P->m || er_tensor_nc(t) != P->n)
+            return er_msgf(P->msg, P->msg_size, ER_EINVAL, "%s is %lld x %lld; the product is %lld x %lld", mnn[i], (long long)er_tensor_nr(t),
+                        (long long)er_tensor_nc(t), (long long)P->m, (long long)P->n);
+        if (t->ndim == 3 && er_tensor_nb(t) != P->batch)
+            return er_msgf(P->msg, P->msg_size, ER_EINVAL, "%s has a batch of %lld; the product has %lld", mnn[i], (long long)er_tensor_nb(t),
                         (long long)P->batch);
         if (i > 0 && batched && t->ndim != 3)
             return er_msgf(P->msg, P->msg_size, ER_EINVAL, "%s must be 3-D: the product is a batch", mnn[i]);
@@ -188,21 +188,21 @@ int er_problem_validate(er_problem *P, const er_mma_args *A, er_tensor *d, er_te
             return er_msgf(P->msg, P->msg_size, ER_EINVAL, "f8E5M3FNU scales take f4E2M1FN elements, not %s and %s",
                         er_format_name(A->a->format), er_format_name(A->b->format));
         P->nblocks = (P->k + A->block - 1) / A->block;
-        if (tr(A->a_scale) != P->m || tc(A->a_scale) != P->nblocks)
+        if (er_tensor_nr(A->a_scale) != P->m || er_tensor_nc(A->a_scale) != P->nblocks)
             return er_msgf(P->msg, P->msg_size, ER_EINVAL, "a_scale is %lld x %lld; expected %lld x %lld (m x ceil(k/block))",
-                        (long long)tr(A->a_scale), (long long)tc(A->a_scale), (long long)P->m, (long long)P->nblocks);
-        if (tr(A->b_scale) != P->nblocks || tc(A->b_scale) != P->n)
+                        (long long)er_tensor_nr(A->a_scale), (long long)er_tensor_nc(A->a_scale), (long long)P->m, (long long)P->nblocks);
+        if (er_tensor_nr(A->b_scale) != P->nblocks || er_tensor_nc(A->b_scale) != P->n)
             return er_msgf(P->msg, P->msg_size, ER_EINVAL, "b_scale is %lld x %lld; expected %lld x %lld (ceil(k/block) x n)",
-                        (long long)tr(A->b_scale), (long long)tc(A->b_scale), (long long)P->nblocks, (long long)P->n);
-        if ((A->a_scale->ndim == 3 && tb(A->a_scale) != P->batch) || (A->b_scale->ndim == 3 && tb(A->b_scale) != P->batch))
+                        (long long)er_tensor_nr(A->b_scale), (long long)er_tensor_nc(A->b_scale), (long long)P->nblocks, (long long)P->n);
+        if ((A->a_scale->ndim == 3 && er_tensor_nb(A->a_scale) != P->batch) || (A->b_scale->ndim == 3 && er_tensor_nb(A->b_scale) != P->batch))
             return er_msgf(P->msg, P->msg_size, ER_EINVAL, "a scale's batch differs from the product's");
-        P->sa = make_view(A->a_scale);
-        P->sb = make_view(A->b_scale);
+        P->sa = er_view_of(A->a_scale);
+        P->sb = er_view_of(A->b_scale);
     }
-    P->a = make_view(A->a);
-    P->b = make_view(A->b);
+    P->a = er_view_of(A->a);
+    P->b = er_view_of(A->b);
     P->has_c = A->c != NULL;
-    if (P->has_c) P->c = make_view(A->c);
+    if (P->has_c) P->c = er_view_of(A->c);
     {
         const er_tensor *ts[5] = {A->a, A->b, A->c, A->a_scale, A->b_scale};
         const char *tn[5] = {"a", "b", "c", "a_scale", "b_scale"};
