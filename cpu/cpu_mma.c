@@ -1,13 +1,11 @@
 /* cpu_mma.c: the exact engine on the CPU: mma, block-scaled mma, mmai and enclosures, on all cores. */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cpu_engine.h"
@@ -17,6 +15,9 @@
 #include "exactref/core/er_bounds.h" /* er_b_up, er_b_down */
 #include "exactref/core/er_mma.h"    /* the per-element sums */
 #include "exactref/exactref.h"
+#include "../host/er_alloc.h"
+#include "../host/er_isa.h"
+#include "../host/er_par.h"
 
 int er_cpu_threads(int requested)
 {
@@ -279,7 +280,7 @@ quick_run_avx512(const quick_par *q, int64_t cnt, const double *si_, const doubl
 static int quick_simd(void)
 {
 #ifdef ER_HAVE_AVX2_QUICK
-    return __builtin_cpu_supports("avx2") && !getenv("EXACTREF_NO_SIMD");
+    return er_isa() >= ER_ISA_AVX2; /* host/er_isa.h */
 #else
     return 0;
 #endif
@@ -290,8 +291,7 @@ static int quick_simd(void)
 static int quick_avx512(void)
 {
 #ifdef ER_HAVE_AVX512_QUICK
-    return quick_simd() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && !getenv("EXACTREF_NO_AVX512");
+    return er_isa() >= ER_ISA_AVX512;
 #else
     return 0;
 #endif
@@ -1386,79 +1386,17 @@ static void *worker(void *arg)
 }
 
 /* Run phase `phase` of batch b on T threads (thread 0 is the caller); a thread that cannot be
- * started has its share run here: the same work, the same bits. */
-static void run_phase(work *ws, pthread_t *th, unsigned char *started, int T, int phase)
+ * started has its share run by another (host/er_par.h): the same work, the same bits. */
+static void run_phase(work *ws, int T, int phase)
 {
-    for (int t = 0; t < T; t++) {
-        ws[t].phase = phase;
-        started[t] = 0;
-        if (t > 0 && pthread_create(&th[t], NULL, worker, &ws[t]) == 0) started[t] = 1;
-    }
-    for (int t = 1; t < T; t++)
-        if (!started[t]) worker(&ws[t]);
-    worker(&ws[0]);
-    for (int t = 1; t < T; t++)
-        if (started[t]) pthread_join(th[t], NULL);
+    for (int t = 0; t < T; t++) ws[t].phase = phase;
+    er_par_jobs(worker, ws, sizeof *ws, T);
 }
 
-/* malloc for the fast path's large buffers, with transparent huge pages asked for where the system
- * offers them on request (fewer page faults on first touch; nothing else changes). */
-static void *big_alloc(size_t bytes)
-{
-    void *p = malloc(bytes);
-#ifdef MADV_HUGEPAGE
-    const uintptr_t hp = (uintptr_t)2 << 20;
-    if (p && bytes >= 2 * hp) {
-        uintptr_t a = ((uintptr_t)p + hp - 1) & ~(hp - 1), e = ((uintptr_t)p + bytes) & ~(hp - 1);
-        if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice only: its failure changes nothing */
-    }
-#endif
-    return p;
-}
-
-/* The fast path's workspace (A's and B's binary64 copies, S, B by columns) in one
- * allocation, kept for the next call: an er_mma call after another of similar size finds its pages
- * already mapped (first-touch page faults cost as much as a tenth of a 1024^3 product here).  One call
- * at a time holds it; a concurrent call, or one needing more than ER_KEEP_MAX bytes, allocates its own
- * and frees it after.  At most ER_KEEP_MAX bytes stay allocated between calls (32 MiB: n = 1024 with
- * bf16 operands; a larger workspace kept would add to the peak of what follows, such as the bounds). */
-#define ER_KEEP_MAX ((size_t)32 << 20)
-static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *ws_mem;
-static size_t ws_size;
-static int ws_busy;
-
-static void *workspace_get(size_t bytes, int *kept)
-{
-    void *p = NULL;
-    *kept = 0;
-    pthread_mutex_lock(&ws_lock);
-    if (!ws_busy && bytes <= ER_KEEP_MAX) {
-        if (ws_size < bytes) {
-            free(ws_mem);
-            ws_mem = big_alloc(bytes);
-            ws_size = ws_mem ? bytes : 0;
-        }
-        if (ws_mem) {
-            ws_busy = 1;
-            *kept = 1;
-            p = ws_mem;
-        }
-    }
-    pthread_mutex_unlock(&ws_lock);
-    return p ? p : big_alloc(bytes);
-}
-
-static void workspace_put(void *p, int kept)
-{
-    if (!kept) {
-        free(p);
-        return;
-    }
-    pthread_mutex_lock(&ws_lock);
-    ws_busy = 0;
-    pthread_mutex_unlock(&ws_lock);
-}
+/* The fast path's workspace (A's and B's binary64 copies, S, B by columns) is one large block of
+ * host/er_alloc.h: huge pages where the system takes the advice, and a call after another of similar
+ * size takes the block the last one freed, its pages already mapped (first-touch page faults cost as
+ * much as a tenth of a 1024^3 product here). */
 
 /* Batch b of C: 1 when every value (as the fast path reads it) is an integer, with the largest
  * magnitude in *mc; else 0. */
@@ -1505,10 +1443,7 @@ int er_cpu_mma(const er_problem *pr)
     double *s = NULL, *cs = NULL;
     unsigned char *bt = NULL;
     void *wsp = NULL; /* the workspace: af, bf, s and bt, each at a multiple of 64 bytes */
-    int kept = 0;
     work *ws = NULL;
-    pthread_t *th = NULL;
-    unsigned char *started = NULL;
     memset(&P, 0, sizeof P);
     P.q = *pr;
     P.simd = quick_avx512() ? 2 : quick_simd() ? 1 : 0; /* the vector paths, chosen once per call */
@@ -1526,15 +1461,14 @@ int er_cpu_mma(const er_problem *pr)
         size_t o_af = 0, o_bf = o_af + ((8 * mk + 63) & ~(size_t)63), o_s = o_bf + ((8 * kn + 63) & ~(size_t)63);
         size_t o_bt = o_s + ((8 * mn + 63) & ~(size_t)63);
         size_t total = o_bt + (want_bt ? kn * (size_t)P.q.b.bytes : 0) + 64;
-        wsp = workspace_get(total, &kept);
+        wsp = er_big_alloc(total);
         P.a_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.m);
         P.b_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.n);
         if (!wsp || !P.a_s1 || !P.b_s1) {
             /* Not enough memory for the binary64 copies: the exact path alone needs none. */
-            workspace_put(wsp, kept);
+            er_big_free(wsp);
             free(P.a_s1); free(P.b_s1);
             wsp = NULL;
-            kept = 0;
             P.a_s1 = P.b_s1 = NULL;
             P.q.fast = 0;
             RB = P.q.m;
@@ -1556,10 +1490,8 @@ int er_cpu_mma(const er_problem *pr)
     if (T > P.q.m) T = (int)P.q.m;
     if (T < 1) T = 1;
     ws = (work *)calloc((size_t)T, sizeof *ws);
-    th = (pthread_t *)calloc((size_t)T, sizeof *th);
-    started = (unsigned char *)calloc((size_t)T, 1);
     if (P.q.fast) cs = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.n * (size_t)T);
-    if (!ws || !th || !started || (P.q.fast && !cs)) {
+    if (!ws || (P.q.fast && !cs)) {
         st = er_msgf(P.q.msg, P.q.msg_size, ER_ENOMEM, "out of memory for %d threads", T);
         goto done;
     }
@@ -1583,7 +1515,7 @@ int er_cpu_mma(const er_problem *pr)
             ws[t].bt = bt;
         }
         if (P.q.fast) {
-            run_phase(ws, th, started, T, 0);
+            run_phase(ws, T, 0);
             /* column norms of B: the threads' partial sums and maxima (any order: see the proof) */
             for (int64_t j = 0; j < P.q.n && R0 == 0; j++) {
                 double s1 = 0, mx = 0, s2 = 0;
@@ -1624,7 +1556,7 @@ int er_cpu_mma(const er_problem *pr)
             if (P.q.keep_s)
                 memcpy(P.q.keep_s + (size_t)((b * P.q.m + R0) * P.q.n), s, sizeof(double) * (size_t)(rows * P.q.n));
         }
-        run_phase(ws, th, started, T, 1);
+        run_phase(ws, T, 1);
         for (int t = 0; t < T; t++) {
             P.fast_decided += ws[t].fast_decided;
             P.exact_f64 += ws[t].exact_f64;
@@ -1651,12 +1583,10 @@ done:
         P.q.stats->threads = P.q.nthreads;
         P.q.stats->backend = ER_BACKEND_CPU;
     }
-    workspace_put(wsp, kept);
+    er_big_free(wsp);
     free(P.a_s1);
     free(P.b_s1);
     free(ws);
-    free(th);
-    free(started);
     free(cs);
     return st;
 }

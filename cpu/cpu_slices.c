@@ -8,6 +8,7 @@
 #include "cpu_slices.h"
 #include "exactref/core/er_mma.h"
 #include "exactref/core/er_slices.h"
+#include "../host/er_par.h"
 
 /* Blocking of the int8 GEMM: a tile of rows x columns of D, k in pieces that stay in the cache. */
 #define SL_BI 16
@@ -186,8 +187,6 @@ int er_cpu_slices_mma(const er_problem *P, er_slices_stats *st)
             /* the rows in whole tiles over the threads (P->nthreads; 1 if a thread cannot start) */
             int64_t tiles = (m + SL_BI - 1) / SL_BI, nth = P->nthreads < 1 ? 1 : P->nthreads;
             share sh[64];
-            pthread_t tid[64];
-            int started[64];
             if (nth > 64) nth = 64;
             if (nth > tiles) nth = tiles;
             for (int64_t q = 0; q < nth; q++) {
@@ -199,12 +198,9 @@ int er_cpu_slices_mma(const er_problem *P, er_slices_stats *st)
                 sh[q].b = b;
                 sh[q].r0 = tiles * q / nth * SL_BI;
                 sh[q].r1 = q + 1 == nth ? m : tiles * (q + 1) / nth * SL_BI;
-                started[q] = q > 0 && pthread_create(&tid[q], NULL, run_share, &sh[q]) == 0;
             }
-            for (int64_t q = 0; q < nth; q++)
-                if (!started[q]) run_share(&sh[q]);
+            er_par_jobs(run_share, sh, sizeof sh[0], (int)nth);
             for (int64_t q = 0; q < nth; q++) {
-                if (started[q]) pthread_join(tid[q], NULL);
                 s.sliced += sh[q].sliced;
                 s.exact_path += sh[q].exact_path;
             }

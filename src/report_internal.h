@@ -233,7 +233,6 @@ static inline rows_ rows_of(const er_tensor *t)
 ER_AI int64_t row_off(const rows_ *w, int64_t r) { return (r / w->m) * w->s0 + (r % w->m) * w->s1; }
 
 #define nthreads_for er_report_nthreads_
-#define run_jobs er_report_run_jobs_
 
 
 /* ---- covers and the keys (src/report_covers.c) ---- */

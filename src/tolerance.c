@@ -30,6 +30,7 @@
 #include "exactref/core/er_bounds.h"
 #include "exactref/exactref.h"
 #include "exactref/report.h"
+#include "host/er_par.h"
 
 #define msgf er_msgf /* host/er_msg.h */
 
@@ -326,20 +327,13 @@ static void par_for(int threads, prep *q)
     int T = er_cpu_threads(threads);
     if (T > 64) T = 64;
     if ((int64_t)T > rows / 64) T = (int)(rows / 64 > 0 ? rows / 64 : 1);
-    pthread_t th[64];
     prep_part w[64];
-    int started[64];
     for (int t = 0; t < T; t++) {
         w[t].q = q;
         w[t].r0 = rows * t / T;
         w[t].r1 = rows * (t + 1) / T;
-        started[t] = t > 0 && pthread_create(&th[t], NULL, prep_thread, &w[t]) == 0;
     }
-    for (int t = 1; t < T; t++)
-        if (!started[t]) prep_range(q, w[t].r0, w[t].r1);
-    prep_range(q, w[0].r0, w[0].r1);
-    for (int t = 1; t < T; t++)
-        if (started[t]) pthread_join(th[t], NULL);
+    er_par_jobs(prep_thread, w, sizeof w[0], T);
 }
 
 /*
