@@ -14,7 +14,6 @@
 #include "er_op.h"
 #include "er_report.h"
 #include "result_internal.h"
-#include "scaled_internal.h"
 #include "host/er_alloc.h"
 #include "host/er_isa.h"
 #include "host/er_msg.h"
@@ -210,7 +209,7 @@ void er_result_free(er_result *r)
         er_bkeys_release(r->cache[i].keys);
     }
     free(r->owned);
-    er_scaled_plan_free(r->scaled);
+    if (r->scaled) r->scaled_free(r->scaled);
     free(r->map);
     for (int q = 0; q < 3; q++) free(r->slack[q]);
     er_big_free(r->keep_s);

@@ -309,6 +309,7 @@ er_status er_scaled_result_create(const er_scaled_args *args, er_result **out, c
         return st;
     }
     (*out)->scaled = q;
+    (*out)->scaled_free = er_scaled_plan_free;
     return ER_OK;
 }
 
