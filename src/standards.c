@@ -150,7 +150,7 @@ static int key_index(const char *const *keys, int n, const char *key)
     return -1;
 }
 
-#define msgf er_msgf /* src/host/er_msg.h */
+#define msgf er_msgf /* host/er_msg.h */
 
 er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t msg_size)
 {
