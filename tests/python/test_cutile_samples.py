@@ -5,6 +5,7 @@
 # correctly rounded with flush_to_zero), compared bit for bit.  The command is build/exactref, or
 # $EXACTREF_CLI; without it the tests skip.  Random inputs from conftest's rng (EXACTREF_SEED, printed).
 import os
+import re
 import subprocess
 from fractions import Fraction
 
@@ -22,9 +23,10 @@ def cli():
     return exe
 
 
-def run(tmp, kernel, grid, args):
-    """args: arrays (saved as .npy) or ("list", [arrays]); returns (rc, stderr, outputs by parameter)."""
-    exe, cmd, pnum, names = cli(), [], 0, []
+def _args(tmp, args):
+    """The command-line arguments binding args (arrays saved as .npy, or ("list", [arrays])) and, per
+    argument, (kind, its first parameter's number, the list's length)."""
+    cmd, pnum, names = [], 0, []
     os.makedirs(tmp, exist_ok=True)
     for i, a in enumerate(args):
         if isinstance(a, tuple):
@@ -42,6 +44,13 @@ def run(tmp, kernel, grid, args):
             cmd.append(f)
             names.append(("arr", pnum, 0))
             pnum += 1 + 2 * a.ndim
+    return cmd, names
+
+
+def run(tmp, kernel, grid, args):
+    """args: arrays (saved as .npy) or ("list", [arrays]); returns (rc, stderr, outputs by parameter)."""
+    exe = cli()
+    cmd, names = _args(tmp, args)
     out = os.path.join(tmp, "out")
     p = subprocess.run([exe, "interp", os.path.join(CUTILE, kernel + ".mlir"), "--cutile", "--grid", ",".join(map(str, grid))] + cmd +
                        ["-o", out], capture_output=True, text=True)
@@ -54,6 +63,29 @@ def run(tmp, kernel, grid, args):
             res.append([np.load(os.path.join(out, "arg%d.%d.npy" % (n, k))) if os.path.exists(os.path.join(out, "arg%d.%d.npy" % (n, k))) else None
                         for k in range(cnt)])
     return p.returncode, p.stdout + p.stderr, res
+
+
+def check(tmp, kernel, grid, args, device, standard=None):
+    """Bounds mode: `exactref interp --check DIR` with device's arrays (by argument number; a list
+    argument's value is a list of arrays) as DIR/PARAM.npy (DIR/PARAM.K.npy for a list's arrays).
+    Returns (rc, the log, the number of elements outside)."""
+    exe = cli()
+    cmd, names = _args(tmp, args)
+    cdir = os.path.join(tmp, "device")
+    os.makedirs(cdir, exist_ok=True)
+    for i, d in device.items():
+        kind, n, cnt = names[i]
+        if kind == "arr":
+            np.save(os.path.join(cdir, "arg%d.npy" % n), d)
+        else:
+            for k, e in enumerate(d):
+                np.save(os.path.join(cdir, "arg%d.%d.npy" % (n, k)), e)
+    js = os.path.join(tmp, "check.json")
+    p = subprocess.run([exe, "interp", os.path.join(CUTILE, kernel + ".mlir"), "--cutile", "--grid", ",".join(map(str, grid))] + cmd +
+                       ["--check", cdir, "--json", js] + (["--standard", standard] if standard else []), capture_output=True, text=True)
+    log = p.stdout + p.stderr
+    outside = sum(int(m) for m in re.findall(r"elements outside\s+(\d+)", log))
+    return p.returncode, log, outside
 
 
 # ---- float32 arithmetic, exactly
