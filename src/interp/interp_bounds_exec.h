@@ -73,12 +73,18 @@ static void sh_settle(rv *r)
 
 /* ---------------------------------------------------------------- memory */
 
+/* The launch's buffer k, or extra buffer k - nbuffers (a list's array). */
+static int bnd_buf_format(const X *x, size_t k)
+{
+    return k < x->l->nbuffers ? x->l->buffers[k].format : x->l->extra[k - x->l->nbuffers].format;
+}
+
 static int bnd_mem_setup(X *x)
 {
     size_t k;
-    for (k = 0; k < x->l->nbuffers; k++) {
+    for (k = 0; k < x->l->nbuffers + x->l->nextra; k++) {
         mreg *m = &x->mem[k];
-        int f = x->l->buffers[k].format, eb;
+        int f = bnd_buf_format(x, k), eb;
         int64_t n, e;
         if (f == ER_INTERP_FMT_I1 || er_fmt_get(f).kind != ER_KIND_FLOAT) continue;
         eb = it_elem_bytes(f);
@@ -118,13 +124,13 @@ static void bnd_mem_free(X *x)
 static int bnd_mem_out(X *x, er_interp_bounds *out)
 {
     size_t k;
-    out->nbuf = x->l->nbuffers;
+    out->nbuf = x->l->nbuffers + x->l->nextra;
     out->buf = (it_bbuf *)calloc(out->nbuf ? out->nbuf : 1, sizeof *out->buf);
     if (!out->buf) return -1;
     for (k = 0; k < out->nbuf; k++) {
         mreg *m = &x->mem[k];
         it_bbuf *c = &out->buf[k];
-        int f = x->l->buffers[k].format;
+        int f = bnd_buf_format(x, k);
         c->format = f;
         c->nbytes = m->n;
         c->is_float = m->slo != NULL;
@@ -145,7 +151,7 @@ static int bnd_mem_out(X *x, er_interp_bounds *out)
 }
 
 /* The shadow of memory at a byte address (NULL: a buffer without one: its bytes are exact); *e its element.
- * make: memory other than the launch's buffers (globals, allocas, a list's arrays) gets enclosures on first
+ * make: memory other than the launch's buffers and a list's arrays (globals, allocas) gets enclosures on first
  * need, its elements' own values (exact) to begin with. */
 static mreg *sh_mem(X *x, const it_op *op, uint64_t addr, int et, int make, int64_t *e)
 {
@@ -154,7 +160,7 @@ static mreg *sh_mem(X *x, const it_op *op, uint64_t addr, int et, int make, int6
     mreg *m;
     if (idx == 0 || idx > (uint64_t)x->nmem) return NULL;
     m = &x->mem[idx - 1];
-    if (!m->slo && make && idx - 1 >= (uint64_t)x->l->nbuffers && m->data && eb > 0) {
+    if (!m->slo && make && idx - 1 >= (uint64_t)(x->l->nbuffers + x->l->nextra) && m->data && eb > 0) {
         int64_t n = (int64_t)(m->n / (size_t)eb), k;
         m->slo = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
         m->shi = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));

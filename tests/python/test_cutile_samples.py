@@ -76,10 +76,10 @@ def check(tmp, kernel, grid, args, device, standard=None):
     for i, d in device.items():
         kind, n, cnt = names[i]
         if kind == "arr":
-            np.save(os.path.join(cdir, "arg%d.npy" % n), d)
+            np.save(os.path.join(cdir, "arg%d.npy" % n), np.ascontiguousarray(d))
         else:
             for k, e in enumerate(d):
-                np.save(os.path.join(cdir, "arg%d.%d.npy" % (n, k)), e)
+                np.save(os.path.join(cdir, "arg%d.%d.npy" % (n, k)), np.ascontiguousarray(e))
     js = os.path.join(tmp, "check.json")
     p = subprocess.run([exe, "interp", os.path.join(CUTILE, kernel + ".mlir"), "--cutile", "--grid", ",".join(map(str, grid))] + cmd +
                        ["--check", cdir, "--json", js] + (["--standard", standard] if standard else []), capture_output=True, text=True)
@@ -374,3 +374,138 @@ def test_fmha_tail_refused(tmp_path, rng):
     rc, log, out = run(str(tmp_path), "sample_fmha", (1,), [q, k, v, np.zeros((16, 32), F32)])
     assert rc == 1 and "interp.ub" in log and "undefined" in log, log
     assert out[3] is None  # nothing written
+
+
+# ---- bounds mode (`exactref interp --check`): each sample's legal device-like outputs covered, planted bugs caught
+
+
+def rowsum_rev(x):
+    """a reduce in another legal order: the terms from the last to the first."""
+    return rowsum(x[:, ::-1])
+
+
+def ulps_off(a, flat, k):
+    """a copy of a with element flat moved k ulps (float32) up."""
+    a = np.array(a, F32, order="C", copy=True)
+    v = a.reshape(-1)
+    for _ in range(k):
+        v[flat] = np.nextafter(v[flat], F32(np.inf))
+    return a
+
+
+def covered(tmp, kernel, grid, args, device, standard=None):
+    rc, log, n = check(tmp, kernel, grid, args, device, standard)
+    assert rc == 0 and n == 0, log
+    return log
+
+
+def caught(tmp, kernel, grid, args, device, what, standard=None):
+    rc, log, n = check(tmp, kernel, grid, args, device, standard)
+    assert rc == 1 and n > 0, "%s not caught: %s" % (what, log)
+    return n
+
+
+def test_bounds_transpose(tmp_path, rng):
+    x = rng.standard_normal((32, 48)).astype(F32)
+    args = [x, np.zeros((48, 32), F32)]
+    covered(str(tmp_path / "ok"), "sample_transpose", (2, 3), args, {1: x.T})
+    bad = x.T.copy()
+    bad[7:, 5] = x.T[:-7, 5]  # a wrong tile index: a column shifted
+    caught(str(tmp_path / "shift"), "sample_transpose", (2, 3), args, {1: bad}, "a shifted column")
+    rc, log, n = check(str(tmp_path / "two"), "sample_transpose", (2, 3), args, {1: ulps_off(x.T, 77, 2)})
+    assert rc == 1 and n == 1 and "2 ulps beyond" in log, log
+
+
+def test_bounds_bmm(tmp_path, rng):
+    a = rng.standard_normal((2, 16, 48)).astype(np.float16)
+    b = rng.standard_normal((2, 48, 32)).astype(np.float16)
+    args = [a, b, np.zeros((2, 16, 32), F32)]
+    # tensor-core-like: the whole k range summed exactly, rounded once (another legal accumulation)
+    dev = np.stack([mma(a[i], b[i], np.zeros((16, 32), F32)) for i in range(2)])
+    covered(str(tmp_path / "ok"), "sample_bmm", (2, 1, 2), args, {2: dev}, "any_order")
+    skipped = np.stack([gemm_steps(a[i][:, :32], b[i][:32], 16) for i in range(2)])  # the last k block skipped
+    caught(str(tmp_path / "skip"), "sample_bmm", (2, 1, 2), args, {2: skipped}, "a skipped k block", "any_order")
+
+
+def test_bounds_splitk(tmp_path, rng):
+    """the atomic adds of the two k halves land in either order on a device."""
+    a = rng.standard_normal((16, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 16)).astype(np.float16)
+    args = [a, b, np.zeros((16, 16), F32)]
+    parts = []
+    for z in range(2):
+        acc = np.zeros((16, 16), F32)
+        for k in range(z, 4, 2):
+            acc = mma(a[:, 16 * k:16 * k + 16], b[16 * k:16 * k + 16, :], acc)
+        parts.append(acc)
+    for order in ([0, 1], [1, 0]):
+        want = np.zeros((16, 16), F32)
+        for z in order:
+            want = (want + parts[z]).astype(F32)
+        covered(str(tmp_path / ("ok%d" % order[0])), "sample_splitk", (1, 1, 2), args, {2: want})
+    caught(str(tmp_path / "skip"), "sample_splitk", (1, 1, 2), args, {2: parts[0]}, "a block's atomic add skipped")
+
+
+def test_bounds_group_gemm(tmp_path, rng):
+    """lists of arrays: --check reads each array's DIR/PARAM.K.npy."""
+    shapes = [(16, 32, 16), (16, 48, 16)]
+    As = [rng.standard_normal((m, k)).astype(np.float16) for m, k, n in shapes]
+    Bs = [rng.standard_normal((k, n)).astype(np.float16) for m, k, n in shapes]
+    args = [("list", As), ("list", Bs), ("list", [np.zeros((m, n), F32) for m, k, n in shapes])]
+    dev = [mma(As[g], Bs[g], np.zeros((16, 16), F32)) for g in range(2)]
+    log = covered(str(tmp_path / "ok"), "sample_group_gemm", (1, 1, 2), args, {2: dev}, "any_order")
+    assert log.count("elements outside") == 2, log  # both arrays judged
+    bad = [dev[0], gemm_steps(As[1][:, :32], Bs[1][:32], 16)]  # group 1's last k block skipped
+    caught(str(tmp_path / "skip"), "sample_group_gemm", (1, 1, 2), args, {2: bad}, "a skipped k block in group 1", "any_order")
+
+
+def test_bounds_layernorm_fwd(tmp_path, rng):
+    x = (rng.standard_normal((4, 64)) * 3 + 1).astype(F32)
+    w = rng.standard_normal(64).astype(F32)
+    b = rng.standard_normal(64).astype(F32)
+    args = [x, w, b, np.zeros_like(x), np.zeros(4, F32), np.zeros(4, F32)]
+    # the row sums in reverse order (reduce promises no order)
+    n = 64
+    mean = (rowsum_rev(x) / F32(n)).astype(F32)
+    xc = (x - mean).astype(F32)
+    var = (rowsum_rev((xc * xc).astype(F32)) / F32(n)).astype(F32)
+    rstd = rsqrt((var + F32(1e-5)).astype(F32))
+    y = fma((xc * rstd).astype(F32), w.reshape(1, -1), b.reshape(1, -1))
+    covered(str(tmp_path / "ok"), "sample_layernorm_fwd", (4,), args, {3: y, 4: mean.ravel(), 5: rstd.ravel()})
+    # a wrong mask: the last column left out of the mean
+    bad_mean = (rowsum(x[:, :63]) / F32(n)).astype(F32)
+    caught(str(tmp_path / "mask"), "sample_layernorm_fwd", (4,), args, {4: bad_mean.ravel()}, "a wrong mask in the mean")
+    caught(str(tmp_path / "two"), "sample_layernorm_fwd", (4,), args, {3: ulps_off(y, 100, 2000)}, "y far off")
+
+
+def test_bounds_layernorm_bwd(tmp_path, rng):
+    """dx in another order of its row sums; dw (under the lock, rows in block order) as point mode's."""
+    x = rng.standard_normal((4, 64)).astype(F32)
+    dy = rng.standard_normal((4, 64)).astype(F32)
+    w = rng.standard_normal(64).astype(F32)
+    _, mean, rstd = layernorm_fwd(x, w, np.zeros(64, F32))
+    args = [x, dy, w, mean, rstd, np.zeros_like(x), np.zeros((2, 64), F32), np.zeros(2, np.int32)]
+    dx = np.zeros_like(x)
+    nomix = np.zeros_like(x)
+    for i in range(4):
+        xi, dyi = x[i:i + 1], dy[i:i + 1]
+        xhat = ((xi - mean[i]).astype(F32) * rstd[i]).astype(F32)
+        wdy = (w.reshape(1, -1) * dyi).astype(F32)
+        c1 = (rowsum_rev((xhat * wdy).astype(F32)) / F32(64)).astype(F32)
+        c2 = (rowsum_rev(wdy) / F32(64)).astype(F32)
+        dx[i] = ((wdy - fma(xhat, c1, c2)).astype(F32) * rstd[i]).astype(F32)
+        nomix[i] = ((wdy - (xhat * c1).astype(F32)).astype(F32) * rstd[i]).astype(F32)  # c2 forgotten
+    covered(str(tmp_path / "ok"), "sample_layernorm_bwd", (4,), args, {5: dx})
+    caught(str(tmp_path / "c2"), "sample_layernorm_bwd", (4,), args, {5: nomix}, "dx without its mean term")
+
+
+def test_bounds_rmsnorm(tmp_path, rng):
+    x = rng.standard_normal((4, 64)).astype(F32)
+    w = rng.standard_normal(64).astype(F32)
+    args = [x, w, np.zeros_like(x)]
+    ms = (rowsum_rev((x * x).astype(F32)) / F32(64)).astype(F32)
+    want = ((x * rsqrt((ms + F32(1e-6)).astype(F32))).astype(F32) * w.reshape(1, -1)).astype(F32)
+    covered(str(tmp_path / "ok"), "sample_rmsnorm", (4,), args, {2: want})
+    ms_bad = (rowsum((x[:, :62] * x[:, :62]).astype(F32)) / F32(64)).astype(F32)  # a wrong mask: two columns dropped
+    bad = ((x * rsqrt((ms_bad + F32(1e-6)).astype(F32))).astype(F32) * w.reshape(1, -1)).astype(F32)
+    caught(str(tmp_path / "mask"), "sample_rmsnorm", (4,), args, {2: bad}, "a wrong mask in the mean square")
