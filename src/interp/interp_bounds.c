@@ -8,6 +8,7 @@
 #include "exactref/interval.h"
 #include "exactref/math.h"
 #include "exactref/core/er_bounds.h"
+#include "exactref/core/er_exp.h"
 #include "interp_arith.h"
 #include "interp_bounds.h"
 #include "../result_internal.h"
@@ -253,10 +254,15 @@ static void approx_unary(const it_bopts *o, const it_op *op, int f, double al, d
             *fl |= IT_BF_NAN;
             al = 0;
         }
-        /* the exact function's ends rounded outward into the format itself (the math library's directed
-         * roundings; the same fast paths as point mode's), well inside the error widened below */
-        L = mf(mo, f, al, ER_RND_NEGATIVE_INF);
-        H = mf(mo, f, ah, ER_RND_POSITIVE_INF);
+        /* the exact function's ends: exp2 and exp by the core's certified polynomial in binary64 (a tenth of
+         * MPFR's time; include/exactref/core/er_exp.h), else rounded outward into the format itself (the math
+         * library's directed roundings); well inside the error widened below */
+        double t;
+        if (!((op->code == OP_EXP2 && er_b_exp2_enclose(al, &L, &t) && er_b_exp2_enclose(ah, &t, &H)) ||
+              (op->code == OP_EXP && er_b_exp_enclose(al, &L, &t) && er_b_exp_enclose(ah, &t, &H)))) {
+            L = mf(mo, f, al, ER_RND_NEGATIVE_INF);
+            H = mf(mo, f, ah, ER_RND_POSITIVE_INF);
+        }
     }
     ulps_widen(f, N, 0, &L, &H);
     out_round(f, L, H, lo, hi, fl);

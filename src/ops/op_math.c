@@ -7,32 +7,10 @@
 #include <mpfr.h>
 
 #include "op_impl.h"
+#include "exactref/core/er_exp.h"
 
-/*
- * exp(x) = 2^k exp(t), t = x - k ln2, |t| <= 0.35.  ln2 = LN2_HI + LN2_LO + d with |d| < 2^-80 (checked
- * against MPFR in tests/ops/test_ops_math.c); LN2_HI has 21 trailing zero bits, so k LN2_HI is exact for
- * |k| < 2^21.  t is enclosed by outward operations; exp(t) by a degree-13 Taylor polynomial in Horner's
- * form at the two ends, whose total relative error (truncation, rounded coefficients, rounded Horner
- * steps) is below 2^-47 on |t| <= 0.35: E = 2^-46 is used.  2^k is exact for |x| <= 708.
- */
-#define LN2_HI 0x1.62e42feep-1
-#define LN2_LO 0x1.a39ef35793c76p-33
-#define INV_LN2 0x1.71547652b82fep0
-#define EXP_E 0x1p-46
-
-static const double exp_c[14] = {
-    1.0, 1.0, 0.5, 0x1.5555555555555p-3, 0x1.5555555555555p-5, 0x1.1111111111111p-7, 0x1.6c16c16c16c17p-10,
-    0x1.a01a01a01a01ap-13, 0x1.a01a01a01a01ap-16, 0x1.71de3a556c734p-19, 0x1.27e4fb7789f5cp-22,
-    0x1.ae64567f544e4p-26, 0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33,
-};
-
-static double horner(double t)
-{
-    double p = exp_c[13];
-    for (int i = 12; i >= 0; i--) p = p * t + exp_c[i];
-    return p;
-}
-
+/* exp(x) = 2^k exp(t), |t| <= 0.35, by the core's polynomial with its proven error
+ * (include/exactref/core/er_exp.h, shared with the interpreter's bounds mode); MPFR where it declines. */
 static void exp_mpfr(double x, double *lo, double *hi)
 {
     mpfr_t v;
@@ -74,19 +52,7 @@ void er_ops_exp(double x, double *lo, double *hi)
         exp_mpfr(x, lo, hi);
         return;
     }
-    double k = nearbyint(x * INV_LN2);
-    double kh = k * LN2_HI; /* exact */
-    double r1l = er_b_down(x - kh), r1h = er_b_up(x - kh);
-    double kl1 = k * LN2_LO, kll = er_b_down(kl1), klh = er_b_up(kl1);
-    double tl = er_b_down(er_b_down(r1l - klh) - 0x1p-69), th = er_b_up(er_b_up(r1h - kll) + 0x1p-69);
-    if (!(fabs(tl) <= 0.35 && fabs(th) <= 0.35)) {
-        exp_mpfr(x, lo, hi);
-        return;
-    }
-    double s = er_b_pow2((int)k);
-    double pl = horner(tl), ph = horner(th);
-    *lo = er_b_down(er_b_down(pl * (1 - 2 * EXP_E)) * s);
-    *hi = er_b_up(er_b_up(ph * (1 + 2 * EXP_E)) * s);
+    if (!er_b_exp_enclose(x, lo, hi)) exp_mpfr(x, lo, hi);
 }
 
 void er_ops_exp_iv(double a, double b, double *lo, double *hi)
