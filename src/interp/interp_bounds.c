@@ -603,7 +603,10 @@ void it_bnd_fpowi(int fmt, double al, double ah, uint8_t an, int64_t n, double *
         H = P2 > Q2 ? P2 : Q2;
     }
     if (isnan(L) || isnan(H)) { top(lo, hi, fl); return; }
-    out_round(fmt, L, H, lo, hi, fl);
+    /* one rounding to nearest even, which is monotone: the rounded ends bound every rounded value between */
+    er_round_double(fmt, L, ER_RND_NEAREST_EVEN, lo);
+    er_round_double(fmt, H, ER_RND_NEAREST_EVEN, hi);
+    if (!fmt_inf(fmt) && (isinf(*lo) || isinf(*hi) || fabs(L) > fmt_max(fmt) || fabs(H) > fmt_max(fmt))) top(lo, hi, fl);
 }
 
 double it_bnd_slack(const it_sv *s, int64_t i)
