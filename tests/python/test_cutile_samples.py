@@ -509,3 +509,41 @@ def test_bounds_rmsnorm(tmp_path, rng):
     ms_bad = (rowsum((x[:, :62] * x[:, :62]).astype(F32)) / F32(64)).astype(F32)  # a wrong mask: two columns dropped
     bad = ((x * rsqrt((ms_bad + F32(1e-6)).astype(F32))).astype(F32) * w.reshape(1, -1)).astype(F32)
     caught(str(tmp_path / "mask"), "sample_rmsnorm", (4,), args, {2: bad}, "a wrong mask in the mean square")
+
+
+def fft_inputs(rng, batch):
+    n = 16
+    k = np.arange(n)
+    ang = -2 * np.pi * np.outer(k, k) / n
+    wr, wi = np.cos(ang).astype(np.float16), np.sin(ang).astype(np.float16)
+    xr = rng.standard_normal((batch, n)).astype(np.float16)
+    xi = rng.standard_normal((batch, n)).astype(np.float16)
+    return [xr, xi, wr, wi, (-wi).astype(np.float16), np.zeros((batch, n), F32), np.zeros((batch, n), F32)]
+
+
+def test_fft(tmp_path, rng):
+    """the FFT sample's transform (a DFT by tensor-core mma), each plane one mma chain; with the sample's
+    own grid (a block per vector) it reads outside the view's index space: refused, the witness."""
+    args = fft_inputs(rng, 32)
+    xr, xi, wr, wi, wn = args[:5]
+    z = np.zeros((32, 16), F32)
+    rc, log, out = run(str(tmp_path), "sample_fft", (2,), args)
+    assert rc == 0, log
+    same_bits(out[5], mma(xi, wn, mma(xr, wr, z)), "FFT real plane")
+    same_bits(out[6], mma(xi, wr, mma(xr, wi, z)), "FFT imaginary plane")
+    rc, log, out = run(str(tmp_path / "grid"), "sample_fft", (32,), args)
+    assert rc == 1 and "interp.ub" in log and "outside the index space" in log, log
+    assert out[5] is None  # nothing written
+    rc, log, n = check(str(tmp_path / "gridb"), "sample_fft", (32,), args, {5: z})
+    assert rc == 1 and "interp.ub" in log, log  # refused alike in bounds mode
+
+
+def test_bounds_fft(tmp_path, rng):
+    args = fft_inputs(rng, 32)
+    xr, xi, wr, wi, wn = args[:5]
+    z = np.zeros((32, 16), F32)
+    # tensor-core-like: the two products of each plane summed exactly and rounded once
+    dev_r = mma(np.hstack([xr, xi]), np.vstack([wr, wn]), z)
+    dev_i = mma(np.hstack([xr, xi]), np.vstack([wi, wr]), z)
+    covered(str(tmp_path / "ok"), "sample_fft", (2,), args, {5: dev_r, 6: dev_i}, "any_order")
+    caught(str(tmp_path / "skip"), "sample_fft", (2,), args, {5: mma(xr, wr, z)}, "the imaginary input's term skipped", "any_order")
