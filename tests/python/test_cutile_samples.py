@@ -547,3 +547,50 @@ def test_bounds_fft(tmp_path, rng):
     dev_i = mma(np.hstack([xr, xi]), np.vstack([wi, wr]), z)
     covered(str(tmp_path / "ok"), "sample_fft", (2,), args, {5: dev_r, 6: dev_i}, "any_order")
     caught(str(tmp_path / "skip"), "sample_fft", (2,), args, {5: mma(xr, wr, z)}, "the imaginary input's term skipped", "any_order")
+
+
+def moe_inputs(rng, tokens=24, experts=2):
+    """top-1 routing (token t to expert t % experts), ids sorted by expert, each expert's group padded
+    to 16 with the id `tokens` (past the last row)."""
+    x = rng.standard_normal((tokens, 32)).astype(np.float16)
+    w = rng.standard_normal((experts * 32, 16)).astype(np.float16)
+    ids, eids = [], []
+    for e in range(experts):
+        group = [t for t in range(tokens) if t % experts == e]
+        for s in range(0, len(group), 16):
+            blk = group[s:s + 16]
+            ids += blk + [tokens] * (16 - len(blk))
+            eids.append(e)
+    return [x, w, np.array(ids, np.int32), np.array(eids, np.int32), np.zeros((tokens, 16), F32)], len(eids)
+
+
+def moe_ref(x, w, experts=2, skip_k=False):
+    y = np.zeros((x.shape[0], 16), F32)
+    for t in range(x.shape[0]):
+        e = t % experts
+        kk = 16 if skip_k else 32
+        y[t] = gemm_steps(x[t:t + 1, :kk], w[e * 32:e * 32 + kk], 16)[0]
+    return y
+
+
+def test_moe(tmp_path, rng):
+    """MoE: rows gathered by routed token id (make_gather_scatter_view), the expert's weight rows gathered,
+    the product's rows scattered back; padded ids read zeros and store nothing."""
+    args, nb = moe_inputs(rng)
+    rc, log, out = run(str(tmp_path), "sample_moe", (nb, 1), args)
+    assert rc == 0, log
+    same_bits(out[4], moe_ref(args[0], args[1]), "MoE")
+
+
+def test_bounds_moe(tmp_path, rng):
+    args, nb = moe_inputs(rng)
+    x, w = args[0], args[1]
+    dev = np.zeros((x.shape[0], 16), F32)
+    for t in range(x.shape[0]):  # tensor-core-like: the whole k range rounded once
+        e = t % 2
+        dev[t] = mma(x[t:t + 1], w[e * 32:e * 32 + 32], np.zeros((1, 16), F32))[0]
+    covered(str(tmp_path / "ok"), "sample_moe", (nb, 1), args, {4: dev}, "any_order")
+    caught(str(tmp_path / "skip"), "sample_moe", (nb, 1), args, {4: moe_ref(x, w, skip_k=True)}, "a skipped k block", "any_order")
+    wrong = dev.copy()
+    wrong[[0, 1]] = dev[[1, 0]]  # a routing bug: two tokens' rows swapped
+    caught(str(tmp_path / "route"), "sample_moe", (nb, 1), args, {4: wrong}, "two tokens' rows swapped", "any_order")

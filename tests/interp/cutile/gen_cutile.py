@@ -287,6 +287,27 @@ def s_fft(Xr, Xi, Wr, Wi, Wn, Yr, Yi):
     ct.store(Yi, index=(b, 0), tile=ct.mma(xi, wr, ct.mma(xr, wi, z)))
 
 
+MOE_K = 32  # MoE: the hidden size (each expert's weight is MOE_K x N, stacked in one (E * MOE_K) x N array)
+
+
+@ct.kernel
+def s_moe(X, W, Ids, Eids, Y):
+    """MoE (fused_moe's idea): block (b, y) takes BM routed token ids (Ids, sorted by expert and padded per
+    expert with an id past the last token), gathers those rows of X, multiplies them by expert Eids[b]'s
+    weight (its rows gathered from W) over the k tiles and scatters the product's rows to Y at the same
+    ids; padded ids read zeros and store nothing."""
+    b, by = ct.bid(0), ct.bid(1)
+    ids = ct.load(Ids, index=(b,), shape=(BM,))
+    e = ct.load(Eids, index=(b,), shape=(1,))
+    acc = ct.zeros((BM, BN), dtype=ct.float32)
+    for k in range(MOE_K // BK):
+        a = ct.load_advanced_indexing(X, (ids, ct.Slice(k * BK, BK)), padding_mode=ct.PaddingMode.ZERO)
+        rows = e * MOE_K + k * BK + ct.arange(BK, dtype=ct.int32)
+        w = ct.load_advanced_indexing(W, (rows, ct.Slice(by * BN, BN)), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, w, acc)
+    ct.store_advanced_indexing(Y, (ids, ct.Slice(by * BN, BN)), acc)
+
+
 def export_samples():
     f16, f32 = ct.float16, ct.float32
     v = "13.4"
@@ -301,6 +322,7 @@ def export_samples():
     export("sample_fmha", s_fmha, [arr(f16, 2)] * 3 + [arr(f32, 2)], version=v)
     export("sample_fmha_causal", s_fmha_causal, [arr(f16, 2)] * 3 + [arr(f32, 2)], version=v)
     export("sample_fft", s_fft, [arr(f16, 2)] * 5 + [arr(f32, 2)] * 2, version=v)
+    export("sample_moe", s_moe, [arr(f16, 2), arr(f16, 2), arr(ct.int32, 1), arr(ct.int32, 1), arr(f32, 2)], version=v)
 
 
 if __name__ == "__main__":
