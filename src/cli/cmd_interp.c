@@ -805,7 +805,8 @@ static int write_list_outputs(const char *dir, const xbuf *xb, const er_interp_b
 
 /*
  * Bounds mode's outputs: --bounds DIR (lo/hi per float buffer), --check DIR (each pointer parameter's
- * DIR/PARAM.npy that exists, judged; other files ignored) with --json FILE.  0 all covered, 1 some
+ * DIR/PARAM.npy and each list array's DIR/PARAM.K.npy that exists, judged; other files ignored) with
+ * --json FILE.  0 all covered, 1 some
  * outside, 2 a device file that is not the buffer's, 3 a write that failed.
  */
 static int bounds_outputs(const er_interp_module *m, const char *kernel, buf *bufs, int nb, const xbuf *xb, int nx,
@@ -1294,10 +1295,12 @@ const char *const er_cli_help_interp =
     "    (mmaf through the standard's bounds, reduce and scan in any order, rounding<approx> and\n"
     "    rounding<full> and exp2 within the device instruction's documented error, flush_to_zero either\n"
     "    way); every integer, pointer, mask and branch must be decided, else interp.undecided (exit 1).\n"
-    "    --check DIR              judge the device's buffers: DIR/PARAM.npy for each pointer parameter\n"
-    "                             (the files -o writes; missing ones and other files are skipped), each\n"
-    "                             reported as `exactref check` reports; exit 0 all covered, 1 some outside\n"
+    "    --check DIR              judge the device's buffers: DIR/PARAM.npy for each pointer parameter,\n"
+    "                             DIR/PARAM.K.npy for each array of a list (the files -o writes; missing\n"
+    "                             ones and other files are skipped), each reported as `exactref check`\n"
+    "                             reports; exit 0 all covered, 1 some outside\n"
     "    --bounds DIR             write DIR/PARAM.lo.npy and DIR/PARAM.hi.npy (float64) per float buffer\n"
+    "                             (a list's arrays: DIR/PARAM.K.lo.npy, DIR/PARAM.K.hi.npy)\n"
     "    --standard S             the accumulation standard of mmaf and mmaf_scaled (default normal; any\n"
     "                             name `exactref check --standard list` prints; fast_acc: hopper-fp8)\n"
     "    --ulps OP=N              the maximum error of an approximate instruction in ulps of its result,\n"

@@ -457,6 +457,17 @@ def test_bounds_group_gemm(tmp_path, rng):
     assert log.count("elements outside") == 2, log  # both arrays judged
     bad = [dev[0], gemm_steps(As[1][:, :32], Bs[1][:32], 16)]  # group 1's last k block skipped
     caught(str(tmp_path / "skip"), "sample_group_gemm", (1, 1, 2), args, {2: bad}, "a skipped k block in group 1", "any_order")
+    # --bounds writes each list array's lo / hi as PARAM.K.lo.npy / PARAM.K.hi.npy, holding the device's values
+    cmd, names = _args(str(tmp_path / "bd"), args)
+    bd = str(tmp_path / "bd" / "bounds")
+    os.makedirs(bd)
+    p = subprocess.run([cli(), "interp", os.path.join(CUTILE, "sample_group_gemm.mlir"), "--cutile", "--grid", "1,1,2"] + cmd +
+                       ["--bounds", bd, "--standard", "any_order"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for g in range(2):
+        lo = np.load(os.path.join(bd, "arg%d.%d.lo.npy" % (names[2][1], g)))
+        hi = np.load(os.path.join(bd, "arg%d.%d.hi.npy" % (names[2][1], g)))
+        assert lo.shape == (16, 16) and (lo <= dev[g]).all() and (dev[g] <= hi).all() and (lo < hi).any()
 
 
 def test_bounds_layernorm_fwd(tmp_path, rng):
