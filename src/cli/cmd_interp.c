@@ -822,8 +822,8 @@ static int bounds_outputs(const er_interp_module *m, const char *kernel, buf *bu
         int nd, d, fmt;
         const char *name;
         const buf *b;
+        er_interp_param p; /* its name is used below: it lives for the whole iteration */
         if (bi < nb) {
-            er_interp_param p;
             if (i >= np) break;
             er_interp_param_get(m, kernel, i, &p);
             if (p.kind != ER_INTERP_PARAM_POINTER) continue;
