@@ -413,7 +413,7 @@ static void run_case(int set, int64_t n)
         for (int rep_ = 0; rep_ < reps; rep_++) {
             for (int qq = 0; qq < 2 * nchk; qq++) {
                 /* each standard twice in a row: the second run finds the buffers the first one freed
-                 * (src/host/er_alloc.c), as repeated checks of one standard do, where the run after
+                 * (host/er_alloc.c), as repeated checks of one standard do, where the run after
                  * another standard's check may not */
                 const int q = qq / 2, last = rep_ == reps - 1 && (qq & 1);
                 if (rcq[q] != ER_OK) continue;

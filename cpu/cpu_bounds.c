@@ -8,10 +8,12 @@
 
 #include "cpu_engine.h"
 #include "cpu_internal.h"
-#include "../src/host/er_alloc.h"
-#include "../src/host/er_bel.h"
-#include "../src/host/er_progress.h"
+#include "../host/er_alloc.h"
+#include "../host/er_bel.h"
+#include "../host/er_progress.h"
 #include "exactref/core/er_d64.h"
+#include "../host/er_isa.h"
+#include "../host/er_par.h"
 
 /*
  * Every bound is proven in docs/proofs/ (normal.md, any-order.md, engines.md).  The per-element
@@ -34,7 +36,7 @@ typedef struct {
 } bctx;
 
 /* Subnormals of compute format cf to the zero of their sign (the core's er_d_flush). */
-static double flush_sub(int cf, double x) { return bits_to_double(er_d_flush(cf, double_to_bits(x))); }
+static double flush_sub(int cf, double x) { return er_bits_to_double(er_d_flush(cf, er_double_to_bits(x))); }
 
 /* An element of a gemm_form batch whose row and column have grids (sa, sb not ER_BQ_BAD), B' by rows:
  * er_b_exact_element with the quantities given and sd, a Sum2 of its products in index order, for the
@@ -683,8 +685,6 @@ static void to_f32(const double *src, float *dst, int64_t cnt, int T)
 {
     enum { MAXT = 64 };
     to_f32_part w[MAXT];
-    pthread_t th[MAXT];
-    int started[MAXT];
     if (T > MAXT) T = MAXT;
     if ((int64_t)T > cnt / 65536) T = (int)(cnt / 65536 > 0 ? cnt / 65536 : 1);
     for (int t = 0; t < T; t++) {
@@ -692,13 +692,8 @@ static void to_f32(const double *src, float *dst, int64_t cnt, int T)
         w[t].dst = dst;
         w[t].x0 = cnt * t / T;
         w[t].x1 = cnt * (t + 1) / T;
-        started[t] = t > 0 && pthread_create(&th[t], NULL, to_f32_thread, &w[t]) == 0;
     }
-    for (int t = 1; t < T; t++)
-        if (!started[t]) to_f32_thread(&w[t]);
-    to_f32_thread(&w[0]);
-    for (int t = 1; t < T; t++)
-        if (started[t]) pthread_join(th[t], NULL);
+    er_par_jobs(to_f32_thread, w, sizeof w[0], T);
 }
 
 /*
@@ -722,7 +717,7 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
     er_cpu_fq fq;
     er_cpu_fq_init(&fq, &j->par);
     /* (only where the common finish applies: elsewhere every element would sum NT itself) */
-    if (!any && fq.ok && k <= 65536 && !getenv("EXACTREF_BOUNDS_NO_F32")) {
+    if (!any && fq.ok && k <= 65536 && !er_env_on("EXACTREF_BOUNDS_NO_F32")) {
         qbf = (float *)er_big_alloc(sizeof(float) * (size_t)(k * n));
         qaf = (float *)er_big_alloc(sizeof(float) * (size_t)(tr * k));
         TF = (float *)er_big_alloc(sizeof(float) * (size_t)(tr * n));
@@ -737,10 +732,8 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
     double *TT = TF ? NULL : er_big_alloc(sizeof(double) * (size_t)(tr * n));
     double *WW = any ? NULL : er_big_alloc(sizeof(double) * (size_t)(tr * n));
     bctx *ctx = (bctx *)calloc((size_t)T, sizeof *ctx);
-    pthread_t *th = (pthread_t *)calloc((size_t)T, sizeof *th);
-    unsigned char *started = (unsigned char *)calloc((size_t)T, 1);
     int st = 1;
-    if ((S || j->S) && (TT || TF) && (any || WW) && ctx && th && started) {
+    if ((S || j->S) && (TT || TF) && (any || WW) && ctx) {
         st = 0;
         for (int64_t i0 = 0; i0 < m && st == 0; i0 += TR) {
             int64_t rows = m - i0 < TR ? m - i0 : TR;
@@ -770,13 +763,8 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
                 ctx[t].i0 = i0;
                 ctx[t].r0 = i0 + rows * t / Tt;
                 ctx[t].r1 = i0 + rows * (t + 1) / Tt;
-                started[t] = t > 0 && pthread_create(&th[t], NULL, elements_thread, &ctx[t]) == 0;
             }
-            for (int t = 1; t < Tt; t++)
-                if (!started[t]) elements_thread(&ctx[t]);
-            elements_thread(&ctx[0]);
-            for (int t = 1; t < Tt; t++)
-                if (started[t]) pthread_join(th[t], NULL);
+            er_par_jobs(elements_thread, ctx, sizeof ctx[0], Tt);
         }
     }
     er_big_free(S);
@@ -786,8 +774,6 @@ static int bounds_blas(const er_bjob *j, er_bounds *out, int64_t e0, int T, er_p
     er_big_free(qaf);
     er_big_free(TF);
     free(ctx);
-    free(th);
-    free(started);
     return st;
 }
 
@@ -803,12 +789,8 @@ static int bounds_cpu(const er_bjob *job, er_bounds *out, int64_t e0, int thread
     int T = er_cpu_threads(threads);
     if (T > job->m) T = (int)(job->m ? job->m : 1);
     bctx *ctx = (bctx *)calloc((size_t)T, sizeof *ctx);
-    pthread_t *th = (pthread_t *)calloc((size_t)T, sizeof *th);
-    unsigned char *started = (unsigned char *)calloc((size_t)T, 1);
-    if (!ctx || !th || !started) {
+    if (!ctx) {
         free(ctx);
-        free(th);
-        free(started);
         return ER_ENOMEM;
     }
     er_progress pg;
@@ -816,8 +798,6 @@ static int bounds_cpu(const er_bjob *job, er_bounds *out, int64_t e0, int thread
     int bl = bounds_blas(job, out, e0, T, &pg);
     if (bl <= 0) {
         free(ctx);
-        free(th);
-        free(started);
         return bl == 0 ? ER_OK : ER_ENOMEM;
     }
     for (int t = 0; t < T; t++) {
@@ -827,16 +807,9 @@ static int bounds_cpu(const er_bjob *job, er_bounds *out, int64_t e0, int thread
         ctx[t].e0 = e0;
         ctx[t].r0 = job->m * t / T;
         ctx[t].r1 = job->m * (t + 1) / T;
-        started[t] = t > 0 && pthread_create(&th[t], NULL, bounds_thread, &ctx[t]) == 0;
     }
-    for (int t = 1; t < T; t++)
-        if (!started[t]) bounds_rows(&ctx[t]);
-    bounds_rows(&ctx[0]);
-    for (int t = 1; t < T; t++)
-        if (started[t]) pthread_join(th[t], NULL);
+    er_par_jobs(bounds_thread, ctx, sizeof ctx[0], T);
     free(ctx);
-    free(th);
-    free(started);
     return ER_OK;
 }
 
@@ -878,13 +851,13 @@ int er_cpu_bounds_batch(const er_bjob *job, er_bounds *out, int64_t e0, int thre
 
 /* ---- normal(): index order emulated to the bit. ---- */
 
-#include "../src/host/er_tile.h"
+#include "../host/er_tile.h"
 #include "exactref/core/er_mma.h" /* er_mma_normal_element */
 
 /*
  * normal() on the CPU runs the core's element, er_mma_normal_element (include/exactref/core/er_mma.h:
  * binary64 emulated with integers, er_d64.h), the very source the OpenCL and CUDA kernels run, over
- * the same tiles (src/host/er_tile.h): each tile's operands packed, its elements computed on the
+ * the same tiles (host/er_tile.h): each tile's operands packed, its elements computed on the
  * problem's threads, the results scattered into out.  A tile's buffers take at most
  * ER_CPU_NORMAL_TILE bytes.
  */
@@ -921,21 +894,15 @@ static void normal_tile(const er_i64 *prm, unsigned char *const *buf, int64_t el
 {
     enum { MAXT = 64 };
     normal_part w[MAXT];
-    pthread_t th[MAXT];
-    int started[MAXT], T = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
+    int T = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
     if (T > el) T = (int)(el > 0 ? el : 1);
     for (int t = 0; t < T; t++) {
         w[t].prm = prm;
         w[t].buf = buf;
         w[t].e0 = el * t / T;
         w[t].e1 = el * (t + 1) / T;
-        started[t] = t > 0 && pthread_create(&th[t], NULL, normal_thread, &w[t]) == 0;
     }
-    for (int t = 1; t < T; t++)
-        if (!started[t]) normal_thread(&w[t]); /* no thread: this one does the share */
-    normal_thread(&w[0]);
-    for (int t = 1; t < T; t++)
-        if (started[t]) pthread_join(th[t], NULL);
+    er_par_jobs(normal_thread, w, sizeof w[0], T);
 }
 
 int er_cpu_normal(const er_problem *P, int compute, int ftz, er_tensor *out)

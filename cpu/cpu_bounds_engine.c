@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "cpu_bounds_engine.h"
-#include "../src/host/er_bel.h"
+#include "../host/er_bel.h"
+#include "../host/er_isa.h"
 #include "exactref/core/er_bounds.h"
 
 /*
@@ -1259,11 +1260,7 @@ ER_T512 static void tile512(const er_bpar *c, const eng_k *Kf, const eng_k *Kl, 
 static int simd_hw(void)
 {
 #ifdef ER_HAVE_AVX2_ENGINE
-    if (!__builtin_cpu_supports("avx2")) return 0;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
-        return 2;
-    return 1;
+    return er_isa_hw();
 #else
     return 0;
 #endif
@@ -1273,10 +1270,8 @@ static int simd_hw(void)
  * portable kernels with EXACTREF_NO_SIMD (the tests compare every path). */
 static int simd_wanted(void)
 {
-    int h = simd_hw();
-    if (getenv("EXACTREF_NO_SIMD")) return 0;
-    if (h > 1 && getenv("EXACTREF_NO_AVX512")) return 1;
-    return h;
+    int h = simd_hw(), e = er_isa(); /* host/er_isa.h */
+    return h < e ? h : e;
 }
 
 int er_cpu_engine_simd(int simd)

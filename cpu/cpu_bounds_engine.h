@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-#include "../src/host/er_bjob.h"
-#include "../src/host/er_progress.h"
+#include "../host/er_bjob.h"
+#include "../host/er_progress.h"
 #include "exactref/result.h"
 
 /*

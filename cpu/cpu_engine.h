@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../src/host/er_problem.h"
+#include "../host/er_problem.h"
 #include "exactref/core/er_acc.h"
 
 typedef struct {

@@ -10,6 +10,8 @@
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #include <stdlib.h>
+
+#include "../host/er_isa.h"
 #define ER_HAVE_FINISH_X4 1
 #define X4_TARGET __attribute__((target("avx2")))
 
@@ -38,7 +40,7 @@ X4_TARGET static inline void er_x4_fq_init(er_x4_fq *V, const er_cpu_fq *q)
 
 /* Whether the processor has AVX2 and the environment allows vector code (EXACTREF_NO_SIMD: the
  * one-at-a-time paths, which the tests compare). */
-static inline int er_x4_wanted(void) { return __builtin_cpu_supports("avx2") && !getenv("EXACTREF_NO_SIMD"); }
+static inline int er_x4_wanted(void) { return er_isa() >= ER_ISA_AVX2; /* host/er_isa.h */ }
 
 X4_TARGET static inline __m256i x4_not(__m256i m) { return _mm256_xor_si256(m, _mm256_set1_epi64x(-1)); }
 

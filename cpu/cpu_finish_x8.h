@@ -10,6 +10,8 @@
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #include <stdlib.h>
+
+#include "../host/er_isa.h"
 #define ER_HAVE_FINISH_X8 1
 #define X8_TARGET __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 
@@ -40,9 +42,7 @@ X8_TARGET static inline void er_x8_fq_init(er_x8_fq *V, const er_cpu_fq *q)
  * EXACTREF_NO_SIMD: the one-at-a-time paths, which the tests compare). */
 static inline int er_x8_wanted(void)
 {
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && !getenv("EXACTREF_NO_AVX512") &&
-           !getenv("EXACTREF_NO_SIMD");
+    return er_isa() >= ER_ISA_AVX512; /* host/er_isa.h */
 }
 
 /* er_b_up and er_b_down, lane by lane (non-finite lanes unchanged, zero to the least subnormal). */

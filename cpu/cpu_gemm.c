@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cpu_internal.h"
+#include "../host/er_par.h"
 #ifdef ER_HAVE_BLAS
 #include <cblas.h> /* from the BLAS's include directory (cmake/ERBlas.cmake): the prototype only */
 #ifndef ER_BLAS_PATH
@@ -200,8 +201,6 @@ static int gemm_split(const double *a, int64_t lda, const double *b, int64_t ldb
 {
     enum { MAXT = 256 };
     gemm_part g[MAXT];
-    pthread_t th[MAXT];
-    unsigned char started[MAXT];
     int T = threads < 1 ? 1 : threads > MAXT ? MAXT : threads, failed = 0;
     if ((int64_t)T > (m + MR - 1) / MR) T = (int)((m + MR - 1) / MR);
     if (T < 1) T = 1;
@@ -220,15 +219,9 @@ static int gemm_split(const double *a, int64_t lda, const double *b, int64_t ldb
         g[t].k = k;
         g[t].blas = blas;
         g[t].failed = 0;
-        started[t] = t > 0 && pthread_create(&th[t], NULL, gemm_part_run, &g[t]) == 0;
     }
-    for (int t = 1; t < T; t++)
-        if (!started[t]) gemm_part_run(&g[t]);
-    gemm_part_run(&g[0]);
-    for (int t = 0; t < T; t++) {
-        if (started[t]) pthread_join(th[t], NULL);
-        failed |= g[t].failed;
-    }
+    er_par_jobs(gemm_part_run, g, sizeof g[0], T);
+    for (int t = 0; t < T; t++) failed |= g[t].failed;
     return failed ? -1 : 0;
 }
 
@@ -523,8 +516,6 @@ int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, 
         if (blas_split && threads > 1) {
             enum { MAXT = 256 };
             sgemm_part g[MAXT];
-            pthread_t th[MAXT];
-            unsigned char started[MAXT];
             int T = threads > MAXT ? MAXT : threads;
             if ((int64_t)T > m) T = (int)m;
             for (int t = 0; t < T; t++) {
@@ -533,13 +524,8 @@ int er_cpu_sgemm_blas(const float *a, int64_t lda, const float *b, int64_t ldb, 
                 g[t].r0 = m * t / T;
                 g[t].r1 = m * (t + 1) / T;
                 g[t].n = n, g[t].k = k;
-                started[t] = t > 0 && pthread_create(&th[t], NULL, sgemm_part_run, &g[t]) == 0;
             }
-            for (int t = 1; t < T; t++)
-                if (!started[t]) sgemm_part_run(&g[t]);
-            sgemm_part_run(&g[0]);
-            for (int t = 1; t < T; t++)
-                if (started[t]) pthread_join(th[t], NULL);
+            er_par_jobs(sgemm_part_run, g, sizeof g[0], T);
         } else {
             blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b,
                        (int)ldb, 0.0f, c, (int)ldc);

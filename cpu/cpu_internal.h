@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-#include "../src/host/er_bjob.h"
-#include "../src/host/er_problem.h"
+#include "../host/er_bjob.h"
+#include "../host/er_problem.h"
 #include "exactref/result.h"
 
 /* C = A B for rows [r0, r1) (binary64, row-major); 0 on success, -1 out of memory. */

@@ -1,22 +1,23 @@
 /* cpu_mma.c: the exact engine on the CPU: mma, block-scaled mma, mmai and enclosures, on all cores. */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cpu_engine.h"
 #include "cpu_internal.h"
-#include "../src/host/er_progress.h"
+#include "../host/er_progress.h"
 #include "exactref/core/er_acc.h"
 #include "exactref/core/er_bounds.h" /* er_b_up, er_b_down */
 #include "exactref/core/er_mma.h"    /* the per-element sums */
 #include "exactref/exactref.h"
+#include "../host/er_alloc.h"
+#include "../host/er_isa.h"
+#include "../host/er_par.h"
 
 int er_cpu_threads(int requested)
 {
@@ -41,7 +42,7 @@ static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const d
         const double *ar = arow;
         for (int64_t p = 0; p < P->q.k; p++) {
             double x = ar[p] * bcol[p];
-            uint64_t bits = double_to_bits(x);
+            uint64_t bits = er_double_to_bits(x);
             uint32_t sign = (uint32_t)(bits >> 63), e = (uint32_t)(bits >> 52) & 0x7FFu;
             uint64_t f = bits & ((UINT64_C(1) << 52) - 1u);
             if (e == 0x7FFu || (e == 0 && f == 0) || x != x) {
@@ -59,12 +60,12 @@ static void exact_sum(const problem *P, int64_t b, int64_t i, int64_t j, const d
         }
     } else {
         /* the shared core's sum (include/exactref/core/er_mma.h), over the tensors' strides */
-        const view *A = &P->q.a, *B = &P->q.b, *SA = &P->q.sa, *SB = &P->q.sb;
+        const er_view *A = &P->q.a, *B = &P->q.b, *SA = &P->q.sa, *SB = &P->q.sb;
         er_mma_sum_any(acc, A->fmt, B->fmt, P->q.scaled ? SA->fmt : -1, A->data, b * A->sb + i * A->s0, A->s1, B->data,
                        b * B->sb + j * B->s1, B->s0, SA->data, b * SA->sb + i * SA->s0, SA->s1, SB->data,
                        b * SB->sb + j * SB->s1, SB->s0, P->q.scaled ? P->q.args->block : 1, P->q.k, P->q.args->opts);
     }
-    if (P->q.has_c) er_acc_add_val(acc, in_val(&P->q, er_decode(P->q.c.fmt, load(&P->q.c, b, i, j))));
+    if (P->q.has_c) er_acc_add_val(acc, in_val(&P->q, er_decode(P->q.c.fmt, er_view_load(&P->q.c, b, i, j))));
 }
 
 static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, const double *arow, const double *bcol,
@@ -74,18 +75,18 @@ static void exact_element(const problem *P, int64_t b, int64_t i, int64_t j, con
     exact_sum(P, b, i, j, arow, bcol, acc);
     if (Q->lo) {
         *tmp = *acc;
-        store(Q->lo, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits, 8);
+        er_tensor_store(Q->lo, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_NEGATIVE_INF, 0u).bits, 8);
     }
     if (Q->hi) {
         *tmp = *acc;
-        store(Q->hi, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits, 8);
+        er_tensor_store(Q->hi, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_POSITIVE_INF, 0u).bits, 8);
     }
     if (Q->odd) {
         *tmp = *acc;
-        store(Q->odd, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_ODD, 0u).bits, 8);
+        er_tensor_store(Q->odd, b, i, j, er_acc_round(tmp, ER_FMT_F64, ER_RND_ODD, 0u).bits, 8);
     }
     if (Q->d)
-        store(Q->d, b, i, j, er_acc_round(acc, Q->d->format, Q->args->rounding, Q->args->opts).bits,
+        er_tensor_store(Q->d, b, i, j, er_acc_round(acc, Q->d->format, Q->args->rounding, Q->args->opts).bits,
               er_storage_bytes(Q->d->format));
 }
 
@@ -114,11 +115,11 @@ static void quick_run(const quick_par *q, int64_t cnt, const double *si_, const 
         if (t3 < t) t = t3;
         t = (t + 0.0) * q->infl;
         double e = q->gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
-        uint64_t X = double_to_bits(er_b_down(si - e)), Y = double_to_bits(er_b_up(si + e));
+        uint64_t X = er_double_to_bits(er_b_down(si - e)), Y = er_double_to_bits(er_b_up(si + e));
         uint64_t mx_ = X & mag, my = Y & mag;
         uint64_t rx = (mx_ + q->half + ((mx_ >> q->sh) & 1u)) >> q->sh, ry = (my + q->half + ((my >> q->sh) & 1u)) >> q->sh;
         int in = ((X ^ Y) >> 63) == 0 && mx_ >= q->lo_lim && my >= q->lo_lim && rx < q->r_lim && ry < q->r_lim &&
-                 (double_to_bits(bs1[j]) & mag) < UINT64_C(0x7FF0000000000000);
+                 (er_double_to_bits(bs1[j]) & mag) < UINT64_C(0x7FF0000000000000);
         xo[j] = X;
         yo[j] = Y;
         code[j] = (unsigned char)(in ? rx == ry : 2);
@@ -279,7 +280,7 @@ quick_run_avx512(const quick_par *q, int64_t cnt, const double *si_, const doubl
 static int quick_simd(void)
 {
 #ifdef ER_HAVE_AVX2_QUICK
-    return __builtin_cpu_supports("avx2") && !getenv("EXACTREF_NO_SIMD");
+    return er_isa() >= ER_ISA_AVX2; /* host/er_isa.h */
 #else
     return 0;
 #endif
@@ -290,8 +291,7 @@ static int quick_simd(void)
 static int quick_avx512(void)
 {
 #ifdef ER_HAVE_AVX512_QUICK
-    return quick_simd() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && !getenv("EXACTREF_NO_AVX512");
+    return er_isa() >= ER_ISA_AVX512;
 #else
     return 0;
 #endif
@@ -387,12 +387,12 @@ static int quick_finish(problem *P, int64_t b, int64_t i, int64_t j, unsigned ch
     }
     if (code == 0) return 0; /* both normal, rounding apart */
     if (!isfinite(si) || !isfinite(P->b_s1[j])) return 0;
-    double lo = bits_to_double(X), hi = bits_to_double(Y);
+    double lo = er_bits_to_double(X), hi = er_bits_to_double(Y);
     if (!isfinite(lo) || !isfinite(hi)) return 0;
     er_res rl = convert_from_f64(f->to, X, f->dir, f->opts);
     er_res rh = convert_from_f64(f->to, Y, f->dir, f->opts);
     if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(f->to, rl.bits).cls != ER_CLASS_NAN) {
-        store(P->q.d, b, i, j, rl.bits, f->bytes);
+        er_tensor_store(P->q.d, b, i, j, rl.bits, f->bytes);
         return 1;
     }
     return 0;
@@ -436,7 +436,7 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
             uint64_t xs[RUN], ys[RUN];
             unsigned char code[RUN], ndm[RUN / 8];
             quick_par qp = {P->a_s1[i], P->a_mx[i], P->a_s2[i], infl, gamma, half, lo_lim, r_lim, off, sh};
-            /* row i of D (store()'s addressing, hoisted out of the loop) */
+            /* row i of D (er_tensor_store()'s addressing, hoisted out of the loop) */
             int64_t dsb = D->ndim == 3 ? D->strides[0] : 0, ds1 = D->strides[D->ndim - 1];
             unsigned char *orow = (unsigned char *)D->data + (size_t)(b * dsb + i * D->strides[D->ndim - 2]) * (size_t)bytes;
             for (int64_t j0 = 0; j0 < n; j0 += RUN) {
@@ -495,7 +495,7 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
             double cval = 0.0;
             drow[j] = 0;
             if (P->q.has_c) {
-                cval = bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
+                cval = er_bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, er_view_load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
                                                  A->opts & ER_OPT_FTZ_IN).bits);
                 si = si + cval;
             }
@@ -504,7 +504,7 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
                 /* every partial sum is an integer below 2^53: exact in any order (docs/interval.md);
                  * a zero sum takes its sign from the terms, which only the accumulator tracks */
                 if (si != 0) {
-                    store(D, b, i, j, convert_from_f64(to, double_to_bits(si), dir, opts).bits, bytes);
+                    er_tensor_store(D, b, i, j, convert_from_f64(to, er_double_to_bits(si), dir, opts).bits, bytes);
                     drow[j] = 1;
                 }
                 continue;
@@ -516,12 +516,12 @@ static int fast_rows(problem *P, int64_t b, int64_t r0, int64_t r1, int64_t blk0
             double e = gamma * t * (1.0 + 0x1p-50) + 0x1p-1070;
             double lo = er_b_down(si - e), hi = er_b_up(si + e); /* the core's outward steps */
             if (!isfinite(lo) || !isfinite(hi)) continue;
-            er_res rl = convert_from_f64(to, double_to_bits(lo), dir, opts);
-            er_res rh = convert_from_f64(to, double_to_bits(hi), dir, opts);
+            er_res rl = convert_from_f64(to, er_double_to_bits(lo), dir, opts);
+            er_res rh = convert_from_f64(to, er_double_to_bits(hi), dir, opts);
             /* NaN's preimage need not be an interval (FNUZ formats: both overflows; f8E8M0FNU: every
              * negative value), so a NaN at both ends decides nothing */
             if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
-                store(D, b, i, j, rl.bits, bytes);
+                er_tensor_store(D, b, i, j, rl.bits, bytes);
                 drow[j] = 1;
             }
         }
@@ -685,7 +685,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static int decode16_avx512(
         unsigned e = (unsigned)(x >> eshift) & emask;
         uint64_t mg = x & 0x7FFFu;
         odd |= (e == 0 && mg != 0) || e == emask;
-        dst[p] = bits_to_double(((uint64_t)(x & 0x8000u) << 48) | (mg ? (mg << sh) + rebias : 0));
+        dst[p] = er_bits_to_double(((uint64_t)(x & 0x8000u) << 48) | (mg ? (mg << sh) + rebias : 0));
     }
     return odd != 0;
 }
@@ -738,7 +738,7 @@ static void decode16_strided(int simd, int fmt, const double *tab, const unsigne
         unsigned e = (unsigned)(x >> eshift) & emask;
         if (e - 1u < emask - 1u) {
             uint64_t bits = ((uint64_t)(x & 0x8000u) << 48) | ((((uint64_t)(x & 0x7FFFu)) << sh) + rebias);
-            dst[p * step] = bits_to_double(bits);
+            dst[p * step] = er_bits_to_double(bits);
         } else {
             dst[p * step] = tab[x];
         }
@@ -772,7 +772,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static int decode8_e4m3_avx
     for (; p < cnt; p++) {
         unsigned x = src[p], mg = x & 0x7Fu;
         odd |= mg == 0x7Fu || (ftz && mg != 0 && mg < 8u);
-        double v = mg < 8u ? (double)mg * 0x1p-9 : bits_to_double(((uint64_t)mg << 49) + ((uint64_t)(1023 - 7) << 52));
+        double v = mg < 8u ? (double)mg * 0x1p-9 : er_bits_to_double(((uint64_t)mg << 49) + ((uint64_t)(1023 - 7) << 52));
         dst[p] = x & 0x80u ? -v : v;
     }
     return odd != 0;
@@ -918,16 +918,16 @@ static int fast_sum2_finish(problem *P, int64_t b, int64_t i, int64_t j, double 
     unsigned opts = P->q.args->opts;
     if (!inexact) {
         /* every error was zero: pi_k (= res) is the exact sum, rounded once here (midpoints included) */
-        store(D, b, i, j, convert_from_f64(to, double_to_bits(res), dir, opts).bits, er_storage_bytes(to));
+        er_tensor_store(D, b, i, j, convert_from_f64(to, er_double_to_bits(res), dir, opts).bits, er_storage_bytes(to));
         return 1;
     }
     double e = (u * fabs(res) + gamma * gamma * t) * (1.0 + 0x1p-48) + 0x1p-1070;
     double lo = er_b_down(res - e), hi = er_b_up(res + e);
     if (!isfinite(lo) || !isfinite(hi)) return 0;
-    er_res rl = convert_from_f64(to, double_to_bits(lo), dir, opts);
-    er_res rh = convert_from_f64(to, double_to_bits(hi), dir, opts);
+    er_res rl = convert_from_f64(to, er_double_to_bits(lo), dir, opts);
+    er_res rh = convert_from_f64(to, er_double_to_bits(hi), dir, opts);
     if (rl.bits == rh.bits && !(rl.flags & ER_FLAG_INVALID) && er_decode(to, rl.bits).cls != ER_CLASS_NAN) {
-        store(D, b, i, j, rl.bits, er_storage_bytes(to));
+        er_tensor_store(D, b, i, j, rl.bits, er_storage_bytes(to));
         return 1;
     }
     return 0;
@@ -951,7 +951,7 @@ static const double *decode_table(int fmt, int ftz)
         t = (double *)malloc(sizeof(double) * cnt);
         if (t) {
             for (size_t x = 0; x < cnt; x++)
-                t[x] = bits_to_double(er_convert(fmt, ER_FMT_F64, x, ER_RND_NEAREST_EVEN, ftz ? ER_OPT_FTZ_IN : 0u).bits);
+                t[x] = er_bits_to_double(er_convert(fmt, ER_FMT_F64, x, ER_RND_NEAREST_EVEN, ftz ? ER_OPT_FTZ_IN : 0u).bits);
             decode_tab[fmt][ftz != 0] = t;
         }
     }
@@ -1145,7 +1145,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             decode_row(P->simd, ta, P->q.a.fmt, P->q.a.bytes, P->q.a.data + (size_t)(b * P->q.a.sb + i * P->q.a.s0) * (size_t)P->q.a.bytes,
                        row, k, ftz);
         } else {
-            for (int64_t p = 0; p < k; p++) row[p] = val_to_double(a_val(&P->q, b, i, p));
+            for (int64_t p = 0; p < k; p++) row[p] = er_val_to_double(a_val(&P->q, b, i, p));
         }
 #ifdef ER_HAVE_AVX512_QUICK
         if (P->simd >= 2) row_norms_avx512(row, k, &s1, &mx, &s2);
@@ -1171,7 +1171,7 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
             decode_row(P->simd, tb, P->q.b.fmt, P->q.b.bytes, P->q.b.data + (size_t)(b * P->q.b.sb + p * P->q.b.s0) * (size_t)P->q.b.bytes,
                        row, n, ftz);
         } else {
-            for (int64_t j = 0; j < n; j++) row[j] = val_to_double(b_val(&P->q, b, p, j));
+            for (int64_t j = 0; j < n; j++) row[j] = er_val_to_double(b_val(&P->q, b, p, j));
         }
         int rin = 1;
         col_norms_add(P->simd, row, n, c1, c2, cm);
@@ -1219,12 +1219,12 @@ static void fast_prepare_part(problem *P, int64_t b, int64_t r0, int64_t r1, int
 static void mmai_element(problem *P, int64_t b, int64_t i, int64_t j, int64_t *wrapped)
 {
     /* the shared core's integer sum (include/exactref/core/er_mma.h), over the tensors' strides */
-    const view *A = &P->q.a, *B = &P->q.b;
+    const er_view *A = &P->q.a, *B = &P->q.b;
     int64_t s = er_mma_sum_int_any(A->fmt, B->fmt, A->data, b * A->sb + i * A->s0, A->s1, B->data, b * B->sb + j * B->s1,
                                    B->s0, P->q.k); /* |s| < 2^24 * 2^16: exact in 64 bits */
-    if (P->q.has_c) s += er_mma_int_val(P->q.c.fmt, load(&P->q.c, b, i, j));
+    if (P->q.has_c) s += er_mma_int_val(P->q.c.fmt, er_view_load(&P->q.c, b, i, j));
     if (s < INT32_MIN || s > INT32_MAX) (*wrapped)++;
-    if (P->q.d) store(P->q.d, b, i, j, (uint64_t)s & 0xFFFFFFFFu, 4);
+    if (P->q.d) er_tensor_store(P->q.d, b, i, j, (uint64_t)s & 0xFFFFFFFFu, 4);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -1386,79 +1386,17 @@ static void *worker(void *arg)
 }
 
 /* Run phase `phase` of batch b on T threads (thread 0 is the caller); a thread that cannot be
- * started has its share run here: the same work, the same bits. */
-static void run_phase(work *ws, pthread_t *th, unsigned char *started, int T, int phase)
+ * started has its share run by another (host/er_par.h): the same work, the same bits. */
+static void run_phase(work *ws, int T, int phase)
 {
-    for (int t = 0; t < T; t++) {
-        ws[t].phase = phase;
-        started[t] = 0;
-        if (t > 0 && pthread_create(&th[t], NULL, worker, &ws[t]) == 0) started[t] = 1;
-    }
-    for (int t = 1; t < T; t++)
-        if (!started[t]) worker(&ws[t]);
-    worker(&ws[0]);
-    for (int t = 1; t < T; t++)
-        if (started[t]) pthread_join(th[t], NULL);
+    for (int t = 0; t < T; t++) ws[t].phase = phase;
+    er_par_jobs(worker, ws, sizeof *ws, T);
 }
 
-/* malloc for the fast path's large buffers, with transparent huge pages asked for where the system
- * offers them on request (fewer page faults on first touch; nothing else changes). */
-static void *big_alloc(size_t bytes)
-{
-    void *p = malloc(bytes);
-#ifdef MADV_HUGEPAGE
-    const uintptr_t hp = (uintptr_t)2 << 20;
-    if (p && bytes >= 2 * hp) {
-        uintptr_t a = ((uintptr_t)p + hp - 1) & ~(hp - 1), e = ((uintptr_t)p + bytes) & ~(hp - 1);
-        if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice only: its failure changes nothing */
-    }
-#endif
-    return p;
-}
-
-/* The fast path's workspace (A's and B's binary64 copies, S, B by columns) in one
- * allocation, kept for the next call: an er_mma call after another of similar size finds its pages
- * already mapped (first-touch page faults cost as much as a tenth of a 1024^3 product here).  One call
- * at a time holds it; a concurrent call, or one needing more than ER_KEEP_MAX bytes, allocates its own
- * and frees it after.  At most ER_KEEP_MAX bytes stay allocated between calls (32 MiB: n = 1024 with
- * bf16 operands; a larger workspace kept would add to the peak of what follows, such as the bounds). */
-#define ER_KEEP_MAX ((size_t)32 << 20)
-static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *ws_mem;
-static size_t ws_size;
-static int ws_busy;
-
-static void *workspace_get(size_t bytes, int *kept)
-{
-    void *p = NULL;
-    *kept = 0;
-    pthread_mutex_lock(&ws_lock);
-    if (!ws_busy && bytes <= ER_KEEP_MAX) {
-        if (ws_size < bytes) {
-            free(ws_mem);
-            ws_mem = big_alloc(bytes);
-            ws_size = ws_mem ? bytes : 0;
-        }
-        if (ws_mem) {
-            ws_busy = 1;
-            *kept = 1;
-            p = ws_mem;
-        }
-    }
-    pthread_mutex_unlock(&ws_lock);
-    return p ? p : big_alloc(bytes);
-}
-
-static void workspace_put(void *p, int kept)
-{
-    if (!kept) {
-        free(p);
-        return;
-    }
-    pthread_mutex_lock(&ws_lock);
-    ws_busy = 0;
-    pthread_mutex_unlock(&ws_lock);
-}
+/* The fast path's workspace (A's and B's binary64 copies, S, B by columns) is one large block of
+ * host/er_alloc.h: huge pages where the system takes the advice, and a call after another of similar
+ * size takes the block the last one freed, its pages already mapped (first-touch page faults cost as
+ * much as a tenth of a 1024^3 product here). */
 
 /* Batch b of C: 1 when every value (as the fast path reads it) is an integer, with the largest
  * magnitude in *mc; else 0. */
@@ -1467,7 +1405,7 @@ static int c_summary(const problem *P, int64_t b, double *mc)
     double mx = 0;
     for (int64_t i = 0; i < P->q.m; i++)
         for (int64_t j = 0; j < P->q.n; j++) {
-            double v = fabs(bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
+            double v = fabs(er_bits_to_double(er_convert(P->q.c.fmt, ER_FMT_F64, er_view_load(&P->q.c, b, i, j), ER_RND_NEAREST_EVEN,
                                                       P->q.args->opts & ER_OPT_FTZ_IN)
                                                .bits));
             if (!(v < 0x1p62 ? (double)(int64_t)v == v : v == v)) return 0;
@@ -1505,10 +1443,7 @@ int er_cpu_mma(const er_problem *pr)
     double *s = NULL, *cs = NULL;
     unsigned char *bt = NULL;
     void *wsp = NULL; /* the workspace: af, bf, s and bt, each at a multiple of 64 bytes */
-    int kept = 0;
     work *ws = NULL;
-    pthread_t *th = NULL;
-    unsigned char *started = NULL;
     memset(&P, 0, sizeof P);
     P.q = *pr;
     P.simd = quick_avx512() ? 2 : quick_simd() ? 1 : 0; /* the vector paths, chosen once per call */
@@ -1526,15 +1461,14 @@ int er_cpu_mma(const er_problem *pr)
         size_t o_af = 0, o_bf = o_af + ((8 * mk + 63) & ~(size_t)63), o_s = o_bf + ((8 * kn + 63) & ~(size_t)63);
         size_t o_bt = o_s + ((8 * mn + 63) & ~(size_t)63);
         size_t total = o_bt + (want_bt ? kn * (size_t)P.q.b.bytes : 0) + 64;
-        wsp = workspace_get(total, &kept);
+        wsp = er_big_alloc(total);
         P.a_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.m);
         P.b_s1 = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.n);
         if (!wsp || !P.a_s1 || !P.b_s1) {
             /* Not enough memory for the binary64 copies: the exact path alone needs none. */
-            workspace_put(wsp, kept);
+            er_big_free(wsp);
             free(P.a_s1); free(P.b_s1);
             wsp = NULL;
-            kept = 0;
             P.a_s1 = P.b_s1 = NULL;
             P.q.fast = 0;
             RB = P.q.m;
@@ -1556,10 +1490,8 @@ int er_cpu_mma(const er_problem *pr)
     if (T > P.q.m) T = (int)P.q.m;
     if (T < 1) T = 1;
     ws = (work *)calloc((size_t)T, sizeof *ws);
-    th = (pthread_t *)calloc((size_t)T, sizeof *th);
-    started = (unsigned char *)calloc((size_t)T, 1);
     if (P.q.fast) cs = (double *)malloc(sizeof(double) * 3 * (size_t)P.q.n * (size_t)T);
-    if (!ws || !th || !started || (P.q.fast && !cs)) {
+    if (!ws || (P.q.fast && !cs)) {
         st = er_msgf(P.q.msg, P.q.msg_size, ER_ENOMEM, "out of memory for %d threads", T);
         goto done;
     }
@@ -1583,7 +1515,7 @@ int er_cpu_mma(const er_problem *pr)
             ws[t].bt = bt;
         }
         if (P.q.fast) {
-            run_phase(ws, th, started, T, 0);
+            run_phase(ws, T, 0);
             /* column norms of B: the threads' partial sums and maxima (any order: see the proof) */
             for (int64_t j = 0; j < P.q.n && R0 == 0; j++) {
                 double s1 = 0, mx = 0, s2 = 0;
@@ -1624,7 +1556,7 @@ int er_cpu_mma(const er_problem *pr)
             if (P.q.keep_s)
                 memcpy(P.q.keep_s + (size_t)((b * P.q.m + R0) * P.q.n), s, sizeof(double) * (size_t)(rows * P.q.n));
         }
-        run_phase(ws, th, started, T, 1);
+        run_phase(ws, T, 1);
         for (int t = 0; t < T; t++) {
             P.fast_decided += ws[t].fast_decided;
             P.exact_f64 += ws[t].exact_f64;
@@ -1651,12 +1583,10 @@ done:
         P.q.stats->threads = P.q.nthreads;
         P.q.stats->backend = ER_BACKEND_CPU;
     }
-    workspace_put(wsp, kept);
+    er_big_free(wsp);
     free(P.a_s1);
     free(P.b_s1);
     free(ws);
-    free(th);
-    free(started);
     free(cs);
     return st;
 }

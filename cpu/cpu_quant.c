@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cpu_internal.h"
+#include "../host/er_isa.h"
 #include "exactref/core/er_bounds.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
@@ -210,9 +211,7 @@ QX4_TARGET static void q_colmax_x4(const double *b, int64_t ld, int64_t k, int64
 int er_cpu_q_simd(void)
 {
 #ifdef ER_HAVE_Q_X8
-    if (getenv("EXACTREF_NO_SIMD")) return 0;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && !getenv("EXACTREF_NO_AVX512")) return 2;
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
+    return er_isa(); /* host/er_isa.h: 2 AVX-512, 1 AVX2, 0 neither */
 #else
     return 0;
 #endif

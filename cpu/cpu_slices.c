@@ -8,6 +8,7 @@
 #include "cpu_slices.h"
 #include "exactref/core/er_mma.h"
 #include "exactref/core/er_slices.h"
+#include "../host/er_par.h"
 
 /* Blocking of the int8 GEMM: a tile of rows x columns of D, k in pieces that stay in the cache. */
 #define SL_BI 16
@@ -28,19 +29,19 @@ typedef struct {
 /* Slice rows x k values; side 0: row r is row r of A (batch b), side 1: row r is column r of B. */
 static void cut(const er_problem *P, int side, int64_t b, int64_t rows, slices *S)
 {
-    const view *V = side ? &P->b : &P->a;
+    const er_view *V = side ? &P->b : &P->a;
     int64_t k = P->k;
     unsigned opts = P->args->opts;
     for (int t = 0; t < S->ns; t++) S->nz[t] = 0;
     for (int64_t r = 0; r < rows; r++) {
         int32_t top = -100000, lsb = 100000, fits, finite = 1;
         for (int64_t p = 0; p < k; p++)
-            finite &= er_sl_scan(V->fmt, side ? load(V, b, p, r) : load(V, b, r, p), opts, &top, &lsb);
+            finite &= er_sl_scan(V->fmt, side ? er_view_load(V, b, p, r) : er_view_load(V, b, r, p), opts, &top, &lsb);
         S->grid[r] = er_sl_row_grid(V->fmt, top, lsb, &fits);
         S->bad[r] = !finite || !fits;
         for (int64_t p = 0; p < k; p++) {
             int64_t n = 0;
-            if (!S->bad[r]) er_sl_int_at(V->fmt, side ? load(V, b, p, r) : load(V, b, r, p), opts, S->grid[r], &n);
+            if (!S->bad[r]) er_sl_int_at(V->fmt, side ? er_view_load(V, b, p, r) : er_view_load(V, b, r, p), opts, S->grid[r], &n);
             for (int t = 0; t < S->ns; t++) {
                 int8_t d = er_sl_digit(n, t);
                 S->s[((int64_t)t * rows + r) * k + p] = d;
@@ -53,13 +54,13 @@ static void cut(const er_problem *P, int side, int64_t b, int64_t rows, slices *
 /* The element-wise exact path (the CPU engine's exact strategy for one element), into D. */
 static void exact_element(const er_problem *P, int64_t b, int64_t i, int64_t j)
 {
-    const view *A = &P->a, *B = &P->b;
+    const er_view *A = &P->a, *B = &P->b;
     er_acc acc;
     er_acc_init(&acc, P->acc_lo, P->acc_nd);
     er_mma_sum_any(&acc, A->fmt, B->fmt, -1, A->data, b * A->sb + i * A->s0, A->s1, B->data, b * B->sb + j * B->s1,
                    B->s0, NULL, 0, 0, NULL, 0, 0, 1, P->k, P->args->opts);
-    if (P->has_c) er_acc_add_val(&acc, in_val(P, er_decode(P->c.fmt, load(&P->c, b, i, j))));
-    store(P->d, b, i, j, er_acc_round(&acc, P->d->format, P->args->rounding, P->args->opts).bits,
+    if (P->has_c) er_acc_add_val(&acc, in_val(P, er_decode(P->c.fmt, er_view_load(&P->c, b, i, j))));
+    er_tensor_store(P->d, b, i, j, er_acc_round(&acc, P->d->format, P->args->rounding, P->args->opts).bits,
           er_storage_bytes(P->d->format));
 }
 
@@ -124,11 +125,11 @@ static void *run_share(void *arg)
             er_val c;
             uint64_t out;
             memset(&c, 0, sizeof c);
-            if (P->has_c) c = in_val(P, er_decode(P->c.fmt, load(&P->c, S->b, i, j)));
+            if (P->has_c) c = in_val(P, er_decode(P->c.fmt, er_view_load(&P->c, S->b, i, j)));
             if (!S->SA->bad[i] && !S->SB->bad[j] &&
                 er_sl_finish(S->W[i * n + j], S->SA->grid[i] + S->SB->grid[j], P->has_c, c, P->acc_lo, P->acc_nd,
                              P->d->format, A->rounding, A->opts, &out)) {
-                store(P->d, S->b, i, j, out, er_storage_bytes(P->d->format));
+                er_tensor_store(P->d, S->b, i, j, out, er_storage_bytes(P->d->format));
                 S->sliced++;
             } else {
                 exact_element(P, S->b, i, j);
@@ -186,8 +187,6 @@ int er_cpu_slices_mma(const er_problem *P, er_slices_stats *st)
             /* the rows in whole tiles over the threads (P->nthreads; 1 if a thread cannot start) */
             int64_t tiles = (m + SL_BI - 1) / SL_BI, nth = P->nthreads < 1 ? 1 : P->nthreads;
             share sh[64];
-            pthread_t tid[64];
-            int started[64];
             if (nth > 64) nth = 64;
             if (nth > tiles) nth = tiles;
             for (int64_t q = 0; q < nth; q++) {
@@ -199,12 +198,9 @@ int er_cpu_slices_mma(const er_problem *P, er_slices_stats *st)
                 sh[q].b = b;
                 sh[q].r0 = tiles * q / nth * SL_BI;
                 sh[q].r1 = q + 1 == nth ? m : tiles * (q + 1) / nth * SL_BI;
-                started[q] = q > 0 && pthread_create(&tid[q], NULL, run_share, &sh[q]) == 0;
             }
-            for (int64_t q = 0; q < nth; q++)
-                if (!started[q]) run_share(&sh[q]);
+            er_par_jobs(run_share, sh, sizeof sh[0], (int)nth);
             for (int64_t q = 0; q < nth; q++) {
-                if (started[q]) pthread_join(tid[q], NULL);
                 s.sliced += sh[q].sliced;
                 s.exact_path += sh[q].exact_path;
             }

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "../src/host/er_problem.h"
+#include "../host/er_problem.h"
 
 /* What one call did (elements of D). */
 typedef struct er_slices_stats {

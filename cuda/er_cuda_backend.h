@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/host/er_bjob.h"    /* one batch of a bounds computation */
-#include "../src/host/er_problem.h" /* the front door's validated problem */
+#include "../host/er_bjob.h"    /* one batch of a bounds computation */
+#include "../host/er_problem.h" /* the front door's validated problem */
 #include "exactref/mma.h"
 #include "exactref/result.h"
 
@@ -24,13 +24,13 @@ extern "C" {
 
 /* Raised whenever er_cuda_job, er_problem, er_bjob, er_bounds, the entry points or er_mma_args change.
  * 2: normal(), bounds, the exact binary64 path (er_cuda_job: normal, compute, ftz, exact64).
- * 3: the entry points take the front door's validated problem (src/host/er_problem.h). */
+ * 3: the entry points take the front door's validated problem (host/er_problem.h). */
 #define ER_CUDA_BACKEND_ABI 3
 /* The module's file name (the loader's search: src/cuda_loader.c, docs/building.md). */
 #define ER_CUDA_MODULE_NAME "libexactref_cuda.so"
 
 /*
- * What the front door's validation (src/mma.c: er_problem_validate) found about a problem that the
+ * What the front door's validation (src/validate.c: er_problem_validate) found about a problem that the
  * module cannot derive from er_mma_args by itself: the front door validates, the module trusts.  The
  * accumulator's window is every backend's, so the digits (and the bits) are the same.
  */

@@ -1,7 +1,7 @@
 /* er_cuda_bounds.cu: per-element bounds of every standard on a CUDA device (er_result_bounds of a result
  * made with ER_BACKEND_CUDA), part of the CUDA backend module libexactref_cuda.so.
  *
- * The host (cpu/cpu_bounds.c) prepares one batch as an er_bjob (src/host/er_bjob.h: A' and B' as binary64,
+ * The host (cpu/cpu_bounds.c) prepares one batch as an er_bjob (host/er_bjob.h: A' and B' as binary64,
  * the engines' exponent bounds, normal's roundings per term, slack, C, the rounded result) and the
  * loader (src/cuda_loader.c) hands it here.  Each element is one thread running the shared core's
  * er_bound_element (include/exactref/core/er_bounds.h), the very function the CPU runs, compiled by nvcc:
@@ -23,7 +23,7 @@
  * er_cuda_backend_host_bounds runs the same tiles with the buffers in host memory and the kernels'
  * functions on the CPU (the tiled kernel block by block): the tests' host pass, no GPU needed.
  */
-#include "../src/host/er_tile.h" /* the tiles' plan (with OpenCL) */
+#include "../host/er_tile.h" /* the tiles' plan (with OpenCL) */
 #include "er_cuda_backend.h"
 #include "er_cuda_chains.cuh"
 #include "er_cuda_module.cuh"
@@ -124,7 +124,7 @@ uint64_t btotal(const bplan *P, uint64_t nr, uint64_t nc)
     return t;
 }
 
-/* What a tile may take (the plan's er_tile_fits_fn, src/host/er_tile.h): at most limit bytes. */
+/* What a tile may take (the plan's er_tile_fits_fn, host/er_tile.h): at most limit bytes. */
 typedef struct {
     const bplan *P;
     uint64_t limit;

@@ -5,7 +5,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../src/host/er_msg.h"
+#include "../host/er_msg.h"
 #include "er_cuda.h"
 #include "exactref/core/er_round.h"
 

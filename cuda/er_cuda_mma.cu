@@ -29,7 +29,7 @@
  * output is cut into tiles (a run of whole batches when they fit, else a block of rows and columns of
  * one batch), each operand of a tile packed into a contiguous buffer in its storage size, one thread
  * launched per element, the 64-bit results scattered back through the output tensors' strides: the
- * plan, the parameter block, the packing and the scatter are src/host/er_tile.h's, which the OpenCL
+ * plan, the parameter block, the packing and the scatter are host/er_tile.h's, which the OpenCL
  * backend runs too.  A tile
  * fits in half the device's free memory and in 1 GiB of host staging; EXACTREF_CUDA_MAX_CHUNK (elements
  * of D) makes tiles smaller, for tests.
@@ -45,7 +45,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../src/host/er_tile.h" /* the tiles' plan, parameter block, packing and scatter (with OpenCL) */
+#include "../host/er_tile.h" /* the tiles' plan, parameter block, packing and scatter (with OpenCL) */
 #include "er_cuda_backend.h"
 #include "er_cuda_chains.cuh"
 #include "er_cuda_module.cuh"
@@ -226,7 +226,7 @@ __global__ void __launch_bounds__(ER_CUM_THREADS) er_fx_finish_kernel(er_cu_prm 
 /* ------------------------------------------------------------------------------------------------ */
 /* Host side (opencl/er_opencl_mma.c, with CUDA's calls)                                              */
 
-/* Buffers of a tile: the packed operands and outputs (staged on the host; src/host/er_tile.h's
+/* Buffers of a tile: the packed operands and outputs (staged on the host; host/er_tile.h's
  * ER_TB_A .. ER_TB_ODD, in its order), then the exact binary64 path's, which live on the device only
  * (F_DONE is read back to count the elements it computed). */
 enum { B_A, B_B, B_SA, B_SB, B_C, B_D, B_LO, B_HI, B_ODD, F_AF, F_BF, F_S, F_DONE, F_WIN, NBUF };
@@ -236,7 +236,7 @@ enum { B_A, B_B, B_SA, B_SB, B_C, B_D, B_LO, B_HI, B_ODD, F_AF, F_BF, F_S, F_DON
 typedef struct {
     er_mma_args *args;
     er_cuda_job job;
-    er_tiling T;              /* views, batch dimensions, the outputs wanted (src/host/er_tile.h) */
+    er_tiling T;              /* views, batch dimensions, the outputs wanted (host/er_tile.h) */
     int fx;                   /* the exact binary64 path may run (job.exact64, float mma, D only) */
 } shape;
 
@@ -282,7 +282,7 @@ int fits_cb(const void *ctx, uint64_t nbt, uint64_t nr, uint64_t nc)
     return tile_fits(f->S, nbt, nr, nc, f->host_limit, f->dev_limit);
 }
 
-/* The tile (src/host/er_tile.h, as the OpenCL backend's): 0 if not even one element fits. */
+/* The tile (host/er_tile.h, as the OpenCL backend's): 0 if not even one element fits. */
 int plan_tiles(const shape *S, uint64_t hl, uint64_t dl, uint64_t cap, int64_t *nbt, int64_t *nr, int64_t *nc)
 {
     fit_ctx f;

@@ -17,7 +17,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../src/host/er_msg.h"
+#include "../host/er_msg.h"
 
 #if !defined(__CUDACC__)
 #error "the CUDA backend module is compiled by nvcc"

@@ -32,7 +32,7 @@
 #endif
 
 #include "exactref/exactref.h"
-#include "../src/host/er_host.h"
+#include "../host/er_host.h"
 #include "er_opencl_common.h"
 #include "er_opencl_internal.h"
 

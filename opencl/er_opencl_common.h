@@ -12,7 +12,7 @@
 #include <CL/cl.h>
 #endif
 
-#include "../src/host/er_msg.h"
+#include "../host/er_msg.h"
 #include "exactref/exactref.h"
 
 #ifndef CL_PLATFORM_NOT_FOUND_KHR

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/host/er_bjob.h"
-#include "../src/host/er_problem.h"
+#include "../host/er_bjob.h"
+#include "../host/er_problem.h"
 #include "exactref/exactref.h"
 
 #ifdef __cplusplus

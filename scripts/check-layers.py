@@ -6,7 +6,7 @@ the system's headers:
 
   core      include/exactref/core/         core
   public    include/exactref/*.h           public, and of the core only er_types.h (no functions)
-  host      src/host/                      host, public, core
+  host      host/                          host, public, core
   backend   cpu/  opencl/  cuda/           its own folder, host, public, core   (never another backend)
   front     src/*.[ch], src/interval/      front, host, backends, public, core
   math      src/math/                      math, public, core
@@ -56,12 +56,12 @@ def layer_of(rel):
         return 'public'
     if parts[0] in BACKENDS:
         return 'backend:' + parts[0]
+    if parts[0] == 'host':
+        return 'host'
     if parts[0] == 'src':
         if len(parts) == 2:
             return 'front'
         sub = parts[1]
-        if sub == 'host':
-            return 'host'
         if sub == 'interval':
             return 'front'
         if sub == 'math':
@@ -103,7 +103,7 @@ def allowed(src, dst, dst_rel):
 
 def project_files(root):
     out = []
-    for top in ('include', 'src', 'cpu', 'opencl', 'cuda'):
+    for top in ('include', 'host', 'src', 'cpu', 'opencl', 'cuda'):
         for d, dirs, files in os.walk(os.path.join(root, top)):
             dirs.sort()
             for f in sorted(files):
@@ -114,12 +114,14 @@ def project_files(root):
 
 def resolve(root, rel, name, files, kind='"'):
     """The repository-relative file an include names: next to the includer (quoted includes only),
-    then include/, then src/ (a configured header: its .in template); else, for a quoted include, the
+    then include/, then src/ (a configured header: its .in template), then the root (the build's
+    include path has the root and src/, so "host/er_msg.h" and, from a folder of src/, "../host/er_msg.h"
+    name host/); else, for a quoted include, the
     one file of the tree whose path ends so (an include that only an extra -I path finds: its direction
     is checked all the same).  An angle-bracket include found in neither root is a system header
     (<math.h> is C's, not include/exactref/math.h)."""
     here = os.path.dirname(rel)
-    for base in ((here, 'include', 'src') if kind == '"' else ('include', 'src')):
+    for base in ((here, 'include', 'src', '') if kind == '"' else ('include', 'src')):
         cand = os.path.normpath(os.path.join(base, name)).replace(os.sep, '/')
         if cand.startswith('..'):
             continue
@@ -368,8 +370,8 @@ def self_test():
         'include/exactref/core/er_b.h': '#include <stdint.h>\n',
         'include/exactref/core/er_types.h': '#include <stdint.h>\n',
         'include/exactref/mma.h': '#include "exactref/core/er_types.h"\nER_API int er_mma_public(int x);\n',
-        'src/host/er_host.h': '#include "exactref/mma.h"\n',
-        'cpu/cpu.c': '#include "../src/host/er_host.h"\n#include "cpu.h"\n',
+        'host/er_host.h': '#include "exactref/mma.h"\n',
+        'cpu/cpu.c': '#include "../host/er_host.h"\n#include "cpu.h"\n',
         'cpu/cpu.h': '#include "exactref/core/er_a.h"\n',
         'src/front.h': '#include "exactref/mma.h"\n',
         'src/mma.c': '#include "../cpu/cpu.h"\n#include "front.h"\n',
@@ -391,7 +393,7 @@ def self_test():
     ]
     # Calls, as nm gives them: {source: (defined, undefined)}.  The good tree's calls go down only.
     good_symbols = {
-        'src/host/er_alloc.c': ({'er_alloc'}, set()),
+        'host/er_alloc.c': ({'er_alloc'}, set()),
         'cpu/cpu.c': ({'er_cpu_run'}, {'er_alloc', 'memcpy'}),
         'opencl/cl.c': ({'er_cl_run'}, {'er_alloc'}),
         'src/mma.c': ({'er_mma', 'er_convert_array', 'er_mma_public'}, {'er_cpu_run', 'er_cl_run', 'er_alloc'}),
@@ -404,7 +406,7 @@ def self_test():
         ('a call from Python to a backend', {'src/python/m.c': ({'PyInit_m'}, {'er_cpu_run'})}),
         ('a call from a backend up to the front door', {'cpu/cpu.c': ({'er_cpu_run'}, {'er_convert_array'})}),
         ('a call from one backend to another', {'opencl/cl.c': ({'er_cl_run'}, {'er_cpu_run'})}),
-        ('a call from the host helpers up to a backend', {'src/host/er_alloc.c': ({'er_alloc'}, {'er_cl_run'})}),
+        ('a call from the host helpers up to a backend', {'host/er_alloc.c': ({'er_alloc'}, {'er_cl_run'})}),
         ('a public function defined by a backend', {'cpu/cpu.c': ({'er_cpu_run', 'er_mma_public'}, {'er_alloc'})}),
     ]
 

@@ -65,13 +65,13 @@ echo "fuzz: building $work/fuzz_interp with $cc"
 # took minutes on 2 cores), then linked with the fuzz target
 mkdir -p "$work/iobj"
 for f in src/interp/interp_parse.c src/interp/interp_check.c src/interp/interp_arith.c src/interp/interp_exec.c \
-         src/math/*.c src/*.c src/interval/*.c src/host/*.c cpu/*.c; do
+         src/math/*.c src/*.c src/interval/*.c host/*.c cpu/*.c; do
     echo "$f"
 done | xargs -P "${JOBS:-2}" -I{} sh -c 'o=$(echo "$1" | tr / _); exec "$2" -c -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
-    -fno-sanitize-recover=undefined -ffp-contract=off -DER_NO_FLATTEN -Iinclude -I"$3/iinclude" -Isrc "$1" -o "$3/iobj/${o%.c}.o"' \
+    -fno-sanitize-recover=undefined -ffp-contract=off -DER_NO_FLATTEN -Iinclude -I"$3/iinclude" -I. -Isrc "$1" -o "$3/iobj/${o%.c}.o"' \
     sh {} "$cc" "$work"
 $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -ffp-contract=off \
-    -Iinclude -I"$work/iinclude" -Isrc tests/fuzz/fuzz_interp.c "$work"/iobj/*.o \
+    -Iinclude -I"$work/iinclude" -I. -Isrc tests/fuzz/fuzz_interp.c "$work"/iobj/*.o \
     -lmpfr -lgmp -lm -lpthread -ldl -o "$work/fuzz_interp"
 cp tests/interp/kernels/*.mlir tests/interp/cutile/*.mlir "$work/icorpus/"
 # generated seeds: deep nesting (at, just past and far past the limit), a long kernel, long and

@@ -58,7 +58,7 @@ static void probe_machine(void)
 #endif
 }
 
-#define say er_msgf /* src/host/er_msg.h: the sentence into why, the backend returned */
+#define say er_msgf /* host/er_msg.h: the sentence into why, the backend returned */
 
 int er_backend_auto(int64_t macs, int device, char *why, size_t why_size)
 {

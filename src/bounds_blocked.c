@@ -16,8 +16,9 @@
 #include "host/er_msg.h"
 #include "exactref/core/er_bounds.h"
 #include "exactref/exactref.h"
+#include "host/er_par.h"
 
-#define msgf er_msgf /* src/host/er_msg.h */
+#define msgf er_msgf /* host/er_msg.h */
 
 er_status er_standard_parse_blocked(const char *spec, er_standard *s, char *msg, size_t msg_size)
 {
@@ -129,6 +130,7 @@ typedef struct {
     int pt;         /* the accumulator's precision (significand bits, the hidden one included) */
     int64_t next;   /* the next row to take (under lock) */
     pthread_mutex_t lock;
+    int fail;       /* a worker could not allocate its scratch (atomic) */
 } brun;
 
 /* Half an ulp of the accumulator at M (M >= 0 finite): 2^(max(floor(log2 M), emin) - pt), 0 for M = 0.
@@ -283,11 +285,17 @@ static void blocked_row(brun *r, int64_t i, double *w)
     }
 }
 
-static void *blocked_thread(void *arg)
+/* one of the nth workers (host/er_par.h): the next row until none is left; r->fail set when its scratch
+ * cannot be allocated (the other workers take the rows) */
+static void blocked_worker(void *arg, int worker)
 {
     brun *r = (brun *)arg;
     double *w = (double *)malloc(sizeof(double) * (size_t)(10 * (r->job->n > 0 ? r->job->n : 1)));
-    if (!w) return (void *)1;
+    (void)worker;
+    if (!w) {
+        __atomic_store_n(&r->fail, 1, __ATOMIC_RELAXED);
+        return;
+    }
     for (;;) {
         int64_t i;
         pthread_mutex_lock(&r->lock);
@@ -297,7 +305,6 @@ static void *blocked_thread(void *arg)
         blocked_row(r, i, w);
     }
     free(w);
-    return NULL;
 }
 
 int er_blocked_sink(void *ctx, const er_bjob *job, er_bounds *out, int64_t e0)
@@ -329,20 +336,9 @@ int er_blocked_sink(void *ctx, const er_bjob *job, er_bounds *out, int64_t e0)
     if (nth < 1) nth = 1;
     if (nth > 64) nth = 64;
     if ((int64_t)nth > job->m) nth = (int)(job->m > 0 ? job->m : 1);
-    {
-        pthread_t th[64];
-        int started = 0;
-        for (int t = 1; t < nth; t++) {
-            if (pthread_create(&th[t], NULL, blocked_thread, &r)) break;
-            started = t;
-        }
-        if (blocked_thread(&r)) fail = 1;
-        for (int t = 1; t <= started; t++) {
-            void *rv = NULL;
-            pthread_join(th[t], &rv);
-            if (rv) fail = 1;
-        }
-    }
+    r.fail = 0;
+    er_par_for(nth, nth, blocked_worker, &r);
+    fail = r.fail;
     pthread_mutex_destroy(&r.lock);
     return fail ? ER_ENOMEM : ER_OK;
 }

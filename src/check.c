@@ -40,7 +40,7 @@
 /* er_check_result tiles a Result of at least this many output elements (automatic tiles) */
 #define ER_CHECK_RESULT_MIN (INT64_C(1) << 20)
 
-#define msgf er_msgf /* src/host/er_msg.h */
+#define msgf er_msgf /* host/er_msg.h */
 
 static double now(void)
 {

@@ -75,7 +75,7 @@ static int dir_of(const char *path, char *dir, size_t size)
 }
 
 /* Append "; " and a sentence to the report of the places looked at (truncating quietly). */
-static void note(char *report, size_t size, const char *fmt, ...)
+static void load_note(char *report, size_t size, const char *fmt, ...)
 {
     size_t used = strlen(report);
     va_list ap;
@@ -95,7 +95,7 @@ static int try_open(const char *path, module *m, char *report, size_t size)
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!h) {
         err = dlerror();
-        note(report, size, "%s%s", report[0] ? "; " : "", err ? err : path);
+        load_note(report, size, "%s%s", report[0] ? "; " : "", err ? err : path);
         return 0;
     }
     abi = (er_cuda_backend_abi_fn)(uintptr_t)dlsym(h, "er_cuda_backend_abi");
@@ -106,13 +106,13 @@ static int try_open(const char *path, module *m, char *report, size_t size)
     m->bounds = (er_cuda_backend_bounds_fn)(uintptr_t)dlsym(h, "er_cuda_backend_bounds");
     m->host_bounds = (er_cuda_backend_bounds_fn)(uintptr_t)dlsym(h, "er_cuda_backend_host_bounds");
     if (abi && abi() != ER_CUDA_BACKEND_ABI) {
-        note(report, size, "%s%s: built for backend ABI %d, this libexactref needs %d", report[0] ? "; " : "", path,
+        load_note(report, size, "%s%s: built for backend ABI %d, this libexactref needs %d", report[0] ? "; " : "", path,
              abi(), ER_CUDA_BACKEND_ABI);
         dlclose(h);
         return 0;
     }
     if (!abi || !m->mma || !m->host_mma || !m->normal || !m->host_normal || !m->bounds || !m->host_bounds) {
-        note(report, size, "%s%s: not an exactref CUDA backend module (entry points missing)", report[0] ? "; " : "",
+        load_note(report, size, "%s%s: not an exactref CUDA backend module (entry points missing)", report[0] ? "; " : "",
              path);
         dlclose(h);
         return 0;
@@ -158,7 +158,7 @@ static int load_module(char *msg, size_t msg_size, module *m)
         if (seen) continue;
         /* an absolute or relative path that does not exist: say so briefly, without dlopen */
         if (strchr(cand[i], '/') && access(cand[i], F_OK) != 0) {
-            note(report, sizeof report, "%s%s: no such file", report[0] ? "; " : "", cand[i]);
+            load_note(report, sizeof report, "%s%s: no such file", report[0] ? "; " : "", cand[i]);
             continue;
         }
         if (try_open(cand[i], m, report, sizeof report)) return ER_OK;

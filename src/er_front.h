@@ -1,23 +1,13 @@
-/* er_front.h: the front door's internal declarations (src/mma.c, src/route.c): validation into an
- * er_problem, and the one route-and-fallback function every operation goes through. */
+/* er_front.h: the front door's internal declarations: the one route-and-fallback function every operation
+ * goes through (src/route.c), the computing entry points (src/mma.c, src/normal.c, src/tolerance.c), and
+ * with er_validate.h the validation into an er_problem (src/validate.c). */
 #ifndef ER_FRONT_H
 #define ER_FRONT_H
 
 #include "exactref/exactref.h"
 #include "host/er_bjob.h"
 
-struct er_problem; /* host/er_problem.h */
-
-/* Validate args once into P, with the outputs d, lo, hi, odd (each may be NULL; at least one given):
- * shapes, formats, strides, scales, strategy, the accumulator's window and whether the CPU's certified
- * fast path applies.  ER_OK, or an error with a sentence in msg (may be NULL). */
-int er_problem_validate(struct er_problem *P, const er_mma_args *args, er_tensor *d, er_tensor *lo, er_tensor *hi,
-                        er_tensor *odd, char *msg, size_t msg_size);
-
-/* The whole-tensor interval summaries' decision (include/exactref/interval.h): integral operands whose
- * products and sums stay below 2^53 make binary64 accumulation exact in any order; sets P->exact64
- * (for the CPU's fast path only: float mma, not block-scaled). */
-void er_problem_decide_exact64(struct er_problem *P);
+#include "er_validate.h" /* er_problem_validate */
 
 /* What one operation offers the router: its run on a device backend and on the CPU, and its rules. */
 typedef struct er_route_op {
@@ -64,7 +54,7 @@ int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compu
                     const er_slack *slack, const double *keep_s, er_bounds *out, char *msg, size_t msg_size,
                     int *on_cpu);
 
-/* normal() on the result's backend (args: the result's; out: of d's format and shape, receives it;
+/* normal() on the result's backend (src/normal.c; args: the result's; out: of d's format and shape, receives it;
  * compute: a float format); under AUTO a device that fails leaves it to the CPU (the same bits). */
 int er_front_normal(const er_mma_args *args, int compute, int ftz, er_tensor *out, char *msg, size_t msg_size);
 

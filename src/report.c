@@ -18,6 +18,7 @@
 #include "result_internal.h"
 
 #include "report_internal.h"
+#include "host/er_par.h"
 
 static const char *const bin_names[ER_REPORT_BINS] = {"0 (exact)",   "(0, 1/64]", "(1/64, 1/16]",
                                                       "(1/16, 1/4]", "(1/4, 1/2]", "(1/2, 1]",
@@ -814,21 +815,8 @@ ER_FUSE(2, 1)
 static void *fuse_thread(void *arg);
 
 /* the blocks of a fused pass and the next one to take */
-typedef struct fuse_pool {
-    fuse_job *jobs;
-    int n, next;
-} fuse_pool;
-
-static void *fuse_worker(void *arg)
-{
-    fuse_pool *p = (fuse_pool *)arg;
-    for (;;) {
-        int c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-        if (c >= p->n) break;
-        fuse_thread(&p->jobs[c]);
-    }
-    return NULL;
-}
+/* block c of the fused pass (host/er_par.h's loop: the threads take the blocks in turn) */
+static void fuse_block(void *jobs, int c) { (void)fuse_thread(&((fuse_job *)jobs)[c]); }
 
 static void *fuse_thread(void *arg)
 {
@@ -955,13 +943,7 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
             J->a.score = -1;
             J->a.worst = -1;
         }
-        fuse_pool pool = {jobs, nb, 0};
-        pthread_t th[64];
-        int started[64];
-        for (int t = 1; t < nt; t++) started[t] = pthread_create(&th[t], NULL, fuse_worker, &pool) == 0;
-        fuse_worker(&pool);
-        for (int t = 1; t < nt; t++)
-            if (started[t]) pthread_join(th[t], NULL);
+        er_par_for(nb, nt, fuse_block, jobs);
         int64_t bad = 0;
         for (int t = 0; t < nb; t++) {
             fuse_job *J = &jobs[t];
@@ -1010,7 +992,7 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
             jobs[t].a.score = -1;
             jobs[t].a.worst = -1;
         }
-        run_jobs(score_thread, jobs, sizeof jobs[0], nt);
+        er_par_jobs(score_thread, jobs, sizeof jobs[0], nt);
         for (int t = 0; t < nt; t++) {
             acc_ *x = &jobs[t].a;
             for (int h = 0; h < ER_REPORT_BINS; h++) rep->hist[h] += x->hist[h];
@@ -1160,7 +1142,7 @@ static int keys_rbit(er_bkeys *k, const er_bounds *bd, const er_tensor *R)
         jobs[t].r1 = rows * (t + 1) / nt;
         jobs[t].bad = 0;
     }
-    run_jobs(rbit_thread, jobs, sizeof jobs[0], nt);
+    er_par_jobs(rbit_thread, jobs, sizeof jobs[0], nt);
     free(c);
     k->rdata = R->data;
     for (int d = 0; d < 3; d++) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report_internal.h"
+#include "host/er_par.h"
 
 double er_report_f16_lut_[65536];
 static pthread_once_t f16_once_ = PTHREAD_ONCE_INIT;
@@ -329,7 +330,7 @@ er_bkeys *er_report_keys_make_(const er_bounds *bd, const fdesc *f)
         jobs[t].zero = 0;
     }
     int ieee = f->fmt == ER_FMT_F32 || f->fmt == ER_FMT_BF16 || f->fmt == ER_FMT_F16;
-    run_jobs(ieee ? key_thread_ieee : key_thread, jobs, sizeof jobs[0], nt);
+    er_par_jobs(ieee ? key_thread_ieee : key_thread, jobs, sizeof jobs[0], nt);
     for (int t = 0; t < nt; t++) k->zero_ok += jobs[t].zero;
     return k;
 }
@@ -639,7 +640,7 @@ er_status er_bounds_covers_kept(const er_bounds *bd, er_bkeys **keys, const er_t
         jobs[t].r1 = R * (t + 1) / nt;
         jobs[t].bad = 0;
     }
-    run_jobs(cov_thread, jobs, sizeof jobs[0], nt);
+    er_par_jobs(cov_thread, jobs, sizeof jobs[0], nt);
     int64_t bad = 0;
     for (int t = 0; t < nt; t++) bad += jobs[t].bad;
     if (outside) *outside = bad;

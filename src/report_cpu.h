@@ -18,8 +18,4 @@ int er_report_have_avx2_(void);
 int er_report_have_avx512_(void);
 /* The threads for rows of count elements (er_report_threads: a fixed number, tests) */
 int er_report_nthreads_(int64_t rows, int64_t count);
-/* Run fn over nt jobs of size sz each (job 0 on the calling thread; a thread that cannot start runs
- * its job here too). */
-void er_report_run_jobs_(void *(*fn)(void *), void *jobs, size_t sz, int nt);
-
 #endif

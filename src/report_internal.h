@@ -22,7 +22,7 @@
 #include "result_internal.h"
 
 
-/* the library's one message helper (src/host/er_msg.h) */
+/* the library's one message helper (host/er_msg.h) */
 #define fail(msg, size, st, ...) ((er_status)er_msgf((msg), (size), (st), __VA_ARGS__))
 
 /* The element at flat row-major index e of a 2-D or 3-D tensor, through its strides. */
@@ -233,7 +233,6 @@ static inline rows_ rows_of(const er_tensor *t)
 ER_AI int64_t row_off(const rows_ *w, int64_t r) { return (r / w->m) * w->s0 + (r % w->m) * w->s1; }
 
 #define nthreads_for er_report_nthreads_
-#define run_jobs er_report_run_jobs_
 
 
 /* ---- covers and the keys (src/report_covers.c) ---- */

@@ -9,7 +9,7 @@
 #include "exactref/core/er_round.h"
 #include "host/er_msg.h"
 
-/* the library's one message helper (src/host/er_msg.h) */
+/* the library's one message helper (host/er_msg.h) */
 #define fail(msg, size, st, ...) ((er_status)er_msgf((msg), (size), (st), __VA_ARGS__))
 
 void er_check_report_merge_init(er_check_report *rep, int ndim, const int64_t *shape, int format)

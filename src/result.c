@@ -14,8 +14,8 @@
 #include "er_op.h"
 #include "er_report.h"
 #include "result_internal.h"
-#include "scaled_internal.h"
 #include "host/er_alloc.h"
+#include "host/er_isa.h"
 #include "host/er_msg.h"
 #include "exactref/exactref.h"
 
@@ -23,7 +23,7 @@
 #define ER_KEEP_S_MAX ((int64_t)1 << 25)
 #include "exactref/report.h"
 
-#define msgf er_msgf /* src/host/er_msg.h */
+#define msgf er_msgf /* host/er_msg.h */
 
 void er_tol_opts_init(er_tol_opts *o)
 {
@@ -54,7 +54,7 @@ er_status er_result_create(const er_mma_args *args, er_result **out, char *msg, 
         int64_t cnt = 1;
         int ok = 0;
         for (int i = 0; i < args->d->ndim && i < 3; i++) cnt *= args->d->shape[i] > 0 ? args->d->shape[i] : 0;
-        if (!args->a_scale && !getenv("EXACTREF_NO_KEEP_S") && (args->backend == ER_BACKEND_AUTO || args->backend == ER_BACKEND_CPU) && cnt > 0 &&
+        if (!args->a_scale && !er_env_on("EXACTREF_NO_KEEP_S") && (args->backend == ER_BACKEND_AUTO || args->backend == ER_BACKEND_CPU) && cnt > 0 &&
             cnt <= ER_KEEP_S_MAX && er_fmt_get(args->a->format).kind == ER_KIND_FLOAT)
             r->keep_s = (double *)er_big_alloc(sizeof(double) * (size_t)cnt);
         st = er_front_mma_keep(&r->args, r->keep_s, &ok);
@@ -210,7 +210,7 @@ void er_result_free(er_result *r)
         er_bkeys_release(r->cache[i].keys);
     }
     free(r->owned);
-    er_scaled_plan_free(r->scaled);
+    if (r->scaled) r->scaled_free(r->scaled);
     free(r->map);
     for (int q = 0; q < 3; q++) free(r->slack[q]);
     er_big_free(r->keep_s);

@@ -10,7 +10,7 @@
 #include "host/er_msg.h"
 #include "exactref/exactref.h"
 
-#define msgf er_msgf /* src/host/er_msg.h */
+#define msgf er_msgf /* host/er_msg.h */
 
 er_status er_result_create_from(const er_mma_args *args, er_result *a_from, er_result *b_from, er_result *c_from,
                                 const er_tol_opts *from_opts, er_result **out, char *msg, size_t msg_size)

@@ -18,6 +18,7 @@ struct er_result {
     er_tensor a_view, b_view; /* backward: the transposed operands the args point at */
     void *owned;              /* backward: the output storage this result owns */
     void *scaled;             /* er_scaled_result_create's plan (src/scaled.c), freed with the result */
+    void (*scaled_free)(void *); /* its release, set with it (the data calls no later concern) */
     const char *output_name;
     er_result *from[3];       /* results passed as A, B, C (results as inputs), or NULL */
     er_tol_opts from_opts;    /* the options their bounds are taken with */

@@ -16,71 +16,7 @@
 #include "exactref/core/er_bounds.h"
 #include "exactref/exactref.h"
 
-#define msgf er_msgf /* src/host/er_msg.h */
-
-/* ---- The standard ------------------------------------------------------------------------------ */
-
-er_status er_standard_parse_scaled(const char *spec, er_standard *s, char *msg, size_t msg_size)
-{
-    const char *p;
-    int have_bk = 0;
-    char partial[48] = "";
-    memset(s, 0, sizeof *s);
-    s->kind = ER_STD_SCALED;
-    s->group = 1;
-    s->acc_fmt = ER_FMT_F32;
-    snprintf(s->name, sizeof s->name, "%.47s", spec);
-    if (strncmp(spec, "scaled:", 7))
-        return msgf(msg, msg_size, ER_EINVAL, "standard '%s': write scaled:bk=N[,partial=f32|<engine model>]", spec);
-    p = spec + 7;
-    while (*p) {
-        char word[48];
-        long v;
-        int used = 0;
-        if (sscanf(p, "partial=%47[a-z0-9-]%n", word, &used) == 1) {
-            if (strcmp(word, "f32")) {
-                er_standard e;
-                char m2[256];
-                if (er_standard_parse(word, &e, m2, sizeof m2) != ER_OK || e.kind != ER_STD_ENGINE)
-                    return msgf(msg, msg_size, ER_EINVAL, "standard '%s': partial is f32 or a matrix-engine model "
-                                "(exactref check --standard list)", spec);
-                if (e.group > 1 || e.promote || e.tf32_inputs)
-                    return msgf(msg, msg_size, ER_EINVAL, "standard '%s': the partial's model has exact groups, its "
-                                "own promotion or tf32 operands (not modelled here)", spec);
-                s->k = e.k, s->F = e.F, s->out_p = e.out_p, s->out_round = e.out_round;
-                s->floor_terms = e.floor_terms, s->acc_fmt = e.acc_fmt, s->F2 = e.F2, s->two_stage = e.two_stage;
-                snprintf(partial, sizeof partial, "%s", word);
-            }
-        } else if (sscanf(p, "order=%47[a-z]%n", word, &used) == 1) {
-            /* split carries the order: 0 the scales after the block's sum, 1 before the sum */
-            if (!strcmp(word, "after")) s->split = 0;
-            else if (!strcmp(word, "before")) s->split = 1;
-            else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': order is after or before", spec);
-        } else if (sscanf(p, "bk=%ld%n", &v, &used) == 1 && v >= 1 && v <= (1L << 24)) {
-            s->bk = (int)v, have_bk = 1;
-        } else {
-            return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected bk=N or partial=.. at '%s'", spec, p);
-        }
-        p += used;
-        if (*p == ',') p++;
-        else if (*p) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected ',' at '%s'", spec, p);
-    }
-    if (!have_bk) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': bk (products per partial) is required", spec);
-    if (s->split && s->k > 0)
-        return msgf(msg, msg_size, ER_EINVAL, "standard '%s': order=before takes no partial model (an f32 product of "
-                    "the scaled operands)", spec);
-    if (s->k > 0 && s->bk % s->k)
-        return msgf(msg, msg_size, ER_EINVAL, "standard '%s': bk must be a multiple of the model's k (%d)", spec, s->k);
-    /* a spec longer than the name holds: the name in its shortest form (it must still name the partial,
-     * whose row's operand rule er_standard_check_operands_ reads from it) */
-    if (strlen(spec) >= sizeof s->name) {
-        char nm[128];
-        snprintf(nm, sizeof nm, "scaled:bk=%d%s%s%s", s->bk, s->split ? ",order=before" : "", partial[0] ? ",partial=" : "",
-                 partial);
-        snprintf(s->name, sizeof s->name, "%.47s", nm); /* at most 47: bk <= 2^24, the longest row's name */
-    }
-    return ER_OK;
-}
+#define msgf er_msgf /* host/er_msg.h */
 
 /* ---- The plan a scaled result keeps ------------------------------------------------------------- */
 
@@ -135,10 +71,10 @@ static int sig_bits_ok(int fmt) { return er_fmt_get(fmt).kind == ER_KIND_FLOAT &
 static er_status read_values(const er_tensor *t, const char *name, int64_t rows, int64_t cols, double *dst,
                              int need_finite, char *msg, size_t msg_size)
 {
-    view v = make_view(t);
+    er_view v = er_view_of(t);
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
-            double x = val_to_double(er_decode(t->format, load(&v, 0, i, j)));
+            double x = er_val_to_double(er_decode(t->format, er_view_load(&v, 0, i, j)));
             if (need_finite && !isfinite(x))
                 return msgf(msg, msg_size, ER_EINVAL, "%s[%lld, %lld] is %s: scales, alpha, beta and the bias must be "
                             "finite", name, (long long)i, (long long)j, isnan(x) ? "NaN" : "infinite");
@@ -248,17 +184,17 @@ er_status er_scaled_result_create(const er_scaled_args *args, er_result **out, c
             st = ER_ENOMEM;
     }
     if (st == ER_OK) {
-        view va = make_view(a), vb = make_view(b);
+        er_view va = er_view_of(a), vb = er_view_of(b);
         for (int64_t i = 0; i < m; i++)
             for (int64_t p = 0; p < k; p++) {
-                uint64_t x = load(&va, 0, i, p);
-                q->ua[i * k + p] = val_to_double(er_decode(a->format, x));
+                uint64_t x = er_view_load(&va, 0, i, p);
+                q->ua[i * k + p] = er_val_to_double(er_decode(a->format, x));
                 q->ea[i * k + p] = hw_exp_of(a->format, x);
             }
         for (int64_t p = 0; p < k; p++)
             for (int64_t j = 0; j < n; j++) {
-                uint64_t x = load(&vb, 0, p, j);
-                q->ub[p * n + j] = val_to_double(er_decode(b->format, x));
+                uint64_t x = er_view_load(&vb, 0, p, j);
+                q->ub[p * n + j] = er_val_to_double(er_decode(b->format, x));
                 q->eb[p * n + j] = hw_exp_of(b->format, x);
             }
         if (q->has_c) st = read_values(args->c, "c", m, n, q->cb, 0, msg, msg_size);
@@ -309,6 +245,7 @@ er_status er_scaled_result_create(const er_scaled_args *args, er_result **out, c
         return st;
     }
     (*out)->scaled = q;
+    (*out)->scaled_free = er_scaled_plan_free;
     return ER_OK;
 }
 
@@ -329,8 +266,8 @@ static double fmax_abs2(double a, double b) { return fmax(fabs(a), fabs(b)); }
 /* The rounded result's pattern of element (i, j). */
 static uint64_t load_bits(const er_result *r, int64_t i, int64_t j)
 {
-    view v = make_view(&r->d);
-    return load(&v, 0, i, j);
+    er_view v = er_view_of(&r->d);
+    return er_view_load(&v, 0, i, j);
 }
 
 er_status er_scaled_bounds(er_result *r, const er_tol_opts *o, const er_standard *std, er_bounds *out, char *msg,

@@ -1,5 +1,5 @@
 /* scaled_internal.h: the front door's side of scaled products (src/scaled.c): the scaled standard's
- * parser, its bounds, and the plan a scaled result keeps. */
+ * parser (src/standards.c), its bounds, and the plan a scaled result keeps. */
 #ifndef ER_SCALED_INTERNAL_H
 #define ER_SCALED_INTERNAL_H
 
@@ -7,7 +7,8 @@
 
 #include "exactref/result.h"
 
-/* "scaled:bk=128[,partial=f32|<engine model>]" into s. */
+/* "scaled:bk=128[,partial=f32|<engine model>]" into s (defined in src/standards.c, beside the engines'
+ * parser it takes the partial from). */
 er_status er_standard_parse_scaled(const char *spec, er_standard *s, char *msg, size_t msg_size);
 
 /* The bounds of result r under std into out (allocated for r's elements): r must come from

@@ -151,7 +151,7 @@ static int key_index(const char *const *keys, int n, const char *key)
     return -1;
 }
 
-#define msgf er_msgf /* src/host/er_msg.h */
+#define msgf er_msgf /* host/er_msg.h */
 
 /*
  * Attention's flash standard (docs/proofs/attention.md): "flash", or "flash:" then block=N (the
@@ -407,6 +407,71 @@ er_status er_standard_check_operands_(const er_standard *std, int a_format, int 
             }
         }
         return ER_OK;
+    }
+    return ER_OK;
+}
+
+/* ---- The scaled standard (include/exactref/scaled.h, docs/scaled.md): here beside the engines' parser it
+ * takes its partial= model from, so that standards.c and scaled.c do not call each other ---------- */
+
+er_status er_standard_parse_scaled(const char *spec, er_standard *s, char *msg, size_t msg_size)
+{
+    const char *p;
+    int have_bk = 0;
+    char partial[48] = "";
+    memset(s, 0, sizeof *s);
+    s->kind = ER_STD_SCALED;
+    s->group = 1;
+    s->acc_fmt = ER_FMT_F32;
+    snprintf(s->name, sizeof s->name, "%.47s", spec);
+    if (strncmp(spec, "scaled:", 7))
+        return msgf(msg, msg_size, ER_EINVAL, "standard '%s': write scaled:bk=N[,partial=f32|<engine model>]", spec);
+    p = spec + 7;
+    while (*p) {
+        char word[48];
+        long v;
+        int used = 0;
+        if (sscanf(p, "partial=%47[a-z0-9-]%n", word, &used) == 1) {
+            if (strcmp(word, "f32")) {
+                er_standard e;
+                char m2[256];
+                if (er_standard_parse(word, &e, m2, sizeof m2) != ER_OK || e.kind != ER_STD_ENGINE)
+                    return msgf(msg, msg_size, ER_EINVAL, "standard '%s': partial is f32 or a matrix-engine model "
+                                "(exactref check --standard list)", spec);
+                if (e.group > 1 || e.promote || e.tf32_inputs)
+                    return msgf(msg, msg_size, ER_EINVAL, "standard '%s': the partial's model has exact groups, its "
+                                "own promotion or tf32 operands (not modelled here)", spec);
+                s->k = e.k, s->F = e.F, s->out_p = e.out_p, s->out_round = e.out_round;
+                s->floor_terms = e.floor_terms, s->acc_fmt = e.acc_fmt, s->F2 = e.F2, s->two_stage = e.two_stage;
+                snprintf(partial, sizeof partial, "%s", word);
+            }
+        } else if (sscanf(p, "order=%47[a-z]%n", word, &used) == 1) {
+            /* split carries the order: 0 the scales after the block's sum, 1 before the sum */
+            if (!strcmp(word, "after")) s->split = 0;
+            else if (!strcmp(word, "before")) s->split = 1;
+            else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': order is after or before", spec);
+        } else if (sscanf(p, "bk=%ld%n", &v, &used) == 1 && v >= 1 && v <= (1L << 24)) {
+            s->bk = (int)v, have_bk = 1;
+        } else {
+            return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected bk=N or partial=.. at '%s'", spec, p);
+        }
+        p += used;
+        if (*p == ',') p++;
+        else if (*p) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected ',' at '%s'", spec, p);
+    }
+    if (!have_bk) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': bk (products per partial) is required", spec);
+    if (s->split && s->k > 0)
+        return msgf(msg, msg_size, ER_EINVAL, "standard '%s': order=before takes no partial model (an f32 product of "
+                    "the scaled operands)", spec);
+    if (s->k > 0 && s->bk % s->k)
+        return msgf(msg, msg_size, ER_EINVAL, "standard '%s': bk must be a multiple of the model's k (%d)", spec, s->k);
+    /* a spec longer than the name holds: the name in its shortest form (it must still name the partial,
+     * whose row's operand rule er_standard_check_operands_ reads from it) */
+    if (strlen(spec) >= sizeof s->name) {
+        char nm[128];
+        snprintf(nm, sizeof nm, "scaled:bk=%d%s%s%s", s->bk, s->split ? ",order=before" : "", partial[0] ? ",partial=" : "",
+                 partial);
+        snprintf(s->name, sizeof s->name, "%.47s", nm); /* at most 47: bk <= 2^24, the longest row's name */
     }
     return ER_OK;
 }

@@ -30,8 +30,9 @@
 #include "exactref/core/er_bounds.h"
 #include "exactref/exactref.h"
 #include "exactref/report.h"
+#include "host/er_par.h"
 
-#define msgf er_msgf /* src/host/er_msg.h */
+#define msgf er_msgf /* host/er_msg.h */
 
 /* Where the prepared batches of a bounds computation go (the router below): batch job into index e0
  * onward of out's arrays. */
@@ -110,7 +111,7 @@ static void normal_weights(double *rw, int64_t k, int has_c, int c_rounds, doubl
 typedef struct {
     const er_problem *P;
     const er_mma_args *args;
-    const view *rv;
+    const er_view *rv;
     int64_t b;
     const er_bjob *job;
     double *af, *bf, *bft, *cv;
@@ -162,9 +163,9 @@ static const int16_t *hw_exp_table(int fmt)
 }
 
 /* Row i of A' (k values) or row p of B' (n values) of batch b through the tables: the values
- * val_to_double(a_val) / (b_val) and, where xt is given, the exponents hw_exp (the unscaled, ungrouped
+ * er_val_to_double(a_val) / (b_val) and, where xt is given, the exponents hw_exp (the unscaled, ungrouped
  * case: the caller's condition). */
-static void prep_row_tab(const view *v, int64_t b, int64_t i, int64_t cnt, const double *tab, const int16_t *xt,
+static void prep_row_tab(const er_view *v, int64_t b, int64_t i, int64_t cnt, const double *tab, const int16_t *xt,
                          double *dst, int16_t *edst)
 {
     const unsigned char *src = v->data + (size_t)(b * v->sb + i * v->s0) * (size_t)v->bytes;
@@ -206,26 +207,26 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
     } else if (q->phase == 0) {
         for (int64_t i = r0; i < r1; i++)
             for (int64_t p = 0; p < k; p++) {
-                q->af[i * k + p] = val_to_double(a_val(P, b, i, p));
+                q->af[i * k + p] = er_val_to_double(a_val(P, b, i, p));
                 if (q->ea) {
-                    int16_t e = hw_exp(er_decode(P->a.fmt, load(&P->a, b, i, p)), P->a.fmt);
+                    int16_t e = hw_exp(er_decode(P->a.fmt, er_view_load(&P->a, b, i, p)), P->a.fmt);
                     /* exact groups (mxf4/nvf4): a group's term has exponent e_sa + e_sb whatever its
                      * elements, and E is bounded by (e_a + e_b + scales) + gextra: every element counts
                      * as exponent >= -(gextra / 2), a zero as exactly that (its own is irrelevant there) */
-                    if (q->job->par.gextra > 0) e = group_exp(e, P->a.fmt, load(&P->a, b, i, p), q->job->par.gextra);
-                    if (P->scaled) e = (int16_t)(e + hw_exp(er_decode(P->sa.fmt, load(&P->sa, b, i, p / block)), P->sa.fmt));
+                    if (q->job->par.gextra > 0) e = group_exp(e, P->a.fmt, er_view_load(&P->a, b, i, p), q->job->par.gextra);
+                    if (P->scaled) e = (int16_t)(e + hw_exp(er_decode(P->sa.fmt, er_view_load(&P->sa, b, i, p / block)), P->sa.fmt));
                     q->ea[i * k + p] = e;
                 }
             }
     } else if (q->phase == 1) {
         for (int64_t p = r0; p < r1; p++)
             for (int64_t j = 0; j < n; j++) {
-                double v = val_to_double(b_val(P, b, p, j));
+                double v = er_val_to_double(b_val(P, b, p, j));
                 q->bf[p * n + j] = v;
                 if (q->eb) {
-                    int16_t e = hw_exp(er_decode(P->b.fmt, load(&P->b, b, p, j)), P->b.fmt);
-                    if (q->job->par.gextra > 0) e = group_exp(e, P->b.fmt, load(&P->b, b, p, j), q->job->par.gextra);
-                    if (P->scaled) e = (int16_t)(e + hw_exp(er_decode(P->sb.fmt, load(&P->sb, b, p / block, j)), P->sb.fmt));
+                    int16_t e = hw_exp(er_decode(P->b.fmt, er_view_load(&P->b, b, p, j)), P->b.fmt);
+                    if (q->job->par.gextra > 0) e = group_exp(e, P->b.fmt, er_view_load(&P->b, b, p, j), q->job->par.gextra);
+                    if (P->scaled) e = (int16_t)(e + hw_exp(er_decode(P->sb.fmt, er_view_load(&P->sb, b, p / block, j)), P->sb.fmt));
                     q->eb[p * n + j] = e;
                 }
             }
@@ -245,8 +246,8 @@ static void prep_range(prep *q, int64_t r0, int64_t r1)
     } else if (q->phase == 2) {
         for (int64_t i = r0; i < r1; i++)
             for (int64_t j = 0; j < n; j++) {
-                q->rb[i * n + j] = load(q->rv, b, i, j);
-                if (q->cv) q->cv[i * n + j] = val_to_double(er_decode(P->c.fmt, load(&P->c, b, i, j)));
+                q->rb[i * n + j] = er_view_load(q->rv, b, i, j);
+                if (q->cv) q->cv[i * n + j] = er_val_to_double(er_decode(P->c.fmt, er_view_load(&P->c, b, i, j)));
             }
     } else if (q->phase == 4) {
         /* B's columns, 64 at a time: each pass over p reads a contiguous piece of every row (the same
@@ -326,20 +327,13 @@ static void par_for(int threads, prep *q)
     int T = er_cpu_threads(threads);
     if (T > 64) T = 64;
     if ((int64_t)T > rows / 64) T = (int)(rows / 64 > 0 ? rows / 64 : 1);
-    pthread_t th[64];
     prep_part w[64];
-    int started[64];
     for (int t = 0; t < T; t++) {
         w[t].q = q;
         w[t].r0 = rows * t / T;
         w[t].r1 = rows * (t + 1) / T;
-        started[t] = t > 0 && pthread_create(&th[t], NULL, prep_thread, &w[t]) == 0;
     }
-    for (int t = 1; t < T; t++)
-        if (!started[t]) prep_range(q, w[t].r0, w[t].r1);
-    prep_range(q, w[0].r0, w[0].r1);
-    for (int t = 1; t < T; t++)
-        if (started[t]) pthread_join(th[t], NULL);
+    er_par_jobs(prep_thread, w, sizeof w[0], T);
 }
 
 /*
@@ -505,7 +499,7 @@ static int prepare_bounds(const er_problem *P, int target, int compute, int ftz,
     job.sa = sa;
     job.sw = sw;
     job.sb = sb;
-    view rv = make_view(rounded);
+    er_view rv = er_view_of(rounded);
     for (int64_t b = 0; b < P->batch && st == ER_OK; b++) {
         if (slack) {
             /* the slack of this batch (a 2-D operand's slack serves every batch) */

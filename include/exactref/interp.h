@@ -175,7 +175,7 @@ ER_API er_status er_interp_kernel_bounds(const er_interp_module *m, const char *
                                          const er_interp_bounds_opts *o, er_interp_bounds **out, char *msg,
                                          size_t msg_size);
 ER_API void er_interp_bounds_free(er_interp_bounds *b);
-/* The number of buffers (the launch's). */
+/* The number of buffers: the launch's buffers, then its extra buffers (a list's arrays: buffer nbuffers + j). */
 ER_API size_t er_interp_bounds_buffers(const er_interp_bounds *b);
 /*
  * Buffer i: its format and element count; for a float buffer lo[e] <= every value element e can hold

@@ -12,7 +12,7 @@
  * Needs fp64 (cl_khr_fp64): the host (opencl/er_opencl_bounds.c) checks CL_DEVICE_DOUBLE_FP_CONFIG and
  * leaves the batch to the CPU on a device without it.
  *
- * The host packs a tile of nr rows and nc columns of one batch (er_bjob, src/host/er_bjob.h):
+ * The host packs a tile of nr rows and nc columns of one batch (er_bjob, host/er_bjob.h):
  *   af [row][p]  ea [row][p]  da [row][p]       (binary64, int16, binary64; k per row)
  *   bf, eb, db: B' and its exponents and slack, either by rows [p][col] (the parameter block's ldb is
  *               nc, bcol 1: neighbouring work-items read neighbouring words, for GPUs) or by columns

@@ -805,26 +805,40 @@ static int write_list_outputs(const char *dir, const xbuf *xb, const er_interp_b
 
 /*
  * Bounds mode's outputs: --bounds DIR (lo/hi per float buffer), --check DIR (each pointer parameter's
- * DIR/PARAM.npy that exists, judged; other files ignored) with --json FILE.  0 all covered, 1 some
+ * DIR/PARAM.npy and each list array's DIR/PARAM.K.npy that exists, judged; other files ignored) with
+ * --json FILE.  0 all covered, 1 some
  * outside, 2 a device file that is not the buffer's, 3 a write that failed.
  */
-static int bounds_outputs(const er_interp_module *m, const char *kernel, buf *bufs, int nb, er_interp_bounds *bres,
-                          const char *checkdir, const char *boundsdir, const char *jsonpath, const char *standard)
+static int bounds_outputs(const er_interp_module *m, const char *kernel, buf *bufs, int nb, const xbuf *xb, int nx,
+                          er_interp_bounds *bres, const char *checkdir, const char *boundsdir, const char *jsonpath, const char *standard)
 {
     int i, np = er_interp_param_count(m, kernel), bi = 0, rc = ER_EXIT_OK, judged = 0;
     er_sbuf js;
     memset(&js, 0, sizeof js);
     if (jsonpath) er_sb_printf(&js, "{\n  \"kernel\": \"%s\",\n  \"standard\": \"%s\",\n  \"buffers\": [", kernel, standard ? standard : "normal");
-    for (i = 0; i < np && bi < nb; i++) {
-        er_interp_param p;
+    /* the pointer parameters' buffers (bi < nb), then a list's arrays (extra buffer j: bounds buffer nb + j, DIR/PARAM.K.npy) */
+    for (i = 0; bi < nb + nx; i++) {
         int64_t shape[ER_NPY_MAX_DIMS];
-        int nd, d;
-        er_interp_param_get(m, kernel, i, &p);
-        if (p.kind != ER_INTERP_PARAM_POINTER) continue;
-        nd = bufs[bi].a.ndim;
-        for (d = 0; d < nd; d++) shape[d] = bufs[bi].a.shape[d];
+        int nd, d, fmt;
+        const char *name;
+        const buf *b;
+        er_interp_param p; /* its name is used below: it lives for the whole iteration */
+        if (bi < nb) {
+            if (i >= np) break;
+            er_interp_param_get(m, kernel, i, &p);
+            if (p.kind != ER_INTERP_PARAM_POINTER) continue;
+            b = &bufs[bi];
+            name = p.name;
+            fmt = p.format;
+        } else {
+            b = &xb[bi - nb].b;
+            name = xb[bi - nb].name;
+            fmt = b->fmt;
+        }
+        nd = b->a.ndim;
+        for (d = 0; d < nd; d++) shape[d] = b->a.shape[d];
         if (nd == 0) { nd = 1; shape[0] = 1; }
-        if (boundsdir && (rc = er_cli_interp_write_bounds(boundsdir, p.name, bres, (size_t)bi, nd, shape)) != 0) break;
+        if (boundsdir && (rc = er_cli_interp_write_bounds(boundsdir, name, bres, (size_t)bi, nd, shape)) != 0) break;
         if (checkdir) {
             char path[4096], msg[1024];
             struct stat sb;
@@ -833,11 +847,11 @@ static int bounds_outputs(const er_interp_module *m, const char *kernel, buf *bu
             int64_t *idx;
             int lrc;
             er_status st;
-            snprintf(path, sizeof path, "%s/%s.npy", checkdir, p.name);
+            snprintf(path, sizeof path, "%s/%s.npy", checkdir, name);
             if (stat(path, &sb) != 0) { bi++; continue; } /* a buffer the device did not write */
-            if ((lrc = load_buffer(path, p.format, &dev)) != 0) { free_buffer(&dev); rc = lrc; break; }
-            if (dev.nbytes != bufs[bi].nbytes) {
-                fprintf(stderr, "exactref interp: --check: %s holds %zu bytes of %s, the buffer %zu\n", path, dev.nbytes, fmt_label(p.format), bufs[bi].nbytes);
+            if ((lrc = load_buffer(path, fmt, &dev)) != 0) { free_buffer(&dev); rc = lrc; break; }
+            if (dev.nbytes != b->nbytes) {
+                fprintf(stderr, "exactref interp: --check: %s holds %zu bytes of %s, the buffer %zu\n", path, dev.nbytes, fmt_label(fmt), b->nbytes);
                 free_buffer(&dev);
                 rc = ER_EXIT_USAGE;
                 break;
@@ -853,7 +867,7 @@ static int bounds_outputs(const er_interp_module *m, const char *kernel, buf *bu
                 break;
             }
             er_cli_interp_report_text(stdout, path, standard ? standard : "normal", nd, shape, &rep);
-            if (jsonpath) er_cli_interp_report_json(&js, path, p.name, &rep, idx, judged == 0);
+            if (jsonpath) er_cli_interp_report_json(&js, path, name, &rep, idx, judged == 0);
             judged++;
             if (rep.outside && rc == ER_EXIT_OK) rc = ER_EXIT_FAIL;
             free(idx);
@@ -862,7 +876,7 @@ static int bounds_outputs(const er_interp_module *m, const char *kernel, buf *bu
         bi++;
     }
     if (checkdir && !judged && rc == ER_EXIT_OK) {
-        fprintf(stderr, "exactref interp: --check %s: no PARAM.npy file of a pointer parameter there\n", checkdir);
+        fprintf(stderr, "exactref interp: --check %s: no PARAM.npy (or a list's PARAM.K.npy) file of a pointer parameter there\n", checkdir);
         rc = ER_EXIT_USAGE;
     }
     if (jsonpath && (rc == ER_EXIT_OK || rc == ER_EXIT_FAIL)) {
@@ -1142,6 +1156,9 @@ int er_cmd_interp(int argc, char **argv)
             er_interp_param_get(m, kernel, i, &p);
             if (p.kind == ER_INTERP_PARAM_POINTER && (rc = er_cli_interp_bounds_path_ok(boundsdir, p.name)) != 0) goto out;
         }
+    if (boundsdir)
+        for (i = 0; i < nx; i++)
+            if ((rc = er_cli_interp_bounds_path_ok(boundsdir, xb[i].name)) != 0) goto out;
     bopts.standard = standard;
     er_interp_launch_init(&l);
     l.grid[0] = grid[0];
@@ -1187,7 +1204,7 @@ int er_cmd_interp(int argc, char **argv)
         if ((rc = make_outdir(outdir)) == 0) rc = write_outputs(outdir, m, kernel, bufs, ib, nb);
         if (rc == 0) rc = write_list_outputs(outdir, xb, xib, nx);
     }
-    if (rc == ER_EXIT_OK && bres) rc = bounds_outputs(m, kernel, bufs, nb, bres, checkdir, boundsdir, jsonpath, standard);
+    if (rc == ER_EXIT_OK && bres) rc = bounds_outputs(m, kernel, bufs, nb, xb, nx, bres, checkdir, boundsdir, jsonpath, standard);
 out:
     er_interp_bounds_free(bres);
     if (bufs)
@@ -1278,10 +1295,12 @@ const char *const er_cli_help_interp =
     "    (mmaf through the standard's bounds, reduce and scan in any order, rounding<approx> and\n"
     "    rounding<full> and exp2 within the device instruction's documented error, flush_to_zero either\n"
     "    way); every integer, pointer, mask and branch must be decided, else interp.undecided (exit 1).\n"
-    "    --check DIR              judge the device's buffers: DIR/PARAM.npy for each pointer parameter\n"
-    "                             (the files -o writes; missing ones and other files are skipped), each\n"
-    "                             reported as `exactref check` reports; exit 0 all covered, 1 some outside\n"
+    "    --check DIR              judge the device's buffers: DIR/PARAM.npy for each pointer parameter,\n"
+    "                             DIR/PARAM.K.npy for each array of a list (the files -o writes; missing\n"
+    "                             ones and other files are skipped), each reported as `exactref check`\n"
+    "                             reports; exit 0 all covered, 1 some outside\n"
     "    --bounds DIR             write DIR/PARAM.lo.npy and DIR/PARAM.hi.npy (float64) per float buffer\n"
+    "                             (a list's arrays: DIR/PARAM.K.lo.npy, DIR/PARAM.K.hi.npy)\n"
     "    --standard S             the accumulation standard of mmaf and mmaf_scaled (default normal; any\n"
     "                             name `exactref check --standard list` prints; fast_acc: hopper-fp8)\n"
     "    --ulps OP=N              the maximum error of an approximate instruction in ulps of its result,\n"

@@ -8,6 +8,7 @@
 #include "exactref/interval.h"
 #include "exactref/math.h"
 #include "exactref/core/er_bounds.h"
+#include "exactref/core/er_exp.h"
 #include "interp_arith.h"
 #include "interp_bounds.h"
 #include "../result_internal.h"
@@ -150,25 +151,27 @@ static double mx4(double a, double b, double c, double d)
 /* ---------------------------------------------------------------- the device instructions' errors */
 
 /*
- * Defaults, in ulps of the result's format (docs/interp.md gives each with its source): PTX ISA, section
- * "Floating Point Instructions": ex2.approx.f32 (exp2 with any rounding: what cuTile lowers it to),
- * div.approx.f32 / div.full.f32 (divf approx / full), rsqrt.approx.f32, sqrt.approx.f32,
- * tanh.approx.f32 (a relative error of 2^-10.987, plus the same absolute error); exp approx / full: ex2 of
- * x log2(e), the CUDA Math API's figure for __expf, 2 + 1.173 |x| ulps.
+ * Defaults, in ulps of the result's format (docs/interp.md gives each with its source): the PTX ISA's
+ * "Floating Point Instructions" (section 9.7.3): ex2.approx.f32 (9.7.3.21: at most 2 ulps from the correctly
+ * rounded result, so 2.5 ulps from the exact value; exp2 with any rounding: what cuTile lowers it to),
+ * div.approx.f32 / div.full.f32 (9.7.3.8: 2 ulps; divf approx / full), rsqrt.approx.f32 (9.7.3.16: relative
+ * 2^-22.9, under 2 ulps), sqrt.approx.f32 (9.7.3.15: relative 2^-23, under 2 ulps), tanh.approx.f32
+ * (9.7.3.22: relative 2^-11 over the whole range: 2^12 ulps of f32); exp approx / full: ex2 of x log2(e),
+ * the CUDA Math API's figure for __expf, 2 + 1.173 |x| ulps.
  */
 static double ax_default(int ax, double xmax)
 {
     switch (ax) {
-    case ER_INTERP_AX_EXP2: return 2;
+    case ER_INTERP_AX_EXP2: return 2.5;
     case ER_INTERP_AX_EXP: return 2 + ceil(1.173 * xmax);
     case ER_INTERP_AX_DIV: return 2;
     case ER_INTERP_AX_RSQRT: return 2;
     case ER_INTERP_AX_SQRT: return 2;
-    default: return 4134; /* tanh: 2^(23 - 10.987) ulps of f32 */
+    default: return 4096; /* tanh: 2^-11 relative = 2^(23 - 11) ulps of f32 */
     }
 }
 
-/* [L, H] widened by N ulps of f at the endpoints (and N ulps of f's subnormals; tanh: its absolute error). */
+/* [L, H] widened by N ulps of f at the endpoints (and N ulps of f's subnormals, plus extra_abs). */
 static void ulps_widen(int f, double N, double extra_abs, double *L, double *H)
 {
     er_fmt d = er_fmt_get(f);
@@ -251,12 +254,17 @@ static void approx_unary(const it_bopts *o, const it_op *op, int f, double al, d
             *fl |= IT_BF_NAN;
             al = 0;
         }
-        /* the exact function's ends rounded outward into the format itself (the math library's directed
-         * roundings; the same fast paths as point mode's), well inside the error widened below */
-        L = mf(mo, f, al, ER_RND_NEGATIVE_INF);
-        H = mf(mo, f, ah, ER_RND_POSITIVE_INF);
+        /* the exact function's ends: exp2 and exp by the core's certified polynomial in binary64 (a tenth of
+         * MPFR's time; include/exactref/core/er_exp.h), else rounded outward into the format itself (the math
+         * library's directed roundings); well inside the error widened below */
+        double t;
+        if (!((op->code == OP_EXP2 && er_b_exp2_enclose(al, &L, &t) && er_b_exp2_enclose(ah, &t, &H)) ||
+              (op->code == OP_EXP && er_b_exp_enclose(al, &L, &t) && er_b_exp_enclose(ah, &t, &H)))) {
+            L = mf(mo, f, al, ER_RND_NEGATIVE_INF);
+            H = mf(mo, f, ah, ER_RND_POSITIVE_INF);
+        }
     }
-    ulps_widen(f, N, op->code == OP_TANH && o->ulps[ax] < 0 ? ldexp(1.0, -10) : 0, &L, &H);
+    ulps_widen(f, N, 0, &L, &H);
     out_round(f, L, H, lo, hi, fl);
 }
 
@@ -539,6 +547,66 @@ void it_bnd_fold(int code, int fmt, int ftz, int nan_prop, uint64_t identity, co
         if (scan) fold_emit(code, fmt, ftz, m, slo, shi, A, inf, nanf, &lo[k * ostep], &hi[k * ostep], &fl[k * ostep]);
     }
     if (!scan) fold_emit(code, fmt, ftz, m, slo, shi, A, inf, nanf, lo, hi, fl);
+}
+
+void it_bnd_acc(double *sl, double *sh, double *sa, double vl, double vh, double va)
+{
+    *sl = er_b_down(*sl + vl);
+    *sh = er_b_up(*sh + vh);
+    *sa = er_b_up(*sa + va);
+}
+
+void it_bnd_anysum(int fmt, int ftz, int m, double slo, double shi, double A, int inf, uint8_t nanf, double *lo, double *hi, uint8_t *fl)
+{
+    fold_emit(OP_ADDF, fmt, ftz, m, slo, shi, A, inf, nanf, lo, hi, fl);
+}
+
+/* One end of x^n for an integer n (binary64, rounded in direction dir; NaN where the library fails). */
+static double powi_end(double x, int64_t n, int dir)
+{
+    uint64_t xb, nb, o = 0;
+    double nd = (double)n, r;
+    memcpy(&xb, &x, 8);
+    memcpy(&nb, &nd, 8);
+    if (er_math_binary(ER_MATH_POW, ER_FMT_F64, xb, nb, dir, &o, NULL) != ER_OK) return NAN;
+    memcpy(&r, &o, 8);
+    return r;
+}
+
+void it_bnd_fpowi(int fmt, double al, double ah, uint8_t an, int64_t n, double *lo, double *hi, uint8_t *fl)
+{
+    double L, H, a, b;
+    *fl = an & IT_BF_NAN;
+    if (n == 0) { /* x^0 = 1 for every x, NaN included (the dialect's pow(x, 0)) */
+        *lo = *hi = 1;
+        *fl = 0;
+        return;
+    }
+    if (n > (INT64_C(1) << 52) || n < -(INT64_C(1) << 52)) n = (n < 0 ? -1 : 1) * ((INT64_C(1) << 52) + (n & 1)); /* as point mode */
+    if (al <= 0 && ah >= 0) {
+        if (n < 0) { top(lo, hi, fl); return; } /* 1 / 0: an infinity of either sign */
+        a = powi_end(al, n, ER_RND_NEGATIVE_INF);
+        b = powi_end(ah, n, ER_RND_POSITIVE_INF);
+        if (n % 2 == 0) { /* even: [0, max of the ends] */
+            L = 0;
+            H = powi_end(al, n, ER_RND_POSITIVE_INF);
+            H = H > b ? H : b;
+        } else { /* odd: increasing */
+            L = a;
+            H = b;
+        }
+    } else {
+        /* one sign: x^n is monotone on [al, ah]; its extremes are at the ends */
+        double p = powi_end(al, n, ER_RND_NEGATIVE_INF), q = powi_end(ah, n, ER_RND_NEGATIVE_INF);
+        double P2 = powi_end(al, n, ER_RND_POSITIVE_INF), Q2 = powi_end(ah, n, ER_RND_POSITIVE_INF);
+        L = p < q ? p : q;
+        H = P2 > Q2 ? P2 : Q2;
+    }
+    if (isnan(L) || isnan(H)) { top(lo, hi, fl); return; }
+    /* one rounding to nearest even, which is monotone: the rounded ends bound every rounded value between */
+    er_round_double(fmt, L, ER_RND_NEAREST_EVEN, lo);
+    er_round_double(fmt, H, ER_RND_NEAREST_EVEN, hi);
+    if (!fmt_inf(fmt) && (isinf(*lo) || isinf(*hi) || fabs(L) > fmt_max(fmt) || fabs(H) > fmt_max(fmt))) top(lo, hi, fl);
 }
 
 double it_bnd_slack(const it_sv *s, int64_t i)

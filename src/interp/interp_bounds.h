@@ -52,6 +52,17 @@ int it_bnd_cmpf(const it_op *op, const it_sv *a, const it_sv *b, int64_t i);
 void it_bnd_fold(int code, int fmt, int ftz, int nan_prop, uint64_t identity, const it_sv *in, int64_t off, int64_t step,
                  int64_t n, int scan, int reverse, double *lo, double *hi, uint8_t *fl, int64_t ostep);
 
+/* One more term [vl, vh] (magnitude va) of a sum: the sums of lows, highs and magnitudes, rounded outward. */
+void it_bnd_acc(double *sl, double *sh, double *sa, double vl, double vh, double va);
+
+/* A sum in any order (a float atomic add's address): m additions, the sums of the terms' lows and highs
+ * (rounded outward), A the sum of their magnitudes, inf / nanf: a term may be infinite / NaN; ftz: the
+ * additions may flush subnormals. */
+void it_bnd_anysum(int fmt, int ftz, int m, double slo, double shi, double A, int inf, uint8_t nanf, double *lo, double *hi, uint8_t *fl);
+
+/* fpowi on one lane: every value of x^n (one rounding into fmt) for x in [al, ah] (an: may be NaN). */
+void it_bnd_fpowi(int fmt, double al, double ah, uint8_t an, int64_t n, double *lo, double *hi, uint8_t *fl);
+
 /* The slack of a lane for results as inputs: max(point - lo, hi - point) rounded up; inf where the
  * enclosure admits an infinity or NaN. */
 double it_bnd_slack(const it_sv *s, int64_t i);

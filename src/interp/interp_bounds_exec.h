@@ -73,12 +73,18 @@ static void sh_settle(rv *r)
 
 /* ---------------------------------------------------------------- memory */
 
+/* The launch's buffer k, or extra buffer k - nbuffers (a list's array). */
+static int bnd_buf_format(const X *x, size_t k)
+{
+    return k < x->l->nbuffers ? x->l->buffers[k].format : x->l->extra[k - x->l->nbuffers].format;
+}
+
 static int bnd_mem_setup(X *x)
 {
     size_t k;
-    for (k = 0; k < x->l->nbuffers; k++) {
+    for (k = 0; k < x->l->nbuffers + x->l->nextra; k++) {
         mreg *m = &x->mem[k];
-        int f = x->l->buffers[k].format, eb;
+        int f = bnd_buf_format(x, k), eb;
         int64_t n, e;
         if (f == ER_INTERP_FMT_I1 || er_fmt_get(f).kind != ER_KIND_FLOAT) continue;
         eb = it_elem_bytes(f);
@@ -89,6 +95,7 @@ static int bnd_mem_setup(X *x)
         m->sfl = (uint8_t *)malloc((size_t)(n ? n : 1));
         if (!m->slo || !m->shi || !m->sfl) return -1;
         m->seb = eb;
+        m->sfmt = f;
         for (e = 0; e < n; e++) it_bnd_point(f, mem_read(m->data + e * eb, eb, f), &m->slo[e], &m->shi[e], &m->sfl[e]);
     }
     return 0;
@@ -103,19 +110,27 @@ static void bnd_mem_free(X *x)
         free(x->mem[k].sfl);
         x->mem[k].slo = x->mem[k].shi = NULL;
         x->mem[k].sfl = NULL;
+        free(x->mem[k].acn);
+        free(x->mem[k].acl);
+        free(x->mem[k].ach);
+        free(x->mem[k].aca);
+        free(x->mem[k].acf);
+        x->mem[k].acn = NULL;
+        x->mem[k].acl = x->mem[k].ach = x->mem[k].aca = NULL;
+        x->mem[k].acf = NULL;
     }
 }
 
 static int bnd_mem_out(X *x, er_interp_bounds *out)
 {
     size_t k;
-    out->nbuf = x->l->nbuffers;
+    out->nbuf = x->l->nbuffers + x->l->nextra;
     out->buf = (it_bbuf *)calloc(out->nbuf ? out->nbuf : 1, sizeof *out->buf);
     if (!out->buf) return -1;
     for (k = 0; k < out->nbuf; k++) {
         mreg *m = &x->mem[k];
         it_bbuf *c = &out->buf[k];
-        int f = x->l->buffers[k].format;
+        int f = bnd_buf_format(x, k);
         c->format = f;
         c->nbytes = m->n;
         c->is_float = m->slo != NULL;
@@ -135,17 +150,45 @@ static int bnd_mem_out(X *x, er_interp_bounds *out)
     return 0;
 }
 
-/* The shadow of memory at a byte address (NULL: a buffer without one: its bytes are exact); *e its element. */
-static mreg *sh_mem(X *x, const it_op *op, uint64_t addr, int eb, int64_t *e)
+/* The shadow of memory at a byte address (NULL: a buffer without one: its bytes are exact); *e its element.
+ * make: memory other than the launch's buffers and a list's arrays (globals, allocas) gets enclosures on first
+ * need, its elements' own values (exact) to begin with. */
+static mreg *sh_mem(X *x, const it_op *op, uint64_t addr, int et, int make, int64_t *e)
 {
     uint64_t idx = addr >> IT_ADDR_SHIFT, off = addr & ((UINT64_C(1) << IT_ADDR_SHIFT) - 1u);
+    int eb = it_elem_bytes(et);
     mreg *m;
     if (idx == 0 || idx > (uint64_t)x->nmem) return NULL;
     m = &x->mem[idx - 1];
+    if (!m->slo && make && idx - 1 >= (uint64_t)(x->l->nbuffers + x->l->nextra) && m->data && eb > 0) {
+        int64_t n = (int64_t)(m->n / (size_t)eb), k;
+        m->slo = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+        m->shi = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+        m->sfl = (uint8_t *)malloc((size_t)(n ? n : 1));
+        if (!m->slo || !m->shi || !m->sfl) INTERNAL(x, op, "out of memory for the enclosures of %lld elements", (long long)n);
+        m->seb = eb;
+        m->sfmt = et;
+        for (k = 0; k < n; k++) it_bnd_point(et, mem_read(m->data + k * eb, eb, et), &m->slo[k], &m->shi[k], &m->sfl[k]);
+    }
     if (!m->slo) return NULL;
-    if (m->seb != eb || off % (uint64_t)eb) INTERNAL(x, op, "bounds mode: buffer %llu is accessed as elements of %d bytes, not its own %d", (unsigned long long)(idx - 1), eb, m->seb);
+    if (m->seb != eb || m->sfmt != et || off % (uint64_t)eb)
+        refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: memory %llu keeps enclosures of %s and is accessed as %s", (unsigned long long)(idx - 1),
+               it_et_name(m->sfmt, 0), it_et_name(et, 0));
     *e = (int64_t)(off / (uint64_t)eb);
     return m;
+}
+
+/* A plain store of an enclosure (or an exact value) into element e: any atomic sum there starts again. */
+static void sh_store(mreg *m, int64_t e, const rv *val, int64_t i, int et)
+{
+    if (val->has_s) {
+        m->slo[e] = val->slo[i];
+        m->shi[e] = val->shi[i];
+        m->sfl[e] = val->sfl[i];
+    } else {
+        it_bnd_point(et, val->b[i], &m->slo[e], &m->shi[e], &m->sfl[e]);
+    }
+    if (m->acn) m->acn[e] = 0;
 }
 
 /* A store into memory that keeps no enclosures (a global, an alloca, a list's array) must store an exact value. */
@@ -180,19 +223,13 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
             }
             continue;
         }
-        m = sh_mem(x, op, ptr->b[i], eb, &e);
+        m = sh_mem(x, op, ptr->b[i], et, store && val->has_s, &e);
         if (store) {
             if (!m) {
                 sh_unkept(x, op, val, i);
                 continue;
             }
-            if (val->has_s) {
-                m->slo[e] = val->slo[i];
-                m->shi[e] = val->shi[i];
-                m->sfl[e] = val->sfl[i];
-            } else {
-                it_bnd_point(et, val->b[i], &m->slo[e], &m->shi[e], &m->sfl[e]);
-            }
+            sh_store(m, e, val, i, et);
         } else if (m) {
             r->slo[i] = m->slo[e];
             r->shi[i] = m->shi[e];
@@ -204,22 +241,27 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
     if (r) sh_settle(r);
 }
 
+/* load_view_tko / store_view_tko: the enclosures of the elements the run read or wrote (every view kind:
+ * a partition view's tiles, a strided view's and a gather/scatter view's coordinates as exec_view_access13
+ * computes them). */
 static void bnd_view_access(X *x, const it_op *op, int store)
 {
     const rv *pv = &x->v[op->opd[store ? 1 : 0]];
     const rv *val = store ? &x->v[op->opd[0]] : NULL;
-    int rank = pv->vrank, d, eb = it_elem_bytes(pv->et), first = store ? 2 : 1;
+    const rv *sp = NULL;
+    int rank = pv->vrank, d, eb = it_elem_bytes(pv->et), first = store ? 2 : 1, part = pv->vflav == IT_VIEW_PARTITION;
     int64_t idx[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1, e;
     rv *r = store ? NULL : &x->v[op->res[0]];
     if (!it_is_float(pv->et) || eb <= 0) return;
-#ifdef IT_VIEW_PARTITION
-    /* the index arithmetic below is a partition view's (strided and gather/scatter views: not yet) */
-    if (pv->vflav != IT_VIEW_PARTITION)
-        refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: loads and stores of floats through strided and gather/scatter views are not modelled yet");
-#endif
     for (d = 0; d < rank; d++) {
         const rv *iv = &x->v[op->opd[first + d]];
-        idx[d] = sext(iv->b[0], it_int_width(iv->et));
+        if (!part && pv->vflav == IT_VIEW_GATHER && d == pv->sparse) {
+            sp = iv;
+            idx[d] = 0;
+        } else {
+            idx[d] = sext(iv->b[0], it_int_width(iv->et));
+            if (!part && pv->vflav == IT_VIEW_STRIDED) idx[d] *= pv->tstep[d];
+        }
         n *= pv->tile[d];
     }
     rm_strides(rank, pv->tile, tst);
@@ -230,10 +272,12 @@ static void bnd_view_access(X *x, const it_op *op, int store)
         mreg *m;
         for (d = 0; d < rank; d++) {
             int64_t td = rem / tst[d], c;
-            int td2 = pv->dim_map[d];
+            int td2 = part ? pv->dim_map[d] : d;
             rem %= tst[d];
-            c = idx[d] * pv->tile[d] + td;
-            if (c >= pv->vshape[td2]) inb = 0;
+            if (part) c = idx[d] * pv->tile[d] + td;
+            else if (sp && d == pv->sparse) c = sext(sp->b[td], it_int_width(sp->et));
+            else c = idx[d] + td;
+            if (c < 0 || c >= pv->vshape[td2]) inb = 0;
             else off += c * pv->vstr[td2];
         }
         if (!inb) {
@@ -243,19 +287,13 @@ static void bnd_view_access(X *x, const it_op *op, int store)
             }
             continue;
         }
-        m = sh_mem(x, op, pv->base + (uint64_t)(off * eb), eb, &e);
+        m = sh_mem(x, op, pv->base + (uint64_t)(off * eb), pv->et, store && val->has_s, &e);
         if (store) {
             if (!m) {
                 sh_unkept(x, op, val, i);
                 continue;
             }
-            if (val->has_s) {
-                m->slo[e] = val->slo[i];
-                m->shi[e] = val->shi[i];
-                m->sfl[e] = val->sfl[i];
-            } else {
-                it_bnd_point(pv->et, val->b[i], &m->slo[e], &m->shi[e], &m->sfl[e]);
-            }
+            sh_store(m, e, val, i, pv->et);
         } else if (m) {
             r->slo[i] = m->slo[e];
             r->shi[i] = m->shi[e];
@@ -265,6 +303,136 @@ static void bnd_view_access(X *x, const it_op *op, int store)
         }
     }
     if (r) sh_settle(r);
+}
+
+/* ---------------------------------------------------------------- atomics */
+
+/* A float atomic add of [vl, vh] into element e: the element is the sum, in any order, of its value before
+ * the first such add and every term since (f32: the device's atom.add may flush subnormals). */
+static void sh_atomic_add(X *x, const it_op *op, mreg *m, int64_t e, int et, double vl, double vh, uint8_t vf)
+{
+    double a = fabs(vl) > fabs(vh) ? fabs(vl) : fabs(vh);
+    int64_t n = (int64_t)(m->n / (size_t)m->seb);
+    if (!m->acn) {
+        m->acn = (int *)calloc((size_t)(n ? n : 1), sizeof(int));
+        m->acl = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+        m->ach = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+        m->aca = (double *)malloc((size_t)(n ? n : 1) * sizeof(double));
+        m->acf = (uint8_t *)malloc((size_t)(n ? n : 1));
+        if (!m->acn || !m->acl || !m->ach || !m->aca || !m->acf) INTERNAL(x, op, "out of memory for the atomic sums of %lld elements", (long long)n);
+    }
+    if (!m->acn[e]) {
+        double l = m->slo[e], h = m->shi[e];
+        m->acl[e] = l;
+        m->ach[e] = h;
+        m->aca[e] = fabs(l) > fabs(h) ? fabs(l) : fabs(h);
+        m->acf[e] = (uint8_t)((m->sfl[e] & IT_BF_NAN) | (isinf(l) || isinf(h) ? 1 : 0));
+    }
+    it_bnd_acc(&m->acl[e], &m->ach[e], &m->aca[e], vl, vh, a);
+    m->acf[e] |= (uint8_t)((vf & IT_BF_NAN) | (isinf(vl) || isinf(vh) ? 1 : 0));
+    m->acn[e]++;
+    it_bnd_anysum(et, et == ER_FMT_F32, m->acn[e], m->acl[e], m->ach[e], m->aca[e], m->acf[e] & 1, (uint8_t)(m->acf[e] & IT_BF_NAN),
+                  &m->slo[e], &m->shi[e], &m->sfl[e]);
+}
+
+/* One lane of a float atomic other than an add (exchange, max, min, compare-and-swap): decided only where
+ * the memory element and the operands are exact; the element then holds the run's (exact) value. */
+static void sh_atomic_exact(X *x, const it_op *op, mreg *m, int64_t e, int et, const rv *v1, const rv *v2, int64_t i)
+{
+    int k;
+    const rv *vs[2];
+    vs[0] = v1;
+    vs[1] = v2;
+    if (m && (m->sfl[e] || m->slo[e] != m->shi[e]))
+        UNDECIDED(x, op, "lane %lld: the memory element holds [%.9g, %.9g]%s, not one value, and this atomic's outcome depends on it",
+                  (long long)i, m->slo[e], m->shi[e], m->sfl[e] ? " or NaN" : "");
+    for (k = 0; k < 2; k++) {
+        const rv *v = vs[k];
+        int64_t j;
+        if (!v || !v->has_s) continue;
+        j = v->n == 1 ? 0 : i;
+        if (v->sfl[j] || v->slo[j] != v->shi[j])
+            UNDECIDED(x, op, "lane %lld: operand %d lies in [%.9g, %.9g]%s, not one value, and this atomic's outcome depends on it", (long long)i, k + 1,
+                      v->slo[j], v->shi[j], v->sfl[j] ? " or NaN" : "");
+    }
+    if (m) {
+        uint64_t now = mem_read(m->data + e * m->seb, m->seb, et);
+        it_bnd_point(et, now, &m->slo[e], &m->shi[e], &m->sfl[e]);
+        if (m->acn) m->acn[e] = 0;
+    }
+}
+
+/* atomic_rmw_tko / atomic_cas_tko on floats (integer atomics are exact: the run's). A float add's old value
+ * depends on the order of the adds: its lanes are anything (a use that must be decided is refused). */
+static void bnd_atomic(X *x, const it_op *op)
+{
+    int cas = op->code == OP_ATOMIC_CAS;
+    const rv *ptr = &x->v[op->opd[0]], *v1 = &x->v[op->opd[1]], *v2 = cas ? &x->v[op->opd[2]] : NULL;
+    const rv *mask = op->has_mask ? &x->v[op->opd[cas ? 3 : 2]] : NULL;
+    int et = ptr->pet, add = !cas && op->pred == RMW_ADDF;
+    rv *r = &x->v[op->res[0]];
+    int64_t i, e;
+    if (!it_is_float(et)) return;
+    if (add) sh_need(x, op, r, 1);
+    for (i = 0; i < ptr->n; i++) {
+        mreg *m;
+        if (mask && !(mask->b[mask->n == 1 ? 0 : i] & 1u)) continue;
+        m = sh_mem(x, op, ptr->b[i], et, 1, &e);
+        if (add) {
+            double l, h;
+            uint8_t f;
+            if (!m) refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: a float atomic add into memory that keeps no enclosures (lane %lld)", (long long)i);
+            it_sv sv = sv_of(v1);
+            it_bnd_lane(&sv, i, &l, &h, &f);
+            sh_atomic_add(x, op, m, e, et, l, h, f);
+            sh_top(r, i);
+        } else {
+            sh_atomic_exact(x, op, m, e, et, v1, v2, i);
+        }
+    }
+}
+
+/* atomic_red_view_tko on floats: each in-bounds element an atomic add (or an exact exchange / max / min). */
+static void bnd_atomic_red(X *x, const it_op *op)
+{
+    const rv *pv = &x->v[op->opd[0]], *val = &x->v[op->opd[1 + op->nidx]];
+    int rank = op->nidx, d, eb = it_elem_bytes(pv->et);
+    int64_t idx[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1, e;
+    if (!it_is_float(pv->et) || eb <= 0) return;
+    for (d = 0; d < rank; d++) {
+        const rv *iv = &x->v[op->opd[1 + d]];
+        idx[d] = sext(iv->b[0], it_int_width(iv->et));
+        n *= pv->tile[d];
+    }
+    rm_strides(rank, pv->tile, tst);
+    for (i = 0; i < n; i++) {
+        int64_t rem = i, off = 0;
+        int inb = 1;
+        mreg *m;
+        for (d = 0; d < rank; d++) {
+            int64_t c = idx[d] * pv->tile[d] + rem / tst[d];
+            rem %= tst[d];
+            if (c >= pv->vshape[pv->dim_map[d]]) inb = 0;
+            else off += c * pv->vstr[pv->dim_map[d]];
+        }
+        if (!inb) continue;
+        m = sh_mem(x, op, pv->base + (uint64_t)(off * eb), pv->et, 1, &e);
+        if (op->pred == RMW_ADDF) {
+            double l, h;
+            uint8_t f;
+            if (!m) refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: a float atomic add into memory that keeps no enclosures (element %lld)", (long long)i);
+            if (val->has_s) {
+                l = val->slo[i];
+                h = val->shi[i];
+                f = val->sfl[i];
+            } else {
+                it_bnd_point(val->et, val->b[i], &l, &h, &f);
+            }
+            sh_atomic_add(x, op, m, e, pv->et, l, h, f);
+        } else {
+            sh_atomic_exact(x, op, m, e, pv->et, val, NULL, i);
+        }
+    }
 }
 
 /* ---------------------------------------------------------------- data movement */
@@ -511,7 +679,7 @@ static void bnd_after(X *x, const it_op *op)
         }
         return;
     }
-    case OP_FTOI: case OP_BITCAST: {
+    case OP_FTOI: case OP_BITCAST: case OP_PACK: {
         const rv *a = &x->v[op->opd[0]];
         int64_t i;
         if (!a->has_s || !it_is_float(a->et)) return;
@@ -530,6 +698,56 @@ static void bnd_after(X *x, const it_op *op)
     }
     case OP_REDUCE: case OP_SCAN:
         bnd_reduce(x, op);
+        return;
+    case OP_FPOWI: {
+        const rv *a = &x->v[op->opd[0]], *ev = &x->v[op->opd[1]];
+        rv *r = &x->v[op->res[0]];
+        int64_t i;
+        if (!a->has_s) return; /* one rounding of an exact value: the run's */
+        sh_need(x, op, r, 0);
+        for (i = 0; i < r->n; i++) {
+            int64_t k = a->n == 1 ? 0 : i;
+            it_bnd_fpowi(r->et, a->slo[k], a->shi[k], a->sfl[k], sext(ev->b[ev->n == 1 ? 0 : i], it_int_width(ev->et)), &r->slo[i], &r->shi[i], &r->sfl[i]);
+        }
+        return;
+    }
+    case OP_INSERT: {
+        const rv *v = &x->v[op->opd[0]], *t = &x->v[op->opd[1]];
+        rv *r = &x->v[op->res[0]];
+        int64_t base[IT_MAXRANK], vst[IT_MAXRANK], tst[IT_MAXRANK], i;
+        int d, rank = t->rank;
+        if (!it_is_float(r->et) || (!v->has_s && !t->has_s)) return;
+        sh_need(x, op, r, 0);
+        for (i = 0; i < t->n; i++) sh_put(r, i, t, i);
+        for (d = 0; d < rank; d++) base[d] = (int64_t)x->v[op->opd[2 + d]].b[0] * v->shape[d];
+        rm_strides(rank, v->shape, vst);
+        rm_strides(rank, t->shape, tst);
+        for (i = 0; i < v->n; i++) {
+            int64_t rem = i, dst = 0;
+            for (d = 0; d < rank; d++) {
+                dst += (base[d] + rem / vst[d]) * tst[d];
+                rem %= vst[d];
+            }
+            sh_put(r, dst, v, i);
+        }
+        sh_settle(r);
+        return;
+    }
+    case OP_ALLOCA: {
+        /* zeroed again (not `global`): its enclosures, if any, are gone with the values */
+        mreg *m = &x->mem[(x->v[op->res[0]].b[0] >> IT_ADDR_SHIFT) - 1];
+        if (!op->reverse && m->slo) {
+            int64_t k, n = (int64_t)(m->n / (size_t)m->seb);
+            for (k = 0; k < n; k++) it_bnd_point(m->sfmt, 0, &m->slo[k], &m->shi[k], &m->sfl[k]);
+            if (m->acn) memset(m->acn, 0, (size_t)n * sizeof *m->acn);
+        }
+        return;
+    }
+    case OP_ATOMIC_RMW: case OP_ATOMIC_CAS:
+        bnd_atomic(x, op);
+        return;
+    case OP_ATOMIC_RED:
+        bnd_atomic_red(x, op);
         return;
     default:
         return;

@@ -265,6 +265,8 @@ static int bounds_known(int code)
     case OP_ITOF: case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_RSQRT: case OP_TANH: case OP_SINH:
     case OP_COSH: case OP_SIN: case OP_COS: case OP_TAN: case OP_ATAN2: case OP_POW:
     case OP_REDUCE: case OP_SCAN: case OP_ASSUME: case OP_PRINT: case OP_MMAF: case OP_MMAI: case OP_MMAF_SCALED:
+    case OP_FPOWI: case OP_ATOMIC_RMW: case OP_ATOMIC_CAS: case OP_ATOMIC_RED: case OP_GDC: case OP_PACK: case OP_UNPACK:
+    case OP_INSERT: case OP_ALLOCA:
         return 1;
     default:
         return 0;

@@ -45,7 +45,10 @@ typedef struct mreg {
     int *stored;
     double *slo, *shi; /* bounds mode: a float buffer's per-element enclosures (seb bytes per element) */
     uint8_t *sfl;
-    int seb;
+    int seb, sfmt;     /* bounds mode: the element's bytes and format of those enclosures */
+    int *acn;          /* bounds mode: float atomic adds per element since its last plain store, with */
+    double *acl, *ach, *aca; /* the sums of the terms' lows, highs and magnitudes */
+    uint8_t *acf;      /* 1: a term may be infinite; IT_BF_NAN: a term may be NaN */
 } mreg;
 
 #define IT_ADDR_SHIFT 40

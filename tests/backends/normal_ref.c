@@ -24,7 +24,7 @@ static double to_c(int cf, double x)
 {
     uint64_t r = 0;
     double y = 0;
-    er_convert_bits(ER_FMT_F64, cf, double_to_bits(x), ER_RND_NEAREST_EVEN, 0u, &r, NULL);
+    er_convert_bits(ER_FMT_F64, cf, er_double_to_bits(x), ER_RND_NEAREST_EVEN, 0u, &r, NULL);
     er_from_bits(cf, r, &y);
     return y;
 }
@@ -37,8 +37,8 @@ static double add_rn(int cf, double x, double y)
      * significand bits <= 51 (Boldo and Melquiond) */
     double s = x + y, bp = s - x, e = (x - (s - bp)) + (y - bp);
     if (e != 0 && isfinite(s)) {
-        uint64_t u = double_to_bits(s);
-        if ((u & 1u) == 0) s = (e > 0) == (s > 0) ? bits_to_double(u + 1) : bits_to_double(u - 1);
+        uint64_t u = er_double_to_bits(s);
+        if ((u & 1u) == 0) s = (e > 0) == (s > 0) ? er_bits_to_double(u + 1) : er_bits_to_double(u - 1);
     }
     return to_c(cf, s);
 }
@@ -50,26 +50,26 @@ static double round_c(int cf, double x, int ftz)
 }
 
 /* An operand's value: flushed with ER_OPT_FTZ_IN, times its scale's magnitude. */
-static double operand(const er_mma_args *A, const view *x, const view *s, int64_t b, int64_t i, int64_t j, int side)
+static double operand(const er_mma_args *A, const er_view *x, const er_view *s, int64_t b, int64_t i, int64_t j, int side)
 {
-    er_val v = er_val_flush_in(er_decode(x->fmt, load(x, b, i, j)), A->opts);
+    er_val v = er_val_flush_in(er_decode(x->fmt, er_view_load(x, b, i, j)), A->opts);
     if (A->a_scale)
-        v = er_val_scaled(v, er_decode(s->fmt, side ? load(s, b, i / A->block, j) : load(s, b, i, j / A->block)));
-    return val_to_double(v);
+        v = er_val_scaled(v, er_decode(s->fmt, side ? er_view_load(s, b, i / A->block, j) : er_view_load(s, b, i, j / A->block)));
+    return er_val_to_double(v);
 }
 
 int er_tb_normal_ref(const er_mma_args *A, int compute, int ftz, er_tensor *out)
 {
-    view va = make_view(A->a), vb = make_view(A->b), vc, vsa, vsb;
+    er_view va = er_view_of(A->a), vb = er_view_of(A->b), vc, vsa, vsb;
     int64_t B = out->ndim == 3 ? out->shape[0] : 1, M = out->shape[out->ndim - 2], N = out->shape[out->ndim - 1];
     int64_t K = A->a->shape[A->a->ndim - 1];
     int bytes = er_storage_bytes(out->format);
     double *parts = (double *)malloc(sizeof(double) * (size_t)(K + 2));
     if (!parts) return ER_ENOMEM;
-    if (A->c) vc = make_view(A->c);
+    if (A->c) vc = er_view_of(A->c);
     if (A->a_scale) {
-        vsa = make_view(A->a_scale);
-        vsb = make_view(A->b_scale);
+        vsa = er_view_of(A->a_scale);
+        vsb = er_view_of(A->b_scale);
     }
     for (int64_t b = 0; b < B; b++)
         for (int64_t i = 0; i < M; i++)
@@ -78,7 +78,7 @@ int er_tb_normal_ref(const er_mma_args *A, int compute, int ftz, er_tensor *out)
                 double acc = 0;
                 uint64_t bits = 0;
                 if (A->c) {
-                    acc = round_c(compute, val_to_double(er_decode(vc.fmt, load(&vc, b, i, j))), ftz);
+                    acc = round_c(compute, er_val_to_double(er_decode(vc.fmt, er_view_load(&vc, b, i, j))), ftz);
                     have = 1;
                 }
                 for (int64_t p = 0; p < K; p++) {
@@ -110,9 +110,9 @@ int er_tb_normal_ref(const er_mma_args *A, int compute, int ftz, er_tensor *out)
                 }
                 if (!have) r = 0.0;
                 /* a NaN result is the output format's canonical NaN */
-                if (r != r) r = bits_to_double(UINT64_C(0x7FF8000000000000));
-                er_convert_bits(ER_FMT_F64, out->format, double_to_bits(r), A->rounding, A->opts, &bits, NULL);
-                store(out, b, i, j, bits, bytes);
+                if (r != r) r = er_bits_to_double(UINT64_C(0x7FF8000000000000));
+                er_convert_bits(ER_FMT_F64, out->format, er_double_to_bits(r), A->rounding, A->opts, &bits, NULL);
+                er_tensor_store(out, b, i, j, bits, bytes);
             }
     free(parts);
     return ER_OK;

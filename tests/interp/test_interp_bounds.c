@@ -643,6 +643,102 @@ START_TEST(t_fast_acc)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- 13.3 / 13.4 ops on enclosures (kernels/bounds13.mlir) */
+
+/* RN_f32(v^n) by MPFR. */
+static float mp_powi(float v, long n)
+{
+    mpfr_t a;
+    float r;
+    mpfr_init2(a, 400);
+    mpfr_set_flt(a, v, MPFR_RNDN);
+    mpfr_pow_si(a, a, n, MPFR_RNDN);
+    r = mpfr_get_flt(a, MPFR_RNDN);
+    mpfr_clear(a);
+    return r;
+}
+
+START_TEST(t_ops13)
+{
+    er_interp_module *m = load("bounds13.mlir");
+    float X[16], Y[16], D[16], F[1], Dv[1], Y2[16], D2[16];
+    int32_t N[16] = {2, 3, -2, 5, 0, 1, 2, -1, 4, 3, 2, 2, 7, -3, 2, 1};
+    uint8_t B[16];
+    const double *lo, *hi;
+    er_check_report rep;
+    launch L;
+    int i, k, wide = 0;
+    for (i = 0; i < 16; i++) X[i] = (float)(er_test_rand(&rng) % 4000) / 1000.0f - 2.0f;
+
+    /* fpowi of exp2's enclosure: every power of a value ex2.approx may give (2 ulps from RN) covered */
+    memset(Y, 0, sizeof Y);
+    lset(&L, 1, 1);
+    lbuf(&L, ER_FMT_F32, X, sizeof X);
+    lbuf(&L, ER_FMT_I32, N, sizeof N);
+    lbuf(&L, ER_FMT_F32, Y, sizeof Y);
+    lbounds(&L, m, "powi", NULL);
+    for (k = -2; k <= 2; k++) {
+        for (i = 0; i < 16; i++) D[i] = mp_powi(ulps_from(mp_f32(1, X[i]), k), N[i]);
+        ck_assert_msg(judge(&L, 2, D, sizeof D, 1, 16, &rep) == 0, "fpowi, exp2 %d ulps off: %lld outside", k, (long long)rep.outside);
+    }
+    ck_assert(er_interp_bounds_get(L.bd, 2, NULL, NULL, &lo, &hi, NULL) == ER_OK);
+    for (i = 0; i < 16; i++) {
+        ck_assert(lo[i] <= Y[i] && Y[i] <= hi[i]);
+        if (N[i] != 0 && hi[i] > lo[i]) wide++;
+        if (N[i] == 0) ck_assert(lo[i] == 1 && hi[i] == 1);
+    }
+    ck_assert_int_eq(wide, 15);
+    plant_two_ulps(&L, 2, Y, 16, 1, 16, 5);
+    er_interp_bounds_free(L.bd);
+
+    /* a float atomic add from 8 blocks: the sum in any order covered, a block's add skipped caught */
+    F[0] = 0.25f;
+    lset(&L, 8, 1);
+    lbuf(&L, ER_FMT_F32, X, sizeof X);
+    lbuf(&L, ER_FMT_F32, F, sizeof F);
+    lbounds(&L, m, "atomic_sum", NULL);
+    Dv[0] = 0.25f;
+    for (i = 7; i >= 0; i--) Dv[0] = Dv[0] + X[i];
+    ck_assert_msg(judge(&L, 1, Dv, sizeof Dv, 1, 1, &rep) == 0, "the adds in reverse order");
+    Dv[0] = ((0.25f + (X[0] + X[1])) + (X[2] + X[3])) + ((X[4] + X[5]) + (X[6] + X[7]));
+    ck_assert_msg(judge(&L, 1, Dv, sizeof Dv, 1, 1, &rep) == 0, "the adds pairwise");
+    Dv[0] = 0.25f;
+    for (i = 1; i < 8; i++) Dv[0] = Dv[0] + X[i];
+    ck_assert_msg(judge(&L, 1, Dv, sizeof Dv, 1, 1, &rep) == 1, "block 0's add skipped not caught");
+    er_interp_bounds_free(L.bd);
+
+    /* interp.undecided: a compare-and-swap on an enclosure, the bytes of an enclosure packed */
+    F[0] = 0;
+    lset(&L, 1, 1);
+    lbuf(&L, ER_FMT_F32, X, sizeof X);
+    lbuf(&L, ER_FMT_F32, F, sizeof F);
+    L.st = er_interp_kernel_bounds(m, "cas", &L.l, NULL, &L.bd, L.msg, sizeof L.msg);
+    ck_assert_msg(L.l.kind == ER_INTERP_UNDECIDED && strstr(L.msg, "atomic_cas_tko") && strstr(L.msg, "not one value"), "cas: %s", L.msg);
+    lset(&L, 1, 1);
+    lbuf(&L, ER_FMT_F32, X, sizeof X);
+    lbuf(&L, ER_FMT_I8, B, sizeof B);
+    L.st = er_interp_kernel_bounds(m, "pack", &L.l, NULL, &L.bd, L.msg, sizeof L.msg);
+    ck_assert_msg(L.l.kind == ER_INTERP_UNDECIDED && strstr(L.msg, "'pack'") && strstr(L.msg, "bit pattern"), "pack: %s", L.msg);
+
+    /* enclosures kept through an alloca, insert and a strided view's store */
+    memset(Y2, 0, sizeof Y2);
+    lset(&L, 1, 1);
+    lbuf(&L, ER_FMT_F32, X, sizeof X);
+    lbuf(&L, ER_FMT_F32, Y2, sizeof Y2);
+    lbounds(&L, m, "keep", NULL);
+    ck_assert(er_interp_bounds_get(L.bd, 1, NULL, NULL, &lo, &hi, NULL) == ER_OK);
+    for (i = 0; i < 8; i++) ck_assert(lo[i] == X[i] && hi[i] == X[i]);
+    for (i = 8; i < 16; i++) ck_assert_msg(lo[i] < hi[i], "Y[1, %d]: the exp2 enclosure was lost on the way", i - 8);
+    for (k = -2; k <= 2; k++) {
+        for (i = 0; i < 16; i++) D2[i] = i < 8 ? X[i] : ulps_from(mp_f32(1, X[i]), k);
+        ck_assert_msg(judge(&L, 1, D2, sizeof D2, 2, 8, &rep) == 0, "keep, exp2 %d ulps off: %lld outside", k, (long long)rep.outside);
+    }
+    plant_two_ulps(&L, 1, Y2, 16, 2, 8, 11);
+    er_interp_bounds_free(L.bd);
+    er_interp_free(m);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- cuTile's FMHA, when exported */
 
 /* The nearest-even f16 value of x (|x| below f16's largest value). */
@@ -798,6 +894,7 @@ int main(void)
     tcase_add_test(tc, t_epilogue);
     tcase_add_test(tc, t_mxfp8);
     tcase_add_test(tc, t_fast_acc);
+    tcase_add_test(tc, t_ops13);
     tcase_add_test(tc, t_fmha);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

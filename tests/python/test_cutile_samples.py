@@ -5,6 +5,7 @@
 # correctly rounded with flush_to_zero), compared bit for bit.  The command is build/exactref, or
 # $EXACTREF_CLI; without it the tests skip.  Random inputs from conftest's rng (EXACTREF_SEED, printed).
 import os
+import re
 import subprocess
 from fractions import Fraction
 
@@ -22,9 +23,10 @@ def cli():
     return exe
 
 
-def run(tmp, kernel, grid, args):
-    """args: arrays (saved as .npy) or ("list", [arrays]); returns (rc, stderr, outputs by parameter)."""
-    exe, cmd, pnum, names = cli(), [], 0, []
+def _args(tmp, args):
+    """The command-line arguments binding args (arrays saved as .npy, or ("list", [arrays])) and, per
+    argument, (kind, its first parameter's number, the list's length)."""
+    cmd, pnum, names = [], 0, []
     os.makedirs(tmp, exist_ok=True)
     for i, a in enumerate(args):
         if isinstance(a, tuple):
@@ -42,6 +44,13 @@ def run(tmp, kernel, grid, args):
             cmd.append(f)
             names.append(("arr", pnum, 0))
             pnum += 1 + 2 * a.ndim
+    return cmd, names
+
+
+def run(tmp, kernel, grid, args):
+    """args: arrays (saved as .npy) or ("list", [arrays]); returns (rc, stderr, outputs by parameter)."""
+    exe = cli()
+    cmd, names = _args(tmp, args)
     out = os.path.join(tmp, "out")
     p = subprocess.run([exe, "interp", os.path.join(CUTILE, kernel + ".mlir"), "--cutile", "--grid", ",".join(map(str, grid))] + cmd +
                        ["-o", out], capture_output=True, text=True)
@@ -54,6 +63,29 @@ def run(tmp, kernel, grid, args):
             res.append([np.load(os.path.join(out, "arg%d.%d.npy" % (n, k))) if os.path.exists(os.path.join(out, "arg%d.%d.npy" % (n, k))) else None
                         for k in range(cnt)])
     return p.returncode, p.stdout + p.stderr, res
+
+
+def check(tmp, kernel, grid, args, device, standard=None):
+    """Bounds mode: `exactref interp --check DIR` with device's arrays (by argument number; a list
+    argument's value is a list of arrays) as DIR/PARAM.npy (DIR/PARAM.K.npy for a list's arrays).
+    Returns (rc, the log, the number of elements outside)."""
+    exe = cli()
+    cmd, names = _args(tmp, args)
+    cdir = os.path.join(tmp, "device")
+    os.makedirs(cdir, exist_ok=True)
+    for i, d in device.items():
+        kind, n, cnt = names[i]
+        if kind == "arr":
+            np.save(os.path.join(cdir, "arg%d.npy" % n), np.ascontiguousarray(d))
+        else:
+            for k, e in enumerate(d):
+                np.save(os.path.join(cdir, "arg%d.%d.npy" % (n, k)), np.ascontiguousarray(e))
+    js = os.path.join(tmp, "check.json")
+    p = subprocess.run([exe, "interp", os.path.join(CUTILE, kernel + ".mlir"), "--cutile", "--grid", ",".join(map(str, grid))] + cmd +
+                       ["--check", cdir, "--json", js] + (["--standard", standard] if standard else []), capture_output=True, text=True)
+    log = p.stdout + p.stderr
+    outside = sum(int(m) for m in re.findall(r"elements outside\s+(\d+)", log))
+    return p.returncode, log, outside
 
 
 # ---- float32 arithmetic, exactly
@@ -342,3 +374,234 @@ def test_fmha_tail_refused(tmp_path, rng):
     rc, log, out = run(str(tmp_path), "sample_fmha", (1,), [q, k, v, np.zeros((16, 32), F32)])
     assert rc == 1 and "interp.ub" in log and "undefined" in log, log
     assert out[3] is None  # nothing written
+
+
+# ---- bounds mode (`exactref interp --check`): each sample's legal device-like outputs covered, planted bugs caught
+
+
+def rowsum_rev(x):
+    """a reduce in another legal order: the terms from the last to the first."""
+    return rowsum(x[:, ::-1])
+
+
+def ulps_off(a, flat, k):
+    """a copy of a with element flat moved k ulps (float32) up."""
+    a = np.array(a, F32, order="C", copy=True)
+    v = a.reshape(-1)
+    for _ in range(k):
+        v[flat] = np.nextafter(v[flat], F32(np.inf))
+    return a
+
+
+def covered(tmp, kernel, grid, args, device, standard=None):
+    rc, log, n = check(tmp, kernel, grid, args, device, standard)
+    assert rc == 0 and n == 0, log
+    return log
+
+
+def caught(tmp, kernel, grid, args, device, what, standard=None):
+    rc, log, n = check(tmp, kernel, grid, args, device, standard)
+    assert rc == 1 and n > 0, "%s not caught: %s" % (what, log)
+    return n
+
+
+def test_bounds_transpose(tmp_path, rng):
+    x = rng.standard_normal((32, 48)).astype(F32)
+    args = [x, np.zeros((48, 32), F32)]
+    covered(str(tmp_path / "ok"), "sample_transpose", (2, 3), args, {1: x.T})
+    bad = x.T.copy()
+    bad[7:, 5] = x.T[:-7, 5]  # a wrong tile index: a column shifted
+    caught(str(tmp_path / "shift"), "sample_transpose", (2, 3), args, {1: bad}, "a shifted column")
+    rc, log, n = check(str(tmp_path / "two"), "sample_transpose", (2, 3), args, {1: ulps_off(x.T, 77, 2)})
+    assert rc == 1 and n == 1 and "2 ulps beyond" in log, log
+
+
+def test_bounds_bmm(tmp_path, rng):
+    a = rng.standard_normal((2, 16, 48)).astype(np.float16)
+    b = rng.standard_normal((2, 48, 32)).astype(np.float16)
+    args = [a, b, np.zeros((2, 16, 32), F32)]
+    # tensor-core-like: the whole k range summed exactly, rounded once (another legal accumulation)
+    dev = np.stack([mma(a[i], b[i], np.zeros((16, 32), F32)) for i in range(2)])
+    covered(str(tmp_path / "ok"), "sample_bmm", (2, 1, 2), args, {2: dev}, "any_order")
+    skipped = np.stack([gemm_steps(a[i][:, :32], b[i][:32], 16) for i in range(2)])  # the last k block skipped
+    caught(str(tmp_path / "skip"), "sample_bmm", (2, 1, 2), args, {2: skipped}, "a skipped k block", "any_order")
+
+
+def test_bounds_splitk(tmp_path, rng):
+    """the atomic adds of the two k halves land in either order on a device."""
+    a = rng.standard_normal((16, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 16)).astype(np.float16)
+    args = [a, b, np.zeros((16, 16), F32)]
+    parts = []
+    for z in range(2):
+        acc = np.zeros((16, 16), F32)
+        for k in range(z, 4, 2):
+            acc = mma(a[:, 16 * k:16 * k + 16], b[16 * k:16 * k + 16, :], acc)
+        parts.append(acc)
+    for order in ([0, 1], [1, 0]):
+        want = np.zeros((16, 16), F32)
+        for z in order:
+            want = (want + parts[z]).astype(F32)
+        covered(str(tmp_path / ("ok%d" % order[0])), "sample_splitk", (1, 1, 2), args, {2: want})
+    caught(str(tmp_path / "skip"), "sample_splitk", (1, 1, 2), args, {2: parts[0]}, "a block's atomic add skipped")
+
+
+def test_bounds_group_gemm(tmp_path, rng):
+    """lists of arrays: --check reads each array's DIR/PARAM.K.npy."""
+    shapes = [(16, 32, 16), (16, 48, 16)]
+    As = [rng.standard_normal((m, k)).astype(np.float16) for m, k, n in shapes]
+    Bs = [rng.standard_normal((k, n)).astype(np.float16) for m, k, n in shapes]
+    args = [("list", As), ("list", Bs), ("list", [np.zeros((m, n), F32) for m, k, n in shapes])]
+    dev = [mma(As[g], Bs[g], np.zeros((16, 16), F32)) for g in range(2)]
+    log = covered(str(tmp_path / "ok"), "sample_group_gemm", (1, 1, 2), args, {2: dev}, "any_order")
+    assert log.count("elements outside") == 2, log  # both arrays judged
+    bad = [dev[0], gemm_steps(As[1][:, :32], Bs[1][:32], 16)]  # group 1's last k block skipped
+    caught(str(tmp_path / "skip"), "sample_group_gemm", (1, 1, 2), args, {2: bad}, "a skipped k block in group 1", "any_order")
+    # --bounds writes each list array's lo / hi as PARAM.K.lo.npy / PARAM.K.hi.npy, holding the device's values
+    cmd, names = _args(str(tmp_path / "bd"), args)
+    bd = str(tmp_path / "bd" / "bounds")
+    os.makedirs(bd)
+    p = subprocess.run([cli(), "interp", os.path.join(CUTILE, "sample_group_gemm.mlir"), "--cutile", "--grid", "1,1,2"] + cmd +
+                       ["--bounds", bd, "--standard", "any_order"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for g in range(2):
+        lo = np.load(os.path.join(bd, "arg%d.%d.lo.npy" % (names[2][1], g)))
+        hi = np.load(os.path.join(bd, "arg%d.%d.hi.npy" % (names[2][1], g)))
+        assert lo.shape == (16, 16) and (lo <= dev[g]).all() and (dev[g] <= hi).all() and (lo < hi).any()
+
+
+def test_bounds_layernorm_fwd(tmp_path, rng):
+    x = (rng.standard_normal((4, 64)) * 3 + 1).astype(F32)
+    w = rng.standard_normal(64).astype(F32)
+    b = rng.standard_normal(64).astype(F32)
+    args = [x, w, b, np.zeros_like(x), np.zeros(4, F32), np.zeros(4, F32)]
+    # the row sums in reverse order (reduce promises no order)
+    n = 64
+    mean = (rowsum_rev(x) / F32(n)).astype(F32)
+    xc = (x - mean).astype(F32)
+    var = (rowsum_rev((xc * xc).astype(F32)) / F32(n)).astype(F32)
+    rstd = rsqrt((var + F32(1e-5)).astype(F32))
+    y = fma((xc * rstd).astype(F32), w.reshape(1, -1), b.reshape(1, -1))
+    covered(str(tmp_path / "ok"), "sample_layernorm_fwd", (4,), args, {3: y, 4: mean.ravel(), 5: rstd.ravel()})
+    # a wrong mask: the last column left out of the mean
+    bad_mean = (rowsum(x[:, :63]) / F32(n)).astype(F32)
+    caught(str(tmp_path / "mask"), "sample_layernorm_fwd", (4,), args, {4: bad_mean.ravel()}, "a wrong mask in the mean")
+    caught(str(tmp_path / "two"), "sample_layernorm_fwd", (4,), args, {3: ulps_off(y, 100, 2000)}, "y far off")
+
+
+def test_bounds_layernorm_bwd(tmp_path, rng):
+    """dx in another order of its row sums; dw (under the lock, rows in block order) as point mode's."""
+    x = rng.standard_normal((4, 64)).astype(F32)
+    dy = rng.standard_normal((4, 64)).astype(F32)
+    w = rng.standard_normal(64).astype(F32)
+    _, mean, rstd = layernorm_fwd(x, w, np.zeros(64, F32))
+    args = [x, dy, w, mean, rstd, np.zeros_like(x), np.zeros((2, 64), F32), np.zeros(2, np.int32)]
+    dx = np.zeros_like(x)
+    nomix = np.zeros_like(x)
+    for i in range(4):
+        xi, dyi = x[i:i + 1], dy[i:i + 1]
+        xhat = ((xi - mean[i]).astype(F32) * rstd[i]).astype(F32)
+        wdy = (w.reshape(1, -1) * dyi).astype(F32)
+        c1 = (rowsum_rev((xhat * wdy).astype(F32)) / F32(64)).astype(F32)
+        c2 = (rowsum_rev(wdy) / F32(64)).astype(F32)
+        dx[i] = ((wdy - fma(xhat, c1, c2)).astype(F32) * rstd[i]).astype(F32)
+        nomix[i] = ((wdy - (xhat * c1).astype(F32)).astype(F32) * rstd[i]).astype(F32)  # c2 forgotten
+    covered(str(tmp_path / "ok"), "sample_layernorm_bwd", (4,), args, {5: dx})
+    caught(str(tmp_path / "c2"), "sample_layernorm_bwd", (4,), args, {5: nomix}, "dx without its mean term")
+
+
+def test_bounds_rmsnorm(tmp_path, rng):
+    x = rng.standard_normal((4, 64)).astype(F32)
+    w = rng.standard_normal(64).astype(F32)
+    args = [x, w, np.zeros_like(x)]
+    ms = (rowsum_rev((x * x).astype(F32)) / F32(64)).astype(F32)
+    want = ((x * rsqrt((ms + F32(1e-6)).astype(F32))).astype(F32) * w.reshape(1, -1)).astype(F32)
+    covered(str(tmp_path / "ok"), "sample_rmsnorm", (4,), args, {2: want})
+    ms_bad = (rowsum((x[:, :62] * x[:, :62]).astype(F32)) / F32(64)).astype(F32)  # a wrong mask: two columns dropped
+    bad = ((x * rsqrt((ms_bad + F32(1e-6)).astype(F32))).astype(F32) * w.reshape(1, -1)).astype(F32)
+    caught(str(tmp_path / "mask"), "sample_rmsnorm", (4,), args, {2: bad}, "a wrong mask in the mean square")
+
+
+def fft_inputs(rng, batch):
+    n = 16
+    k = np.arange(n)
+    ang = -2 * np.pi * np.outer(k, k) / n
+    wr, wi = np.cos(ang).astype(np.float16), np.sin(ang).astype(np.float16)
+    xr = rng.standard_normal((batch, n)).astype(np.float16)
+    xi = rng.standard_normal((batch, n)).astype(np.float16)
+    return [xr, xi, wr, wi, (-wi).astype(np.float16), np.zeros((batch, n), F32), np.zeros((batch, n), F32)]
+
+
+def test_fft(tmp_path, rng):
+    """the FFT sample's transform (a DFT by tensor-core mma), each plane one mma chain; with the sample's
+    own grid (a block per vector) it reads outside the view's index space: refused, the witness."""
+    args = fft_inputs(rng, 32)
+    xr, xi, wr, wi, wn = args[:5]
+    z = np.zeros((32, 16), F32)
+    rc, log, out = run(str(tmp_path), "sample_fft", (2,), args)
+    assert rc == 0, log
+    same_bits(out[5], mma(xi, wn, mma(xr, wr, z)), "FFT real plane")
+    same_bits(out[6], mma(xi, wr, mma(xr, wi, z)), "FFT imaginary plane")
+    rc, log, out = run(str(tmp_path / "grid"), "sample_fft", (32,), args)
+    assert rc == 1 and "interp.ub" in log and "outside the index space" in log, log
+    assert out[5] is None  # nothing written
+    rc, log, n = check(str(tmp_path / "gridb"), "sample_fft", (32,), args, {5: z})
+    assert rc == 1 and "interp.ub" in log, log  # refused alike in bounds mode
+
+
+def test_bounds_fft(tmp_path, rng):
+    args = fft_inputs(rng, 32)
+    xr, xi, wr, wi, wn = args[:5]
+    z = np.zeros((32, 16), F32)
+    # tensor-core-like: the two products of each plane summed exactly and rounded once
+    dev_r = mma(np.hstack([xr, xi]), np.vstack([wr, wn]), z)
+    dev_i = mma(np.hstack([xr, xi]), np.vstack([wi, wr]), z)
+    covered(str(tmp_path / "ok"), "sample_fft", (2,), args, {5: dev_r, 6: dev_i}, "any_order")
+    caught(str(tmp_path / "skip"), "sample_fft", (2,), args, {5: mma(xr, wr, z)}, "the imaginary input's term skipped", "any_order")
+
+
+def moe_inputs(rng, tokens=24, experts=2):
+    """top-1 routing (token t to expert t % experts), ids sorted by expert, each expert's group padded
+    to 16 with the id `tokens` (past the last row)."""
+    x = rng.standard_normal((tokens, 32)).astype(np.float16)
+    w = rng.standard_normal((experts * 32, 16)).astype(np.float16)
+    ids, eids = [], []
+    for e in range(experts):
+        group = [t for t in range(tokens) if t % experts == e]
+        for s in range(0, len(group), 16):
+            blk = group[s:s + 16]
+            ids += blk + [tokens] * (16 - len(blk))
+            eids.append(e)
+    return [x, w, np.array(ids, np.int32), np.array(eids, np.int32), np.zeros((tokens, 16), F32)], len(eids)
+
+
+def moe_ref(x, w, experts=2, skip_k=False):
+    y = np.zeros((x.shape[0], 16), F32)
+    for t in range(x.shape[0]):
+        e = t % experts
+        kk = 16 if skip_k else 32
+        y[t] = gemm_steps(x[t:t + 1, :kk], w[e * 32:e * 32 + kk], 16)[0]
+    return y
+
+
+def test_moe(tmp_path, rng):
+    """MoE: rows gathered by routed token id (make_gather_scatter_view), the expert's weight rows gathered,
+    the product's rows scattered back; padded ids read zeros and store nothing."""
+    args, nb = moe_inputs(rng)
+    rc, log, out = run(str(tmp_path), "sample_moe", (nb, 1), args)
+    assert rc == 0, log
+    same_bits(out[4], moe_ref(args[0], args[1]), "MoE")
+
+
+def test_bounds_moe(tmp_path, rng):
+    args, nb = moe_inputs(rng)
+    x, w = args[0], args[1]
+    dev = np.zeros((x.shape[0], 16), F32)
+    for t in range(x.shape[0]):  # tensor-core-like: the whole k range rounded once
+        e = t % 2
+        dev[t] = mma(x[t:t + 1], w[e * 32:e * 32 + 32], np.zeros((1, 16), F32))[0]
+    covered(str(tmp_path / "ok"), "sample_moe", (nb, 1), args, {4: dev}, "any_order")
+    caught(str(tmp_path / "skip"), "sample_moe", (nb, 1), args, {4: moe_ref(x, w, skip_k=True)}, "a skipped k block", "any_order")
+    wrong = dev.copy()
+    wrong[[0, 1]] = dev[[1, 0]]  # a routing bug: two tokens' rows swapped
+    caught(str(tmp_path / "route"), "sample_moe", (nb, 1), args, {4: wrong}, "two tokens' rows swapped", "any_order")

@@ -1,4 +1,4 @@
-/* test_alloc_cache.c: the cache of freed large blocks (src/host/er_alloc.c) keeps its promises: a
+/* test_alloc_cache.c: the cache of freed large blocks (host/er_alloc.c) keeps its promises: a
  * freed block comes back for a request of about its size (at most 1/8 smaller) and not for one much
  * smaller; the live and cached bytes together never exceed the most ever live (so the cache adds
  * nothing to a peak), checked after every step of a random sequence of allocations and releases

@@ -1,5 +1,5 @@
 /* test_fpenv.c: the library computes in the default floating-point environment whatever the caller's
- * (src/host/er_fpenv.h).  Random problems (seed from EXACTREF_SEED, printed) of low-precision and f32
+ * (host/er_fpenv.h).  Random problems (seed from EXACTREF_SEED, printed) of low-precision and f32
  * inputs, with specials and tiny values, C or not, several outputs and directions: the rounded answer
  * and the bounds of normal, any_order and three engine models, first in the default environment, then
  * with the caller's environment set to round toward +infinity, flush to zero, denormals read as zero

@@ -267,6 +267,47 @@ def s_fmha_causal(Q, K, V, O):
     fmha_body(Q, K, V, O, True)
 
 
+FB, FF = 16, 16  # FFT: batch rows per block, transform length
+
+
+@ct.kernel
+def s_fft(Xr, Xi, Wr, Wi, Wn, Yr, Yi):
+    """FFT (samples/FFT's idea): a batch of complex vectors (real and imaginary planes) times the DFT matrix
+    W = Wr + i Wi on the tensor cores, Wn = -Wi given so that each plane is one chain of mma; a block
+    transforms FB vectors.  The sample launches one block per vector, so its blocks past batch / FB read
+    outside the view's index space: the witness the tests keep."""
+    b = ct.bid(0)
+    xr = ct.load(Xr, index=(b, 0), shape=(FB, FF))
+    xi = ct.load(Xi, index=(b, 0), shape=(FB, FF))
+    wr = ct.load(Wr, index=(0, 0), shape=(FF, FF))
+    wi = ct.load(Wi, index=(0, 0), shape=(FF, FF))
+    wn = ct.load(Wn, index=(0, 0), shape=(FF, FF))
+    z = ct.zeros((FB, FF), dtype=ct.float32)
+    ct.store(Yr, index=(b, 0), tile=ct.mma(xi, wn, ct.mma(xr, wr, z)))
+    ct.store(Yi, index=(b, 0), tile=ct.mma(xi, wr, ct.mma(xr, wi, z)))
+
+
+MOE_K = 32  # MoE: the hidden size (each expert's weight is MOE_K x N, stacked in one (E * MOE_K) x N array)
+
+
+@ct.kernel
+def s_moe(X, W, Ids, Eids, Y):
+    """MoE (fused_moe's idea): block (b, y) takes BM routed token ids (Ids, sorted by expert and padded per
+    expert with an id past the last token), gathers those rows of X, multiplies them by expert Eids[b]'s
+    weight (its rows gathered from W) over the k tiles and scatters the product's rows to Y at the same
+    ids; padded ids read zeros and store nothing."""
+    b, by = ct.bid(0), ct.bid(1)
+    ids = ct.load(Ids, index=(b,), shape=(BM,))
+    e = ct.load(Eids, index=(b,), shape=(1,))
+    acc = ct.zeros((BM, BN), dtype=ct.float32)
+    for k in range(MOE_K // BK):
+        a = ct.load_advanced_indexing(X, (ids, ct.Slice(k * BK, BK)), padding_mode=ct.PaddingMode.ZERO)
+        rows = e * MOE_K + k * BK + ct.arange(BK, dtype=ct.int32)
+        w = ct.load_advanced_indexing(W, (rows, ct.Slice(by * BN, BN)), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, w, acc)
+    ct.store_advanced_indexing(Y, (ids, ct.Slice(by * BN, BN)), acc)
+
+
 def export_samples():
     f16, f32 = ct.float16, ct.float32
     v = "13.4"
@@ -280,6 +321,8 @@ def export_samples():
     export("sample_rmsnorm", s_rmsnorm, [arr(f32, 2), arr(f32, 1), arr(f32, 2)], version=v)
     export("sample_fmha", s_fmha, [arr(f16, 2)] * 3 + [arr(f32, 2)], version=v)
     export("sample_fmha_causal", s_fmha_causal, [arr(f16, 2)] * 3 + [arr(f32, 2)], version=v)
+    export("sample_fft", s_fft, [arr(f16, 2)] * 5 + [arr(f32, 2)] * 2, version=v)
+    export("sample_moe", s_moe, [arr(f16, 2), arr(f16, 2), arr(ct.int32, 1), arr(ct.int32, 1), arr(f32, 2)], version=v)
 
 
 if __name__ == "__main__":

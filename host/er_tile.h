@@ -85,7 +85,7 @@ enum { ER_TB_A, ER_TB_B, ER_TB_SA, ER_TB_SB, ER_TB_C, ER_TB_D, ER_TB_LO, ER_TB_H
 /* What the tiles are cut from: the caller's operands and outputs, their views, the validated shape. */
 typedef struct {
     const er_mma_args *args;  /* operands, rounding, options, block; outputs d, lo, hi, odd */
-    view a, b, c, sa, sb;
+    er_view a, b, c, sa, sb;
     int a3, b3, c3, sa3, sb3; /* operands with their own batch dimension (else broadcast) */
     int kind, scaled, has_c;  /* mmai; block-scaled; C given */
     int acc_lo, acc_nd;       /* the exact accumulator's window (the front door's) */
@@ -102,12 +102,12 @@ static inline void er_tiling_init(er_tiling *T, const er_mma_args *args, int kin
 {
     memset(T, 0, sizeof *T);
     T->args = args;
-    T->a = make_view(args->a);
-    T->b = make_view(args->b);
-    if (has_c) T->c = make_view(args->c);
+    T->a = er_view_of(args->a);
+    T->b = er_view_of(args->b);
+    if (has_c) T->c = er_view_of(args->c);
     if (scaled) {
-        T->sa = make_view(args->a_scale);
-        T->sb = make_view(args->b_scale);
+        T->sa = er_view_of(args->a_scale);
+        T->sb = er_view_of(args->b_scale);
     }
     T->a3 = args->a->ndim == 3;
     T->b3 = args->b->ndim == 3;
@@ -186,13 +186,13 @@ static inline void er_tile_params(const er_tiling *T, int64_t nbt, int64_t nr, i
 static inline void er_tile_pack(const er_tiling *T, unsigned char *const dst[ER_TB_COUNT], int64_t b0, int64_t nbt,
                                 int64_t i0, int64_t nr, int64_t j0, int64_t nc)
 {
-    pack(dst[ER_TB_A], &T->a, T->a3 ? b0 : 0, T->a3 ? nbt : 1, i0, nr, 0, T->k);
-    pack(dst[ER_TB_B], &T->b, T->b3 ? b0 : 0, T->b3 ? nbt : 1, 0, T->k, j0, nc);
+    er_view_pack(dst[ER_TB_A], &T->a, T->a3 ? b0 : 0, T->a3 ? nbt : 1, i0, nr, 0, T->k);
+    er_view_pack(dst[ER_TB_B], &T->b, T->b3 ? b0 : 0, T->b3 ? nbt : 1, 0, T->k, j0, nc);
     if (T->scaled) {
-        pack(dst[ER_TB_SA], &T->sa, T->sa3 ? b0 : 0, T->sa3 ? nbt : 1, i0, nr, 0, T->nblocks);
-        pack(dst[ER_TB_SB], &T->sb, T->sb3 ? b0 : 0, T->sb3 ? nbt : 1, 0, T->nblocks, j0, nc);
+        er_view_pack(dst[ER_TB_SA], &T->sa, T->sa3 ? b0 : 0, T->sa3 ? nbt : 1, i0, nr, 0, T->nblocks);
+        er_view_pack(dst[ER_TB_SB], &T->sb, T->sb3 ? b0 : 0, T->sb3 ? nbt : 1, 0, T->nblocks, j0, nc);
     }
-    if (T->has_c) pack(dst[ER_TB_C], &T->c, T->c3 ? b0 : 0, T->c3 ? nbt : 1, i0, nr, j0, nc);
+    if (T->has_c) er_view_pack(dst[ER_TB_C], &T->c, T->c3 ? b0 : 0, T->c3 ? nbt : 1, i0, nr, j0, nc);
 }
 
 /* A tile's 64-bit results (src[ER_TB_D] .. src[ER_TB_ODD]) into the output tensors through their
@@ -211,13 +211,13 @@ static inline void er_tile_scatter(const er_tiling *T, unsigned char *const src[
                 if (T->kind) {
                     int64_t s = (int64_t)od[x];
                     if (s < INT32_MIN || s > INT32_MAX) (*wrapped)++;
-                    store(A->d, b, i, j, (uint64_t)s & 0xFFFFFFFFu, 4);
+                    er_tensor_store(A->d, b, i, j, (uint64_t)s & 0xFFFFFFFFu, 4);
                     continue;
                 }
-                if (T->want & ER_MW_D) store(A->d, b, i, j, od[x], db);
-                if (T->want & ER_MW_LO) store(A->lo, b, i, j, olo[x], 8);
-                if (T->want & ER_MW_HI) store(A->hi, b, i, j, ohi[x], 8);
-                if (T->want & ER_MW_ODD) store(A->odd, b, i, j, oodd[x], 8);
+                if (T->want & ER_MW_D) er_tensor_store(A->d, b, i, j, od[x], db);
+                if (T->want & ER_MW_LO) er_tensor_store(A->lo, b, i, j, olo[x], 8);
+                if (T->want & ER_MW_HI) er_tensor_store(A->hi, b, i, j, ohi[x], 8);
+                if (T->want & ER_MW_ODD) er_tensor_store(A->odd, b, i, j, oodd[x], 8);
             }
 }
 

@@ -1,4 +1,4 @@
-/* er_alloc.h: large allocations of the host code (internal), src/host/er_alloc.c.
+/* er_alloc.h: large allocations of the host code (internal), host/er_alloc.c.
  *
  * er_big_alloc is malloc with the advice that the block's whole 2 MiB pages be huge pages where the
  * kernel takes advice (Linux: MADV_HUGEPAGE): a large array touched once, such as the bounds'

@@ -1,5 +1,5 @@
 /* er_problem.h: a validated matrix-product problem, as the front door hands it to every backend
- * (internal, not installed).  The front door (src/mma.c: er_problem_validate) checks the caller's
+ * (internal, not installed).  The front door (src/validate.c: er_problem_validate) checks the caller's
  * er_mma_args once; a backend takes the result as const and trusts it. */
 #ifndef ER_PROBLEM_H
 #define ER_PROBLEM_H
@@ -12,7 +12,7 @@ typedef struct er_problem {
     int kind;                /* 0 float mma, 1 mmai */
     int scaled;              /* block-scaled */
     int64_t batch, m, n, k, nblocks;
-    view a, b, c, sa, sb;
+    er_view a, b, c, sa, sb;
     int has_c;
     int acc_lo, acc_nd;      /* the exact accumulator's window */
     int fast;                /* the certified fast path applies */
@@ -50,15 +50,15 @@ static inline er_val in_val(const er_problem *P, er_val v) { return er_val_flush
 
 static inline er_val a_val(const er_problem *P, int64_t b, int64_t i, int64_t p)
 {
-    er_val v = in_val(P, er_decode(P->a.fmt, load(&P->a, b, i, p)));
-    if (P->scaled) v = er_val_scaled(v, er_decode(P->sa.fmt, load(&P->sa, b, i, p / P->args->block)));
+    er_val v = in_val(P, er_decode(P->a.fmt, er_view_load(&P->a, b, i, p)));
+    if (P->scaled) v = er_val_scaled(v, er_decode(P->sa.fmt, er_view_load(&P->sa, b, i, p / P->args->block)));
     return v;
 }
 
 static inline er_val b_val(const er_problem *P, int64_t b, int64_t p, int64_t j)
 {
-    er_val v = in_val(P, er_decode(P->b.fmt, load(&P->b, b, p, j)));
-    if (P->scaled) v = er_val_scaled(v, er_decode(P->sb.fmt, load(&P->sb, b, p / P->args->block, j)));
+    er_val v = in_val(P, er_decode(P->b.fmt, er_view_load(&P->b, b, p, j)));
+    if (P->scaled) v = er_val_scaled(v, er_decode(P->sb.fmt, er_view_load(&P->sb, b, p / P->args->block, j)));
     return v;
 }
 

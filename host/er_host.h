@@ -18,11 +18,11 @@
 #include "er_msg.h"
 
 /* The binary64 bit casts: the core's one pair (core/er_bits.h). */
-static inline double bits_to_double(uint64_t b) { return er_b_dbl(b); }
-static inline uint64_t double_to_bits(double x) { return er_b_bits(x); }
+static inline double er_bits_to_double(uint64_t b) { return er_b_dbl(b); }
+static inline uint64_t er_double_to_bits(double x) { return er_b_bits(x); }
 
 /* The binary64 value of a decoded value (exact: every format's values are binary64 values). */
-static inline double val_to_double(er_val v)
+static inline double er_val_to_double(er_val v)
 {
     if (v.cls == ER_CLASS_NAN) return NAN;
     if (v.cls == ER_CLASS_INF) return v.sign ? -INFINITY : INFINITY;
@@ -65,11 +65,11 @@ typedef struct {
     const unsigned char *data;
     int fmt, bytes;
     int64_t sb, s0, s1; /* batch stride (0: broadcast), row stride, column stride; in elements */
-} view;
+} er_view;
 
-static inline view make_view(const er_tensor *t)
+static inline er_view er_view_of(const er_tensor *t)
 {
-    view v;
+    er_view v;
     v.data = (const unsigned char *)t->data;
     v.fmt = t->format;
     v.bytes = er_storage_bytes(t->format);
@@ -79,7 +79,7 @@ static inline view make_view(const er_tensor *t)
     return v;
 }
 
-static inline uint64_t load(const view *v, int64_t b, int64_t i, int64_t j)
+static inline uint64_t er_view_load(const er_view *v, int64_t b, int64_t i, int64_t j)
 {
     const unsigned char *p = v->data + (size_t)(b * v->sb + i * v->s0 + j * v->s1) * (size_t)v->bytes;
     switch (v->bytes) {
@@ -90,7 +90,7 @@ static inline uint64_t load(const view *v, int64_t b, int64_t i, int64_t j)
     }
 }
 
-static inline void store(er_tensor *t, int64_t b, int64_t i, int64_t j, uint64_t x, int bytes)
+static inline void er_tensor_store(er_tensor *t, int64_t b, int64_t i, int64_t j, uint64_t x, int bytes)
 {
     int64_t sb = t->ndim == 3 ? t->strides[0] : 0;
     unsigned char *p = (unsigned char *)t->data +
@@ -104,7 +104,7 @@ static inline void store(er_tensor *t, int64_t b, int64_t i, int64_t j, uint64_t
 }
 
 /* Store the low `bytes` bytes of x at element idx of a packed buffer (little-endian, as the tensors). */
-static inline void put(unsigned char *buf, int bytes, uint64_t idx, uint64_t x)
+static inline void er_buf_put(unsigned char *buf, int bytes, uint64_t idx, uint64_t x)
 {
     unsigned char *p = buf + idx * (uint64_t)bytes;
     switch (bytes) {
@@ -116,7 +116,7 @@ static inline void put(unsigned char *buf, int bytes, uint64_t idx, uint64_t x)
 }
 
 /* Rows [i0, i0+nr) x columns [j0, j0+nc) of batches [b0, b0+nb) of view v into dst, row-major. */
-static inline void pack(unsigned char *dst, const view *v, int64_t b0, int64_t nb, int64_t i0, int64_t nr, int64_t j0,
+static inline void er_view_pack(unsigned char *dst, const er_view *v, int64_t b0, int64_t nb, int64_t i0, int64_t nr, int64_t j0,
                         int64_t nc)
 {
     uint64_t o = 0;
@@ -129,14 +129,14 @@ static inline void pack(unsigned char *dst, const view *v, int64_t b0, int64_t n
                 memcpy(dst + o * (uint64_t)v->bytes, src, (size_t)nc * (size_t)v->bytes);
                 o += (uint64_t)nc;
             } else {
-                for (int64_t j = j0; j < j0 + nc; j++) put(dst, v->bytes, o++, load(v, b, i, j));
+                for (int64_t j = j0; j < j0 + nc; j++) er_buf_put(dst, v->bytes, o++, er_view_load(v, b, i, j));
             }
         }
 }
 
 /* Shapes of a 2-D or 3-D tensor: batch (1 for 2-D), rows, columns. */
-static inline int64_t tb(const er_tensor *t) { return t->ndim == 3 ? t->shape[0] : 1; }
-static inline int64_t tr(const er_tensor *t) { return t->shape[t->ndim - 2]; }
-static inline int64_t tc(const er_tensor *t) { return t->shape[t->ndim - 1]; }
+static inline int64_t er_tensor_nb(const er_tensor *t) { return t->ndim == 3 ? t->shape[0] : 1; }
+static inline int64_t er_tensor_nr(const er_tensor *t) { return t->shape[t->ndim - 2]; }
+static inline int64_t er_tensor_nc(const er_tensor *t) { return t->shape[t->ndim - 1]; }
 
 #endif /* ER_HOST_H */
