@@ -2,6 +2,7 @@
  * and aliases, its text table, the parser of a standard's name or engine:k=..,F=..,p=.. spelling, and
  * the choice of a row for the operands' formats. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bounds_blocked.h"
@@ -152,6 +153,65 @@ static int key_index(const char *const *keys, int n, const char *key)
 
 #define msgf er_msgf /* host/er_msg.h */
 
+/*
+ * Attention's flash standard (docs/proofs/attention.md): "flash", or "flash:" then block=N (the
+ * declared key block), mma=normal|any_order (the scores' and P.V's matmul standard; any_order when not
+ * given) and p=value|compute|<format> (P's format before P.V: the value's format when not given), each
+ * at most once, comma separated.
+ */
+static er_status parse_flash(const char *spec, er_standard *s, char *msg, size_t msg_size)
+{
+    memset(s, 0, sizeof *s);
+    s->kind = ER_STD_FLASH;
+    s->group = 1;
+    s->acc_fmt = -1;
+    s->split = ER_STD_ANY_ORDER;
+    if (strlen(spec) >= sizeof s->name)
+        return msgf(msg, msg_size, ER_EINVAL, "standard '%s': longer than %d characters", spec, (int)sizeof s->name - 1);
+    snprintf(s->name, sizeof s->name, "%s", spec);
+    const char *p = spec[5] == ':' ? spec + 6 : spec + 5;
+    unsigned seen = 0;
+    if (spec[5] == ':' && !*p) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': a key=value must follow 'flash:'", spec);
+    while (*p) {
+        char key[16], val[40];
+        int used = 0;
+        if (sscanf(p, "%15[a-z]=%39[a-zA-Z0-9_]%n", key, val, &used) != 2)
+            return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected key=value at '%s' (keys: block, mma, p)", spec, p);
+        int ki = !strcmp(key, "block") ? 0 : !strcmp(key, "mma") ? 1 : !strcmp(key, "p") ? 2 : -1;
+        if (ki < 0) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': unknown key '%s' (keys: block, mma, p)", spec, key);
+        if (seen & 1u << ki) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': the key '%s' is given twice", spec, key);
+        seen |= 1u << ki;
+        if (ki == 0) {
+            char *end;
+            long v = strtol(val, &end, 10);
+            if (*end || v < 1 || v > (1L << 30))
+                return msgf(msg, msg_size, ER_EINVAL, "standard '%s': block is a whole number of keys from 1", spec);
+            s->bk = (int)v;
+        } else if (ki == 1) {
+            if (!strcmp(val, "normal")) s->split = ER_STD_NORMAL;
+            else if (!strcmp(val, "any_order")) s->split = ER_STD_ANY_ORDER;
+            else
+                return msgf(msg, msg_size, ER_EUNSUPPORTED,
+                            "standard '%s': mma=%s is not available for attention (mma takes normal or any_order)", spec, val);
+        } else {
+            int f;
+            if (!strcmp(val, "value")) s->acc_fmt = -1;
+            else if (!strcmp(val, "compute")) s->acc_fmt = -2;
+            else if (er_format_from_name(val, &f) == ER_OK && er_fmt_get(f).kind == ER_KIND_FLOAT && f != ER_FMT_F64 &&
+                     !(er_fmt_get(f).flags & ER_F_UNSIGNED))
+                s->acc_fmt = f;
+            else
+                return msgf(msg, msg_size, ER_EINVAL, "standard '%s': p is value, compute or a signed float format, not '%s'", spec, val);
+        }
+        p += used;
+        if (*p == ',') {
+            if (!*++p) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': a trailing comma (a key=value must follow it)", spec);
+        } else if (*p)
+            return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected ',' at '%s'", spec, p);
+    }
+    return ER_OK;
+}
+
 er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t msg_size)
 {
     if (!spec || !s) return ER_EINVAL;
@@ -168,6 +228,7 @@ er_status er_standard_parse(const char *spec, er_standard *s, char *msg, size_t 
             snprintf(s->name, sizeof s->name, "%s", spec); /* an alias keeps the name it was given */
             return ER_OK;
         }
+    if (!strncmp(spec, "flash", 5) && (spec[5] == '\0' || spec[5] == ':')) return parse_flash(spec, s, msg, msg_size);
     if (!strncmp(spec, "blocked", 7)) return er_standard_parse_blocked(spec, s, msg, msg_size); /* bounds_blocked.c */
     if (!strncmp(spec, "scaled", 6)) return er_standard_parse_scaled(spec, s, msg, msg_size);   /* scaled.c */
     if (!strncmp(spec, "engine:", 7) || !strcmp(spec, "engine")) {
@@ -304,6 +365,10 @@ static er_status check_scaled_partial(const er_standard *std, int a_format, int 
 er_status er_standard_check_operands_(const er_standard *std, int a_format, int b_format, const char *which_a,
                                       const char *which_b, char *msg, size_t msg_size)
 {
+    if (std && std->kind == ER_STD_FLASH)
+        return msgf(msg, msg_size, ER_EINVAL,
+                    "the standard '%s' is attention's (online softmax); a matrix product takes normal, any_order, "
+                    "a matrix-engine model, blocked:... or scaled:...", std->name);
     if (std && std->kind == ER_STD_SCALED)
         return check_scaled_partial(std, a_format, b_format, which_a, which_b, msg, msg_size);
     if (!std || std->kind != ER_STD_ENGINE) return ER_OK;

@@ -738,6 +738,9 @@ er_status er_result_bounds(er_result *r, const er_tol_opts *o, const er_bounds *
         }
         goto keep;
     }
+    if (o->standard.kind == ER_STD_FLASH) /* attention's (src/ops/op_attention.c) */
+        return msgf(msg, msg_size, ER_EINVAL, "the standard '%s' is attention's; a matrix product does not take it",
+                    o->standard.name);
     if (compute >= ER_FMT_COUNT || er_fmt_get(compute).kind != ER_KIND_FLOAT || compute == ER_FMT_TF32 ||
         er_fmt_get(compute).mbits < 2)
         return msgf(msg, msg_size, ER_EINVAL, "compute must be f64, f32, f16 or bf16");

@@ -20,6 +20,7 @@ extern "C" {
 #define ER_STD_ENGINE 2    /* a matrix engine (tensor core) model: block fused dot-add per instruction */
 #define ER_STD_BLOCKED 3   /* a declared structure: k-tiles of bk products, split-k, any order within a tile */
 #define ER_STD_SCALED 4    /* scaled products (scaled.h): partials of bk products, scaled, accumulated in f32 */
+#define ER_STD_FLASH 5     /* attention only (docs/proofs/attention.md): online softmax over key blocks */
 
 typedef struct er_standard {
     int kind;       /* ER_STD_* */
@@ -40,7 +41,10 @@ typedef struct er_standard {
     /* ER_STD_BLOCKED (docs/proofs/blocked.md): products per k-tile, the split-k factor; the
      * accumulator is acc_fmt (-1: the options' compute).  ER_STD_SCALED (docs/proofs/scaled.md): bk
      * products per partial; the partial's engine model in the fields above when k > 0, else f32; split
-     * 1: order=before (the scales applied to the operands, rounded to f32, before the sum) */
+     * 1: order=before (the scales applied to the operands, rounded to f32, before the sum).
+     * ER_STD_FLASH: bk the declared key block (0: any partition), acc_fmt P's format before P.V (-1: the
+     * value's format, -2: kept in compute, else ER_FMT_*), split the scores' matmul standard (ER_STD_ANY_ORDER
+     * or ER_STD_NORMAL) */
     int bk;
     int split;
 } er_standard;
@@ -54,7 +58,8 @@ typedef struct er_standard {
  * compute by default): docs/proofs/blocked.md.  Scaled products (scaled.h): "scaled:bk=128" (partials
  * in f32, any order), "scaled:bk=128,partial=hopper-fp8" (a tensor-core model), or
  * "scaled:bk=128,order=before" (scales applied before the sum, torch's CPU _scaled_mm):
- * docs/proofs/scaled.md.
+ * docs/proofs/scaled.md.  Attention's "flash[:block=N][,mma=normal|any_order][,p=value|compute|<format>]"
+ * (online softmax over key blocks; a matmul refuses it): docs/proofs/attention.md.
  */
 ER_API er_status er_standard_parse(const char *spec, er_standard *std, char *msg, size_t msg_size);
 /* The names er_standard_parse knows (aliases included), space separated. */

@@ -25,6 +25,7 @@ static const er_opdef *const table[] = {
     &er_opdef_add,
     &er_opdef_mul,
     &er_opdef_linear,
+    &er_opdef_attention,
 };
 
 #define NOPS (sizeof table / sizeof table[0])

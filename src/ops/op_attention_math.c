@@ -1,0 +1,870 @@
+/* op_attention_math.c: attention's exact reference (rounded once, MPFR where binary64 cannot decide) and the per-standard enclosures. */
+#include <math.h>
+#include <mpfr.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exactref/core/er_bounds.h"
+#include "exactref/core/er_types.h"
+#include "exactref/formats.h"
+#include "../host/er_msg.h"
+#include "op_attention.h"
+#include "op_impl.h"
+
+#define msgf er_msgf
+
+/*
+ * Certified binary64 enclosures of exp (the operation layer's, docs/proofs/ops-math.md) and of log: the
+ * C library's log moved 2 steps outward, accepted only where the certified exp of the ends brackets
+ * the argument (exp(lo) <= x <= exp(hi)), else moved further.
+ */
+static double exp_dn(double x)
+{
+    double lo, hi;
+    er_ops_exp(x, &lo, &hi);
+    return lo;
+}
+static double exp_up(double x)
+{
+    double lo, hi;
+    er_ops_exp(x, &lo, &hi);
+    return hi;
+}
+static double log_dn(double x)
+{
+    if (!(x > 0)) return -INFINITY;
+    if (x == INFINITY) return INFINITY;
+    double y = er_b_down(er_b_down(log(x)));
+    for (int k = 0; k < 64; k++) {
+        double lo, hi;
+        er_ops_exp(y, &lo, &hi);
+        if (hi <= x) return y;
+        y = er_b_down(y - fabs(y) * 0x1p-40 - 0x1p-1000);
+    }
+    return -INFINITY;
+}
+static double log_up(double x)
+{
+    if (!(x > 0)) return -INFINITY;
+    if (x == INFINITY) return INFINITY;
+    double y = er_b_up(er_b_up(log(x)));
+    for (int k = 0; k < 64; k++) {
+        double lo, hi;
+        er_ops_exp(y, &lo, &hi);
+        if (lo >= x) return y;
+        y = er_b_up(y + fabs(y) * 0x1p-40 + 0x1p-1000);
+    }
+    return INFINITY;
+}
+
+/*
+ * Fast outward bounds: x >= 0 computed from exact non-negative operands (or bounds) by at most 8
+ * roundings to nearest lies within x (1 -+ 2^-49.9) of the exact result (each rounding a factor 1 + d,
+ * |d| <= 2^-53; an underflowing one errs by at most 2^-1075 absolute): DN8 and UP8 move it past that.
+ * HALFW(l, h, m): a radius r with [l, h] within [m - r, m + r], m = RN((l + h) / 2).
+ */
+#define DN8(x) ((x) * (1.0 - 0x1p-49) - 0x1p-1000)
+#define UP8(x) ((x) * (1.0 + 0x1p-49) + 0x1p-1000)
+#define HALFW(l, h, m) (0.5 * ((h) - (l)) * (1.0 + 0x1p-50) + (m) * 0x1p-52 + 0x1p-1000)
+
+/*
+ * x >= 0 rounded to nearest even into a float format of precision p (significand bits with the hidden
+ * one) and least normal exponent emin, assuming no overflow (the P values are at most about 1): the
+ * quantum of x's binade (or of the subnormal range) scaled out, nearbyint (ties to even in the default
+ * mode), scaled back, all exact.
+ */
+static double rnd_to(int fmt, double x);
+static double rnd_fast(int fmt, double x)
+{
+    if (!(x > 0) || !isfinite(x)) return x;
+    er_fmt f = er_fmt_get(fmt);
+    int p = f.mbits + 1, emin = er_fmt_emin(f), e = ilogb(x);
+    if (e < emin) e = emin;
+    double r = ldexp(nearbyint(ldexp(x, p - 1 - e)), e - p + 1);
+    double mx = ldexp(2.0 - ldexp(1.0, 1 - p), er_fmt_emax(f));
+    return r > mx ? rnd_to(fmt, x) : r;
+}
+
+/* rounding of a binary64 value to nearest even into fmt, as a binary64 value and a pattern */
+static double rnd_to(int fmt, double x)
+{
+    double y = x;
+    if (fmt == ER_FMT_F64) return x;
+    if (er_round_double(fmt, x, ER_RND_NEAREST_EVEN, &y) != ER_OK) return NAN;
+    return y;
+}
+static uint64_t bits_to(int fmt, double x)
+{
+    uint64_t b = 0;
+    double y = rnd_to(fmt, x);
+    er_bits_of(fmt, y, &b);
+    return b;
+}
+
+/* whether key j takes part in row i */
+static int takes_part(const er_attn_prob *p, int64_t b, int64_t h, int64_t i, int64_t j, double *mk)
+{
+    *mk = 0.0;
+    if (p->causal && j > i) return 0;
+    if (p->mask) {
+        double m = p->mask[b * p->mstride[0] + h * p->mstride[1] + i * p->mstride[2] + j * p->mstride[3]];
+        if (m == -INFINITY) return 0;
+        *mk = m;
+    }
+    return 1;
+}
+
+
+/* ---- Vector kernels: the same sums, several independent elements at a time (each lane's sum is one
+ * element's, in index order, with or without fma: any order admits both). ---- */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ER_ATTN_X86 1
+static int has_avx2(void)
+{
+    static int v = -1;
+    if (v < 0) v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return v;
+}
+/* d[j] = sum_x q[x] KT[x][j], t[j] = sum_x |q[x]| |KT[x][j]| over j < Sk */
+__attribute__((target("avx2,fma"))) static void dots_avx2(const double *q, const double *KT, int64_t Sk, int64_t D,
+                                                           double *d, double *t)
+{
+    int64_t j4 = Sk & ~(int64_t)3;
+    const __m256d sgn = _mm256_set1_pd(-0.0);
+    for (int64_t j = 0; j < Sk; j++) d[j] = 0, t[j] = 0;
+    for (int64_t x = 0; x < D; x++) {
+        const double *kr = KT + x * Sk;
+        __m256d qb = _mm256_set1_pd(q[x]), qa = _mm256_set1_pd(fabs(q[x]));
+        for (int64_t j = 0; j < j4; j += 4) {
+            __m256d kv = _mm256_loadu_pd(kr + j);
+            _mm256_storeu_pd(d + j, _mm256_fmadd_pd(qb, kv, _mm256_loadu_pd(d + j)));
+            _mm256_storeu_pd(t + j, _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, kv), _mm256_loadu_pd(t + j)));
+        }
+        for (int64_t j = j4; j < Sk; j++) d[j] = fma(q[x], kr[j], d[j]), t[j] = fma(fabs(q[x]), fabs(kr[j]), t[j]);
+    }
+}
+/* acc[c] += w v[c] */
+__attribute__((target("avx2,fma"))) static void axpy_avx2(double *acc, double w, const double *v, int64_t n)
+{
+    int64_t n4 = n & ~(int64_t)3;
+    __m256d wb = _mm256_set1_pd(w);
+    for (int64_t c = 0; c < n4; c += 4)
+        _mm256_storeu_pd(acc + c, _mm256_fmadd_pd(wb, _mm256_loadu_pd(v + c), _mm256_loadu_pd(acc + c)));
+    for (int64_t c = n4; c < n; c++) acc[c] = fma(w, v[c], acc[c]);
+}
+/* acc[c] += a v[c], acc2[c] += r |v[c]| */
+__attribute__((target("avx2,fma"))) static void axpy2_avx2(double *acc, double *acc2, double a, double r, const double *v,
+                                                            int64_t n)
+{
+    int64_t n4 = n & ~(int64_t)3;
+    const __m256d sgn = _mm256_set1_pd(-0.0);
+    __m256d ab = _mm256_set1_pd(a), rb = _mm256_set1_pd(r);
+    for (int64_t c = 0; c < n4; c += 4) {
+        __m256d vv = _mm256_loadu_pd(v + c);
+        _mm256_storeu_pd(acc + c, _mm256_fmadd_pd(ab, vv, _mm256_loadu_pd(acc + c)));
+        _mm256_storeu_pd(acc2 + c, _mm256_fmadd_pd(rb, _mm256_andnot_pd(sgn, vv), _mm256_loadu_pd(acc2 + c)));
+    }
+    for (int64_t c = n4; c < n; c++) acc[c] = fma(a, v[c], acc[c]), acc2[c] = fma(r, fabs(v[c]), acc2[c]);
+}
+#endif
+
+static void dots(const double *q, const double *KT, int64_t Sk, int64_t D, double *d, double *t)
+{
+#ifdef ER_ATTN_X86
+    if (has_avx2()) {
+        dots_avx2(q, KT, Sk, D, d, t);
+        return;
+    }
+#endif
+    for (int64_t j = 0; j < Sk; j++) d[j] = 0, t[j] = 0;
+    for (int64_t x = 0; x < D; x++)
+        for (int64_t j = 0; j < Sk; j++) {
+            double pr = q[x] * KT[x * Sk + j];
+            d[j] += pr;
+            t[j] += fabs(pr);
+        }
+}
+static void axpy(double *acc, double w, const double *v, int64_t n)
+{
+#ifdef ER_ATTN_X86
+    if (has_avx2()) {
+        axpy_avx2(acc, w, v, n);
+        return;
+    }
+#endif
+    for (int64_t c = 0; c < n; c++) acc[c] += w * v[c];
+}
+static void axpy2(double *acc, double *acc2, double a, double r, const double *v, int64_t n)
+{
+#ifdef ER_ATTN_X86
+    if (has_avx2()) {
+        axpy2_avx2(acc, acc2, a, r, v, n);
+        return;
+    }
+#endif
+    for (int64_t c = 0; c < n; c++) acc[c] += a * v[c], acc2[c] += r * fabs(v[c]);
+}
+/*
+ * The dot products of row i with every key, d_j (binary64, any order, fma or not) and t_j = sum |q k|
+ * (binary64), with the enclosure radius of d_j: |d_j - exact| <= gamma_D t_j (1 + (D + 2) 2^-52) +
+ * D 2^-1074 (products of inputs up to binary32 are exact in binary64 but for underflow).
+ */
+static void row_dots(const er_attn_prob *p, const double *q, const double *KT, double *d, double *t, double *r)
+{
+    int64_t D = p->D;
+    double g = er_b_up((double)D * 0x1p-53 / er_b_down(1.0 - (double)D * 0x1p-53));
+    double infl = 1.0 + (double)(D + 2) * 0x1p-52;
+    dots(q, KT, p->Sk, D, d, t);
+    for (int64_t j = 0; j < p->Sk; j++) {
+        t[j] = er_b_up(t[j] * infl);
+        r[j] = er_b_up(er_b_up(g * t[j]) + (double)D * 0x1p-1074);
+    }
+}
+
+/* sigma = scale * q_descale * k_descale, enclosed */
+static void sigma_of(const er_attn_prob *p, double *lo, double *hi)
+{
+    double a = p->scale * p->q_descale, al = er_b_down(a), ah = er_b_up(a);
+    if (a == p->scale * p->q_descale && fma(p->scale, p->q_descale, -a) == 0) al = ah = a;
+    double bl = al * p->k_descale, bh = ah * p->k_descale;
+    *lo = fma(al, p->k_descale, -bl) == 0 ? bl : er_b_down(bl);
+    *hi = fma(ah, p->k_descale, -bh) == 0 ? bh : er_b_up(bh);
+}
+
+/* the exact score s_j = sigma d_j + mask_j enclosed: [sl, sh] (sigma > 0) */
+static void score_encl(double d, double r, double sgl, double sgh, double mk, double *sl, double *sh)
+{
+    double dl = er_b_down(d - r), dh = er_b_up(d + r);
+    double l = dl >= 0 ? er_b_down(dl * sgl) : er_b_down(dl * sgh);
+    double h = dh >= 0 ? er_b_up(dh * sgh) : er_b_up(dh * sgl);
+    if (mk != 0) {
+        l = er_b_down(l + mk);
+        h = er_b_up(h + mk);
+    }
+    *sl = l;
+    *sh = h;
+}
+
+/* interval quotient [nl, nh] / [dl, dh], 0 < dl <= dh, outward */
+static void quot(double nl, double nh, double dl, double dh, double *lo, double *hi)
+{
+    *lo = er_b_down(nl >= 0 ? nl / dh : nl / dl);
+    *hi = er_b_up(nh >= 0 ? nh / dl : nh / dh);
+}
+
+/* ---- MPFR: one row with interval arithmetic at precision prec (directed roundings). ---- */
+
+typedef struct mp_row {
+    mpfr_prec_t prec;
+    int n;
+    mpfr_t *wl, *wh; /* per key taking part */
+    int64_t *key;
+    mpfr_t Dl, Dh, t1, t2, t3;
+} mp_row;
+
+static int mp_row_init(mp_row *m, int64_t Sk, mpfr_prec_t prec)
+{
+    memset(m, 0, sizeof *m);
+    m->prec = prec;
+    m->wl = malloc(sizeof(mpfr_t) * (size_t)(Sk ? Sk : 1));
+    m->wh = malloc(sizeof(mpfr_t) * (size_t)(Sk ? Sk : 1));
+    m->key = malloc(sizeof(int64_t) * (size_t)(Sk ? Sk : 1));
+    if (!m->wl || !m->wh || !m->key) {
+        free(m->wl), free(m->wh), free(m->key);
+        return 0;
+    }
+    for (int64_t j = 0; j < Sk; j++) mpfr_init2(m->wl[j], prec), mpfr_init2(m->wh[j], prec);
+    mpfr_inits2(prec, m->Dl, m->Dh, m->t1, m->t2, m->t3, (mpfr_ptr)0);
+    m->n = (int)Sk;
+    return 1;
+}
+static void mp_row_free(mp_row *m)
+{
+    for (int j = 0; j < m->n; j++) mpfr_clear(m->wl[j]), mpfr_clear(m->wh[j]);
+    mpfr_clears(m->Dl, m->Dh, m->t1, m->t2, m->t3, (mpfr_ptr)0);
+    free(m->wl), free(m->wh), free(m->key);
+}
+
+/* The weights w_j = exp(s_j - shift) of row i, and D = sum w, as intervals; returns the count. */
+static int mp_row_weights(mp_row *m, const er_attn_prob *p, int64_t b, int64_t h, int64_t i, double shift)
+{
+    int64_t hk = h / (p->Hq / p->Hk), D = p->D;
+    const double *q = p->q + ((b * p->Hq + h) * p->Sq + i) * D;
+    const double *K = p->k + (b * p->Hk + hk) * p->Sk * D;
+    mpfr_prec_t pr = m->prec;
+    mpfr_t dl, dh, pp, sg_l, sg_h;
+    mpfr_inits2(pr, dl, dh, pp, sg_l, sg_h, (mpfr_ptr)0);
+    /* sigma exactly (three binary64 factors: 159 bits suffice; prec >= 160) */
+    mpfr_set_d(sg_l, p->scale, MPFR_RNDN);
+    mpfr_mul_d(sg_l, sg_l, p->q_descale, MPFR_RNDD);
+    mpfr_mul_d(sg_l, sg_l, p->k_descale, MPFR_RNDD);
+    mpfr_set_d(sg_h, p->scale, MPFR_RNDN);
+    mpfr_mul_d(sg_h, sg_h, p->q_descale, MPFR_RNDU);
+    mpfr_mul_d(sg_h, sg_h, p->k_descale, MPFR_RNDU);
+    int n = 0;
+    mpfr_set_zero(m->Dl, 1);
+    mpfr_set_zero(m->Dh, 1);
+    for (int64_t j = 0; j < p->Sk; j++) {
+        double mk;
+        if (!takes_part(p, b, h, i, j, &mk)) continue;
+        /* the dot product as an unevaluated sum s + c of binary64 values (Ogita, Rump and Oishi's
+         * Dot2 without its last rounding: each product split exactly by fma, each addition by TwoSum),
+         * |s + c - d| <= gamma_2D^2 sum |q k| (+ underflow): enclosed in MPFR */
+        double sd = 0, cd = 0, ta = 0;
+        for (int64_t x = 0; x < D; x++) {
+            double pr = q[x] * K[j * D + x], pe = fma(q[x], K[j * D + x], -pr);
+            double t = sd + pr, z = t - sd, te = (sd - (t - z)) + (pr - z);
+            sd = t;
+            cd += te + pe;
+            ta += fabs(pr);
+        }
+        double g2 = (double)(2 * D + 2) * 0x1p-53, err = er_b_up(er_b_up(4.0 * g2 * g2 * ta) + (double)(4 * D + 4) * 0x1p-1074);
+        mpfr_set_d(dl, sd, MPFR_RNDN);
+        mpfr_add_d(dl, dl, cd, MPFR_RNDD);
+        mpfr_sub_d(dl, dl, err, MPFR_RNDD);
+        mpfr_set_d(dh, sd, MPFR_RNDN);
+        mpfr_add_d(dh, dh, cd, MPFR_RNDU);
+        mpfr_add_d(dh, dh, err, MPFR_RNDU);
+        /* s = sigma d + mask - shift */
+        if (mpfr_sgn(dl) >= 0) mpfr_mul(dl, dl, sg_l, MPFR_RNDD);
+        else mpfr_mul(dl, dl, sg_h, MPFR_RNDD);
+        if (mpfr_sgn(dh) >= 0) mpfr_mul(dh, dh, sg_h, MPFR_RNDU);
+        else mpfr_mul(dh, dh, sg_l, MPFR_RNDU);
+        mpfr_add_d(dl, dl, mk - 0.0, MPFR_RNDD);
+        mpfr_add_d(dh, dh, mk, MPFR_RNDU);
+        mpfr_sub_d(dl, dl, shift, MPFR_RNDD);
+        mpfr_sub_d(dh, dh, shift, MPFR_RNDU);
+        mpfr_exp(m->wl[n], dl, MPFR_RNDD);
+        mpfr_exp(m->wh[n], dh, MPFR_RNDU);
+        mpfr_add(m->Dl, m->Dl, m->wl[n], MPFR_RNDD);
+        mpfr_add(m->Dh, m->Dh, m->wh[n], MPFR_RNDU);
+        m->key[n++] = j;
+    }
+    mpfr_clears(dl, dh, pp, sg_l, sg_h, (mpfr_ptr)0);
+    return n;
+}
+
+/* out element c of the row: [lo, hi] in binary64 (outward) from the weights */
+static void mp_out(mp_row *m, int n, const double *V, int64_t Dv, int64_t c, double vdesc, double *lo, double *hi)
+{
+    mpfr_t Nl, Nh;
+    mpfr_inits2(m->prec, Nl, Nh, (mpfr_ptr)0);
+    mpfr_set_zero(Nl, 1);
+    mpfr_set_zero(Nh, 1);
+    for (int t = 0; t < n; t++) {
+        double v = V[m->key[t] * Dv + c];
+        if (v == 0) continue;
+        mpfr_mul_d(m->t1, v > 0 ? m->wl[t] : m->wh[t], v, MPFR_RNDD);
+        mpfr_add(Nl, Nl, m->t1, MPFR_RNDD);
+        mpfr_mul_d(m->t1, v > 0 ? m->wh[t] : m->wl[t], v, MPFR_RNDU);
+        mpfr_add(Nh, Nh, m->t1, MPFR_RNDU);
+    }
+    mpfr_div(m->t1, Nl, mpfr_sgn(Nl) >= 0 ? m->Dh : m->Dl, MPFR_RNDD);
+    mpfr_div(m->t2, Nh, mpfr_sgn(Nh) >= 0 ? m->Dl : m->Dh, MPFR_RNDU);
+    if (vdesc != 1.0) {
+        mpfr_mul_d(m->t1, m->t1, vdesc, MPFR_RNDD);
+        mpfr_mul_d(m->t2, m->t2, vdesc, MPFR_RNDU);
+    }
+    *lo = mpfr_get_d(m->t1, MPFR_RNDD);
+    *hi = mpfr_get_d(m->t2, MPFR_RNDU);
+    mpfr_clears(Nl, Nh, (mpfr_ptr)0);
+}
+
+static void mp_lse(mp_row *m, double shift, double *lo, double *hi)
+{
+    mpfr_log(m->t1, m->Dl, MPFR_RNDD);
+    mpfr_add_d(m->t1, m->t1, shift, MPFR_RNDD);
+    mpfr_log(m->t2, m->Dh, MPFR_RNDU);
+    mpfr_add_d(m->t2, m->t2, shift, MPFR_RNDU);
+    *lo = mpfr_get_d(m->t1, MPFR_RNDD);
+    *hi = mpfr_get_d(m->t2, MPFR_RNDU);
+}
+
+/*
+ * Where no precision decides (docs/proofs/attention.md, "Exact boundaries"): by Lindemann-Weierstrass
+ * the exact output equals a rounding boundary b only when every group of keys with the same exact
+ * score has mean value b, and the lse equals one only when a single key takes part and its score is
+ * b.  Both are checked exactly (scores and sums of at most binary32 values are exact at 4096 bits);
+ * what they settle gets b rounded once.  Returns 1 when everything undecided was settled.
+ */
+typedef struct { mpfr_t s; int64_t j; } ex_key;
+static int ex_cmp(const void *a, const void *b)
+{
+    return mpfr_cmp(((const ex_key *)a)->s, ((const ex_key *)b)->s);
+}
+static int exact_settle(const er_attn_prob *p, int64_t b, int64_t h, int64_t i, int out_fmt, unsigned char *und,
+                        uint64_t *ob, double *olo, double *ohi, int *lse_und, uint64_t *lb, double *llo, double *lhi)
+{
+    const mpfr_prec_t PE = 4096;
+    int64_t hk = h / (p->Hq / p->Hk), D = p->D, Dv = p->Dv, Sk = p->Sk;
+    const double *q = p->q + ((b * p->Hq + h) * p->Sq + i) * D;
+    const double *K = p->k + (b * p->Hk + hk) * Sk * D;
+    const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
+    ex_key *ks = malloc(sizeof(ex_key) * (size_t)(Sk ? Sk : 1));
+    if (!ks) return 0;
+    int n = 0, exact = 1;
+    mpfr_t t, sg, acc;
+    mpfr_inits2(PE, t, sg, acc, (mpfr_ptr)0);
+    exact &= mpfr_set_d(sg, p->scale, MPFR_RNDN) == 0;
+    exact &= mpfr_mul_d(sg, sg, p->q_descale, MPFR_RNDN) == 0;
+    exact &= mpfr_mul_d(sg, sg, p->k_descale, MPFR_RNDN) == 0;
+    for (int64_t j = 0; j < Sk; j++) {
+        double mk;
+        if (!takes_part(p, b, h, i, j, &mk)) continue;
+        mpfr_init2(ks[n].s, PE);
+        ks[n].j = j;
+        mpfr_set_zero(ks[n].s, 1);
+        for (int64_t x = 0; x < D; x++) {
+            exact &= mpfr_set_d(t, q[x], MPFR_RNDN) == 0;
+            exact &= mpfr_mul_d(t, t, K[j * D + x], MPFR_RNDN) == 0;
+            exact &= mpfr_add(ks[n].s, ks[n].s, t, MPFR_RNDN) == 0;
+        }
+        exact &= mpfr_mul(ks[n].s, ks[n].s, sg, MPFR_RNDN) == 0;
+        exact &= mpfr_add_d(ks[n].s, ks[n].s, mk, MPFR_RNDN) == 0;
+        n++;
+    }
+    if (exact && n > 0) {
+        qsort(ks, (size_t)n, sizeof *ks, ex_cmp);
+        for (int64_t c = 0; c < Dv; c++) {
+            if (!und[c]) continue;
+            double a = rnd_to(out_fmt, olo[c]), z = rnd_to(out_fmt, ohi[c]);
+            double bnd = 0.5 * (a + z); /* adjacent values: their midpoint, exact in binary64 */
+            int ok = isfinite(bnd) && a < z && bnd > a && bnd < z;
+            for (int g0 = 0; g0 < n && ok;) {
+                int g1 = g0 + 1;
+                while (g1 < n && mpfr_equal_p(ks[g1].s, ks[g0].s)) g1++;
+                mpfr_set_zero(acc, 1);
+                for (int x = g0; x < g1; x++) {
+                    exact &= mpfr_set_d(t, V[ks[x].j * Dv + c], MPFR_RNDN) == 0;
+                    exact &= mpfr_mul_d(t, t, p->v_descale, MPFR_RNDN) == 0;
+                    exact &= mpfr_add(acc, acc, t, MPFR_RNDN) == 0;
+                }
+                exact &= mpfr_set_d(t, bnd, MPFR_RNDN) == 0;
+                exact &= mpfr_mul_si(t, t, g1 - g0, MPFR_RNDN) == 0;
+                ok = exact && mpfr_equal_p(acc, t);
+                g0 = g1;
+            }
+            if (ok) {
+                und[c] = 0;
+                ob[c] = bits_to(out_fmt, bnd);
+                olo[c] = ohi[c] = bnd;
+            }
+        }
+        if (*lse_und && n == 1) {
+            mpfr_t r;
+            mpfr_init2(r, 24);
+            mpfr_set(r, ks[0].s, MPFR_RNDN); /* binary32's precision, to nearest even */
+            double x = mpfr_get_d(r, MPFR_RNDN);
+            *lb = bits_to(ER_FMT_F32, x);
+            *llo = *lhi = mpfr_get_d(ks[0].s, MPFR_RNDN);
+            *lse_und = 0;
+            mpfr_clear(r);
+        }
+    }
+    for (int x = 0; x < n; x++) mpfr_clear(ks[x].s);
+    mpfr_clears(t, sg, acc, (mpfr_ptr)0);
+    free(ks);
+    int left = *lse_und;
+    for (int64_t c = 0; c < Dv; c++) left |= und[c];
+    return !left;
+}
+
+/* the largest |v| per column of a value head */
+static void vmax_of(const double *V, int64_t Sk, int64_t Dv, double *vmax)
+{
+    for (int64_t c = 0; c < Dv; c++) vmax[c] = 0;
+    for (int64_t j = 0; j < Sk; j++)
+        for (int64_t c = 0; c < Dv; c++) {
+            double a = fabs(V[j * Dv + c]);
+            if (a > vmax[c]) vmax[c] = a;
+        }
+}
+
+er_status er_attn_prepare(er_attn_prob *p, char *msg, size_t msg_size)
+{
+    int64_t nh = p->B * p->Hk;
+    p->vmax = malloc(sizeof(double) * (size_t)(nh * p->Dv > 0 ? nh * p->Dv : 1));
+    p->kmax = malloc(sizeof(double) * (size_t)(nh > 0 ? nh : 1));
+    p->kt = malloc(sizeof(double) * (size_t)(nh * p->Sk * p->D > 0 ? nh * p->Sk * p->D : 1));
+    if (!p->vmax || !p->kmax || !p->kt) {
+        er_attn_release(p);
+        return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
+    }
+    for (int64_t x = 0; x < nh; x++) {
+        vmax_of(p->v + x * p->Sk * p->Dv, p->Sk, p->Dv, p->vmax + x * p->Dv);
+        double km = 0;
+        const double *K = p->k + x * p->Sk * p->D;
+        for (int64_t e = 0; e < p->Sk * p->D; e++) km = fmax(km, fabs(K[e]));
+        p->kmax[x] = km;
+        double *KT = p->kt + x * p->Sk * p->D;
+        for (int64_t j = 0; j < p->Sk; j++)
+            for (int64_t e = 0; e < p->D; e++) KT[e * p->Sk + j] = K[j * p->D + e];
+    }
+    return ER_OK;
+}
+
+void er_attn_release(er_attn_prob *p)
+{
+    free(p->vmax), free(p->kmax), free(p->kt);
+    p->vmax = p->kmax = p->kt = NULL;
+}
+
+/* ---- The reference. ---- */
+
+typedef struct row_ws {
+    double *d, *t, *r, *sl, *sh, *wm, *acc, *acc2, *acc3;
+} row_ws;
+
+static int ws_alloc(row_ws *w, int64_t Sk, int64_t Dv)
+{
+    size_t n = (size_t)(Sk > 0 ? Sk : 1), m = (size_t)(Dv > 0 ? Dv : 1);
+    memset(w, 0, sizeof *w);
+    w->d = malloc(n * sizeof(double) * 6);
+    w->acc = malloc(m * sizeof(double) * 3);
+    if (!w->d || !w->acc) {
+        free(w->d), free(w->acc);
+        return 0;
+    }
+    w->t = w->d + n, w->r = w->t + n, w->sl = w->r + n, w->sh = w->sl + n, w->wm = w->sh + n;
+    w->acc2 = w->acc + m, w->acc3 = w->acc2 + m;
+    return 1;
+}
+static void ws_free(row_ws *w) { free(w->d), free(w->acc); }
+
+er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int out_fmt, uint64_t *out_bits, double *out_lo, double *out_hi,
+                            uint64_t *lse_bits, double *lse_lo, double *lse_hi, char *msg, size_t msg_size)
+{
+    int64_t D = p->D, Dv = p->Dv, Sk = p->Sk;
+    double sgl, sgh;
+    sigma_of(p, &sgl, &sgh);
+    row_ws w;
+    unsigned char *und = malloc((size_t)(Dv > 0 ? Dv : 1));
+    if (!und || !ws_alloc(&w, Sk, Dv)) {
+        free(und);
+        return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
+    }
+    er_status st = ER_OK;
+    double L = 36.0 + (double)(Sk / 32);
+    double gn = er_b_up(L * 0x1p-53 / er_b_down(1.0 - L * 0x1p-53));
+    for (int64_t row = r0; row < r1 && st == ER_OK; row++) {
+        {
+            int64_t i = row % p->Sq, h = row / p->Sq % p->Hq, b = row / p->Sq / p->Hq;
+            int64_t hk = h / (p->Hq / p->Hk);
+            const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
+            const double *vmax = p->vmax + (b * p->Hk + hk) * Dv;
+            {
+                const double *q = p->q + row * D;
+                uint64_t *ob = out_bits + row * Dv;
+                row_dots(p, q, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
+                double shift = -INFINITY;
+                int64_t n = 0;
+                for (int64_t j = 0; j < Sk; j++) {
+                    double mk;
+                    if (!takes_part(p, b, h, i, j, &mk)) {
+                        w.sl[j] = w.sh[j] = -INFINITY;
+                        continue;
+                    }
+                    score_encl(w.d[j], w.r[j], sgl, sgh, mk, &w.sl[j], &w.sh[j]);
+                    if (w.sh[j] > shift) shift = w.sh[j];
+                    n++;
+                }
+                if (n == 0) {
+                    for (int64_t c = 0; c < Dv; c++) {
+                        ob[c] = bits_to(out_fmt, NAN);
+                        if (out_lo) out_lo[row * Dv + c] = NAN, out_hi[row * Dv + c] = NAN;
+                    }
+                    lse_bits[row] = bits_to(ER_FMT_F32, -INFINITY);
+                    if (lse_lo) lse_lo[row] = lse_hi[row] = -INFINITY;
+                    continue;
+                }
+                /* weights: midpoints and radii */
+                /* sums in blocks of 32 keys: a term's path has at most 32 + 1 + Sk/32 roundings */
+                double swl = 0, swh = 0, swm = 0, swr = 0, bwl = 0, bwh = 0, bwm = 0, bwr = 0;
+                for (int64_t c = 0; c < Dv; c++) w.acc[c] = 0, w.acc3[c] = 0;
+                int inblk = 0;
+                for (int64_t j = 0; j < Sk; j++) {
+                    if (w.sl[j] == -INFINITY && w.sh[j] == -INFINITY) continue;
+                    double x = er_b_down(w.sl[j] - shift), elo, ehi;
+                    er_ops_exp(x, &elo, &ehi);
+                    double dw = er_b_up(er_b_up(w.sh[j] - shift) - x);
+                    double wl = elo, wh = dw < 0.5 ? UP8(ehi / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
+                    double wm = 0.5 * (wl + wh);
+                    bwl += wl, bwh += wh, bwm += wm;
+                    bwr += HALFW(wl, wh, wm);
+                    axpy(w.acc3, wm, V + j * Dv, Dv);
+                    if (++inblk == 32) {
+                        for (int64_t c = 0; c < Dv; c++) w.acc[c] += w.acc3[c], w.acc3[c] = 0;
+                        swl += bwl, swh += bwh, swm += bwm, swr += bwr;
+                        bwl = bwh = bwm = bwr = 0;
+                        inblk = 0;
+                    }
+                }
+                for (int64_t c = 0; c < Dv; c++) w.acc[c] += w.acc3[c];
+                swl += bwl, swh += bwh, swm += bwm, swr += bwr;
+                double Dl = er_b_down(swl * (1.0 - gn)), Dh = er_b_up(swh * (1.0 + gn));
+                double rfac = er_b_up(er_b_up(swr * (1.0 + gn)) + er_b_up(gn * swm * (1.0 + gn)));
+                int any_und = 0;
+                for (int64_t c = 0; c < Dv; c++) {
+                    double rN = er_b_up(vmax[c] * rfac);
+                    double lo, hi;
+                    quot(er_b_down(w.acc[c] - rN), er_b_up(w.acc[c] + rN), Dl, Dh, &lo, &hi);
+                    if (p->v_descale != 1.0) {
+                        lo = er_b_down(lo * p->v_descale);
+                        hi = er_b_up(hi * p->v_descale);
+                    }
+                    uint64_t bl = bits_to(out_fmt, lo), bh = bits_to(out_fmt, hi);
+                    und[c] = bl != bh;
+                    any_und |= und[c];
+                    ob[c] = bl;
+                    if (out_lo) out_lo[row * Dv + c] = lo, out_hi[row * Dv + c] = hi;
+                }
+                double ll = er_b_down(shift + log_dn(Dl)), lh = er_b_up(shift + log_up(Dh));
+                uint64_t lb = bits_to(ER_FMT_F32, ll);
+                int lse_und = lb != bits_to(ER_FMT_F32, lh);
+                lse_bits[row] = lb;
+                if (lse_lo) lse_lo[row] = ll, lse_hi[row] = lh;
+                /* MPFR for what binary64 could not decide, raising the precision until decided */
+                for (mpfr_prec_t prec = 192; (any_und || lse_und) && prec <= 8192; prec *= 2) {
+                    mp_row m;
+                    if (!mp_row_init(&m, Sk, prec)) {
+                        st = msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
+                        break;
+                    }
+                    int nn = mp_row_weights(&m, p, b, h, i, shift);
+                    any_und = 0;
+                    for (int64_t c = 0; c < Dv; c++) {
+                        if (!und[c]) continue;
+                        double lo, hi;
+                        mp_out(&m, nn, V, Dv, c, p->v_descale, &lo, &hi);
+                        uint64_t bl = bits_to(out_fmt, lo), bh = bits_to(out_fmt, hi);
+                        und[c] = bl != bh;
+                        any_und |= und[c];
+                        ob[c] = bl;
+                        if (out_lo) out_lo[row * Dv + c] = lo, out_hi[row * Dv + c] = hi;
+                    }
+                    if (lse_und) {
+                        mp_lse(&m, shift, &ll, &lh);
+                        lb = bits_to(ER_FMT_F32, ll);
+                        lse_und = lb != bits_to(ER_FMT_F32, lh);
+                        lse_bits[row] = lb;
+                        if (lse_lo) lse_lo[row] = ll, lse_hi[row] = lh;
+                    }
+                    mp_row_free(&m);
+                }
+                if (st == ER_OK && (any_und || lse_und) && out_lo &&
+                    exact_settle(p, b, h, i, out_fmt, und, ob, out_lo + row * Dv, out_hi + row * Dv, &lse_und,
+                                 &lse_bits[row], &lse_lo[row], &lse_hi[row]))
+                    any_und = lse_und = 0;
+                if (st == ER_OK && (any_und || lse_und))
+                    st = msgf(msg, msg_size, ER_EUNSUPPORTED,
+                              "attention: the rounding of row (%lld, %lld, %lld) is not decided at 8192 bits (an "
+                              "exact value on a rounding boundary)",
+                              (long long)b, (long long)h, (long long)i);
+            }
+        }
+    }
+    ws_free(&w);
+    free(und);
+    return st;
+}
+
+/* ---- The bounds of a standard. ---- */
+
+static int fmt_prec(int fmt) { er_fmt f = er_fmt_get(fmt); return f.mbits + 1; }
+static int fmt_emin(int fmt) { return er_fmt_emin(er_fmt_get(fmt)); }
+
+er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er_attn_std *s, double *out_lo, double *out_hi,
+                         double *lse_lo, double *lse_hi, unsigned char *row_nan, char *msg, size_t msg_size)
+{
+    int64_t D = p->D, Dv = p->Dv, Sk = p->Sk;
+    int pc = fmt_prec(s->compute), ec = fmt_emin(s->compute);
+    double u = ldexp(1.0, -pc), u1 = er_b_up(u / er_b_down(1.0 - u));
+    double tiny = s->ftz ? ldexp(1.0, ec) : ldexp(1.0, ec - pc + 1); /* an absolute loss per operation */
+    double eps_e = er_b_up(s->ulps_exp * ldexp(1.0, 1 - pc)), ln_e = er_b_up(eps_e / er_b_down(1.0 - eps_e));
+    double eps_d = er_b_up(s->ulps_div * ldexp(1.0, 1 - pc) + u), ln_d = er_b_up(eps_d / er_b_down(1.0 - eps_d));
+    double eps_l = er_b_up(s->ulps_log * ldexp(1.0, 1 - pc));
+    double abs_e = er_b_up((s->ulps_exp > 1 ? s->ulps_exp : 1.0) * ldexp(1.0, ec - pc + 1) + (s->ftz ? ldexp(1.0, ec) : 0));
+    double uP = 0, absP = 0;
+    if (s->p_fmt >= 0) {
+        uP = ldexp(1.0, -fmt_prec(s->p_fmt));
+        absP = ldexp(1.0, fmt_emin(s->p_fmt) - fmt_prec(s->p_fmt));
+    }
+    int declared = s->kind == 2 && s->block > 0 && s->p_fmt >= 0;
+    int64_t nblocks = s->kind == 2 && s->block > 0 ? (Sk + s->block - 1) / s->block : 1;
+    int64_t nsum = s->kind == 2 && s->block > 0 ? (s->block < Sk ? s->block : Sk) : Sk;
+    double gamma_D = er_b_up((double)D * u / er_b_down(1.0 - (double)D * u));
+    double gn = er_b_up((double)(Sk + 2) * 0x1p-53 / er_b_down(1.0 - (double)(Sk + 2) * 0x1p-53));
+    double sgl, sgh;
+    sigma_of(p, &sgl, &sgh);
+    row_ws w;
+    double *E = malloc(sizeof(double) * (size_t)(Sk > 0 ? Sk : 1) * 3);
+    double *mbl = malloc(sizeof(double) * (size_t)nblocks * 2);
+    if (!E || !mbl || !ws_alloc(&w, Sk, Dv)) {
+        free(E), free(mbl);
+        return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
+    }
+    double *A0 = E + Sk, *AR = A0 + Sk, *mbh = mbl + nblocks;
+    for (int64_t row = r0; row < r1; row++) {
+        {
+            int64_t i = row % p->Sq, h = row / p->Sq % p->Hq, b = row / p->Sq / p->Hq;
+            int64_t hk = h / (p->Hq / p->Hk);
+            const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
+            const double *vmax = p->vmax + (b * p->Hk + hk) * Dv;
+            double kmax = p->kmax[b * p->Hk + hk];
+            {
+                const double *q = p->q + row * D;
+                double qmax = 0;
+                for (int64_t x = 0; x < D; x++) qmax = fmax(qmax, fabs(q[x]));
+                row_dots(p, q, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
+                double shift = -INFINITY, M = 0, Emax = 0;
+                int64_t n = 0;
+                double mkabs[1];
+                (void)mkabs;
+                /* the scores' enclosures and the standard's radius on each dot product */
+                double ftzR = s->ftz ? er_b_up(ldexp(1.0, ec) * er_b_up(2.0 * (2 * D + 1) + (double)D * (qmax + kmax))) : 0;
+                for (int64_t j = 0; j < Sk; j++) {
+                    double mk;
+                    if (!takes_part(p, b, h, i, j, &mk)) {
+                        w.sl[j] = w.sh[j] = -INFINITY;
+                        continue;
+                    }
+                    score_encl(w.d[j], w.r[j], sgl, sgh, mk, &w.sl[j], &w.sh[j]);
+                    /* the implementation's dot: any_order's radius in compute (docs/proofs/any-order.md) */
+                    double R = er_b_up(er_b_up(gamma_D * w.t[j]) + (double)(2 * D) * ldexp(1.0, ec - pc) + ftzR);
+                    w.r[j] = er_b_up(R * sgh); /* in score units */
+                    E[j] = fabs(mk);             /* |mask| for now */
+                    if (w.sh[j] > shift) shift = w.sh[j];
+                    double a = fmax(fabs(w.sl[j]), fabs(w.sh[j]));
+                    M = fmax(M, er_b_up(a + w.r[j]));
+                    n++;
+                }
+                if (n == 0) {
+                    for (int64_t c = 0; c < Dv; c++) out_lo[row * Dv + c] = -INFINITY, out_hi[row * Dv + c] = INFINITY;
+                    lse_lo[row] = -INFINITY, lse_hi[row] = INFINITY;
+                    if (row_nan) row_nan[row] = 1;
+                    continue;
+                }
+                if (row_nan) row_nan[row] = 0;
+                double g8 = er_b_up(8.0 * u * (1.0 + 0x1p-20));
+                for (int64_t j = 0; j < Sk; j++) {
+                    if (w.sh[j] == -INFINITY) continue;
+                    double a = fmax(fabs(w.sl[j]), fabs(w.sh[j]));
+                    /* argument error: the dot's radius, and at most 8 roundings on |sigma d| + |mask| + |mu| */
+                    E[j] = er_b_up(er_b_up(w.r[j] * (1.0 + 0x1p-20)) + er_b_up(g8 * er_b_up(er_b_up(a + E[j]) + M)) + 0x1p-140);
+                    Emax = fmax(Emax, E[j]);
+                }
+                double eEmax = exp_up(Emax);
+                double absw = er_b_up(abs_e * eEmax), absPw = er_b_up(absP * eEmax);
+                double lnA = er_b_up(er_b_up(ln_e + 2.0 * u1) + g8 * M); /* one rescaling by alpha */
+                /* declared block: the running maxima's enclosures */
+                if (declared) {
+                    double lo = -INFINITY, hi = -INFINITY;
+                    for (int64_t bb = 0; bb < nblocks; bb++) {
+                        int64_t j1 = (bb + 1) * s->block < Sk ? (bb + 1) * s->block : Sk;
+                        for (int64_t j = bb * s->block; j < j1; j++) {
+                            if (w.sh[j] == -INFINITY) continue;
+                            lo = fmax(lo, er_b_down(w.sl[j] - E[j]));
+                            hi = fmax(hi, er_b_up(w.sh[j] + E[j]));
+                        }
+                        mbl[bb] = lo, mbh[bb] = hi;
+                    }
+                }
+                /* per block: exp(shift - mu_b) enclosed (declared block) */
+                double sA0 = 0, sAR = 0, sX0 = 0, sXR = 0;
+                for (int64_t c = 0; c < Dv; c++) w.acc[c] = 0, w.acc2[c] = 0;
+                int64_t last_b = -1;
+                double fbl = 1, fbh = 1, fl = 1, fh = 1, eL = 1, emL = 1;
+                for (int64_t j = 0; j < Sk; j++) {
+                    if (w.sh[j] == -INFINITY) {
+                        A0[j] = AR[j] = 0;
+                        continue;
+                    }
+                    int64_t bj = s->kind == 2 && s->block > 0 ? j / s->block : 0;
+                    if (bj != last_b) {
+                        /* per block: the path's factor e^(+-L) and the running max's enclosure */
+                        last_b = bj;
+                        double after = s->kind != 2 ? 0.0 : s->block > 0 ? (double)(nblocks - 1 - bj) : (double)(Sk - 1);
+                        double L = er_b_up(er_b_up((double)(nsum + 1) * u1) + er_b_up(after * lnA) + (s->kind != 2 ? ln_d : 0));
+                        eL = L < 0.5 ? er_b_up(1.0 / er_b_down(1.0 - L)) : exp_up(L);
+                        emL = L < 1 ? er_b_down(1.0 - L) : 0.0;
+                        if (declared) {
+                            fbl = exp_dn(er_b_down(shift - mbh[bj])), fbh = exp_up(er_b_up(shift - mbl[bj]));
+                            fl = exp_dn(er_b_down(mbl[bj] - shift)), fh = exp_up(er_b_up(mbh[bj] - shift));
+                        }
+                    }
+                    /* exp(s_j - shift) in [wl, wh]; exp(-E) >= 1 - E and exp(E) <= 1 / (1 - E) for E < 1/2 */
+                    double wl = exp_dn(er_b_down(w.sl[j] - shift));
+                    double dw = er_b_up(w.sh[j] - w.sl[j]), Ej = E[j];
+                    double wh = dw < 0.5 ? UP8(wl * (1.0 + 0x1p-48) / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
+                    double al, ah, xl, xh;
+                    if (Ej >= 0.5) {
+                        wl = DN8(wl * exp_dn(-Ej)), wh = UP8(wh * exp_up(Ej)), Ej = 0;
+                    }
+                    if (declared) {
+                        /* p^ in the block's units, then P = round(p^) */
+                        double pl = er_b_down(DN8(wl * fbl * (1.0 - Ej) * (1.0 - eps_e)) - abs_e);
+                        double ph = er_b_up(UP8(wh * fbh / (1.0 - Ej) * (1.0 + eps_e)) + abs_e);
+                        if (pl < 0) pl = 0;
+                        double Pl = rnd_fast(s->p_fmt, pl), Ph = rnd_fast(s->p_fmt, ph);
+                        al = DN8(Pl * fl * emL), ah = UP8(Ph * fh * eL);
+                        xl = DN8(pl * fl * emL), xh = UP8(ph * fh * eL);
+                    } else {
+                        xl = er_b_down(DN8(wl * (1.0 - Ej) * (1.0 - eps_e)) - absw);
+                        xh = er_b_up(UP8(wh / (1.0 - Ej) * (1.0 + eps_e)) + absw);
+                        if (xl < 0) xl = 0;
+                        al = er_b_down(DN8(xl * (1.0 - uP)) - absPw);
+                        ah = er_b_up(UP8(xh * (1.0 + uP)) + absPw);
+                        if (al < 0) al = 0;
+                        al = DN8(al * emL), ah = UP8(ah * eL), xl = DN8(xl * emL), xh = UP8(xh * eL);
+                    }
+                    double a0 = 0.5 * (al + ah), ar = HALFW(al, ah, a0);
+                    double X0 = 0.5 * (xl + xh);
+                    sX0 += X0, sXR += HALFW(xl, xh, X0);
+                    sA0 += a0, sAR += ar;
+                    A0[j] = a0, AR[j] = ar;
+                    const double *vr = V + j * Dv;
+                    axpy2(w.acc, w.acc2, a0, ar, vr, Dv);
+                }
+                /* absolute losses of the implementation's sums (underflow, flush), in these units */
+                double absS = er_b_up(er_b_up((double)(2 * Sk + 4) * tiny) * eEmax);
+                /* the row sum l: of the P values rounded (A) or as computed (X): either one */
+                double RA = er_b_up(er_b_up(sAR + er_b_up(gn * er_b_up(sA0 + sAR))) + absS);
+                double RX = er_b_up(er_b_up(sXR + er_b_up(gn * er_b_up(sX0 + sXR))) + absS);
+                double Dl = fmin(er_b_down(sA0 * (1.0 - gn) - RA), er_b_down(sX0 * (1.0 - gn) - RX));
+                double Dh = fmax(er_b_up(er_b_up(sA0 * (1.0 + gn)) + RA), er_b_up(er_b_up(sX0 * (1.0 + gn)) + RX));
+                if (!(Dl > 0)) {
+                    for (int64_t c = 0; c < Dv; c++) out_lo[row * Dv + c] = -INFINITY, out_hi[row * Dv + c] = INFINITY;
+                    lse_lo[row] = -INFINITY, lse_hi[row] = INFINITY;
+                    continue;
+                }
+                double rs = er_b_up(gn * er_b_up(sA0 + sAR) * 2.0);
+                for (int64_t c = 0; c < Dv; c++) {
+                    double rN = er_b_up(er_b_up(er_b_up(w.acc2[c] * (1.0 + gn)) + er_b_up(vmax[c] * rs)) +
+                                        er_b_up(absS * (vmax[c] + 1.0)));
+                    double lo, hi;
+                    quot(er_b_down(w.acc[c] - rN), er_b_up(w.acc[c] + rN), Dl, Dh, &lo, &hi);
+                    /* the last division within ulps, and its absolute loss below the normal range */
+                    double td = ldexp(1.0, ec - pc + 1) * (s->ulps_div > 1 ? s->ulps_div : 1.0) + (s->ftz ? ldexp(1.0, ec) : 0);
+                    lo = er_b_down(er_b_down(lo - er_b_up(fabs(lo) * eps_d)) - td);
+                    hi = er_b_up(er_b_up(hi + er_b_up(fabs(hi) * eps_d)) + td);
+                    if (p->v_descale != 1.0) {
+                        double a = er_b_down(lo * p->v_descale), z = er_b_up(hi * p->v_descale);
+                        lo = er_b_down(er_b_down(a - er_b_up(fabs(a) * u)) - tiny);
+                        hi = er_b_up(er_b_up(z + er_b_up(fabs(z) * u)) + tiny);
+                    }
+                    out_lo[row * Dv + c] = lo, out_hi[row * Dv + c] = hi;
+                }
+                /* lse = shift + log(D): log within ulps (relative, plus ulps of 1 absolute), then a few
+                 * roundings on |shift| + |log D| + Emax */
+                double gl = log_dn(Dl), gh = log_up(Dh), ga = fmax(fabs(gl), fabs(gh));
+                double er = er_b_up(er_b_up(eps_l * ga) + eps_l + er_b_up(g8 * er_b_up(er_b_up(fabs(shift) + Emax) + ga)));
+                lse_lo[row] = er_b_down(er_b_down(shift + gl) - er);
+                lse_hi[row] = er_b_up(er_b_up(shift + gh) + er);
+            }
+        }
+    }
+    ws_free(&w);
+    free(E), free(mbl);
+    return ER_OK;
+}
