@@ -8,7 +8,7 @@ the system's headers:
   public    include/exactref/*.h           public, and of the core only er_types.h (no functions)
   host      host/                          host, public, core
   backend   cpu/  opencl/  cuda/           its own folder, host, public, core   (never another backend)
-  front     src/*.[ch], src/interval/      front, host, backends, public, core
+  front     src/*.[ch], src/interval/, src/ops/  front, host, backends, public, core
   math      src/math/                      math, public, core
   interp    src/interp/, src/python/       own folder, front headers (src/*.h), math, public, core
   cli       src/cli/                       cli, interp, math, front headers, public, core
@@ -62,7 +62,7 @@ def layer_of(rel):
         if len(parts) == 2:
             return 'front'
         sub = parts[1]
-        if sub == 'interval':
+        if sub in ('interval', 'ops'):
             return 'front'
         if sub == 'math':
             return 'math'
