@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -201,6 +202,9 @@ er_status er_ops_alloc_output(er_opres *r, int i, int format, int ndim, const in
         return msgf(msg, msg_size, ER_EINVAL, "%s: unknown output format %d", r->def->name, format);
     er_optensor t = er_optensor_make(format, ndim, shape, NULL);
     int64_t n = er_optensor_count(&t);
+    if (n < 0 || (uint64_t)n > SIZE_MAX / 16) /* a broadcast output too large: sizeof(double) * n would wrap */
+        return msgf(msg, msg_size, ER_EINVAL, "%s: output %d has more elements than this machine can address",
+                    r->def->name, i);
     t.data = calloc((size_t)(n ? n : 1), (size_t)fi.storage_bytes);
     r->xlo[i] = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
     r->xhi[i] = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));

@@ -2,6 +2,7 @@
  * options, outputs, exact enclosures, bounds cached per options, covers and the check's report (the
  * matmul check's own scoring), and the result through the operation interface (src/er_op.h). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,29 @@ er_status er_op_call_nd(const char *op, int ninputs, const er_optensor *const *i
             st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d (%s) has no data or %d dimensions", op, i,
                       def->input_names ? def->input_names[i] : "?", inputs[i]->ndim);
             goto fail;
+        }
+        /* every dimension >= 0 and the count small enough for (size_t) count * 16 bytes: no wrapped
+         * count (a 2^80-element tensor read as 0 elements) and no negative extent read as data */
+        for (int d = 0, nd = inputs[i]->ndim; d < nd; d++)
+            if (inputs[i]->shape[d] < 0) {
+                st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d (%s) has dimension %d of size %lld (negative)", op, i,
+                          def->input_names ? def->input_names[i] : "?", d, (long long)inputs[i]->shape[d]);
+                goto fail;
+            }
+        {
+            int64_t n = 1, cap = (int64_t)((SIZE_MAX / 16 < (size_t)INT64_MAX ? SIZE_MAX / 16 : (size_t)INT64_MAX / 16));
+            int zero = 0, big = 0;
+            for (int d = 0; d < inputs[i]->ndim; d++) {
+                int64_t m = inputs[i]->shape[d];
+                if (m == 0) zero = 1;
+                else if (n > cap / m) big = 1;
+                else n *= m;
+            }
+            if (big && !zero) {
+                st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d (%s) has more elements than this machine can address",
+                          op, i, def->input_names ? def->input_names[i] : "?");
+                goto fail;
+            }
         }
         er_format_info fi;
         if (er_format_get_info(inputs[i]->format, &fi) != ER_OK) {
