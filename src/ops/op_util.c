@@ -172,9 +172,10 @@ er_status er_ops_values(const er_optensor *t, double **out, char *msg, size_t ms
     double *v = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
     if (!v) return msgf(msg, msg_size, ER_ENOMEM, "out of memory for %lld values", (long long)n);
     int contiguous = 1;
-    for (int d = t->ndim - 1, s = 1; d >= 0; d--) {
+    int64_t s = 1; /* int64: an int wraps above 2^31 elements */
+    for (int d = t->ndim - 1; d >= 0; d--) {
         if (t->shape[d] > 1 && t->strides[d] != s) contiguous = 0;
-        s *= (int)(t->shape[d] ? t->shape[d] : 1);
+        s *= t->shape[d] ? t->shape[d] : 1;
     }
     if (contiguous && n > 0 &&
         er_convert_array(t->format, ER_FMT_F64, t->data, v, (size_t)n, ER_RND_NEAREST_EVEN, 0u, NULL, NULL) == ER_OK) {
