@@ -24,7 +24,7 @@ er_optensor er_optensor_make(int format, int ndim, const int64_t *shape, void *d
     int64_t s = 1;
     for (int d = t.ndim - 1; d >= 0; d--) {
         t.strides[d] = s;
-        s *= t.shape[d];
+        if (__builtin_mul_overflow(s, t.shape[d], &s)) s = INT64_MAX; /* er_op_call refuses such a shape */
     }
     return t;
 }
@@ -46,7 +46,8 @@ er_optensor er_optensor_of(const er_tensor *t)
 int64_t er_optensor_count(const er_optensor *t)
 {
     int64_t n = 1;
-    for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
+    for (int d = 0; d < t->ndim; d++)
+        if (__builtin_mul_overflow(n, t->shape[d], &n)) n = INT64_MAX; /* no wrap: er_op_call refuses it */
     return n;
 }
 
