@@ -35,7 +35,7 @@ typedef struct er_optensor {
 ER_API er_optensor er_optensor_make(int format, int ndim, const int64_t *shape, void *data);
 /* The same elements as a 2-D or 3-D er_tensor, as an operation's tensor. */
 ER_API er_optensor er_optensor_of(const er_tensor *t);
-/* The number of elements (the product of the shape; 1 for a scalar). */
+/* The number of elements (the product of the shape; 1 for a scalar; INT64_MAX where it overflows). */
 ER_API int64_t er_optensor_count(const er_optensor *t);
 
 /* The result of one operation (any operation of the table but matmul, whose result is er_result). */

@@ -368,6 +368,8 @@ static int scale_range(const q_state *s, const er_opres *r, const er_openv *env,
         }
         break;
     }
+    /* flush_to_zero: a computed scale below compute's least normal may be produced as 0 */
+    if (env->ftz && !s->given && s->scheme != QS_MX && *pl < env->tiny) *pl = 0;
     *sl = rn_val(s->sfmt, *pl);
     *sh = rn_val(s->sfmt, *ph);
     return 1;
@@ -409,6 +411,14 @@ static er_status q_bounds(er_opres *r, int i, const er_openv *env, double *lo, d
             lo[e] = hi[e] = 0.0 * x;
             continue;
         }
+        /* flush_to_zero: a subnormal x may be read as 0 (q = 0; 0 / 0 where the scale is flushed too) */
+        int xflush = env->ftz && fabs(x) < env->tiny;
+        if (xflush && sl <= 0) {
+            flags[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+            lo[e] = -INFINITY;
+            hi[e] = INFINITY;
+            continue;
+        }
         double g_rel = g2;
         if (s->scheme == QS_NVFP4) { /* the divisor stored block scale * s_t, rounded in f32 */
             double tl = s->st_exact_lo, th = s->st_exact_hi;
@@ -435,6 +445,10 @@ static er_status q_bounds(er_opres *r, int i, const er_openv *env, double *lo, d
             h = er_ops_div_up(x, sh);
         }
         if (s->scheme != QS_MX) widen(&l, &h, g_rel, 2 * eta); /* x / s can be exact for mx (a power of 2) */
+        if (xflush) {
+            if (l > 0) l = 0;
+            if (h < 0) h = 0;
+        }
         if (s->saturate) {
             l = fmax(-s->fmax, fmin(s->fmax, l));
             h = fmax(-s->fmax, fmin(s->fmax, h));

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -171,9 +172,10 @@ er_status er_ops_values(const er_optensor *t, double **out, char *msg, size_t ms
     double *v = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
     if (!v) return msgf(msg, msg_size, ER_ENOMEM, "out of memory for %lld values", (long long)n);
     int contiguous = 1;
-    for (int d = t->ndim - 1, s = 1; d >= 0; d--) {
+    int64_t s = 1; /* int64: an int wraps above 2^31 elements */
+    for (int d = t->ndim - 1; d >= 0; d--) {
         if (t->shape[d] > 1 && t->strides[d] != s) contiguous = 0;
-        s *= (int)(t->shape[d] ? t->shape[d] : 1);
+        s *= t->shape[d] ? t->shape[d] : 1;
     }
     if (contiguous && n > 0 &&
         er_convert_array(t->format, ER_FMT_F64, t->data, v, (size_t)n, ER_RND_NEAREST_EVEN, 0u, NULL, NULL) == ER_OK) {
@@ -201,6 +203,9 @@ er_status er_ops_alloc_output(er_opres *r, int i, int format, int ndim, const in
         return msgf(msg, msg_size, ER_EINVAL, "%s: unknown output format %d", r->def->name, format);
     er_optensor t = er_optensor_make(format, ndim, shape, NULL);
     int64_t n = er_optensor_count(&t);
+    if (n < 0 || (uint64_t)n > SIZE_MAX / 16) /* a broadcast output too large: sizeof(double) * n would wrap */
+        return msgf(msg, msg_size, ER_EINVAL, "%s: output %d has more elements than this machine can address",
+                    r->def->name, i);
     t.data = calloc((size_t)(n ? n : 1), (size_t)fi.storage_bytes);
     r->xlo[i] = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
     r->xhi[i] = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));

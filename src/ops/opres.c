@@ -2,6 +2,7 @@
  * options, outputs, exact enclosures, bounds cached per options, covers and the check's report (the
  * matmul check's own scoring), and the result through the operation interface (src/er_op.h). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ er_optensor er_optensor_make(int format, int ndim, const int64_t *shape, void *d
     int64_t s = 1;
     for (int d = t.ndim - 1; d >= 0; d--) {
         t.strides[d] = s;
-        s *= t.shape[d];
+        if (__builtin_mul_overflow(s, t.shape[d], &s)) s = INT64_MAX; /* er_op_call refuses such a shape */
     }
     return t;
 }
@@ -45,7 +46,8 @@ er_optensor er_optensor_of(const er_tensor *t)
 int64_t er_optensor_count(const er_optensor *t)
 {
     int64_t n = 1;
-    for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
+    for (int d = 0; d < t->ndim; d++)
+        if (__builtin_mul_overflow(n, t->shape[d], &n)) n = INT64_MAX; /* no wrap: er_op_call refuses it */
     return n;
 }
 
@@ -124,6 +126,29 @@ er_status er_op_call_nd(const char *op, int ninputs, const er_optensor *const *i
             st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d (%s) has no data or %d dimensions", op, i,
                       def->input_names ? def->input_names[i] : "?", inputs[i]->ndim);
             goto fail;
+        }
+        /* every dimension >= 0 and the count small enough for (size_t) count * 16 bytes: no wrapped
+         * count (a 2^80-element tensor read as 0 elements) and no negative extent read as data */
+        for (int d = 0, nd = inputs[i]->ndim; d < nd; d++)
+            if (inputs[i]->shape[d] < 0) {
+                st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d (%s) has dimension %d of size %lld (negative)", op, i,
+                          def->input_names ? def->input_names[i] : "?", d, (long long)inputs[i]->shape[d]);
+                goto fail;
+            }
+        {
+            int64_t n = 1, cap = (int64_t)((SIZE_MAX / 16 < (size_t)INT64_MAX ? SIZE_MAX / 16 : (size_t)INT64_MAX / 16));
+            int zero = 0, big = 0;
+            for (int d = 0; d < inputs[i]->ndim; d++) {
+                int64_t m = inputs[i]->shape[d];
+                if (m == 0) zero = 1;
+                else if (n > cap / m) big = 1;
+                else n *= m;
+            }
+            if (big && !zero) {
+                st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d (%s) has more elements than this machine can address",
+                          op, i, def->input_names ? def->input_names[i] : "?");
+                goto fail;
+            }
         }
         er_format_info fi;
         if (er_format_get_info(inputs[i]->format, &fi) != ER_OK) {
