@@ -152,6 +152,18 @@ int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits);
 /* The pattern of x rounded to nearest even into fmt (x binary64). */
 uint64_t er_ops_round(int fmt, double x);
 
+/* ---- fast paths (op_fast.c): bf16, f16 and f32 without the generic converter; the same results ---- */
+/* 1 for the formats with fast paths (bf16, f16, f32). */
+int er_ops_fast_format(int fmt);
+/* er_ops_round's pattern (x rounded to nearest even into fmt); any format (others: the converter). */
+uint64_t er_ops_rn_bits(int fmt, double x);
+/* The binary64 value of pattern bits of fmt (exact; NaN only tested with isnan); any format. */
+double er_ops_bits_value(int fmt, uint64_t bits);
+/* er_b_finish_lh(c, rbits, lo, hi, rad, nonfinite, uncertain, 0, 0, o): its common case (a finite range
+ * of a fast format, rounding to nearest even) computed here, every other case by it. */
+void er_ops_finish_fast(const er_bpar *c, uint64_t rbits, double lo, double hi, double rad, int nonfinite,
+                        int uncertain, er_bel *o);
+
 /* ---- bounds arithmetic (op_util.c): binary64, outward (the rounding mode is never changed) ---- */
 /* a - b enclosed: [d, d] when the binary64 difference d is exact (TwoSum), else one ulp outward */
 void er_ops_sub_iv(double a, double b, double *l, double *h);

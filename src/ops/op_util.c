@@ -290,17 +290,7 @@ int er_ops_in_iv(const er_opres *r, int i, int64_t e, double v, double *lo, doub
 
 /* ---- rounding ---- */
 
-uint64_t er_ops_round(int fmt, double x)
-{
-    if (fmt == ER_FMT_F32 && x == x) { /* the conversion's own rounding to nearest (never changed) */
-        float f = (float)x;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        return u;
-    }
-    if (fmt == ER_FMT_F64) return er_b_bits(x);
-    return er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u);
-}
+uint64_t er_ops_round(int fmt, double x) { return er_ops_rn_bits(fmt, x); }
 
 int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits)
 {
