@@ -3,6 +3,7 @@
  * (er_b_finish_lh's common case), without the generic format converter. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "op_impl.h"
@@ -103,4 +104,57 @@ void er_ops_finish_fast(const er_bpar *c, uint64_t rbits, double lo, double hi, 
         }
     }
     er_b_finish_lh(c, rbits, lo, hi, rad, nonfinite, uncertain, 0, 0, o);
+}
+
+/* ---- a memo of er_ops_exp ---- */
+
+#define EXPC_N 4096 /* entries (a power of 2): 96 KiB */
+#define EXPC_EMPTY 0x7FF8DEADBEEF0001ull /* a NaN: NaNs bypass the memo, so it never matches */
+
+struct er_ops_expc {
+    uint64_t key[EXPC_N];
+    double lo[EXPC_N], hi[EXPC_N];
+};
+
+er_ops_expc *er_ops_expc_new(void)
+{
+    er_ops_expc *c = (er_ops_expc *)malloc(sizeof *c);
+    if (!c) return NULL;
+    for (int i = 0; i < EXPC_N; i++) c->key[i] = EXPC_EMPTY;
+    return c;
+}
+
+void er_ops_expc_free(er_ops_expc *c) { free(c); }
+
+void er_ops_exp_c(er_ops_expc *c, double x, double *lo, double *hi)
+{
+    if (!c || x != x) {
+        er_ops_exp(x, lo, hi);
+        return;
+    }
+    uint64_t k = er_b_bits(x);
+    size_t i = (size_t)((k * 0x9E3779B97F4A7C15ull) >> 52); /* 12 bits */
+    if (c->key[i] != k) {
+        er_ops_exp(x, &c->lo[i], &c->hi[i]);
+        c->key[i] = k;
+    }
+    *lo = c->lo[i];
+    *hi = c->hi[i];
+}
+
+void er_ops_exp_iv_c(er_ops_expc *c, double a, double b, double *lo, double *hi)
+{
+    double l, h;
+    er_ops_exp_c(c, a, lo, &h);
+    if (b == a) { /* one point: one evaluation */
+        *hi = h;
+        return;
+    }
+    double d = b - a;
+    if (d > 0 && d <= 0x1p-20 && er_b_finite(h)) {
+        /* a narrow interval: exp(b) = exp(a) e^(b - a) <= exp(a) (1 + 2 (b - a)) for 0 <= b - a <= 1 */
+        *hi = er_b_up(h * er_b_up(1 + 2 * er_b_up(d)));
+        return;
+    }
+    er_ops_exp_c(c, b, &l, hi);
 }

@@ -189,7 +189,13 @@ START_TEST(fast_paths_as_converter)
                               (unsigned long long)er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u));
             }
         for (int k = 0; k < 400000; k++) {
-            double x = fast_rand_value(&st);
+            double x = fast_rand_value(&st), v, w;
+            /* er_ops_round_compute's fast path: the value of the pattern, as er_round_double rounds */
+            if (er_round_double(fmt, x, ER_RND_NEAREST_EVEN, &v) == ER_OK) {
+                w = er_ops_bits_value(fmt, er_ops_rn_bits(fmt, x));
+                ck_assert_msg(er_b_bits(v) == er_b_bits(w), "format %d, %a: rounded %a, er_round_double %a", fmt, x, w,
+                              v);
+            }
             ck_assert_msg(er_ops_rn_bits(fmt, x) == er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u),
                           "format %d, %a: 0x%llx, the converter 0x%llx", fmt, x,
                           (unsigned long long)er_ops_rn_bits(fmt, x),
