@@ -1765,6 +1765,8 @@ done:
     free(prints);
     er_interp_free(m);
     return res;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /*
  * The operations beyond matmul (include/exactref/ops.h): op_call(name, inputs, options) runs one and
