@@ -201,7 +201,7 @@ void er_ops_round_compute(const er_openv *env, double *lo, double *hi);
 double er_ops_ulps(const er_openv *env, const char *fn);
 
 /* er_ops_lib_result and er_ops_round_compute inline (the same operations, for the per-element loops) */
-static inline void er_ops_lib_result_inl(const er_openv *env, double ulps, double *lo, double *hi)
+ER_FN void er_ops_lib_result_inl(const er_openv *env, double ulps, double *lo, double *hi)
 {
     double l = *lo, h = *hi;
     double two_u = 2 * env->u;
