@@ -1,6 +1,6 @@
-/* op_fast.c: the operation layer's fast paths for the common output formats (bf16, f16, f32): rounding a
- * binary64 value to nearest even into the format's pattern, a pattern's value, and one element's bounds
- * (er_b_finish_lh's common case), without the generic format converter. */
+/* op_fast.c: the operation layer's fast paths: bf16, f16 and f32 rounded to nearest even and decoded by
+ * bit arithmetic, one element's bounds finished without the generic converter (er_b_finish_lh's common
+ * case), and a per-thread memo of the certified exp. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
