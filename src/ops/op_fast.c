@@ -158,3 +158,41 @@ void er_ops_exp_iv_c(er_ops_expc *c, double a, double b, double *lo, double *hi)
     }
     er_ops_exp_c(c, b, &l, hi);
 }
+
+/* ---- tanh enclosed from the certified exp (docs/proofs/ops-math.md, "tanh from exp") ---- */
+
+void er_ops_tanh_fast(double x, double *lo, double *hi)
+{
+    double a = x < 0 ? -x : x, l, h;
+    if (x != x || a == 0 || a < 0x1p-500) { /* NaN, zeros (their sign), the far small: MPFR */
+        er_ops_tanh(x, lo, hi);
+        return;
+    }
+    if (a < 0x1p-10) {
+        /* a - a^3/3 <= tanh a <= a - a^3/3 + 2 a^5/15 (0 <= a <= sqrt(3)) */
+        double a2l = er_b_down(a * a), a2h = er_b_up(a * a);
+        double c3h = er_b_up(er_b_up(a2h * a) / 3), c3l = er_b_down(er_b_down(a2l * a) / 3);
+        double a5h = er_b_up(er_b_up(a2h * a2h) * a), c5h = er_b_up(er_b_up(2 * a5h) / 15);
+        l = er_b_down(a - c3h);
+        h = er_b_up(er_b_up(a - c3l) + c5h);
+    } else if (a > 20) {
+        /* 1 - tanh a = 2 / (e^(2a) + 1) < 2 e^-40 < 2^-53 */
+        l = 0x1.fffffffffffffp-1;
+        h = 1;
+    } else {
+        /* tanh a = 1 - 2 / (e^(2a) + 1), increasing in e^(2a); 2a is exact */
+        double El, Eh;
+        er_ops_exp(2 * a, &El, &Eh);
+        l = er_b_down(1 - er_b_up(2 / er_b_down(El + 1)));
+        h = er_b_up(1 - er_b_down(2 / er_b_up(Eh + 1)));
+        if (h > 1) h = 1;
+    }
+    if (l < 0) l = 0;
+    if (x < 0) {
+        *lo = -h;
+        *hi = -l;
+    } else {
+        *lo = l;
+        *hi = h;
+    }
+}

@@ -174,6 +174,9 @@ er_ops_expc *er_ops_expc_new(void); /* NULL when out of memory (then callers pas
 void er_ops_expc_free(er_ops_expc *c);
 void er_ops_exp_c(er_ops_expc *c, double x, double *lo, double *hi);
 void er_ops_exp_iv_c(er_ops_expc *c, double a, double b, double *lo, double *hi);
+/* lo <= tanh(x) <= hi from the certified exp (op_fast.c; docs/proofs/ops-math.md): in place of
+ * er_ops_tanh's MPFR per element (which it calls for zeros, NaN and |x| < 2^-500). */
+void er_ops_tanh_fast(double x, double *lo, double *hi);
 
 /* ---- bounds arithmetic (op_util.c): binary64, outward (the rounding mode is never changed) ---- */
 /* a - b enclosed: [d, d] when the binary64 difference d is exact (TwoSum), else one ulp outward */

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <math.h>
 #include <mpfr.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "er_test.h"
@@ -237,6 +238,38 @@ START_TEST(fast_paths_as_converter)
 }
 END_TEST
 
+/* er_ops_tanh_fast (op_fast.c) encloses MPFR's tanh (200 bits) and is narrow: relative 2^-30 */
+START_TEST(tanh_fast_encloses_mpfr)
+{
+    uint64_t st = er_test_seed("ops_tanh_fast");
+    static const double edges[] = {0.0, -0.0, 0x1p-1074, 0x1p-501, 0x1p-499, 0x1p-11, 0x1.fffffffffffffp-11, 0x1p-10,
+                                   0x1.0000000000001p-10, 0.5, 1, 19.999, 20, 20.0000001, 30, 400, 710, 1e300, INFINITY};
+    mpfr_t y;
+    mpfr_init2(y, 200);
+    long wide = 0, n = 0;
+    for (int k = -(int)(2 * sizeof edges / sizeof edges[0]); k < 300000; k++, n++) {
+        double x;
+        if (k < 0) {
+            int i = -k - 1;
+            x = (i & 1) ? -edges[i / 2] : edges[i / 2];
+        } else {
+            x = ldexp(urand_(&st), (int)(er_test_rand(&st) % 40) - 30);
+        }
+        double lo, hi;
+        er_ops_tanh_fast(x, &lo, &hi);
+        mpfr_set_d(y, x, MPFR_RNDN);
+        mpfr_tanh(y, y, MPFR_RNDN);
+        ck_assert_msg(lo <= hi, "tanh(%a): [%a, %a]", x, lo, hi);
+        ck_assert_msg(mpfr_cmp_d(y, lo) >= 0, "tanh(%a) below lo %a", x, lo);
+        ck_assert_msg(mpfr_cmp_d(y, hi) <= 0, "tanh(%a) above hi %a", x, hi);
+        if (fabs(x) >= 0x1p-900 && !(hi - lo <= 0x1p-30 * fabs(lo))) wide++; /* above the subnormals */
+    }
+    mpfr_clear(y);
+    printf("tanh_fast: %ld of %ld enclosures wider than 2^-30 relative\n", wide, n);
+    ck_assert_msg(wide == 0, "%ld wide enclosures", wide);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ops_math");
@@ -247,6 +280,7 @@ int main(void)
     tcase_add_test(tc, mp_decides_as_mpfr_rounds);
     tcase_add_test(tc, decide_and_lib_results);
     tcase_add_test(tc, fast_paths_as_converter);
+    tcase_add_test(tc, tanh_fast_encloses_mpfr);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
