@@ -152,6 +152,32 @@ int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits);
 /* The pattern of x rounded to nearest even into fmt (x binary64). */
 uint64_t er_ops_round(int fmt, double x);
 
+/* ---- fast paths (op_fast.c): bf16, f16 and f32 without the generic converter; the same results ---- */
+/* 1 for the formats with fast paths (bf16, f16, f32). */
+int er_ops_fast_format(int fmt);
+/* er_ops_round's pattern (x rounded to nearest even into fmt); any format (others: the converter). */
+uint64_t er_ops_rn_bits(int fmt, double x);
+/* The binary64 value of pattern bits of fmt (exact; NaN only tested with isnan); any format. */
+double er_ops_bits_value(int fmt, uint64_t bits);
+/* er_b_finish_lh(c, rbits, lo, hi, rad, nonfinite, uncertain, 0, 0, o): its common case (a finite range
+ * of a fast format, rounding to nearest even) computed here, every other case by it. */
+void er_ops_finish_fast(const er_bpar *c, uint64_t rbits, double lo, double hi, double rad, int nonfinite,
+                        int uncertain, er_bel *o);
+
+/*
+ * A memo of er_ops_exp (op_fast.c) for one thread: the same enclosures, each value's computed once while
+ * it stays in the table (rows of bf16/f16 inputs repeat their differences from the maximum).  NULL: no
+ * memo (er_ops_exp itself).  er_ops_exp_iv_c is er_ops_exp_iv through the memo.
+ */
+typedef struct er_ops_expc er_ops_expc;
+er_ops_expc *er_ops_expc_new(void); /* NULL when out of memory (then callers pass NULL: no memo) */
+void er_ops_expc_free(er_ops_expc *c);
+void er_ops_exp_c(er_ops_expc *c, double x, double *lo, double *hi);
+void er_ops_exp_iv_c(er_ops_expc *c, double a, double b, double *lo, double *hi);
+/* lo <= tanh(x) <= hi from the certified exp (op_fast.c; docs/proofs/ops-math.md): in place of
+ * er_ops_tanh's MPFR per element (which it calls for zeros, NaN and |x| < 2^-500). */
+void er_ops_tanh_fast(double x, double *lo, double *hi);
+
 /* ---- bounds arithmetic (op_util.c): binary64, outward (the rounding mode is never changed) ---- */
 /* a - b enclosed: [d, d] when the binary64 difference d is exact (TwoSum), else one ulp outward */
 void er_ops_sub_iv(double a, double b, double *l, double *h);
@@ -176,6 +202,26 @@ void er_ops_round_compute(const er_openv *env, double *lo, double *hi);
  * (docs/ops/README.md; a function not in its table: 2.5).
  */
 double er_ops_ulps(const er_openv *env, const char *fn);
+
+/* er_ops_lib_result and er_ops_round_compute inline (the same operations, for the per-element loops) */
+ER_FN void er_ops_lib_result_inl(const er_openv *env, double ulps, double *lo, double *hi)
+{
+    double l = *lo, h = *hi;
+    double two_u = 2 * env->u;
+    /* |result - v| <= ulps * max(2u|v|, eta): the ends move outward by the bound at the end (the bound
+     * grows with |v|, and v - bound(v) is increasing for ulps * 2u < 1) */
+    double al = er_b_up(two_u * (l < 0 ? -l : l)), ah = er_b_up(two_u * (h < 0 ? -h : h));
+    double el = er_b_up(ulps * er_b_up(al > env->eta ? al : env->eta));
+    double eh = er_b_up(ulps * er_b_up(ah > env->eta ? ah : env->eta));
+    l = er_b_down(l - el);
+    h = er_b_up(h + eh);
+    if (env->ftz) {
+        if (l > 0 && l < env->tiny) l = 0;
+        if (h < 0 && h > -env->tiny) h = 0;
+    }
+    *lo = l;
+    *hi = h;
+}
 
 /* ---- certified math in binary64 (op_math.c; proofs: docs/proofs/ops-math.md) ---- */
 /* lo <= log(x) <= hi (MPFR at 64 bits, directed: slower than exp; x >= 0, log(0) = -inf). */
@@ -226,6 +272,11 @@ void er_ops_mp_thread_done(void);
 int er_ops_expsum_model(const er_openv *env, int any, double ue, const double *x, const double *slack, int64_t n,
                         int64_t st, double *xl, double *xh, double *dl, double *dh, double *El, double *Eh, double *Sl,
                         double *Sh, double *ml, double *mh);
+
+/* er_ops_expsum_model with a memo of exp (er_ops_expc; NULL: none): the same results. */
+int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double *x, const double *slack, int64_t n,
+                          int64_t st, double *xl, double *xh, double *dl, double *dh, double *El, double *Eh,
+                          double *Sl, double *Sh, double *ml, double *mh, er_ops_expc *ec);
 
 /* ---- threads (op_util.c) ---- */
 /* fn(ctx, i0, i1) over [0, n) split into contiguous parts on up to the machine's processors (one part

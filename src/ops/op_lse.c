@@ -97,6 +97,7 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
     lse_state *s = j->s;
     er_opres *r = j->r;
     const char *name = r->def->name;
+    er_ops_expc *ec = er_ops_expc_new(); /* NULL: no memo */
     for (int64_t row = r0; row < r1; row++) {
         const double *x = s->v + BASE(s, row);
         int64_t base = BASE(s, row);
@@ -115,7 +116,7 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
         for (int64_t i = 0; i < s->len; i++) {
             double dl, dh, el, eh;
             er_ops_sub_iv(x[i * s->inner], m, &dl, &dh);
-            er_ops_exp_iv(dl, dh, &el, &eh);
+            er_ops_exp_iv_c(ec, dl, dh, &el, &eh);
             Sl = er_ops_add_dn(Sl, el);
             Sh = er_ops_add_up(Sh, eh);
         }
@@ -154,11 +155,16 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
         }
         if (!undecided) continue;
         for (int prec = 128;; prec *= 2) {
-            if (prec > (1 << 16))
+            if (prec > (1 << 16)) {
+                er_ops_expc_free(ec);
                 return msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of row %lld is not decided at %d bits", name,
                             (long long)row, prec / 2);
+            }
             er_ops_mp *mp = mp_logsum(s, x, m, prec);
-            if (!mp) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+            if (!mp) {
+                er_ops_expc_free(ec);
+                return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+            }
             int left = 0;
             for (int64_t i = 0; i < n; i++) {
                 int64_t e = s->lse ? row : base + i * s->inner;
@@ -182,6 +188,7 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             if (!left) break;
         }
     }
+    er_ops_expc_free(ec);
     return ER_OK;
 }
 
@@ -236,6 +243,7 @@ static er_status lse_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
     double *buf = (double *)malloc(sizeof(double) * 6 * L);
     if (!buf) return msgf(msg, msg_size, ER_ENOMEM, "out of memory");
     double *xl = buf, *xh = buf + L, *El = buf + 2 * L, *Eh = buf + 3 * L, *dl = buf + 4 * L, *dh = buf + 5 * L;
+    er_ops_expc *ec = er_ops_expc_new(); /* NULL: no memo */
     for (int64_t row = r0; row < r1; row++) {
         int64_t base = BASE(s, row), n = s->lse ? 1 : s->len;
         double m, sp;
@@ -249,8 +257,8 @@ static er_status lse_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
         }
         double ml, mh, Sl, Sh;
         const double *sk = j->r->slack[0] ? j->r->slack[0] + base : NULL;
-        int overflow = er_ops_expsum_model(env, any, ue, s->v + base, sk, s->len, s->inner, xl, xh, dl, dh, El, Eh, &Sl,
-                                           &Sh, &ml, &mh);
+        int overflow = er_ops_expsum_model_c(env, any, ue, s->v + base, sk, s->len, s->inner, xl, xh, dl, dh, El, Eh,
+                                             &Sl, &Sh, &ml, &mh, ec);
         overflow = overflow || !(Sh <= env->max_c) || !(Sl > 0);
         /* l = LOG(s) within ul ulps: log is increasing */
         double Ll, Lh, t;
@@ -292,6 +300,7 @@ static er_status lse_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             j->hi[e] = yh;
         }
     }
+    er_ops_expc_free(ec);
     free(buf);
     return ER_OK;
 }

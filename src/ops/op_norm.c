@@ -67,19 +67,19 @@ static void nm_free(void *p)
 
 /* ---- outward interval arithmetic that keeps exact zeros exact ---- */
 /* RN then one binary64 step outward (op_util.c's er_ops_* inlined: the per-element loops call them often) */
-static inline double add_dn_(double a, double b) { return er_b_down(a + b); }
-static inline double add_up_(double a, double b) { return er_b_up(a + b); }
-static inline double mul_dn_(double a, double b) { return er_b_down(a * b); }
-static inline double mul_up_(double a, double b) { return er_b_up(a * b); }
-static inline double div_dn_(double a, double b) { return er_b_down(a / b); }
-static inline double div_up_(double a, double b) { return er_b_up(a / b); }
-static double mdn(double a, double b) { return (a == 0 || b == 0) ? 0.0 : mul_dn_(a, b); }
-static double mup(double a, double b) { return (a == 0 || b == 0) ? 0.0 : mul_up_(a, b); }
-static double adn(double a, double b) { return b == 0 ? a : (a == 0 ? b : add_dn_(a, b)); }
-static double aup(double a, double b) { return b == 0 ? a : (a == 0 ? b : add_up_(a, b)); }
+ER_FN double add_dn_(double a, double b) { return er_b_down(a + b); }
+ER_FN double add_up_(double a, double b) { return er_b_up(a + b); }
+ER_FN double mul_dn_(double a, double b) { return er_b_down(a * b); }
+ER_FN double mul_up_(double a, double b) { return er_b_up(a * b); }
+ER_FN double div_dn_(double a, double b) { return er_b_down(a / b); }
+ER_FN double div_up_(double a, double b) { return er_b_up(a / b); }
+ER_FN double mdn(double a, double b) { return (a == 0 || b == 0) ? 0.0 : mul_dn_(a, b); }
+ER_FN double mup(double a, double b) { return (a == 0 || b == 0) ? 0.0 : mul_up_(a, b); }
+ER_FN double adn(double a, double b) { return b == 0 ? a : (a == 0 ? b : add_dn_(a, b)); }
+ER_FN double aup(double a, double b) { return b == 0 ? a : (a == 0 ? b : add_up_(a, b)); }
 
 /* [l, h] * [pl, ph] with pl >= 0 (a nonnegative factor) */
-static void mul_pos(double *l, double *h, double pl, double ph)
+ER_FN void mul_pos(double *l, double *h, double pl, double ph)
 {
     double a = *l, b = *h;
     *l = a >= 0 ? mdn(a, pl) : mdn(a, ph);
@@ -87,7 +87,7 @@ static void mul_pos(double *l, double *h, double pl, double ph)
 }
 
 /* [l, h] * w (any sign) */
-static void mul_scalar(double *l, double *h, double w)
+ER_FN void mul_scalar(double *l, double *h, double w)
 {
     double a = *l, b = *h;
     if (w >= 0) {
@@ -469,7 +469,7 @@ typedef struct nm_bjob {
 } nm_bjob;
 
 /* one rounding to nearest in compute of every value in [l, h]: [RN(l), RN(h)] (monotone) */
-static void rnd(const er_openv *env, double *l, double *h)
+ER_FN void rnd(const er_openv *env, double *l, double *h)
 {
     if (env->compute == ER_FMT_F32 && !env->ftz) { /* the conversion to float rounds to nearest even, once */
         *l = (double)(float)*l;
@@ -480,7 +480,7 @@ static void rnd(const er_openv *env, double *l, double *h)
 }
 
 /* [l, h] * [1 - g, 1 + g] +- a (a nonnegative relative factor and an absolute error) */
-static void widen(double *l, double *h, double g, double a)
+ER_FN void widen(double *l, double *h, double g, double a)
 {
     *l = add_dn_(mdn(*l, *l >= 0 ? er_b_down(1 - g) : er_b_up(1 + g)), -a);
     *h = add_up_(mup(*h, *h >= 0 ? er_b_up(1 + g) : er_b_down(1 - g)), a);

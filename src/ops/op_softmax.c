@@ -66,6 +66,7 @@ static er_status sm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
     double *E = (double *)malloc(sizeof(double) * 2 * (size_t)(s->len ? s->len : 1));
     if (!E) return msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
     double *El = E, *Eh = E + s->len;
+    er_ops_expc *ec = er_ops_expc_new(); /* NULL: no memo */
     er_status st = ER_OK;
     for (int64_t row = r0; row < r1; row++) {
         double m;
@@ -81,7 +82,7 @@ static er_status sm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         for (int64_t i = 0; i < s->len; i++) {
             double dl, dh;
             er_ops_sub_iv(s->v[AT(s, row, i)], m, &dl, &dh);
-            er_ops_exp_iv(dl, dh, &El[i], &Eh[i]);
+            er_ops_exp_iv_c(ec, dl, dh, &El[i], &Eh[i]);
             Sl = er_ops_add_dn(Sl, El[i]);
             Sh = er_ops_add_up(Sh, Eh[i]);
         }
@@ -143,6 +144,7 @@ static er_status sm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         }
     }
 done:
+    er_ops_expc_free(ec);
     free(E);
     return st;
 }
@@ -177,6 +179,13 @@ int er_ops_expsum_model(const er_openv *env, int any, double ue, const double *x
                         int64_t st, double *xl, double *xh, double *dlo, double *dhi, double *El, double *Eh,
                         double *Slo, double *Shi, double *mlo, double *mhi)
 {
+    return er_ops_expsum_model_c(env, any, ue, x, slack, n, st, xl, xh, dlo, dhi, El, Eh, Slo, Shi, mlo, mhi, NULL);
+}
+
+int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double *x, const double *slack, int64_t n,
+                          int64_t st, double *xl, double *xh, double *dlo, double *dhi, double *El, double *Eh,
+                          double *Slo, double *Shi, double *mlo, double *mhi, er_ops_expc *ec)
+{
     /* the values as compute reads them (rounded into a narrower compute; subnormals may be read as
      * zero under flush_to_zero), and their maxima */
     double ml = -INFINITY, mh = -INFINITY;
@@ -208,8 +217,8 @@ int er_ops_expsum_model(const er_openv *env, int any, double ue, const double *x
             dlo[i] = dl;
             dhi[i] = dh;
         }
-        er_ops_exp_iv(dl, dh, &El[i], &Eh[i]);
-        er_ops_lib_result(env, ue, &El[i], &Eh[i]);
+        er_ops_exp_iv_c(ec, dl, dh, &El[i], &Eh[i]);
+        er_ops_lib_result_inl(env, ue, &El[i], &Eh[i]);
         if (El[i] < 0) El[i] = 0;
     }
     /* the sum in compute */
@@ -268,6 +277,7 @@ static er_status sm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
     double *buf = (double *)malloc(sizeof(double) * 4 * L);
     if (!buf) return msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
     double *xl = buf, *xh = buf + L, *El = buf + 2 * L, *Eh = buf + 3 * L;
+    er_ops_expc *ec = er_ops_expc_new(); /* NULL: no memo */
     for (int64_t row = r0; row < r1; row++) {
         double m;
         if (row_max(s, row, &m)) {
@@ -280,8 +290,8 @@ static er_status sm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         }
         double ml, mh, Sl, Sh;
         const double *sk = j->r->slack[0] ? j->r->slack[0] + AT(s, row, 0) : NULL;
-        if (er_ops_expsum_model(env, any, ue, s->v + AT(s, row, 0), sk, s->len, s->inner, xl, xh, NULL, NULL, El, Eh,
-                                &Sl, &Sh, &ml, &mh)) {
+        if (er_ops_expsum_model_c(env, any, ue, s->v + AT(s, row, 0), sk, s->len, s->inner, xl, xh, NULL, NULL, El,
+                                  Eh, &Sl, &Sh, &ml, &mh, ec)) {
             for (int64_t i = 0; i < s->len; i++) { /* an earlier result's unbounded element: no bound */
                 int64_t e = AT(s, row, i);
                 j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
@@ -300,12 +310,13 @@ static er_status sm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 continue;
             }
             double ql = er_ops_div_dn(El[i], Sh), qh = Sl > 0 ? er_ops_div_up(Eh[i], Sl) : INFINITY;
-            er_ops_lib_result(env, ud, &ql, &qh);
+            er_ops_lib_result_inl(env, ud, &ql, &qh);
             if (ql < 0) ql = 0;
             j->lo[e] = ql;
             j->hi[e] = qh;
         }
     }
+    er_ops_expc_free(ec);
     free(buf);
     return ER_OK;
 }

@@ -112,7 +112,7 @@ static void un_fast(const un_state *s, double x, double *lo, double *hi, int *sp
             *special = 1;
             return;
         }
-        er_ops_tanh(x, lo, hi);
+        er_ops_tanh_fast(x, lo, hi);
         return;
     case UN_SIGMOID:
     case UN_SILU: {
@@ -368,8 +368,8 @@ static er_status un_bound_range(void *ctx, int64_t e0, int64_t e1, char *msg, si
             break;
         case UN_TANH: {
             double a, b, t;
-            er_ops_tanh(x.l, &a, &t);
-            er_ops_tanh(x.h, &t, &b);
+            er_ops_tanh_fast(x.l, &a, &t);
+            er_ops_tanh_fast(x.h, &t, &b);
             y = iv_lib(env, ut, iv_of(a, b));
             if (y.l < -1) y.l = -1;
             if (y.h > 1) y.h = 1;
@@ -409,8 +409,8 @@ static er_status un_bound_range(void *ctx, int64_t e0, int64_t e1, char *msg, si
                 iv in = iv_lib(env, 6.0, iv_mul(c2, iv_add(x, iv_mul(c3, x3))));
                 iv f;
                 double t;
-                er_ops_tanh(in.l, &f.l, &t);
-                er_ops_tanh(in.h, &t, &f.h);
+                er_ops_tanh_fast(in.l, &f.l, &t);
+                er_ops_tanh_fast(in.h, &t, &f.h);
                 f = iv_lib(env, ut, f);
                 if (f.l < -1) f.l = -1;
                 if (f.h > 1) f.h = 1;

@@ -295,17 +295,7 @@ int er_ops_in_iv(const er_opres *r, int i, int64_t e, double v, double *lo, doub
 
 /* ---- rounding ---- */
 
-uint64_t er_ops_round(int fmt, double x)
-{
-    if (fmt == ER_FMT_F32 && x == x) { /* the conversion's own rounding to nearest (never changed) */
-        float f = (float)x;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        return u;
-    }
-    if (fmt == ER_FMT_F64) return er_b_bits(x);
-    return er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u);
-}
+uint64_t er_ops_round(int fmt, double x) { return er_ops_rn_bits(fmt, x); }
 
 int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits)
 {
@@ -345,20 +335,7 @@ double er_ops_div_up(double a, double b) { return er_b_up(a / b); }
 
 void er_ops_lib_result(const er_openv *env, double ulps, double *lo, double *hi)
 {
-    double l = *lo, h = *hi;
-    double two_u = 2 * env->u;
-    /* |result - v| <= ulps * max(2u|v|, eta): the ends move outward by the bound at the end (the bound
-     * grows with |v|, and v - bound(v) is increasing for ulps * 2u < 1) */
-    double el = er_b_up(ulps * er_b_up(fmax(er_b_up(two_u * fabs(l)), env->eta)));
-    double eh = er_b_up(ulps * er_b_up(fmax(er_b_up(two_u * fabs(h)), env->eta)));
-    l = er_b_down(l - el);
-    h = er_b_up(h + eh);
-    if (env->ftz) {
-        if (l > 0 && l < env->tiny) l = 0;
-        if (h < 0 && h > -env->tiny) h = 0;
-    }
-    *lo = l;
-    *hi = h;
+    er_ops_lib_result_inl(env, ulps, lo, hi);
 }
 
 void er_ops_round_compute(const er_openv *env, double *lo, double *hi)
@@ -370,6 +347,9 @@ void er_ops_round_compute(const er_openv *env, double *lo, double *hi)
     } else if (env->compute == ER_FMT_F64) {
         l = *lo;
         h = *hi;
+    } else if (er_ops_fast_format(env->compute)) { /* bf16, f16: the pattern to nearest even, its value */
+        l = er_ops_bits_value(env->compute, er_ops_rn_bits(env->compute, *lo));
+        h = er_ops_bits_value(env->compute, er_ops_rn_bits(env->compute, *hi));
     } else {
         er_round_double(env->compute, *lo, ER_RND_NEAREST_EVEN, &l);
         er_round_double(env->compute, *hi, ER_RND_NEAREST_EVEN, &h);

@@ -405,7 +405,7 @@ static er_status finish_range(void *ctx, int64_t e0, int64_t e1, char *msg, size
             rad = d1 > d2 ? d1 : d2;
             if (rad < 0) rad = 0;
         }
-        er_b_finish_lh(&j->c, rb, l, h, rad, nf || un, un, 0, 0, &bel);
+        er_ops_finish_fast(&j->c, rb, l, h, rad, nf || un, un, &bel);
         er_bel_store(j->b, e, &bel);
     }
     return ER_OK;

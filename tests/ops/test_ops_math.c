@@ -5,6 +5,7 @@
 #include <check.h>
 #include <math.h>
 #include <mpfr.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "er_test.h"
@@ -158,6 +159,117 @@ START_TEST(decide_and_lib_results)
 }
 END_TEST
 
+/* a random binary64 around the formats' ranges: exponents from -160 to 140, random significand bits,
+ * some with the low bits cleared (ties and exact values of the narrow formats) */
+static double fast_rand_value(uint64_t *st)
+{
+    uint64_t r = er_test_rand(st), m = er_test_rand(st) & 0xFFFFFFFFFFFFFull;
+    int e = (int)(r % 301) - 160;
+    if ((r >> 20) % 4 == 0) m &= ~((1ull << (r >> 24) % 52) - 1); /* short significands: ties, exact values */
+    double x = ldexp(1.0 + (double)m * 0x1p-52, e);
+    return ((r >> 40) & 1) ? -x : x;
+}
+
+/* op_fast.c's rounding, values and finish against the format library's converter and core's finish */
+START_TEST(fast_paths_as_converter)
+{
+    uint64_t st = er_test_seed("ops_fast");
+    static const int fmts[] = {ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
+    static const double edges[] = {0.0, -0.0, 1.0, 0x1.fep127, 0x1.ffp127, 0x1.fefffffffffffp127, 65504.0, 65520.0,
+                                   65519.999, 0x1p-126, 0x1p-133, 0x1p-134, 0x1.8p-134, 0x1p-135, 0x1p-14, 0x1p-24,
+                                   0x1p-25, 0x1.8p-24, 0x1.0000000000001p-25, 0x1.ffp-127, 0x1.fffp-15, 1e300,
+                                   -1e300, INFINITY, -INFINITY, NAN, 0x1.008p0, 0x1.018p0, 0x1.0080000000001p0};
+    for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++) {
+        int fmt = fmts[f];
+        for (size_t k = 0; k < sizeof edges / sizeof edges[0]; k++)
+            for (int sg = 0; sg < 2; sg++) {
+                double x = sg ? -edges[k] : edges[k];
+                ck_assert_msg(er_ops_rn_bits(fmt, x) == er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u),
+                              "format %d, %a: 0x%llx, the converter 0x%llx", fmt, x,
+                              (unsigned long long)er_ops_rn_bits(fmt, x),
+                              (unsigned long long)er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u));
+            }
+        for (int k = 0; k < 400000; k++) {
+            double x = fast_rand_value(&st), v, w;
+            /* er_ops_round_compute's fast path: the value of the pattern, as er_round_double rounds */
+            if (er_round_double(fmt, x, ER_RND_NEAREST_EVEN, &v) == ER_OK) {
+                w = er_ops_bits_value(fmt, er_ops_rn_bits(fmt, x));
+                ck_assert_msg(er_b_bits(v) == er_b_bits(w), "format %d, %a: rounded %a, er_round_double %a", fmt, x, w,
+                              v);
+            }
+            ck_assert_msg(er_ops_rn_bits(fmt, x) == er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u),
+                          "format %d, %a: 0x%llx, the converter 0x%llx", fmt, x,
+                          (unsigned long long)er_ops_rn_bits(fmt, x),
+                          (unsigned long long)er_b_cvt(fmt, x, ER_RND_NEAREST_EVEN, 0u));
+        }
+        if (fmt != ER_FMT_F32)
+            for (uint64_t b = 0; b < 65536; b++) {
+                double a = er_ops_bits_value(fmt, b), c = er_b_value(fmt, b);
+                ck_assert_msg((a != a && c != c) || er_b_bits(a) == er_b_bits(c), "format %d, 0x%llx: %a, %a", fmt,
+                              (unsigned long long)b, a, c);
+            }
+        /* one element's finish: field for field as core's, also outside the fast case */
+        er_bpar c;
+        memset(&c, 0, sizeof c);
+        c.out_fmt = fmt;
+        c.dir = ER_RND_NEAREST_EVEN;
+        c.opts = 0u;
+        c.max_c = fmt == ER_FMT_F16 ? 65504.0 : 0x1.fffffep127;
+        c.maxo = fmt == ER_FMT_BF16 ? 0x1.fep127 : c.max_c;
+        for (int k = 0; k < 200000; k++) {
+            double a = fast_rand_value(&st), b = fast_rand_value(&st), lo = a < b ? a : b, hi = a < b ? b : a;
+            uint64_t sel = er_test_rand(&st);
+            if (sel % 3 == 0) hi = lo * (1 + 0x1p-10);
+            if (sel % 17 == 1) hi = INFINITY;
+            if (sel % 19 == 2) lo = -1e39;
+            uint64_t rb = er_ops_rn_bits(fmt, (sel >> 8) % 2 ? lo : hi);
+            double rad = (sel >> 12) % 23 == 0 ? INFINITY : fabs(hi - lo);
+            int nf = (sel >> 20) % 29 == 0, un = nf && (sel >> 30) % 2;
+            er_bel x, y;
+            er_ops_finish_fast(&c, rb, lo, hi, rad, nf, un, &x);
+            er_b_finish_lh(&c, rb, lo, hi, rad, nf, un, 0, 0, &y);
+            ck_assert_msg(x.low == y.low && x.high == y.high && x.flags == y.flags &&
+                              er_b_bits(x.radius) == er_b_bits(y.radius) &&
+                              (er_b_bits(x.tolerance) == er_b_bits(y.tolerance) ||
+                               (x.tolerance != x.tolerance && y.tolerance != y.tolerance)),
+                          "format %d, [%a, %a] rad %a: finish differs", fmt, lo, hi, rad);
+        }
+    }
+}
+END_TEST
+
+/* er_ops_tanh_fast (op_fast.c) encloses MPFR's tanh (200 bits) and is narrow: relative 2^-30 */
+START_TEST(tanh_fast_encloses_mpfr)
+{
+    uint64_t st = er_test_seed("ops_tanh_fast");
+    static const double edges[] = {0.0, -0.0, 0x1p-1074, 0x1p-501, 0x1p-499, 0x1p-11, 0x1.fffffffffffffp-11, 0x1p-10,
+                                   0x1.0000000000001p-10, 0.5, 1, 19.999, 20, 20.0000001, 30, 400, 710, 1e300, INFINITY};
+    mpfr_t y;
+    mpfr_init2(y, 200);
+    long wide = 0, n = 0;
+    for (int k = -(int)(2 * sizeof edges / sizeof edges[0]); k < 300000; k++, n++) {
+        double x;
+        if (k < 0) {
+            int i = -k - 1;
+            x = (i & 1) ? -edges[i / 2] : edges[i / 2];
+        } else {
+            x = ldexp(urand_(&st), (int)(er_test_rand(&st) % 40) - 30);
+        }
+        double lo, hi;
+        er_ops_tanh_fast(x, &lo, &hi);
+        mpfr_set_d(y, x, MPFR_RNDN);
+        mpfr_tanh(y, y, MPFR_RNDN);
+        ck_assert_msg(lo <= hi, "tanh(%a): [%a, %a]", x, lo, hi);
+        ck_assert_msg(mpfr_cmp_d(y, lo) >= 0, "tanh(%a) below lo %a", x, lo);
+        ck_assert_msg(mpfr_cmp_d(y, hi) <= 0, "tanh(%a) above hi %a", x, hi);
+        if (fabs(x) >= 0x1p-900 && !(hi - lo <= 0x1p-30 * fabs(lo))) wide++; /* above the subnormals */
+    }
+    mpfr_clear(y);
+    printf("tanh_fast: %ld of %ld enclosures wider than 2^-30 relative\n", wide, n);
+    ck_assert_msg(wide == 0, "%ld wide enclosures", wide);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ops_math");
@@ -167,6 +279,8 @@ int main(void)
     tcase_add_test(tc, reduction_constants);
     tcase_add_test(tc, mp_decides_as_mpfr_rounds);
     tcase_add_test(tc, decide_and_lib_results);
+    tcase_add_test(tc, fast_paths_as_converter);
+    tcase_add_test(tc, tanh_fast_encloses_mpfr);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
