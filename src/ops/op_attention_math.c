@@ -145,37 +145,45 @@ static int has_avx2(void)
 /* d[j] = sum_x q[x] KT[x][j], t[j] = sum_x |q[x]| |KT[x][j]| over j < Sk: 16 keys at a time held in
  * registers over the whole sum (each lane's sum is still one element's, in index order, with fma) */
 __attribute__((target("avx2,fma"))) static void dots_avx2(const double *q, const double *KT, int64_t Sk, int64_t D,
-                                                           double *d, double *t)
+                                                           int64_t nq, double *d, double *t)
 {
     int64_t j16 = Sk & ~(int64_t)15, j4 = Sk & ~(int64_t)3;
     const __m256d sgn = _mm256_set1_pd(-0.0);
-    for (int64_t j = 0; j < j16; j += 16) {
-        __m256d d0 = _mm256_setzero_pd(), d1 = d0, d2 = d0, d3 = d0, t0 = d0, t1 = d0, t2 = d0, t3 = d0;
-        const double *kr = KT + j;
-        for (int64_t x = 0; x < D; x++, kr += Sk) {
-            __m256d qb = _mm256_set1_pd(q[x]), qa = _mm256_set1_pd(fabs(q[x]));
-            __m256d k0 = _mm256_loadu_pd(kr), k1 = _mm256_loadu_pd(kr + 4), k2 = _mm256_loadu_pd(kr + 8),
-                    k3 = _mm256_loadu_pd(kr + 12);
-            d0 = _mm256_fmadd_pd(qb, k0, d0), d1 = _mm256_fmadd_pd(qb, k1, d1);
-            d2 = _mm256_fmadd_pd(qb, k2, d2), d3 = _mm256_fmadd_pd(qb, k3, d3);
-            t0 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k0), t0), t1 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k1), t1);
-            t2 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k2), t2), t3 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k3), t3);
+    /* a block of 16 keys (16 KB at D = 128) stays in the first-level cache for the nq rows */
+    for (int64_t j = 0; j < j16; j += 16)
+        for (int64_t g = 0; g < nq; g++) {
+            const double *qg = q + g * D;
+            double *dg = d + g * Sk, *tg = t + g * Sk;
+            __m256d d0 = _mm256_setzero_pd(), d1 = d0, d2 = d0, d3 = d0, t0 = d0, t1 = d0, t2 = d0, t3 = d0;
+            const double *kr = KT + j;
+            for (int64_t x = 0; x < D; x++, kr += Sk) {
+                __m256d qb = _mm256_set1_pd(qg[x]), qa = _mm256_set1_pd(fabs(qg[x]));
+                __m256d k0 = _mm256_loadu_pd(kr), k1 = _mm256_loadu_pd(kr + 4), k2 = _mm256_loadu_pd(kr + 8),
+                        k3 = _mm256_loadu_pd(kr + 12);
+                d0 = _mm256_fmadd_pd(qb, k0, d0), d1 = _mm256_fmadd_pd(qb, k1, d1);
+                d2 = _mm256_fmadd_pd(qb, k2, d2), d3 = _mm256_fmadd_pd(qb, k3, d3);
+                t0 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k0), t0), t1 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k1), t1);
+                t2 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k2), t2), t3 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k3), t3);
+            }
+            _mm256_storeu_pd(dg + j, d0), _mm256_storeu_pd(dg + j + 4, d1), _mm256_storeu_pd(dg + j + 8, d2),
+                _mm256_storeu_pd(dg + j + 12, d3);
+            _mm256_storeu_pd(tg + j, t0), _mm256_storeu_pd(tg + j + 4, t1), _mm256_storeu_pd(tg + j + 8, t2),
+                _mm256_storeu_pd(tg + j + 12, t3);
         }
-        _mm256_storeu_pd(d + j, d0), _mm256_storeu_pd(d + j + 4, d1), _mm256_storeu_pd(d + j + 8, d2),
-            _mm256_storeu_pd(d + j + 12, d3);
-        _mm256_storeu_pd(t + j, t0), _mm256_storeu_pd(t + j + 4, t1), _mm256_storeu_pd(t + j + 8, t2),
-            _mm256_storeu_pd(t + j + 12, t3);
-    }
-    for (int64_t j = j16; j < Sk; j++) d[j] = 0, t[j] = 0;
-    for (int64_t x = 0; x < D; x++) {
-        const double *kr = KT + x * Sk;
-        __m256d qb = _mm256_set1_pd(q[x]), qa = _mm256_set1_pd(fabs(q[x]));
-        for (int64_t j = j16; j < j4; j += 4) {
-            __m256d kv = _mm256_loadu_pd(kr + j);
-            _mm256_storeu_pd(d + j, _mm256_fmadd_pd(qb, kv, _mm256_loadu_pd(d + j)));
-            _mm256_storeu_pd(t + j, _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, kv), _mm256_loadu_pd(t + j)));
+    for (int64_t g = 0; g < nq; g++) {
+        const double *qg = q + g * D;
+        double *dg = d + g * Sk, *tg = t + g * Sk;
+        for (int64_t j = j16; j < Sk; j++) dg[j] = 0, tg[j] = 0;
+        for (int64_t x = 0; x < D; x++) {
+            const double *kr = KT + x * Sk;
+            __m256d qb = _mm256_set1_pd(qg[x]), qa = _mm256_set1_pd(fabs(qg[x]));
+            for (int64_t j = j16; j < j4; j += 4) {
+                __m256d kv = _mm256_loadu_pd(kr + j);
+                _mm256_storeu_pd(dg + j, _mm256_fmadd_pd(qb, kv, _mm256_loadu_pd(dg + j)));
+                _mm256_storeu_pd(tg + j, _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, kv), _mm256_loadu_pd(tg + j)));
+            }
+            for (int64_t j = j4; j < Sk; j++) dg[j] = fma(qg[x], kr[j], dg[j]), tg[j] = fma(fabs(qg[x]), fabs(kr[j]), tg[j]);
         }
-        for (int64_t j = j4; j < Sk; j++) d[j] = fma(q[x], kr[j], d[j]), t[j] = fma(fabs(q[x]), fabs(kr[j]), t[j]);
     }
 }
 /* the next binary64 above / below each lane (er_b_up / er_b_down: a zero gives +-2^-1074, a non-finite
@@ -290,21 +298,26 @@ __attribute__((target("avx2,fma"))) static void axpy2_avx2(double *acc, double *
 }
 #endif
 
-static void dots(const double *q, const double *KT, int64_t Sk, int64_t D, double *d, double *t)
+/* the dot products of nq consecutive query rows (q, stride D) with every key: d and t with stride Sk */
+static void dots(const double *q, const double *KT, int64_t Sk, int64_t D, int64_t nq, double *d, double *t)
 {
 #ifdef ER_ATTN_X86
     if (has_avx2()) {
-        dots_avx2(q, KT, Sk, D, d, t);
+        dots_avx2(q, KT, Sk, D, nq, d, t);
         return;
     }
 #endif
-    for (int64_t j = 0; j < Sk; j++) d[j] = 0, t[j] = 0;
-    for (int64_t x = 0; x < D; x++)
-        for (int64_t j = 0; j < Sk; j++) {
-            double pr = q[x] * KT[x * Sk + j];
-            d[j] += pr;
-            t[j] += fabs(pr);
-        }
+    for (int64_t g = 0; g < nq; g++) {
+        const double *qg = q + g * D;
+        double *dg = d + g * Sk, *tg = t + g * Sk;
+        for (int64_t j = 0; j < Sk; j++) dg[j] = 0, tg[j] = 0;
+        for (int64_t x = 0; x < D; x++)
+            for (int64_t j = 0; j < Sk; j++) {
+                double pr = qg[x] * KT[x * Sk + j];
+                dg[j] += pr;
+                tg[j] += fabs(pr);
+            }
+    }
 }
 static void axpy(double *acc, double w, const double *v, int64_t n)
 {
@@ -347,13 +360,31 @@ static void exp_many(const double *x, double *lo, double *hi, int64_t n)
  * (binary64), with the enclosure radius of d_j: |d_j - exact| <= gamma_D t_j (1 + (D + 2) 2^-52) +
  * D 2^-1074 (products of inputs up to binary32 are exact in binary64 but for underflow).
  */
-static void row_dots(const er_attn_prob *p, const double *q, const double *KT, double *d, double *t, double *r)
+/* the workspace of one thread's rows */
+enum { ATTN_GROUP = 8 }; /* query rows whose dot products are computed together */
+typedef struct row_ws {
+    double *d, *t, *r, *sl, *sh, *wm, *acc, *acc2, *acc3;
+    double *gd, *gt; /* the group's d and t (ATTN_GROUP x Sk) */
+    int64_t g0, gn;  /* the group's first row and count */
+} row_ws;
+
+static void row_dots(const er_attn_prob *p, row_ws *w, int64_t row, int64_t r1, const double *KT, double *d, double *t,
+                     double *r)
 {
-    int64_t D = p->D;
+    int64_t D = p->D, Sk = p->Sk;
     double g = er_b_up((double)D * 0x1p-53 / er_b_down(1.0 - (double)D * 0x1p-53));
     double infl = 1.0 + (double)(D + 2) * 0x1p-52;
-    dots(q, KT, p->Sk, D, d, t);
-    for (int64_t j = 0; j < p->Sk; j++) {
+    if (!(row >= w->g0 && row < w->g0 + w->gn)) {
+        /* the next rows of the same (batch, head), at most ATTN_GROUP of them */
+        int64_t n = ATTN_GROUP, left = p->Sq - row % p->Sq;
+        if (n > r1 - row) n = r1 - row;
+        if (n > left) n = left;
+        w->g0 = row, w->gn = n;
+        dots(p->q + row * D, KT, Sk, D, n, w->gd, w->gt);
+    }
+    memcpy(d, w->gd + (row - w->g0) * Sk, sizeof(double) * (size_t)Sk);
+    memcpy(t, w->gt + (row - w->g0) * Sk, sizeof(double) * (size_t)Sk);
+    for (int64_t j = 0; j < Sk; j++) {
         t[j] = er_b_up(t[j] * infl);
         r[j] = er_b_up(er_b_up(g * t[j]) + (double)D * 0x1p-1074);
     }
@@ -649,20 +680,17 @@ void er_attn_release(er_attn_prob *p)
 
 /* ---- The reference. ---- */
 
-typedef struct row_ws {
-    double *d, *t, *r, *sl, *sh, *wm, *acc, *acc2, *acc3;
-} row_ws;
-
 static int ws_alloc(row_ws *w, int64_t Sk, int64_t Dv)
 {
     size_t n = (size_t)(Sk > 0 ? Sk : 1), m = (size_t)(Dv > 0 ? Dv : 1);
     memset(w, 0, sizeof *w);
-    w->d = malloc(n * sizeof(double) * 6);
+    w->d = malloc(n * sizeof(double) * (6 + 2 * ATTN_GROUP));
     w->acc = malloc(m * sizeof(double) * 3);
     if (!w->d || !w->acc) {
         free(w->d), free(w->acc);
         return 0;
     }
+    w->gd = w->d + 6 * n, w->gt = w->gd + ATTN_GROUP * n, w->g0 = 0, w->gn = 0;
     w->t = w->d + n, w->r = w->t + n, w->sl = w->r + n, w->sh = w->sl + n, w->wm = w->sh + n;
     w->acc2 = w->acc + m, w->acc3 = w->acc2 + m;
     return 1;
@@ -693,7 +721,7 @@ er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int o
             {
                 const double *q = p->q + row * D;
                 uint64_t *ob = out_bits + row * Dv;
-                row_dots(p, q, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
+                row_dots(p, &w, row, r1, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
                 double shift = -INFINITY;
                 int64_t n = 0;
                 for (int64_t j = 0; j < Sk; j++) {
@@ -857,7 +885,7 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                 const double *q = p->q + row * D;
                 double qmax = 0;
                 for (int64_t x = 0; x < D; x++) qmax = fmax(qmax, fabs(q[x]));
-                row_dots(p, q, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
+                row_dots(p, &w, row, r1, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
                 double shift = -INFINITY, M = 0, Emax = 0;
                 int64_t n = 0;
                 double mkabs[1];
