@@ -719,7 +719,6 @@ er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int o
             const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
             const double *vmax = p->vmax + (b * p->Hk + hk) * Dv;
             {
-                const double *q = p->q + row * D;
                 uint64_t *ob = out_bits + row * Dv;
                 row_dots(p, &w, row, r1, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
                 double shift = -INFINITY;
