@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "exactref/core/er_bounds.h"
+#include "exactref/core/er_exp.h"
 #include "exactref/core/er_types.h"
 #include "exactref/formats.h"
 #include "../host/er_msg.h"
@@ -74,15 +75,30 @@ static double log_up(double x)
  * mode), scaled back, all exact.
  */
 static double rnd_to(int fmt, double x);
-static double rnd_fast(int fmt, double x)
+typedef struct rnd_spec {
+    int fmt, p, emin;
+    double mx;
+} rnd_spec;
+static rnd_spec rnd_spec_of(int fmt)
+{
+    er_fmt f = er_fmt_get(fmt);
+    rnd_spec r;
+    r.fmt = fmt, r.p = f.mbits + 1, r.emin = er_fmt_emin(f);
+    r.mx = ldexp(2.0 - ldexp(1.0, 1 - r.p), er_fmt_emax(f));
+    return r;
+}
+/* the same by exact scalings by powers of two (emin > -1023 and p <= 50 for every format taking this
+ * path: the scaled value lies below 2^50 and the shifter 2^52 rounds it to an integer, ties to even) */
+static double rnd_fast(const rnd_spec *r, double x)
 {
     if (!(x > 0) || !isfinite(x)) return x;
-    er_fmt f = er_fmt_get(fmt);
-    int p = f.mbits + 1, emin = er_fmt_emin(f), e = ilogb(x);
-    if (e < emin) e = emin;
-    double r = ldexp(nearbyint(ldexp(x, p - 1 - e)), e - p + 1);
-    double mx = ldexp(2.0 - ldexp(1.0, 1 - p), er_fmt_emax(f));
-    return r > mx ? rnd_to(fmt, x) : r;
+    if (r->p > 50 || r->emin <= -1022) return rnd_to(r->fmt, x);
+    int e = (int)((er_b_bits(x) >> 52) & 0x7FF) - 1023; /* -1023 for a subnormal x: below emin */
+    if (e < r->emin) e = r->emin;
+    double y = x * er_b_pow2(r->p - 1 - e);
+    double n = (y + 0x1p52) - 0x1p52;
+    double v = n * er_b_pow2(e - r->p + 1);
+    return v > r->mx ? rnd_to(r->fmt, x) : v;
 }
 
 /* rounding of a binary64 value to nearest even into fmt, as a binary64 value and a pattern */
@@ -126,22 +142,135 @@ static int has_avx2(void)
     if (v < 0) v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return v;
 }
-/* d[j] = sum_x q[x] KT[x][j], t[j] = sum_x |q[x]| |KT[x][j]| over j < Sk */
+/* d[j] = sum_x q[x] KT[x][j], t[j] = sum_x |q[x]| |KT[x][j]| over j < Sk: 16 keys at a time held in
+ * registers over the whole sum (each lane's sum is still one element's, in index order, with fma) */
 __attribute__((target("avx2,fma"))) static void dots_avx2(const double *q, const double *KT, int64_t Sk, int64_t D,
-                                                           double *d, double *t)
+                                                           int64_t nq, double *d, double *t)
 {
-    int64_t j4 = Sk & ~(int64_t)3;
+    int64_t j16 = Sk & ~(int64_t)15, j4 = Sk & ~(int64_t)3;
     const __m256d sgn = _mm256_set1_pd(-0.0);
-    for (int64_t j = 0; j < Sk; j++) d[j] = 0, t[j] = 0;
-    for (int64_t x = 0; x < D; x++) {
-        const double *kr = KT + x * Sk;
-        __m256d qb = _mm256_set1_pd(q[x]), qa = _mm256_set1_pd(fabs(q[x]));
-        for (int64_t j = 0; j < j4; j += 4) {
-            __m256d kv = _mm256_loadu_pd(kr + j);
-            _mm256_storeu_pd(d + j, _mm256_fmadd_pd(qb, kv, _mm256_loadu_pd(d + j)));
-            _mm256_storeu_pd(t + j, _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, kv), _mm256_loadu_pd(t + j)));
+    /* a block of 16 keys (16 KB at D = 128) stays in the first-level cache for the nq rows */
+    for (int64_t j = 0; j < j16; j += 16)
+        for (int64_t g = 0; g < nq; g++) {
+            const double *qg = q + g * D;
+            double *dg = d + g * Sk, *tg = t + g * Sk;
+            __m256d d0 = _mm256_setzero_pd(), d1 = d0, d2 = d0, d3 = d0, t0 = d0, t1 = d0, t2 = d0, t3 = d0;
+            const double *kr = KT + j;
+            for (int64_t x = 0; x < D; x++, kr += Sk) {
+                __m256d qb = _mm256_set1_pd(qg[x]), qa = _mm256_set1_pd(fabs(qg[x]));
+                __m256d k0 = _mm256_loadu_pd(kr), k1 = _mm256_loadu_pd(kr + 4), k2 = _mm256_loadu_pd(kr + 8),
+                        k3 = _mm256_loadu_pd(kr + 12);
+                d0 = _mm256_fmadd_pd(qb, k0, d0), d1 = _mm256_fmadd_pd(qb, k1, d1);
+                d2 = _mm256_fmadd_pd(qb, k2, d2), d3 = _mm256_fmadd_pd(qb, k3, d3);
+                t0 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k0), t0), t1 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k1), t1);
+                t2 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k2), t2), t3 = _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, k3), t3);
+            }
+            _mm256_storeu_pd(dg + j, d0), _mm256_storeu_pd(dg + j + 4, d1), _mm256_storeu_pd(dg + j + 8, d2),
+                _mm256_storeu_pd(dg + j + 12, d3);
+            _mm256_storeu_pd(tg + j, t0), _mm256_storeu_pd(tg + j + 4, t1), _mm256_storeu_pd(tg + j + 8, t2),
+                _mm256_storeu_pd(tg + j + 12, t3);
         }
-        for (int64_t j = j4; j < Sk; j++) d[j] = fma(q[x], kr[j], d[j]), t[j] = fma(fabs(q[x]), fabs(kr[j]), t[j]);
+    for (int64_t g = 0; g < nq; g++) {
+        const double *qg = q + g * D;
+        double *dg = d + g * Sk, *tg = t + g * Sk;
+        for (int64_t j = j16; j < Sk; j++) dg[j] = 0, tg[j] = 0;
+        for (int64_t x = 0; x < D; x++) {
+            const double *kr = KT + x * Sk;
+            __m256d qb = _mm256_set1_pd(qg[x]), qa = _mm256_set1_pd(fabs(qg[x]));
+            for (int64_t j = j16; j < j4; j += 4) {
+                __m256d kv = _mm256_loadu_pd(kr + j);
+                _mm256_storeu_pd(dg + j, _mm256_fmadd_pd(qb, kv, _mm256_loadu_pd(dg + j)));
+                _mm256_storeu_pd(tg + j, _mm256_fmadd_pd(qa, _mm256_andnot_pd(sgn, kv), _mm256_loadu_pd(tg + j)));
+            }
+            for (int64_t j = j4; j < Sk; j++) dg[j] = fma(qg[x], kr[j], dg[j]), tg[j] = fma(fabs(qg[x]), fabs(kr[j]), tg[j]);
+        }
+    }
+}
+/* the next binary64 above / below each lane (er_b_up / er_b_down: a zero gives +-2^-1074, a non-finite
+ * lane stays) */
+__attribute__((target("avx2,fma"))) static __m256d up4(__m256d x)
+{
+    const __m256d z = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY), sgn = _mm256_set1_pd(-0.0);
+    __m256i u = _mm256_castpd_si256(x);
+    __m256i gt = _mm256_castpd_si256(_mm256_cmp_pd(x, z, _CMP_GT_OQ)), lt = _mm256_castpd_si256(_mm256_cmp_pd(x, z, _CMP_LT_OQ));
+    __m256d r = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_sub_epi64(u, gt), lt));
+    r = _mm256_blendv_pd(r, _mm256_castsi256_pd(_mm256_set1_epi64x(1)), _mm256_cmp_pd(x, z, _CMP_EQ_OQ));
+    return _mm256_blendv_pd(x, r, _mm256_cmp_pd(_mm256_andnot_pd(sgn, x), inf, _CMP_LT_OQ));
+}
+__attribute__((target("avx2,fma"))) static __m256d down4(__m256d x)
+{
+    const __m256d z = _mm256_setzero_pd(), inf = _mm256_set1_pd(INFINITY), sgn = _mm256_set1_pd(-0.0);
+    __m256i u = _mm256_castpd_si256(x);
+    __m256i gt = _mm256_castpd_si256(_mm256_cmp_pd(x, z, _CMP_GT_OQ)), lt = _mm256_castpd_si256(_mm256_cmp_pd(x, z, _CMP_LT_OQ));
+    __m256d r = _mm256_castsi256_pd(_mm256_sub_epi64(_mm256_add_epi64(u, gt), lt));
+    r = _mm256_blendv_pd(r, _mm256_castsi256_pd(_mm256_set1_epi64x((long long)0x8000000000000001ULL)),
+                         _mm256_cmp_pd(x, z, _CMP_EQ_OQ));
+    return _mm256_blendv_pd(x, r, _mm256_cmp_pd(_mm256_andnot_pd(sgn, x), inf, _CMP_LT_OQ));
+}
+/*
+ * er_ops_exp four lanes at a time: the same operations in the same order (no fma: the Horner steps are a
+ * product then a sum, as the scalar code compiled with contraction off), so each lane's [lo, hi] is the
+ * scalar function's, bit for bit, and its proof (docs/proofs/ops-math.md) holds unchanged.  A lane outside
+ * the fast path (x zero, not finite, |x| > 708, or a reduction outside |t| <= 0.35) is left to the
+ * scalar function.  hi may be NULL.
+ */
+__attribute__((target("avx2,fma"))) static void exp_many_avx2(const double *x, double *lo, double *hi, int64_t n)
+{
+    static const double c[14] = {
+        1.0, 1.0, 0.5, 0x1.5555555555555p-3, 0x1.5555555555555p-5, 0x1.1111111111111p-7, 0x1.6c16c16c16c17p-10,
+        0x1.a01a01a01a01ap-13, 0x1.a01a01a01a01ap-16, 0x1.71de3a556c734p-19, 0x1.27e4fb7789f5cp-22,
+        0x1.ae64567f544e4p-26, 0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33,
+    };
+    const __m256d sgn = _mm256_set1_pd(-0.0), sh = _mm256_set1_pd(0x1.8p52), t69 = _mm256_set1_pd(0x1p-69),
+                  lim = _mm256_set1_pd(0.35), xl = _mm256_set1_pd(708.0), z = _mm256_setzero_pd();
+    int64_t n4 = n & ~(int64_t)3;
+    for (int64_t j = 0; j < n4; j += 4) {
+        __m256d xv = _mm256_loadu_pd(x + j);
+        __m256d kk = _mm256_add_pd(_mm256_mul_pd(xv, _mm256_set1_pd(ER_EXP_INV_LN2)), sh);
+        __m256d k = _mm256_sub_pd(kk, sh);
+        __m256d kh = _mm256_mul_pd(k, _mm256_set1_pd(ER_EXP_LN2_HI));
+        __m256d d1 = _mm256_sub_pd(xv, kh), r1l = down4(d1), r1h = up4(d1);
+        __m256d kl1 = _mm256_mul_pd(k, _mm256_set1_pd(ER_EXP_LN2_LO)), kll = down4(kl1), klh = up4(kl1);
+        __m256d tl = down4(_mm256_sub_pd(down4(_mm256_sub_pd(r1l, klh)), t69));
+        __m256d th = up4(_mm256_add_pd(up4(_mm256_sub_pd(r1h, kll)), t69));
+        __m256d ok = _mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sgn, xv), xl, _CMP_LE_OQ),
+                                   _mm256_cmp_pd(xv, z, _CMP_NEQ_OQ));
+        ok = _mm256_and_pd(ok, _mm256_cmp_pd(_mm256_andnot_pd(sgn, tl), lim, _CMP_LE_OQ));
+        ok = _mm256_and_pd(ok, _mm256_cmp_pd(_mm256_andnot_pd(sgn, th), lim, _CMP_LE_OQ));
+        int okm = _mm256_movemask_pd(ok);
+        /* 2^k from the shifter's bits: kk = 2^52 + 2^51 + k exactly */
+        __m256i kb = _mm256_sub_epi64(_mm256_castpd_si256(kk), _mm256_set1_epi64x(0x4338000000000000LL - 1023));
+        __m256d s = _mm256_castsi256_pd(_mm256_slli_epi64(kb, 52));
+        __m256d tm = up4(_mm256_sub_pd(r1l, kl1));
+        tm = _mm256_blendv_pd(tm, tl, _mm256_cmp_pd(tm, tl, _CMP_LT_OQ));
+        tm = _mm256_blendv_pd(tm, th, _mm256_cmp_pd(tm, th, _CMP_GT_OQ));
+        __m256d p = _mm256_set1_pd(c[13]);
+        for (int i = 12; i >= 0; i--) p = _mm256_add_pd(_mm256_mul_pd(p, tm), _mm256_set1_pd(c[i]));
+        __m256d dl = up4(_mm256_sub_pd(tm, tl));
+        __m256d dh = up4(_mm256_mul_pd(_mm256_set1_pd(2.0), up4(_mm256_sub_pd(th, tm))));
+        const __m256d one = _mm256_set1_pd(1.0);
+        __m256d l = down4(_mm256_mul_pd(p, _mm256_set1_pd(1 - 2 * ER_EXP_E)));
+        l = down4(_mm256_mul_pd(down4(_mm256_mul_pd(l, down4(_mm256_sub_pd(one, dl)))), s));
+        _mm256_storeu_pd(lo + j, l);
+        if (hi) {
+            __m256d h = up4(_mm256_mul_pd(p, _mm256_set1_pd(1 + 2 * ER_EXP_E)));
+            h = up4(_mm256_mul_pd(up4(_mm256_mul_pd(h, up4(_mm256_add_pd(one, dh)))), s));
+            _mm256_storeu_pd(hi + j, h);
+        }
+        if (okm != 15)
+            for (int e = 0; e < 4; e++)
+                if (!(okm >> e & 1)) {
+                    double a, b;
+                    er_ops_exp(x[j + e], &a, &b);
+                    lo[j + e] = a;
+                    if (hi) hi[j + e] = b;
+                }
+    }
+    for (int64_t j = n4; j < n; j++) {
+        double a, b;
+        er_ops_exp(x[j], &a, &b);
+        lo[j] = a;
+        if (hi) hi[j] = b;
     }
 }
 /* acc[c] += w v[c] */
@@ -169,21 +298,26 @@ __attribute__((target("avx2,fma"))) static void axpy2_avx2(double *acc, double *
 }
 #endif
 
-static void dots(const double *q, const double *KT, int64_t Sk, int64_t D, double *d, double *t)
+/* the dot products of nq consecutive query rows (q, stride D) with every key: d and t with stride Sk */
+static void dots(const double *q, const double *KT, int64_t Sk, int64_t D, int64_t nq, double *d, double *t)
 {
 #ifdef ER_ATTN_X86
     if (has_avx2()) {
-        dots_avx2(q, KT, Sk, D, d, t);
+        dots_avx2(q, KT, Sk, D, nq, d, t);
         return;
     }
 #endif
-    for (int64_t j = 0; j < Sk; j++) d[j] = 0, t[j] = 0;
-    for (int64_t x = 0; x < D; x++)
-        for (int64_t j = 0; j < Sk; j++) {
-            double pr = q[x] * KT[x * Sk + j];
-            d[j] += pr;
-            t[j] += fabs(pr);
-        }
+    for (int64_t g = 0; g < nq; g++) {
+        const double *qg = q + g * D;
+        double *dg = d + g * Sk, *tg = t + g * Sk;
+        for (int64_t j = 0; j < Sk; j++) dg[j] = 0, tg[j] = 0;
+        for (int64_t x = 0; x < D; x++)
+            for (int64_t j = 0; j < Sk; j++) {
+                double pr = qg[x] * KT[x * Sk + j];
+                dg[j] += pr;
+                tg[j] += fabs(pr);
+            }
+    }
 }
 static void axpy(double *acc, double w, const double *v, int64_t n)
 {
@@ -205,18 +339,52 @@ static void axpy2(double *acc, double *acc2, double a, double r, const double *v
 #endif
     for (int64_t c = 0; c < n; c++) acc[c] += a * v[c], acc2[c] += r * fabs(v[c]);
 }
+/* er_ops_exp(x[j]) for j < n: lo[j] (and hi[j] when hi is not NULL) */
+static void exp_many(const double *x, double *lo, double *hi, int64_t n)
+{
+#ifdef ER_ATTN_X86
+    if (has_avx2()) {
+        exp_many_avx2(x, lo, hi, n);
+        return;
+    }
+#endif
+    for (int64_t j = 0; j < n; j++) {
+        double a, b;
+        er_ops_exp(x[j], &a, &b);
+        lo[j] = a;
+        if (hi) hi[j] = b;
+    }
+}
 /*
  * The dot products of row i with every key, d_j (binary64, any order, fma or not) and t_j = sum |q k|
  * (binary64), with the enclosure radius of d_j: |d_j - exact| <= gamma_D t_j (1 + (D + 2) 2^-52) +
  * D 2^-1074 (products of inputs up to binary32 are exact in binary64 but for underflow).
  */
-static void row_dots(const er_attn_prob *p, const double *q, const double *KT, double *d, double *t, double *r)
+/* the workspace of one thread's rows */
+enum { ATTN_GROUP = 8 }; /* query rows whose dot products are computed together */
+typedef struct row_ws {
+    double *d, *t, *r, *sl, *sh, *wm, *acc, *acc2, *acc3;
+    double *gd, *gt; /* the group's d and t (ATTN_GROUP x Sk) */
+    int64_t g0, gn;  /* the group's first row and count */
+} row_ws;
+
+static void row_dots(const er_attn_prob *p, row_ws *w, int64_t row, int64_t r1, const double *KT, double *d, double *t,
+                     double *r)
 {
-    int64_t D = p->D;
+    int64_t D = p->D, Sk = p->Sk;
     double g = er_b_up((double)D * 0x1p-53 / er_b_down(1.0 - (double)D * 0x1p-53));
     double infl = 1.0 + (double)(D + 2) * 0x1p-52;
-    dots(q, KT, p->Sk, D, d, t);
-    for (int64_t j = 0; j < p->Sk; j++) {
+    if (!(row >= w->g0 && row < w->g0 + w->gn)) {
+        /* the next rows of the same (batch, head), at most ATTN_GROUP of them */
+        int64_t n = ATTN_GROUP, left = p->Sq - row % p->Sq;
+        if (n > r1 - row) n = r1 - row;
+        if (n > left) n = left;
+        w->g0 = row, w->gn = n;
+        dots(p->q + row * D, KT, Sk, D, n, w->gd, w->gt);
+    }
+    memcpy(d, w->gd + (row - w->g0) * Sk, sizeof(double) * (size_t)Sk);
+    memcpy(t, w->gt + (row - w->g0) * Sk, sizeof(double) * (size_t)Sk);
+    for (int64_t j = 0; j < Sk; j++) {
         t[j] = er_b_up(t[j] * infl);
         r[j] = er_b_up(er_b_up(g * t[j]) + (double)D * 0x1p-1074);
     }
@@ -512,20 +680,17 @@ void er_attn_release(er_attn_prob *p)
 
 /* ---- The reference. ---- */
 
-typedef struct row_ws {
-    double *d, *t, *r, *sl, *sh, *wm, *acc, *acc2, *acc3;
-} row_ws;
-
 static int ws_alloc(row_ws *w, int64_t Sk, int64_t Dv)
 {
     size_t n = (size_t)(Sk > 0 ? Sk : 1), m = (size_t)(Dv > 0 ? Dv : 1);
     memset(w, 0, sizeof *w);
-    w->d = malloc(n * sizeof(double) * 6);
+    w->d = malloc(n * sizeof(double) * (6 + 2 * ATTN_GROUP));
     w->acc = malloc(m * sizeof(double) * 3);
     if (!w->d || !w->acc) {
         free(w->d), free(w->acc);
         return 0;
     }
+    w->gd = w->d + 6 * n, w->gt = w->gd + ATTN_GROUP * n, w->g0 = 0, w->gn = 0;
     w->t = w->d + n, w->r = w->t + n, w->sl = w->r + n, w->sh = w->sl + n, w->wm = w->sh + n;
     w->acc2 = w->acc + m, w->acc3 = w->acc2 + m;
     return 1;
@@ -554,9 +719,8 @@ er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int o
             const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
             const double *vmax = p->vmax + (b * p->Hk + hk) * Dv;
             {
-                const double *q = p->q + row * D;
                 uint64_t *ob = out_bits + row * Dv;
-                row_dots(p, q, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
+                row_dots(p, &w, row, r1, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
                 double shift = -INFINITY;
                 int64_t n = 0;
                 for (int64_t j = 0; j < Sk; j++) {
@@ -583,10 +747,13 @@ er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int o
                 double swl = 0, swh = 0, swm = 0, swr = 0, bwl = 0, bwh = 0, bwm = 0, bwr = 0;
                 for (int64_t c = 0; c < Dv; c++) w.acc[c] = 0, w.acc3[c] = 0;
                 int inblk = 0;
+                /* the exp enclosures of the row at once (a key not taking part: any value, unused) */
+                for (int64_t j = 0; j < Sk; j++)
+                    w.wm[j] = w.sl[j] == -INFINITY && w.sh[j] == -INFINITY ? -1.0 : er_b_down(w.sl[j] - shift);
+                exp_many(w.wm, w.d, w.t, Sk);
                 for (int64_t j = 0; j < Sk; j++) {
                     if (w.sl[j] == -INFINITY && w.sh[j] == -INFINITY) continue;
-                    double x = er_b_down(w.sl[j] - shift), elo, ehi;
-                    er_ops_exp(x, &elo, &ehi);
+                    double x = w.wm[j], elo = w.d[j], ehi = w.t[j];
                     double dw = er_b_up(er_b_up(w.sh[j] - shift) - x);
                     double wl = elo, wh = dw < 0.5 ? UP8(ehi / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
                     double wm = 0.5 * (wl + wh);
@@ -691,6 +858,7 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
         absP = ldexp(1.0, fmt_emin(s->p_fmt) - fmt_prec(s->p_fmt));
     }
     int declared = s->kind == 2 && s->block > 0 && s->p_fmt >= 0;
+    rnd_spec rsP = rnd_spec_of(declared ? s->p_fmt : ER_FMT_F32);
     int64_t nblocks = s->kind == 2 && s->block > 0 ? (Sk + s->block - 1) / s->block : 1;
     int64_t nsum = s->kind == 2 && s->block > 0 ? (s->block < Sk ? s->block : Sk) : Sk;
     double gamma_D = er_b_up((double)D * u / er_b_down(1.0 - (double)D * u));
@@ -716,7 +884,7 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                 const double *q = p->q + row * D;
                 double qmax = 0;
                 for (int64_t x = 0; x < D; x++) qmax = fmax(qmax, fabs(q[x]));
-                row_dots(p, q, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
+                row_dots(p, &w, row, r1, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
                 double shift = -INFINITY, M = 0, Emax = 0;
                 int64_t n = 0;
                 double mkabs[1];
@@ -775,6 +943,9 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                 for (int64_t c = 0; c < Dv; c++) w.acc[c] = 0, w.acc2[c] = 0;
                 int64_t last_b = -1;
                 double fbl = 1, fbh = 1, fl = 1, fh = 1, eL = 1, emL = 1;
+                /* exp(s_j - shift)'s lower ends of the row at once (a key not taking part: unused) */
+                for (int64_t j = 0; j < Sk; j++) w.wm[j] = w.sh[j] == -INFINITY ? -1.0 : er_b_down(w.sl[j] - shift);
+                exp_many(w.wm, w.d, NULL, Sk);
                 for (int64_t j = 0; j < Sk; j++) {
                     if (w.sh[j] == -INFINITY) {
                         A0[j] = AR[j] = 0;
@@ -794,7 +965,7 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                         }
                     }
                     /* exp(s_j - shift) in [wl, wh]; exp(-E) >= 1 - E and exp(E) <= 1 / (1 - E) for E < 1/2 */
-                    double wl = exp_dn(er_b_down(w.sl[j] - shift));
+                    double wl = w.d[j]; /* exp_dn(er_b_down(w.sl[j] - shift)) */
                     double dw = er_b_up(w.sh[j] - w.sl[j]), Ej = E[j];
                     double wh = dw < 0.5 ? UP8(wl * (1.0 + 0x1p-48) / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
                     double al, ah, xl, xh;
@@ -806,7 +977,7 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                         double pl = er_b_down(DN8(wl * fbl * (1.0 - Ej) * (1.0 - eps_e)) - abs_e);
                         double ph = er_b_up(UP8(wh * fbh / (1.0 - Ej) * (1.0 + eps_e)) + abs_e);
                         if (pl < 0) pl = 0;
-                        double Pl = rnd_fast(s->p_fmt, pl), Ph = rnd_fast(s->p_fmt, ph);
+                        double Pl = rnd_fast(&rsP, pl), Ph = rnd_fast(&rsP, ph);
                         al = DN8(Pl * fl * emL), ah = UP8(Ph * fh * eL);
                         xl = DN8(pl * fl * emL), xh = UP8(ph * fh * eL);
                     } else {
