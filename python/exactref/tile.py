@@ -79,9 +79,15 @@ def _cutile_text(fn, args):
         raise RuntimeError("exporting a cuTile kernel needs tileirdisasm (pip install nvidia-cuda-tileiras)")
     params = []
     for a in args:
+        if isinstance(a, (bool, int, float, np.integer, np.floating)) and not isinstance(a, np.ndarray):
+            # a compile-time constant (ct.Constant[int], a tile size): folded into the exported kernel,
+            # so it takes no parameter there and binds to none
+            params.append(cc.ConstantConstraint(a.item() if isinstance(a, np.generic) else a))
+            continue
         if not isinstance(a, np.ndarray) or not hasattr(ct, a.dtype.name):
-            raise TypeError("a cuTile kernel function is exported here for array arguments of cuTile's dtypes only; "
-                            "pass its Tile IR (exported with cuda.tile.compilation.export_kernel) for others")
+            raise TypeError("a cuTile kernel function is exported here for numpy arrays of cuTile's dtypes and "
+                            "Python numbers (its constants) only; pass its Tile IR (exported with "
+                            "cuda.tile.compilation.export_kernel) for others")
         params.append(cc.ArrayConstraint(getattr(ct, a.dtype.name), a.ndim, index_dtype=ct.int32, stride_lower_bound_incl=0,
                                          alias_groups=[], may_alias_internally=False))
     sig = cc.KernelSignature(params, cc.CallingConvention.cutile_python_v1())
@@ -179,7 +185,11 @@ def _grid(grid):
 
 
 def _prepare(kernel, args, name):
+    """(text, filename, entry name, its parameters, the arguments that bind to them): a cuTile kernel
+    function's constants are folded into its export and bind to no parameter."""
     text, filename = _source(kernel, args)
+    if callable(kernel):
+        args = tuple(a for a in args if isinstance(a, np.ndarray) or not isinstance(a, (bool, int, float, np.integer, np.floating)))
     entries = _core.interp_params(text, filename)
     if name is None:
         if len(entries) != 1:
@@ -187,7 +197,7 @@ def _prepare(kernel, args, name):
         name = next(iter(entries))
     if name not in entries:
         raise ValueError("no entry @%s in the module" % name)
-    return text, filename, name, entries[name]
+    return text, filename, name, entries[name], args
 
 
 def _raise(kind, msg):
@@ -200,7 +210,7 @@ def _raise(kind, msg):
 
 def run(kernel, grid, *args, kernel_name=None, cutile=True):
     """Run the kernel in point mode; returns the arrays bound to its pointer parameters, as it left them."""
-    text, filename, name, params = _prepare(kernel, args, kernel_name)
+    text, filename, name, params, args = _prepare(kernel, args, kernel_name)
     bufs, scal, arrays = _bind(params, args, cutile)
     kind, msg, prints, _ = _core.interp_run(text, filename, name, _grid(grid), bufs, scal, False, None,
                                             [-1.0] * len(_AX), [None] * len(bufs), [()] * len(bufs))
@@ -229,7 +239,7 @@ def check(kernel, grid, args, device_outputs, standard="normal", ulps=None, kern
     """Judge device_outputs (one array or None per pointer parameter, in order, or a dict index -> array)
     against what any correct device can store (bounds mode).  ulps: {op: N} for exp2, exp, divf, rsqrt,
     sqrt, tanh.  Raises UndecidedError when a decision depends on the device, TileError on a refusal."""
-    text, filename, name, params = _prepare(kernel, args, kernel_name)
+    text, filename, name, params, args = _prepare(kernel, args, kernel_name)
     bufs, scal, arrays = _bind(params, list(args), cutile)
     dev = [None] * len(bufs)
     if isinstance(device_outputs, dict):

@@ -162,3 +162,30 @@ def test_fmha_sample(rng, name):
     dev = res.outputs[3]
     assert er.tile.check(path, 4, (q, k, v, o), {3: dev}, standard="any_order").covered
     assert not er.tile.check(path, 4, (q, k, v, o), {3: (dev * 1.01).astype(np.float32)}, standard="any_order").covered
+
+
+def test_cutile_function_with_a_constant(rng):
+    """A cuTile kernel function with a ct.Constant tile size, exported through cuda.tile and tileirdisasm
+    (skips without both): the constant is folded into the export and binds to no parameter; run gives the
+    sums bit for bit and check catches one element off."""
+    ct = pytest.importorskip("cuda.tile")
+    from exactref import tile as ertile
+    if not ertile._tileirdisasm():
+        pytest.skip("tileirdisasm is not installed (pip install nvidia-cuda-tileiras)")
+
+    @ct.kernel
+    def vadd_tiled(a, b, c, TILE: ct.Constant[int]):
+        bid = ct.bid(0)
+        x = ct.load(a, index=(bid,), shape=(TILE,))
+        y = ct.load(b, index=(bid,), shape=(TILE,))
+        ct.store(c, index=(bid,), tile=x + y)
+
+    a = rng.standard_normal(64).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    out = er.tile.run(vadd_tiled, (4, 1, 1), a, b, np.zeros(64, np.float32), 16)
+    assert out[2].view(np.uint32).tolist() == (a + b).view(np.uint32).tolist()
+    dev = (a + b).astype(np.float32)
+    assert er.tile.check(vadd_tiled, (4, 1, 1), (a, b, np.zeros(64, np.float32), 16), {2: dev}).covered
+    dev[5] = np.nextafter(np.nextafter(dev[5], np.float32(np.inf)), np.float32(np.inf))
+    bad = er.tile.check(vadd_tiled, (4, 1, 1), (a, b, np.zeros(64, np.float32), 16), {2: dev})
+    assert not bad.covered and bad.outside == 1
