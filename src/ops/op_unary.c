@@ -154,8 +154,9 @@ static void un_fast(const un_state *s, double x, double *lo, double *hi, int *sp
              * which is at least 1 - erf(4 / sqrt(2)) > 6e-5 for x >= -4 (no ruinous cancellation) */
             double tl = x > 0 ? er_ops_mul_dn(x, s->c1l) : er_ops_mul_dn(x, s->c1h);
             double th = x > 0 ? er_ops_mul_up(x, s->c1h) : er_ops_mul_up(x, s->c1l), fl, fh, t;
+            /* one evaluation: erf(th) <= erf(tl) + (2/sqrt(pi)) (th - tl), as erf' <= 2/sqrt(pi) < 1.13 */
             er_ops_erf_fast(tl, &fl, &t);
-            er_ops_erf_fast(th, &t, &fh);
+            fh = er_ops_add_up(t, er_ops_mul_up(1.13, er_ops_add_up(th, -tl)));
             double bl = er_ops_add_dn(1, fl), bh = er_ops_add_up(1, fh);
             if (bl > 0) {
                 if (x > 0) {
