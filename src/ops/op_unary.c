@@ -359,9 +359,10 @@ static er_status un_bound_range(void *ctx, int64_t e0, int64_t e1, char *msg, si
     (void)msg_size;
     iv c1 = iv_const(env, s->c1l, s->c1h), c2 = iv_const(env, s->c2l, s->c2h), c3 = iv_const(env, s->c3l, s->c3h);
     for (int64_t e = e0; e < e1; e++) {
-        double v = s->v[e], fl_, fh_;
-        int sp;
-        un_fast(s, v, &fl_, &fh_, &sp);
+        double v = s->v[e], fl_ = 0, fh_ = 0;
+        int sp = 0;
+        /* gelu's exact value is special only at NaN, zeros and infinities: skip its enclosure otherwise */
+        if (s->kind != UN_GELU || !er_b_finite(v) || v == 0) un_fast(s, v, &fl_, &fh_, &sp);
         int slack = j->r->slack[0] && j->r->slack[0][e] != 0;
         if (!slack && (sp == 2 || (sp == 1 && (!er_b_finite(fl_) || er_b_isinf(v))))) {
             /* a non-finite exact value, or an infinite input whose value is the function's limit (exp(-inf)
