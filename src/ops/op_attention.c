@@ -121,6 +121,10 @@ static er_status at_create(er_opres *r, char *msg, size_t msg_size)
     double scale, qd, kd, vd;
     if ((st = er_ops_opt_bool(r, "is_causal", 0, &causal, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_opt_bool(r, "enable_gqa", 0, &gqa, msg, msg_size)) != ER_OK) return st;
+    if (D == 0 && !er_ops_opt(r, "scale"))
+        return msgf(msg, msg_size, ER_EINVAL,
+                    "attention: the head dimension (query's last dimension) is 0, so the default scale 1/sqrt(D) is "
+                    "infinite; give scale= or inputs with a head dimension above 0");
     if ((st = er_ops_opt_double(r, "scale", 1.0 / sqrt((double)D), &scale, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_opt_double(r, "q_descale", 1.0, &qd, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_opt_double(r, "k_descale", 1.0, &kd, msg, msg_size)) != ER_OK) return st;

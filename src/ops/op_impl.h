@@ -177,6 +177,9 @@ void er_ops_exp_iv_c(er_ops_expc *c, double a, double b, double *lo, double *hi)
 /* lo <= tanh(x) <= hi from the certified exp (op_fast.c; docs/proofs/ops-math.md): in place of
  * er_ops_tanh's MPFR per element (which it calls for zeros, NaN and |x| < 2^-500). */
 void er_ops_tanh_fast(double x, double *lo, double *hi);
+/* lo <= erf(x) <= hi from the certified exp and a positive series (op_math_erf.c; docs/proofs/ops-math.md,
+ * "erf"): fast, relative width below 2^-30; MPFR for |x| < 2^-300, zeros and NaN. */
+void er_ops_erf_fast(double x, double *lo, double *hi);
 
 /* ---- bounds arithmetic (op_util.c): binary64, outward (the rounding mode is never changed) ---- */
 /* a - b enclosed: [d, d] when the binary64 difference d is exact (TwoSum), else one ulp outward */

@@ -143,11 +143,31 @@ static void un_fast(const un_state *s, double x, double *lo, double *hi, int *sp
         }
         return;
     }
-    default: { /* gelu: MPFR at 64 bits */
+    default: { /* gelu: the certified erf where 1 + erf(t) is far from 0 (x >= -4), else MPFR at 64 bits */
         if (er_b_isinf(x) || x == 0) {
             *lo = *hi = x > 0 ? x : x == 0 ? x : NAN;
             *special = x < 0 ? 2 : 1;
             return;
+        }
+        if (!s->tanh_form && x >= -4) {
+            /* t = x / sqrt(2) in [tl, th]; erf increasing: 1 + erf(t) in [1 + erf_lo(tl), 1 + erf_hi(th)],
+             * which is at least 1 - erf(4 / sqrt(2)) > 6e-5 for x >= -4 (no ruinous cancellation) */
+            double tl = x > 0 ? er_ops_mul_dn(x, s->c1l) : er_ops_mul_dn(x, s->c1h);
+            double th = x > 0 ? er_ops_mul_up(x, s->c1h) : er_ops_mul_up(x, s->c1l), fl, fh, t;
+            /* one evaluation: erf(th) <= erf(tl) + (2/sqrt(pi)) (th - tl), as erf' <= 2/sqrt(pi) < 1.13 */
+            er_ops_erf_fast(tl, &fl, &t);
+            fh = er_ops_add_up(t, er_ops_mul_up(1.13, er_ops_add_up(th, -tl)));
+            double bl = er_ops_add_dn(1, fl), bh = er_ops_add_up(1, fh);
+            if (bl > 0) {
+                if (x > 0) {
+                    *lo = er_ops_mul_dn(0.5, er_ops_mul_dn(x, bl));
+                    *hi = er_ops_mul_up(0.5, er_ops_mul_up(x, bh));
+                } else {
+                    *lo = er_ops_mul_dn(0.5, er_ops_mul_dn(x, bh));
+                    *hi = er_ops_mul_up(0.5, er_ops_mul_up(x, bl));
+                }
+                return;
+            }
         }
         er_ops_mp *m = er_ops_mp_new(64, 6);
         if (!m) { /* no memory: an enclosure that decides nothing sends the element to the precise path */
@@ -339,9 +359,10 @@ static er_status un_bound_range(void *ctx, int64_t e0, int64_t e1, char *msg, si
     (void)msg_size;
     iv c1 = iv_const(env, s->c1l, s->c1h), c2 = iv_const(env, s->c2l, s->c2h), c3 = iv_const(env, s->c3l, s->c3h);
     for (int64_t e = e0; e < e1; e++) {
-        double v = s->v[e], fl_, fh_;
-        int sp;
-        un_fast(s, v, &fl_, &fh_, &sp);
+        double v = s->v[e], fl_ = 0, fh_ = 0;
+        int sp = 0;
+        /* gelu's exact value is special only at NaN, zeros and infinities: skip its enclosure otherwise */
+        if (s->kind != UN_GELU || !er_b_finite(v) || v == 0) un_fast(s, v, &fl_, &fh_, &sp);
         int slack = j->r->slack[0] && j->r->slack[0][e] != 0;
         if (!slack && (sp == 2 || (sp == 1 && (!er_b_finite(fl_) || er_b_isinf(v))))) {
             /* a non-finite exact value, or an infinite input whose value is the function's limit (exp(-inf)
@@ -396,8 +417,8 @@ static er_status un_bound_range(void *ctx, int64_t e0, int64_t e1, char *msg, si
                 iv a = iv_lib(env, 2.0, iv_mul(x, iv_of(s->c1l, s->c1h))), f;
                 a = iv_hull(a, iv_rc(env, iv_mul(x, c1)));
                 double t;
-                er_ops_erf(a.l, &f.l, &t);
-                er_ops_erf(a.h, &t, &f.h);
+                er_ops_erf_fast(a.l, &f.l, &t);
+                er_ops_erf_fast(a.h, &t, &f.h);
                 f = iv_lib(env, uerf, f);
                 b = iv_rc(env, iv_add(iv_of(1, 1), f));
             } else {

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -61,9 +62,28 @@ er_status er_ops_opt_format(er_opres *r, const char *key, int def, int *fmt, cha
     er_format_info fi;
     *fmt = def;
     if (!s) return ER_OK;
-    if (er_format_from_name(s, fmt) != ER_OK || er_format_get_info(*fmt, &fi) != ER_OK || fi.kind != ER_KIND_FLOAT)
-        return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s is not a float format (f32, bf16, f16, ...)",
-                    r->def->name, key, s);
+    if (er_format_from_name(s, fmt) != ER_OK) {
+        /* say why the name is refused: a format not modelled (suggest the FN variant where there is one), or
+         * no format at all */
+        char fn[40];
+        int f2;
+        if (strlen(s) < sizeof fn - 2) snprintf(fn, sizeof fn, "%sFN", s);
+        else fn[0] = 0;
+        if (er_format_is_unmodelled(s) && fn[0] && er_format_from_name(fn, &f2) == ER_OK)
+            return msgf(msg, msg_size, ER_EINVAL,
+                        "%s: option %s=%s names a float format exactref does not model (the variant with "
+                        "infinities); the modelled one is %s (finite, no infinities)",
+                        r->def->name, key, s, er_format_name(f2));
+        if (er_format_is_unmodelled(s))
+            return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s names a format exactref does not model", r->def->name,
+                        key, s);
+        return msgf(msg, msg_size, ER_EINVAL,
+                    "%s: option %s=%s is not a format name (f32, bf16, f16, f8E4M3FN, f8E5M2, ...)", r->def->name, key, s);
+    }
+    if (er_format_get_info(*fmt, &fi) != ER_OK || fi.kind != ER_KIND_FLOAT)
+        return msgf(msg, msg_size, ER_EINVAL,
+                    "%s: option %s=%s is not a float format: the output of %s is a float format (f32, bf16, f16, ...)",
+                    r->def->name, key, s, r->def->name);
     return ER_OK;
 }
 
@@ -168,7 +188,8 @@ er_status er_ops_values(const er_optensor *t, double **out, char *msg, size_t ms
     er_format_info fi;
     *out = NULL;
     if (er_format_get_info(t->format, &fi) != ER_OK || fi.kind != ER_KIND_FLOAT)
-        return msgf(msg, msg_size, ER_EINVAL, "an input of format %d is not a float format", t->format);
+        return msgf(msg, msg_size, ER_EINVAL, "an input of format %s is not a float format",
+                    er_format_name(t->format) ? er_format_name(t->format) : "?");
     double *v = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
     if (!v) return msgf(msg, msg_size, ER_ENOMEM, "out of memory for %lld values", (long long)n);
     int contiguous = 1;

@@ -93,6 +93,14 @@ static int fmt_precision(int fmt)
     return fi.significand_bits + 1;
 }
 
+/* whether input i of def is a mask (attention's attn_mask: boolean or float) */
+static int mask_role(const er_opdef *def, int i)
+{
+    const char *n = def->input_names ? def->input_names[i] : NULL;
+    size_t l = n ? strlen(n) : 0;
+    return l >= 4 && strcmp(n + l - 4, "mask") == 0;
+}
+
 er_status er_op_call_nd(const char *op, int ninputs, const er_optensor *const *inputs, const char *options,
                         er_opres **out, char *msg, size_t msg_size)
 {
@@ -154,6 +162,14 @@ er_status er_op_call_nd(const char *op, int ninputs, const er_optensor *const *i
         if (er_format_get_info(inputs[i]->format, &fi) != ER_OK) {
             st = msgf(msg, msg_size, ER_EINVAL, "%s: input %d (%s) has an unknown format %d", op, i,
                       def->input_names ? def->input_names[i] : "?", inputs[i]->format);
+            goto fail;
+        }
+        if (fi.kind != ER_KIND_FLOAT && !mask_role(def, i)) {
+            /* every operation computes on float inputs; only a mask may be boolean or integer */
+            st = msgf(msg, msg_size, ER_EINVAL,
+                      "%s: input %d (%s) has format %s, which is not a float format; %s takes float inputs (f32, bf16, "
+                      "f16, ...)",
+                      op, i, def->input_names ? def->input_names[i] : "?", fi.name ? fi.name : "?", op);
             goto fail;
         }
         r->in[i] = *inputs[i];

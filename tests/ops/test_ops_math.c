@@ -270,6 +270,48 @@ START_TEST(tanh_fast_encloses_mpfr)
 }
 END_TEST
 
+/* er_ops_erf_fast (op_math_erf.c) encloses MPFR's erf (200 bits) and is narrow: relative 2^-30; its
+ * constant 2/sqrt(pi) lies between the two binary64 values the proof uses */
+START_TEST(erf_fast_encloses_mpfr)
+{
+    uint64_t st = er_test_seed("ops_erf_fast");
+    static const double edges[] = {0.0, -0.0, 0x1p-1074, 0x1p-301, 0x1p-300, 0x1p-299, 0x1p-30, 0.5, 1, 2,
+                                   0x1.7ffffffffffffp1, 3, 5.999999, 0x1.7ffffffffffffp2, 6, 6.0000001, 30, 1e300,
+                                   INFINITY};
+    mpfr_t y, c;
+    mpfr_init2(y, 200);
+    mpfr_init2(c, 200);
+    mpfr_const_pi(c, MPFR_RNDN);
+    mpfr_sqrt(c, c, MPFR_RNDN);
+    mpfr_ui_div(c, 2, c, MPFR_RNDN);
+    ck_assert(mpfr_cmp_d(c, 0x1.20dd750429b6dp+0) > 0 && mpfr_cmp_d(c, 0x1.20dd750429b6ep+0) < 0);
+    long wide = 0, n = 0;
+    for (int k = -(int)(2 * sizeof edges / sizeof edges[0]); k < 300000; k++, n++) {
+        double x;
+        if (k < 0) {
+            int i = -k - 1;
+            x = (i & 1) ? -edges[i / 2] : edges[i / 2];
+        } else if (k % 3 == 0) {
+            x = urand_(&st) * 7; /* the series' whole range and a little beyond */
+        } else {
+            x = ldexp(urand_(&st), (int)(er_test_rand(&st) % 40) - 30);
+        }
+        double lo, hi;
+        er_ops_erf_fast(x, &lo, &hi);
+        mpfr_set_d(y, x, MPFR_RNDN);
+        mpfr_erf(y, y, MPFR_RNDN);
+        ck_assert_msg(lo <= hi, "erf(%a): [%a, %a]", x, lo, hi);
+        ck_assert_msg(mpfr_cmp_d(y, lo) >= 0, "erf(%a) below lo %a", x, lo);
+        ck_assert_msg(mpfr_cmp_d(y, hi) <= 0, "erf(%a) above hi %a", x, hi);
+        if (fabs(x) >= 0x1p-900 && !(hi - lo <= 0x1p-30 * fabs(lo))) wide++; /* above the subnormals */
+    }
+    mpfr_clear(y);
+    mpfr_clear(c);
+    printf("erf_fast: %ld of %ld enclosures wider than 2^-30 relative\n", wide, n);
+    ck_assert_msg(wide == 0, "%ld wide enclosures", wide);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ops_math");
@@ -281,6 +323,7 @@ int main(void)
     tcase_add_test(tc, decide_and_lib_results);
     tcase_add_test(tc, fast_paths_as_converter);
     tcase_add_test(tc, tanh_fast_encloses_mpfr);
+    tcase_add_test(tc, erf_fast_encloses_mpfr);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
