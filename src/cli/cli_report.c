@@ -465,6 +465,28 @@ void er_cli_report_svg(er_sbuf *b, const er_cli_check *c)
 
 /* ---- The failure bundle. ---- */
 
+FILE *er_cli_report_write(const er_cli_check *c, const char *json, const char *junit, const char *plot, int *rc)
+{
+    /* a report written to standard output ('-') is the whole of it: the text goes to stderr */
+    int report_on_stdout = (json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")) || (plot && !strcmp(plot, "-"));
+    FILE *text = report_on_stdout ? stderr : stdout;
+    er_cli_report_text(text, c);
+    *rc = c->rep->outside ? ER_EXIT_FAIL : ER_EXIT_OK;
+    const struct {
+        const char *path;
+        void (*fn)(er_sbuf *, const er_cli_check *);
+    } writers[3] = {{json, er_cli_report_json}, {junit, er_cli_report_junit}, {plot, er_cli_report_svg}};
+    for (int w = 0; w < 3; w++) {
+        if (!writers[w].path) continue;
+        er_sbuf b = {0};
+        writers[w].fn(&b, c);
+        int wr = er_cli_write_text("check", writers[w].path, b.p, b.len);
+        er_sb_free(&b);
+        if (wr) *rc = wr;
+    }
+    return text;
+}
+
 /* Copy a file's bytes (npy.h's output rules); 0, or -1 with the reason in why. */
 static int copy_file(const char *from, const char *to, char *why, size_t why_size)
 {

@@ -456,23 +456,7 @@ int er_cmd_check(int argc, char **argv)
     c.seconds_ref = t_ref;
     c.stats = stats;
     er_cli_check_warnings(&c, hint);
-    /* a report written to standard output ('-') is the whole of it: the text goes to stderr */
-    int report_on_stdout = (json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")) || (plot && !strcmp(plot, "-"));
-    FILE *text = report_on_stdout ? stderr : stdout;
-    er_cli_report_text(text, &c);
-    rc = rep.outside ? ER_EXIT_FAIL : ER_EXIT_OK;
-    const struct {
-        const char *path;
-        void (*fn)(er_sbuf *, const er_cli_check *);
-    } writers[3] = {{json, er_cli_report_json}, {junit, er_cli_report_junit}, {plot, er_cli_report_svg}};
-    for (int w = 0; w < 3; w++) {
-        if (!writers[w].path) continue;
-        er_sbuf b = {0};
-        writers[w].fn(&b, &c);
-        int wr = er_cli_write_text("check", writers[w].path, b.p, b.len);
-        er_sb_free(&b);
-        if (wr) rc = wr;
-    }
+    FILE *text = er_cli_report_write(&c, json, junit, plot, &rc);
     if (bounds_dir) {
         const er_bounds *bd;
         int wr = ER_EXIT_OK;
