@@ -229,13 +229,7 @@ int er_cmd_check(int argc, char **argv)
     {
         er_cli_files f;
         memset(&f, 0, sizeof f);
-        er_cli_files_in(&f, pos[0], "A");
-        er_cli_files_in(&f, pos[1], "B");
-        er_cli_files_in(&f, pos[2], "OUT");
-        er_cli_files_in(&f, m.C.path, "--acc");
-        er_cli_files_in(&f, m.SA.path, "--a-scale");
-        er_cli_files_in(&f, m.SB.path, "--b-scale");
-        er_cli_files_in(&f, m.BIAS.path, "--bias");
+        er_cli_mma_files_in(&f, &m, pos[2], "OUT");
         er_cli_files_out(&f, json, "--json", 1);
         er_cli_files_out(&f, junit, "--junit", 1);
         er_cli_files_out(&f, plot, "--plot", 1);
