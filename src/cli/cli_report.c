@@ -266,7 +266,7 @@ void er_cli_report_text(FILE *f, const er_cli_check *c)
     fprintf(f, "%s\n", r->outside ? "FAIL" : "PASS");
 }
 
-static void json_num(er_sbuf *b, double v)
+void er_sb_json_num(er_sbuf *b, double v)
 {
     if (isnan(v)) er_sb_printf(b, "\"nan\"");
     else if (isinf(v)) er_sb_printf(b, v > 0 ? "\"inf\"" : "\"-inf\"");
@@ -330,15 +330,15 @@ void er_cli_report_json(er_sbuf *b, const er_cli_check *c)
         er_sb_printf(b, "{\"index\": ");
         json_index(b, r, r->worst_index);
         er_sb_printf(b, ", \"covered\": %s, \"output\": ", r->worst_covered ? "true" : "false");
-        json_num(b, r->output_value);
+        er_sb_json_num(b, r->output_value);
         er_sb_printf(b, ", \"output_bits\": \"%s\", \"rounded\": ", oh);
-        json_num(b, r->rounded_value);
+        er_sb_json_num(b, r->rounded_value);
         er_sb_printf(b, ", \"rounded_bits\": \"%s\", \"allowed\": ", rh);
         if (r->has_range) {
             er_sb_printf(b, "[");
-            json_num(b, r->low_value);
+            er_sb_json_num(b, r->low_value);
             er_sb_printf(b, ", ");
-            json_num(b, r->high_value);
+            er_sb_json_num(b, r->high_value);
             er_sb_printf(b, "], \"allowed_bits\": [\"%s\", \"%s\"]", lh, hh);
         } else {
             er_sb_printf(b, "null, \"allowed_bits\": null");
@@ -346,7 +346,7 @@ void er_cli_report_json(er_sbuf *b, const er_cli_check *c)
         er_sb_printf(b, ", \"may_be\": {\"+inf\": %s, \"-inf\": %s, \"nan\": %s}", r->may_pinf ? "true" : "false",
                      r->may_ninf ? "true" : "false", r->may_nan ? "true" : "false");
         er_sb_printf(b, ", \"single_value\": %s, \"tolerance\": ", r->single_value ? "true" : "false");
-        json_num(b, zeros_only(r) ? 0.0 : r->tolerance);
+        er_sb_json_num(b, zeros_only(r) ? 0.0 : r->tolerance);
         er_sb_printf(b, ", \"ulps_beyond\": %lld, \"reason\": ", (long long)(r->worst_covered ? 0 : r->ulps_beyond));
         er_sb_json_str(b, why);
         er_sb_printf(b, "}");

@@ -25,6 +25,8 @@ void er_sb_json_str(er_sbuf *b, const char *s);
 /* s as XML character data: markup escaped, control bytes (not allowed in XML 1.0) as U+FFFD, bytes that
  * are not UTF-8 read as Latin-1. */
 void er_sb_xml_str(er_sbuf *b, const char *s);
+/* v as a JSON number (%.17g), or the strings "nan", "inf", "-inf". */
+void er_sb_json_num(er_sbuf *b, double v);
 
 typedef struct {
     const char *out_path;
