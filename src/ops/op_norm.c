@@ -466,6 +466,19 @@ static er_status rms_create(er_opres *r, char *msg, size_t msg_size) { return nm
 
 /* ---- the bounds (docs/proofs/norms.md) ---- */
 
+/* element e's enclosure [l, h] into lo/hi; beyond compute's largest finite value (or NaN): unbounded */
+static void put_bound(unsigned char *fl, double *lo, double *hi, int64_t e, double l, double h, double max_c)
+{
+    if (!(l >= -max_c && h <= max_c)) {
+        fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+        lo[e] = -INFINITY;
+        hi[e] = INFINITY;
+        return;
+    }
+    lo[e] = l;
+    hi[e] = h;
+}
+
 typedef struct nm_bjob {
     er_opres *r;
     nm_state *s;
@@ -620,14 +633,7 @@ static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 h = aup(h, b);
                 if (!j->out_is_compute) rnd(env, &l, &h);
             }
-            if (!(l >= -env->max_c) || !(h <= env->max_c)) {
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
-                continue;
-            }
-            j->lo[e] = l;
-            j->hi[e] = h;
+            put_bound(j->fl, j->lo, j->hi, e, l, h, env->max_c);
         }
     }
     return ER_OK;
@@ -1151,14 +1157,7 @@ static er_status nbb_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t m
             l = add_dn_(l, -a);
             h = add_up_(h, a);
             if (!j->out_is_compute) rnd(env, &l, &h);
-            if (!(l >= -env->max_c && h <= env->max_c)) {
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
-                continue;
-            }
-            j->lo[e] = l;
-            j->hi[e] = h;
+            put_bound(j->fl, j->lo, j->hi, e, l, h, env->max_c);
         }
     }
     return ER_OK;
