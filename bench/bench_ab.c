@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "exactref/exactref.h"
 
 typedef struct {
@@ -43,20 +44,8 @@ typedef struct {
 } build;
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next(void) { return bench_xorshift64(&rng); }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -155,9 +144,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_ab: %s\n", msg);
                 return 2;
             }
-            double t0 = now();
+            double t0 = bench_now();
             er_status st = b->bounds(res, &o, &bd, msg, sizeof msg);
-            t[l * rounds + r] = now() - t0;
+            t[l * rounds + r] = bench_now() - t0;
             b->rfree(res);
             if (st != ER_OK) {
                 fprintf(stderr, "bench_ab: %s: er_result_bounds: %s\n", b->path, msg);

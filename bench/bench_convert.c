@@ -5,23 +5,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "exactref/exactref.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next(void) { return bench_xorshift64(&rng); }
 
 static volatile unsigned sink;
 
@@ -31,12 +20,12 @@ static double time_convert(int from, int to, const void *src, void *dst, size_t 
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         unsigned fl = 0;
-        double t0 = now();
+        double t0 = bench_now();
         if (er_convert_array(from, to, src, dst, n, ER_RND_NEAREST_EVEN, 0, &fl, NULL) != ER_OK) {
             fprintf(stderr, "bench_convert: conversion %s -> %s failed\n", er_format_name(from), er_format_name(to));
             exit(3);
         }
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (t < best) best = t;
         sink ^= fl;
     }
@@ -49,9 +38,9 @@ static double time_cast_f32_f16(const float *src, er_half *dst, size_t n, int re
 {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (size_t i = 0; i < n; i++) dst[i] = (er_half)src[i];
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (t < best) best = t;
         sink ^= (unsigned)dst[n / 2];
     }
@@ -61,9 +50,9 @@ static double time_cast_f16_f32(const er_half *src, float *dst, size_t n, int re
 {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (size_t i = 0; i < n; i++) dst[i] = (float)src[i];
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (t < best) best = t;
         sink ^= (unsigned)dst[n / 2];
     }

@@ -17,15 +17,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "exactref/exactref.h"
 #include "exactref/report.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* the process's processor time (all threads): what a call costs when other work shares the cores */
 static double cpu_now(void)
@@ -35,13 +30,7 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static uint64_t rng(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t rng(uint64_t *s) { return bench_splitmix64(s); }
 
 /* a pattern moved by d ulps (sign-magnitude; the sign kept: the ranges here are away from zero) */
 static uint32_t move(uint32_t x, int64_t d, uint32_t magm)
@@ -100,23 +89,23 @@ static int run(int64_t n, int64_t K, int reps, int fmt, uint64_t seed, int exact
         memcpy(o + (size_t)e * (size_t)sb, &x, (size_t)sb);
     }
     int64_t outside = 0;
-    double t0 = now();
+    double t0 = bench_now();
     int rc = er_result_covers(res, &opt, &to, cov, &outside, msg, sizeof msg);
-    double first = now() - t0, bc = 1e30, bs = 1e30, pc = 1e30, ps = 1e30, cs = 1e30;
+    double first = bench_now() - t0, bc = 1e30, bs = 1e30, pc = 1e30, ps = 1e30, cs = 1e30;
     er_check_report rep;
     for (int k = 0; k < reps && rc == ER_OK; k++) {
-        t0 = now();
+        t0 = bench_now();
         rc = er_result_covers(res, &opt, &to, cov, &outside, msg, sizeof msg);
-        double t1 = now(), c1 = cpu_now();
+        double t1 = bench_now(), c1 = cpu_now();
         if (rc == ER_OK) rc = er_check_report_compute(res, &opt, &to, &ta, &tb, idx, 64, &rep, msg, sizeof msg);
-        double t2 = now(), c2 = cpu_now();
+        double t2 = bench_now(), c2 = cpu_now();
         if (c2 - c1 < cs) cs = c2 - c1;
         int64_t out2 = 0;
         if (rc == ER_OK) rc = er_bounds_covers(bd, &to, 0, cov, &out2, msg, sizeof msg);
-        double t3 = now();
+        double t3 = bench_now();
         er_check_report rep2;
         if (rc == ER_OK) rc = er_check_report_score(bd, &to, R, cov, out2, &ta, &tb, idx, 64, &rep2, msg, sizeof msg);
-        double t4 = now();
+        double t4 = bench_now();
         if (rc == ER_OK && (out2 != outside || rep2.worst != rep.worst || rep2.outside != rep.outside)) {
             fprintf(stderr, "bench_covers: the cached and public paths disagree\n");
             rc = ER_EINVAL;

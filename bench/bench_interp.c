@@ -7,24 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "exactref/exactref.h"
 #include "exactref/interp.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t rs = 0x5eed2026u;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rs += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return bench_splitmix64(&rs); }
 
 static char gemm_text[8192], ew_text[4096];
 
@@ -124,12 +113,12 @@ int main(int argc, char **argv)
     ti = 1e30;
     for (reps = 0; reps < 3; reps++) { /* best of three: the machine is shared */
         double t;
-        t0 = now();
+        t0 = bench_now();
         if (er_interp_kernel(m, "gemm", &l, msg, sizeof msg) != ER_OK) {
             fprintf(stderr, "%s\n", msg);
             return 3;
         }
-        t = now() - t0;
+        t = bench_now() - t0;
         if (t < ti) ti = t;
     }
     er_interp_free(m);
@@ -145,15 +134,15 @@ int main(int argc, char **argv)
         te1 = 1e30;
         for (reps = 0; reps < 3; reps++) {
             double t;
-            t0 = now();
+            t0 = bench_now();
             if (er_mma(&a) != ER_OK) return 3;
-            t = now() - t0;
+            t = bench_now() - t0;
             if (t < te1) te1 = t;
         }
         a.threads = 0;
-        t0 = now();
+        t0 = bench_now();
         if (er_mma(&a) != ER_OK) return 3;
-        teall = now() - t0;
+        teall = bench_now() - t0;
     }
     {
         /* the same chain of products called directly: per block and k step, acc = A_blk B_blk + acc */
@@ -164,7 +153,7 @@ int main(int argc, char **argv)
         tc = 1e30;
         for (reps = 0; reps < 3; reps++) {
         double t;
-        t0 = now();
+        t0 = bench_now();
         for (bj = 0; bj < n / T; bj++)
             for (bi = 0; bi < n / T; bi++)
                 for (kk = 0; kk < n / TK; kk++) {
@@ -184,7 +173,7 @@ int main(int argc, char **argv)
                     a.threads = 1;
                     if (er_mma(&a) != ER_OK) return 3;
                 }
-        t = now() - t0;
+        t = bench_now() - t0;
         if (t < tc) tc = t;
         }
         printf("gemm: the same k-step chain of er_mma calls directly: %.3f s; interpreted / direct chain = %.2fx; bits %s\n", tc, ti / tc,
@@ -224,12 +213,12 @@ int main(int argc, char **argv)
         l.nscalars = 1;
         for (reps = 0; reps < 3; reps++) {
             double t;
-            t0 = now();
+            t0 = bench_now();
             if (er_interp_kernel(m, "ew", &l, msg, sizeof msg) != ER_OK) {
                 fprintf(stderr, "%s\n", msg);
                 return 3;
             }
-            t = now() - t0;
+            t = bench_now() - t0;
             if (t < best) best = t;
         }
         printf("elementwise: %.3f s for %lld elements: %.1f M elements/s on one core (floor: 20)\n", best, (long long)ne, 1e-6 * (double)ne / best);

@@ -9,25 +9,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "exactref/exactref.h"
 #include "exactref/interp.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t rs = 0x5eed2026u;
-static double urand(void)
-{
-    uint64_t z = (rs += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1p-53;
-}
+static double urand(void) { return (double)(bench_splitmix64(&rs) >> 11) * 0x1p-53; }
 
 static er_interp_module *load(const char *dir, const char *name, const char **kernel)
 {
@@ -124,25 +112,25 @@ static void timeit(const char *label, er_interp_module *m, const char *k, launch
     int r;
     er_interp_bounds *bd = NULL;
     for (r = 0; r < 3; r++) {
-        t = now();
+        t = bench_now();
         if (er_interp_kernel(m, k, &L->l, msg, sizeof msg) != ER_OK) {
             printf("%s: point mode refused (bounds mode alone below): %s\n", label, msg);
             tp = NAN;
             break;
         }
-        t = now() - t;
+        t = bench_now() - t;
         if (t < tp) tp = t;
     }
     if (tp != tp) r = 0;
     for (r = 0; r < 3; r++) {
         er_interp_bounds_free(bd);
         bd = NULL;
-        t = now();
+        t = bench_now();
         if (er_interp_kernel_bounds(m, k, &L->l, o, &bd, msg, sizeof msg) != ER_OK) {
             printf("%s: bounds mode refused: %s\n", label, msg);
             return;
         }
-        t = now() - t;
+        t = bench_now() - t;
         if (t < tb) tb = t;
     }
     printf("%-34s point %8.4f s   bounds %8.4f s   %5.2fx   median width %8.1f ulps\n", label, tp, tb, tb / tp,

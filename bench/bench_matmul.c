@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "exactref/exactref.h"
 #include "exactref/report.h"
 
@@ -42,21 +43,9 @@ int openblas_get_num_threads(void); /* OpenBLAS's own; declared again in case cb
 
 #define MPFR_BITS 700 /* exact for every data set here: at most ~200 bits are ever needed */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next(void) { return bench_xorshift64(&rng); }
 
 /* ---- data sets ---- */
 enum { SET_NARROW, SET_WIDE, SET_FP8, SET_COUNT };
@@ -358,9 +347,9 @@ static void run_case(int set, int64_t n)
         args.stats = &st;
         args.msg = msg;
         args.msg_size = sizeof msg;
-        double t0 = now();
+        double t0 = bench_now();
         int rc = er_mma(&args);
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (rc != ER_OK) {
             fprintf(stderr, "bench_matmul: er_mma failed: %s (%s)\n", er_status_string(rc), msg);
             exit(3);
@@ -430,14 +419,14 @@ static void run_case(int set, int64_t n)
                 /* each run creates the result (the reference), computes the bounds and covers; the
                  * run kept is the fastest whole check */
                 int rc;
-                double u0 = now();
+                double u0 = bench_now();
                 rc = er_result_create(&args, &res, msg, sizeof msg);
-                double u1 = now();
+                double u1 = bench_now();
                 if (rc == ER_OK && (rc = er_standard_parse(stds[q], &o.standard, msg, sizeof msg)) == ER_OK)
                     rc = er_result_bounds(res, &o, &bd, msg, sizeof msg);
-                double u2 = now();
+                double u2 = bench_now();
                 if (rc == ER_OK) rc = er_result_covers(res, &o, &td, cov, &outside[q], msg, sizeof msg);
-                double u3 = now();
+                double u3 = bench_now();
                 if (rep_ == 0 && !(qq & 1)) first[q] = u3 - u0; /* the first run: fresh pages, nothing cached */
                 if (rc == ER_OK && u3 - u0 < tb4[q][3] - tb4[q][0])
                     tb4[q][0] = u0, tb4[q][1] = u1, tb4[q][2] = u2, tb4[q][3] = u3;
@@ -459,9 +448,9 @@ static void run_case(int set, int64_t n)
                     er_check_report rep;
                     int64_t idx[64];
                     for (int k = 0; k < 5 && rc == ER_OK; k++) {
-                        double s0 = now();
+                        double s0 = bench_now();
                         rc = er_check_report_compute(res, &o, &td, &ta, &tb, idx, 64, &rep, msg, sizeof msg);
-                        double s1 = now();
+                        double s1 = bench_now();
                         if (s1 - s0 < best) best = s1 - s0;
                     }
                     if (rc == ER_OK) {
@@ -486,9 +475,9 @@ static void run_case(int set, int64_t n)
                 args.a = &ta;
                 args.b = &tb;
                 args.d = &td;
-                double t0 = now();
+                double t0 = bench_now();
                 int rc = er_mma(&args);
-                double t = now() - t0;
+                double t = bench_now() - t0;
                 if (rc == ER_OK && t < er_best) er_best = t;
             }
 #ifdef ER_BENCH_HAVE_OPENBLAS
@@ -496,10 +485,10 @@ static void run_case(int set, int64_t n)
                 if (rep_ == 0) /* the first run starts OpenBLAS's threads */
                     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, ad, (int)n, bd,
                                 (int)n, 0.0, cr, (int)n);
-                double t0 = now();
+                double t0 = bench_now();
                 cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, ad, (int)n, bd,
                             (int)n, 0.0, cr, (int)n);
-                double t = now() - t0;
+                double t = bench_now() - t0;
                 if (t < dg_round) dg_round = t;
                 /* OpenBLAS's threads wait spinning for a while after a call: let them stop before the
                  * next round's first check, which would share the cores with them */
@@ -555,9 +544,9 @@ static void run_case(int set, int64_t n)
         args.backend = ER_BACKEND_OPENCL;
         args.msg = msg;
         args.msg_size = sizeof msg;
-        double t0 = now();
+        double t0 = bench_now();
         int rc = dsub ? er_mma(&args) : ER_ENOMEM;
-        double t = now() - t0;
+        double t = bench_now() - t0;
         snprintf(r->threads, sizeof r->threads, "device");
         if (rc == ER_OK) {
             int64_t diff = 0;
@@ -581,9 +570,9 @@ static void run_case(int set, int64_t n)
                 er_tol_opts_init(&o);
                 er_standard_parse(stds[q], &o.standard, msg, sizeof msg);
                 int rc2 = er_result_create(&args, &res, msg, sizeof msg);
-                double t0b = now();
+                double t0b = bench_now();
                 if (rc2 == ER_OK) rc2 = er_result_bounds(res, &o, &bd, msg, sizeof msg);
-                double tb_ = now() - t0b;
+                double tb_ = bench_now() - t0b;
                 if (rc2 == ER_OK && cpu_tol[q] && cpu_lh[q]) {
                     int64_t cnt = rows_ * n, bad = 0;
                     bad += memcmp(bd->tolerance, cpu_tol[q], sizeof(double) * (size_t)cnt) != 0;
@@ -618,10 +607,10 @@ static void run_case(int set, int64_t n)
         }
         double best = 1e30;
         for (int k = 0; k < reps + 1; k++) { /* one more: the first run starts OpenBLAS's threads */
-            double t0 = now();
+            double t0 = bench_now();
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, ad, (int)n, bd,
                         (int)n, 0.0, c, (int)n);
-            double t = now() - t0;
+            double t = bench_now() - t0;
             if (k > 0 && t < best) best = t;
         }
         if (dg_round < best) best = dg_round; /* the check's rounds (above) */
@@ -693,9 +682,9 @@ static void run_case(int set, int64_t n)
             for (int64_t p = 0; p < n; p++) arb_set_d(arb_mat_entry(AA, i, p), ad[i * n + p]);
         for (int64_t p = 0; p < n; p++)
             for (int64_t j = 0; j < n; j++) arb_set_d(arb_mat_entry(BB, p, j), bd[p * n + j]);
-        double t0 = now();
+        double t0 = bench_now();
         arb_mat_mul(CC, AA, BB, prec);
-        double t = now() - t0;
+        double t = bench_now() - t0;
         for (int64_t i = 0; i < am; i++)
             for (int64_t j = 0; j < n; j++) arb_nonzero_rad += !mag_is_zero(arb_radref(arb_mat_entry(CC, i, j)));
         arb_done = 1;
@@ -750,10 +739,10 @@ static void run_case(int set, int64_t n)
                 mpfr_set_d(xa[p], ad[i * n + p], MPFR_RNDN);
                 mpfr_set_d(xb[p], bd[p * n + j], MPFR_RNDN);
             }
-            double t0 = now();
+            double t0 = bench_now();
             mpfr_mul(acc, xa[0], xb[0], MPFR_RNDN); /* the first product: IEEE signs of a zero sum */
             for (int64_t p = 1; p < n; p++) mpfr_fma(acc, xa[p], xb[p], acc, MPFR_RNDN);
-            if (s < samples) tsum += now() - t0; /* only the random elements are timed */
+            if (s < samples) tsum += bench_now() - t0; /* only the random elements are timed */
             /* exactref's f32 against the correctly rounded f32 of the exact sum */
             float f = mpfr_get_flt(acc, MPFR_RNDN);
             uint32_t fb;
@@ -788,10 +777,10 @@ static void run_case(int set, int64_t n)
                 mpfr_set_d(xa[p], ad[i * n + p], MPFR_RNDN);
                 mpfr_set_d(xb[p], bd[p * n + j], MPFR_RNDN);
             }
-            double t0 = now();
+            double t0 = bench_now();
             mpfr_mul(x, xa[0], xb[0], MPFR_RNDN);
             for (int64_t p = 1; p < n; p++) mpfr_fma(x, xa[p], xb[p], x, MPFR_RNDN);
-            t700 += now() - t0;
+            t700 += bench_now() - t0;
         }
         double g700 = (double)s700 * (double)n / t700 / 1e9;
         double g = (double)samples * (double)n / tsum / 1e9;
@@ -922,9 +911,9 @@ int main(int argc, char **argv)
             for (int64_t i = 0; i < S * S; i++) t[i] = (uint16_t)((next() & 0x807f) | ((127 - 8 + next() % 17) << 7));
             er_tensor T = er_tensor_2d(ER_FMT_BF16, S, S, t);
             er_interval iv;
-            double t0 = now();
+            double t0 = bench_now();
             er_interval_of_tensor(&T, &iv);
-            double ts = now() - t0;
+            double ts = bench_now() - t0;
             printf("\nwhole-tensor summary (issue 7): one pass over an 8192 x 8192 bf16 tensor: %.3f s (one thread)", ts);
             if (best > 0) {
                 double tm = (double)S * S * S / (best * 1e9);

@@ -15,14 +15,9 @@
 
 #include "../cpu/cpu_slices.h"
 #include "er_front.h"
+#include "bench_util.h"
 #include "exactref/exactref.h"
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
@@ -84,9 +79,9 @@ int main(int argc, char **argv)
         x.stats = &ms;
         x.msg = msg;
         x.msg_size = sizeof msg;
-        double t0 = now_s();
+        double t0 = bench_now();
         int st = er_mma(&x);
-        double t_mma = now_s() - t0;
+        double t_mma = bench_now() - t0;
         if (st != ER_OK) {
             fprintf(stderr, "bench_slices: er_mma: %s\n", msg);
             return 1;
@@ -96,9 +91,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_slices: %s\n", msg);
             return 1;
         }
-        t0 = now_s();
+        t0 = bench_now();
         st = er_cpu_slices_mma(&P, &ss);
-        double t_sl = now_s() - t0;
+        double t_sl = bench_now() - t0;
         if (st != ER_OK) {
             fprintf(stderr, "bench_slices: slices: %s\n", msg);
             return 1;

@@ -584,14 +584,5 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
     rep = check_matmul(a, b, out, standard=standard, compute=compute, c=c, scales=scales, block=block, dtype=dtype,
                        client=client, chunks=chunks, ulps=ulps, flush_to_zero=flush_to_zero, rounding=rounding,
                        progress=progress)
-    if rep["message"] is None and (rep["operand_vacuous"] or (rep["zero_accepted"] and rep["elements"])):
-        why = ("an operand is all zero or subnormal: the check is vacuous" if rep["operand_vacuous"] else
-               "the bounds would accept an all-zero output: these inputs cannot tell a correct kernel from one "
-               "that writes zeros")
-        warnings.warn(f"assert_matmul_valid: {why}", UserWarning, stacklevel=2)
-    if rep["message"] is not None:
-        text = rep["message"]
-        if msg is not None:
-            text = (msg(text) if callable(msg) else f"{msg}\n\n{text}")
-        raise AssertionError(text)
+    _testing._matmul_verdict(rep, msg)
     return rep

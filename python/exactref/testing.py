@@ -146,6 +146,22 @@ def _finish(result, core, fmt, rep, key, greatest):
     return rep
 
 
+def _matmul_verdict(rep, msg, stacklevel=3):
+    """assert_matmul_valid's ending on a report dict (here and in distributed.py): a warning where the check
+    passed but proves little, as `exactref check` gives; AssertionError with rep's message (msg: text put
+    before it, or a callable that rewrites it) where it failed.  stacklevel: the warning's, counted from here."""
+    if rep["message"] is None and (rep["operand_vacuous"] or (rep["zero_accepted"] and rep["elements"])):
+        why = ("an operand is all zero or subnormal: the check is vacuous" if rep["operand_vacuous"] else
+               "the bounds would accept an all-zero output: these inputs cannot tell a correct kernel from one "
+               "that writes zeros")
+        warnings.warn(f"assert_matmul_valid: {why}", UserWarning, stacklevel=stacklevel)
+    if rep["message"] is not None:
+        text = rep["message"]
+        if msg is not None:
+            text = (msg(text) if callable(msg) else f"{msg}\n\n{text}")
+        raise AssertionError(text)
+
+
 def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=_STANDARD_DEFAULT, compute=None,
                         ulps=None, flush_to_zero=False, dtype=None, rounding="nearest_even", saturate=False,
                         msg=None, backend="auto", threads=0, strategy="auto", device=None):
@@ -223,17 +239,7 @@ def assert_matmul_valid(a, b, out, *, c=None, scales=None, block=None, standard=
         rep = report(r, out, compute=compute, ulps=ulps, flush_to_zero=flush_to_zero, standard=standard)
     finally:
         r._checked = None
-    if rep["message"] is None and (rep["operand_vacuous"] or (rep["zero_accepted"] and rep["elements"])):
-        # the check passed but proves little: say so, as `exactref check` does
-        why = ("an operand is all zero or subnormal: the check is vacuous" if rep["operand_vacuous"] else
-               "the bounds would accept an all-zero output: these inputs cannot tell a correct kernel from one "
-               "that writes zeros")
-        warnings.warn(f"assert_matmul_valid: {why}", UserWarning, stacklevel=2)
-    if rep["message"] is not None:
-        text = rep["message"]
-        if msg is not None:
-            text = (msg(text) if callable(msg) else f"{msg}\n\n{text}")
-        raise AssertionError(text)
+    _matmul_verdict(rep, msg)
     return r
 
 

@@ -499,3 +499,14 @@ void er_cli_mma_free(er_cli_mma *m)
     free_operand(&m->SB);
     free_operand(&m->BIAS);
 }
+
+void er_cli_mma_files_in(er_cli_files *f, const er_cli_mma *m, const char *extra, const char *extra_what)
+{
+    er_cli_files_in(f, m->A.path, "A");
+    er_cli_files_in(f, m->B.path, "B");
+    er_cli_files_in(f, extra, extra_what);
+    er_cli_files_in(f, m->C.path, "--acc");
+    er_cli_files_in(f, m->SA.path, "--a-scale");
+    er_cli_files_in(f, m->SB.path, "--b-scale");
+    er_cli_files_in(f, m->BIAS.path, "--bias");
+}

@@ -3,6 +3,7 @@
 #define ER_CLI_MMA_H
 
 #include "cli.h"
+#include "cli_out.h"
 #include "exactref/npy.h"
 #include "npy_internal.h"
 
@@ -37,6 +38,9 @@ void er_cli_mma_init(er_cli_mma *m, const char *cmd);
 int er_cli_mma_option(er_cli_mma *m, int argc, char **argv, int *i);
 /* Check the backend and load A, B and the optional operands; an exit status (0: loaded). */
 int er_cli_mma_load(er_cli_mma *m);
+/* The product's input files (A, B, --acc, --a-scale, --b-scale, --bias; absent ones skipped) into f, for
+ * er_cli_files_check; extra (named extra_what; NULL: none) goes in after B. */
+void er_cli_mma_files_in(er_cli_files *f, const er_cli_mma *m, const char *extra, const char *extra_what);
 /* Refuse a single-valued flag given twice (reported; -1) or note it (0).  Every command uses it. */
 int er_cli_mma_once(er_cli_mma *m, const char *flag);
 /* After loading: the shapes of A, B, C and the scales agree (messages name the files), the flags make

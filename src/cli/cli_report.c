@@ -266,7 +266,7 @@ void er_cli_report_text(FILE *f, const er_cli_check *c)
     fprintf(f, "%s\n", r->outside ? "FAIL" : "PASS");
 }
 
-static void json_num(er_sbuf *b, double v)
+void er_sb_json_num(er_sbuf *b, double v)
 {
     if (isnan(v)) er_sb_printf(b, "\"nan\"");
     else if (isinf(v)) er_sb_printf(b, v > 0 ? "\"inf\"" : "\"-inf\"");
@@ -330,15 +330,15 @@ void er_cli_report_json(er_sbuf *b, const er_cli_check *c)
         er_sb_printf(b, "{\"index\": ");
         json_index(b, r, r->worst_index);
         er_sb_printf(b, ", \"covered\": %s, \"output\": ", r->worst_covered ? "true" : "false");
-        json_num(b, r->output_value);
+        er_sb_json_num(b, r->output_value);
         er_sb_printf(b, ", \"output_bits\": \"%s\", \"rounded\": ", oh);
-        json_num(b, r->rounded_value);
+        er_sb_json_num(b, r->rounded_value);
         er_sb_printf(b, ", \"rounded_bits\": \"%s\", \"allowed\": ", rh);
         if (r->has_range) {
             er_sb_printf(b, "[");
-            json_num(b, r->low_value);
+            er_sb_json_num(b, r->low_value);
             er_sb_printf(b, ", ");
-            json_num(b, r->high_value);
+            er_sb_json_num(b, r->high_value);
             er_sb_printf(b, "], \"allowed_bits\": [\"%s\", \"%s\"]", lh, hh);
         } else {
             er_sb_printf(b, "null, \"allowed_bits\": null");
@@ -346,7 +346,7 @@ void er_cli_report_json(er_sbuf *b, const er_cli_check *c)
         er_sb_printf(b, ", \"may_be\": {\"+inf\": %s, \"-inf\": %s, \"nan\": %s}", r->may_pinf ? "true" : "false",
                      r->may_ninf ? "true" : "false", r->may_nan ? "true" : "false");
         er_sb_printf(b, ", \"single_value\": %s, \"tolerance\": ", r->single_value ? "true" : "false");
-        json_num(b, zeros_only(r) ? 0.0 : r->tolerance);
+        er_sb_json_num(b, zeros_only(r) ? 0.0 : r->tolerance);
         er_sb_printf(b, ", \"ulps_beyond\": %lld, \"reason\": ", (long long)(r->worst_covered ? 0 : r->ulps_beyond));
         er_sb_json_str(b, why);
         er_sb_printf(b, "}");
@@ -464,6 +464,28 @@ void er_cli_report_svg(er_sbuf *b, const er_cli_check *c)
 }
 
 /* ---- The failure bundle. ---- */
+
+FILE *er_cli_report_write(const er_cli_check *c, const char *json, const char *junit, const char *plot, int *rc)
+{
+    /* a report written to standard output ('-') is the whole of it: the text goes to stderr */
+    int report_on_stdout = (json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")) || (plot && !strcmp(plot, "-"));
+    FILE *text = report_on_stdout ? stderr : stdout;
+    er_cli_report_text(text, c);
+    *rc = c->rep->outside ? ER_EXIT_FAIL : ER_EXIT_OK;
+    const struct {
+        const char *path;
+        void (*fn)(er_sbuf *, const er_cli_check *);
+    } writers[3] = {{json, er_cli_report_json}, {junit, er_cli_report_junit}, {plot, er_cli_report_svg}};
+    for (int w = 0; w < 3; w++) {
+        if (!writers[w].path) continue;
+        er_sbuf b = {0};
+        writers[w].fn(&b, c);
+        int wr = er_cli_write_text("check", writers[w].path, b.p, b.len);
+        er_sb_free(&b);
+        if (wr) *rc = wr;
+    }
+    return text;
+}
 
 /* Copy a file's bytes (npy.h's output rules); 0, or -1 with the reason in why. */
 static int copy_file(const char *from, const char *to, char *why, size_t why_size)

@@ -25,6 +25,8 @@ void er_sb_json_str(er_sbuf *b, const char *s);
 /* s as XML character data: markup escaped, control bytes (not allowed in XML 1.0) as U+FFFD, bytes that
  * are not UTF-8 read as Latin-1. */
 void er_sb_xml_str(er_sbuf *b, const char *s);
+/* v as a JSON number (%.17g), or the strings "nan", "inf", "-inf". */
+void er_sb_json_num(er_sbuf *b, double v);
 
 typedef struct {
     const char *out_path;
@@ -48,6 +50,10 @@ void er_cli_report_text(FILE *f, const er_cli_check *c);
 void er_cli_report_json(er_sbuf *b, const er_cli_check *c);
 void er_cli_report_junit(er_sbuf *b, const er_cli_check *c);
 void er_cli_report_svg(er_sbuf *b, const er_cli_check *c);
+/* The whole report of a check: the text (to stderr when --json, --junit or --plot is '-', stdout otherwise)
+ * and the files asked for (NULL: not asked).  *rc: ER_EXIT_FAIL if elements are outside, else ER_EXIT_OK,
+ * or a write's exit status.  Returns the stream that took the text. */
+FILE *er_cli_report_write(const er_cli_check *c, const char *json, const char *junit, const char *plot, int *rc);
 /* The failure bundle in dir (created or reused): a.npy b.npy [acc.npy a_scale.npy b_scale.npy bias.npy] out.npy
  * and repro.sh; 0, or -1 with the reason in why. */
 int er_cli_save_failures(const char *dir, int argc, char **argv, const er_cli_check *c, char *why, size_t why_size);

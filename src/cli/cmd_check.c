@@ -229,13 +229,7 @@ int er_cmd_check(int argc, char **argv)
     {
         er_cli_files f;
         memset(&f, 0, sizeof f);
-        er_cli_files_in(&f, pos[0], "A");
-        er_cli_files_in(&f, pos[1], "B");
-        er_cli_files_in(&f, pos[2], "OUT");
-        er_cli_files_in(&f, m.C.path, "--acc");
-        er_cli_files_in(&f, m.SA.path, "--a-scale");
-        er_cli_files_in(&f, m.SB.path, "--b-scale");
-        er_cli_files_in(&f, m.BIAS.path, "--bias");
+        er_cli_mma_files_in(&f, &m, pos[2], "OUT");
         er_cli_files_out(&f, json, "--json", 1);
         er_cli_files_out(&f, junit, "--junit", 1);
         er_cli_files_out(&f, plot, "--plot", 1);
@@ -456,23 +450,7 @@ int er_cmd_check(int argc, char **argv)
     c.seconds_ref = t_ref;
     c.stats = stats;
     er_cli_check_warnings(&c, hint);
-    /* a report written to standard output ('-') is the whole of it: the text goes to stderr */
-    int report_on_stdout = (json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")) || (plot && !strcmp(plot, "-"));
-    FILE *text = report_on_stdout ? stderr : stdout;
-    er_cli_report_text(text, &c);
-    rc = rep.outside ? ER_EXIT_FAIL : ER_EXIT_OK;
-    const struct {
-        const char *path;
-        void (*fn)(er_sbuf *, const er_cli_check *);
-    } writers[3] = {{json, er_cli_report_json}, {junit, er_cli_report_junit}, {plot, er_cli_report_svg}};
-    for (int w = 0; w < 3; w++) {
-        if (!writers[w].path) continue;
-        er_sbuf b = {0};
-        writers[w].fn(&b, &c);
-        int wr = er_cli_write_text("check", writers[w].path, b.p, b.len);
-        er_sb_free(&b);
-        if (wr) rc = wr;
-    }
+    FILE *text = er_cli_report_write(&c, json, junit, plot, &rc);
     if (bounds_dir) {
         const er_bounds *bd;
         int wr = ER_EXIT_OK;

@@ -248,21 +248,7 @@ int er_cmd_check_op(int argc, char **argv)
     c.seconds_ref = t_ref;
     c.stats = &stats;
     er_cli_check_warnings(&c, hint);
-    int report_on_stdout = (json && !strcmp(json, "-")) || (junit && !strcmp(junit, "-")) || (plot && !strcmp(plot, "-"));
-    er_cli_report_text(report_on_stdout ? stderr : stdout, &c);
-    rc = rep.outside ? ER_EXIT_FAIL : ER_EXIT_OK;
-    const struct {
-        const char *path;
-        void (*fn)(er_sbuf *, const er_cli_check *);
-    } writers[3] = {{json, er_cli_report_json}, {junit, er_cli_report_junit}, {plot, er_cli_report_svg}};
-    for (int w = 0; w < 3; w++) {
-        if (!writers[w].path) continue;
-        er_sbuf b = {0};
-        writers[w].fn(&b, &c);
-        int wr = er_cli_write_text("check", writers[w].path, b.p, b.len);
-        er_sb_free(&b);
-        if (wr) rc = wr;
-    }
+    er_cli_report_write(&c, json, junit, plot, &rc);
     er_cli_mma_free(&m);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "exactref check: cannot write the report to standard output: %s\n", strerror(errno));

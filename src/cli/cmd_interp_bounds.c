@@ -81,13 +81,6 @@ void er_cli_interp_report_text(FILE *f, const char *path, const char *standard, 
     fprintf(f, "%s\n", r->outside ? "FAIL" : "PASS");
 }
 
-static void json_num(er_sbuf *b, double v)
-{
-    if (isnan(v)) er_sb_printf(b, "\"nan\"");
-    else if (isinf(v)) er_sb_printf(b, v > 0 ? "\"inf\"" : "\"-inf\"");
-    else er_sb_printf(b, "%.17g", v);
-}
-
 void er_cli_interp_report_json(er_sbuf *b, const char *path, const char *param, const er_check_report *r,
                                const int64_t *outside_index, int first)
 {
@@ -101,13 +94,13 @@ void er_cli_interp_report_json(er_sbuf *b, const char *path, const char *param, 
                  (long long)r->elements, (long long)r->outside);
     if (r->worst >= 0 && r->elements) {
         er_sb_printf(b, ", \"worst\": {\"index\": %lld, \"covered\": %s, \"output\": ", (long long)r->worst, r->worst_covered ? "true" : "false");
-        json_num(b, r->output_value);
+        er_sb_json_num(b, r->output_value);
         er_sb_printf(b, ", \"interpreter\": ");
-        json_num(b, r->rounded_value);
+        er_sb_json_num(b, r->rounded_value);
         er_sb_printf(b, ", \"low\": ");
-        json_num(b, r->low_value);
+        er_sb_json_num(b, r->low_value);
         er_sb_printf(b, ", \"high\": ");
-        json_num(b, r->high_value);
+        er_sb_json_num(b, r->high_value);
         er_sb_printf(b, ", \"ulps_beyond\": %lld}", (long long)r->ulps_beyond);
     }
     er_sb_printf(b, ", \"histogram\": {");

@@ -60,12 +60,7 @@ int er_cmd_matmul(int argc, char **argv)
     {
         er_cli_files f;
         memset(&f, 0, sizeof f);
-        er_cli_files_in(&f, pos[0], "A");
-        er_cli_files_in(&f, pos[1], "B");
-        er_cli_files_in(&f, m.C.path, "--acc");
-        er_cli_files_in(&f, m.SA.path, "--a-scale");
-        er_cli_files_in(&f, m.SB.path, "--b-scale");
-        er_cli_files_in(&f, m.BIAS.path, "--bias");
+        er_cli_mma_files_in(&f, &m, NULL, NULL);
         er_cli_files_out(&f, out, "-o", 0);
         er_cli_files_out(&f, lo_path, "--enclosure LO", 0);
         er_cli_files_out(&f, hi_path, "--enclosure HI", 0);

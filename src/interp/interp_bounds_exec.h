@@ -406,16 +406,9 @@ static void bnd_atomic_red(X *x, const it_op *op)
     }
     rm_strides(rank, pv->tile, tst);
     for (i = 0; i < n; i++) {
-        int64_t rem = i, off = 0;
-        int inb = 1;
+        int64_t off;
         mreg *m;
-        for (d = 0; d < rank; d++) {
-            int64_t c = idx[d] * pv->tile[d] + rem / tst[d];
-            rem %= tst[d];
-            if (c >= pv->vshape[pv->dim_map[d]]) inb = 0;
-            else off += c * pv->vstr[pv->dim_map[d]];
-        }
-        if (!inb) continue;
+        if (!view_elem_off(pv, rank, idx, tst, i, &off)) continue;
         m = sh_mem(x, op, pv->base + (uint64_t)(off * eb), pv->et, 1, &e);
         if (op->pred == RMW_ADDF) {
             double l, h;

@@ -738,6 +738,22 @@ static void rm_strides(int rank, const int64_t *shape, int64_t *st)
     }
 }
 
+/* Element i (row-major in the view's tile, strides tst) of the view pv's tile at index idx: 1 with its
+ * element offset in *off when it lies inside the tensor, 0 when it does not. */
+static int view_elem_off(const rv *pv, int rank, const int64_t *idx, const int64_t *tst, int64_t i, int64_t *off)
+{
+    int64_t rem = i, o = 0;
+    int d, inb = 1;
+    for (d = 0; d < rank; d++) {
+        int64_t c = idx[d] * pv->tile[d] + rem / tst[d];
+        rem %= tst[d];
+        if (c >= pv->vshape[pv->dim_map[d]]) inb = 0;
+        else o += c * pv->vstr[pv->dim_map[d]];
+    }
+    *off = o;
+    return inb;
+}
+
 static void exec_shape(X *x, const it_op *op)
 {
     const rv *a = &x->v[op->opd[0]];
@@ -1563,16 +1579,9 @@ static void exec_atomic_red(X *x, const it_op *op)
     if (val->n != n) INTERNAL(x, op, "the tile has %lld elements, the view's tile %lld", (long long)val->n, (long long)n);
     rm_strides(rank, pv->tile, tst);
     for (i = 0; i < n; i++) {
-        int64_t rem = i, off = 0;
-        int inb = 1;
+        int64_t off;
         uint8_t *p;
-        for (d = 0; d < rank; d++) {
-            int64_t c = idx[d] * pv->tile[d] + rem / tst[d];
-            rem %= tst[d];
-            if (c >= pv->vshape[pv->dim_map[d]]) inb = 0;
-            else off += c * pv->vstr[pv->dim_map[d]];
-        }
-        if (!inb) continue;
+        if (!view_elem_off(pv, rank, idx, tst, i, &off)) continue;
         if (lane_undef(val, i) && x->ub) UB(x, op, "reduces an undefined lane (tile element %lld)", (long long)i);
         p = mem_at(x, op, pv->base + (uint64_t)(off * eb), eb, 1, 0);
         mem_write(p, eb, rmw_apply(op->pred, pv->et, mem_read(p, eb, pv->et), val->b[i]));

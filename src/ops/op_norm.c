@@ -195,6 +195,34 @@ static int equals_mean(const nm_state *s, int64_t row, int64_t i, er_ops_mp **ca
     return lo == 0 && hi == 0;
 }
 
+/* A row's mean (layer norm; 0 for rms norm) into register mu and 1/sqrt(mean((x - mu)^2) + eps) into rstd, in
+ * the MPFR intervals of mp; register nreg holds n; t1 and t2 are scratch (they may be the same register). */
+static void mp_row_stats(const nm_state *s, const double *x, er_ops_mp *mp, int mu, int rstd, int t1, int t2, int nreg)
+{
+    er_ops_mp_set_d(mp, mu, 0);
+    if (s->kind == NM_LAYER) {
+        for (int64_t j = 0; j < s->n; j++) {
+            er_ops_mp_set_d(mp, t1, x[j]);
+            er_ops_mp_add(mp, mu, mu, t1);
+        }
+        er_ops_mp_div(mp, mu, mu, nreg);
+    }
+    er_ops_mp_set_d(mp, rstd, 0);
+    for (int64_t j = 0; j < s->n; j++) {
+        er_ops_mp_set_d(mp, t1, x[j]);
+        er_ops_mp_sub(mp, t1, t1, mu);
+        er_ops_mp_mul(mp, t2, t1, t1);
+        er_ops_mp_add(mp, rstd, rstd, t2);
+    }
+    er_ops_mp_div(mp, rstd, rstd, nreg);
+    er_ops_mp_set_d(mp, t1, s->eps);
+    er_ops_mp_add(mp, rstd, rstd, t1);
+    er_ops_mp_log(mp, rstd, rstd);
+    er_ops_mp_set_d(mp, t1, -0.5);
+    er_ops_mp_mul(mp, rstd, rstd, t1);
+    er_ops_mp_exp(mp, rstd, rstd);
+}
+
 static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
 {
     nm_job *j = (nm_job *)ctx;
@@ -268,29 +296,8 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 goto done;
             }
             /* 0: mu, 1: rstd, 2, 3, 4: scratch */
-            er_ops_mp_set_d(mp, 0, 0);
             er_ops_mp_set_d(mp, 4, (double)s->n);
-            if (s->kind == NM_LAYER) {
-                for (int64_t jj = 0; jj < s->n; jj++) {
-                    er_ops_mp_set_d(mp, 2, x[jj]);
-                    er_ops_mp_add(mp, 0, 0, 2);
-                }
-                er_ops_mp_div(mp, 0, 0, 4);
-            }
-            er_ops_mp_set_d(mp, 1, 0);
-            for (int64_t jj = 0; jj < s->n; jj++) {
-                er_ops_mp_set_d(mp, 2, x[jj]);
-                er_ops_mp_sub(mp, 2, 2, 0);
-                er_ops_mp_mul(mp, 3, 2, 2);
-                er_ops_mp_add(mp, 1, 1, 3);
-            }
-            er_ops_mp_div(mp, 1, 1, 4);
-            er_ops_mp_set_d(mp, 2, s->eps);
-            er_ops_mp_add(mp, 1, 1, 2);
-            er_ops_mp_log(mp, 1, 1);
-            er_ops_mp_set_d(mp, 2, -0.5);
-            er_ops_mp_mul(mp, 1, 1, 2);
-            er_ops_mp_exp(mp, 1, 1);
+            mp_row_stats(s, x, mp, 0, 1, 2, 3, 4);
             int left = 0;
             for (int64_t i = 0; i < s->n; i++) {
                 if (!und[i]) continue;
@@ -459,6 +466,19 @@ static er_status rms_create(er_opres *r, char *msg, size_t msg_size) { return nm
 
 /* ---- the bounds (docs/proofs/norms.md) ---- */
 
+/* element e's enclosure [l, h] into lo/hi; beyond compute's largest finite value (or NaN): unbounded */
+static void put_bound(unsigned char *fl, double *lo, double *hi, int64_t e, double l, double h, double max_c)
+{
+    if (!(l >= -max_c && h <= max_c)) {
+        fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+        lo[e] = -INFINITY;
+        hi[e] = INFINITY;
+        return;
+    }
+    lo[e] = l;
+    hi[e] = h;
+}
+
 typedef struct nm_bjob {
     er_opres *r;
     nm_state *s;
@@ -613,14 +633,7 @@ static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 h = aup(h, b);
                 if (!j->out_is_compute) rnd(env, &l, &h);
             }
-            if (!(l >= -env->max_c) || !(h <= env->max_c)) {
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
-                continue;
-            }
-            j->lo[e] = l;
-            j->hi[e] = h;
+            put_bound(j->fl, j->lo, j->hi, e, l, h, env->max_c);
         }
     }
     return ER_OK;
@@ -1001,28 +1014,7 @@ static er_status nb_cols(void *ctx, int64_t c0, int64_t c1, char *msg, size_t ms
                     if (s->g[e] == 0) continue;
                     /* mu and rstd of the row */
                     const double *x = s->x + row * s->n;
-                    er_ops_mp_set_d(mp, 2, 0);
-                    if (s->kind == NM_LAYER) {
-                        for (int64_t q = 0; q < s->n; q++) {
-                            er_ops_mp_set_d(mp, 3, x[q]);
-                            er_ops_mp_add(mp, 2, 2, 3);
-                        }
-                        er_ops_mp_div(mp, 2, 2, 5);
-                    }
-                    er_ops_mp_set_d(mp, 4, 0);
-                    for (int64_t q = 0; q < s->n; q++) {
-                        er_ops_mp_set_d(mp, 3, x[q]);
-                        er_ops_mp_sub(mp, 3, 3, 2);
-                        er_ops_mp_mul(mp, 3, 3, 3);
-                        er_ops_mp_add(mp, 4, 4, 3);
-                    }
-                    er_ops_mp_div(mp, 4, 4, 5);
-                    er_ops_mp_set_d(mp, 3, s->eps);
-                    er_ops_mp_add(mp, 4, 4, 3);
-                    er_ops_mp_log(mp, 4, 4);
-                    er_ops_mp_set_d(mp, 3, -0.5);
-                    er_ops_mp_mul(mp, 4, 4, 3);
-                    er_ops_mp_exp(mp, 4, 4);
+                    mp_row_stats(s, x, mp, 2, 4, 3, 3, 5);
                     er_ops_mp_set_d(mp, 3, s->x[e]);
                     er_ops_mp_sub(mp, 3, 3, 2);
                     double tl, th;
@@ -1165,14 +1157,7 @@ static er_status nbb_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t m
             l = add_dn_(l, -a);
             h = add_up_(h, a);
             if (!j->out_is_compute) rnd(env, &l, &h);
-            if (!(l >= -env->max_c && h <= env->max_c)) {
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
-                continue;
-            }
-            j->lo[e] = l;
-            j->hi[e] = h;
+            put_bound(j->fl, j->lo, j->hi, e, l, h, env->max_c);
         }
     }
     return ER_OK;

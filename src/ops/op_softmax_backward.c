@@ -413,6 +413,25 @@ typedef struct sb_bjob {
     int out_is_compute;
 } sb_bjob;
 
+/* element e may hold any value, infinities and NaN included */
+static void sb_unbounded(const sb_bjob *j, int64_t e)
+{
+    j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+    j->lo[e] = -INFINITY;
+    j->hi[e] = INFINITY;
+}
+
+/* element e's enclosure [l, h]; beyond compute's largest finite value: unbounded */
+static void sb_put(const sb_bjob *j, int64_t e, double l, double h)
+{
+    if (!(l >= -j->env->max_c && h <= j->env->max_c)) {
+        sb_unbounded(j, e);
+        return;
+    }
+    j->lo[e] = l;
+    j->hi[e] = h;
+}
+
 static er_status sb_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
 {
     sb_bjob *j = (sb_bjob *)ctx;
@@ -460,9 +479,7 @@ static er_status sb_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         for (int64_t k = 0; k < s->len; k++) {
             int64_t e = AT(s, row, k);
             if (nob) {
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
+                sb_unbounded(j, e);
                 continue;
             }
             double gv = s->g[e], dl = er_ops_add_dn(gv, -ch), dh = er_ops_add_up(gv, -cl), l, h;
@@ -473,14 +490,7 @@ static er_status sb_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             l = er_ops_add_dn(l, -a);
             h = er_ops_add_up(h, a);
             if (!j->out_is_compute) er_ops_round_compute(env, &l, &h);
-            if (!(l >= -env->max_c && h <= env->max_c)) {
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
-                continue;
-            }
-            j->lo[e] = l;
-            j->hi[e] = h;
+            sb_put(j, e, l, h);
         }
     }
     free(yl);
@@ -522,9 +532,7 @@ static er_status lsb_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
         for (int64_t k = 0; k < s->len; k++) {
             int64_t e = AT(s, row, k);
             if (nob) {
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
+                sb_unbounded(j, e);
                 continue;
             }
             double lv, hv, zl, zh, yl, yh, pl, ph;
@@ -541,14 +549,7 @@ static er_status lsb_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             er_ops_round_compute(env, &pl, &ph); /* fl(y^ G^) */
             double gv = s->g[e], l = er_ops_add_dn(gv, -ph), h = er_ops_add_up(gv, -pl);
             if (!j->out_is_compute) er_ops_round_compute(env, &l, &h);
-            if (!(l >= -env->max_c && h <= env->max_c)) {
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
-                continue;
-            }
-            j->lo[e] = l;
-            j->hi[e] = h;
+            sb_put(j, e, l, h);
         }
     }
     return ER_OK;

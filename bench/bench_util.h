@@ -1,0 +1,36 @@
+/* bench_util.h: the clock and the pseudo-random generators that every benchmark program shares. */
+#ifndef ER_BENCH_UTIL_H
+#define ER_BENCH_UTIL_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* Seconds on the monotonic clock (only differences mean anything). */
+static inline double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* xorshift64 (shifts 13, 7, 17): the next state of *s, which is also the value returned. */
+static inline uint64_t bench_xorshift64(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *s = x;
+    return x;
+}
+
+/* splitmix64: advances *s by the golden-ratio step and returns the mixed value. */
+static inline uint64_t bench_splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+#endif
