@@ -64,7 +64,7 @@ echo "fuzz: building $work/fuzz_interp with $cc"
 # the library's sources compiled one object each, ${JOBS:-2} at a time (one compiler call over them all
 # took minutes on 2 cores), then linked with the fuzz target
 mkdir -p "$work/iobj"
-for f in src/interp/interp_parse.c src/interp/interp_check.c src/interp/interp_arith.c src/interp/interp_exec.c \
+for f in src/interp/*.c \
          src/math/*.c src/*.c src/interval/*.c host/*.c cpu/*.c; do
     echo "$f"
 done | xargs -P "${JOBS:-2}" -I{} sh -c 'o=$(echo "$1" | tr / _); exec "$2" -c -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
