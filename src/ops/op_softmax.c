@@ -226,10 +226,15 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
     if (!any) {
         Sl = El[0];
         Sh = Eh[0];
+        /* each partial sum rounded to nearest in compute, or kept wider (a wider or exact accumulator:
+         * the exact sum is one a correct implementation may hold): the hull of the two */
         for (int64_t i = 1; i < n; i++) {
-            Sl = er_ops_add_dn(Sl, El[i]);
-            Sh = er_ops_add_up(Sh, Eh[i]);
+            double al = er_ops_add_dn(Sl, El[i]), ah = er_ops_add_up(Sh, Eh[i]);
+            Sl = al;
+            Sh = ah;
             er_ops_round_compute(env, &Sl, &Sh);
+            if (al < Sl) Sl = al;
+            if (ah > Sh) Sh = ah;
         }
     } else {
         Sl = 0;
