@@ -150,6 +150,7 @@ def _matmul_verdict(rep, msg, stacklevel=3):
     """assert_matmul_valid's ending on a report dict (here and in distributed.py): a warning where the check
     passed but proves little, as `exactref check` gives; AssertionError with rep's message (msg: text put
     before it, or a callable that rewrites it) where it failed.  stacklevel: the warning's, counted from here."""
+    __tracebackhide__ = True  # pytest: the caller's line, not this package's source
     if rep["message"] is None and (rep["operand_vacuous"] or (rep["zero_accepted"] and rep["elements"])):
         why = ("an operand is all zero or subnormal: the check is vacuous" if rep["operand_vacuous"] else
                "the bounds would accept an all-zero output: these inputs cannot tell a correct kernel from one "
