@@ -666,13 +666,13 @@ static er_status nm_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 const er_opdef er_opdef_layer_norm = {
     "layer_norm", 1, 3, ln_inputs, 1, nm_outputs, ln_boundaries,
     (int)(sizeof ln_boundaries / sizeof ln_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    ln_create, nm_bounds, nm_free,
+    ln_create, nm_bounds, nm_free, er_opn_norm,
 };
 
 const er_opdef er_opdef_rms_norm = {
     "rms_norm", 1, 2, rms_inputs, 1, nm_outputs, rms_boundaries,
     (int)(sizeof rms_boundaries / sizeof rms_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    rms_create, nm_bounds, nm_free,
+    rms_create, nm_bounds, nm_free, er_opn_norm,
 };
 
 /* ==== backward: layer_norm.backward, rms_norm.backward (docs/proofs/norms.md, "Backward") ==== */
@@ -1244,11 +1244,11 @@ static er_status nb_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 const er_opdef er_opdef_layer_norm_backward = {
     "layer_norm.backward", 1, 4, lnb_inputs, 3, lnb_outputs, nb_boundaries,
     (int)(sizeof nb_boundaries / sizeof nb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    lnb_create, nb_bounds, nm_free,
+    lnb_create, nb_bounds, nm_free, NULL,
 };
 
 const er_opdef er_opdef_rms_norm_backward = {
     "rms_norm.backward", 1, 3, rmsb_inputs, 2, lnb_outputs, nb_boundaries,
     (int)(sizeof nb_boundaries / sizeof nb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    rmsb_create, nb_bounds, nm_free,
+    rmsb_create, nb_bounds, nm_free, NULL,
 };
