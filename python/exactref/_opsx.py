@@ -64,6 +64,10 @@ class OpResult(Result):
             return self.reshape(self.shape)
         return self.transpose(-2, -1)
 
+    def _output_bits(self, output, fmt, core):
+        # the C layer reads an output's patterns row-major: a transposed or strided output is copied
+        return np.ascontiguousarray(super()._output_bits(output, fmt, core))
+
     def _op_view(self, to_view, move):
         core = to_view(self._core)
         r = OpResult(self._op, core, view=(self, to_view, move), boundaries=self._boundaries, shape=core.nd_shape)
