@@ -307,6 +307,7 @@ er_status er_opn_quantize(er_opres *r, int i, const er_openv *env, uint64_t *bit
 er_status er_opn_attention(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size);
 er_status er_opn_softmax_backward(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg,
                                   size_t msg_size);
+er_status er_opn_norm_backward(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size);
 
 /* ---- the table (op_table.c) ---- */
 const er_opdef *er_ops_find(const char *name);

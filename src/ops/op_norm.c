@@ -1244,11 +1244,11 @@ static er_status nb_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 const er_opdef er_opdef_layer_norm_backward = {
     "layer_norm.backward", 1, 4, lnb_inputs, 3, lnb_outputs, nb_boundaries,
     (int)(sizeof nb_boundaries / sizeof nb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    lnb_create, nb_bounds, nm_free, NULL,
+    lnb_create, nb_bounds, nm_free, er_opn_norm_backward,
 };
 
 const er_opdef er_opdef_rms_norm_backward = {
     "rms_norm.backward", 1, 3, rmsb_inputs, 2, lnb_outputs, nb_boundaries,
     (int)(sizeof nb_boundaries / sizeof nb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    rmsb_create, nb_bounds, nm_free, NULL,
+    rmsb_create, nb_bounds, nm_free, er_opn_norm_backward,
 };

@@ -177,24 +177,46 @@ er_status er_opn_binary(er_opres *r, int i, const er_openv *env, uint64_t *bits,
 
 /* ---- the softmax family: m = max, d = RN(x - m), e = EXP(d), s = index-order sum, then per op ---- */
 
+double er_opn_smx_row(const er_openv *env, const double *row, int64_t len, int64_t st, double *d, double *ex,
+                      double *m_out)
+{
+    double m = -INFINITY, s = 0;
+    int nan = 0;
+    for (int64_t j = 0; j < len; j++) {
+        double v = row[j * st];
+        if (v != v) nan = 1;
+        else if (v > m) m = v;
+    }
+    if (nan) m = NAN;
+    for (int64_t j = 0; j < len; j++) {
+        d[j] = er_opn_rc(env, row[j * st] - m);
+        ex[j] = er_opn_lib(env, ER_OPN_EXP, d[j]);
+        s = j ? er_opn_rc(env, s + ex[j]) : ex[j];
+    }
+    if (m_out) *m_out = m;
+    return s;
+}
+
+er_status er_opn_smx_shape(er_opres *r, int64_t *outer, int64_t *len, int64_t *inner, char *msg, size_t msg_size)
+{
+    int dim;
+    er_status st;
+    if ((st = er_ops_opt_dim(r, "dim", -1, r->in[0].ndim, &dim, msg, msg_size)) != ER_OK) return st;
+    if (r->in[0].ndim == 0) *outer = *len = *inner = 1;
+    else er_ops_split_dim(&r->in[0], dim, outer, len, inner);
+    return ER_OK;
+}
+
 er_status er_opn_softmax_family(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size)
 {
     er_status st;
     double *x;
-    int dim, keep = 0;
     const char *name = r->def->name;
     int kind = !strcmp(name, "softmax") ? 0 : !strcmp(name, "log_softmax") ? 1 : 2;
+    int64_t outer, len, inner;
     (void)i;
     if ((st = er_opn_check_compute(r, env, msg, msg_size)) != ER_OK) return st;
-    if ((st = er_ops_opt_dim(r, "dim", -1, r->in[0].ndim, &dim, msg, msg_size)) != ER_OK) return st;
-    if (kind == 2 && (st = er_ops_opt_bool(r, "keepdim", 0, &keep, msg, msg_size)) != ER_OK) return st;
-    (void)keep;
-    int64_t outer, len, inner;
-    if (r->in[0].ndim == 0) {
-        outer = len = inner = 1;
-    } else {
-        er_ops_split_dim(&r->in[0], dim, &outer, &len, &inner);
-    }
+    if ((st = er_opn_smx_shape(r, &outer, &len, &inner, msg, msg_size)) != ER_OK) return st;
     if ((st = er_opn_read(r, 0, env, &x, msg, msg_size)) != ER_OK) return st;
     double *d = (double *)malloc(sizeof(double) * (size_t)(len ? len : 1));
     double *ex = (double *)malloc(sizeof(double) * (size_t)(len ? len : 1));
@@ -207,20 +229,7 @@ er_status er_opn_softmax_family(er_opres *r, int i, const er_openv *env, uint64_
     int of = r->out[0].format;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in = 0; in < inner; in++) {
-            const double *row = x + o * len * inner + in;
-            double m = -INFINITY, s = 0;
-            int nan = 0;
-            for (int64_t j = 0; j < len; j++) {
-                double v = row[j * inner];
-                if (v != v) nan = 1;
-                else if (v > m) m = v;
-            }
-            if (nan) m = NAN;
-            for (int64_t j = 0; j < len; j++) {
-                d[j] = er_opn_rc(env, row[j * inner] - m);
-                ex[j] = er_opn_lib(env, ER_OPN_EXP, d[j]);
-                s = j ? er_opn_rc(env, s + ex[j]) : ex[j];
-            }
+            double m, s = er_opn_smx_row(env, x + o * len * inner + in, len, inner, d, ex, &m);
             if (kind == 2) {
                 double y = len ? er_opn_rc(env, m + er_opn_lib(env, ER_OPN_LOG, s)) : -INFINITY;
                 bits[o * inner + in] = er_ops_rn_bits(of, y);
@@ -240,7 +249,7 @@ er_status er_opn_softmax_family(er_opres *r, int i, const er_openv *env, uint64_
 
 /* ---- layer_norm (two passes) and rms_norm ---- */
 
-static int64_t norm_count(er_opres *r)
+int64_t er_opn_norm_count(er_opres *r)
 {
     const char *t = NULL;
     for (int q = 0; q < r->nopt; q++)
@@ -267,7 +276,7 @@ er_status er_opn_norm(er_opres *r, int i, const er_openv *env, uint64_t *bits, c
     er_format_get_info(r->in[0].format, &fi);
     if ((st = er_ops_opt_double(r, "eps", rms ? ldexp(1.0, -fi.significand_bits) : 1e-5, &eps, msg, msg_size)) != ER_OK)
         return st;
-    int64_t N = norm_count(r), n = er_optensor_count(&r->in[0]);
+    int64_t N = er_opn_norm_count(r), n = er_optensor_count(&r->in[0]);
     if (N <= 0) return msgf(msg, msg_size, ER_EINVAL, "%s: normalized_shape has no elements", r->def->name);
     if ((st = er_opn_read(r, 0, env, &x, msg, msg_size)) != ER_OK) goto done;
     if ((st = er_opn_read(r, 1, env, &w, msg, msg_size)) != ER_OK) goto done;

@@ -17,4 +17,13 @@ er_status er_opn_check_compute(const er_opres *r, const er_openv *env, char *msg
 /* input k's values (row-major) read into compute; *out NULL for an absent input; malloc'd */
 er_status er_opn_read(const er_opres *r, int k, const er_openv *env, double **out, char *msg, size_t msg_size);
 
+/* one row of the softmax family (values in compute at row[j st], j < len): d[j] = RN(x - max), ex[j] =
+ * EXP(d[j]); returns the index-order sum, *m_out the maximum (NaN where a value is NaN) */
+double er_opn_smx_row(const er_openv *env, const double *row, int64_t len, int64_t st, double *d, double *ex,
+                      double *m_out);
+/* the rows of the option dim of input 0: outer x len x inner */
+er_status er_opn_smx_shape(er_opres *r, int64_t *outer, int64_t *len, int64_t *inner, char *msg, size_t msg_size);
+/* the number of elements of a norm's row (normalized_shape; default the last dimension) */
+int64_t er_opn_norm_count(er_opres *r);
+
 #endif /* ER_OP_NORMAL_H */
