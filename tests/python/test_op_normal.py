@@ -223,6 +223,74 @@ def test_normal_compute_and_ftz():
     assert er.softmax(y).normal()[0, 2] != 0 and n[0, 2] == 0 and n[0, 0] == 1
 
 
+def emu_attention(q, k, v, causal=False, mask=None, scale=None):
+    """torch's math order in float32: index-order dots, scores times the scale (then the mask), the row's
+    max, exp of the difference, index-order sum, each P_j / l, then P.V in index order; lse = mu + log l"""
+    q, k, v = (np.asarray(t, F32) for t in (q, k, v))
+    sc = F32(1 / np.sqrt(q.shape[-1]) if scale is None else scale)
+    sq, sk = q.shape[-2], k.shape[-2]
+    dots = q[..., :, None, 0] * k[..., None, :, 0]
+    for d in range(1, q.shape[-1]):
+        dots = (dots + (q[..., :, None, d] * k[..., None, :, d]).astype(F32)).astype(F32)
+    s = (dots * sc).astype(F32)
+    if mask is not None:
+        s = (s + np.asarray(mask, F32)).astype(F32)
+    take = np.ones((sq, sk), bool) if not causal else np.tril(np.ones((sq, sk), bool))
+    s = np.where(take, s, F32(-np.inf))
+    mu = s.max(-1, keepdims=True)
+    p = np.where(take, cr_exp(np.where(take, (s - mu).astype(F32), F32(0))), F32(0))
+    cols = [j for j in range(sk)]
+    lsum = p[..., cols[0]].copy()
+    for j in cols[1:]:
+        lsum = np.where(take[:, j], (lsum + p[..., j]).astype(F32), lsum)
+    P = (p / lsum[..., None]).astype(F32)
+    out = (P[..., :, 0, None] * v[..., None, 0, :]).astype(F32)
+    for j in range(1, sk):
+        t = (P[..., :, j, None] * v[..., None, j, :]).astype(F32)
+        out = np.where(take[:, j, None], (out + t).astype(F32), out)
+    lse = (mu[..., 0] + cr_log(lsum)).astype(F32)
+    return out, lse
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_attention_normal_bits(dt):
+    pytest.importorskip("mpmath")
+    q, k, v = (rand((1, 2, 5, 4), dt, 30 + i, 1.5) for i in range(3))
+    mask = rand((5, 5), dt, 33, 1.0)
+    for kw in (dict(), dict(is_causal=True), dict(attn_mask=mask, scale=0.3)):
+        r = er.scaled_dot_product_attention(q, k, v, **kw)
+        out, lse = emu_attention(q, k, v, kw.get("is_causal", False), kw.get("attn_mask"), kw.get("scale"))
+        n = r.normal()
+        same_bits(n["out"], out.astype(dt))
+        same_bits(n["lse"], lse)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_softmax_backward_normal_bits(dt):
+    x, g = rand((3, 17), dt, 40), rand((3, 17), dt, 41, 1.0)
+    y = emu_softmax(x, "softmax").astype(dt).astype(F32)  # the forward output as stored (the input's dtype)
+    gf = np.asarray(g, F32)
+    c = seq_sum((gf * y).astype(F32))
+    want = (y * (gf - c[:, None]).astype(F32)).astype(F32)
+    same_bits(er.softmax(x).backward(g).normal(), want.astype(dt))
+
+
+def test_quantize_normal_bits():
+    x = rand((3, 64), F32, 50)
+    f8 = ml_dtypes.float8_e4m3fn
+    r = er.quantize(x, scheme="row")
+    amax = np.abs(x).max(-1, keepdims=True)
+    scale = (amax / F32(448)).astype(F32)
+    q = np.clip((x / scale).astype(F32), -448, 448).astype(f8)
+    n = r.normal()
+    same_bits(n["scale"], scale)
+    same_bits(n["q"], q)
+    r = er.quantize_mx(x)  # the scale is a power of two: x / X is exact, q = the exact value rounded once
+    n = r.normal()
+    same_bits(n["q"], np.asarray(r["q"].rounded))
+    same_bits(n["scale"], np.asarray(r["scale"].rounded))
+
+
 # ---- normal() covered by the `normal` bounds, every operation, bf16 / f16 / f32 ----
 
 def _cases(dt):
@@ -237,13 +305,33 @@ def _cases(dt):
     for name in ("exp", "relu", "tanh", "sigmoid", "silu"):
         cases.append((name, getattr(er, name)(x)))
     cases += [("gelu", er.gelu(x)), ("gelu_tanh", er.gelu(x, approximate="tanh"))]
+    g = rand((4, 48), dt, 25, 1.0)
+    cases += [("softmax.backward", er.softmax(x).backward(g)), ("log_softmax.backward", er.log_softmax(x).backward(g)),
+              ("layer_norm.backward", er.layer_norm(x, (48,), w, b).backward(g)),
+              ("rms_norm.backward", er.rms_norm(x, (48,), w).backward(g))]
+    q, k, v = (rand((1, 2, 16, 8), dt, 26 + i, 1.5) for i in range(3))
+    cases += [("attention", er.scaled_dot_product_attention(q, k, v)),
+              ("attention causal", er.scaled_dot_product_attention(q, k, v, is_causal=True)),
+              ("attention gqa", er.scaled_dot_product_attention(q, k[:, :1], v[:, :1], enable_gqa=True))]
+    for kw in (dict(), dict(scheme="row"), dict(scheme="mx"), dict(scheme="nvfp4"), dict(scheme="row", fmt="f8e5m2")):
+        cases.append((f"quantize {kw}", er.quantize(rand((4, 64), dt, 27), **kw)))
     return cases
+
+
+def _each_output(name, r):
+    if r._outputs is None:
+        yield name, r
+    else:
+        for k in r._outputs:
+            yield f"{name}[{k}]", r[k]
 
 
 @pytest.mark.parametrize("dt", DTYPES)
 def test_normal_within_normal_bounds(dt):
-    for name, r in _cases(dt):
+    for name, r in (c for n0, r0 in _cases(dt) for c in _each_output(n0, r0)):
         for compute in (None, "float64"):
+            if compute and (name.startswith("quantize") or name.startswith("attention")):
+                continue  # the scales are formed in f32, and attention's bounds model compute up to f32
             n = r.normal(compute)
             cov = r.covers(n, compute, standard="normal")
             assert cov.all(), f"{name} {np.dtype(dt).name} compute={compute}: {int((~cov).sum())} of {cov.size} " \
