@@ -112,6 +112,11 @@ struct er_opres {
      * where the earlier result allows a special or has no bound), or NULL for an array */
     double *slack[ER_OP_MAXIN];
     int takes_from; /* set by create: the operation's bounds read slack (else results are refused) */
+    /* results as inputs (er_op_call_from): per input the earlier result it reads (NULL: an array), for
+     * normal(), which works on the earlier results' normal() */
+    er_opres *from_opres[ER_OP_MAXIN];
+    int from_output[ER_OP_MAXIN];
+    er_result *from_result[ER_OP_MAXIN];
 };
 
 /* Input i's element e (value v) as the implementation may have stored it: [v - slack, v + slack]

@@ -333,11 +333,38 @@ er_status er_opres_normal(er_opres *r, int i, int compute, int flush_to_zero, vo
     if ((st = er_ops_env(r, &o, &env, msg, msg_size)) != ER_OK) return st;
     uint64_t *bits = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(n ? n : 1));
     if (!bits) return msgf(msg, msg_size, ER_ENOMEM, "normal: out of memory for %lld elements", (long long)n);
-    /* the emulations read options again: keep the flags of the call's own parsing */
-    int used[ER_OP_MAXOPT];
-    for (int q = 0; q < r->nopt; q++) used[q] = r->opt[q].used;
-    st = fn(r, i, &env, bits, msg, msg_size);
-    for (int q = 0; q < r->nopt; q++) r->opt[q].used = used[q];
+    /* the emulation runs on a shallow copy: it reads options again (marking them) and, where an input is an
+     * earlier result, reads that result's normal() in place of its rounded (seed 002: a result on results
+     * computes its normal() on theirs) */
+    er_opres tmp = *r;
+    void *nb[ER_OP_MAXIN] = {NULL};
+    st = ER_OK;
+    for (int k = 0; k < r->ninputs && k < ER_OP_MAXIN && st == ER_OK; k++) {
+        if (!r->has_in[k] || (!r->from_opres[k] && !r->from_result[k])) continue;
+        const er_optensor *t = &r->in[k];
+        er_format_info fi;
+        er_format_get_info(t->format, &fi);
+        int64_t c = er_optensor_count(t);
+        if (!(nb[k] = malloc((size_t)(c ? c : 1) * (size_t)fi.storage_bytes))) {
+            st = msgf(msg, msg_size, ER_ENOMEM, "normal: out of memory");
+            break;
+        }
+        tmp.in[k] = er_optensor_make(t->format, t->ndim, t->shape, nb[k]);
+        if (r->from_opres[k]) {
+            st = er_opres_normal(r->from_opres[k], r->from_output[k], compute, flush_to_zero, nb[k], msg, msg_size);
+        } else {
+            er_tensor o = *er_result_rounded(r->from_result[k]);
+            int64_t s = 1;
+            for (int d = o.ndim - 1; d >= 0; d--) {
+                o.strides[d] = s;
+                s *= o.shape[d];
+            }
+            o.data = nb[k];
+            st = er_result_normal(r->from_result[k], compute, flush_to_zero, &o, msg, msg_size);
+        }
+    }
+    if (st == ER_OK) st = fn(&tmp, i, &env, bits, msg, msg_size);
+    for (int k = 0; k < ER_OP_MAXIN; k++) free(nb[k]);
     if (st == ER_OK) {
         er_optensor t = er_optensor_make(r->out[i].format, r->out[i].ndim, r->out[i].shape, out_bits);
         for (int64_t e = 0; e < n; e++) er_ops_store(&t, e, bits[e]);

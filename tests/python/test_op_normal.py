@@ -336,3 +336,21 @@ def test_normal_within_normal_bounds(dt):
             cov = r.covers(n, compute, standard="normal")
             assert cov.all(), f"{name} {np.dtype(dt).name} compute={compute}: {int((~cov).sum())} of {cov.size} " \
                               f"normal() elements outside the normal bounds"
+
+
+def test_normal_on_results():
+    """a result on earlier results computes normal() on their normal() (seed 002), views included"""
+    x = rand((4, 9), F32, 60)
+    s = er.softmax(x)
+    assert (bits(s.normal()) != bits(s.rounded)).any()  # so reading rounded in place of normal() is caught
+    g = er.gelu(s, approximate="tanh")
+    same_bits(g.normal(), emu_unary("gelu", s.normal(), "tanh"))
+    a = er.add(s.T, s.T)
+    same_bits(a.normal(), (np.asarray(s.normal()).T * F32(2)).astype(F32))
+    ls = er.softmax(er.mul(s, s))
+    sq = (np.asarray(s.normal()) * np.asarray(s.normal())).astype(F32)
+    same_bits(ls.normal(), emu_softmax(sq, "softmax"))
+    # matmul's result as an input: its normal() (index-order accumulation) is read
+    p, w = rand((4, 16), F32, 61), rand((16, 6), F32, 62)
+    m = er.matmul(p, w)
+    same_bits(er.softmax(m).normal(), emu_softmax(m.normal(), "softmax"))
