@@ -128,13 +128,15 @@ er_status er_opn_unary(er_opres *r, int i, const er_openv *env, uint64_t *bits, 
            c_t2 = er_opn_rc(env, 0.044715);
     /* sqrt(2/pi) = 0.79788456080286535587989211986876...: the binary64 nearest, then rounded to compute
      * (f32: 0x3f4c422a, torch's M_SQRT2 * M_2_SQRTPI * 0.5 in float) */
+    int kind = !strcmp(name, "exp") ? 0 : !strcmp(name, "relu") ? 1 : !strcmp(name, "tanh") ? 2
+             : !strcmp(name, "sigmoid") ? 3 : !strcmp(name, "silu") ? 4 : 5;
     for (int64_t e = 0; e < n; e++) {
         double v = x[e], y;
-        if (!strcmp(name, "exp")) y = er_opn_lib(env, ER_OPN_EXP, v);
-        else if (!strcmp(name, "relu")) y = v != v ? v : v > 0 ? v : 0.0;
-        else if (!strcmp(name, "tanh")) y = er_opn_lib(env, ER_OPN_TANH, v);
-        else if (!strcmp(name, "sigmoid")) y = sigmoid_c(env, v);
-        else if (!strcmp(name, "silu")) /* torch's form: DIV(x, RN(1 + EXP(-x))) */
+        if (kind == 0) y = er_opn_lib(env, ER_OPN_EXP, v);
+        else if (kind == 1) y = v != v ? v : v > 0 ? v : 0.0;
+        else if (kind == 2) y = er_opn_lib(env, ER_OPN_TANH, v);
+        else if (kind == 3) y = sigmoid_c(env, v);
+        else if (kind == 4) /* torch's form: DIV(x, RN(1 + EXP(-x))) */
             y = er_opn_rc(env, v / er_opn_rc(env, 1.0 + er_opn_lib(env, ER_OPN_EXP, -v)));
         else if (!tanh_form) { /* 0.5 x (1 + ERF(RN(x * RN(1/sqrt 2)))) as RN(RN(0.5 x) * RN(1 + erf)) */
             double a = er_opn_rc(env, v * c_erf), t = er_opn_rc(env, 1.0 + er_opn_lib(env, ER_OPN_ERF, a));
@@ -201,9 +203,12 @@ er_status er_opn_smx_shape(er_opres *r, int64_t *outer, int64_t *len, int64_t *i
 {
     int dim;
     er_status st;
+    if (r->in[0].ndim == 0) {
+        *outer = *len = *inner = 1;
+        return ER_OK;
+    }
     if ((st = er_ops_opt_dim(r, "dim", -1, r->in[0].ndim, &dim, msg, msg_size)) != ER_OK) return st;
-    if (r->in[0].ndim == 0) *outer = *len = *inner = 1;
-    else er_ops_split_dim(&r->in[0], dim, outer, len, inner);
+    er_ops_split_dim(&r->in[0], dim, outer, len, inner);
     return ER_OK;
 }
 
