@@ -1,7 +1,8 @@
 /* test_op_views.c: er_opres_normal and the views er_opres_transpose / er_opres_reshape in C: add's normal() is
  * binary32's own sum bit for bit, softmax's normal() lies within its normal bounds, a transposed view's rounded,
  * exact, bounds and normal() are the base's moved, a view is an input of er_op_call_from (the exact answer on
- * the moved rounded, bounds at least as wide as on that array), and bad views are refused. */
+ * the moved rounded, bounds at least as wide as on that array), bad views are refused, and every operation's
+ * normal() lies within its normal bounds. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
@@ -121,6 +122,63 @@ START_TEST(transpose_moves_everything)
 }
 END_TEST
 
+/* every emulation once (memory checked under the sanitizer build): normal() of each output within its bounds */
+static void normal_covered(const char *op, int nin, const er_optensor *const *in, const char *opts)
+{
+    char msg[512] = "";
+    er_opres *r = NULL;
+    ck_assert_msg(er_op_call_nd(op, nin, in, opts, &r, msg, sizeof msg) == ER_OK, "%s: %s", op, msg);
+    for (int i = 0; i < er_opres_outputs(r); i++) {
+        const er_optensor *t = er_opres_rounded(r, i);
+        er_format_info fi;
+        er_format_get_info(t->format, &fi);
+        int64_t n = er_opres_count(r, i);
+        void *buf = calloc((size_t)(n ? n : 1), (size_t)fi.storage_bytes);
+        ck_assert_msg(er_opres_normal(r, i, -1, 0, buf, msg, sizeof msg) == ER_OK, "%s: %s", op, msg);
+        er_optensor Y = er_optensor_make(t->format, t->ndim, t->shape, buf);
+        int64_t outside = -1;
+        ck_assert_msg(er_opres_covers(r, i, NULL, &Y, NULL, &outside, msg, sizeof msg) == ER_OK, "%s: %s", op, msg);
+        ck_assert_msg(outside == 0, "%s output %d: %lld outside", op, i, (long long)outside);
+        free(buf);
+    }
+    er_opres_free(r);
+}
+
+START_TEST(every_emulation)
+{
+    uint64_t st = er_test_seed("op_normal_all");
+    static float x[4 * 64], g[4 * 64], w[64], b[64], q[2 * 8 * 4], k[2 * 8 * 4], v[2 * 8 * 4];
+    for (int e = 0; e < 4 * 64; e++) x[e] = frand(&st), g[e] = frand(&st) / 3;
+    for (int e = 0; e < 64; e++) w[e] = frand(&st) / 3, b[e] = frand(&st) / 3;
+    for (int e = 0; e < 2 * 8 * 4; e++) q[e] = frand(&st) / 2, k[e] = frand(&st) / 2, v[e] = frand(&st);
+    int64_t sx[2] = {4, 64}, sw[1] = {64}, sa[4] = {1, 2, 8, 4}, sb4[1] = {4};
+    er_optensor X = er_optensor_make(ER_FMT_F32, 2, sx, x), G = er_optensor_make(ER_FMT_F32, 2, sx, g);
+    er_optensor W = er_optensor_make(ER_FMT_F32, 1, sw, w), B = er_optensor_make(ER_FMT_F32, 1, sw, b);
+    er_optensor Q = er_optensor_make(ER_FMT_F32, 4, sa, q), K = er_optensor_make(ER_FMT_F32, 4, sa, k);
+    er_optensor V = er_optensor_make(ER_FMT_F32, 4, sa, v), L = er_optensor_make(ER_FMT_F32, 2, sx, g);
+    er_optensor B4 = er_optensor_make(ER_FMT_F32, 1, sb4, b);
+    const er_optensor *x1[1] = {&X}, *xg[2] = {&X, &G}, *xw[2] = {&X, &W}, *xwb[3] = {&X, &W, &B};
+    const er_optensor *lnb[4] = {&X, &W, &B, &G}, *rmsb[3] = {&X, &W, &G}, *qkv[3] = {&Q, &K, &V};
+    const er_optensor *lin[3] = {&X, &L, &B4}; /* weight (4 x 64), bias (4) */
+    const char *un[] = {"exp", "relu", "tanh", "sigmoid", "silu", "gelu", "softmax", "log_softmax", "logsumexp"};
+    for (size_t u = 0; u < sizeof un / sizeof un[0]; u++) normal_covered(un[u], 1, x1, NULL);
+    normal_covered("gelu", 1, x1, "approximate=tanh,out=bf16");
+    normal_covered("add", 2, xw, "out=f16");
+    normal_covered("mul", 2, xw, NULL);
+    normal_covered("linear", 3, lin, NULL);
+    normal_covered("layer_norm", 3, xwb, "normalized_shape=64");
+    normal_covered("rms_norm", 2, xw, "normalized_shape=64,out=bf16");
+    normal_covered("softmax.backward", 2, xg, NULL);
+    normal_covered("log_softmax.backward", 2, xg, NULL);
+    normal_covered("layer_norm.backward", 4, lnb, "normalized_shape=64");
+    normal_covered("rms_norm.backward", 3, rmsb, "normalized_shape=64");
+    normal_covered("attention", 3, qkv, "is_causal=1");
+    normal_covered("quantize", 1, x1, "scheme=mx");
+    normal_covered("quantize", 1, x1, "scheme=nvfp4");
+    normal_covered("quantize", 1, x1, "scheme=row,fmt=f8e5m2");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("op_views");
@@ -128,6 +186,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, normal_of_add_and_softmax);
     tcase_add_test(tc, transpose_moves_everything);
+    tcase_add_test(tc, every_emulation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
