@@ -354,3 +354,68 @@ def test_normal_on_results():
     p, w = rand((4, 16), F32, 61), rand((16, 6), F32, 62)
     m = er.matmul(p, w)
     same_bits(er.softmax(m).normal(), emu_softmax(m.normal(), "softmax"))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_log_softmax_backward_normal_bits(dt):
+    pytest.importorskip("mpmath")
+    x, g = rand((3, 11), dt, 70), rand((3, 11), dt, 71, 1.0)
+    z = emu_softmax(x, "log_softmax").astype(dt).astype(F32)  # the forward output as stored
+    y = cr_exp(z)
+    gf = np.asarray(g, F32)
+    G = seq_sum(gf)
+    want = (gf - (y * G[:, None]).astype(F32)).astype(F32)
+    same_bits(er.log_softmax(x).backward(g).normal(), want.astype(dt))
+
+
+def emu_norm_backward(x, w, g, eps, rms):
+    x, g = np.asarray(x, F32), np.asarray(g, F32)
+    n = F32(x.shape[-1])
+    if rms:
+        d = x
+    else:
+        mean = (seq_sum(x) / n).astype(F32)
+        d = (x - mean[..., None]).astype(F32)
+    q = seq_sum((d * d).astype(F32))
+    r = (F32(1) / np.sqrt(((q / n).astype(F32) + F32(eps)).astype(F32))).astype(F32)[..., None]
+    xh = (d * r).astype(F32)
+    gy = g if w is None else (g * np.asarray(w, F32)).astype(F32)
+    G = seq_sum(gy)[..., None]
+    C = seq_sum((gy * xh).astype(F32))[..., None]
+    a = (r * gy).astype(F32)
+    if not rms:
+        a = (a - (r * (G / n).astype(F32)).astype(F32)).astype(F32)
+    gi = (a - (xh * (r * (C / n).astype(F32)).astype(F32)).astype(F32)).astype(F32)
+    gw = seq_sum((g * xh).astype(F32), axis=0)
+    gb = seq_sum(g, axis=0)
+    return gi, gw, gb
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_norm_backward_normal_bits(dt):
+    x, g = rand((5, 16), dt, 72) + dt(1), rand((5, 16), dt, 73, 1.0)
+    w, b = rand((16,), dt, 74, 1.0), rand((16,), dt, 75, 1.0)
+    gi, gw, gb = emu_norm_backward(x, w, g, 1e-5, rms=False)
+    n = er.layer_norm(x, (16,), w, b).backward(g).normal()
+    same_bits(n["grad_input"], gi.astype(dt))
+    same_bits(n["grad_weight"], gw.astype(dt))
+    same_bits(n["grad_bias"], gb.astype(dt))
+    gi, gw, _ = emu_norm_backward(x, w, g, float(np.finfo(dt).eps), rms=True)
+    n = er.rms_norm(x, (16,), w).backward(g).normal()
+    same_bits(n["grad_input"], gi.astype(dt))
+    same_bits(n["grad_weight"], gw.astype(dt))
+
+
+def test_quantize_nvfp4_normal_bits():
+    x = rand((2, 32), F32, 76)
+    e4m3, e2m1 = ml_dtypes.float8_e4m3fn, ml_dtypes.float4_e2m1fn
+    s_t = F32(np.abs(x).max() / F32(2688))
+    blocks = x.reshape(2, 2, 16)
+    amax = np.abs(blocks).max(-1)
+    sig = (amax / F32(F32(6) * s_t)).astype(F32)
+    stored = np.clip(sig, 0, 448).astype(e4m3)
+    div = (stored.astype(F32) * s_t).astype(F32)
+    q = np.clip((blocks / div[..., None]).astype(F32), -6, 6).astype(e2m1).reshape(2, 32)
+    n = er.quantize_nvfp4(x).normal()
+    same_bits(n["scale"], stored)
+    same_bits(n["q"], q)
