@@ -132,14 +132,40 @@ def test_view_as_input(dt):
             assert np.all(lo_v <= lo_a) and np.all(hi_v >= hi_a)
         if np.any(s.tolerance() > 0):  # the softmax's slack is really taken (bf16: often none to take)
             assert (from_view.tolerance() > on_array.tolerance()).any()
-    # a view passed to an operation that does not take results is refused with the operation's reason
-    try:
-        ln = er.layer_norm(v, (8,))
-    except NotImplementedError as e:
-        assert "layer_norm" in str(e)
-    else:
-        eq_bits(ln.rounded, er.layer_norm(moved, (8,)).rounded)
-        assert np.all(ln.tolerance() >= er.layer_norm(moved, (8,)).tolerance())
+    # the norms take results too
+    for f in (lambda a: er.layer_norm(a, (8,)), lambda a: er.rms_norm(a, (8,))):
+        from_view, on_array = f(v), f(moved)
+        eq_bits(from_view.rounded, on_array.rounded)
+        eq_bits(from_view.exact.lo, on_array.exact.lo)
+        eq_bits(from_view.exact.hi, on_array.exact.hi)
+        for o in OPTS[:3]:
+            assert np.all(from_view.tolerance(**o) >= on_array.tolerance(**o))
+
+
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm", "log_softmax", "gelu"])
+def test_results_as_inputs_cover_stored_extremes(op):
+    """an implementation that stored the softmax anywhere its bounds allow (each element at the low or the high
+    end of its finite range), then ran the later operation's textbook order on what it stored, is covered by
+    the later result made from the softmax's view"""
+    x = rand((64, 6), F32, 11)
+    s = er.softmax(x, dim=0)
+    v = s.T
+    lo, hi = (np.ascontiguousarray(np.asarray(a).T) for a in s.finite_range(standard="any_order"))
+    pick = np.random.default_rng(SEED + 12).integers(0, 2, lo.shape).astype(bool)
+    assert (lo != hi).any()
+    f = {"layer_norm": lambda a: er.layer_norm(a, (64,)), "rms_norm": lambda a: er.rms_norm(a, (64,)),
+         "log_softmax": er.log_softmax, "gelu": er.gelu}[op]
+    later = f(v)
+    for stored in (lo, hi, np.where(pick, lo, hi)):
+        impl = f(stored).normal()  # the textbook order on the values it stored
+        cov = later.covers(impl, standard="any_order")
+        assert cov.all(), f"{op}: {int((~cov).sum())} elements outside"
+    # the slack is taken: wider than the bounds on the rounded softmax read as exact, which miss some of these
+    narrow = f(np.ascontiguousarray(np.asarray(s.rounded).T))
+    assert (later.tolerance(standard="any_order") > narrow.tolerance(standard="any_order")).any()
+    if op != "log_softmax":  # (log_softmax's own bound is wide enough to hold these by itself)
+        mixed = f(np.where(pick, lo, hi)).normal()
+        assert not narrow.covers(mixed, standard="any_order").all()
 
 
 def test_view_chain_other_options():
