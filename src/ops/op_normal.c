@@ -212,44 +212,62 @@ er_status er_opn_smx_shape(er_opres *r, int64_t *outer, int64_t *len, int64_t *i
     return ER_OK;
 }
 
+typedef struct smx_job {
+    const er_openv *env;
+    const double *x;
+    uint64_t *bits;
+    int64_t len, inner;
+    int kind, of;
+} smx_job;
+
+/* rows r0 .. r1 - 1 of (outer x inner) */
+static er_status smx_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    smx_job *jb = (smx_job *)ctx;
+    int64_t len = jb->len, inner = jb->inner;
+    const er_openv *env = jb->env;
+    double *d = (double *)malloc(sizeof(double) * (size_t)(len ? len : 1));
+    double *ex = (double *)malloc(sizeof(double) * (size_t)(len ? len : 1));
+    if (!d || !ex) {
+        free(d);
+        free(ex);
+        return msgf(msg, msg_size, ER_ENOMEM, "normal: out of memory");
+    }
+    for (int64_t row = r0; row < r1; row++) {
+        int64_t o = row / inner, in = row % inner;
+        double m, s = er_opn_smx_row(env, jb->x + o * len * inner + in, len, inner, d, ex, &m);
+        if (jb->kind == 2) {
+            double y = len ? er_opn_rc(env, m + er_opn_lib(env, ER_OPN_LOG, s)) : -INFINITY;
+            jb->bits[row] = er_ops_rn_bits(jb->of, y);
+            continue;
+        }
+        double l = jb->kind == 1 ? er_opn_lib(env, ER_OPN_LOG, s) : 0;
+        for (int64_t j = 0; j < len; j++) {
+            double y = jb->kind == 0 ? er_opn_rc(env, ex[j] / s) : er_opn_rc(env, d[j] - l);
+            jb->bits[o * len * inner + j * inner + in] = er_ops_rn_bits(jb->of, y);
+        }
+    }
+    free(d);
+    free(ex);
+    return ER_OK;
+}
+
 er_status er_opn_softmax_family(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size)
 {
     er_status st;
     double *x;
     const char *name = r->def->name;
-    int kind = !strcmp(name, "softmax") ? 0 : !strcmp(name, "log_softmax") ? 1 : 2;
     int64_t outer, len, inner;
     (void)i;
     if ((st = er_opn_check_compute(r, env, msg, msg_size)) != ER_OK) return st;
     if ((st = er_opn_smx_shape(r, &outer, &len, &inner, msg, msg_size)) != ER_OK) return st;
     if ((st = er_opn_read(r, 0, env, &x, msg, msg_size)) != ER_OK) return st;
-    double *d = (double *)malloc(sizeof(double) * (size_t)(len ? len : 1));
-    double *ex = (double *)malloc(sizeof(double) * (size_t)(len ? len : 1));
-    if (!d || !ex) {
-        free(x);
-        free(d);
-        free(ex);
-        return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
-    }
-    int of = r->out[0].format;
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t in = 0; in < inner; in++) {
-            double m, s = er_opn_smx_row(env, x + o * len * inner + in, len, inner, d, ex, &m);
-            if (kind == 2) {
-                double y = len ? er_opn_rc(env, m + er_opn_lib(env, ER_OPN_LOG, s)) : -INFINITY;
-                bits[o * inner + in] = er_ops_rn_bits(of, y);
-                continue;
-            }
-            double l = kind == 1 ? er_opn_lib(env, ER_OPN_LOG, s) : 0;
-            for (int64_t j = 0; j < len; j++) {
-                double y = kind == 0 ? er_opn_rc(env, ex[j] / s) : er_opn_rc(env, d[j] - l);
-                bits[o * len * inner + j * inner + in] = er_ops_rn_bits(of, y);
-            }
-        }
+    smx_job jb = {env, x, bits, len, inner, !strcmp(name, "softmax") ? 0 : !strcmp(name, "log_softmax") ? 1 : 2,
+                  r->out[0].format};
+    /* rows in parallel (each row's steps in index order: the same bits on any number of threads) */
+    st = er_ops_parallel(outer * inner, 1 + 16384 / (len + 1), smx_rows, &jb, msg, msg_size);
     free(x);
-    free(d);
-    free(ex);
-    return ER_OK;
+    return st;
 }
 
 /* ---- layer_norm (two passes) and rms_norm ---- */

@@ -125,65 +125,53 @@ static void at_dims(const er_optensor *t, int64_t *B, int64_t *H, int64_t *S, in
  * out_c = index-order sum of RN(P_j v_jc) (times RN(v_descale) where it is not 1);
  * lse = RN(mu + LOG(l)) (rounded to f32 as the output is).  A row where no key takes part: out NaN, lse -inf.
  */
-er_status er_opn_attention(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size)
-{
-    er_status st;
-    double *q = NULL, *k = NULL, *v = NULL, *sc = NULL, *pj = NULL;
-    unsigned char *part = NULL;
-    int causal, gqa;
-    double scale, qd, kd, vd;
-    if ((st = er_opn_check_compute(r, env, msg, msg_size)) != ER_OK) return st;
-    int64_t B, Hq, Sq, D, Bk, Hk, Sk, Dk, Bv, Hv, Sv, Dv;
-    at_dims(&r->in[0], &B, &Hq, &Sq, &D);
-    at_dims(&r->in[1], &Bk, &Hk, &Sk, &Dk);
-    at_dims(&r->in[2], &Bv, &Hv, &Sv, &Dv);
-    (void)Bk, (void)Bv, (void)Dk, (void)Hv, (void)Sv;
-    if ((st = er_ops_opt_bool(r, "is_causal", 0, &causal, msg, msg_size)) != ER_OK) return st;
-    if ((st = er_ops_opt_bool(r, "enable_gqa", 0, &gqa, msg, msg_size)) != ER_OK) return st;
-    if ((st = er_ops_opt_double(r, "scale", 1.0 / sqrt((double)D), &scale, msg, msg_size)) != ER_OK) return st;
-    if ((st = er_ops_opt_double(r, "q_descale", 1.0, &qd, msg, msg_size)) != ER_OK) return st;
-    if ((st = er_ops_opt_double(r, "k_descale", 1.0, &kd, msg, msg_size)) != ER_OK) return st;
-    if ((st = er_ops_opt_double(r, "v_descale", 1.0, &vd, msg, msg_size)) != ER_OK) return st;
-    if ((st = er_opn_read(r, 0, env, &q, msg, msg_size)) != ER_OK) goto done;
-    if ((st = er_opn_read(r, 1, env, &k, msg, msg_size)) != ER_OK) goto done;
-    if ((st = er_opn_read(r, 2, env, &v, msg, msg_size)) != ER_OK) goto done;
-    size_t c = (size_t)(Sk ? Sk : 1);
-    sc = (double *)malloc(c * sizeof(double));
-    pj = (double *)malloc(c * sizeof(double));
-    part = (unsigned char *)malloc(c);
-    if (!sc || !pj || !part) {
-        st = msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
-        goto done;
-    }
-    const er_optensor *m = r->has_in[3] ? &r->in[3] : NULL;
-    int mfloat = m && er_fmt_get(m->format).kind == ER_KIND_FLOAT;
+typedef struct at_njob {
+    const er_openv *env;
+    const double *q, *k, *v;
+    const er_optensor *m;
+    int mfloat, nd, causal, i, of;
     int64_t full[ER_OP_MAXDIM];
-    int nd = r->in[0].ndim;
-    for (int d = 0; d < nd - 1; d++) full[d] = r->in[0].shape[d];
-    full[nd - 1] = Sk;
-    double sc_c = er_opn_rc(env, scale), qd_c = er_opn_rc(env, qd), kd_c = er_opn_rc(env, kd), vd_c = er_opn_rc(env, vd);
-    int of = r->out[i].format, group = (int)(Hk ? Hq / Hk : 1);
-    for (int64_t row = 0; row < B * Hq * Sq; row++) {
-        int64_t b = row / (Hq * Sq), h = (row / Sq) % Hq, qi = row % Sq, hk = h / (group ? group : 1);
-        const double *qr = q + row * D;
+    int64_t Hq, Sq, D, Hk, Sk, Dv, group;
+    double sc_c, qd_c, kd_c, vd_c, qd, kd, vd;
+    uint64_t *bits;
+} at_njob;
+
+/* query rows r0 .. r1 - 1 of the flattened (b, h, i) */
+static er_status at_nrows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    const at_njob *jb = (const at_njob *)ctx;
+    const er_openv *env = jb->env;
+    int64_t Hq = jb->Hq, Sq = jb->Sq, D = jb->D, Hk = jb->Hk, Sk = jb->Sk, Dv = jb->Dv;
+    size_t c = (size_t)(Sk ? Sk : 1);
+    double *sc = (double *)malloc(c * sizeof(double)), *pj = (double *)malloc(c * sizeof(double));
+    unsigned char *part = (unsigned char *)malloc(c);
+    if (!sc || !pj || !part) {
+        free(sc);
+        free(pj);
+        free(part);
+        return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
+    }
+    for (int64_t row = r0; row < r1; row++) {
+        int64_t b = row / (Hq * Sq), h = (row / Sq) % Hq, qi = row % Sq, hk = h / jb->group;
+        const double *qr = jb->q + row * D;
         double mu = -INFINITY;
         int any = 0;
         for (int64_t j = 0; j < Sk; j++) {
-            const double *kr = k + ((b * Hk + hk) * Sk + j) * D;
+            const double *kr = jb->k + ((b * Hk + hk) * Sk + j) * D;
             double dot = 0;
             for (int64_t d = 0; d < D; d++) {
                 double t = er_opn_rc(env, qr[d] * kr[d]);
                 dot = d ? er_opn_rc(env, dot + t) : t;
             }
-            double s = er_opn_rc(env, dot * sc_c);
-            if (qd != 1) s = er_opn_rc(env, s * qd_c);
-            if (kd != 1) s = er_opn_rc(env, s * kd_c);
-            part[j] = !(causal && j > qi);
-            if (m && part[j]) {
-                int64_t mi = er_ops_bcast_index(m, nd, full, row * Sk + j);
-                uint64_t mb = er_ops_load(m, mi);
-                if (mfloat) {
-                    double mv = er_ops_bits_value(m->format, mb);
+            double s = er_opn_rc(env, dot * jb->sc_c);
+            if (jb->qd != 1) s = er_opn_rc(env, s * jb->qd_c);
+            if (jb->kd != 1) s = er_opn_rc(env, s * jb->kd_c);
+            part[j] = !(jb->causal && j > qi);
+            if (jb->m && part[j]) {
+                int64_t mi = er_ops_bcast_index(jb->m, jb->nd, jb->full, row * Sk + j);
+                uint64_t mb = er_ops_load(jb->m, mi);
+                if (jb->mfloat) {
+                    double mv = er_ops_bits_value(jb->m->format, mb);
                     if (mv == -INFINITY) part[j] = 0;
                     else s = er_opn_rc(env, s + er_opn_rc(env, mv));
                 } else if (mb == 0) {
@@ -197,10 +185,10 @@ er_status er_opn_attention(er_opres *r, int i, const er_openv *env, uint64_t *bi
             }
         }
         if (!any) {
-            if (i == 0)
-                for (int64_t cc = 0; cc < Dv; cc++) bits[row * Dv + cc] = er_ops_rn_bits(of, NAN);
+            if (jb->i == 0)
+                for (int64_t cc = 0; cc < Dv; cc++) jb->bits[row * Dv + cc] = er_ops_rn_bits(jb->of, NAN);
             else
-                bits[row] = er_ops_rn_bits(of, -INFINITY);
+                jb->bits[row] = er_ops_rn_bits(jb->of, -INFINITY);
             continue;
         }
         double l = 0;
@@ -211,30 +199,75 @@ er_status er_opn_attention(er_opres *r, int i, const er_openv *env, uint64_t *bi
             l = first ? pj[j] : er_opn_rc(env, l + pj[j]);
             first = 0;
         }
-        if (i == 1) {
-            bits[row] = er_ops_rn_bits(of, er_opn_rc(env, mu + er_opn_lib(env, ER_OPN_LOG, l)));
+        if (jb->i == 1) {
+            jb->bits[row] = er_ops_rn_bits(jb->of, er_opn_rc(env, mu + er_opn_lib(env, ER_OPN_LOG, l)));
             continue;
         }
+        for (int64_t j = 0; j < Sk; j++) /* P_j = RN(p_j / l) */
+            if (part[j]) pj[j] = er_opn_rc(env, pj[j] / l);
         for (int64_t cc = 0; cc < Dv; cc++) {
             double acc = 0;
             first = 1;
             for (int64_t j = 0; j < Sk; j++) {
                 if (!part[j]) continue;
-                double t = er_opn_rc(env, er_opn_rc(env, pj[j] / l) * v[((b * Hk + hk) * Sk + j) * Dv + cc]);
+                double t = er_opn_rc(env, pj[j] * jb->v[((b * Hk + hk) * Sk + j) * Dv + cc]);
                 acc = first ? t : er_opn_rc(env, acc + t);
                 first = 0;
             }
-            if (vd != 1) acc = er_opn_rc(env, acc * vd_c);
-            bits[row * Dv + cc] = er_ops_rn_bits(of, acc);
+            if (jb->vd != 1) acc = er_opn_rc(env, acc * jb->vd_c);
+            jb->bits[row * Dv + cc] = er_ops_rn_bits(jb->of, acc);
         }
     }
+    free(sc);
+    free(pj);
+    free(part);
+    return ER_OK;
+}
+
+er_status er_opn_attention(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size)
+{
+    er_status st;
+    double *q = NULL, *k = NULL, *v = NULL;
+    int causal, gqa;
+    double scale;
+    at_njob jb;
+    memset(&jb, 0, sizeof jb);
+    if ((st = er_opn_check_compute(r, env, msg, msg_size)) != ER_OK) return st;
+    int64_t B, Bk, Dk, Bv, Hv, Sv;
+    at_dims(&r->in[0], &B, &jb.Hq, &jb.Sq, &jb.D);
+    at_dims(&r->in[1], &Bk, &jb.Hk, &jb.Sk, &Dk);
+    at_dims(&r->in[2], &Bv, &Hv, &Sv, &jb.Dv);
+    (void)Bk, (void)Bv, (void)Dk, (void)Hv, (void)Sv;
+    if ((st = er_ops_opt_bool(r, "is_causal", 0, &causal, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_ops_opt_bool(r, "enable_gqa", 0, &gqa, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_ops_opt_double(r, "scale", 1.0 / sqrt((double)jb.D), &scale, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_ops_opt_double(r, "q_descale", 1.0, &jb.qd, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_ops_opt_double(r, "k_descale", 1.0, &jb.kd, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_ops_opt_double(r, "v_descale", 1.0, &jb.vd, msg, msg_size)) != ER_OK) return st;
+    if ((st = er_opn_read(r, 0, env, &q, msg, msg_size)) != ER_OK) goto done;
+    if ((st = er_opn_read(r, 1, env, &k, msg, msg_size)) != ER_OK) goto done;
+    if ((st = er_opn_read(r, 2, env, &v, msg, msg_size)) != ER_OK) goto done;
+    jb.env = env;
+    jb.q = q, jb.k = k, jb.v = v;
+    jb.m = r->has_in[3] ? &r->in[3] : NULL;
+    jb.mfloat = jb.m && er_fmt_get(jb.m->format).kind == ER_KIND_FLOAT;
+    jb.nd = r->in[0].ndim;
+    for (int d = 0; d < jb.nd - 1; d++) jb.full[d] = r->in[0].shape[d];
+    jb.full[jb.nd - 1] = jb.Sk;
+    jb.causal = causal;
+    jb.i = i;
+    jb.of = r->out[i].format;
+    jb.group = jb.Hk && jb.Hq / jb.Hk ? jb.Hq / jb.Hk : 1;
+    jb.sc_c = er_opn_rc(env, scale), jb.qd_c = er_opn_rc(env, jb.qd), jb.kd_c = er_opn_rc(env, jb.kd);
+    jb.vd_c = er_opn_rc(env, jb.vd);
+    jb.bits = bits;
+    /* query rows in parallel (each row in index order: the same bits on any number of threads) */
+    st = er_ops_parallel(B * jb.Hq * jb.Sq, 1 + (1 << 16) / (jb.Sk * (jb.D + jb.Dv) + 1), at_nrows, &jb, msg,
+                         msg_size);
 done:
     free(q);
     free(k);
     free(v);
-    free(sc);
-    free(pj);
-    free(part);
     return st;
 }
 
