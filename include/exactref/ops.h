@@ -134,6 +134,31 @@ ER_API er_status er_opres_report(er_opres *r, int i, const er_tol_opts *o, const
                                  int64_t *outside_index, int64_t outside_cap, er_check_report *rep, char *msg,
                                  size_t msg_size);
 
+/*
+ * normal(): output i of the operation's textbook implementation in index order on these inputs, emulated
+ * exactly: the inputs read into compute (-1: er_opres_default_compute), every step rounded once to
+ * nearest even in compute, the library functions (exp, log, tanh, erf, sqrt, the divisions) correctly
+ * rounded in compute, subnormal results of compute flushed to zero (sign kept) and subnormal inputs read
+ * as zero when flush_to_zero is set, then rounded once to the output format.  The order of each operation
+ * is the one its `normal` standard describes (docs/ops/README.md, "normal()").  out_bits: count elements
+ * of output i's format (its storage size each), row-major.  An operation without an emulation, or a
+ * compute format it does not emulate, is refused with ER_EUNSUPPORTED.
+ */
+ER_API er_status er_opres_normal(er_opres *r, int i, int compute, int flush_to_zero, void *out_bits, char *msg,
+                                 size_t msg_size);
+
+/*
+ * Views: output i of r with its elements moved, as a new one-output result: er_opres_reshape puts them in
+ * row-major order in shape (ndim dimensions, the same count), er_opres_transpose swaps dimensions d0 and d1.
+ * Moving elements rounds nothing: the view's rounded, exact, bounds (under any options), covers, report
+ * and normal are output i's, moved the same way, and the view is an input of later operations
+ * (er_op_call_from) like any result.  It has r's operation name and boundaries.  r must outlive the view;
+ * free it with er_opres_free.
+ */
+ER_API er_status er_opres_reshape(er_opres *r, int i, int ndim, const int64_t *shape, er_opres **out, char *msg,
+                                  size_t msg_size);
+ER_API er_status er_opres_transpose(er_opres *r, int i, int d0, int d1, er_opres **out, char *msg, size_t msg_size);
+
 #ifdef __cplusplus
 }
 #endif

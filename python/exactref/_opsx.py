@@ -5,6 +5,8 @@ Every function here has torch's name, argument order and defaults and is a thin 
 arguments to the operation's inputs and options and calls _core.op_call; the Result is exactref's own
 (tolerance, finite_range, may_be, covers, exact, boundaries, guarantee, op; result["name"] for several
 outputs).  docs/ops/ describes each operation, its standards and the library functions' ulps."""
+import numpy as np
+
 from . import _arrays as A
 from . import _core
 from ._result import Result
@@ -26,26 +28,67 @@ class OpResult(Result):
     _calls_library = True  # _opts_key: ulps None means the documented defaults (-1)
 
     def reshape(self, shape):
-        raise NotImplementedError(f"views of a {self._op} result are not supported yet: reshape result.rounded "
-                                  f"and the arrays tolerance() gives, or check in the operation's own shape")
+        """This one-output result (or one output, result[name]) with its elements in row-major order in a new
+        shape: a view made by the C library (er_opres_reshape), so rounded, exact, tolerance(), finite_range(),
+        may_be(), covers() and normal() are this result's moved, and the view is an input of later
+        operations like any result."""
+        self._one("reshape")
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        shape = tuple(int(s) for s in shape)
+        if -1 in shape:
+            shape = tuple(np.empty(self.shape, np.bool_).reshape(shape).shape)
+        return self._op_view(lambda c: c.reshape(shape), lambda e: e.reshape(shape))
 
     def transpose(self, i, j):
-        raise NotImplementedError(f"views of a {self._op} result are not supported yet: transpose result.rounded "
-                                  f"and the arrays tolerance() gives, or check in the operation's own shape")
+        """This one-output result with dimensions i and j swapped (any two; negative counts from the end), a
+        view as reshape describes."""
+        self._one("transpose")
+        nd = len(self.shape)
+        i2 = i + nd if i < 0 else i
+        j2 = j + nd if j < 0 else j
+        if not (0 <= i2 < nd and 0 <= j2 < nd):
+            raise ValueError(f"transpose({i}, {j}): the output has {nd} dimensions")
+
+        def move(e):
+            axes = list(range(nd))
+            axes[i2], axes[j2] = axes[j2], axes[i2]
+            return e.transpose(*axes)
+
+        return self._op_view(lambda c: c.transpose(i2, j2), move)
 
     @property
     def T(self):
+        """The last two dimensions swapped (transpose(-2, -1)); a view of the same shape below two dimensions."""
+        if self._outputs is None and len(self.shape) < 2:
+            return self.reshape(self.shape)
         return self.transpose(-2, -1)
 
+    def _output_bits(self, output, fmt, core):
+        # the C layer reads an output's patterns row-major: a transposed or strided output is copied
+        return np.ascontiguousarray(super()._output_bits(output, fmt, core))
+
+    def _op_view(self, to_view, move):
+        core = to_view(self._core)
+        r = OpResult(self._op, core, view=(self, to_view, move), boundaries=self._boundaries, shape=core.nd_shape)
+        r._no_bounds = self._no_bounds
+        return r
+
     def normal(self, compute=None, *, flush_to_zero=False):
-        raise NotImplementedError(f"normal() is matmul's (index-order accumulation emulated to the bit); "
-                                  f"{self._op} has none yet")
+        """The output of the operation's textbook implementation in index order on these inputs, emulated
+        exactly in compute (None: the default compute, float32 for narrower inputs): every step rounded once
+        to compute, exp, log, tanh, erf, sqrt and the divisions correctly rounded, then rounded to the output
+        dtype (docs/ops/README.md, "normal()"); kept per arguments.  Several outputs: Outputs of them."""
+        return super().normal(compute, flush_to_zero=flush_to_zero)
 
     def backward(self, grad, **options):
         """The operation's backward on the same inputs and options with the gradient grad as the last input
         (the table's "<op>.backward": softmax's, the norms', attention's), as an OpResult whose outputs are
         the gradients ("grad_input", ...; attention: "dq", "dk", "dv").  options override the forward's
         (dtype= the gradients' format)."""
+        if self._view is not None:
+            raise ValueError("a view has no backward of its own: call backward on the result it views, "
+                             "with the gradient moved back")
         call = getattr(self, "_call", None)
         name = f"{self._op}.backward"
         if call is None or name not in op_names():

@@ -276,5 +276,5 @@ const er_opdef er_opdef_attention = {
     "attention", 3, 4, at_inputs, 2, at_outputs, at_boundaries,
     (int)(sizeof at_boundaries / sizeof at_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY | (1u << ER_STD_FLASH),
     "normal, any_order, flash[:block=N][,mma=normal|any_order][,p=value|compute|<format>]",
-    at_create, at_bounds, at_free,
+    at_create, at_bounds, at_free, er_opn_attention,
 };

@@ -220,6 +220,6 @@ static const er_boundary mul_b[] = {
 };
 
 const er_opdef er_opdef_add = {"add", 2, 2, bin_inputs, 1, bin_outputs, add_b, 3, ER_OPSTD_NORMAL | ER_OPSTD_ANY,
-                               "normal, any_order", add_create, bin_bounds, bin_free};
+                               "normal, any_order", add_create, bin_bounds, bin_free, er_opn_binary};
 const er_opdef er_opdef_mul = {"mul", 2, 2, bin_inputs, 1, bin_outputs, mul_b, 3, ER_OPSTD_NORMAL | ER_OPSTD_ANY,
-                               "normal, any_order", mul_create, bin_bounds, bin_free};
+                               "normal, any_order", mul_create, bin_bounds, bin_free, er_opn_binary};

@@ -68,6 +68,13 @@ typedef struct er_opdef {
     er_status (*bounds)(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags,
                         char *msg, size_t msg_size);
     void (*free_state)(void *state);
+    /*
+     * normal (optional; NULL: none): output i of the
+     * textbook implementation in index order, emulated exactly in env->compute (every step rounded once to
+     * compute, library functions correctly rounded, flush-to-zero as env->ftz), then rounded to the output
+     * format: bits[e] its pattern per element (row-major).
+     */
+    er_status (*normal)(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size);
 } er_opdef;
 
 /* One kept set of bounds (per output and options). */
@@ -105,6 +112,11 @@ struct er_opres {
      * where the earlier result allows a special or has no bound), or NULL for an array */
     double *slack[ER_OP_MAXIN];
     int takes_from; /* set by create: the operation's bounds read slack (else results are refused) */
+    /* results as inputs (er_op_call_from): per input the earlier result it reads (NULL: an array), for
+     * normal(), which works on the earlier results' normal() */
+    er_opres *from_opres[ER_OP_MAXIN];
+    int from_output[ER_OP_MAXIN];
+    er_result *from_result[ER_OP_MAXIN];
 };
 
 /* Input i's element e (value v) as the implementation may have stored it: [v - slack, v + slack]
@@ -287,6 +299,20 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
 typedef er_status (*er_ops_range_fn)(void *ctx, int64_t i0, int64_t i1, char *msg, size_t msg_size);
 er_status er_ops_parallel(int64_t n, int64_t min_per_thread, er_ops_range_fn fn, void *ctx, char *msg,
                           size_t msg_size);
+
+/* ---- normal() (op_normal*.c; er_opdef.normal) ---- */
+/* The environment of er_opres_bounds for the options o (compute -1: r's default compute). */
+er_status er_ops_env(const er_opres *r, const er_tol_opts *o, er_openv *env, char *msg, size_t msg_size);
+/* The emulations (er_opdef.normal) of the operations beyond matmul (linear's is matmul's, op_linear.c). */
+er_status er_opn_unary(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size);
+er_status er_opn_binary(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size);
+er_status er_opn_softmax_family(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size);
+er_status er_opn_norm(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size);
+er_status er_opn_quantize(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size);
+er_status er_opn_attention(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size);
+er_status er_opn_softmax_backward(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg,
+                                  size_t msg_size);
+er_status er_opn_norm_backward(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size);
 
 /* ---- the table (op_table.c) ---- */
 const er_opdef *er_ops_find(const char *name);

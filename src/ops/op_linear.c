@@ -131,6 +131,26 @@ static er_status lin_bounds_full(er_opres *r, int i, const er_tol_opts *o, er_bo
     return ER_OK;
 }
 
+/* normal(): matmul's normal() of the product with the bias as C (the epilogue in compute; result.h) */
+static er_status lin_normal(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size)
+{
+    lin_state *s = (lin_state *)r->state;
+    er_format_info fi;
+    (void)i;
+    er_format_get_info(s->D.format, &fi);
+    int64_t n = er_optensor_count(&r->out[0]);
+    void *buf = malloc((size_t)(n ? n : 1) * (size_t)fi.storage_bytes);
+    if (!buf) return msgf(msg, msg_size, ER_ENOMEM, "linear: out of memory");
+    er_tensor t = er_tensor_2d(s->D.format, s->D.shape[0], s->D.shape[1], buf);
+    er_status st = er_result_normal(s->res, env->compute, env->ftz, &t, msg, msg_size);
+    if (st == ER_OK) {
+        er_optensor c = er_optensor_make(r->out[0].format, r->out[0].ndim, r->out[0].shape, buf);
+        for (int64_t e = 0; e < n; e++) bits[e] = er_ops_load(&c, e);
+    }
+    free(buf);
+    return st;
+}
+
 static const er_boundary lin_b[] = {
     {"accumulate", "accumulate", "the products and the bias summed as the matmul standard says (the bias as C)",
      "each output element"},
@@ -140,5 +160,5 @@ static const er_boundary lin_b[] = {
 const er_opdef er_opdef_linear = {
     "linear", 2, 3, lin_inputs, 1, lin_outputs, lin_b, 2, 0xFFFFFFFFu,
     "the matmul standards (normal, any_order, the engine models: exactref check --standard list)", lin_create, NULL,
-    lin_free,
+    lin_free, lin_normal,
 };

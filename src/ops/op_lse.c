@@ -317,11 +317,11 @@ static er_status lse_bounds(er_opres *r, int i, const er_openv *env, double *lo,
 const er_opdef er_opdef_log_softmax = {
     "log_softmax", 1, 1, lse_inputs, 1, lse_outputs, ls_boundaries,
     (int)(sizeof ls_boundaries / sizeof ls_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    ls_create, lse_bounds, lse_free,
+    ls_create, lse_bounds, lse_free, er_opn_softmax_family,
 };
 
 const er_opdef er_opdef_logsumexp = {
     "logsumexp", 1, 1, lse_inputs, 1, lse_outputs, lse_boundaries,
     (int)(sizeof lse_boundaries / sizeof lse_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    lse_create, lse_bounds, lse_free,
+    lse_create, lse_bounds, lse_free, er_opn_softmax_family,
 };

@@ -391,6 +391,7 @@ static er_status nm_create_kind(er_opres *r, int kind, int backward, char *msg, 
     nm_state *s = (nm_state *)calloc(1, sizeof *s);
     if (!s) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
     r->state = s;
+    r->takes_from = !backward; /* the forward's bounds read input 0's slack (nm_bound_rows) */
     s->kind = kind;
     s->backward = backward;
     int gi = -1, wi = -1, bi = -1;
@@ -511,8 +512,36 @@ ER_FN void widen(double *l, double *h, double g, double a)
  * implementation (docs/proofs/norms.md (2), (3)); 0 where no bound holds (a gamma beyond 1/2, an
  * overflow, a non-finite row).
  */
+/*
+ * Results as inputs (docs/proofs/norms.md, "Results as inputs"): the row's stored values x' = x + delta,
+ * |delta_j| <= sk[j].  The row's certified quantities widened to hold every such x': the mean by
+ * sum sk / N, A by sum sk, and sqrt(N var), sqrt(sum x^2) by ||sk||_2 (centring is a projection, so
+ * ||P x' - P x|| <= ||delta||).  0 where a slack is infinite (no bound for the row).
+ */
+static int slack_stats(const double *sk, int64_t n, double *mu_lo, double *mu_hi, double *A, double *nv_lo,
+                       double *nv_hi, double *sq_lo, double *sq_hi)
+{
+    double s1 = 0, s2 = 0;
+    for (int64_t j = 0; j < n; j++) {
+        if (!(sk[j] < INFINITY)) return 0;
+        s1 = aup(s1, sk[j]);
+        s2 = aup(s2, mup(sk[j], sk[j]));
+    }
+    double r2 = er_b_up(sqrt(s2)), m = div_up_(s1, (double)n);
+    *mu_lo = adn(*mu_lo, -m);
+    *mu_hi = aup(*mu_hi, m);
+    *A = aup(*A, s1);
+    double *lo[2] = {nv_lo, sq_lo}, *hi[2] = {nv_hi, sq_hi};
+    for (int k = 0; k < 2; k++) {
+        double l = er_b_down(er_b_down(sqrt(*lo[k])) - r2), h = aup(er_b_up(sqrt(*hi[k])), r2);
+        *lo[k] = l > 0 ? mdn(l, l) : 0;
+        *hi[k] = mup(h, h);
+    }
+    return 1;
+}
+
 static int row_impl(const nm_state *s, const er_openv *env, int64_t row, double *pml, double *pmh, double *prl,
-                    double *prh)
+                    double *prh, const double *sk)
 {
     int any = env->o->standard.kind == ER_STD_ANY_ORDER;
     double u = env->u, eta = env->eta, N = (double)s->n;
@@ -522,17 +551,21 @@ static int row_impl(const nm_state *s, const er_openv *env, int64_t row, double 
     double aN = er_b_up(2 * N * eta);
     double ml = 0, mh = 0, vl = 0, vh = 0, rl = 0, rh = 0;
     if (s->bad[row] || gN2 == INFINITY) return 0;
+    double mu_lo = s->mu_lo[row], mu_hi = s->mu_hi[row], A = s->A[row], nv_lo = s->nv_lo[row], nv_hi = s->nv_hi[row];
+    double sq_lo = s->sq_lo[row], sq_hi = s->sq_hi[row];
+    if (sk && !slack_stats(sk, s->n, &mu_lo, &mu_hi, &A, &nv_lo, &nv_hi, &sq_lo, &sq_hi)) return 0;
+    if (sk && s->kind == NM_RMS) nv_lo = sq_lo, nv_hi = sq_hi;
     /* the computed mean m^: any-order sum, then a division (or a product with fl(1/N)) */
     if (s->kind == NM_LAYER) {
-        double e = mup(gN1, s->A[row]);
-        ml = add_dn_(mdn(s->mu_lo[row], N), -e);
-        mh = add_up_(mup(s->mu_hi[row], N), e);
+        double e = mup(gN1, A);
+        ml = add_dn_(mdn(mu_lo, N), -e);
+        mh = add_up_(mup(mu_hi, N), e);
         ml = div_dn_(ml, N);
         mh = div_up_(mh, N);
         widen(&ml, &mh, g2, er_b_up(2 * eta));
         /* two passes: Q^ from Q_m in [N var, N var + N D^2] (proof (1), (2)) */
-        double D = fmax(er_b_up(mh - s->mu_lo[row]), er_b_up(s->mu_hi[row] - ml));
-        double ql = s->nv_lo[row], qh = aup(s->nv_hi[row], mup(N, mup(D, D)));
+        double D = fmax(er_b_up(mh - mu_lo), er_b_up(mu_hi - ml));
+        double ql = nv_lo, qh = aup(nv_hi, mup(N, mup(D, D)));
         ql = add_dn_(mdn(ql, er_b_down(1 - (N + 2) * u)), -aN);
         qh = add_up_(mup(qh, er_b_up(1 + gN2)), aN);
         if (ql < 0) ql = 0;
@@ -542,8 +575,8 @@ static int row_impl(const nm_state *s, const er_openv *env, int64_t row, double 
         if (vl < 0) vl = 0;
         if (any) {
             /* one pass: fl(fl(Q2^/N) - fl(m^ m^)), clamped at 0 */
-            double sl = add_dn_(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
-            double sh = add_up_(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
+            double sl = add_dn_(mdn(sq_lo, er_b_down(1 - N * u)), -aN);
+            double sh = add_up_(mup(sq_hi, er_b_up(1 + gN)), aN);
             if (sl < 0) sl = 0;
             sl = div_dn_(sl, N);
             sh = div_up_(sh, N);
@@ -559,8 +592,8 @@ static int row_impl(const nm_state *s, const er_openv *env, int64_t row, double 
             if (h1 > vh) vh = h1;
         }
     } else {
-        double ql = add_dn_(mdn(s->sq_lo[row], er_b_down(1 - N * u)), -aN);
-        double qh = add_up_(mup(s->sq_hi[row], er_b_up(1 + gN)), aN);
+        double ql = add_dn_(mdn(sq_lo, er_b_down(1 - N * u)), -aN);
+        double qh = add_up_(mup(sq_hi, er_b_up(1 + gN)), aN);
         if (ql < 0) ql = 0;
         vl = div_dn_(ql, N);
         vh = div_up_(qh, N);
@@ -596,7 +629,8 @@ static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         int64_t base = row * s->n;
         const double *x = s->x + base;
         double ml = 0, mh = 0, rl = 0, rh = 0;
-        int nobound = !row_impl(s, env, row, &ml, &mh, &rl, &rh);
+        const double *sk = j->r->slack[0] ? j->r->slack[0] + base : NULL; /* results as inputs */
+        int nobound = !row_impl(s, env, row, &ml, &mh, &rl, &rh, sk);
         for (int64_t i = 0; i < s->n; i++) {
             int64_t e = base + i;
             if (s->bad[row]) {
@@ -610,13 +644,14 @@ static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 j->hi[e] = INFINITY;
                 continue;
             }
-            double l, h;
+            double l, h, xl = sk ? adn(x[i], -sk[i]) : x[i], xh = sk ? aup(x[i], sk[i]) : x[i];
             if (s->kind == NM_LAYER) { /* d^ = fl(x - m^) */
-                l = add_dn_(x[i], -mh);
-                h = add_up_(x[i], -ml);
+                l = add_dn_(xl, -mh);
+                h = add_up_(xh, -ml);
                 rnd(env, &l, &h);
             } else {
-                l = h = x[i];
+                l = xl;
+                h = xh;
             }
             mul_pos(&l, &h, rl, rh); /* fl(d^ r^) */
             rnd(env, &l, &h);
@@ -658,6 +693,9 @@ static er_status nm_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
                         "as wide",
                         name, ci.name, k, fi.name);
     }
+    if (r->slack[1] || r->slack[2])
+        return msgf(msg, msg_size, ER_EUNSUPPORTED, "%s takes an earlier result as its input, not as weight or bias",
+                    name);
     nm_bjob j = {r, s, env, lo, hi, flags, env->compute == r->out[0].format};
     if (s->rows == 0 || s->n == 0) return ER_OK;
     return er_ops_parallel(s->rows, 1 + 65536 / (s->n + 1), nm_bound_rows, &j, msg, msg_size);
@@ -666,13 +704,13 @@ static er_status nm_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 const er_opdef er_opdef_layer_norm = {
     "layer_norm", 1, 3, ln_inputs, 1, nm_outputs, ln_boundaries,
     (int)(sizeof ln_boundaries / sizeof ln_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    ln_create, nm_bounds, nm_free,
+    ln_create, nm_bounds, nm_free, er_opn_norm,
 };
 
 const er_opdef er_opdef_rms_norm = {
     "rms_norm", 1, 2, rms_inputs, 1, nm_outputs, rms_boundaries,
     (int)(sizeof rms_boundaries / sizeof rms_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    rms_create, nm_bounds, nm_free,
+    rms_create, nm_bounds, nm_free, er_opn_norm,
 };
 
 /* ==== backward: layer_norm.backward, rms_norm.backward (docs/proofs/norms.md, "Backward") ==== */
@@ -1087,7 +1125,7 @@ static er_status nbb_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t m
     for (int64_t row = r0; row < r1; row++) {
         int64_t base = row * s->n;
         double ml = 0, mh = 0, rl = 0, rh = 0;
-        int ok = !s->bad[row] && gN3 < INFINITY && row_impl(s, env, row, &ml, &mh, &rl, &rh);
+        int ok = !s->bad[row] && gN3 < INFINITY && row_impl(s, env, row, &ml, &mh, &rl, &rh, NULL);
         j->ok[row] = (unsigned char)ok;
         j->ml[row] = ml;
         j->mh[row] = mh;
@@ -1244,11 +1282,11 @@ static er_status nb_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 const er_opdef er_opdef_layer_norm_backward = {
     "layer_norm.backward", 1, 4, lnb_inputs, 3, lnb_outputs, nb_boundaries,
     (int)(sizeof nb_boundaries / sizeof nb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    lnb_create, nb_bounds, nm_free,
+    lnb_create, nb_bounds, nm_free, er_opn_norm_backward,
 };
 
 const er_opdef er_opdef_rms_norm_backward = {
     "rms_norm.backward", 1, 3, rmsb_inputs, 2, lnb_outputs, nb_boundaries,
     (int)(sizeof nb_boundaries / sizeof nb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    rmsb_create, nb_bounds, nm_free,
+    rmsb_create, nb_bounds, nm_free, er_opn_norm_backward,
 };

@@ -467,5 +467,5 @@ static er_status q_bounds(er_opres *r, int i, const er_openv *env, double *lo, d
 const er_opdef er_opdef_quantize = {
     "quantize", 1, 2, q_inputs, 2, q_outputs, q_boundaries,
     (int)(sizeof q_boundaries / sizeof q_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    q_create, q_bounds, q_free,
+    q_create, q_bounds, q_free, er_opn_quantize,
 };

@@ -338,5 +338,5 @@ static er_status sm_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 const er_opdef er_opdef_softmax = {
     "softmax", 1, 1, sm_inputs, 1, sm_outputs, sm_boundaries,
     (int)(sizeof sm_boundaries / sizeof sm_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    sm_create, sm_bounds, sm_free,
+    sm_create, sm_bounds, sm_free, er_opn_softmax_family,
 };

@@ -583,7 +583,7 @@ static er_status sb_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 const er_opdef er_opdef_softmax_backward = {
     "softmax.backward", 2, 2, sb_inputs, 1, sb_outputs, sb_boundaries,
     (int)(sizeof sb_boundaries / sizeof sb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    sb_create, sb_bounds, sb_free,
+    sb_create, sb_bounds, sb_free, er_opn_softmax_backward,
 };
 
 static const er_boundary lsb_boundaries[] = {
@@ -598,5 +598,5 @@ static const er_boundary lsb_boundaries[] = {
 const er_opdef er_opdef_log_softmax_backward = {
     "log_softmax.backward", 2, 2, sb_inputs, 1, sb_outputs, lsb_boundaries,
     (int)(sizeof lsb_boundaries / sizeof lsb_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY, "normal, any_order",
-    lsb_create, sb_bounds, sb_free,
+    lsb_create, sb_bounds, sb_free, er_opn_softmax_backward,
 };

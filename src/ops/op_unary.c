@@ -495,7 +495,7 @@ static const er_boundary gelu_b[] = {
 #define NB(b) (int)(sizeof b / sizeof b[0])
 #define UNARY(var, nm, cr, b)                                                                                      \
     const er_opdef var = {nm, 1, 1, un_inputs, 1, un_outputs, b, NB(b), ER_OPSTD_NORMAL | ER_OPSTD_ANY,            \
-                          "normal, any_order", cr, un_bounds, un_free}
+                          "normal, any_order", cr, un_bounds, un_free, er_opn_unary}
 
 UNARY(er_opdef_exp, "exp", exp_create, exp_b);
 UNARY(er_opdef_relu, "relu", relu_create, relu_b);

@@ -265,7 +265,12 @@ er_status er_op_call_from(const char *op, int ninputs, const er_opinput *inputs,
                   !strcmp(op, "linear") ? " (judge the product with matmul's er_result_create_from)" : "");
         goto fail;
     }
-    for (int i = 0; i < ninputs; i++) r->slack[i] = slack[i];
+    for (int i = 0; i < ninputs; i++) {
+        r->slack[i] = slack[i];
+        r->from_opres[i] = inputs[i].tensor ? NULL : inputs[i].opres; /* for normal() (op_normal.c) */
+        r->from_output[i] = inputs[i].output;
+        r->from_result[i] = inputs[i].tensor ? NULL : inputs[i].result;
+    }
     *out = r;
     return ER_OK;
 fail:

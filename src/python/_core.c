@@ -2248,7 +2248,89 @@ static PyObject *COpOut_may_be_any(COpOut *self, PyObject *args)
     return PyLong_FromLong(-1); /* not decided from summaries: the per-element flags are read */
 }
 
+/* normal(compute, ftz, bits): er_opres_normal into a writable contiguous buffer of the output's count */
+static PyObject *COpOut_normal(COpOut *self, PyObject *args)
+{
+    PyObject *oo;
+    int compute, ftz;
+    if (!PyArg_ParseTuple(args, "iiO", &compute, &ftz, &oo)) return NULL;
+    const er_optensor *t = opout_t(self);
+    er_format_info fi;
+    er_format_get_info(t->format, &fi);
+    Py_buffer v;
+    if (out_get(oo, (Py_ssize_t)er_optensor_count(t), fi.storage_bytes, "normal", &v) != 0) return NULL;
+    char msg[1024] = "";
+    er_status st;
+    ER_PY_CALL(st = er_opres_normal(self->res->r, self->i, compute, ftz, v.buf, msg, sizeof msg));
+    PyBuffer_Release(&v);
+    if (st != ER_OK) return raise_status(st, msg);
+    Py_RETURN_NONE;
+}
+
+/* a view (er_opres_reshape / er_opres_transpose) as a new COpRes that keeps its base alive; its output 0 */
+static PyObject *opout_view(COpOut *self, er_status st, er_opres *v, const char *msg)
+{
+    if (st != ER_OK) return raise_status(st, msg);
+    COpRes *res = PyObject_New(COpRes, &COpRes_Type);
+    if (!res) {
+        er_opres_free(v);
+        return NULL;
+    }
+    res->r = v;
+    memset(res->held, 0, sizeof res->held);
+    res->deps = PyTuple_Pack(1, (PyObject *)self->res);
+    if (!res->deps) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    PyObject *zero = PyLong_FromLong(0);
+    PyObject *o = zero ? COpRes_output(res, zero) : NULL;
+    Py_XDECREF(zero);
+    Py_DECREF(res);
+    return o;
+}
+
+static PyObject *COpOut_reshape(COpOut *self, PyObject *arg)
+{
+    int64_t shape[ER_OP_MAXDIM];
+    PyObject *fast = PySequence_Fast(arg, "reshape: the shape must be a sequence of integers");
+    if (!fast) return NULL;
+    Py_ssize_t nd = PySequence_Fast_GET_SIZE(fast);
+    if (nd > ER_OP_MAXDIM) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "reshape: %zd dimensions (at most %d)", nd, ER_OP_MAXDIM);
+        return NULL;
+    }
+    for (Py_ssize_t d = 0; d < nd; d++) {
+        shape[d] = (int64_t)PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, d));
+        if (PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return NULL;
+        }
+    }
+    Py_DECREF(fast);
+    char msg[1024] = "";
+    er_status st;
+    er_opres *v = NULL;
+    ER_PY_CALL(st = er_opres_reshape(self->res->r, self->i, (int)nd, shape, &v, msg, sizeof msg));
+    return opout_view(self, st, v, msg);
+}
+
+static PyObject *COpOut_transpose(COpOut *self, PyObject *args)
+{
+    int d0, d1;
+    if (!PyArg_ParseTuple(args, "ii", &d0, &d1)) return NULL;
+    char msg[1024] = "";
+    er_status st;
+    er_opres *v = NULL;
+    ER_PY_CALL(st = er_opres_transpose(self->res->r, self->i, d0, d1, &v, msg, sizeof msg));
+    return opout_view(self, st, v, msg);
+}
+
 static PyMethodDef COpOut_methods[] = {
+    {"normal", (PyCFunction)COpOut_normal, METH_VARARGS, "normal() into a buffer."},
+    {"reshape", (PyCFunction)COpOut_reshape, METH_O, "A view in a new row-major shape (a COpOut)."},
+    {"transpose", (PyCFunction)COpOut_transpose, METH_VARARGS, "A view with two dimensions swapped (a COpOut)."},
     {"bounds", (PyCFunction)COpOut_bounds, METH_VARARGS, "Fill the bounds arrays for the options."},
     {"covers", (PyCFunction)COpOut_covers, METH_VARARGS, "Judge an output; returns the count outside."},
     {"report", (PyCFunction)COpOut_report, METH_VARARGS, "The check's report (the command's scoring)."},
