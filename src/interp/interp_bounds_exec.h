@@ -120,7 +120,7 @@ static it_taint *tk_set(X *x, const it_op *op, int id, int kind, int64_t n)
     if (!t->kind) x->ntk++;
     t->kind = kind;
     t->op = op;
-    t->ftz = 0;
+    t->sec = x->csid;
     return t;
 }
 
@@ -197,6 +197,7 @@ static int bnd_taint_sum(X *x, const it_op *op)
         return 0; /* a directed rounding or flush_to_zero: not the sum this model carries */
     nt = tk_set(x, op, op->res[0], 2, r->n);
     nt->op = t->op;
+    nt->sec = t->sec;
     for (i = 0; i < r->n; i++) {
         double l, h, bl, bh;
         uint8_t f, bf;
@@ -253,6 +254,10 @@ static int cs_store_lane(X *x, const it_op *op, int vid, int64_t i, mreg *m, int
                "stores plus a term (addf, subf or fma, rounded to nearest even without flush_to_zero, of the value loaded from that element under the "
                "lock): a device whose blocks take the lock in another order may store a value this model does not enclose",
                (long long)i, lk->line);
+    if (t->sec != x->csid)
+        refuse(x, ER_INTERP_UNSUPPORTED, op,
+               "bounds mode: lane %lld stores old + v under a lock, but old was read (line %d) in an earlier critical section: "
+               "other blocks may have added to the element in between", (long long)i, t->op ? t->op->line : op->line);
     if (t->tf[i] & CS_STORED)
         refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: lane %lld stores the same old + v under a lock a second time", (long long)i);
     if (m->cseq[e] != t->seq[i])
@@ -295,6 +300,7 @@ static void cs_acquire(X *x, const it_op *op)
         if (r->b[i] != e || n == e || cs_is_lock(x, ptr->b[i])) continue;
         if (x->nlock == IT_MAX_LOCKS)
             refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: a block holds more than %d locks", IT_MAX_LOCKS);
+        if (!x->nlock) x->csid++; /* a new critical section */
         x->lock[x->nlock].addr = ptr->b[i];
         x->lock[x->nlock].rel = e;
         x->lock[x->nlock].et = ptr->pet;
@@ -475,7 +481,7 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
         if (store) {
             if (x->nlock && cs_store_lane(x, op, vid, i, m, e, ptr->b[i])) {
                 it_taint *s2 = tk_get(x, vid);
-                sh_atomic_add(x, op, m, e, et, s2->ftz, s2->tl[i], s2->th[i], s2->tf[i]);
+                sh_atomic_add(x, op, m, e, et, 0, s2->tl[i], s2->th[i], s2->tf[i]);
                 continue;
             }
             if (!m) {
@@ -559,7 +565,7 @@ static void bnd_view_access(X *x, const it_op *op, int store)
         if (store) {
             if (x->nlock && cs_store_lane(x, op, vid, i, m, e, addr)) {
                 it_taint *s2 = tk_get(x, vid);
-                sh_atomic_add(x, op, m, e, pv->et, s2->ftz, s2->tl[i], s2->th[i], s2->tf[i]);
+                sh_atomic_add(x, op, m, e, pv->et, 0, s2->tl[i], s2->th[i], s2->tf[i]);
                 continue;
             }
             if (!m) {

@@ -67,7 +67,7 @@ typedef struct it_taint {
     uint32_t *seq; /* per lane: the element's write count when it was loaded */
     double *tl, *th;
     uint8_t *tf;   /* IT_BF_NAN; 0x80: stored */
-    int ftz;
+    uint32_t sec;  /* the critical section it was read in */
     const struct it_op *op; /* the load */
 } it_taint;
 
@@ -103,7 +103,8 @@ typedef struct X {
     int nlock;
     struct { uint64_t addr, rel; int et; const it_op *op; } lock[IT_MAX_LOCKS];
     it_taint *tk;
-    int ntk; /* slots tainted now */
+    int ntk;       /* slots tainted now */
+    uint32_t csid; /* critical sections entered (a count: the current one's id) */
 } X;
 
 static void tk_clear(X *x, int id)

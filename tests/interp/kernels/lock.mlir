@@ -1,7 +1,8 @@
 // lock.mlir: critical sections under a spin lock (atomic_cas_tko acquires, an exchange or a store releases): block
 // bx adds X[4 bx + j] * Y[4 bx + j] into S[j] (fma) and X[4 bx + j] into T[j] (addf), and subtracts Y[4 bx + j]
 // from U[j] (subf); bounds mode takes each as a sum in any order of the blocks.  The refused sections: a store
-// that is not old + v, and a branch on the value read under the lock.
+// that is not old + v, a branch on the value read under the lock, old + v stored in a later section or after the
+// release.
 cuda_tile.module @locks {
   // the lock released by atomic_rmw_tko xchg; pointer tiles of 4 lanes
   entry @lock_sum(%X: tile<ptr<f32>>, %Y: tile<ptr<f32>>, %S: tile<ptr<f32>>, %T: tile<ptr<f32>>, %U: tile<ptr<f32>>, %L: tile<ptr<i32>>) {
@@ -102,5 +103,34 @@ cuda_tile.module @locks {
       %t2 = store_ptr_tko weak %S, %s2 : tile<ptr<f32>>, tile<f32> -> token
     }
     %o, %t3 = atomic_rmw_tko acq_rel device %L, xchg, %c0 : tile<ptr<i32>>, tile<i32> -> tile<i32>, token
+  }
+  // refused: S[0] read under the lock, the lock released and taken again, then S[0] = old + x stored (another block
+  // may have added to S[0] between the two sections: a lost update)
+  entry @lock_two_sections(%X: tile<ptr<f32>>, %S: tile<ptr<f32>>, %L: tile<ptr<i32>>) {
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %px = offset %X, %bx : tile<ptr<f32>>, tile<i32> -> tile<ptr<f32>>
+    %x, %t0 = load_ptr_tko weak %px : tile<ptr<f32>> -> tile<f32>, token
+    %o1, %t1 = atomic_cas_tko acq_rel device %L, %c0, %c1 : tile<ptr<i32>>, tile<i32> -> tile<i32>, token
+    %s, %t2 = load_ptr_tko weak %S : tile<ptr<f32>> -> tile<f32>, token
+    %r1, %t3 = atomic_rmw_tko acq_rel device %L, xchg, %c0 : tile<ptr<i32>>, tile<i32> -> tile<i32>, token
+    %o2, %t4 = atomic_cas_tko acq_rel device %L, %c0, %c1 : tile<ptr<i32>>, tile<i32> -> tile<i32>, token
+    %s2 = addf %s, %x : tile<f32>
+    %t5 = store_ptr_tko weak %S, %s2 : tile<ptr<f32>>, tile<f32> -> token
+    %r2, %t6 = atomic_rmw_tko acq_rel device %L, xchg, %c0 : tile<ptr<i32>>, tile<i32> -> tile<i32>, token
+  }
+  // refused: S[0] = old + x computed under the lock and stored after its release
+  entry @lock_late_store(%X: tile<ptr<f32>>, %S: tile<ptr<f32>>, %L: tile<ptr<i32>>) {
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %px = offset %X, %bx : tile<ptr<f32>>, tile<i32> -> tile<ptr<f32>>
+    %x, %t0 = load_ptr_tko weak %px : tile<ptr<f32>> -> tile<f32>, token
+    %o1, %t1 = atomic_cas_tko acq_rel device %L, %c0, %c1 : tile<ptr<i32>>, tile<i32> -> tile<i32>, token
+    %s, %t2 = load_ptr_tko weak %S : tile<ptr<f32>> -> tile<f32>, token
+    %s2 = addf %s, %x : tile<f32>
+    %r1, %t3 = atomic_rmw_tko acq_rel device %L, xchg, %c0 : tile<ptr<i32>>, tile<i32> -> tile<i32>, token
+    %t4 = store_ptr_tko weak %S, %s2 : tile<ptr<f32>>, tile<f32> -> token
   }
 }
