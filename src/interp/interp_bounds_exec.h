@@ -83,9 +83,11 @@ static void sh_settle(rv *r)
 
 #define CS_READ 1u
 #define CS_ADDED 2u
+#define CS_LOCKADD 4u /* summed into under a lock */
+#define CS_ATOMADD 8u /* summed into by an atomic add */
 #define CS_STORED 0x80u
 
-static void sh_atomic_add(X *x, const it_op *op, mreg *m, int64_t e, int et, int ftz, double vl, double vh, uint8_t vf);
+static void sh_atomic_add(X *x, const it_op *op, mreg *m, int64_t e, int et, int ftz, double vl, double vh, uint8_t vf, int locked);
 
 static void bnd_block_start(X *x)
 {
@@ -481,7 +483,7 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
         if (store) {
             if (x->nlock && cs_store_lane(x, op, vid, i, m, e, ptr->b[i])) {
                 it_taint *s2 = tk_get(x, vid);
-                sh_atomic_add(x, op, m, e, et, 0, s2->tl[i], s2->th[i], s2->tf[i]);
+                sh_atomic_add(x, op, m, e, et, 0, s2->tl[i], s2->th[i], s2->tf[i], 1);
                 continue;
             }
             if (!m) {
@@ -565,7 +567,7 @@ static void bnd_view_access(X *x, const it_op *op, int store)
         if (store) {
             if (x->nlock && cs_store_lane(x, op, vid, i, m, e, addr)) {
                 it_taint *s2 = tk_get(x, vid);
-                sh_atomic_add(x, op, m, e, pv->et, 0, s2->tl[i], s2->th[i], s2->tf[i]);
+                sh_atomic_add(x, op, m, e, pv->et, 0, s2->tl[i], s2->th[i], s2->tf[i], 1);
                 continue;
             }
             if (!m) {
@@ -589,7 +591,7 @@ static void bnd_view_access(X *x, const it_op *op, int store)
 
 /* A float atomic add of [vl, vh] into element e: the element is the sum, in any order, of its value before
  * the first such add and every term since (f32: the device's atom.add may flush subnormals). */
-static void sh_atomic_add(X *x, const it_op *op, mreg *m, int64_t e, int et, int ftz, double vl, double vh, uint8_t vf)
+static void sh_atomic_add(X *x, const it_op *op, mreg *m, int64_t e, int et, int ftz, double vl, double vh, uint8_t vf, int locked)
 {
     double a = fabs(vl) > fabs(vh) ? fabs(vl) : fabs(vh);
     int64_t n = (int64_t)(m->n / (size_t)m->seb);
@@ -613,6 +615,12 @@ static void sh_atomic_add(X *x, const it_op *op, mreg *m, int64_t e, int et, int
     m->acn[e]++;
     cs_marks(x, op, m, m->seb);
     cs_mark(x, op, m, e, CS_ADDED);
+    m->csm[e] |= (uint8_t)(locked ? CS_LOCKADD : CS_ATOMADD);
+    if ((m->csm[e] & CS_LOCKADD) && (m->csm[e] & CS_ATOMADD))
+        refuse(x, ER_INTERP_UNSUPPORTED, op,
+               "bounds mode: element %lld of memory %d is summed into both under a lock and by an atomic add (the first add: line "
+               "%d): an atomic add landing between a critical section's load and store is lost, which this model does not carry",
+               (long long)e, (int)(m - x->mem), m->csaop ? m->csaop->line : op->line);
     m->cseq[e]++;
     it_bnd_anysum(et, ftz, m->acn[e], m->acl[e], m->ach[e], m->aca[e], m->acf[e] & 1, (uint8_t)(m->acf[e] & IT_BF_NAN),
                   &m->slo[e], &m->shi[e], &m->sfl[e]);
@@ -668,7 +676,7 @@ static void bnd_atomic(X *x, const it_op *op)
             if (!m) refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: a float atomic add into memory that keeps no enclosures (lane %lld)", (long long)i);
             it_sv sv = sv_of(v1);
             it_bnd_lane(&sv, i, &l, &h, &f);
-            sh_atomic_add(x, op, m, e, et, et == ER_FMT_F32, l, h, f);
+            sh_atomic_add(x, op, m, e, et, et == ER_FMT_F32, l, h, f, 0);
             sh_top(r, i);
         } else {
             sh_atomic_exact(x, op, m, e, et, v1, v2, i);
@@ -705,7 +713,7 @@ static void bnd_atomic_red(X *x, const it_op *op)
             } else {
                 it_bnd_point(val->et, val->b[i], &l, &h, &f);
             }
-            sh_atomic_add(x, op, m, e, pv->et, pv->et == ER_FMT_F32, l, h, f);
+            sh_atomic_add(x, op, m, e, pv->et, pv->et == ER_FMT_F32, l, h, f, 0);
         } else {
             sh_atomic_exact(x, op, m, e, pv->et, val, NULL, i);
         }

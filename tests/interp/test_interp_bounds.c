@@ -842,15 +842,16 @@ START_TEST(t_lock)
     er_interp_bounds_free(L.bd);
 
     /* refused: a store under the lock that is not old + v, a branch on the value read under it, old + v stored in a
-     * later section or after the release (point mode runs them all: the blocks one after another) */
+     * later section or after the release, a sum both atomic and locked (point mode runs them all: the blocks one after another) */
     {
         static const struct { const char *k, *at, *what; } bad[] = {
             {"lock_plain", "lock.mlir:87:", "not the old value of the element it stores plus a term"},
             {"lock_branch", "lock.mlir:103:", "depends on the order the blocks take the lock"},
             {"lock_two_sections", "lock.mlir:120:", "in an earlier critical section"},
             {"lock_late_store", "lock.mlir:134:", "stored after the lock's release"},
+            {"lock_mixed", "lock.mlir:148:", "both under a lock and by an atomic add (the first add: line 144)"},
         };
-        for (k = 0; k < 4; k++) {
+        for (k = 0; k < 5; k++) {
             S1[0] = 0.5f;
             Lk[0] = 0;
             lset(&L, NB, 1);

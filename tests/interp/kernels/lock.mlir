@@ -2,7 +2,7 @@
 // bx adds X[4 bx + j] * Y[4 bx + j] into S[j] (fma) and X[4 bx + j] into T[j] (addf), and subtracts Y[4 bx + j]
 // from U[j] (subf); bounds mode takes each as a sum in any order of the blocks.  The refused sections: a store
 // that is not old + v, a branch on the value read under the lock, old + v stored in a later section or after the
-// release.
+// release, a sum both atomic and under the lock.
 cuda_tile.module @locks {
   // the lock released by atomic_rmw_tko xchg; pointer tiles of 4 lanes
   entry @lock_sum(%X: tile<ptr<f32>>, %Y: tile<ptr<f32>>, %S: tile<ptr<f32>>, %T: tile<ptr<f32>>, %U: tile<ptr<f32>>, %L: tile<ptr<i32>>) {
@@ -132,5 +132,20 @@ cuda_tile.module @locks {
     %s2 = addf %s, %x : tile<f32>
     %r1, %t3 = atomic_rmw_tko acq_rel device %L, xchg, %c0 : tile<ptr<i32>>, tile<i32> -> tile<i32>, token
     %t4 = store_ptr_tko weak %S, %s2 : tile<ptr<f32>>, tile<f32> -> token
+  }
+  // refused: S[0] summed into by an atomic add and under the lock (the atomic add may be lost between a section's
+  // load and store)
+  entry @lock_mixed(%X: tile<ptr<f32>>, %S: tile<ptr<f32>>, %L: tile<ptr<i32>>) {
+    %bx, %by, %bz = get_tile_block_id : tile<i32>
+    %c0 = constant <i32: 0> : tile<i32>
+    %c1 = constant <i32: 1> : tile<i32>
+    %px = offset %X, %bx : tile<ptr<f32>>, tile<i32> -> tile<ptr<f32>>
+    %x, %t0 = load_ptr_tko weak %px : tile<ptr<f32>> -> tile<f32>, token
+    %a, %t1 = atomic_rmw_tko relaxed device %S, addf, %x : tile<ptr<f32>>, tile<f32> -> tile<f32>, token
+    %o1, %t2 = atomic_cas_tko acq_rel device %L, %c0, %c1 : tile<ptr<i32>>, tile<i32> -> tile<i32>, token
+    %s, %t3 = load_ptr_tko weak %S : tile<ptr<f32>> -> tile<f32>, token
+    %s2 = addf %s, %x : tile<f32>
+    %t4 = store_ptr_tko weak %S, %s2 : tile<ptr<f32>>, tile<f32> -> token
+    %r1, %t5 = atomic_rmw_tko acq_rel device %L, xchg, %c0 : tile<ptr<i32>>, tile<i32> -> tile<i32>, token
   }
 }
