@@ -600,6 +600,17 @@ START_TEST(t_mxfp8)
                     D[i * 16 + j] = s;
                 }
             ck_assert_msg(judge(&L, 4, D, sizeof D, 16, 16, &rep) == 0, "mxfp8 reverse order: %lld outside", (long long)rep.outside);
+            /* planted: A's second block of 32 scaled by its first block's scale (a wrong scale index) */
+            for (i = 0; i < 16; i++)
+                for (j = 0; j < 16; j++) {
+                    float s = C0[i * 16 + j];
+                    for (p = 63; p >= 0; p--)
+                        s = s + (float)(val_e4m3(A[i * 64 + p]) * ldexp(1.0, SA[i * 2] - 127) * val_e4m3(B[p * 16 + j]) *
+                                        ldexp(1.0, SB[(p / 32) * 16 + j] - 127));
+                    D[i * 16 + j] = s;
+                }
+            ck_assert_msg(judge(&L, 4, D, sizeof D, 16, 16, &rep) > 64, "mxfp8 wrong scale index: only %lld outside", (long long)rep.outside);
+            printf("t_mxfp8: a wrong scale index: %lld of 256 outside\n", (long long)rep.outside);
         }
         plant_two_ulps(&L, 4, C, 256, 16, 16, 17);
         er_interp_bounds_free(L.bd);
