@@ -561,6 +561,28 @@ void it_bnd_anysum(int fmt, int ftz, int m, double slo, double shi, double A, in
     fold_emit(OP_ADDF, fmt, ftz, m, slo, shi, A, inf, nanf, lo, hi, fl);
 }
 
+void it_bnd_prod(double al, double ah, uint8_t an, double bl, double bh, uint8_t bn, double *lo, double *hi, uint8_t *fl)
+{
+    double p[4], l, h;
+    int k;
+    p[0] = al * bl;
+    p[1] = al * bh;
+    p[2] = ah * bl;
+    p[3] = ah * bh;
+    *fl = (uint8_t)((an | bn) & IT_BF_NAN);
+    if (isnan(p[0]) || isnan(p[1]) || isnan(p[2]) || isnan(p[3])) { /* 0 times an infinity */
+        top(lo, hi, fl);
+        return;
+    }
+    l = h = p[0];
+    for (k = 1; k < 4; k++) {
+        if (p[k] < l) l = p[k];
+        if (p[k] > h) h = p[k];
+    }
+    *lo = er_b_down(l);
+    *hi = er_b_up(h);
+}
+
 /* One end of x^n for an integer n (binary64, rounded in direction dir; NaN where the library fails). */
 static double powi_end(double x, int64_t n, int dir)
 {

@@ -60,6 +60,9 @@ void it_bnd_acc(double *sl, double *sh, double *sa, double vl, double vh, double
  * additions may flush subnormals. */
 void it_bnd_anysum(int fmt, int ftz, int m, double slo, double shi, double A, int inf, uint8_t nanf, double *lo, double *hi, uint8_t *fl);
 
+/* The exact products of [al, ah] and [bl, bh] (binary64, rounded outward; an, bn: may be NaN): a term of a sum. */
+void it_bnd_prod(double al, double ah, uint8_t an, double bl, double bh, uint8_t bn, double *lo, double *hi, uint8_t *fl);
+
 /* fpowi on one lane: every value of x^n (one rounding into fmt) for x in [al, ah] (an: may be NaN). */
 void it_bnd_fpowi(int fmt, double al, double ah, uint8_t an, int64_t n, double *lo, double *hi, uint8_t *fl);
 

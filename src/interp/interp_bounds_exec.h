@@ -71,6 +71,246 @@ static void sh_settle(rv *r)
     r->has_s = 0;
 }
 
+/* ---------------------------------------------------------------- critical sections (docs/interp.md, "Locks")
+ *
+ * A compare-and-swap that finds its expected value and writes another acquires a lock at that address; a write
+ * that puts the expected value back (an exchange, a store, a compare-and-swap) releases it.  While this block
+ * holds a lock, a float loaded from memory is tainted with its element (kind 1, the old value); addf / subf /
+ * fma of an old value and an untainted term, rounded to nearest even, is old + term (kind 2); a store of
+ * old + term into the same element, with no write between, is an add of the term in any order of the blocks
+ * (as a float atomic add: sh_atomic_add).  Any other use of a tainted lane marks its element as read (CS_READ);
+ * an element both read that way and summed into (CS_ADDED) is refused, and so is any other store under a lock. */
+
+#define CS_READ 1u
+#define CS_ADDED 2u
+#define CS_LOCKADD 4u /* summed into under a lock */
+#define CS_ATOMADD 8u /* summed into by an atomic add */
+#define CS_STORED 0x80u
+
+static void sh_atomic_add(X *x, const it_op *op, mreg *m, int64_t e, int et, int ftz, double vl, double vh, uint8_t vf, int locked);
+
+static void bnd_block_start(X *x)
+{
+    int i;
+    x->nlock = 0; /* a lock this block did not release: its section ended with the block */
+    if (x->ntk)
+        for (i = 0; i < x->nv; i++) tk_clear(x, i);
+}
+
+static it_taint *tk_get(X *x, int id) { return x->tk && x->tk[id].kind ? &x->tk[id] : NULL; }
+
+static it_taint *tk_set(X *x, const it_op *op, int id, int kind, int64_t n)
+{
+    it_taint *t = &x->tk[id];
+    if (n > t->cap) {
+        int64_t *el = (int64_t *)realloc(t->el, (size_t)n * sizeof *el);
+        uint32_t *sq;
+        double *tl, *th;
+        uint8_t *tf;
+        if (el) t->el = el;
+        sq = el ? (uint32_t *)realloc(t->seq, (size_t)n * sizeof *sq) : NULL;
+        if (sq) t->seq = sq;
+        tl = sq ? (double *)realloc(t->tl, (size_t)n * sizeof *tl) : NULL;
+        if (tl) t->tl = tl;
+        th = tl ? (double *)realloc(t->th, (size_t)n * sizeof *th) : NULL;
+        if (th) t->th = th;
+        tf = th ? (uint8_t *)realloc(t->tf, (size_t)n) : NULL;
+        if (tf) t->tf = tf;
+        if (!tf) INTERNAL(x, op, "out of memory for the lanes of %lld elements read under a lock", (long long)n);
+        t->cap = n;
+    }
+    if (!t->kind) x->ntk++;
+    t->kind = kind;
+    t->op = op;
+    t->sec = x->csid;
+    return t;
+}
+
+static int64_t cs_key(const X *x, const mreg *m, int64_t e) { return ((int64_t)(m - x->mem) << IT_ADDR_SHIFT) | e; }
+
+/* The marks of region m, by elements of eb bytes (made on first need). */
+static void cs_marks(X *x, const it_op *op, mreg *m, int eb)
+{
+    int64_t n;
+    if (m->csm) {
+        if (m->cseb != eb)
+            refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: memory %d is read or summed under a lock in elements of %d and of %d bytes",
+                   (int)(m - x->mem), m->cseb, eb);
+        return;
+    }
+    n = (int64_t)(m->n / (size_t)eb);
+    m->csm = (uint8_t *)calloc((size_t)(n ? n : 1), 1);
+    m->cseq = (uint32_t *)calloc((size_t)(n ? n : 1), sizeof *m->cseq);
+    if (!m->csm || !m->cseq) INTERNAL(x, op, "out of memory for the marks of %lld elements", (long long)n);
+    m->cseb = eb;
+}
+
+static void cs_conflict(X *x, const it_op *op, const mreg *m, int64_t e)
+{
+    refuse(x, ER_INTERP_UNSUPPORTED, op,
+           "bounds mode: element %lld of memory %d is read under a lock and used other than as the old value of old + v "
+           "(line %d) and is also summed into (line %d): what the read sees depends on the order the blocks take the lock, "
+           "which this model does not carry", (long long)e, (int)(m - x->mem), m->csrop ? m->csrop->line : op->line,
+           m->csaop ? m->csaop->line : op->line);
+}
+
+static void cs_mark(X *x, const it_op *op, mreg *m, int64_t e, unsigned what)
+{
+    if (what == CS_ADDED && (m->csm[e] & CS_READ)) cs_conflict(x, op, m, e);
+    if (what == CS_READ && (m->csm[e] & CS_ADDED)) cs_conflict(x, op, m, e);
+    if (what == CS_READ && !m->csrop) m->csrop = op;
+    if (what == CS_ADDED && !m->csaop) m->csaop = op;
+    m->csm[e] |= (uint8_t)what;
+}
+
+/* A use of slot id's lanes other than the additive chain: every element they were read from is marked. */
+static void bnd_taint_use(X *x, const it_op *op, int id)
+{
+    it_taint *t = tk_get(x, id);
+    int64_t i, n;
+    if (!t) return;
+    n = x->v[id].n;
+    for (i = 0; i < n && i < t->cap; i++)
+        if (t->el[i] >= 0) cs_mark(x, op, &x->mem[t->el[i] >> IT_ADDR_SHIFT], t->el[i] & ((INT64_C(1) << IT_ADDR_SHIFT) - 1), CS_READ);
+}
+
+/* addf / subf / fma of an old value (kind 1) and untainted terms under a lock: the result is old + term (kind 2). */
+static int bnd_taint_sum(X *x, const it_op *op)
+{
+    int oi = -1;
+    it_taint *t, *nt;
+    const rv *o;
+    rv *r;
+    int64_t i;
+    if (!x->nlock) return 0;
+    if (op->code == OP_ADDF && op->nopd == 2) {
+        if (tk_get(x, op->opd[0]) && !tk_get(x, op->opd[1])) oi = 0;
+        else if (tk_get(x, op->opd[1]) && !tk_get(x, op->opd[0])) oi = 1;
+    } else if (op->code == OP_SUBF && op->nopd == 2) {
+        if (tk_get(x, op->opd[0]) && !tk_get(x, op->opd[1])) oi = 0;
+    } else if (op->code == OP_FMA && op->nopd == 3) {
+        if (tk_get(x, op->opd[2]) && !tk_get(x, op->opd[0]) && !tk_get(x, op->opd[1])) oi = 2;
+    }
+    if (oi < 0) return 0;
+    t = tk_get(x, op->opd[oi]);
+    o = &x->v[op->opd[oi]];
+    r = &x->v[op->res[0]];
+    if (t->kind != 1 || (op->rnd != IT_RND_DEFAULT && op->rnd != ER_RND_NEAREST_EVEN) || op->ftz || o->n != r->n || !it_is_float(r->et))
+        return 0; /* a directed rounding or flush_to_zero: not the sum this model carries */
+    nt = tk_set(x, op, op->res[0], 2, r->n);
+    nt->op = t->op;
+    nt->sec = t->sec;
+    for (i = 0; i < r->n; i++) {
+        double l, h, bl, bh;
+        uint8_t f, bf;
+        nt->el[i] = t->el[i];
+        nt->seq[i] = t->seq[i];
+        if (op->code == OP_FMA) { /* the exact product of the two factors' enclosures */
+            it_sv sa = sv_of(&x->v[op->opd[0]]), sb = sv_of(&x->v[op->opd[1]]);
+            it_bnd_lane(&sa, i, &l, &h, &f);
+            it_bnd_lane(&sb, i, &bl, &bh, &bf);
+            it_bnd_prod(l, h, f, bl, bh, bf, &l, &h, &f);
+        } else {
+            it_sv sv = sv_of(&x->v[op->opd[oi == 0 ? 1 : 0]]);
+            it_bnd_lane(&sv, i, &l, &h, &f);
+            if (op->code == OP_SUBF) {
+                double q = l;
+                l = -h;
+                h = -q;
+            }
+        }
+        nt->tl[i] = l;
+        nt->th[i] = h;
+        nt->tf[i] = (uint8_t)(f & IT_BF_NAN);
+    }
+    return 1;
+}
+
+static int cs_is_lock(const X *x, uint64_t addr)
+{
+    int k;
+    for (k = 0; k < x->nlock; k++)
+        if (x->lock[k].addr == addr) return 1;
+    return 0;
+}
+
+/* A float load's lane i from element e of m under a lock: the old value. */
+static void cs_load_lane(X *x, const it_op *op, it_taint *t, int64_t i, mreg *m, int64_t e)
+{
+    cs_marks(x, op, m, m->seb);
+    t->el[i] = cs_key(x, m, e);
+    t->seq[i] = m->cseq[e];
+}
+
+/* A store's lane i into element e of m (m: a region that keeps enclosures, or NULL; addr its address) while this
+ * block holds a lock: only old + term into the element the old value was read from (an add in any order), or a
+ * write to a lock itself (its release). */
+static int cs_store_lane(X *x, const it_op *op, int vid, int64_t i, mreg *m, int64_t e, uint64_t addr)
+{
+    it_taint *t = tk_get(x, vid);
+    const it_op *lk = x->lock[0].op;
+    if (cs_is_lock(x, addr)) return 0;
+    if (!t || t->kind != 2 || !m || t->el[i] != cs_key(x, m, e))
+        refuse(x, ER_INTERP_UNSUPPORTED, op,
+               "bounds mode: lane %lld stores, under the lock taken at line %d, a value that is not the old value of the element it "
+               "stores plus a term (addf, subf or fma, rounded to nearest even without flush_to_zero, of the value loaded from that element under the "
+               "lock): a device whose blocks take the lock in another order may store a value this model does not enclose",
+               (long long)i, lk->line);
+    if (t->sec != x->csid)
+        refuse(x, ER_INTERP_UNSUPPORTED, op,
+               "bounds mode: lane %lld stores old + v under a lock, but old was read (line %d) in an earlier critical section: "
+               "other blocks may have added to the element in between", (long long)i, t->op ? t->op->line : op->line);
+    if (t->tf[i] & CS_STORED)
+        refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: lane %lld stores the same old + v under a lock a second time", (long long)i);
+    if (m->cseq[e] != t->seq[i])
+        refuse(x, ER_INTERP_UNSUPPORTED, op,
+               "bounds mode: lane %lld: element %lld was written between its load under the lock (line %d) and this store of old + v",
+               (long long)i, (long long)e, t->op ? t->op->line : op->line);
+    t->tf[i] |= CS_STORED;
+    return 1;
+}
+
+/* After a write to memory: a lock whose word holds its releasing value again is released. */
+static void cs_release(X *x)
+{
+    int k = 0;
+    while (k < x->nlock) {
+        uint64_t a = x->lock[k].addr, idx = a >> IT_ADDR_SHIFT, off = a & ((UINT64_C(1) << IT_ADDR_SHIFT) - 1u);
+        int eb = it_elem_bytes(x->lock[k].et);
+        mreg *m = idx >= 1 && idx <= (uint64_t)x->nmem ? &x->mem[idx - 1] : NULL;
+        if (m && m->data && off + (uint64_t)eb <= m->n && mem_read(m->data + off, eb, x->lock[k].et) == x->lock[k].rel) {
+            x->lock[k] = x->lock[--x->nlock];
+            continue;
+        }
+        k++;
+    }
+}
+
+/* atomic_cas_tko: a lane that found its expected value and wrote another acquires a lock at its address. */
+static void cs_acquire(X *x, const it_op *op)
+{
+    const rv *ptr = &x->v[op->opd[0]], *ex = &x->v[op->opd[1]], *nw = &x->v[op->opd[2]];
+    const rv *mask = op->has_mask ? &x->v[op->opd[3]] : NULL;
+    const rv *r = &x->v[op->res[0]];
+    int64_t i;
+    for (i = 0; i < ptr->n; i++) {
+        uint64_t e, n;
+        if (mask && !(mask->b[mask->n == 1 ? 0 : i] & 1u)) continue;
+        if (lane_undef(r, i)) continue;
+        e = ex->b[ex->n == 1 ? 0 : i];
+        n = nw->b[nw->n == 1 ? 0 : i];
+        if (r->b[i] != e || n == e || cs_is_lock(x, ptr->b[i])) continue;
+        if (x->nlock == IT_MAX_LOCKS)
+            refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: a block holds more than %d locks", IT_MAX_LOCKS);
+        if (!x->nlock) x->csid++; /* a new critical section */
+        x->lock[x->nlock].addr = ptr->b[i];
+        x->lock[x->nlock].rel = e;
+        x->lock[x->nlock].et = ptr->pet;
+        x->lock[x->nlock].op = op;
+        x->nlock++;
+    }
+}
+
 /* ---------------------------------------------------------------- memory */
 
 /* The launch's buffer k, or extra buffer k - nbuffers (a list's array). */
@@ -118,6 +358,10 @@ static void bnd_mem_free(X *x)
         x->mem[k].acn = NULL;
         x->mem[k].acl = x->mem[k].ach = x->mem[k].aca = NULL;
         x->mem[k].acf = NULL;
+        free(x->mem[k].csm);
+        free(x->mem[k].cseq);
+        x->mem[k].csm = NULL;
+        x->mem[k].cseq = NULL;
     }
 }
 
@@ -189,6 +433,7 @@ static void sh_store(mreg *m, int64_t e, const rv *val, int64_t i, int et)
         it_bnd_point(et, val->b[i], &m->slo[e], &m->shi[e], &m->sfl[e]);
     }
     if (m->acn) m->acn[e] = 0;
+    if (m->cseq) m->cseq[e]++;
 }
 
 /* A store into memory that keeps no enclosures (a global, an alloca, a list's array) must store an exact value. */
@@ -208,13 +453,20 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
     const rv *val = store ? &x->v[op->opd[1]] : NULL;
     const rv *mask = op->has_mask ? &x->v[op->opd[store ? 2 : 1]] : NULL;
     const rv *pad = op->has_pad ? &x->v[op->opd[2]] : NULL;
-    int et = ptr->pet, eb = it_elem_bytes(et);
+    int et = ptr->pet, eb = it_elem_bytes(et), isf = it_is_float(et) && eb > 0, vid = store ? op->opd[1] : -1;
     rv *r = store ? NULL : &x->v[op->res[0]];
+    it_taint *t = NULL;
     int64_t i, e;
-    if (!it_is_float(et) || eb <= 0) return;
+    if (!isf && !(store && x->nlock)) return;
+    if (store && !x->nlock && tk_get(x, vid))
+        refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: a value read under a lock is stored after the lock's release (its value depends on the order the blocks take the lock)");
     if (r) sh_need(x, op, r, 0);
+    if (r && x->nlock) {
+        t = tk_set(x, op, op->res[0], 1, r->n);
+        for (i = 0; i < r->n; i++) t->el[i] = -1;
+    }
     for (i = 0; i < ptr->n; i++) {
-        int on = mask ? (mask->b[i] & 1u) != 0 : 1;
+        int on = mask ? (mask->b[mask->n == 1 ? 0 : i] & 1u) != 0 : 1;
         mreg *m;
         if (!on) {
             if (r) {
@@ -223,8 +475,17 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
             }
             continue;
         }
-        m = sh_mem(x, op, ptr->b[i], et, store && val->has_s, &e);
+        if (!isf) { /* an integer store under a lock: only the lock's own word */
+            cs_store_lane(x, op, vid, i, NULL, 0, ptr->b[i]);
+            continue;
+        }
+        m = sh_mem(x, op, ptr->b[i], et, (store && (val->has_s || x->nlock)) || (!store && x->nlock), &e);
         if (store) {
+            if (x->nlock && cs_store_lane(x, op, vid, i, m, e, ptr->b[i])) {
+                it_taint *s2 = tk_get(x, vid);
+                sh_atomic_add(x, op, m, e, et, 0, s2->tl[i], s2->th[i], s2->tf[i], 1);
+                continue;
+            }
             if (!m) {
                 sh_unkept(x, op, val, i);
                 continue;
@@ -234,6 +495,7 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
             r->slo[i] = m->slo[e];
             r->shi[i] = m->shi[e];
             r->sfl[i] = m->sfl[e];
+            if (t) cs_load_lane(x, op, t, i, m, e);
         } else {
             it_bnd_point(et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
         }
@@ -250,9 +512,13 @@ static void bnd_view_access(X *x, const it_op *op, int store)
     const rv *val = store ? &x->v[op->opd[0]] : NULL;
     const rv *sp = NULL;
     int rank = pv->vrank, d, eb = it_elem_bytes(pv->et), first = store ? 2 : 1, part = pv->vflav == IT_VIEW_PARTITION;
+    int isf = it_is_float(pv->et) && eb > 0, vid = store ? op->opd[0] : -1;
     int64_t idx[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1, e;
     rv *r = store ? NULL : &x->v[op->res[0]];
-    if (!it_is_float(pv->et) || eb <= 0) return;
+    it_taint *t = NULL;
+    if (!isf && !(store && x->nlock && eb > 0)) return;
+    if (store && !x->nlock && tk_get(x, vid))
+        refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: a value read under a lock is stored after the lock's release (its value depends on the order the blocks take the lock)");
     for (d = 0; d < rank; d++) {
         const rv *iv = &x->v[op->opd[first + d]];
         if (!part && pv->vflav == IT_VIEW_GATHER && d == pv->sparse) {
@@ -266,9 +532,14 @@ static void bnd_view_access(X *x, const it_op *op, int store)
     }
     rm_strides(rank, pv->tile, tst);
     if (r) sh_need(x, op, r, 0);
+    if (r && x->nlock) {
+        t = tk_set(x, op, op->res[0], 1, r->n);
+        for (i = 0; i < r->n; i++) t->el[i] = -1;
+    }
     for (i = 0; i < n; i++) {
         int64_t rem = i, off = 0;
         int inb = 1;
+        uint64_t addr;
         mreg *m;
         for (d = 0; d < rank; d++) {
             int64_t td = rem / tst[d], c;
@@ -287,8 +558,18 @@ static void bnd_view_access(X *x, const it_op *op, int store)
             }
             continue;
         }
-        m = sh_mem(x, op, pv->base + (uint64_t)(off * eb), pv->et, store && val->has_s, &e);
+        addr = pv->base + (uint64_t)(off * eb);
+        if (!isf) { /* an integer store under a lock: only the lock's own word */
+            cs_store_lane(x, op, vid, i, NULL, 0, addr);
+            continue;
+        }
+        m = sh_mem(x, op, addr, pv->et, (store && (val->has_s || x->nlock)) || (!store && x->nlock), &e);
         if (store) {
+            if (x->nlock && cs_store_lane(x, op, vid, i, m, e, addr)) {
+                it_taint *s2 = tk_get(x, vid);
+                sh_atomic_add(x, op, m, e, pv->et, 0, s2->tl[i], s2->th[i], s2->tf[i], 1);
+                continue;
+            }
             if (!m) {
                 sh_unkept(x, op, val, i);
                 continue;
@@ -298,6 +579,7 @@ static void bnd_view_access(X *x, const it_op *op, int store)
             r->slo[i] = m->slo[e];
             r->shi[i] = m->shi[e];
             r->sfl[i] = m->sfl[e];
+            if (t) cs_load_lane(x, op, t, i, m, e);
         } else {
             it_bnd_point(pv->et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
         }
@@ -309,7 +591,7 @@ static void bnd_view_access(X *x, const it_op *op, int store)
 
 /* A float atomic add of [vl, vh] into element e: the element is the sum, in any order, of its value before
  * the first such add and every term since (f32: the device's atom.add may flush subnormals). */
-static void sh_atomic_add(X *x, const it_op *op, mreg *m, int64_t e, int et, double vl, double vh, uint8_t vf)
+static void sh_atomic_add(X *x, const it_op *op, mreg *m, int64_t e, int et, int ftz, double vl, double vh, uint8_t vf, int locked)
 {
     double a = fabs(vl) > fabs(vh) ? fabs(vl) : fabs(vh);
     int64_t n = (int64_t)(m->n / (size_t)m->seb);
@@ -331,7 +613,16 @@ static void sh_atomic_add(X *x, const it_op *op, mreg *m, int64_t e, int et, dou
     it_bnd_acc(&m->acl[e], &m->ach[e], &m->aca[e], vl, vh, a);
     m->acf[e] |= (uint8_t)((vf & IT_BF_NAN) | (isinf(vl) || isinf(vh) ? 1 : 0));
     m->acn[e]++;
-    it_bnd_anysum(et, et == ER_FMT_F32, m->acn[e], m->acl[e], m->ach[e], m->aca[e], m->acf[e] & 1, (uint8_t)(m->acf[e] & IT_BF_NAN),
+    cs_marks(x, op, m, m->seb);
+    cs_mark(x, op, m, e, CS_ADDED);
+    m->csm[e] |= (uint8_t)(locked ? CS_LOCKADD : CS_ATOMADD);
+    if ((m->csm[e] & CS_LOCKADD) && (m->csm[e] & CS_ATOMADD))
+        refuse(x, ER_INTERP_UNSUPPORTED, op,
+               "bounds mode: element %lld of memory %d is summed into both under a lock and by an atomic add (the first add: line "
+               "%d): an atomic add landing between a critical section's load and store is lost, which this model does not carry",
+               (long long)e, (int)(m - x->mem), m->csaop ? m->csaop->line : op->line);
+    m->cseq[e]++;
+    it_bnd_anysum(et, ftz, m->acn[e], m->acl[e], m->ach[e], m->aca[e], m->acf[e] & 1, (uint8_t)(m->acf[e] & IT_BF_NAN),
                   &m->slo[e], &m->shi[e], &m->sfl[e]);
 }
 
@@ -359,6 +650,7 @@ static void sh_atomic_exact(X *x, const it_op *op, mreg *m, int64_t e, int et, c
         uint64_t now = mem_read(m->data + e * m->seb, m->seb, et);
         it_bnd_point(et, now, &m->slo[e], &m->shi[e], &m->sfl[e]);
         if (m->acn) m->acn[e] = 0;
+        if (m->cseq) m->cseq[e]++;
     }
 }
 
@@ -384,7 +676,7 @@ static void bnd_atomic(X *x, const it_op *op)
             if (!m) refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: a float atomic add into memory that keeps no enclosures (lane %lld)", (long long)i);
             it_sv sv = sv_of(v1);
             it_bnd_lane(&sv, i, &l, &h, &f);
-            sh_atomic_add(x, op, m, e, et, l, h, f);
+            sh_atomic_add(x, op, m, e, et, et == ER_FMT_F32, l, h, f, 0);
             sh_top(r, i);
         } else {
             sh_atomic_exact(x, op, m, e, et, v1, v2, i);
@@ -421,7 +713,7 @@ static void bnd_atomic_red(X *x, const it_op *op)
             } else {
                 it_bnd_point(val->et, val->b[i], &l, &h, &f);
             }
-            sh_atomic_add(x, op, m, e, pv->et, l, h, f);
+            sh_atomic_add(x, op, m, e, pv->et, pv->et == ER_FMT_F32, l, h, f, 0);
         } else {
             sh_atomic_exact(x, op, m, e, pv->et, val, NULL, i);
         }
@@ -609,11 +901,21 @@ static int bnd_approx(const it_op *op)
 
 static void bnd_after(X *x, const it_op *op)
 {
+    if (x->ntk && op->code != OP_STORE_VIEW && op->code != OP_STORE_PTR && !bnd_taint_sum(x, op)) {
+        int k; /* a value read under a lock used other than in old + v: its elements are marked */
+        for (k = 0; k < op->nopd; k++) bnd_taint_use(x, op, op->opd[k]);
+    }
     switch (op->code) {
     case OP_LOAD_VIEW: bnd_view_access(x, op, 0); return;
-    case OP_STORE_VIEW: bnd_view_access(x, op, 1); return;
+    case OP_STORE_VIEW:
+        bnd_view_access(x, op, 1);
+        if (x->nlock) cs_release(x);
+        return;
     case OP_LOAD_PTR: bnd_ptr_access(x, op, 0); return;
-    case OP_STORE_PTR: bnd_ptr_access(x, op, 1); return;
+    case OP_STORE_PTR:
+        bnd_ptr_access(x, op, 1);
+        if (x->nlock) cs_release(x);
+        return;
     case OP_BROADCAST: case OP_RESHAPE: case OP_PERMUTE: case OP_EXTRACT: case OP_CAT:
         bnd_shape(x, op);
         return;
@@ -738,9 +1040,12 @@ static void bnd_after(X *x, const it_op *op)
     }
     case OP_ATOMIC_RMW: case OP_ATOMIC_CAS:
         bnd_atomic(x, op);
+        if (op->code == OP_ATOMIC_CAS) cs_acquire(x, op);
+        if (x->nlock) cs_release(x);
         return;
     case OP_ATOMIC_RED:
         bnd_atomic_red(x, op);
+        if (x->nlock) cs_release(x);
         return;
     default:
         return;

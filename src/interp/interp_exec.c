@@ -49,7 +49,29 @@ typedef struct mreg {
     int *acn;          /* bounds mode: float atomic adds per element since its last plain store, with */
     double *acl, *ach, *aca; /* the sums of the terms' lows, highs and magnitudes */
     uint8_t *acf;      /* 1: a term may be infinite; IT_BF_NAN: a term may be NaN */
+    /* bounds mode, critical sections (interp_bounds_exec.h): per element (cseb bytes) the marks CS_READ (read under a
+     * lock and used other than as the old value of old + v) and CS_ADDED (summed into: under a lock or by an atomic
+     * add), its count of writes (cseq), and the first op that set each mark (for the message) */
+    uint8_t *csm;
+    uint32_t *cseq;
+    int cseb;
+    const struct it_op *csrop, *csaop;
 } mreg;
+
+/* bounds mode: the lanes of a value read under a lock (a critical section): kind 1 the old values loaded there,
+ * kind 2 an old value plus a term (addf, subf, fma), the term's enclosure kept */
+typedef struct it_taint {
+    int kind;
+    int64_t cap;
+    int64_t *el;   /* per lane: memory region << 40 | element, or -1 (not read from memory) */
+    uint32_t *seq; /* per lane: the element's write count when it was loaded */
+    double *tl, *th;
+    uint8_t *tf;   /* IT_BF_NAN; 0x80: stored */
+    uint32_t sec;  /* the critical section it was read in */
+    const struct it_op *op; /* the load */
+} it_taint;
+
+#define IT_MAX_LOCKS 16
 
 #define IT_ADDR_SHIFT 40
 
@@ -76,7 +98,23 @@ typedef struct X {
     const it_bopts *bo; /* bounds mode (NULL: point mode) */
     double *mlo, *mhi;  /* bounds mode: the last mmaf's enclosures, until its result slot takes them */
     uint8_t *mfl;
+    /* bounds mode: the locks this block holds (each acquired by a compare-and-swap: its address, the value that
+     * releases it, its format, the op) and, per value slot, the lanes read under them (interp_bounds_exec.h) */
+    int nlock;
+    struct { uint64_t addr, rel; int et; const it_op *op; } lock[IT_MAX_LOCKS];
+    it_taint *tk;
+    int ntk;       /* slots tainted now */
+    uint32_t csid; /* critical sections entered (a count: the current one's id) */
 } X;
+
+static void tk_clear(X *x, int id)
+{
+    if (x->tk && x->tk[id].kind) {
+        x->tk[id].kind = 0;
+        x->ntk--;
+    }
+}
+static void bnd_taint_use(X *x, const it_op *op, int id); /* interp_bounds_exec.h */
 
 enum { SIG_END, SIG_YIELD, SIG_CONT, SIG_BREAK, SIG_RET };
 
@@ -133,6 +171,7 @@ static rv *slot_tile(X *x, const it_op *op, int id, const it_type *t, int rank, 
     r->n = n;
     r->has_u = 0;
     r->has_s = 0;
+    if (x->ntk) tk_clear(x, id);
     return r;
 }
 
@@ -157,6 +196,10 @@ static void copy_rv(X *x, const it_op *op, rv *dst, const rv *src)
     uint8_t *sfl = dst->sfl;
     int64_t scap = dst->scap;
     if (dst == src) return;
+    if (x->ntk) { /* bounds mode: a value read under a lock leaves its op (carried by a loop or an if) */
+        if (src >= x->v && src < x->v + x->nv) bnd_taint_use(x, op, (int)(src - x->v));
+        if (dst >= x->v && dst < x->v + x->nv) tk_clear(x, (int)(dst - x->v));
+    }
     if (src->kind == IT_TILE && src->has_s && src->n > scap) {
         double *nl = (double *)realloc(slo, (size_t)src->n * sizeof *nl), *nh;
         uint8_t *nf;
@@ -334,6 +377,7 @@ static int bnd_mem_out(X *x, er_interp_bounds *out);
 static void bnd_mem_free(X *x);
 static er_status bnd_mma_exec(X *x, const it_op *op, er_mma_args *args);
 static void bnd_mma_attach(X *x, const it_op *op, rv *r);
+static void bnd_block_start(X *x);
 
 static void step(X *x, const it_op *op)
 {
@@ -1730,6 +1774,7 @@ static void bind_values(X *x, const it_op *op, const it_op *term, const int *ids
     if (!tmp) INTERNAL(x, op, "out of memory");
     for (i = 0; i < n; i++) copy_rv(x, op, &tmp[i], &x->v[term->opd[i]]);
     for (i = 0; i < n; i++) {
+        if (x->ntk) tk_clear(x, ids[i]);
         swap_rv(&tmp[i], &x->v[ids[i]]);
         free(tmp[i].b);
         free(tmp[i].u);
@@ -2200,10 +2245,11 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
     x->wlimit = l->work_limit > 0 ? l->work_limit : ER_INTERP_DEFAULT_WORK_LIMIT;
     x->nv = e->nvalues;
     x->v = (rv *)calloc((size_t)(e->nvalues + 1), sizeof(rv));
+    if (bo) x->tk = (it_taint *)calloc((size_t)(e->nvalues + 1), sizeof(it_taint));
     x->nmem = (int)(l->nbuffers + l->nextra) + m->nglobals + e->nalloca;
     x->mem = (mreg *)calloc((size_t)x->nmem + 1, sizeof(mreg));
     x->gdata = (uint8_t **)calloc((size_t)m->nglobals + 1, sizeof(uint8_t *));
-    if (!x->v || !x->mem || !x->gdata) {
+    if (!x->v || !x->mem || !x->gdata || (bo && !x->tk)) {
         st = ER_ENOMEM;
         l->kind = ER_INTERP_INTERNAL;
         it_msg(msg, msz, m->filename, NULL, "out of memory");
@@ -2247,6 +2293,7 @@ static er_status run(const er_interp_module *m, const it_entry *e, const int gri
                     const it_op *t = NULL;
                     size_t bi = 0, si = 0;
                     work(x, NULL);
+                    if (bo) bnd_block_start(x);
                     for (i = 0; i < e->nparams; i++) {
                         int kind;
                         rv *r;
@@ -2282,7 +2329,15 @@ done:
             free(x->v[i].slo);
             free(x->v[i].shi);
             free(x->v[i].sfl);
+            if (x->tk) {
+                free(x->tk[i].el);
+                free(x->tk[i].seq);
+                free(x->tk[i].tl);
+                free(x->tk[i].th);
+                free(x->tk[i].tf);
+            }
         }
+    free(x->tk);
     if (x->gdata)
         for (g = 0; g < m->nglobals; g++) free(x->gdata[g]);
     if (x->mem)

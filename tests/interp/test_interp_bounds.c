@@ -600,6 +600,17 @@ START_TEST(t_mxfp8)
                     D[i * 16 + j] = s;
                 }
             ck_assert_msg(judge(&L, 4, D, sizeof D, 16, 16, &rep) == 0, "mxfp8 reverse order: %lld outside", (long long)rep.outside);
+            /* planted: A's second block of 32 scaled by its first block's scale (a wrong scale index) */
+            for (i = 0; i < 16; i++)
+                for (j = 0; j < 16; j++) {
+                    float s = C0[i * 16 + j];
+                    for (p = 63; p >= 0; p--)
+                        s = s + (float)(val_e4m3(A[i * 64 + p]) * ldexp(1.0, SA[i * 2] - 127) * val_e4m3(B[p * 16 + j]) *
+                                        ldexp(1.0, SB[(p / 32) * 16 + j] - 127));
+                    D[i * 16 + j] = s;
+                }
+            ck_assert_msg(judge(&L, 4, D, sizeof D, 16, 16, &rep) > 64, "mxfp8 wrong scale index: only %lld outside", (long long)rep.outside);
+            printf("t_mxfp8: a wrong scale index: %lld of 256 outside\n", (long long)rep.outside);
         }
         plant_two_ulps(&L, 4, C, 256, 16, 16, 17);
         er_interp_bounds_free(L.bd);
@@ -735,6 +746,139 @@ START_TEST(t_ops13)
     }
     plant_two_ulps(&L, 1, Y2, 16, 2, 8, 11);
     er_interp_bounds_free(L.bd);
+    er_interp_free(m);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- sums under a spin lock (kernels/lock.mlir) */
+
+/* lock_sum's S, T, U as a device stores them taking the lock in the blocks' order ord[0..n-1]: S[j] =
+ * fma(exp2(X[4b+j]), Y[4b+j], S[j]) with exp2 correctly rounded moved off ulps, T[j] = X[4b+j] + T[j],
+ * U[j] = U[j] - Y[4b+j]. */
+static void emul_lock(const float *X, const float *Y, const float *S0, const float *T0, const float *U0, const int *ord, int n,
+                      int off, float *S, float *T, float *U)
+{
+    int k, j;
+    for (j = 0; j < 4; j++) {
+        S[j] = S0[j];
+        T[j] = T0[j];
+        U[j] = U0[j];
+    }
+    for (k = 0; k < n; k++) {
+        int b = ord[k];
+        for (j = 0; j < 4; j++) {
+            S[j] = fmaf(ulps_from(mp_f32(1, X[4 * b + j]), off), Y[4 * b + j], S[j]);
+            T[j] = X[4 * b + j] + T[j];
+            U[j] = U[j] - Y[4 * b + j];
+        }
+    }
+}
+
+START_TEST(t_lock)
+{
+    enum { NB = 8 };
+    er_interp_module *m = load("lock.mlir");
+    float X[4 * NB], Y[4 * NB], S0[4], T0[4], U0[4], S[4], T[4], U[4], Ds[4], Dt[4], Du[4], X1[NB], S1[1], D1[1];
+    int32_t Lk[1] = {0};
+    int ord[NB + 1], i, k, trial;
+    er_check_report rep;
+    launch L;
+    for (i = 0; i < 4 * NB; i++) {
+        X[i] = rnd_f32(2);
+        Y[i] = rnd_f32(2);
+    }
+    for (i = 0; i < 4; i++) {
+        S0[i] = rnd_f32(1);
+        T0[i] = rnd_f32(1);
+        U0[i] = rnd_f32(1);
+    }
+    memcpy(S, S0, sizeof S);
+    memcpy(T, T0, sizeof T);
+    memcpy(U, U0, sizeof U);
+    lset(&L, NB, 1);
+    lbuf(&L, ER_FMT_F32, X, sizeof X);
+    lbuf(&L, ER_FMT_F32, Y, sizeof Y);
+    lbuf(&L, ER_FMT_F32, S, sizeof S);
+    lbuf(&L, ER_FMT_F32, T, sizeof T);
+    lbuf(&L, ER_FMT_F32, U, sizeof U);
+    lbuf(&L, ER_FMT_I32, Lk, sizeof Lk);
+    lbounds(&L, m, "lock_sum", NULL);
+    ck_assert_int_eq(Lk[0], 0); /* released by every block */
+    /* the blocks take the lock in their order, in reverse and in random orders, exp2 as ex2.approx may give it */
+    for (trial = 0; trial < 8; trial++) {
+        for (i = 0; i < NB; i++) ord[i] = trial == 1 ? NB - 1 - i : i;
+        if (trial >= 2)
+            for (i = NB - 1; i > 0; i--) {
+                int j = (int)(er_test_rand(&rng) % (uint64_t)(i + 1)), t = ord[i];
+                ord[i] = ord[j];
+                ord[j] = t;
+            }
+        emul_lock(X, Y, S0, T0, U0, ord, NB, trial % 3 - 1, Ds, Dt, Du);
+        ck_assert_msg(judge(&L, 2, Ds, sizeof Ds, 1, 4, &rep) == 0, "S (fma under the lock), order %d: %lld outside", trial, (long long)rep.outside);
+        ck_assert_msg(judge(&L, 3, Dt, sizeof Dt, 1, 4, &rep) == 0, "T (addf under the lock), order %d: %lld outside", trial, (long long)rep.outside);
+        ck_assert_msg(judge(&L, 4, Du, sizeof Du, 1, 4, &rep) == 0, "U (subf under the lock), order %d: %lld outside", trial, (long long)rep.outside);
+    }
+    /* planted: block 3's contribution dropped, and added twice */
+    for (i = 0, k = 0; i < NB; i++)
+        if (i != 3) ord[k++] = i;
+    emul_lock(X, Y, S0, T0, U0, ord, NB - 1, 0, Ds, Dt, Du);
+    ck_assert_msg(judge(&L, 2, Ds, sizeof Ds, 1, 4, &rep) == 4, "S: a block dropped: %lld outside", (long long)rep.outside);
+    ck_assert_msg(judge(&L, 3, Dt, sizeof Dt, 1, 4, &rep) == 4, "T: a block dropped: %lld outside", (long long)rep.outside);
+    ck_assert_msg(judge(&L, 4, Du, sizeof Du, 1, 4, &rep) == 4, "U: a block dropped: %lld outside", (long long)rep.outside);
+    for (i = 0; i < NB; i++) ord[i] = i;
+    ord[NB] = 3;
+    emul_lock(X, Y, S0, T0, U0, ord, NB + 1, 0, Ds, Dt, Du);
+    ck_assert_msg(judge(&L, 2, Ds, sizeof Ds, 1, 4, &rep) == 4, "S: a block twice: %lld outside", (long long)rep.outside);
+    ck_assert_msg(judge(&L, 3, Dt, sizeof Dt, 1, 4, &rep) == 4, "T: a block twice: %lld outside", (long long)rep.outside);
+    ck_assert_msg(judge(&L, 4, Du, sizeof Du, 1, 4, &rep) == 4, "U: a block twice: %lld outside", (long long)rep.outside);
+    emul_lock(X, Y, S0, T0, U0, ord, NB, 0, Ds, Dt, Du);
+    plant_two_ulps(&L, 3, Dt, 4, 1, 4, 2);
+    er_interp_bounds_free(L.bd);
+
+    /* the lock released by a plain store: the sum in reverse order covered */
+    for (i = 0; i < NB; i++) X1[i] = rnd_f32(3);
+    S1[0] = 0.5f;
+    Lk[0] = 0;
+    lset(&L, NB, 1);
+    lbuf(&L, ER_FMT_F32, X1, sizeof X1);
+    lbuf(&L, ER_FMT_F32, S1, sizeof S1);
+    lbuf(&L, ER_FMT_I32, Lk, sizeof Lk);
+    lbounds(&L, m, "lock_store_release", NULL);
+    D1[0] = 0.5f;
+    for (i = NB - 1; i >= 0; i--) D1[0] = D1[0] + X1[i];
+    ck_assert_msg(judge(&L, 1, D1, sizeof D1, 1, 1, &rep) == 0, "the sum under a lock released by a store, reverse order");
+    D1[0] = 0.5f;
+    for (i = 0; i < NB - 1; i++) D1[0] = D1[0] + X1[i];
+    ck_assert_msg(judge(&L, 1, D1, sizeof D1, 1, 1, &rep) == 1, "the last block dropped not caught");
+    er_interp_bounds_free(L.bd);
+
+    /* refused: a store under the lock that is not old + v, a branch on the value read under it, old + v stored in a
+     * later section or after the release, a sum both atomic and locked (point mode runs them all: the blocks one after another) */
+    {
+        static const struct { const char *k, *at, *what; } bad[] = {
+            {"lock_plain", "lock.mlir:87:", "not the old value of the element it stores plus a term"},
+            {"lock_branch", "lock.mlir:103:", "depends on the order the blocks take the lock"},
+            {"lock_two_sections", "lock.mlir:120:", "in an earlier critical section"},
+            {"lock_late_store", "lock.mlir:134:", "stored after the lock's release"},
+            {"lock_mixed", "lock.mlir:148:", "both under a lock and by an atomic add (the first add: line 144)"},
+        };
+        for (k = 0; k < 5; k++) {
+            S1[0] = 0.5f;
+            Lk[0] = 0;
+            lset(&L, NB, 1);
+            lbuf(&L, ER_FMT_F32, X1, sizeof X1);
+            lbuf(&L, ER_FMT_F32, S1, sizeof S1);
+            lbuf(&L, ER_FMT_I32, Lk, sizeof Lk);
+            L.st = er_interp_kernel(m, bad[k].k, &L.l, L.msg, sizeof L.msg);
+            ck_assert_msg(L.st == ER_OK && L.l.kind == ER_INTERP_OK, "%s in point mode: %s", bad[k].k, L.msg);
+            S1[0] = 0.5f;
+            Lk[0] = 0;
+            L.st = er_interp_kernel_bounds(m, bad[k].k, &L.l, NULL, &L.bd, L.msg, sizeof L.msg);
+            ck_assert_msg(L.st == ER_EUNSUPPORTED && L.l.kind == ER_INTERP_UNSUPPORTED && strstr(L.msg, bad[k].at) &&
+                              strstr(L.msg, "'store_ptr_tko'") && strstr(L.msg, bad[k].what),
+                          "%s: %s", bad[k].k, L.msg);
+        }
+    }
     er_interp_free(m);
 }
 END_TEST
@@ -895,6 +1039,7 @@ int main(void)
     tcase_add_test(tc, t_mxfp8);
     tcase_add_test(tc, t_fast_acc);
     tcase_add_test(tc, t_ops13);
+    tcase_add_test(tc, t_lock);
     tcase_add_test(tc, t_fmha);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -290,30 +290,50 @@ def test_layernorm_fwd(tmp_path, rng):
     same_bits(out[3], y, "layer norm y")
 
 
+def ln_bwd_rows(x, dy, w, mean, rstd, rowsum_fn=None):
+    """dx per row and xhat, every float32 operation of the kernel's order; rowsum_fn: the row sums' order."""
+    rowsum_fn = rowsum_fn or rowsum
+    dx, xh = np.zeros_like(x), np.zeros_like(x)
+    for i in range(x.shape[0]):
+        xi, dyi = x[i:i + 1], dy[i:i + 1]
+        xhat = ((xi - mean[i]).astype(F32) * rstd[i]).astype(F32)
+        wdy = (w.reshape(1, -1) * dyi).astype(F32)
+        c1 = (rowsum_fn((xhat * wdy).astype(F32)) / F32(64)).astype(F32)
+        c2 = (rowsum_fn(wdy) / F32(64)).astype(F32)
+        dx[i] = ((wdy - fma(xhat, c1, c2)).astype(F32) * rstd[i]).astype(F32)
+        xh[i] = xhat.ravel()
+    return dx, xh
+
+
+def ln_bwd_partials(dy, xh, dw0, db0, order):
+    """dw and db of each group of rows (row i in group i % 2) as a device taking the lock in the given order of
+    rows (blocks) stores them: dw = fma(dy, xhat, dw), db = db + dy, one row after another."""
+    dw, db = dw0.copy(), db0.copy()
+    for i in order:
+        g = i % 2
+        dw[g] = fma(dy[i:i + 1], xh[i:i + 1], dw[g:g + 1]).ravel()
+        db[g] = (db[g] + dy[i]).astype(F32)
+    return dw, db
+
+
 def test_layernorm_bwd(tmp_path, rng):
-    """dx per row; dw accumulated per group of rows under the spin lock, rows in block order."""
+    """dx per row; dw and db accumulated per group of rows under the spin lock, rows in block order."""
     r = rng
     x = r.standard_normal((4, 64)).astype(F32)
     dy = r.standard_normal((4, 64)).astype(F32)
     w = r.standard_normal(64).astype(F32)
     _, mean, rstd = layernorm_fwd(x, w, np.zeros(64, F32))
     dw0 = np.zeros((2, 64), F32)
+    db0 = r.standard_normal((2, 64)).astype(F32)
     locks = np.zeros(2, np.int32)
-    rc, log, out = run(str(tmp_path), "sample_layernorm_bwd", (4,), [x, dy, w, mean, rstd, np.zeros_like(x), dw0, locks])
+    rc, log, out = run(str(tmp_path), "sample_layernorm_bwd", (4,), [x, dy, w, mean, rstd, np.zeros_like(x), dw0, db0, locks])
     assert rc == 0, log
-    dx = np.zeros_like(x)
-    dw = dw0.copy()
-    for i in range(4):
-        xi, dyi = x[i:i + 1], dy[i:i + 1]
-        xhat = ((xi - mean[i]).astype(F32) * rstd[i]).astype(F32)
-        wdy = (w.reshape(1, -1) * dyi).astype(F32)
-        c1 = (rowsum((xhat * wdy).astype(F32)) / F32(64)).astype(F32)
-        c2 = (rowsum(wdy) / F32(64)).astype(F32)
-        dx[i] = ((wdy - fma(xhat, c1, c2)).astype(F32) * rstd[i]).astype(F32)
-        dw[i % 2] = fma(dyi, xhat, dw[i % 2:i % 2 + 1]).ravel()
+    dx, xh = ln_bwd_rows(x, dy, w, mean, rstd)
+    dw, db = ln_bwd_partials(dy, xh, dw0, db0, range(4))
     same_bits(out[5], dx, "layer norm dx")
     same_bits(out[6], dw, "layer norm dw (under the lock)")
-    assert (out[7] == 0).all()  # the locks released
+    same_bits(out[7], db, "layer norm db (under the lock)")
+    assert (out[8] == 0).all()  # the locks released
 
 
 def test_rmsnorm(tmp_path, rng):
@@ -490,24 +510,40 @@ def test_bounds_layernorm_fwd(tmp_path, rng):
 
 
 def test_bounds_layernorm_bwd(tmp_path, rng):
-    """dx in another order of its row sums; dw (under the lock, rows in block order) as point mode's."""
-    x = rng.standard_normal((4, 64)).astype(F32)
-    dy = rng.standard_normal((4, 64)).astype(F32)
+    """dx in another order of its row sums; dw and db, summed under the spin lock, as devices taking the lock in
+    other orders of the blocks store them (block order, reverse, random orders from the printed seed): covered;
+    a block's contribution dropped or added twice: caught."""
+    rows = 16
+    x = rng.standard_normal((rows, 64)).astype(F32)
+    dy = rng.standard_normal((rows, 64)).astype(F32)
     w = rng.standard_normal(64).astype(F32)
     _, mean, rstd = layernorm_fwd(x, w, np.zeros(64, F32))
-    args = [x, dy, w, mean, rstd, np.zeros_like(x), np.zeros((2, 64), F32), np.zeros(2, np.int32)]
-    dx = np.zeros_like(x)
+    dw0 = rng.standard_normal((2, 64)).astype(F32)
+    db0 = rng.standard_normal((2, 64)).astype(F32)
+    args = [x, dy, w, mean, rstd, np.zeros_like(x), dw0, db0, np.zeros(2, np.int32)]
+    dx, xh = ln_bwd_rows(x, dy, w, mean, rstd, rowsum_rev)
+    _, nomix_xh = ln_bwd_rows(x, dy, w, mean, rstd)
+    orders = [list(range(rows)), list(range(rows))[::-1]] + [list(rng.permutation(rows)) for _ in range(2)]
+    for k, order in enumerate(orders):
+        dw, db = ln_bwd_partials(dy, xh, dw0, db0, order)
+        covered(str(tmp_path / ("ok%d" % k)), "sample_layernorm_bwd", (rows,), args, {5: dx, 6: dw, 7: db})
+    # planted bugs: block 5's contribution dropped, block 5's added twice (group 1 = rows 1, 3, 5, ...)
+    drop = [i for i in orders[2] if i != 5]
+    dw, db = ln_bwd_partials(dy, xh, dw0, db0, drop)
+    caught(str(tmp_path / "drop_dw"), "sample_layernorm_bwd", (rows,), args, {6: dw}, "dw: a block's contribution dropped")
+    caught(str(tmp_path / "drop_db"), "sample_layernorm_bwd", (rows,), args, {7: db}, "db: a block's contribution dropped")
+    dw, db = ln_bwd_partials(dy, xh, dw0, db0, orders[3] + [5])
+    caught(str(tmp_path / "twice_dw"), "sample_layernorm_bwd", (rows,), args, {6: dw}, "dw: a block's contribution added twice")
+    caught(str(tmp_path / "twice_db"), "sample_layernorm_bwd", (rows,), args, {7: db}, "db: a block's contribution added twice")
+    # dx without its mean term
     nomix = np.zeros_like(x)
-    for i in range(4):
+    for i in range(rows):
         xi, dyi = x[i:i + 1], dy[i:i + 1]
         xhat = ((xi - mean[i]).astype(F32) * rstd[i]).astype(F32)
         wdy = (w.reshape(1, -1) * dyi).astype(F32)
         c1 = (rowsum_rev((xhat * wdy).astype(F32)) / F32(64)).astype(F32)
-        c2 = (rowsum_rev(wdy) / F32(64)).astype(F32)
-        dx[i] = ((wdy - fma(xhat, c1, c2)).astype(F32) * rstd[i]).astype(F32)
         nomix[i] = ((wdy - (xhat * c1).astype(F32)).astype(F32) * rstd[i]).astype(F32)  # c2 forgotten
-    covered(str(tmp_path / "ok"), "sample_layernorm_bwd", (4,), args, {5: dx})
-    caught(str(tmp_path / "c2"), "sample_layernorm_bwd", (4,), args, {5: nomix}, "dx without its mean term")
+    caught(str(tmp_path / "c2"), "sample_layernorm_bwd", (rows,), args, {5: nomix}, "dx without its mean term")
 
 
 def test_bounds_rmsnorm(tmp_path, rng):
@@ -605,3 +641,43 @@ def test_bounds_moe(tmp_path, rng):
     wrong = dev.copy()
     wrong[[0, 1]] = dev[[1, 0]]  # a routing bug: two tokens' rows swapped
     caught(str(tmp_path / "route"), "sample_moe", (nb, 1), args, {4: wrong}, "two tokens' rows swapped", "any_order")
+
+
+# ---- AllGather matmul: the peers' inputs as a list of arrays
+
+def tf32(a):
+    """float32 values rounded to nearest even into tf32 (10 fraction bits), as float32."""
+    u = np.asarray(a, F32).view(np.uint32).astype(np.uint64)
+    u = (u + np.uint64(0xFFF) + ((u >> np.uint64(13)) & np.uint64(1))) & ~np.uint64(0x1FFF)
+    return u.astype(np.uint32).view(F32)
+
+
+def allgather_inputs(rng, world=2, m=32, k=40, n=32):
+    peers = [rng.standard_normal((m, k)).astype(F32) for _ in range(world)]
+    w = rng.standard_normal((k, n)).astype(F32)
+    return peers, w, np.zeros((world * m, n), F32)
+
+
+def test_allgather_matmul(tmp_path, rng):
+    """each rank's input is one array of the list; output rows t*16.. come from peer t // (m / 16), both operands
+    rounded to tf32, k steps of 16 (the last one padded with zeros)."""
+    peers, w, out0 = allgather_inputs(rng)
+    rc, log, out = run(str(tmp_path), "sample_allgather_matmul", (4, 2), [("list", peers), w, out0])
+    assert rc == 0, log
+    want = gemm_steps(tf32(np.concatenate(peers)), tf32(w), 16)
+    same_bits(out[2], want, "AllGather matmul")
+
+
+def test_bounds_allgather_matmul(tmp_path, rng):
+    peers, w, out0 = allgather_inputs(rng)
+    args = [("list", peers), w, out0]
+    a, b = tf32(np.concatenate(peers)), tf32(w)
+    dev = mma(a, b, np.zeros(out0.shape, F32))  # tensor-core-like: the whole k range rounded once
+    covered(str(tmp_path / "ok"), "sample_allgather_matmul", (4, 2), args, {2: dev}, "any_order")
+    covered(str(tmp_path / "steps"), "sample_allgather_matmul", (4, 2), args, {2: gemm_steps(a, b, 16)}, "any_order")  # the run's own order
+    swapped = np.concatenate([dev[32:], dev[:32]])  # a wrong peer: each rank's rows from the other
+    caught(str(tmp_path / "peer"), "sample_allgather_matmul", (4, 2), args, {2: swapped}, "the peers swapped", "any_order")
+    skipped = gemm_steps(a[:, :32], b[:32], 16)  # the last k block skipped
+    caught(str(tmp_path / "skip"), "sample_allgather_matmul", (4, 2), args, {2: skipped}, "a skipped k block", "any_order")
+    unrounded = mma(np.concatenate(peers), w, np.zeros(out0.shape, F32))  # tf32's rounding of the operands forgotten
+    caught(str(tmp_path / "tf32"), "sample_allgather_matmul", (4, 2), args, {2: unrounded}, "operands not rounded to tf32", "any_order")

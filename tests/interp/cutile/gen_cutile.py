@@ -192,9 +192,10 @@ LN_GROUP = 2
 
 
 @ct.kernel
-def s_layernorm_bwd(X, DY, W, Mean, Rstd, DX, DW, Locks):
-    """dx per row; dw = sum over rows of dy * xhat, accumulated per group of rows into DW[group] under a
-    spin lock (atomic_cas / atomic_xchg on Locks), as the sample's backward pass does."""
+def s_layernorm_bwd(X, DY, W, Mean, Rstd, DX, DW, DB, Locks):
+    """dx per row; dw = sum over rows of dy * xhat and db = sum over rows of dy, accumulated per group of rows
+    into DW[group] and DB[group] under a spin lock (atomic_cas / atomic_xchg on Locks), as the sample's
+    backward pass does."""
     r = ct.bid(0)
     x = ct.load(X, index=(r, 0), shape=(1, LN_N))
     dy = ct.load(DY, index=(r, 0), shape=(1, LN_N))
@@ -210,7 +211,9 @@ def s_layernorm_bwd(X, DY, W, Mean, Rstd, DX, DW, Locks):
     while ct.atomic_cas(Locks, g, 0, 1) == 1:
         pass
     dw = ct.load(DW, index=(g, 0), shape=(1, LN_N))
+    db = ct.load(DB, index=(g, 0), shape=(1, LN_N))
     ct.store(DW, index=(g, 0), tile=dw + dy * xhat)
+    ct.store(DB, index=(g, 0), tile=db + dy)
     ct.atomic_xchg(Locks, g, 0)
 
 
@@ -308,6 +311,26 @@ def s_moe(X, W, Ids, Eids, Y):
     ct.store_advanced_indexing(Y, (ids, ct.Slice(by * BN, BN)), acc)
 
 
+AG_TM, AG_TN, AG_TK = 16, 16, 16
+
+
+@ct.kernel
+def s_allgather_matmul(Peers, W, Out):
+    """AllGather matmul (samples/AllGatherMatmul's idea): each rank's input (M x K, f32) is one array of the list
+    Peers (on a device, the peers' symmetric-memory buffers); output row tile t takes its rows from peer
+    t // (M / AG_TM), converted to tf32 for the tensor cores, times W (K x N, f32 as tf32): Out is the gathered
+    inputs times W.  The kernel itself holds no multi-device operation: the peers are plain addresses."""
+    t, n = ct.bid(0), ct.bid(1)
+    per_peer = ct.cdiv(Peers[0].shape[0], AG_TM)
+    peer = Peers[t // per_peer]
+    acc = ct.zeros((AG_TM, AG_TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(W, axis=0, shape=(AG_TK, AG_TN))):
+        a = ct.load(peer, index=(t % per_peer, k), shape=(AG_TM, AG_TK), padding_mode=ct.PaddingMode.ZERO)
+        b = ct.load(W, index=(k, n), shape=(AG_TK, AG_TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(ct.astype(a, ct.tfloat32), ct.astype(b, ct.tfloat32), acc)
+    ct.store(Out, index=(t, n), tile=acc)
+
+
 def export_samples():
     f16, f32 = ct.float16, ct.float32
     v = "13.4"
@@ -317,11 +340,12 @@ def export_samples():
     export("sample_group_gemm", s_group_gemm, [lst(f16, 2), lst(f16, 2), lst(f32, 2)], version=v)
     export("sample_layernorm_fwd", s_layernorm_fwd, [arr(f32, 2), arr(f32, 1), arr(f32, 1), arr(f32, 2), arr(f32, 1), arr(f32, 1)], version=v)
     export("sample_layernorm_bwd", s_layernorm_bwd, [arr(f32, 2), arr(f32, 2), arr(f32, 1), arr(f32, 1), arr(f32, 1), arr(f32, 2),
-                                                     arr(f32, 2), arr(ct.int32, 1)], version=v)
+                                                     arr(f32, 2), arr(f32, 2), arr(ct.int32, 1)], version=v)
     export("sample_rmsnorm", s_rmsnorm, [arr(f32, 2), arr(f32, 1), arr(f32, 2)], version=v)
     export("sample_fmha", s_fmha, [arr(f16, 2)] * 3 + [arr(f32, 2)], version=v)
     export("sample_fmha_causal", s_fmha_causal, [arr(f16, 2)] * 3 + [arr(f32, 2)], version=v)
     export("sample_fft", s_fft, [arr(f16, 2)] * 5 + [arr(f32, 2)] * 2, version=v)
+    export("sample_allgather_matmul", s_allgather_matmul, [lst(f32, 2), arr(f32, 2), arr(f32, 2)], version=v)
     export("sample_moe", s_moe, [arr(f16, 2), arr(f16, 2), arr(ct.int32, 1), arr(ct.int32, 1), arr(f32, 2)], version=v)
 
 
