@@ -32,7 +32,7 @@ static const er_boundary ab_boundaries[] = {
 typedef struct ab_state {
     er_attn_prob p;
     double *q, *k, *v, *mask, *g;
-    int out_fmt, in_fmt;
+    int out_fmt, v_fmt;
     int64_t G;
     /* the bounds last computed (the three outputs at once), for the options o */
     int have;
@@ -585,7 +585,7 @@ static er_status ab_create(er_opres *r, char *msg, size_t msg_size)
     if (!s) return msgf(msg, msg_size, ER_ENOMEM, "attention.backward: out of memory");
     r->state = s;
     s->out_fmt = of;
-    s->in_fmt = q->format;
+    s->v_fmt = v->format;
     s->G = Hq / Hk;
     if ((st = er_ops_values(q, &s->q, msg, msg_size)) != ER_OK) return st;
     if ((st = er_ops_values(k, &s->k, msg, msg_size)) != ER_OK) return st;
@@ -760,9 +760,9 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
                 double smag = fmax(fabs(Sl[j]), fabs(Sh[j]));
                 double E;
                 if (flash) /* exp(S^ c - lse^ c) (c = log2 e or 1): the score's error, the stored lse's, 4 roundings */
-                    E = up(es + wl + 4 * u * (smag + es + lmag + wl) * (1 + 0x1p-20));
+                    E = up(es + wl + 4 * u * (smag + es + lmag + wl) * (1 + 0x1p-20) + 4 * t);
                 else /* exp(S^ - m^): the score's error and the subtraction's rounding (|S^ - m^| <= Smax - S + 2 eSmax) */
-                    E = up(es + u * (up(Smax - Sl[j]) + 2 * eSmax) * (1 + 0x1p-20));
+                    E = up(es + u * (up(Smax - Sl[j]) + 2 * eSmax) * (1 + 0x1p-20) + t);
                 Pe[j] = E; /* the argument's error for now */
                 Emax = fmax(Emax, E);
             }
@@ -921,7 +921,7 @@ static er_status ab_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
         a->block = sd->kind == ER_STD_FLASH ? sd->bk : 0;
         a->compute = env->compute;
         a->ftz = env->ftz;
-        a->p_fmt = p_format(sd, s->in_fmt, env->compute);
+        a->p_fmt = p_format(sd, s->v_fmt, env->compute);
         a->ulps_exp = er_ops_ulps(env, sd->kind == ER_STD_FLASH ? "exp2" : "exp");
         a->ulps_div = er_ops_ulps(env, "div");
         a->ulps_log = er_ops_ulps(env, "log");
