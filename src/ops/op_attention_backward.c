@@ -654,6 +654,12 @@ static er_status ab_create(er_opres *r, char *msg, size_t msg_size)
 
 /* ---- the bounds (docs/proofs/attention-backward.md) ---- */
 
+/* the larger of a and b, NaN when either is (an error bound that is NaN means no bound: never dropped) */
+static double fmaxn(double a, double b) { return (a != a || b != b) ? NAN : a > b ? a : b; }
+
+/* an error bound as used: NaN (an infinite factor times 0) or infinite gives +inf (no bound) */
+static double errv(double e) { return e < INFINITY ? e : INFINITY; }
+
 /* gamma(n) = n u / (1 - n u), rounded up; +inf when n u >= 1/2 */
 static double gam(double n, double u)
 {
@@ -748,7 +754,7 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
             for (int64_t j = 0; j < Sk; j++) {
                 if (Sh[j] == -INFINITY) continue;
                 Smax = fmax(Smax, Sh[j]);
-                eSmax = fmax(eSmax, up(gS * T[j] + (double)(D + 4) * t * (1 + p->scale)));
+                eSmax = fmaxn(eSmax, up(gS * T[j] + (double)(D + 4) * t * (1 + p->scale)));
             }
             double wl = flash ? jb->f.wl[row] : 0, lmag = flash ? fmax(fabs(w.Ll[rr]), fabs(w.Lh[rr])) : 0;
             for (int64_t j = 0; j < Sk; j++) {
@@ -764,7 +770,7 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
                 else /* exp(S^ - m^): the score's error and the subtraction's rounding (|S^ - m^| <= Smax - S + 2 eSmax) */
                     E = up(es + u * (up(Smax - Sl[j]) + 2 * eSmax) * (1 + 0x1p-20) + t);
                 Pe[j] = E; /* the argument's error for now */
-                Emax = fmax(Emax, E);
+                Emax = fmaxn(Emax, E);
             }
             /* relative: P^ / P in [1/z, z]; then the absolute terms */
             double den = up(1.0 / dn(dn(1.0 - eps_e) * dn(1.0 - uP)));
@@ -789,6 +795,7 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
             double eD1 = 0, mag1 = 0;
             for (int64_t c = 0; c < Dv; c++) {
                 int64_t e = row * Dv + c;
+                if (g[c] == 0) continue; /* an exact zero of dO: no term */
                 eD1 += fabs(g[c]) * jb->f.wo[e];
                 mag1 += fabs(g[c]) * jb->f.ob[e];
             }
@@ -803,7 +810,7 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
                 mag2 += (ph + Pe[j]) * (dp + edp);
             }
             eD2 = eD2 + gD * mag2 + (double)(Sk + 2) * t;
-            double eD = fmax(eD1, eD2) * (1 + 0x1p-20);
+            double eD = errv(fmaxn(eD1, eD2) * (1 + 0x1p-20));
             /* dS^ = P^ (dP^ - D^) (flash: maybe rounded to P's format) */
             for (int64_t j = 0; j < Sk; j++) {
                 if (Sh[j] == -INFINITY || w.zero[rr]) {
@@ -844,7 +851,7 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
                     e1 += eS[x] * kk;
                     mag += (fmax(fabs(w.dSl[x]), fabs(w.dSh[x])) + eS[x]) * kk;
                 }
-                double err = (sc * (e1 + gQ * mag) + (double)(Sk + 3) * t * (1 + sc)) * (1 + 0x1p-20) + 0x1p-1000;
+                double err = errv((sc * (e1 + gQ * mag) + (double)(Sk + 3) * t * (1 + sc)) * (1 + 0x1p-20) + 0x1p-1000);
                 int64_t e = IDQ(p, b, h, i, c);
                 s->blo[0][e] = dn(r->xlo[0][e] - err), s->bhi[0][e] = up(r->xhi[0][e] + err);
             }
@@ -859,7 +866,7 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
                     e1 += eS[x] * qq;
                     mag += (fmax(fabs(w.dSl[x]), fabs(w.dSh[x])) + eS[x]) * qq;
                 }
-                double err = (sc * (e1 + gK * mag) + (double)(R + 3) * t * (1 + sc)) * (1 + 0x1p-20) + 0x1p-1000;
+                double err = errv((sc * (e1 + gK * mag) + (double)(R + 3) * t * (1 + sc)) * (1 + 0x1p-20) + 0x1p-1000);
                 int64_t e = IDK(p, b, hk, j, c);
                 s->blo[1][e] = dn(r->xlo[1][e] - err), s->bhi[1][e] = up(r->xhi[1][e] + err);
             }
@@ -872,7 +879,7 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
                     e1 += eP[x] * gg;
                     mag += (w.Ph[x] + eP[x]) * gg;
                 }
-                double err = (e1 + gV * mag + (double)(R + 1) * t) * (1 + 0x1p-20) + 0x1p-1000;
+                double err = errv((e1 + gV * mag + (double)(R + 1) * t) * (1 + 0x1p-20) + 0x1p-1000);
                 int64_t e = IDV(p, b, hk, j, c);
                 s->blo[2][e] = dn(r->xlo[2][e] - err), s->bhi[2][e] = up(r->xhi[2][e] + err);
             }
@@ -881,6 +888,7 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
     }
     free(eP);
     grp_free(&w);
+    er_ops_mp_thread_done();
     return st;
 }
 
