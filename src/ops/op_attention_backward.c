@@ -77,6 +77,37 @@ static void mul_pt(double l, double h, double c, double *ol, double *oh)
     else *ol = mdn(h, c), *oh = mup(l, c);
 }
 
+/* [l, h] as m +- r (m = RN(l + (h - l) / 2), r rounded up: [m - r, m + r] holds [l, h]); exact points kept */
+static void mid_rad(double l, double h, double *m, double *r)
+{
+    if (l == h) {
+        *m = l, *r = 0;
+        return;
+    }
+    double x = l + 0.5 * (h - l);
+    if (!(x >= l && x <= h)) x = 0.5 * l + 0.5 * h;
+    *m = x;
+    *r = up(fmax(up(h - x), up(x - l)));
+}
+
+/*
+ * sum_t x_t y_t for x_t in [m_t - r_t, m_t + r_t] and points y_t, from s = sum m y (rounded to nearest in
+ * any order), a = sum |m y| and c = sum r |y| (likewise) over n terms: the exact sum lies in [s - R, s + R]
+ * with R = c (1 + g) + a g (1 + g) + (n + 2) 2^-1073, g = (n + 2) 2^-52 (each product and sum rounding errs
+ * by at most 2^-53 of its result plus 2^-1075 below the normal range; a and c are underestimated by at most
+ * a factor 1 - n 2^-53).
+ */
+static void mr_finish(double s, double a, double c, int64_t n, double *lo, double *hi)
+{
+    if (a == 0 && c == 0) {
+        *lo = *hi = 0;
+        return;
+    }
+    double g = up((double)(n + 2) * 0x1p-52), g1 = up(1.0 + g);
+    double R = up(up(up(c * g1) + up(up(a * g) * g1)) + (double)(n + 2) * 0x1p-1073);
+    *lo = dn(s - R), *hi = up(s + R);
+}
+
 /* the dot product x . y (n terms, each product exact in binary64: the inputs are at most binary32) as
  * [d - r, d + r], and t >= sum |x y| */
 static void dot_iv(const double *x, const double *y, int64_t n, int64_t ys, double *l, double *h, double *t)
@@ -119,6 +150,7 @@ static int part(const er_attn_prob *p, int64_t b, int64_t h, int64_t i, int64_t 
 typedef struct ab_grp {
     int64_t R, Sk;
     double *Sl, *Sh, *T, *Pl, *Ph, *dPl, *dPh, *U, *al, *ah, *dSl, *dSh;
+    double *Pm, *Pr, *dSm, *dSr; /* P and dS as midpoint and radius: [m - r, m + r] holds [lo, hi] */
     double *Dl, *Dh, *Ll, *Lh;
     int64_t *nk;
     unsigned char *zero;
@@ -138,7 +170,7 @@ static int grp_alloc(ab_grp *w, int64_t R, int64_t Sk)
     memset(w, 0, sizeof *w);
     size_t n = (size_t)(R * Sk > 0 ? R * Sk : 1), nr = (size_t)(R > 0 ? R : 1);
     w->R = R, w->Sk = Sk;
-    w->Sl = malloc(sizeof(double) * n * 12);
+    w->Sl = malloc(sizeof(double) * n * 16);
     w->Dl = malloc(sizeof(double) * nr * 4);
     w->nk = malloc(sizeof(int64_t) * nr);
     w->zero = malloc(nr);
@@ -149,6 +181,7 @@ static int grp_alloc(ab_grp *w, int64_t R, int64_t Sk)
     double *a = w->Sl;
     w->Sh = a + n, w->T = a + 2 * n, w->Pl = a + 3 * n, w->Ph = a + 4 * n, w->dPl = a + 5 * n, w->dPh = a + 6 * n;
     w->U = a + 7 * n, w->al = a + 8 * n, w->ah = a + 9 * n, w->dSl = a + 10 * n, w->dSh = a + 11 * n;
+    w->Pm = a + 12 * n, w->Pr = a + 13 * n, w->dSm = a + 14 * n, w->dSr = a + 15 * n;
     w->Dh = w->Dl + nr, w->Ll = w->Dl + 2 * nr, w->Lh = w->Dl + 3 * nr;
     return 1;
 }
@@ -244,6 +277,10 @@ static er_status grp_fill(const ab_state *s, int64_t b, int64_t hk, ab_grp *w, c
             al[j] = er_ops_add_dn(dPl[j], -Dh), ah[j] = er_ops_add_up(dPh[j], -Dl);
             mul_iv(Pl[j], Ph[j], al[j], ah[j], &dSl[j], &dSh[j]);
         }
+        for (int64_t j = 0; j < Sk; j++) {
+            mid_rad(Pl[j], Ph[j], &w->Pm[rr * Sk + j], &w->Pr[rr * Sk + j]);
+            mid_rad(dSl[j], dSh[j], &w->dSm[rr * Sk + j], &w->dSr[rr * Sk + j]);
+        }
     }
     return ER_OK;
 }
@@ -285,9 +322,19 @@ static int64_t grp_mp(const ab_state *s, int64_t b, int64_t hk, const ab_grp *w,
     }
     int P0 = 0, S0 = (int)(R * Sk), X = (int)(2 * R * Sk); /* X..X+7 scratch */
     int A = X, Bq = X + 1, C = X + 2, L = X + 3, Dr = X + 4, T = X + 5, M = X + 6, Z = X + 7;
+    /* the rows needed: every row where a dk or dv element is undecided (each reads the whole column), else
+     * those of the undecided dq elements */
+    int all = 0;
+    for (int64_t j = 0; j < Sk && !all; j++) {
+        for (int64_t c = 0; c < D && !all; c++) all = und[1][IDK(p, b, hk, j, c)];
+        for (int64_t c = 0; c < Dv && !all; c++) all = und[2][IDV(p, b, hk, j, c)];
+    }
     for (int64_t rr = 0; rr < R; rr++) {
         int64_t i = rr % Sq, h = hk * G + rr / Sq;
         const double *q = qrow(s, b, h, i), *g = grow(s, b, h, i);
+        int need = all;
+        for (int64_t c = 0; c < D && !need; c++) need = und[0][IDQ(p, b, h, i, c)];
+        if (!need) continue;
         double mref = -INFINITY;
         for (int64_t j = 0; j < Sk; j++) mref = fmax(mref, w->Sh[rr * Sk + j]);
         er_ops_mp_set_d(m, M, mref);
@@ -300,10 +347,8 @@ static int64_t grp_mp(const ab_state *s, int64_t b, int64_t hk, const ab_grp *w,
                 continue;
             }
             er_ops_mp_set_d(m, A, 0);
-            for (int64_t c = 0; c < D; c++) {
-                er_ops_mp_set_d(m, Bq, q[c]);
-                er_ops_mp_set_d(m, C, K[j * D + c]);
-                er_ops_mp_mul(m, Bq, Bq, C);
+            for (int64_t c = 0; c < D; c++) { /* each product is exact in binary64 (binary32 inputs) */
+                er_ops_mp_set_d(m, Bq, q[c] * K[j * D + c]);
                 er_ops_mp_add(m, A, A, Bq);
             }
             er_ops_mp_set_d(m, C, p->scale);
@@ -323,9 +368,7 @@ static int64_t grp_mp(const ab_state *s, int64_t b, int64_t hk, const ab_grp *w,
             int rd = S0 + (int)(rr * Sk + j);
             er_ops_mp_set_d(m, rd, 0);
             for (int64_t c = 0; c < Dv; c++) {
-                er_ops_mp_set_d(m, Bq, g[c]);
-                er_ops_mp_set_d(m, C, V[j * Dv + c]);
-                er_ops_mp_mul(m, Bq, Bq, C);
+                er_ops_mp_set_d(m, Bq, g[c] * V[j * Dv + c]);
                 er_ops_mp_add(m, rd, rd, Bq);
             }
             er_ops_mp_mul(m, T, r, rd);
@@ -401,54 +444,64 @@ static er_status grp_reference(ab_job *jb, int64_t b, int64_t hk, ab_grp *w, cha
     int64_t und_n = 0;
     unsigned char *und[3] = {NULL, NULL, NULL};
     int64_t nq = p->B * p->Hq * Sq * D, nk = p->B * p->Hk * Sk * D, nv = p->B * p->Hk * Sk * Dv;
-    /* dq */
+    /* the three sums in midpoint-radius form (mr_finish), accumulated row by row */
+    double *acc = malloc(sizeof(double) * (size_t)(3 * (D > 0 ? D : 1) + 3 * Sk * (D + Dv) + 1));
+    if (!acc) return msgf(msg, msg_size, ER_ENOMEM, "attention.backward: out of memory");
+    double *qs = acc, *qa = qs + D, *qc = qa + D;
+    double *ks = qc + D, *ka = ks + Sk * D, *kc = ka + Sk * D;
+    double *vs = kc + Sk * D, *va = vs + Sk * Dv, *vc = va + Sk * Dv;
+    for (int64_t x = 0; x < 3 * Sk * (D + Dv); x++) ks[x] = 0;
     for (int64_t rr = 0; rr < R; rr++) {
         int64_t i = rr % Sq, h = hk * G + rr / Sq;
-        const double *dSl = w->dSl + rr * Sk, *dSh = w->dSh + rr * Sk;
-        for (int64_t c = 0; c < D; c++) {
-            double l = 0, hh = 0;
-            for (int64_t j = 0; j < Sk; j++) {
-                if (dSl[j] == 0 && dSh[j] == 0) continue;
-                double a, z;
-                mul_pt(dSl[j], dSh[j], K[j * D + c], &a, &z);
-                l = adn(l, a), hh = aup(hh, z);
+        const double *qv = qrow(s, b, h, i), *gv = grow(s, b, h, i);
+        for (int64_t c = 0; c < D; c++) qs[c] = qa[c] = qc[c] = 0;
+        for (int64_t j = 0; j < Sk; j++) {
+            double m = w->dSm[rr * Sk + j], rd = w->dSr[rr * Sk + j];
+            if (m != 0 || rd != 0) {
+                const double *kr = K + j * D;
+                double *ksj = ks + j * D, *kaj = ka + j * D, *kcj = kc + j * D;
+                for (int64_t c = 0; c < D; c++) {
+                    double x = m * kr[c], y = m * qv[c];
+                    qs[c] += x, qa[c] += fabs(x), qc[c] += rd * fabs(kr[c]);
+                    ksj[c] += y, kaj[c] += fabs(y), kcj[c] += rd * fabs(qv[c]);
+                }
             }
+            double pm = w->Pm[rr * Sk + j], pr = w->Pr[rr * Sk + j];
+            if (pm != 0 || pr != 0) {
+                double *vsj = vs + j * Dv, *vaj = va + j * Dv, *vcj = vc + j * Dv;
+                for (int64_t c = 0; c < Dv; c++) {
+                    double x = pm * gv[c];
+                    vsj[c] += x, vaj[c] += fabs(x), vcj[c] += pr * fabs(gv[c]);
+                }
+            }
+        }
+        for (int64_t c = 0; c < D; c++) {
+            double l, hh;
+            mr_finish(qs[c], qa[c], qc[c], Sk, &l, &hh);
             mul_pt(l, hh, p->scale, &l, &hh);
             int64_t e = IDQ(p, b, h, i, c);
             r->xlo[0][e] = l, r->xhi[0][e] = hh;
             if (!er_ops_decide(of, l, hh, &jb->bits[0][e])) und_n++;
         }
     }
-    /* dk, dv */
     for (int64_t j = 0; j < Sk; j++) {
         for (int64_t c = 0; c < D; c++) {
-            double l = 0, hh = 0;
-            for (int64_t rr = 0; rr < R; rr++) {
-                double sl = w->dSl[rr * Sk + j], sh = w->dSh[rr * Sk + j];
-                if (sl == 0 && sh == 0) continue;
-                double a, z;
-                mul_pt(sl, sh, qrow(s, b, hk * G + rr / Sq, rr % Sq)[c], &a, &z);
-                l = adn(l, a), hh = aup(hh, z);
-            }
+            double l, hh;
+            mr_finish(ks[j * D + c], ka[j * D + c], kc[j * D + c], R, &l, &hh);
             mul_pt(l, hh, p->scale, &l, &hh);
             int64_t e = IDK(p, b, hk, j, c);
             r->xlo[1][e] = l, r->xhi[1][e] = hh;
             if (!er_ops_decide(of, l, hh, &jb->bits[1][e])) und_n++;
         }
         for (int64_t c = 0; c < Dv; c++) {
-            double l = 0, hh = 0;
-            for (int64_t rr = 0; rr < R; rr++) {
-                double pl = w->Pl[rr * Sk + j], ph = w->Ph[rr * Sk + j];
-                if (ph == 0) continue;
-                double a, z;
-                mul_pt(pl, ph, grow(s, b, hk * G + rr / Sq, rr % Sq)[c], &a, &z);
-                l = adn(l, a), hh = aup(hh, z);
-            }
+            double l, hh;
+            mr_finish(vs[j * Dv + c], va[j * Dv + c], vc[j * Dv + c], R, &l, &hh);
             int64_t e = IDV(p, b, hk, j, c);
             r->xlo[2][e] = l, r->xhi[2][e] = hh;
             if (!er_ops_decide(of, l, hh, &jb->bits[2][e])) und_n++;
         }
     }
+    free(acc);
     if (!und_n) return ER_OK;
     /* the undecided elements: flags over the whole outputs (only this group's are set) */
     und[0] = calloc((size_t)(nq ? nq : 1), 1), und[1] = calloc((size_t)(nk ? nk : 1), 1), und[2] = calloc((size_t)(nv ? nv : 1), 1);
@@ -733,7 +786,10 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
     ab_grp w;
     if (!grp_alloc(&w, R, Sk)) return msgf(msg, msg_size, ER_ENOMEM, "attention.backward: out of memory");
     double *eP = malloc(sizeof(double) * (size_t)(R * Sk > 0 ? R * Sk : 1) * 2);
-    if (!eP) {
+    double *kacc = malloc(sizeof(double) * (size_t)(2 * Sk * (D + Dv) + 2 * D + 1));
+    double *qe = kacc ? kacc + 2 * Sk * (D + Dv) : NULL, *qm = qe ? qe + D : NULL;
+    if (!eP || !kacc) {
+        free(eP), free(kacc);
         grp_free(&w);
         return msgf(msg, msg_size, ER_ENOMEM, "attention.backward: out of memory");
     }
@@ -837,56 +893,55 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
                     Se[j] = (e + uP * e + absP) * (1 + 0x1p-20);
                 }
         }
-        /* outputs: exact enclosure +- the error */
+        /* outputs: exact enclosure +- the error; the sums accumulated row by row (nonnegative terms) */
         er_opres *r = jb->r;
         double sc = p->scale;
+        for (int64_t x = 0; x < 2 * Sk * (D + Dv); x++) kacc[x] = 0;
+        double *ke = kacc, *km = ke + Sk * D, *ve = km + Sk * D, *vm = ve + Sk * Dv;
         for (int64_t rr = 0; rr < R; rr++) {
             int64_t i = rr % Sq, h = hk * G + rr / Sq;
-            for (int64_t c = 0; c < D; c++) {
-                double e1 = 0, mag = 0;
-                for (int64_t j = 0; j < Sk; j++) {
-                    int64_t x = rr * Sk + j;
-                    if (w.Sh[x] == -INFINITY) continue;
-                    double kk = fabs(K[j * D + c]);
-                    e1 += eS[x] * kk;
-                    mag += (fmax(fabs(w.dSl[x]), fabs(w.dSh[x])) + eS[x]) * kk;
+            const double *qv = qrow(s, b, h, i), *gv = grow(s, b, h, i);
+            for (int64_t c = 0; c < D; c++) qe[c] = qm[c] = 0;
+            for (int64_t j = 0; j < Sk; j++) {
+                int64_t x = rr * Sk + j;
+                if (w.Sh[x] == -INFINITY) continue;
+                double es = eS[x], ms = fmax(fabs(w.dSl[x]), fabs(w.dSh[x])) + es;
+                const double *kr = K + j * D;
+                double *kej = ke + j * D, *kmj = km + j * D;
+                for (int64_t c = 0; c < D; c++) {
+                    double kk = fabs(kr[c]), qq = fabs(qv[c]);
+                    qe[c] += es * kk, qm[c] += ms * kk;
+                    kej[c] += es * qq, kmj[c] += ms * qq;
                 }
-                double err = errv((sc * (e1 + gQ * mag) + (double)(Sk + 3) * t * (1 + sc)) * (1 + 0x1p-20) + 0x1p-1000);
+                double ep = eP[x], mp = w.Ph[x] + ep;
+                double *vej = ve + j * Dv, *vmj = vm + j * Dv;
+                for (int64_t c = 0; c < Dv; c++) {
+                    double gg = fabs(gv[c]);
+                    vej[c] += ep * gg, vmj[c] += mp * gg;
+                }
+            }
+            for (int64_t c = 0; c < D; c++) {
+                double err = errv((sc * (qe[c] + gQ * qm[c]) + (double)(Sk + 3) * t * (1 + sc)) * (1 + 0x1p-20) + 0x1p-1000);
                 int64_t e = IDQ(p, b, h, i, c);
                 s->blo[0][e] = dn(r->xlo[0][e] - err), s->bhi[0][e] = up(r->xhi[0][e] + err);
             }
         }
         for (int64_t j = 0; j < Sk; j++) {
             for (int64_t c = 0; c < D; c++) {
-                double e1 = 0, mag = 0;
-                for (int64_t rr = 0; rr < R; rr++) {
-                    int64_t x = rr * Sk + j;
-                    if (w.Sh[x] == -INFINITY) continue;
-                    double qq = fabs(qrow(s, b, hk * G + rr / Sq, rr % Sq)[c]);
-                    e1 += eS[x] * qq;
-                    mag += (fmax(fabs(w.dSl[x]), fabs(w.dSh[x])) + eS[x]) * qq;
-                }
-                double err = errv((sc * (e1 + gK * mag) + (double)(R + 3) * t * (1 + sc)) * (1 + 0x1p-20) + 0x1p-1000);
+                double err = errv((sc * (ke[j * D + c] + gK * km[j * D + c]) + (double)(R + 3) * t * (1 + sc)) * (1 + 0x1p-20) +
+                                  0x1p-1000);
                 int64_t e = IDK(p, b, hk, j, c);
                 s->blo[1][e] = dn(r->xlo[1][e] - err), s->bhi[1][e] = up(r->xhi[1][e] + err);
             }
             for (int64_t c = 0; c < Dv; c++) {
-                double e1 = 0, mag = 0;
-                for (int64_t rr = 0; rr < R; rr++) {
-                    int64_t x = rr * Sk + j;
-                    if (w.Sh[x] == -INFINITY) continue;
-                    double gg = fabs(grow(s, b, hk * G + rr / Sq, rr % Sq)[c]);
-                    e1 += eP[x] * gg;
-                    mag += (w.Ph[x] + eP[x]) * gg;
-                }
-                double err = errv((e1 + gV * mag + (double)(R + 1) * t) * (1 + 0x1p-20) + 0x1p-1000);
+                double err = errv((ve[j * Dv + c] + gV * vm[j * Dv + c] + (double)(R + 1) * t) * (1 + 0x1p-20) + 0x1p-1000);
                 int64_t e = IDV(p, b, hk, j, c);
                 s->blo[2][e] = dn(r->xlo[2][e] - err), s->bhi[2][e] = up(r->xhi[2][e] + err);
             }
         }
         (void)V;
     }
-    free(eP);
+    free(eP), free(kacc);
     grp_free(&w);
     er_ops_mp_thread_done();
     return st;
