@@ -363,8 +363,10 @@ def test_torch_cpu_autograd_covered(dtype, backend, causal, gqa):
     for name, t in (("dq", tq), ("dk", tk), ("dv", tv)):
         got = t.grad.float().numpy().astype(npdt(dtype))
         # torch's CPU flash kernel: exp within ~1000 ulps (fexp_u20), P and dS in the input's format; the
-        # math kernel: autograd of the textbook formula, each op rounded to the input's format
+        # math kernel: autograd of the textbook formula, computed in float32 (bf16/f16 inputs upcast), so
+        # `normal` with its defaults covers it
         if backend == "flash":
             assert outside(r[name], got, "flash", ulps=1024) == 0, name
-        else:
             assert outside(r[name], got, "normal", compute=dtype, ulps=20) == 0, name
+        else:
+            assert outside(r[name], got, "normal") == 0, name
