@@ -153,6 +153,22 @@ def test_exact_zeros_and_refusals():
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def test_mask_three_dims_and_f32_gradients():
+    # a float mask: a key masked out everywhere has dk = dv = 0 exactly; 3-D inputs; dtype f32 (the stored O's too)
+    g = rng(10)
+    q, k, v, do = inputs(g, (2, 16, 8), (2, 16, 8))
+    m = np.zeros((16, 16), np.float32)
+    m[:, 3] = -np.inf
+    m[:, 5] = 0.25
+    r = er.scaled_dot_product_attention(q, k, v, attn_mask=m, dtype="float32").backward(do)
+    assert np.asarray(r["dq"].rounded).dtype == np.float32 and r["dk"].shape == (2, 16, 8)
+    assert not f32(r["dk"].rounded)[:, 3].any() and not f32(r["dv"].rounded)[:, 3].any()
+    assert f32(r["dk"].rounded)[:, 5].any()
+    # the mask shifts key 5's scores: without it the gradients differ (a kernel that drops the mask is caught)
+    r0 = er.scaled_dot_product_attention(q, k, v, dtype="float32").backward(do)
+    assert outside(r["dq"], r0["dq"].rounded, "flash") > 0
+
+
 def test_four_inputs_and_the_command(tmp_path):
     import subprocess
     g = rng(3)
