@@ -280,7 +280,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """torch.nn.functional.scaled_dot_product_attention on (B, H, S, D) inputs: outputs result["out"]
     and result["lse"] (the log-sum-exp per query, f32, as FlashAttention's softmax_lse).  dropout_p must
     be 0 (a random dropout has no exact answer).  q_descale, k_descale, v_descale: fp8 inputs' per-tensor
-    descale factors (FlashAttention-3's)."""
+    descale factors (FlashAttention-3's).  result.backward(grad_out) gives the gradients
+    ("attention.backward": result["dq"], result["dk"], result["dv"]; docs/ops/attention.md, "Backward")."""
     if dropout_p != 0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be 0 (a random dropout has no exact "
                          f"answer to judge against), not {dropout_p!r}")

@@ -331,5 +331,6 @@ extern const er_opdef er_opdef_logsumexp;
 extern const er_opdef er_opdef_add, er_opdef_mul, er_opdef_linear;
 extern const er_opdef er_opdef_exp, er_opdef_relu, er_opdef_sigmoid, er_opdef_tanh, er_opdef_silu, er_opdef_gelu;
 extern const er_opdef er_opdef_attention; /* op_attention.c */
+extern const er_opdef er_opdef_attention_backward; /* op_attention_backward.c */
 
 #endif /* ER_OP_IMPL_H */

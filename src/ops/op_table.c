@@ -26,6 +26,7 @@ static const er_opdef *const table[] = {
     &er_opdef_mul,
     &er_opdef_linear,
     &er_opdef_attention,
+    &er_opdef_attention_backward,
 };
 
 #define NOPS (sizeof table / sizeof table[0])
