@@ -1034,4 +1034,5 @@ const er_opdef er_opdef_attention_backward = {
     (int)(sizeof ab_boundaries / sizeof ab_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY | (1u << ER_STD_FLASH),
     "normal, any_order, flash[:block=N][,p=value|compute|<format>]",
     ab_create, ab_bounds, ab_free,
+    NULL, /* normal(): not emulated yet (er_opres_normal refuses it) */
 };
