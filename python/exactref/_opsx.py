@@ -275,6 +275,17 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *, dtype=None):
               eps=None if eps is None else float(eps))
 
 
+def _bool_mask(m):
+    """A boolean mask (numpy's or torch's bool: True takes part, as torch reads it) as the uint8 mask the
+    C layer takes; any other mask as it is."""
+    dt = getattr(m, "dtype", None)
+    if dt is None or str(dt) not in ("bool", "torch.bool"):
+        return m
+    if hasattr(m, "detach"):
+        m = m.detach().cpu().numpy()
+    return np.asarray(m).astype(np.uint8)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False, *, dtype=None, q_descale=None, k_descale=None, v_descale=None):
     """torch.nn.functional.scaled_dot_product_attention on (B, H, S, D) inputs: outputs result["out"]
@@ -285,7 +296,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p != 0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be 0 (a random dropout has no exact "
                          f"answer to judge against), not {dropout_p!r}")
-    return op("attention", query, key, value, attn_mask, dtype=dtype, is_causal=bool(is_causal),
+    return op("attention", query, key, value, _bool_mask(attn_mask), dtype=dtype, is_causal=bool(is_causal),
               scale=None if scale is None else float(scale), enable_gqa=bool(enable_gqa),
               q_descale=None if q_descale is None else float(q_descale),
               k_descale=None if k_descale is None else float(k_descale),
