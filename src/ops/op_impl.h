@@ -78,6 +78,17 @@ typedef struct er_opbounds_entry {
     struct er_opbounds_entry *next;
 } er_opbounds_entry;
 
+/*
+ * The bounds of rows [r0, r1) of output i of an operation whose rows are independent: element e's at
+ * lo[e - off], hi[e - off], flags[e - off] (flags zeroed by the caller), the values its er_opdef's bounds
+ * gives there.  er_ops_rows_bounds (op_util.c) runs one over rows [0, rows) on threads (len: the elements
+ * of one row, for the threads' share): an er_opdef's bounds in one line.
+ */
+typedef er_status (*er_ops_rows_fn)(er_opres *r, int i, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
+                                    double *lo, double *hi, unsigned char *flags, char *msg, size_t msg_size);
+er_status er_ops_rows_bounds(er_opres *r, int i, const er_openv *env, int64_t rows, int64_t len, er_ops_rows_fn fn,
+                             double *lo, double *hi, unsigned char *flags, char *msg, size_t msg_size);
+
 /* The generic result (opres.c); op files read and fill the fields marked so. */
 struct er_opres {
     const er_opdef *def;
@@ -105,6 +116,14 @@ struct er_opres {
      * where the earlier result allows a special or has no bound), or NULL for an array */
     double *slack[ER_OP_MAXIN];
     int takes_from; /* set by create: the operation's bounds read slack (else results are refused) */
+    /*
+     * Set by create where output i's bounds are made a row of the operation at a time, each row's output
+     * elements contiguous (NULL: they are not): the bounds of rows [r0, r1), range_unit[i] (> 0) output
+     * elements each (er_ops_rows_fn).  covers and the report then make the bounds, finish, cover and score
+     * a block of rows at a time (opres.c, "the fused check") without the whole er_bounds arrays.
+     */
+    er_ops_rows_fn bounds_rows;
+    int64_t range_unit[ER_OP_MAXOUT];
 };
 
 /* Input i's element e (value v) as the implementation may have stored it: [v - slack, v + slack]
@@ -226,6 +245,34 @@ ER_FN void er_ops_lib_result_inl(const er_openv *env, double ulps, double *lo, d
     *hi = h;
 }
 
+/* er_ops_sub_iv and er_ops_round_compute inline (the same operations, for the per-element loops; the
+ * rounding into compute inline for f32 and f64 without flush_to_zero, the function otherwise) */
+ER_FN void er_ops_sub_iv_inl(double a, double b, double *l, double *h)
+{
+    double s = a - b;
+    if (!er_b_finite(s)) {
+        *l = *h = s;
+        return;
+    }
+    double nb = -b, bb = s - a, err = (a - (s - bb)) + (nb - bb);
+    if (err == 0) {
+        *l = *h = s;
+    } else {
+        *l = er_b_down(s);
+        *h = er_b_up(s);
+    }
+}
+
+ER_FN void er_ops_round_compute_inl(const er_openv *env, double *lo, double *hi)
+{
+    if (!env->ftz && env->compute == ER_FMT_F32) { /* the conversion's own rounding to nearest */
+        *lo = (double)(float)*lo;
+        *hi = (double)(float)*hi;
+    } else if (env->ftz || env->compute != ER_FMT_F64) {
+        er_ops_round_compute(env, lo, hi);
+    }
+}
+
 /* ---- certified math in binary64 (op_math.c; proofs: docs/proofs/ops-math.md) ---- */
 /* lo <= log(x) <= hi (MPFR at 64 bits, directed: slower than exp; x >= 0, log(0) = -inf). */
 void er_ops_log(double x, double *lo, double *hi);
@@ -263,6 +310,9 @@ void er_ops_mp_set_str(er_ops_mp *m, int r, const char *dec); /* a decimal const
 int er_ops_mp_decide(er_ops_mp *m, int r, int fmt, uint64_t *bits);
 /* Register r's ends rounded outward to binary64. */
 void er_ops_mp_get(er_ops_mp *m, int r, double *lo, double *hi);
+/* 1 when register reg decides element e of output i (er_ops_mp_decide into its format): its pattern and
+ * the register's enclosure stored (op_util.c); else 0 and nothing stored. */
+int er_ops_mp_store(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e);
 /* Frees the calling thread's MPFR caches: a thread of er_ops_parallel calls it before it ends. */
 void er_ops_mp_thread_done(void);
 

@@ -457,3 +457,39 @@ er_status er_ops_parallel(int64_t n, int64_t min_per_thread, er_ops_range_fn fn,
         if (jobs[t].st != ER_OK) return msgf(msg, msg_size, jobs[t].st, "%s", jobs[t].msg);
     return ER_OK;
 }
+
+/* ---- rows of an operation's bounds over threads ---- */
+
+typedef struct rows_job {
+    er_opres *r;
+    int i;
+    const er_openv *env;
+    er_ops_rows_fn fn;
+    double *lo, *hi;
+    unsigned char *flags;
+} rows_job;
+
+static er_status rows_part(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    rows_job *j = (rows_job *)ctx;
+    return j->fn(j->r, j->i, j->env, r0, r1, 0, j->lo, j->hi, j->flags, msg, msg_size);
+}
+
+er_status er_ops_rows_bounds(er_opres *r, int i, const er_openv *env, int64_t rows, int64_t len, er_ops_rows_fn fn,
+                             double *lo, double *hi, unsigned char *flags, char *msg, size_t msg_size)
+{
+    rows_job j = {r, i, env, fn, lo, hi, flags};
+    if (rows <= 0) return ER_OK;
+    return er_ops_parallel(rows, 1 + 65536 / (len + 1), rows_part, &j, msg, msg_size);
+}
+
+/* ---- a rising precision's decided element ---- */
+
+int er_ops_mp_store(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e)
+{
+    uint64_t bits;
+    if (!er_ops_mp_decide(m, reg, r->out[i].format, &bits)) return 0;
+    er_ops_store(&r->out[i], e, bits);
+    er_ops_mp_get(m, reg, &r->xlo[i][e], &r->xhi[i][e]);
+    return 1;
+}
