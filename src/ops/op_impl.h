@@ -183,6 +183,63 @@ double er_ops_bits_value(int fmt, uint64_t bits);
 void er_ops_finish_fast(const er_bpar *c, uint64_t rbits, double lo, double hi, double rad, int nonfinite,
                         int uncertain, er_bel *o);
 
+/* er_ops_rn_bits and er_ops_bits_value inline for the per-element loops: bf16 and f32 here (bf16 in its
+ * normal range: the binary64 significand rounded to 8 bits in place, to nearest even, as er_ops_rn_bits
+ * does), every other format and case by the functions; the same patterns and values. */
+ER_FN uint64_t er_ops_rn_bits_inl(int fmt, double x)
+{
+    if (fmt == ER_FMT_F32 && x == x) { /* the conversion's own rounding to nearest */
+        float f = (float)x;
+        uint32_t u;
+        __builtin_memcpy(&u, &f, 4);
+        return u;
+    }
+    if (fmt == ER_FMT_BF16) {
+        uint64_t u = er_b_bits(x), a = u & 0x7FFFFFFFFFFFFFFFull;
+        if (a >= 0x3810000000000000ull && a <= 0x47EFE00000000000ull) { /* 2^-126 <= |x| <= 0x1.fep127 */
+            uint64_t r = (a + ((1ull << 44) - 1) + ((a >> 45) & 1)) >> 45; /* 1 + 11 + 7 bits, rounded */
+            return ((u >> 63) << 15) | (((r >> 7) - 1023 + 127) << 7) | (r & 0x7F);
+        }
+    }
+    return er_ops_rn_bits(fmt, x);
+}
+
+ER_FN double er_ops_bits_value_inl(int fmt, uint64_t bits)
+{
+    if (fmt == ER_FMT_BF16 || fmt == ER_FMT_F32) {
+        uint32_t v = fmt == ER_FMT_BF16 ? (uint32_t)(bits & 0xFFFFu) << 16 : (uint32_t)bits;
+        float f;
+        __builtin_memcpy(&f, &v, 4);
+        return (double)f;
+    }
+    return er_ops_bits_value(fmt, bits);
+}
+
+/* er_ops_finish_fast inline (its one definition: op_fast.c's calls this) */
+ER_FN void er_ops_finish_fast_inl(const er_bpar *c, uint64_t rbits, double lo, double hi, double rad, int nonfinite,
+                                  int uncertain, er_bel *o)
+{
+    int of = c->out_fmt;
+    if (!nonfinite && !uncertain && c->dir == ER_RND_NEAREST_EVEN && c->opts == 0u && er_ops_fast_format(of) &&
+        er_b_finite(rad) && lo >= -c->max_c && hi <= c->max_c && lo <= hi) {
+        double rv = er_ops_bits_value_inl(of, rbits);
+        uint64_t lp = er_ops_rn_bits_inl(of, lo), hp = er_ops_rn_bits_inl(of, hi);
+        double lv = er_ops_bits_value_inl(of, lp), hv = er_ops_bits_value_inl(of, hp);
+        if (er_b_finite(rv) && er_b_finite(lv) && er_b_finite(hv) && lv <= hv) {
+            /* er_b_finish_lh's case of a finite range inside compute's and the output's finite values */
+            double d1 = er_b_up(rv - lv), d2 = er_b_up(hv - rv);
+            o->radius = rad;
+            o->flags = ER_BF_RANGE;
+            o->low = lp;
+            o->high = hp;
+            o->tolerance = d1 > d2 ? d1 : d2;
+            if (o->tolerance < 0) o->tolerance = 0;
+            return;
+        }
+    }
+    er_b_finish_lh(c, rbits, lo, hi, rad, nonfinite, uncertain, 0, 0, o);
+}
+
 /*
  * A memo of er_ops_exp (op_fast.c) for one thread: the same enclosures, each value's computed once while
  * it stays in the table (rows of bf16/f16 inputs repeat their differences from the maximum).  NULL: no

@@ -411,10 +411,14 @@ static er_status finish_range(void *ctx, int64_t e0, int64_t e1, char *msg, size
     finish_job *j = (finish_job *)ctx;
     (void)msg;
     (void)msg_size;
+    const er_optensor *R = &j->r->out[j->i]; /* contiguous (er_ops_alloc_output) */
+    er_format_info fi;
+    er_format_get_info(R->format, &fi);
+    int sb = fi.storage_bytes;
     for (int64_t e = e0; e < e1; e++) {
         er_bel bel;
         int64_t k = e - j->off;
-        uint64_t rb = er_ops_load(&j->r->out[j->i], e);
+        uint64_t rb = sb == 2 ? ((const uint16_t *)R->data)[e] : sb == 4 ? ((const uint32_t *)R->data)[e] : er_ops_load(R, e);
         double xl = j->r->xlo[j->i][e], xh = j->r->xhi[j->i][e], l = j->lo[k], h = j->hi[k];
         int nf = (j->flags[k] & ER_OPB_NONFINITE) != 0, un = (j->flags[k] & ER_OPB_UNCERTAIN) != 0;
         double rad = ER_B_INF;
@@ -423,7 +427,7 @@ static er_status finish_range(void *ctx, int64_t e0, int64_t e1, char *msg, size
             rad = d1 > d2 ? d1 : d2;
             if (rad < 0) rad = 0;
         }
-        er_ops_finish_fast(&j->c, rb, l, h, rad, nf || un, un, &bel);
+        er_ops_finish_fast_inl(&j->c, rb, l, h, rad, nf || un, un, &bel);
         er_bel_store(j->b, k, &bel);
     }
     return ER_OK;

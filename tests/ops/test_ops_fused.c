@@ -211,6 +211,36 @@ START_TEST(fused_equals_arrays)
 }
 END_TEST
 
+/* the inline roundings of the per-element loops (op_impl.h) give er_ops_rn_bits' patterns and
+ * er_ops_bits_value's values: every bf16 pattern's value and its neighbours, the midpoints, and random
+ * binary64 values of every exponent */
+START_TEST(inline_roundings)
+{
+    uint64_t st = seed;
+    static const int fmts[] = {ER_FMT_BF16, ER_FMT_F32, ER_FMT_F16};
+    for (int f = 0; f < 3; f++) {
+        int fmt = fmts[f];
+        for (uint64_t p = 0; p < 65536; p++) {
+            double v = er_ops_bits_value(fmt, p);
+            ck_assert_msg(same_double(er_ops_bits_value_inl(fmt, p), v) || (v != v), "value of %llx", (unsigned long long)p);
+            if (!(v == v) || !isfinite(v)) continue;
+            double nb[5] = {v, er_b_up(v), er_b_down(v), v * (1 + 0x1p-9), v * (1 - 0x1p-9)};
+            for (int k = 0; k < 5; k++)
+                ck_assert_msg(er_ops_rn_bits_inl(fmt, nb[k]) == er_ops_rn_bits(fmt, nb[k]), "fmt %d: %a", fmt, nb[k]);
+            double mid = v + (er_ops_bits_value(fmt, p + 1) - v) / 2; /* the midpoint to the next pattern */
+            if (isfinite(mid)) ck_assert_msg(er_ops_rn_bits_inl(fmt, mid) == er_ops_rn_bits(fmt, mid), "fmt %d: %a", fmt, mid);
+        }
+        for (int k = 0; k < 2000000; k++) {
+            uint64_t u = er_test_rand(&st);
+            double x;
+            memcpy(&x, &u, 8);
+            uint64_t a = er_ops_rn_bits_inl(fmt, x), b = er_ops_rn_bits(fmt, x);
+            ck_assert_msg(a == b || (x != x && er_ops_bits_value(fmt, a) != er_ops_bits_value(fmt, a)), "fmt %d: %a", fmt, x);
+        }
+    }
+}
+END_TEST
+
 int main(void)
 {
     seed = er_test_seed("test_ops_fused");
@@ -218,6 +248,7 @@ int main(void)
     TCase *tc = tcase_create("ops_fused");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, fused_equals_arrays);
+    tcase_add_test(tc, inline_roundings);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
