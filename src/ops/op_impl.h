@@ -79,13 +79,31 @@ typedef struct er_opbounds_entry {
 } er_opbounds_entry;
 
 /*
+ * A thread's scratch that a rows function keeps between its calls (er_ops_rows_fn, op_util.c): a memo of
+ * exp and a buffer of doubles, made by the first call that asks; zeroed before the first call, freed by
+ * er_ops_scratch_free after the last.  er_ops_scratch_buf: at least n doubles (NULL: out of memory);
+ * er_ops_scratch_expc: the memo (NULL: none, out of memory: callers then evaluate exp itself).
+ */
+typedef struct er_ops_scratch {
+    struct er_ops_expc *ec;
+    double *buf;
+    size_t cap;
+    int ec_made;
+} er_ops_scratch;
+double *er_ops_scratch_buf(er_ops_scratch *sc, size_t n);
+struct er_ops_expc *er_ops_scratch_expc(er_ops_scratch *sc);
+void er_ops_scratch_free(er_ops_scratch *sc);
+
+/*
  * The bounds of rows [r0, r1) of output i of an operation whose rows are independent: element e's at
  * lo[e - off], hi[e - off], flags[e - off] (flags zeroed by the caller), the values its er_opdef's bounds
- * gives there.  er_ops_rows_bounds (op_util.c) runs one over rows [0, rows) on threads (len: the elements
- * of one row, for the threads' share): an er_opdef's bounds in one line.
+ * gives there; sc the calling thread's scratch.  er_ops_rows_bounds (op_util.c) runs one over rows
+ * [0, rows) on threads (len: the elements of one row, for the threads' share): an er_opdef's bounds in
+ * one line.
  */
 typedef er_status (*er_ops_rows_fn)(er_opres *r, int i, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
-                                    double *lo, double *hi, unsigned char *flags, char *msg, size_t msg_size);
+                                    er_ops_scratch *sc, double *lo, double *hi, unsigned char *flags, char *msg,
+                                    size_t msg_size);
 er_status er_ops_rows_bounds(er_opres *r, int i, const er_openv *env, int64_t rows, int64_t len, er_ops_rows_fn fn,
                              double *lo, double *hi, unsigned char *flags, char *msg, size_t msg_size);
 

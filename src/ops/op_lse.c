@@ -187,7 +187,8 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
 }
 
 static er_status lse_bound_rows(er_opres *r, int i, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
-                                double *lo, double *hi, unsigned char *fl, char *msg, size_t msg_size);
+                                er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                                size_t msg_size);
 
 static er_status lse_create_common(er_opres *r, int lse, char *msg, size_t msg_size)
 {
@@ -227,17 +228,18 @@ static er_status lse_create(er_opres *r, char *msg, size_t msg_size) { return ls
 
 /* the bounds of rows [r0, r1) (er_ops_rows_fn) */
 static er_status lse_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
-                                double *lo, double *hi, unsigned char *fl, char *msg, size_t msg_size)
+                                er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                                size_t msg_size)
 {
     lse_state *s = (lse_state *)r->state;
     (void)oi;
     int any = env->o->standard.kind == ER_STD_ANY_ORDER;
     double ue = er_ops_ulps(env, "exp"), ul = er_ops_ulps(env, "log");
     size_t L = (size_t)(s->len ? s->len : 1);
-    double *buf = (double *)malloc(sizeof(double) * 6 * L);
+    double *buf = er_ops_scratch_buf(sc, 6 * L);
     if (!buf) return msgf(msg, msg_size, ER_ENOMEM, "out of memory");
     double *xl = buf, *xh = buf + L, *El = buf + 2 * L, *Eh = buf + 3 * L, *dl = buf + 4 * L, *dh = buf + 5 * L;
-    er_ops_expc *ec = er_ops_expc_new(); /* NULL: no memo */
+    er_ops_expc *ec = er_ops_scratch_expc(sc); /* NULL: no memo */
     for (int64_t row = r0; row < r1; row++) {
         int64_t base = BASE(s, row), n = s->lse ? 1 : s->len;
         double m, sp;
@@ -294,8 +296,6 @@ static er_status lse_bound_rows(er_opres *r, int oi, const er_openv *env, int64_
             hi[e] = yh;
         }
     }
-    er_ops_expc_free(ec);
-    free(buf);
     return ER_OK;
 }
 

@@ -376,7 +376,8 @@ static er_status check_affine(er_opres *r, int idx, const char *what, int nd, ch
 
 static er_status nb_create_rest(er_opres *r, nm_state *s, int of, char *msg, size_t msg_size);
 static er_status nm_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
-                               double *lo, double *hi, unsigned char *fl, char *msg, size_t msg_size);
+                               er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                               size_t msg_size);
 
 /*
  * The inputs: forward [input, weight?, bias?]; backward the same with the gradient last: the gradient
@@ -579,7 +580,8 @@ static er_status nm_bounds_ok(er_opres *r, const er_openv *env, char *msg, size_
 
 /* the bounds of rows [r0, r1) (er_ops_rows_fn) */
 static er_status nm_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
-                               double *lo, double *hi, unsigned char *fl, char *msg, size_t msg_size)
+                               er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                               size_t msg_size)
 {
     nm_state *s = (nm_state *)r->state;
     double u = env->u, eta = env->eta;
@@ -587,6 +589,7 @@ static er_status nm_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t
     int out_is_compute = env->compute == r->out[0].format;
     er_status st;
     (void)oi;
+    (void)sc;
     if ((st = nm_bounds_ok(r, env, msg, msg_size)) != ER_OK) return st;
     for (int64_t row = r0; row < r1; row++) {
         int64_t base = row * s->n;

@@ -147,7 +147,8 @@ done:
 }
 
 static er_status sm_bound_rows(er_opres *r, int i, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
-                               double *lo, double *hi, unsigned char *fl, char *msg, size_t msg_size);
+                               er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                               size_t msg_size);
 
 static er_status sm_create(er_opres *r, char *msg, size_t msg_size)
 {
@@ -269,17 +270,18 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
 
 /* the bounds of rows [r0, r1) (er_ops_rows_fn) */
 static er_status sm_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
-                               double *lo, double *hi, unsigned char *fl, char *msg, size_t msg_size)
+                               er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                               size_t msg_size)
 {
     sm_state *s = (sm_state *)r->state;
     (void)oi;
     int any = env->o->standard.kind == ER_STD_ANY_ORDER;
     double ue = er_ops_ulps(env, "exp"), ud = er_ops_ulps(env, "div");
     size_t L = (size_t)(s->len ? s->len : 1);
-    double *buf = (double *)malloc(sizeof(double) * 4 * L);
+    double *buf = er_ops_scratch_buf(sc, 4 * L);
     if (!buf) return msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
     double *xl = buf, *xh = buf + L, *El = buf + 2 * L, *Eh = buf + 3 * L;
-    er_ops_expc *ec = er_ops_expc_new(); /* NULL: no memo */
+    er_ops_expc *ec = er_ops_scratch_expc(sc); /* NULL: no memo */
     for (int64_t row = r0; row < r1; row++) {
         double m;
         if (row_max(s, row, &m)) {
@@ -318,8 +320,6 @@ static er_status sm_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t
             hi[e] = qh;
         }
     }
-    er_ops_expc_free(ec);
-    free(buf);
     return ER_OK;
 }
 

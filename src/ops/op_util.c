@@ -472,7 +472,39 @@ typedef struct rows_job {
 static er_status rows_part(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
 {
     rows_job *j = (rows_job *)ctx;
-    return j->fn(j->r, j->i, j->env, r0, r1, 0, j->lo, j->hi, j->flags, msg, msg_size);
+    er_ops_scratch sc;
+    memset(&sc, 0, sizeof sc);
+    er_status st = j->fn(j->r, j->i, j->env, r0, r1, 0, &sc, j->lo, j->hi, j->flags, msg, msg_size);
+    er_ops_scratch_free(&sc);
+    return st;
+}
+
+double *er_ops_scratch_buf(er_ops_scratch *sc, size_t n)
+{
+    if (n > sc->cap) {
+        double *b = (double *)malloc(sizeof(double) * (n ? n : 1));
+        if (!b) return NULL;
+        free(sc->buf);
+        sc->buf = b;
+        sc->cap = n;
+    }
+    return sc->buf;
+}
+
+er_ops_expc *er_ops_scratch_expc(er_ops_scratch *sc)
+{
+    if (!sc->ec_made) {
+        sc->ec = er_ops_expc_new(); /* NULL: no memo */
+        sc->ec_made = 1;
+    }
+    return sc->ec;
+}
+
+void er_ops_scratch_free(er_ops_scratch *sc)
+{
+    er_ops_expc_free(sc->ec);
+    free(sc->buf);
+    memset(sc, 0, sizeof *sc);
 }
 
 er_status er_ops_rows_bounds(er_opres *r, int i, const er_openv *env, int64_t rows, int64_t len, er_ops_rows_fn fn,

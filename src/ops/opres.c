@@ -641,7 +641,9 @@ static er_status fused_blocks(void *ctx, int64_t b0, int64_t b1, char *msg, size
     double *lo = (double *)malloc(cap * sizeof(double)), *hi = (double *)malloc(cap * sizeof(double));
     unsigned char *fl = (unsigned char *)malloc(cap);
     er_bounds bd;
+    er_ops_scratch sc; /* the thread's memo of exp and row buffers, kept over its blocks */
     er_status st = ER_OK;
+    memset(&sc, 0, sizeof sc);
     if (!lo || !hi || !fl || alloc_bounds(&bd, j->per) != ER_OK) {
         st = msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory for the check's blocks", r->def->name);
         goto done;
@@ -649,7 +651,8 @@ static er_status fused_blocks(void *ctx, int64_t b0, int64_t b1, char *msg, size
     for (int64_t b = b0; b < b1; b++) {
         int64_t e0 = b * j->per, e1 = e0 + j->per < j->n ? e0 + j->per : j->n, cnt = e1 - e0;
         memset(fl, 0, (size_t)cnt);
-        if ((st = r->bounds_rows(r, j->i, j->env, e0 / j->unit, e1 / j->unit, e0, lo, hi, fl, msg, msg_size)) != ER_OK)
+        if ((st = r->bounds_rows(r, j->i, j->env, e0 / j->unit, e1 / j->unit, e0, &sc, lo, hi, fl, msg, msg_size)) !=
+            ER_OK)
             goto done;
         finish_job f;
         memset(&f, 0, sizeof f);
@@ -673,6 +676,7 @@ static er_status fused_blocks(void *ctx, int64_t b0, int64_t b1, char *msg, size
         }
     }
 done:
+    er_ops_scratch_free(&sc);
     if (lo && hi && fl) free_bounds(&bd);
     free(lo);
     free(hi);
