@@ -418,7 +418,9 @@ static er_status finish_range(void *ctx, int64_t e0, int64_t e1, char *msg, size
     for (int64_t e = e0; e < e1; e++) {
         er_bel bel;
         int64_t k = e - j->off;
-        uint64_t rb = sb == 2 ? ((const uint16_t *)R->data)[e] : sb == 4 ? ((const uint32_t *)R->data)[e] : er_ops_load(R, e);
+        uint64_t rb = sb == 2   ? ((const uint16_t *)R->data)[e]
+                      : sb == 4 ? ((const uint32_t *)R->data)[e]
+                                : er_ops_load(R, e);
         double xl = j->r->xlo[j->i][e], xh = j->r->xhi[j->i][e], l = j->lo[k], h = j->hi[k];
         int nf = (j->flags[k] & ER_OPB_NONFINITE) != 0, un = (j->flags[k] & ER_OPB_UNCERTAIN) != 0;
         double rad = ER_B_INF;
@@ -459,7 +461,8 @@ static er_status op_env(const er_opres *r, int i, const er_tol_opts *key, er_ope
                     key->standard.name, r->def->standard_names);
     er_format_info ci, oi;
     if (er_format_get_info(key->compute, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT || !ci.has_zero)
-        return msgf(msg, msg_size, ER_EINVAL, "%s: compute format %d is not a float format", r->def->name, key->compute);
+        return msgf(msg, msg_size, ER_EINVAL, "%s: compute format %d is not a float format", r->def->name,
+                    key->compute);
     er_format_get_info(r->out[i].format, &oi);
     if (!(key->ulps == key->ulps))
         return msgf(msg, msg_size, ER_EINVAL, "%s: ulps is NaN", r->def->name);

@@ -28,7 +28,8 @@ static int same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 
 /* the reports field for field (message: which field differs) */
 static void same_report(const er_check_report *a, const er_check_report *b, const char *what)
 {
-#define EQI(f) ck_assert_msg(a->f == b->f, "%s: " #f " %lld (fused) != %lld (arrays)", what, (long long)a->f, (long long)b->f)
+#define EQI(f) \
+    ck_assert_msg(a->f == b->f, "%s: " #f " %lld (fused) != %lld (arrays)", what, (long long)a->f, (long long)b->f)
 #define EQD(f) ck_assert_msg(same_double(a->f, b->f), "%s: " #f " %.17g (fused) != %.17g (arrays)", what, a->f, b->f)
     EQI(elements);
     EQI(outside);
@@ -68,8 +69,8 @@ static void same_report(const er_check_report *a, const er_check_report *b, cons
 }
 
 /* planted bugs in a copy of the rounded patterns (storage bytes sb): kind 0 none, 1 the last bit flipped in
- * one element of 7, 2 one in 997 moved up by about a quarter of its value, 3 NaN and infinity patterns here and there, 4 every
- * element zero, 5 the sign flipped in one of 11 */
+ * one element of 7, 2 one in 997 moved up by about a quarter of its value, 3 NaN and infinity patterns here
+ * and there, 4 every element zero, 5 the sign flipped in one of 11 */
 static void plant(unsigned char *y, int64_t n, int sb, int fmt, int kind)
 {
     for (int64_t e = 0; e < n; e++) {
@@ -124,9 +125,11 @@ static void one_case(const char *op, int fmt, int nd, const int64_t *shape, cons
     }
     ck_assert_int_eq(er_convert_array(ER_FMT_F64, fmt, f, data, (size_t)n, ER_RND_NEAREST_EVEN, 0u, NULL, NULL), ER_OK);
     for (int64_t j = 0; j < last; j++) wf[j] = gauss(st, 1.0);
-    ck_assert_int_eq(er_convert_array(ER_FMT_F64, fmt, wf, wd, (size_t)last, ER_RND_NEAREST_EVEN, 0u, NULL, NULL), ER_OK);
+    ck_assert_int_eq(er_convert_array(ER_FMT_F64, fmt, wf, wd, (size_t)last, ER_RND_NEAREST_EVEN, 0u, NULL, NULL),
+                     ER_OK);
     for (int64_t j = 0; j < last; j++) wf[j] = gauss(st, 1.0);
-    ck_assert_int_eq(er_convert_array(ER_FMT_F64, fmt, wf, bd, (size_t)last, ER_RND_NEAREST_EVEN, 0u, NULL, NULL), ER_OK);
+    ck_assert_int_eq(er_convert_array(ER_FMT_F64, fmt, wf, bd, (size_t)last, ER_RND_NEAREST_EVEN, 0u, NULL, NULL),
+                     ER_OK);
     er_optensor t = er_optensor_make(fmt, nd, shape, data);
     /* weight and bias over the last dimension (normalized_shape of one dimension) */
     er_optensor tw = er_optensor_make(fmt, 1, &shape[nd - 1], wd), tb = er_optensor_make(fmt, 1, &shape[nd - 1], bd);
@@ -154,11 +157,13 @@ static void one_case(const char *op, int fmt, int nd, const int64_t *shape, cons
             int fused = ra->bounds_rows != NULL;
             const er_bounds *bdk;
             ck_assert_msg(er_opres_bounds(rb, 0, &o, &bdk, msg, sizeof msg) == ER_OK, "%s: %s", what, msg);
-            unsigned char *ca = (unsigned char *)malloc((size_t)(cnt ? cnt : 1)), *cb = (unsigned char *)malloc((size_t)(cnt ? cnt : 1));
+            size_t cz = (size_t)(cnt ? cnt : 1);
+            unsigned char *ca = (unsigned char *)malloc(cz), *cb = (unsigned char *)malloc(cz);
             int64_t oa = -1, ob = -2;
             ck_assert_msg(er_opres_covers(ra, 0, &o, &out, ca, &oa, msg, sizeof msg) == ER_OK, "%s: %s", what, msg);
             ck_assert_msg(er_opres_covers(rb, 0, &o, &out, cb, &ob, msg, sizeof msg) == ER_OK, "%s: %s", what, msg);
-            ck_assert_msg(oa == ob, "%s: covers outside %lld (fused) != %lld (arrays)", what, (long long)oa, (long long)ob);
+            ck_assert_msg(oa == ob, "%s: covers outside %lld (fused) != %lld (arrays)", what, (long long)oa,
+                          (long long)ob);
             ck_assert_msg(memcmp(ca, cb, (size_t)cnt) == 0, "%s: the covered arrays differ", what);
             if (fused) ck_assert_msg(ra->bounds == NULL, "%s: the fused covers kept whole bounds", what);
             er_check_report pa, pb;
@@ -168,11 +173,13 @@ static void one_case(const char *op, int fmt, int nd, const int64_t *shape, cons
             ck_assert_msg(er_opres_report(ra, 0, &o, &out, ia, 40, &pa, msg, sizeof msg) == ER_OK, "%s: %s", what, msg);
             ck_assert_msg(er_opres_report(rb, 0, &o, &out, ib, 40, &pb, msg, sizeof msg) == ER_OK, "%s: %s", what, msg);
             same_report(&pa, &pb, what);
-            ck_assert_msg(memcmp(ia, ib, sizeof(int64_t) * (size_t)pa.outside_listed) == 0, "%s: outside lists differ", what);
+            ck_assert_msg(memcmp(ia, ib, sizeof(int64_t) * (size_t)pa.outside_listed) == 0, "%s: outside lists differ",
+                          what);
             if (fused) ck_assert_msg(ra->bounds == NULL, "%s: the fused report kept whole bounds", what);
             if (kind == 0 && pa.outside) /* the op's own answer: covered (test_covers_rounded's claim) */
                 ck_abort_msg("%s: %lld of the rounded answer outside", what, (long long)pa.outside);
-            if ((kind == 2 && cnt > 1000) || kind == 4) ck_assert_msg(pa.outside > 0, "%s: a planted bug not caught", what);
+            if ((kind == 2 && cnt > 1000) || kind == 4)
+                ck_assert_msg(pa.outside > 0, "%s: a planted bug not caught", what);
             free(ca);
             free(cb);
             free(y);
@@ -222,20 +229,23 @@ START_TEST(inline_roundings)
         int fmt = fmts[f];
         for (uint64_t p = 0; p < 65536; p++) {
             double v = er_ops_bits_value(fmt, p);
-            ck_assert_msg(same_double(er_ops_bits_value_inl(fmt, p), v) || (v != v), "value of %llx", (unsigned long long)p);
+            ck_assert_msg(same_double(er_ops_bits_value_inl(fmt, p), v) || (v != v), "value of %llx",
+                          (unsigned long long)p);
             if (!(v == v) || !isfinite(v)) continue;
             double nb[5] = {v, er_b_up(v), er_b_down(v), v * (1 + 0x1p-9), v * (1 - 0x1p-9)};
             for (int k = 0; k < 5; k++)
                 ck_assert_msg(er_ops_rn_bits_inl(fmt, nb[k]) == er_ops_rn_bits(fmt, nb[k]), "fmt %d: %a", fmt, nb[k]);
             double mid = v + (er_ops_bits_value(fmt, p + 1) - v) / 2; /* the midpoint to the next pattern */
-            if (isfinite(mid)) ck_assert_msg(er_ops_rn_bits_inl(fmt, mid) == er_ops_rn_bits(fmt, mid), "fmt %d: %a", fmt, mid);
+            if (isfinite(mid))
+                ck_assert_msg(er_ops_rn_bits_inl(fmt, mid) == er_ops_rn_bits(fmt, mid), "fmt %d: %a", fmt, mid);
         }
         for (int k = 0; k < 2000000; k++) {
             uint64_t u = er_test_rand(&st);
             double x;
             memcpy(&x, &u, 8);
             uint64_t a = er_ops_rn_bits_inl(fmt, x), b = er_ops_rn_bits(fmt, x);
-            ck_assert_msg(a == b || (x != x && er_ops_bits_value(fmt, a) != er_ops_bits_value(fmt, a)), "fmt %d: %a", fmt, x);
+            ck_assert_msg(a == b || (x != x && er_ops_bits_value(fmt, a) != er_ops_bits_value(fmt, a)), "fmt %d: %a",
+                          fmt, x);
         }
     }
 }
