@@ -233,6 +233,23 @@ ER_FN double er_ops_bits_value_inl(int fmt, uint64_t bits)
     return er_ops_bits_value(fmt, bits);
 }
 
+/* er_ops_decide and er_ops_store inline for the reference's loops (the same decisions and stores; a
+ * contiguous output of 2 or 4 storage bytes stored here, others by the function) */
+ER_FN int er_ops_decide_inl(int fmt, double lo, double hi, uint64_t *bits)
+{
+    uint64_t a = er_ops_rn_bits_inl(fmt, lo), b = er_ops_rn_bits_inl(fmt, hi);
+    if (a != b) return 0; /* +0 and -0 are different patterns: lo <= 0 <= hi then straddles, undecided */
+    *bits = a;
+    return 1;
+}
+
+ER_FN void er_ops_store_inl(er_optensor *t, int64_t e, uint64_t bits)
+{
+    if (t->format == ER_FMT_BF16 || t->format == ER_FMT_F16) ((uint16_t *)t->data)[e] = (uint16_t)bits;
+    else if (t->format == ER_FMT_F32) ((uint32_t *)t->data)[e] = (uint32_t)bits;
+    else er_ops_store(t, e, bits);
+}
+
 /* er_ops_finish_fast inline (its one definition: op_fast.c's calls this) */
 ER_FN void er_ops_finish_fast_inl(const er_bpar *c, uint64_t rbits, double lo, double hi, double rad, int nonfinite,
                                   int uncertain, er_bel *o)

@@ -107,7 +107,7 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             for (int64_t i = 0; i < n; i++) {
                 int64_t e = s->lse ? row : base + i * s->inner;
                 r->xlo[0][e] = r->xhi[0][e] = sp;
-                er_ops_store(&r->out[0], e, er_ops_round(j->of, sp));
+                er_ops_store_inl(&r->out[0], e, er_ops_round(j->of, sp));
             }
             continue;
         }
@@ -136,7 +136,7 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
                 double x_ = x[i * s->inner];
                 if (x_ == -INFINITY) {
                     r->xlo[0][e] = r->xhi[0][e] = -INFINITY;
-                    er_ops_store(&r->out[0], e, er_ops_round(j->of, -INFINITY));
+                    er_ops_store_inl(&r->out[0], e, er_ops_round(j->of, -INFINITY));
                     continue;
                 }
                 double dl, dh;
@@ -147,7 +147,7 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             uint64_t b;
             r->xlo[0][e] = yl;
             r->xhi[0][e] = yh;
-            if (er_ops_decide(j->of, yl, yh, &b)) er_ops_store(&r->out[0], e, b);
+            if (er_ops_decide_inl(j->of, yl, yh, &b)) er_ops_store_inl(&r->out[0], e, b);
             else {
                 undecided = 1;
                 r->xlo[0][e] = NAN; /* marks the element for the precise path */

@@ -242,7 +242,7 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         if (s->bad[row]) {
             for (int64_t i = 0; i < s->n; i++) {
                 r->xlo[0][base + i] = r->xhi[0][base + i] = NAN;
-                er_ops_store(&r->out[0], base + i, er_ops_round(of, NAN));
+                er_ops_store_inl(&r->out[0], base + i, er_ops_round(of, NAN));
             }
             continue;
         }
@@ -268,14 +268,14 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             r->xlo[0][base + i] = l;
             r->xhi[0][base + i] = h;
             und[i] = 0;
-            if (isfinite(l) && isfinite(h) && er_ops_decide(of, l, h, &bits)) {
-                er_ops_store(&r->out[0], base + i, bits);
+            if (isfinite(l) && isfinite(h) && er_ops_decide_inl(of, l, h, &bits)) {
+                er_ops_store_inl(&r->out[0], base + i, bits);
             } else if (s->kind == NM_LAYER && rh < INFINITY && x[i] >= s->mu_lo[row] && x[i] <= s->mu_hi[row] &&
                        equals_mean(s, row, i, &cache)) {
                 /* x_i - mu = 0 exactly: y = bias (+0 for a zero bias) */
                 double y = bv(s, i) + 0.0;
                 r->xlo[0][base + i] = r->xhi[0][base + i] = y;
-                er_ops_store(&r->out[0], base + i, er_ops_round(of, y));
+                er_ops_store_inl(&r->out[0], base + i, er_ops_round(of, y));
             } else {
                 und[i] = 1;
                 undecided = 1;

@@ -74,7 +74,7 @@ static er_status sm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             for (int64_t i = 0; i < s->len; i++) {
                 int64_t e = AT(s, row, i);
                 r->xlo[0][e] = r->xhi[0][e] = NAN;
-                er_ops_store(&r->out[0], e, er_ops_round(of, NAN));
+                er_ops_store_inl(&r->out[0], e, er_ops_round(of, NAN));
             }
             continue;
         }
@@ -95,7 +95,7 @@ static er_status sm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             if (yh > 1) yh = 1;
             r->xlo[0][e] = yl;
             r->xhi[0][e] = yh;
-            if (er_ops_decide(of, yl, yh, &b)) er_ops_store(&r->out[0], e, b);
+            if (er_ops_decide_inl(of, yl, yh, &b)) er_ops_store_inl(&r->out[0], e, b);
             else {
                 undecided = 1;
                 El[i] = NAN; /* marks the element for the precise path */

@@ -318,16 +318,7 @@ int er_ops_in_iv(const er_opres *r, int i, int64_t e, double v, double *lo, doub
 
 uint64_t er_ops_round(int fmt, double x) { return er_ops_rn_bits_inl(fmt, x); }
 
-int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits)
-{
-    uint64_t a = er_ops_rn_bits_inl(fmt, lo), b = er_ops_rn_bits_inl(fmt, hi);
-    if (a != b) {
-        /* +0 and -0 are different patterns but lo <= 0 <= hi then straddles: undecided */
-        return 0;
-    }
-    *bits = a;
-    return 1;
-}
+int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits) { return er_ops_decide_inl(fmt, lo, hi, bits); }
 
 /* ---- outward arithmetic: RN then one ulp outward (covers the exact value) ---- */
 
