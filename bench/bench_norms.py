@@ -3,13 +3,15 @@
 
 For each operation, on the same random bf16 input (rows x n, default 4096 x 4096): torch's CPU op in
 float32 on the inputs (best of --reps), and the whole exactref check in one go: the Result (the exact
-answer rounded once) and covers() of torch's bf16 output under each standard (first call: the bounds
-are computed, not cached). Prints the times side by side with their ratio (the issue's floor: within
-5x of torch's op), and the tightness: the median (and 90th percentile) allowed range, high - low of
+answer rounded once: "ref") and covers() of torch's bf16 output under normal (the bounds made for the
+call, not kept before: "covers"). Prints the times side by side with their ratio (the issue's floor:
+within 5x of torch's op), and the tightness: the median (and 90th percentile) allowed range, high - low of
 the finite range, in units of the output's ulp at rounded, per standard, with the number of torch's
-outputs outside (expected 0). Asserts nothing.
+outputs outside (expected 0). Beside the wall clock, the CPU seconds of both (time.process_time, every
+thread: steadier than the wall clock on a shared machine) and their ratio. Asserts nothing.
 
-    python bench/bench_norms.py [--rows 4096] [--n 4096] [--reps 3] [--ops softmax,layer_norm,rms_norm]
+    python bench/bench_norms.py [--rows 4096] [--n 4096] [--reps 3]
+                                [--ops softmax,log_softmax,logsumexp,layer_norm,rms_norm]
 """
 import argparse
 import time
@@ -34,7 +36,7 @@ def main():
     ap.add_argument("--rows", type=int, default=4096)
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--ops", default="softmax,layer_norm,rms_norm")
+    ap.add_argument("--ops", default="softmax,log_softmax,logsumexp,layer_norm,rms_norm")
     ap.add_argument("--seed", type=int, default=20261207)
     args = ap.parse_args()
     import torch
@@ -49,20 +51,26 @@ def main():
     F = torch.nn.functional
     ops = {
         "softmax": (lambda t, tw, tb: torch.softmax(t, -1), lambda: er.softmax(x, -1)),
+        "log_softmax": (lambda t, tw, tb: torch.log_softmax(t, -1), lambda: er.log_softmax(x, -1)),
+        "logsumexp": (lambda t, tw, tb: torch.logsumexp(t, -1), lambda: er.logsumexp(x, -1)),
         "layer_norm": (lambda t, tw, tb: F.layer_norm(t, (args.n,), tw, tb, 1e-5),
                        lambda: er.layer_norm(x, (args.n,), w, b, 1e-5)),
         "rms_norm": (lambda t, tw, tb: F.rms_norm(t, (args.n,), tw, 1e-6), lambda: er.rms_norm(x, (args.n,), w, 1e-6)),
     }
     print(f"bf16 input {args.rows} x {args.n}, torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"{'op':<11} {'torch f32':>10} {'check':>9} {'ratio':>7}   standard: median / p90 range (ulps), outside")
+    print(f"{'op':<11} {'torch f32':>10} {'ref':>7} {'covers':>7} {'check':>7} {'ratio':>6} {'cpu torch':>9} "
+          f"{'cpu check':>9} {'ratio':>6}   standard: median / p90 range (ulps), outside")
     for name in args.ops.split(","):
         top, eop = ops[name]
-        best = min(_time(lambda: top(xt32, wt32, bt32)) for _ in range(args.reps))
+        times = [_time(lambda: top(xt32, wt32, bt32)) for _ in range(args.reps)]
+        best, best_cpu = min(t[0] for t in times), min(t[1] for t in times)
         yb = top(xtb, wtb, btb).float().numpy().astype(BF16)  # torch's bf16 kernel: the output judged
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         r = eop()
+        t1 = time.perf_counter()
         out = {std: int((~np.asarray(r.covers(yb, standard=std))).sum()) for std in ("normal",)}
-        check = time.perf_counter() - t0
+        check, check_cpu = time.perf_counter() - t0, time.process_time() - c0
+        ref = t1 - t0
         parts = []
         for std in ("normal", "any_order"):
             if std not in out:
@@ -71,13 +79,15 @@ def main():
             u = ulps_of(np.asarray(r.rounded).astype(np.float64))
             rng_ulps = (np.asarray(hi).astype(np.float64) - np.asarray(lo).astype(np.float64)) / u
             parts.append(f"{std} {np.median(rng_ulps):.3g} / {np.percentile(rng_ulps, 90):.3g}, {out[std]}")
-        print(f"{name:<11} {best * 1e3:8.1f}ms {check:8.2f}s {check / best:6.0f}x   " + "; ".join(parts))
+        print(f"{name:<11} {best * 1e3:8.1f}ms {ref:6.2f}s {check - ref:6.2f}s {check:6.2f}s {check / best:5.0f}x "
+              f"{best_cpu * 1e3:7.0f}ms {check_cpu:8.2f}s {check_cpu / best_cpu:5.0f}x   " + "; ".join(parts))
 
 
 def _time(f):
-    t0 = time.perf_counter()
+    """(wall seconds, CPU seconds of every thread) of f()."""
+    c0, t0 = time.process_time(), time.perf_counter()
     f()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 if __name__ == "__main__":

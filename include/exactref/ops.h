@@ -121,7 +121,9 @@ ER_API er_status er_opres_bounds(er_opres *r, int i, const er_tol_opts *o, const
 /*
  * covers(output) for output i: covered[e] = 1 where a correct implementation (under o) can produce
  * output's element e (er_bounds_covers' rule).  output has output i's format and shape (any strides);
- * *outside receives the number not covered.  covered or outside may be NULL.
+ * *outside receives the number not covered.  covered or outside may be NULL.  Bounds not kept yet are made a
+ * block of rows at a time beside the judgment and not kept, where the operation allows (the same
+ * decisions; docs/api/ops.md); er_opres_bounds keeps them.
  */
 ER_API er_status er_opres_covers(er_opres *r, int i, const er_tol_opts *o, const er_optensor *output,
                                  unsigned char *covered, int64_t *outside, char *msg, size_t msg_size);

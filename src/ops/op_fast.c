@@ -85,30 +85,12 @@ double er_ops_bits_value(int fmt, uint64_t bits)
 void er_ops_finish_fast(const er_bpar *c, uint64_t rbits, double lo, double hi, double rad, int nonfinite,
                         int uncertain, er_bel *o)
 {
-    int of = c->out_fmt;
-    if (!nonfinite && !uncertain && c->dir == ER_RND_NEAREST_EVEN && c->opts == 0u && er_ops_fast_format(of) &&
-        er_b_finite(rad) && lo >= -c->max_c && hi <= c->max_c && lo <= hi) {
-        double rv = er_ops_bits_value(of, rbits);
-        uint64_t lp = er_ops_rn_bits(of, lo), hp = er_ops_rn_bits(of, hi);
-        double lv = er_ops_bits_value(of, lp), hv = er_ops_bits_value(of, hp);
-        if (er_b_finite(rv) && er_b_finite(lv) && er_b_finite(hv) && lv <= hv) {
-            /* er_b_finish_lh's case of a finite range inside compute's and the output's finite values */
-            double d1 = er_b_up(rv - lv), d2 = er_b_up(hv - rv);
-            o->radius = rad;
-            o->flags = ER_BF_RANGE;
-            o->low = lp;
-            o->high = hp;
-            o->tolerance = d1 > d2 ? d1 : d2;
-            if (o->tolerance < 0) o->tolerance = 0;
-            return;
-        }
-    }
-    er_b_finish_lh(c, rbits, lo, hi, rad, nonfinite, uncertain, 0, 0, o);
+    er_ops_finish_fast_inl(c, rbits, lo, hi, rad, nonfinite, uncertain, o); /* op_impl.h */
 }
 
 /* ---- a memo of er_ops_exp ---- */
 
-#define EXPC_N 4096 /* entries (a power of 2): 96 KiB */
+#define EXPC_N 16384 /* entries (a power of 2): 384 KiB */
 #define EXPC_EMPTY 0x7FF8DEADBEEF0001ull /* a NaN: NaNs bypass the memo, so it never matches */
 
 struct er_ops_expc {
@@ -133,7 +115,7 @@ void er_ops_exp_c(er_ops_expc *c, double x, double *lo, double *hi)
         return;
     }
     uint64_t k = er_b_bits(x);
-    size_t i = (size_t)((k * 0x9E3779B97F4A7C15ull) >> 52); /* 12 bits */
+    size_t i = (size_t)((k * 0x9E3779B97F4A7C15ull) >> 50); /* 14 bits */
     if (c->key[i] != k) {
         er_ops_exp(x, &c->lo[i], &c->hi[i]);
         c->key[i] = k;

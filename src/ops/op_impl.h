@@ -85,6 +85,35 @@ typedef struct er_opbounds_entry {
     struct er_opbounds_entry *next;
 } er_opbounds_entry;
 
+/*
+ * A thread's scratch that a rows function keeps between its calls (er_ops_rows_fn, op_util.c): a memo of
+ * exp and a buffer of doubles, made by the first call that asks; zeroed before the first call, freed by
+ * er_ops_scratch_free after the last.  er_ops_scratch_buf: at least n doubles (NULL: out of memory);
+ * er_ops_scratch_expc: the memo (NULL: none, out of memory: callers then evaluate exp itself).
+ */
+typedef struct er_ops_scratch {
+    struct er_ops_expc *ec;
+    double *buf;
+    size_t cap;
+    int ec_made;
+} er_ops_scratch;
+double *er_ops_scratch_buf(er_ops_scratch *sc, size_t n);
+struct er_ops_expc *er_ops_scratch_expc(er_ops_scratch *sc);
+void er_ops_scratch_free(er_ops_scratch *sc);
+
+/*
+ * The bounds of rows [r0, r1) of output i of an operation whose rows are independent: element e's at
+ * lo[e - off], hi[e - off], flags[e - off] (flags zeroed by the caller), the values its er_opdef's bounds
+ * gives there; sc the calling thread's scratch.  er_ops_rows_bounds (op_util.c) runs one over rows
+ * [0, rows) on threads (len: the elements of one row, for the threads' share): an er_opdef's bounds in
+ * one line.
+ */
+typedef er_status (*er_ops_rows_fn)(er_opres *r, int i, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
+                                    er_ops_scratch *sc, double *lo, double *hi, unsigned char *flags, char *msg,
+                                    size_t msg_size);
+er_status er_ops_rows_bounds(er_opres *r, int i, const er_openv *env, int64_t rows, int64_t len, er_ops_rows_fn fn,
+                             double *lo, double *hi, unsigned char *flags, char *msg, size_t msg_size);
+
 /* The generic result (opres.c); op files read and fill the fields marked so. */
 struct er_opres {
     const er_opdef *def;
@@ -117,6 +146,14 @@ struct er_opres {
     er_opres *from_opres[ER_OP_MAXIN];
     int from_output[ER_OP_MAXIN];
     er_result *from_result[ER_OP_MAXIN];
+    /*
+     * Set by create where output i's bounds are made a row of the operation at a time, each row's output
+     * elements contiguous (NULL: they are not): the bounds of rows [r0, r1), range_unit[i] (> 0) output
+     * elements each (er_ops_rows_fn).  covers and the report then make the bounds, finish, cover and score
+     * a block of rows at a time (opres.c, "the fused check") without the whole er_bounds arrays.
+     */
+    er_ops_rows_fn bounds_rows;
+    int64_t range_unit[ER_OP_MAXOUT];
 };
 
 /* Input i's element e (value v) as the implementation may have stored it: [v - slack, v + slack]
@@ -175,6 +212,80 @@ double er_ops_bits_value(int fmt, uint64_t bits);
  * of a fast format, rounding to nearest even) computed here, every other case by it. */
 void er_ops_finish_fast(const er_bpar *c, uint64_t rbits, double lo, double hi, double rad, int nonfinite,
                         int uncertain, er_bel *o);
+
+/* er_ops_rn_bits and er_ops_bits_value inline for the per-element loops: bf16 and f32 here (bf16 in its
+ * normal range: the binary64 significand rounded to 8 bits in place, to nearest even, as er_ops_rn_bits
+ * does), every other format and case by the functions; the same patterns and values. */
+ER_FN uint64_t er_ops_rn_bits_inl(int fmt, double x)
+{
+    if (fmt == ER_FMT_F32 && x == x) { /* the conversion's own rounding to nearest */
+        float f = (float)x;
+        uint32_t u;
+        __builtin_memcpy(&u, &f, 4);
+        return u;
+    }
+    if (fmt == ER_FMT_BF16) {
+        uint64_t u = er_b_bits(x), a = u & 0x7FFFFFFFFFFFFFFFull;
+        if (a >= 0x3810000000000000ull && a <= 0x47EFE00000000000ull) { /* 2^-126 <= |x| <= 0x1.fep127 */
+            uint64_t r = (a + ((1ull << 44) - 1) + ((a >> 45) & 1)) >> 45; /* 1 + 11 + 7 bits, rounded */
+            return ((u >> 63) << 15) | (((r >> 7) - 1023 + 127) << 7) | (r & 0x7F);
+        }
+    }
+    return er_ops_rn_bits(fmt, x);
+}
+
+ER_FN double er_ops_bits_value_inl(int fmt, uint64_t bits)
+{
+    if (fmt == ER_FMT_BF16 || fmt == ER_FMT_F32) {
+        uint32_t v = fmt == ER_FMT_BF16 ? (uint32_t)(bits & 0xFFFFu) << 16 : (uint32_t)bits;
+        float f;
+        __builtin_memcpy(&f, &v, 4);
+        return (double)f;
+    }
+    return er_ops_bits_value(fmt, bits);
+}
+
+/* er_ops_decide and er_ops_store inline for the reference's loops (the same decisions and stores; a
+ * contiguous output of 2 or 4 storage bytes stored here, others by the function) */
+ER_FN int er_ops_decide_inl(int fmt, double lo, double hi, uint64_t *bits)
+{
+    uint64_t a = er_ops_rn_bits_inl(fmt, lo), b = er_ops_rn_bits_inl(fmt, hi);
+    if (a != b) return 0; /* +0 and -0 are different patterns: lo <= 0 <= hi then straddles, undecided */
+    *bits = a;
+    return 1;
+}
+
+ER_FN void er_ops_store_inl(er_optensor *t, int64_t e, uint64_t bits)
+{
+    if (t->format == ER_FMT_BF16 || t->format == ER_FMT_F16) ((uint16_t *)t->data)[e] = (uint16_t)bits;
+    else if (t->format == ER_FMT_F32) ((uint32_t *)t->data)[e] = (uint32_t)bits;
+    else er_ops_store(t, e, bits);
+}
+
+/* er_ops_finish_fast inline (its one definition: op_fast.c's calls this) */
+ER_FN void er_ops_finish_fast_inl(const er_bpar *c, uint64_t rbits, double lo, double hi, double rad, int nonfinite,
+                                  int uncertain, er_bel *o)
+{
+    int of = c->out_fmt;
+    if (!nonfinite && !uncertain && c->dir == ER_RND_NEAREST_EVEN && c->opts == 0u && er_ops_fast_format(of) &&
+        er_b_finite(rad) && lo >= -c->max_c && hi <= c->max_c && lo <= hi) {
+        double rv = er_ops_bits_value_inl(of, rbits);
+        uint64_t lp = er_ops_rn_bits_inl(of, lo), hp = er_ops_rn_bits_inl(of, hi);
+        double lv = er_ops_bits_value_inl(of, lp), hv = er_ops_bits_value_inl(of, hp);
+        if (er_b_finite(rv) && er_b_finite(lv) && er_b_finite(hv) && lv <= hv) {
+            /* er_b_finish_lh's case of a finite range inside compute's and the output's finite values */
+            double d1 = er_b_up(rv - lv), d2 = er_b_up(hv - rv);
+            o->radius = rad;
+            o->flags = ER_BF_RANGE;
+            o->low = lp;
+            o->high = hp;
+            o->tolerance = d1 > d2 ? d1 : d2;
+            if (o->tolerance < 0) o->tolerance = 0;
+            return;
+        }
+    }
+    er_b_finish_lh(c, rbits, lo, hi, rad, nonfinite, uncertain, 0, 0, o);
+}
 
 /*
  * A memo of er_ops_exp (op_fast.c) for one thread: the same enclosures, each value's computed once while
@@ -238,6 +349,34 @@ ER_FN void er_ops_lib_result_inl(const er_openv *env, double ulps, double *lo, d
     *hi = h;
 }
 
+/* er_ops_sub_iv and er_ops_round_compute inline (the same operations, for the per-element loops; the
+ * rounding into compute inline for f32 and f64 without flush_to_zero, the function otherwise) */
+ER_FN void er_ops_sub_iv_inl(double a, double b, double *l, double *h)
+{
+    double s = a - b;
+    if (!er_b_finite(s)) {
+        *l = *h = s;
+        return;
+    }
+    double nb = -b, bb = s - a, err = (a - (s - bb)) + (nb - bb);
+    if (err == 0) {
+        *l = *h = s;
+    } else {
+        *l = er_b_down(s);
+        *h = er_b_up(s);
+    }
+}
+
+ER_FN void er_ops_round_compute_inl(const er_openv *env, double *lo, double *hi)
+{
+    if (!env->ftz && env->compute == ER_FMT_F32) { /* the conversion's own rounding to nearest */
+        *lo = (double)(float)*lo;
+        *hi = (double)(float)*hi;
+    } else if (env->ftz || env->compute != ER_FMT_F64) {
+        er_ops_round_compute(env, lo, hi);
+    }
+}
+
 /* ---- certified math in binary64 (op_math.c; proofs: docs/proofs/ops-math.md) ---- */
 /* lo <= log(x) <= hi (MPFR at 64 bits, directed: slower than exp; x >= 0, log(0) = -inf). */
 void er_ops_log(double x, double *lo, double *hi);
@@ -275,6 +414,9 @@ void er_ops_mp_set_str(er_ops_mp *m, int r, const char *dec); /* a decimal const
 int er_ops_mp_decide(er_ops_mp *m, int r, int fmt, uint64_t *bits);
 /* Register r's ends rounded outward to binary64. */
 void er_ops_mp_get(er_ops_mp *m, int r, double *lo, double *hi);
+/* 1 when register reg decides element e of output i (er_ops_mp_decide into its format): its pattern and
+ * the register's enclosure stored (op_util.c); else 0 and nothing stored. */
+int er_ops_mp_store(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e);
 /* Frees the calling thread's MPFR caches: a thread of er_ops_parallel calls it before it ends. */
 void er_ops_mp_thread_done(void);
 

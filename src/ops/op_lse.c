@@ -107,7 +107,7 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             for (int64_t i = 0; i < n; i++) {
                 int64_t e = s->lse ? row : base + i * s->inner;
                 r->xlo[0][e] = r->xhi[0][e] = sp;
-                er_ops_store(&r->out[0], e, er_ops_round(j->of, sp));
+                er_ops_store_inl(&r->out[0], e, er_ops_round(j->of, sp));
             }
             continue;
         }
@@ -115,10 +115,10 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
         double Sl = 0, Sh = 0;
         for (int64_t i = 0; i < s->len; i++) {
             double dl, dh, el, eh;
-            er_ops_sub_iv(x[i * s->inner], m, &dl, &dh);
+            er_ops_sub_iv_inl(x[i * s->inner], m, &dl, &dh);
             er_ops_exp_iv_c(ec, dl, dh, &el, &eh);
-            Sl = er_ops_add_dn(Sl, el);
-            Sh = er_ops_add_up(Sh, eh);
+            Sl = er_b_down(Sl + el);
+            Sh = er_b_up(Sh + eh);
         }
         double Ll, Lh, t;
         er_ops_log(Sl, &Ll, &t);
@@ -136,7 +136,7 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
                 double x_ = x[i * s->inner];
                 if (x_ == -INFINITY) {
                     r->xlo[0][e] = r->xhi[0][e] = -INFINITY;
-                    er_ops_store(&r->out[0], e, er_ops_round(j->of, -INFINITY));
+                    er_ops_store_inl(&r->out[0], e, er_ops_round(j->of, -INFINITY));
                     continue;
                 }
                 double dl, dh;
@@ -147,7 +147,7 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             uint64_t b;
             r->xlo[0][e] = yl;
             r->xhi[0][e] = yh;
-            if (er_ops_decide(j->of, yl, yh, &b)) er_ops_store(&r->out[0], e, b);
+            if (er_ops_decide_inl(j->of, yl, yh, &b)) er_ops_store_inl(&r->out[0], e, b);
             else {
                 undecided = 1;
                 r->xlo[0][e] = NAN; /* marks the element for the precise path */
@@ -169,7 +169,6 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             for (int64_t i = 0; i < n; i++) {
                 int64_t e = s->lse ? row : base + i * s->inner;
                 if (r->xlo[0][e] == r->xlo[0][e]) continue;
-                uint64_t b;
                 if (s->lse) {
                     er_ops_mp_add(mp, 3, 0, 1);
                 } else {
@@ -177,12 +176,7 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
                     er_ops_mp_sub(mp, 2, 2, 0);
                     er_ops_mp_sub(mp, 3, 2, 1);
                 }
-                if (er_ops_mp_decide(mp, 3, j->of, &b)) {
-                    er_ops_store(&r->out[0], e, b);
-                    er_ops_mp_get(mp, 3, &r->xlo[0][e], &r->xhi[0][e]);
-                } else {
-                    left = 1;
-                }
+                if (!er_ops_mp_store(mp, 3, r, 0, e)) left = 1;
             }
             er_ops_mp_free(mp);
             if (!left) break;
@@ -191,6 +185,10 @@ static er_status lse_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
     er_ops_expc_free(ec);
     return ER_OK;
 }
+
+static er_status lse_bound_rows(er_opres *r, int i, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
+                                er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                                size_t msg_size);
 
 static er_status lse_create_common(er_opres *r, int lse, char *msg, size_t msg_size)
 {
@@ -217,6 +215,10 @@ static er_status lse_create_common(er_opres *r, int lse, char *msg, size_t msg_s
         shape[nd++] = x->shape[d];
     }
     if ((st = er_ops_alloc_output(r, 0, of, nd, shape, msg, msg_size)) != ER_OK) return st;
+    if (s->inner == 1 && s->len > 0) { /* rows contiguous: the check's fused path (opres.c) */
+        r->bounds_rows = lse_bound_rows;
+        r->range_unit[0] = lse ? 1 : s->len;
+    }
     lse_job j = {r, s, of};
     return er_ops_parallel(s->outer * s->inner, 1 + 65536 / (s->len + 1), lse_exact_rows, &j, msg, msg_size);
 }
@@ -224,39 +226,33 @@ static er_status lse_create_common(er_opres *r, int lse, char *msg, size_t msg_s
 static er_status ls_create(er_opres *r, char *msg, size_t msg_size) { return lse_create_common(r, 0, msg, msg_size); }
 static er_status lse_create(er_opres *r, char *msg, size_t msg_size) { return lse_create_common(r, 1, msg, msg_size); }
 
-typedef struct lse_bjob {
-    er_opres *r;
-    lse_state *s;
-    const er_openv *env;
-    double *lo, *hi;
-    unsigned char *fl;
-} lse_bjob;
-
-static er_status lse_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+/* the bounds of rows [r0, r1) (er_ops_rows_fn) */
+static er_status lse_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
+                                er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                                size_t msg_size)
 {
-    lse_bjob *j = (lse_bjob *)ctx;
-    lse_state *s = j->s;
-    const er_openv *env = j->env;
+    lse_state *s = (lse_state *)r->state;
+    (void)oi;
     int any = env->o->standard.kind == ER_STD_ANY_ORDER;
     double ue = er_ops_ulps(env, "exp"), ul = er_ops_ulps(env, "log");
     size_t L = (size_t)(s->len ? s->len : 1);
-    double *buf = (double *)malloc(sizeof(double) * 6 * L);
+    double *buf = er_ops_scratch_buf(sc, 6 * L);
     if (!buf) return msgf(msg, msg_size, ER_ENOMEM, "out of memory");
     double *xl = buf, *xh = buf + L, *El = buf + 2 * L, *Eh = buf + 3 * L, *dl = buf + 4 * L, *dh = buf + 5 * L;
-    er_ops_expc *ec = er_ops_expc_new(); /* NULL: no memo */
+    er_ops_expc *ec = er_ops_scratch_expc(sc); /* NULL: no memo */
     for (int64_t row = r0; row < r1; row++) {
         int64_t base = BASE(s, row), n = s->lse ? 1 : s->len;
         double m, sp;
         if (row_kind(s, row, &m, &sp)) {
             for (int64_t i = 0; i < n; i++) {
-                int64_t e = s->lse ? row : base + i * s->inner;
-                j->fl[e] = ER_OPB_NONFINITE;
-                j->lo[e] = j->hi[e] = sp;
+                int64_t e = (s->lse ? row : base + i * s->inner) - off;
+                fl[e] = ER_OPB_NONFINITE;
+                lo[e] = hi[e] = sp;
             }
             continue;
         }
         double ml, mh, Sl, Sh;
-        const double *sk = j->r->slack[0] ? j->r->slack[0] + base : NULL;
+        const double *sk = r->slack[0] ? r->slack[0] + base : NULL;
         int overflow = er_ops_expsum_model_c(env, any, ue, s->v + base, sk, s->len, s->inner, xl, xh, dl, dh, El, Eh,
                                              &Sl, &Sh, &ml, &mh, ec);
         overflow = overflow || !(Sh <= env->max_c) || !(Sl > 0);
@@ -268,40 +264,38 @@ static er_status lse_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
             er_ops_lib_result(env, ul, &Ll, &Lh);
         }
         for (int64_t i = 0; i < n; i++) {
-            int64_t e = s->lse ? row : base + i * s->inner;
+            int64_t e = (s->lse ? row : base + i * s->inner) - off;
             if (overflow) {
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
+                fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                lo[e] = -INFINITY;
+                hi[e] = INFINITY;
                 continue;
             }
             double yl, yh;
             /* m + l rounded to compute */
-            double al = er_ops_add_dn(ml, Ll), ah = er_ops_add_up(mh, Lh);
-            er_ops_round_compute(env, &al, &ah);
+            double al = er_b_down(ml + Ll), ah = er_b_up(mh + Lh);
+            er_ops_round_compute_inl(env, &al, &ah);
             if (s->lse) {
                 yl = al;
                 yh = ah;
             } else {
                 if (xl[i] == -INFINITY) { /* exp(-inf) = 0, and -inf - anything finite = -inf */
-                    j->fl[e] = ER_OPB_NONFINITE;
-                    j->lo[e] = j->hi[e] = -INFINITY;
+                    fl[e] = ER_OPB_NONFINITE;
+                    lo[e] = hi[e] = -INFINITY;
                     continue;
                 }
                 /* (x_i - m) - l, or x_i - (m + l), each rounded to compute: the hull */
-                double bl = er_ops_add_dn(dl[i], -Lh), bh = er_ops_add_up(dh[i], -Ll);
-                er_ops_round_compute(env, &bl, &bh);
-                double cl = er_ops_add_dn(xl[i], -ah), ch = er_ops_add_up(xh[i], -al);
-                er_ops_round_compute(env, &cl, &ch);
+                double bl = er_b_down(dl[i] - Lh), bh = er_b_up(dh[i] - Ll);
+                er_ops_round_compute_inl(env, &bl, &bh);
+                double cl = er_b_down(xl[i] - ah), ch = er_b_up(xh[i] - al);
+                er_ops_round_compute_inl(env, &cl, &ch);
                 yl = bl < cl ? bl : cl;
                 yh = bh > ch ? bh : ch;
             }
-            j->lo[e] = yl;
-            j->hi[e] = yh;
+            lo[e] = yl;
+            hi[e] = yh;
         }
     }
-    er_ops_expc_free(ec);
-    free(buf);
     return ER_OK;
 }
 
@@ -309,9 +303,7 @@ static er_status lse_bounds(er_opres *r, int i, const er_openv *env, double *lo,
                             char *msg, size_t msg_size)
 {
     lse_state *s = (lse_state *)r->state;
-    (void)i;
-    lse_bjob j = {r, s, env, lo, hi, flags};
-    return er_ops_parallel(s->outer * s->inner, 1 + 65536 / (s->len + 1), lse_bound_rows, &j, msg, msg_size);
+    return er_ops_rows_bounds(r, i, env, s->outer * s->inner, s->len, lse_bound_rows, lo, hi, flags, msg, msg_size);
 }
 
 const er_opdef er_opdef_log_softmax = {

@@ -242,7 +242,7 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         if (s->bad[row]) {
             for (int64_t i = 0; i < s->n; i++) {
                 r->xlo[0][base + i] = r->xhi[0][base + i] = NAN;
-                er_ops_store(&r->out[0], base + i, er_ops_round(of, NAN));
+                er_ops_store_inl(&r->out[0], base + i, er_ops_round(of, NAN));
             }
             continue;
         }
@@ -268,14 +268,14 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             r->xlo[0][base + i] = l;
             r->xhi[0][base + i] = h;
             und[i] = 0;
-            if (isfinite(l) && isfinite(h) && er_ops_decide(of, l, h, &bits)) {
-                er_ops_store(&r->out[0], base + i, bits);
+            if (isfinite(l) && isfinite(h) && er_ops_decide_inl(of, l, h, &bits)) {
+                er_ops_store_inl(&r->out[0], base + i, bits);
             } else if (s->kind == NM_LAYER && rh < INFINITY && x[i] >= s->mu_lo[row] && x[i] <= s->mu_hi[row] &&
                        equals_mean(s, row, i, &cache)) {
                 /* x_i - mu = 0 exactly: y = bias (+0 for a zero bias) */
                 double y = bv(s, i) + 0.0;
                 r->xlo[0][base + i] = r->xhi[0][base + i] = y;
-                er_ops_store(&r->out[0], base + i, er_ops_round(of, y));
+                er_ops_store_inl(&r->out[0], base + i, er_ops_round(of, y));
             } else {
                 und[i] = 1;
                 undecided = 1;
@@ -301,7 +301,6 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             int left = 0;
             for (int64_t i = 0; i < s->n; i++) {
                 if (!und[i]) continue;
-                uint64_t bits;
                 er_ops_mp_set_d(mp, 2, x[i]);
                 er_ops_mp_sub(mp, 2, 2, 0);
                 er_ops_mp_mul(mp, 2, 2, 1);
@@ -309,9 +308,7 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 er_ops_mp_mul(mp, 2, 2, 3);
                 er_ops_mp_set_d(mp, 3, bv(s, i));
                 er_ops_mp_add(mp, 2, 2, 3);
-                if (er_ops_mp_decide(mp, 2, of, &bits)) {
-                    er_ops_store(&r->out[0], base + i, bits);
-                    er_ops_mp_get(mp, 2, &r->xlo[0][base + i], &r->xhi[0][base + i]);
+                if (er_ops_mp_store(mp, 2, r, 0, base + i)) {
                     und[i] = 0;
                 } else {
                     left = 1;
@@ -378,6 +375,9 @@ static er_status check_affine(er_opres *r, int idx, const char *what, int nd, ch
 }
 
 static er_status nb_create_rest(er_opres *r, nm_state *s, int of, char *msg, size_t msg_size);
+static er_status nm_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
+                               er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                               size_t msg_size);
 
 /*
  * The inputs: forward [input, weight?, bias?]; backward the same with the gradient last: the gradient
@@ -458,6 +458,8 @@ static er_status nm_create_kind(er_opres *r, int kind, int backward, char *msg, 
     if ((st = er_ops_alloc_output(r, 0, of, x->ndim, x->shape, msg, msg_size)) != ER_OK) return st;
     if (backward) return nb_create_rest(r, s, of, msg, msg_size);
     if (s->rows == 0 || n == 0) return ER_OK;
+    r->bounds_rows = nm_bound_rows; /* rows are contiguous: the check's fused path (opres.c) */
+    r->range_unit[0] = n;
     nm_job j = {r, s, of};
     return er_ops_parallel(s->rows, 1 + 65536 / (n + 1), nm_exact_rows, &j, msg, msg_size);
 }
@@ -479,15 +481,6 @@ static void put_bound(unsigned char *fl, double *lo, double *hi, int64_t e, doub
     lo[e] = l;
     hi[e] = h;
 }
-
-typedef struct nm_bjob {
-    er_opres *r;
-    nm_state *s;
-    const er_openv *env;
-    double *lo, *hi;
-    unsigned char *fl;
-    int out_is_compute;
-} nm_bjob;
 
 /* one rounding to nearest in compute of every value in [l, h]: [RN(l), RN(h)] (monotone) */
 ER_FN void rnd(const er_openv *env, double *l, double *h)
@@ -616,32 +609,38 @@ static int row_impl(const nm_state *s, const er_openv *env, int64_t row, double 
     return !(!(rh <= env->max_c) || !(vh <= env->max_c));
 }
 
-static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+static er_status nm_bounds_ok(er_opres *r, const er_openv *env, char *msg, size_t msg_size);
+
+/* the bounds of rows [r0, r1) (er_ops_rows_fn) */
+static er_status nm_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
+                               er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                               size_t msg_size)
 {
-    nm_bjob *j = (nm_bjob *)ctx;
-    nm_state *s = j->s;
-    const er_openv *env = j->env;
+    nm_state *s = (nm_state *)r->state;
     double u = env->u, eta = env->eta;
     double g4 = gam(4, u);
-    (void)msg;
-    (void)msg_size;
+    int out_is_compute = env->compute == r->out[0].format;
+    er_status st;
+    (void)oi;
+    (void)sc;
+    if ((st = nm_bounds_ok(r, env, msg, msg_size)) != ER_OK) return st;
     for (int64_t row = r0; row < r1; row++) {
         int64_t base = row * s->n;
         const double *x = s->x + base;
         double ml = 0, mh = 0, rl = 0, rh = 0;
-        const double *sk = j->r->slack[0] ? j->r->slack[0] + base : NULL; /* results as inputs */
+        const double *sk = r->slack[0] ? r->slack[0] + base : NULL; /* results as inputs */
         int nobound = !row_impl(s, env, row, &ml, &mh, &rl, &rh, sk);
         for (int64_t i = 0; i < s->n; i++) {
-            int64_t e = base + i;
+            int64_t e = base + i - off;
             if (s->bad[row]) {
-                j->fl[e] = ER_OPB_NONFINITE;
-                j->lo[e] = j->hi[e] = NAN;
+                fl[e] = ER_OPB_NONFINITE;
+                lo[e] = hi[e] = NAN;
                 continue;
             }
             if (nobound) {
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
+                fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                lo[e] = -INFINITY;
+                hi[e] = INFINITY;
                 continue;
             }
             double l, h, xl = sk ? adn(x[i], -sk[i]) : x[i], xh = sk ? aup(x[i], sk[i]) : x[i];
@@ -666,20 +665,18 @@ static er_status nm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             if (s->b) { /* + b: rounded to compute unless this is the final rounding */
                 l = adn(l, b);
                 h = aup(h, b);
-                if (!j->out_is_compute) rnd(env, &l, &h);
+                if (!out_is_compute) rnd(env, &l, &h);
             }
-            put_bound(j->fl, j->lo, j->hi, e, l, h, env->max_c);
+            put_bound(fl, lo, hi, e, l, h, env->max_c);
         }
     }
     return ER_OK;
 }
 
-static er_status nm_bounds(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags,
-                           char *msg, size_t msg_size)
+/* the options' refusals of the forward's bounds */
+static er_status nm_bounds_ok(er_opres *r, const er_openv *env, char *msg, size_t msg_size)
 {
-    nm_state *s = (nm_state *)r->state;
     const char *name = r->def->name;
-    (void)i;
     if (env->ftz) return msgf(msg, msg_size, ER_EUNSUPPORTED, "%s: flush_to_zero is not supported yet", name);
     er_format_info ci;
     er_format_get_info(env->compute, &ci);
@@ -696,9 +693,17 @@ static er_status nm_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
     if (r->slack[1] || r->slack[2])
         return msgf(msg, msg_size, ER_EUNSUPPORTED, "%s takes an earlier result as its input, not as weight or bias",
                     name);
-    nm_bjob j = {r, s, env, lo, hi, flags, env->compute == r->out[0].format};
-    if (s->rows == 0 || s->n == 0) return ER_OK;
-    return er_ops_parallel(s->rows, 1 + 65536 / (s->n + 1), nm_bound_rows, &j, msg, msg_size);
+    return ER_OK;
+}
+
+static er_status nm_bounds(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags,
+                           char *msg, size_t msg_size)
+{
+    nm_state *s = (nm_state *)r->state;
+    er_status st;
+    if ((st = nm_bounds_ok(r, env, msg, msg_size)) != ER_OK) return st; /* once, before the threads */
+    if (s->n == 0) return ER_OK;
+    return er_ops_rows_bounds(r, i, env, s->rows, s->n, nm_bound_rows, lo, hi, flags, msg, msg_size);
 }
 
 const er_opdef er_opdef_layer_norm = {
@@ -965,9 +970,7 @@ static er_status nb_gi_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t
                     if (cache) er_ops_mp_free(cache);
                     return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
                 }
-                if (er_ops_mp_decide(mp, 0, of, &bits)) {
-                    er_ops_store(&r->out[0], base + i, bits);
-                    er_ops_mp_get(mp, 0, &r->xlo[0][base + i], &r->xhi[0][base + i]);
+                if (er_ops_mp_store(mp, 0, r, 0, base + i)) {
                     done = 1;
                 }
                 er_ops_mp_free(mp);
@@ -1067,9 +1070,7 @@ static er_status nb_cols(void *ctx, int64_t c0, int64_t c1, char *msg, size_t ms
                     er_ops_store(&r->out[o], c, er_ops_round(fmt, 0.0));
                     r->xlo[o][c] = r->xhi[o][c] = 0;
                     done = 1;
-                } else if (er_ops_mp_decide(mp, 0, fmt, &bits)) {
-                    er_ops_store(&r->out[o], c, bits);
-                    er_ops_mp_get(mp, 0, &r->xlo[o][c], &r->xhi[o][c]);
+                } else if (er_ops_mp_store(mp, 0, r, o, c)) {
                     done = 1;
                 }
                 er_ops_mp_free(mp);
@@ -1206,17 +1207,8 @@ static er_status nb_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 {
     nm_state *s = (nm_state *)r->state;
     const char *name = r->def->name;
-    if (env->ftz) return msgf(msg, msg_size, ER_EUNSUPPORTED, "%s: flush_to_zero is not supported yet", name);
-    er_format_info ci;
-    er_format_get_info(env->compute, &ci);
-    for (int k = 0; k < r->ninputs; k++) {
-        if (!r->has_in[k]) continue;
-        er_format_info fi;
-        er_format_get_info(r->in[k].format, &fi);
-        if (fi.significand_bits > ci.significand_bits || fi.emax > ci.emax || fi.emin < ci.emin)
-            return msgf(msg, msg_size, ER_EINVAL, "%s: compute %s cannot hold every value of input %d (%s)", name,
-                        ci.name, k, fi.name);
-    }
+    er_status st0;
+    if ((st0 = nm_bounds_ok(r, env, msg, msg_size)) != ER_OK) return st0; /* the forward's refusals */
     if (s->rows == 0 || s->n == 0) return ER_OK;
     size_t R = (size_t)s->rows;
     double *buf = (double *)malloc(4 * R * sizeof(double));

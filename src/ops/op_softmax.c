@@ -74,28 +74,28 @@ static er_status sm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             for (int64_t i = 0; i < s->len; i++) {
                 int64_t e = AT(s, row, i);
                 r->xlo[0][e] = r->xhi[0][e] = NAN;
-                er_ops_store(&r->out[0], e, er_ops_round(of, NAN));
+                er_ops_store_inl(&r->out[0], e, er_ops_round(of, NAN));
             }
             continue;
         }
         double Sl = 0, Sh = 0;
         for (int64_t i = 0; i < s->len; i++) {
             double dl, dh;
-            er_ops_sub_iv(s->v[AT(s, row, i)], m, &dl, &dh);
+            er_ops_sub_iv_inl(s->v[AT(s, row, i)], m, &dl, &dh);
             er_ops_exp_iv_c(ec, dl, dh, &El[i], &Eh[i]);
-            Sl = er_ops_add_dn(Sl, El[i]);
-            Sh = er_ops_add_up(Sh, Eh[i]);
+            Sl = er_b_down(Sl + El[i]);
+            Sh = er_b_up(Sh + Eh[i]);
         }
         int undecided = 0;
         for (int64_t i = 0; i < s->len; i++) {
             int64_t e = AT(s, row, i);
-            double yl = er_ops_div_dn(El[i], Sh), yh = er_ops_div_up(Eh[i], Sl);
+            double yl = er_b_down(El[i] / Sh), yh = er_b_up(Eh[i] / Sl);
             uint64_t b;
             if (yl < 0) yl = 0;
             if (yh > 1) yh = 1;
             r->xlo[0][e] = yl;
             r->xhi[0][e] = yh;
-            if (er_ops_decide(of, yl, yh, &b)) er_ops_store(&r->out[0], e, b);
+            if (er_ops_decide_inl(of, yl, yh, &b)) er_ops_store_inl(&r->out[0], e, b);
             else {
                 undecided = 1;
                 El[i] = NAN; /* marks the element for the precise path */
@@ -126,14 +126,11 @@ static er_status sm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             for (int64_t i = 0; i < s->len; i++) {
                 if (El[i] == El[i]) continue;
                 int64_t e = AT(s, row, i);
-                uint64_t b;
                 er_ops_mp_set_d(mp, 2, s->v[e]);
                 er_ops_mp_sub(mp, 2, 2, 0);
                 er_ops_mp_exp(mp, 2, 2);
                 er_ops_mp_div(mp, 3, 2, 1);
-                if (er_ops_mp_decide(mp, 3, of, &b)) {
-                    er_ops_store(&r->out[0], e, b);
-                    er_ops_mp_get(mp, 3, &r->xlo[0][e], &r->xhi[0][e]);
+                if (er_ops_mp_store(mp, 3, r, 0, e)) {
                     El[i] = 0;
                 } else {
                     left = 1;
@@ -148,6 +145,10 @@ done:
     free(E);
     return st;
 }
+
+static er_status sm_bound_rows(er_opres *r, int i, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
+                               er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                               size_t msg_size);
 
 static er_status sm_create(er_opres *r, char *msg, size_t msg_size)
 {
@@ -164,6 +165,10 @@ static er_status sm_create(er_opres *r, char *msg, size_t msg_size)
     s->in_fmt = x->format;
     er_ops_split_dim(x, dim, &s->outer, &s->len, &s->inner);
     if ((st = er_ops_alloc_output(r, 0, of, x->ndim, x->shape, msg, msg_size)) != ER_OK) return st;
+    if (s->inner == 1 && s->len > 0) { /* rows contiguous: the check's fused path (opres.c) */
+        r->bounds_rows = sm_bound_rows;
+        r->range_unit[0] = s->len;
+    }
     sm_job j = {r, s, of};
     int64_t rows = s->outer * s->inner;
     return er_ops_parallel(rows, 1 + 65536 / (s->len + 1), sm_exact_rows, &j, msg, msg_size);
@@ -197,7 +202,7 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
             a = er_b_down(a - sl);
             b = er_b_up(b + sl);
         }
-        er_ops_round_compute(env, &a, &b); /* identity on compute's values, but for a flush */
+        er_ops_round_compute_inl(env, &a, &b); /* identity on compute's values, but for a flush */
         xl[i] = a < b ? a : b;
         xh[i] = a < b ? b : a;
         if (xl[i] > ml) ml = xl[i];
@@ -206,11 +211,11 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
     /* e_j: exp within ue ulps of compute at a value between the exact difference and its rounding */
     for (int64_t i = 0; i < n; i++) {
         double dl, dh, t, cl, ch;
-        er_ops_sub_iv(xl[i], mh, &dl, &t);
-        er_ops_sub_iv(xh[i], ml, &t, &dh);
+        er_ops_sub_iv_inl(xl[i], mh, &dl, &t);
+        er_ops_sub_iv_inl(xh[i], ml, &t, &dh);
         cl = dl;
         ch = dh;
-        er_ops_round_compute(env, &cl, &ch);
+        er_ops_round_compute_inl(env, &cl, &ch);
         if (cl < dl) dl = cl;
         if (ch > dh) dh = ch;
         if (dlo) {
@@ -229,10 +234,10 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
         /* each partial sum rounded to nearest in compute, or kept wider (a wider or exact accumulator:
          * the exact sum is one a correct implementation may hold): the hull of the two */
         for (int64_t i = 1; i < n; i++) {
-            double al = er_ops_add_dn(Sl, El[i]), ah = er_ops_add_up(Sh, Eh[i]);
+            double al = er_b_down(Sl + El[i]), ah = er_b_up(Sh + Eh[i]);
             Sl = al;
             Sh = ah;
-            er_ops_round_compute(env, &Sl, &Sh);
+            er_ops_round_compute_inl(env, &Sl, &Sh);
             if (al < Sl) Sl = al;
             if (ah > Sh) Sh = ah;
         }
@@ -240,8 +245,8 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
         Sl = 0;
         Sh = 0;
         for (int64_t i = 0; i < n; i++) {
-            Sl = er_ops_add_dn(Sl, El[i]);
-            Sh = er_ops_add_up(Sh, Eh[i]);
+            Sl = er_b_down(Sl + El[i]);
+            Sh = er_b_up(Sh + Eh[i]);
         }
         /* any tree of n - 1 additions: |sum - exact sum| <= gamma_{n-1} * exact sum (terms >= 0) */
         double g = er_b_up((double)(n - 1) * env->u), gam = er_ops_div_up(g, er_b_down(1 - g));
@@ -254,7 +259,7 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
         }
         if (env->ftz) Sl = er_ops_add_dn(Sl, -er_b_up((double)n * env->tiny));
         if (Sl < 0) Sl = 0;
-        er_ops_round_compute(env, &Sl, &Sh);
+        er_ops_round_compute_inl(env, &Sl, &Sh);
     }
     *Slo = Sl;
     *Shi = Sh;
@@ -263,66 +268,58 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
     return 0;
 }
 
-typedef struct sm_bjob {
-    er_opres *r;
-    sm_state *s;
-    const er_openv *env;
-    double *lo, *hi;
-    unsigned char *fl;
-} sm_bjob;
-
-static er_status sm_bound_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+/* the bounds of rows [r0, r1) (er_ops_rows_fn) */
+static er_status sm_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t r0, int64_t r1, int64_t off,
+                               er_ops_scratch *sc, double *lo, double *hi, unsigned char *fl, char *msg,
+                               size_t msg_size)
 {
-    sm_bjob *j = (sm_bjob *)ctx;
-    sm_state *s = j->s;
-    const er_openv *env = j->env;
+    sm_state *s = (sm_state *)r->state;
+    (void)oi;
     int any = env->o->standard.kind == ER_STD_ANY_ORDER;
     double ue = er_ops_ulps(env, "exp"), ud = er_ops_ulps(env, "div");
     size_t L = (size_t)(s->len ? s->len : 1);
-    double *buf = (double *)malloc(sizeof(double) * 4 * L);
+    double *buf = er_ops_scratch_buf(sc, 4 * L);
     if (!buf) return msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
     double *xl = buf, *xh = buf + L, *El = buf + 2 * L, *Eh = buf + 3 * L;
-    er_ops_expc *ec = er_ops_expc_new(); /* NULL: no memo */
+    er_ops_expc *ec = er_ops_scratch_expc(sc); /* NULL: no memo */
     for (int64_t row = r0; row < r1; row++) {
         double m;
         if (row_max(s, row, &m)) {
             for (int64_t i = 0; i < s->len; i++) {
-                int64_t e = AT(s, row, i);
-                j->fl[e] = ER_OPB_NONFINITE;
-                j->lo[e] = j->hi[e] = NAN;
+                int64_t e = AT(s, row, i) - off;
+                fl[e] = ER_OPB_NONFINITE;
+                lo[e] = hi[e] = NAN;
             }
             continue;
         }
         double ml, mh, Sl, Sh;
-        const double *sk = j->r->slack[0] ? j->r->slack[0] + AT(s, row, 0) : NULL;
+        const double *sk = r->slack[0] ? r->slack[0] + AT(s, row, 0) : NULL;
         if (er_ops_expsum_model_c(env, any, ue, s->v + AT(s, row, 0), sk, s->len, s->inner, xl, xh, NULL, NULL, El,
                                   Eh, &Sl, &Sh, &ml, &mh, ec)) {
             for (int64_t i = 0; i < s->len; i++) { /* an earlier result's unbounded element: no bound */
-                int64_t e = AT(s, row, i);
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
+                int64_t e = AT(s, row, i) - off;
+                fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                lo[e] = -INFINITY;
+                hi[e] = INFINITY;
             }
             continue;
         }
         int overflow = !(Sh <= env->max_c);
         for (int64_t i = 0; i < s->len; i++) {
-            int64_t e = AT(s, row, i);
+            int64_t e = AT(s, row, i) - off;
             if (overflow) { /* the sum may be infinite in compute: no bound */
-                j->fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                j->lo[e] = -INFINITY;
-                j->hi[e] = INFINITY;
+                fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+                lo[e] = -INFINITY;
+                hi[e] = INFINITY;
                 continue;
             }
-            double ql = er_ops_div_dn(El[i], Sh), qh = Sl > 0 ? er_ops_div_up(Eh[i], Sl) : INFINITY;
+            double ql = er_b_down(El[i] / Sh), qh = Sl > 0 ? er_b_up(Eh[i] / Sl) : INFINITY;
             er_ops_lib_result_inl(env, ud, &ql, &qh);
             if (ql < 0) ql = 0;
-            j->lo[e] = ql;
-            j->hi[e] = qh;
+            lo[e] = ql;
+            hi[e] = qh;
         }
     }
-    er_ops_expc_free(ec);
-    free(buf);
     return ER_OK;
 }
 
@@ -330,9 +327,7 @@ static er_status sm_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
                            char *msg, size_t msg_size)
 {
     sm_state *s = (sm_state *)r->state;
-    (void)i;
-    sm_bjob j = {r, s, env, lo, hi, flags};
-    return er_ops_parallel(s->outer * s->inner, 1 + 65536 / (s->len + 1), sm_bound_rows, &j, msg, msg_size);
+    return er_ops_rows_bounds(r, i, env, s->outer * s->inner, s->len, sm_bound_rows, lo, hi, flags, msg, msg_size);
 }
 
 const er_opdef er_opdef_softmax = {

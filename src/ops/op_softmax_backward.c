@@ -225,7 +225,6 @@ static er_status sb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
             for (int64_t k = 0; k < s->len; k++) {
                 if (!und[k]) continue;
                 int64_t e = AT(s, row, k);
-                uint64_t bits;
                 er_ops_mp_set_d(mp, 3, s->x[e]);
                 er_ops_mp_sub(mp, 3, 3, 0);
                 er_ops_mp_exp(mp, 3, 3);
@@ -233,9 +232,7 @@ static er_status sb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 er_ops_mp_set_d(mp, 4, s->g[e]);
                 er_ops_mp_sub(mp, 4, 4, 2);
                 er_ops_mp_mul(mp, 5, 3, 4);
-                if (er_ops_mp_decide(mp, 5, of, &bits)) {
-                    er_ops_store(&r->out[0], e, bits);
-                    er_ops_mp_get(mp, 5, &r->xlo[0][e], &r->xhi[0][e]);
+                if (er_ops_mp_store(mp, 5, r, 0, e)) {
                     und[k] = 0;
                 } else {
                     left = 1;
@@ -347,9 +344,7 @@ static er_status lsb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, si
                 er_ops_mp_mul(mp, 3, 3, 2);
                 er_ops_mp_set_d(mp, 4, g);
                 er_ops_mp_sub(mp, 4, 4, 3);
-                if (er_ops_mp_decide(mp, 4, of, &bits)) {
-                    er_ops_store(&r->out[0], e, bits);
-                    er_ops_mp_get(mp, 4, &r->xlo[0][e], &r->xhi[0][e]);
+                if (er_ops_mp_store(mp, 4, r, 0, e)) {
                     done = 1;
                 }
                 er_ops_mp_free(mp);

@@ -316,18 +316,9 @@ int er_ops_in_iv(const er_opres *r, int i, int64_t e, double v, double *lo, doub
 
 /* ---- rounding ---- */
 
-uint64_t er_ops_round(int fmt, double x) { return er_ops_rn_bits(fmt, x); }
+uint64_t er_ops_round(int fmt, double x) { return er_ops_rn_bits_inl(fmt, x); }
 
-int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits)
-{
-    uint64_t a = er_ops_round(fmt, lo), b = er_ops_round(fmt, hi);
-    if (a != b) {
-        /* +0 and -0 are different patterns but lo <= 0 <= hi then straddles: undecided */
-        return 0;
-    }
-    *bits = a;
-    return 1;
-}
+int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits) { return er_ops_decide_inl(fmt, lo, hi, bits); }
 
 /* ---- outward arithmetic: RN then one ulp outward (covers the exact value) ---- */
 
@@ -456,4 +447,72 @@ er_status er_ops_parallel(int64_t n, int64_t min_per_thread, er_ops_range_fn fn,
     for (int64_t t = 0; t < nt; t++)
         if (jobs[t].st != ER_OK) return msgf(msg, msg_size, jobs[t].st, "%s", jobs[t].msg);
     return ER_OK;
+}
+
+/* ---- rows of an operation's bounds over threads ---- */
+
+typedef struct rows_job {
+    er_opres *r;
+    int i;
+    const er_openv *env;
+    er_ops_rows_fn fn;
+    double *lo, *hi;
+    unsigned char *flags;
+} rows_job;
+
+static er_status rows_part(void *ctx, int64_t r0, int64_t r1, char *msg, size_t msg_size)
+{
+    rows_job *j = (rows_job *)ctx;
+    er_ops_scratch sc;
+    memset(&sc, 0, sizeof sc);
+    er_status st = j->fn(j->r, j->i, j->env, r0, r1, 0, &sc, j->lo, j->hi, j->flags, msg, msg_size);
+    er_ops_scratch_free(&sc);
+    return st;
+}
+
+double *er_ops_scratch_buf(er_ops_scratch *sc, size_t n)
+{
+    if (n > sc->cap) {
+        double *b = (double *)malloc(sizeof(double) * (n ? n : 1));
+        if (!b) return NULL;
+        free(sc->buf);
+        sc->buf = b;
+        sc->cap = n;
+    }
+    return sc->buf;
+}
+
+er_ops_expc *er_ops_scratch_expc(er_ops_scratch *sc)
+{
+    if (!sc->ec_made) {
+        sc->ec = er_ops_expc_new(); /* NULL: no memo */
+        sc->ec_made = 1;
+    }
+    return sc->ec;
+}
+
+void er_ops_scratch_free(er_ops_scratch *sc)
+{
+    er_ops_expc_free(sc->ec);
+    free(sc->buf);
+    memset(sc, 0, sizeof *sc);
+}
+
+er_status er_ops_rows_bounds(er_opres *r, int i, const er_openv *env, int64_t rows, int64_t len, er_ops_rows_fn fn,
+                             double *lo, double *hi, unsigned char *flags, char *msg, size_t msg_size)
+{
+    rows_job j = {r, i, env, fn, lo, hi, flags};
+    if (rows <= 0) return ER_OK;
+    return er_ops_parallel(rows, 1 + 65536 / (len + 1), rows_part, &j, msg, msg_size);
+}
+
+/* ---- a rising precision's decided element ---- */
+
+int er_ops_mp_store(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e)
+{
+    uint64_t bits;
+    if (!er_ops_mp_decide(m, reg, r->out[i].format, &bits)) return 0;
+    er_ops_store(&r->out[i], e, bits);
+    er_ops_mp_get(m, reg, &r->xlo[i][e], &r->xhi[i][e]);
+    return 1;
 }

@@ -408,6 +408,7 @@ typedef struct finish_job {
     const double *lo, *hi;
     const unsigned char *flags;
     er_bounds *b;
+    int64_t off; /* lo, hi, flags and b hold elements off, off + 1, ... */
 } finish_job;
 
 static er_status finish_range(void *ctx, int64_t e0, int64_t e1, char *msg, size_t msg_size)
@@ -415,66 +416,97 @@ static er_status finish_range(void *ctx, int64_t e0, int64_t e1, char *msg, size
     finish_job *j = (finish_job *)ctx;
     (void)msg;
     (void)msg_size;
+    const er_optensor *R = &j->r->out[j->i]; /* contiguous (er_ops_alloc_output) */
+    er_format_info fi;
+    er_format_get_info(R->format, &fi);
+    int sb = fi.storage_bytes;
     for (int64_t e = e0; e < e1; e++) {
         er_bel bel;
-        uint64_t rb = er_ops_load(&j->r->out[j->i], e);
-        double xl = j->r->xlo[j->i][e], xh = j->r->xhi[j->i][e], l = j->lo[e], h = j->hi[e];
-        int nf = (j->flags[e] & ER_OPB_NONFINITE) != 0, un = (j->flags[e] & ER_OPB_UNCERTAIN) != 0;
+        int64_t k = e - j->off;
+        uint64_t rb = sb == 2   ? ((const uint16_t *)R->data)[e]
+                      : sb == 4 ? ((const uint32_t *)R->data)[e]
+                                : er_ops_load(R, e);
+        double xl = j->r->xlo[j->i][e], xh = j->r->xhi[j->i][e], l = j->lo[k], h = j->hi[k];
+        int nf = (j->flags[k] & ER_OPB_NONFINITE) != 0, un = (j->flags[k] & ER_OPB_UNCERTAIN) != 0;
         double rad = ER_B_INF;
         if (!nf && er_b_finite(xl) && er_b_finite(xh) && er_b_finite(l) && er_b_finite(h)) {
             double d1 = er_b_up(h - xl), d2 = er_b_up(xh - l);
             rad = d1 > d2 ? d1 : d2;
             if (rad < 0) rad = 0;
         }
-        er_ops_finish_fast(&j->c, rb, l, h, rad, nf || un, un, &bel);
-        er_bel_store(j->b, e, &bel);
+        er_ops_finish_fast_inl(&j->c, rb, l, h, rad, nf || un, un, &bel);
+        er_bel_store(j->b, k, &bel);
     }
+    return ER_OK;
+}
+
+/* The cached bounds of output i under key (resolved), or NULL. */
+static const er_bounds *bounds_cached(const er_opres *r, int i, const er_tol_opts *key)
+{
+    for (er_opbounds_entry *e = r->bounds; e; e = e->next)
+        if (e->output == i && same_opts(&e->o, key)) return &e->b;
+    return NULL;
+}
+
+/* key: o resolved (NULL: the defaults; compute -1: the result's default) */
+static void resolve_opts(const er_opres *r, const er_tol_opts *o, er_tol_opts *key)
+{
+    if (o) *key = *o;
+    else er_tol_opts_init(key);
+    if (key->compute < 0) key->compute = r->default_compute;
+}
+
+/* The bounds' environment of output i under key (env->o points to key) and the finish's parameters c; the
+ * standard and compute format checked. */
+static er_status op_env(const er_opres *r, int i, const er_tol_opts *key, er_openv *env, er_bpar *c, char *msg,
+                        size_t msg_size)
+{
+    if (!((r->def->standards >> (key->standard.kind & 31)) & 1u) || key->standard.kind < 0 || key->standard.kind > 31)
+        return msgf(msg, msg_size, ER_EINVAL, "%s does not take the standard '%s': it takes %s", r->def->name,
+                    key->standard.name, r->def->standard_names);
+    er_format_info ci, oi;
+    if (er_format_get_info(key->compute, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT || !ci.has_zero)
+        return msgf(msg, msg_size, ER_EINVAL, "%s: compute format %d is not a float format", r->def->name,
+                    key->compute);
+    er_format_get_info(r->out[i].format, &oi);
+    if (!(key->ulps == key->ulps))
+        return msgf(msg, msg_size, ER_EINVAL, "%s: ulps is NaN", r->def->name);
+    env->o = key;
+    env->compute = key->compute;
+    env->p = ci.significand_bits + 1;
+    env->emin = ci.emin;
+    env->u = ldexp(1.0, -env->p);
+    env->eta = ldexp(1.0, ci.emin - env->p + 1);
+    env->tiny = ldexp(1.0, ci.emin);
+    er_from_bits(key->compute, ci.max_finite_bits, &env->max_c);
+    env->ftz = key->flush_to_zero != 0;
+    memset(c, 0, sizeof *c);
+    c->out_fmt = r->out[i].format;
+    c->dir = ER_RND_NEAREST_EVEN;
+    c->opts = 0u;
+    c->max_c = env->max_c;
+    er_from_bits(r->out[i].format, oi.max_finite_bits, &c->maxo);
     return ER_OK;
 }
 
 er_status er_opres_bounds(er_opres *r, int i, const er_tol_opts *o, const er_bounds **out, char *msg,
                           size_t msg_size)
 {
-    er_tol_opts def, key;
+    er_tol_opts key;
     er_status st;
     if (!r || !out) return msgf(msg, msg_size, ER_EINVAL, "bounds: no result");
     if (i < 0 || i >= r->nout)
         return msgf(msg, msg_size, ER_EINVAL, "%s has %d output(s); output %d is out of range", r->def->name, r->nout, i);
-    if (!o) {
-        er_tol_opts_init(&def);
-        o = &def;
-    }
-    key = *o;
-    if (key.compute < 0) key.compute = r->default_compute;
-    for (er_opbounds_entry *e = r->bounds; e; e = e->next)
-        if (e->output == i && same_opts(&e->o, &key)) {
-            *out = &e->b;
-            return ER_OK;
-        }
-    if (!((r->def->standards >> (key.standard.kind & 31)) & 1u) || key.standard.kind < 0 || key.standard.kind > 31)
-        return msgf(msg, msg_size, ER_EINVAL, "%s does not take the standard '%s': it takes %s", r->def->name,
-                    key.standard.name, r->def->standard_names);
-    er_format_info ci, oi;
-    if (er_format_get_info(key.compute, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT || !ci.has_zero)
-        return msgf(msg, msg_size, ER_EINVAL, "%s: compute format %d is not a float format", r->def->name, key.compute);
-    er_format_get_info(r->out[i].format, &oi);
-    if (!(key.ulps == key.ulps))
-        return msgf(msg, msg_size, ER_EINVAL, "%s: ulps is NaN", r->def->name);
+    resolve_opts(r, o, &key);
+    if ((*out = bounds_cached(r, i, &key)) != NULL) return ER_OK;
     er_openv env;
-    env.o = &key;
-    env.compute = key.compute;
-    env.p = ci.significand_bits + 1;
-    env.emin = ci.emin;
-    env.u = ldexp(1.0, -env.p);
-    env.eta = ldexp(1.0, ci.emin - env.p + 1);
-    env.tiny = ldexp(1.0, ci.emin);
-    er_from_bits(key.compute, ci.max_finite_bits, &env.max_c);
-    env.ftz = key.flush_to_zero != 0;
+    er_bpar c;
+    if ((st = op_env(r, i, &key, &env, &c, msg, msg_size)) != ER_OK) return st;
 
     int64_t n = er_optensor_count(&r->out[i]);
-    size_t c = (size_t)(n ? n : 1);
-    double *lo = (double *)malloc(c * sizeof(double)), *hi = (double *)malloc(c * sizeof(double));
-    unsigned char *fl = (unsigned char *)calloc(c, 1);
+    size_t cnt = (size_t)(n ? n : 1);
+    double *lo = (double *)malloc(cnt * sizeof(double)), *hi = (double *)malloc(cnt * sizeof(double));
+    unsigned char *fl = (unsigned char *)calloc(cnt, 1);
     er_opbounds_entry *ent = (er_opbounds_entry *)calloc(1, sizeof *ent);
     if (!lo || !hi || !fl || !ent || alloc_bounds(&ent->b, n) != ER_OK) {
         st = msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory for the bounds of %lld elements", r->def->name,
@@ -490,11 +522,7 @@ er_status er_opres_bounds(er_opres *r, int i, const er_tol_opts *o, const er_bou
     memset(&j, 0, sizeof j);
     j.r = r;
     j.i = i;
-    j.c.out_fmt = r->out[i].format;
-    j.c.dir = ER_RND_NEAREST_EVEN;
-    j.c.opts = 0u;
-    j.c.max_c = env.max_c;
-    er_from_bits(r->out[i].format, oi.max_finite_bits, &j.c.maxo);
+    j.c = c;
     j.lo = lo;
     j.hi = hi;
     j.flags = fl;
@@ -571,6 +599,187 @@ static er_status as_view(er_opres *r, int i, const er_optensor *output, er_tenso
     return ER_OK;
 }
 
+/* ---- the fused check: bounds, finish, covers and scoring a block of rows at a time ----
+ *
+ * Where the operation makes its bounds a row at a time (r->bounds_rows) and the bounds
+ * for the options are not cached yet, covers and the report never build the whole er_bounds arrays: each
+ * block of rows gets its op bounds, finish (finish_range, the same per element), covers
+ * (er_bounds_covers) and scoring (er_check_report_score) while it is in the cache, on the threads of
+ * er_ops_parallel; the blocks' reports are merged in order (er_check_report_merge, which gives the
+ * one-shot report, and er_check_report_narrower the hint).  The decisions are the same element by element;
+ * tests/ops/test_ops_fused.c compares both paths' reports. */
+
+#define FUSED_BLOCK 16384 /* output elements per block, about 0.7 MiB of scratch per thread */
+
+typedef struct fused_job {
+    er_opres *r;
+    int i;
+    const er_openv *env;
+    er_bpar c;
+    const er_tensor *v;     /* the output, contiguous */
+    int64_t n, per, nv;     /* elements, elements per block, the view's row length */
+    int64_t unit;           /* the output elements of one row of the operation */
+    unsigned char *covered; /* every element's decision */
+    int64_t *outside;       /* per block */
+    er_check_report *parts; /* per block; NULL: covers only */
+} fused_job;
+
+/* elements [e0, e1) (whole rows of length nv) of a contiguous 2-D/3-D tensor as a 2-D tensor */
+static er_tensor rows_of(const er_tensor *v, int64_t e0, int64_t e1, int64_t nv)
+{
+    er_format_info fi;
+    er_format_get_info(v->format, &fi);
+    er_tensor t = *v;
+    t.ndim = 2;
+    t.shape[0] = (e1 - e0) / nv;
+    t.shape[1] = nv;
+    t.shape[2] = 0;
+    t.strides[0] = nv;
+    t.strides[1] = 1;
+    t.strides[2] = 0;
+    t.data = (char *)v->data + e0 * (int64_t)fi.storage_bytes;
+    return t;
+}
+
+static er_status fused_blocks(void *ctx, int64_t b0, int64_t b1, char *msg, size_t msg_size)
+{
+    fused_job *j = (fused_job *)ctx;
+    er_opres *r = j->r;
+    size_t cap = (size_t)j->per;
+    double *lo = (double *)malloc(cap * sizeof(double)), *hi = (double *)malloc(cap * sizeof(double));
+    unsigned char *fl = (unsigned char *)malloc(cap);
+    er_bounds bd;
+    er_ops_scratch sc; /* the thread's memo of exp and row buffers, kept over its blocks */
+    er_status st = ER_OK;
+    memset(&sc, 0, sizeof sc);
+    if (!lo || !hi || !fl || alloc_bounds(&bd, j->per) != ER_OK) {
+        st = msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory for the check's blocks", r->def->name);
+        goto done;
+    }
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t e0 = b * j->per, e1 = e0 + j->per < j->n ? e0 + j->per : j->n, cnt = e1 - e0;
+        memset(fl, 0, (size_t)cnt);
+        if ((st = r->bounds_rows(r, j->i, j->env, e0 / j->unit, e1 / j->unit, e0, &sc, lo, hi, fl, msg, msg_size)) !=
+            ER_OK)
+            goto done;
+        finish_job f;
+        memset(&f, 0, sizeof f);
+        f.r = r;
+        f.i = j->i;
+        f.c = j->c;
+        f.lo = lo;
+        f.hi = hi;
+        f.flags = fl;
+        f.b = &bd;
+        f.off = e0;
+        finish_range(&f, e0, e1, msg, msg_size);
+        bd.count = cnt;
+        er_tensor ov = rows_of(j->v, e0, e1, j->nv);
+        if ((st = er_bounds_covers(&bd, &ov, 0, j->covered + e0, &j->outside[b], msg, msg_size)) != ER_OK) goto done;
+        if (j->parts) {
+            er_tensor rv = rows_of(&r->view[j->i], e0, e1, j->nv);
+            if ((st = er_check_report_score(&bd, &ov, &rv, j->covered + e0, j->outside[b], NULL, NULL, NULL, 0,
+                                            &j->parts[b], msg, msg_size)) != ER_OK)
+                goto done;
+        }
+    }
+done:
+    er_ops_scratch_free(&sc);
+    if (lo && hi && fl) free_bounds(&bd);
+    free(lo);
+    free(hi);
+    free(fl);
+    return st;
+}
+
+/* the options' refusals (standard, compute, ulps) before the output's, as er_opres_bounds gives them */
+static er_status opts_ok(er_opres *r, int i, const er_tol_opts *o, char *msg, size_t msg_size)
+{
+    er_tol_opts key;
+    er_openv env;
+    er_bpar c;
+    resolve_opts(r, o, &key);
+    if (bounds_cached(r, i, &key)) return ER_OK;
+    return op_env(r, i, &key, &env, &c, msg, msg_size);
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/*
+ * The fused check of output v (output i's view, any strides) under o: *done 0 and nothing else when it
+ * does not apply (no bounds_rows, the bounds already cached, a strided output, a row too long); else
+ * covered (every element), *outside, and with rep the report (outside_index as er_opres_report's).
+ */
+static er_status fused_check(er_opres *r, int i, const er_tol_opts *o, const er_tensor *v, unsigned char *covered,
+                             int64_t *outside, er_check_report *rep, int64_t *outside_index, int64_t outside_cap,
+                             int *done, char *msg, size_t msg_size)
+{
+    er_tol_opts key;
+    er_openv env;
+    er_status st;
+    *done = 0;
+    const char *no = getenv("EXACTREF_NO_FUSED"); /* set (not empty): the array path, for measurements */
+    if (!r->bounds_rows || r->bounds_full || r->range_unit[i] <= 0 || (no && *no)) return ER_OK;
+    resolve_opts(r, o, &key);
+    if (bounds_cached(r, i, &key)) return ER_OK; /* the kept arrays are faster to read */
+    if (v->ndim < 2 || v->ndim > 3) return ER_OK;
+    int64_t n = 1, want = 1;
+    for (int d = v->ndim - 1; d >= 0; d--) { /* row-major and contiguous (a dimension of 1: any stride) */
+        if (v->shape[d] != 1 && v->strides[d] != want) return ER_OK;
+        want *= v->shape[d];
+        n *= v->shape[d];
+    }
+    int64_t nv = v->shape[v->ndim - 1], unit = r->range_unit[i];
+    if (n == 0 || nv == 0) return ER_OK;
+    int64_t g = gcd64(unit, nv), per = unit / g * nv; /* the least whole block of both rows */
+    if (per > (int64_t)1 << 24) return ER_OK;
+    if (per < FUSED_BLOCK) per *= FUSED_BLOCK / per;
+    fused_job j;
+    memset(&j, 0, sizeof j);
+    if ((st = op_env(r, i, &key, &env, &j.c, msg, msg_size)) != ER_OK) return st;
+    int64_t nb = (n + per - 1) / per;
+    j.r = r;
+    j.i = i;
+    j.env = &env;
+    j.v = v;
+    j.n = n;
+    j.per = per;
+    j.unit = unit;
+    j.nv = nv;
+    j.covered = covered;
+    j.outside = (int64_t *)calloc((size_t)nb, sizeof(int64_t));
+    j.parts = rep ? (er_check_report *)calloc((size_t)nb, sizeof(er_check_report)) : NULL;
+    if (!j.outside || (rep && !j.parts)) {
+        free(j.outside);
+        free(j.parts);
+        return msgf(msg, msg_size, ER_ENOMEM, "out of memory");
+    }
+    st = er_ops_parallel(nb, 1, fused_blocks, &j, msg, msg_size);
+    int64_t total = 0;
+    for (int64_t b = 0; b < nb; b++) total += j.outside[b];
+    if (st == ER_OK && rep) {
+        er_check_report_merge_init(rep, v->ndim, v->shape, v->format);
+        for (int64_t b = 0; b < nb && st == ER_OK; b++)
+            st = er_check_report_merge(rep, &j.parts[b], covered + b * per, NULL, outside_index, outside_cap, msg,
+                                       msg_size);
+        if (st == ER_OK) st = er_check_report_narrower(rep, v, &r->view[i], -1, -1, msg, msg_size);
+    }
+    free(j.outside);
+    free(j.parts);
+    if (st != ER_OK) return st;
+    if (outside) *outside = total;
+    *done = 1;
+    return ER_OK;
+}
+
 er_status er_opres_covers(er_opres *r, int i, const er_tol_opts *o, const er_optensor *output,
                           unsigned char *covered, int64_t *outside, char *msg, size_t msg_size)
 {
@@ -578,14 +787,19 @@ er_status er_opres_covers(er_opres *r, int i, const er_tol_opts *o, const er_opt
     er_tensor v;
     void *buf;
     er_status st;
-    if ((st = er_opres_bounds(r, i, o, &bd, msg, msg_size)) != ER_OK) return st;
+    int done = 0;
+    if (!r || i < 0 || i >= r->nout) return er_opres_bounds(r, i, o, &bd, msg, msg_size); /* its message */
+    if ((st = opts_ok(r, i, o, msg, msg_size)) != ER_OK) return st;
     if ((st = as_view(r, i, output, &v, &buf, msg, msg_size)) != ER_OK) return st;
+    int64_t count = er_optensor_count(&r->out[i]);
     unsigned char *cv = covered;
-    if (!cv && !(cv = (unsigned char *)malloc((size_t)(bd->count ? bd->count : 1)))) {
+    if (!cv && !(cv = (unsigned char *)malloc((size_t)(count ? count : 1)))) {
         free(buf);
         return msgf(msg, msg_size, ER_ENOMEM, "out of memory");
     }
-    st = er_bounds_covers(bd, &v, 0, cv, outside, msg, msg_size);
+    st = fused_check(r, i, o, &v, cv, outside, NULL, NULL, 0, &done, msg, msg_size);
+    if (st == ER_OK && !done && (st = er_opres_bounds(r, i, o, &bd, msg, msg_size)) == ER_OK)
+        st = er_bounds_covers(bd, &v, 0, cv, outside, msg, msg_size);
     if (cv != covered) free(cv);
     free(buf);
     return st;
@@ -600,16 +814,21 @@ er_status er_opres_report(er_opres *r, int i, const er_tol_opts *o, const er_opt
     void *buf;
     er_status st;
     int64_t outside = 0;
+    int done = 0;
     if (!rep) return msgf(msg, msg_size, ER_EINVAL, "report: no report to fill");
-    if ((st = er_opres_bounds(r, i, o, &bd, msg, msg_size)) != ER_OK) return st;
+    if (!r || i < 0 || i >= r->nout) return er_opres_bounds(r, i, o, &bd, msg, msg_size); /* its message */
+    if ((st = opts_ok(r, i, o, msg, msg_size)) != ER_OK) return st;
     if ((st = as_view(r, i, output, &v, &buf, msg, msg_size)) != ER_OK) return st;
-    unsigned char *cv = (unsigned char *)malloc((size_t)(bd->count ? bd->count : 1));
+    int64_t count = er_optensor_count(&r->out[i]);
+    unsigned char *cv = (unsigned char *)malloc((size_t)(count ? count : 1));
     if (!cv) {
         free(buf);
         return msgf(msg, msg_size, ER_ENOMEM, "out of memory");
     }
-    st = er_bounds_covers(bd, &v, 0, cv, &outside, msg, msg_size);
-    if (st == ER_OK)
+    st = fused_check(r, i, o, &v, cv, &outside, rep, outside_index, outside_cap, &done, msg, msg_size);
+    if (st == ER_OK && !done && (st = er_opres_bounds(r, i, o, &bd, msg, msg_size)) == ER_OK)
+        st = er_bounds_covers(bd, &v, 0, cv, &outside, msg, msg_size);
+    if (st == ER_OK && !done)
         st = er_check_report_score(bd, &v, &r->view[i], cv, outside, NULL, NULL, outside_index, outside_cap, rep, msg,
                                    msg_size);
     free(cv);
