@@ -6,9 +6,9 @@
  * er_cpu_fq_finish.  A lane is finished only where every step lies in the common case (the caller's
  * mask `ok` says which lanes remain candidates; V(finish) returns those it stored).  Every integer
  * compared is below 2^63, so the signed compares serve.  A template: included by cpu_vec_each.h once
- * per width (ER_VW 4 or 8), after cpu_finish.h; it defines er_v4_fq, er_v4_keys, ... at that width.
+ * per width (ER_VW 4 or 8), where cpu_finish.h was included; it defines er_v4_fq, er_v4_keys, ... at that width.
  */
-#if ER_VW == 4 && !defined(ER_CPU_FINISH_LANES4_H) || ER_VW == 8 && !defined(ER_CPU_FINISH_LANES8_H)
+#if defined(ER_CPU_FINISH_H) && (ER_VW == 4 && !defined(ER_CPU_FINISH_LANES4_H) || ER_VW == 8 && !defined(ER_CPU_FINISH_LANES8_H))
 #if ER_VW == 4
 #define ER_CPU_FINISH_LANES4_H
 #else

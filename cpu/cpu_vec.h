@@ -7,8 +7,9 @@
  * the instructions the former AVX2 and AVX-512 twins used, one for one (inline, so the compiled kernels
  * are those twins'):
  *   types   V(d) binary64 lanes, V(i) 64-bit integer lanes, V(m) a lane mask, V(c) a shift count;
- *   lanes   V(dset) V(dzero) V(dload) V(fload) (floats widened) V(add) V(sub) V(mul) V(dabs)
- *           V(dsel)(a, b, m) (b where m, else a) V(dmaskz)(m, x) (x where m, else 0);
+ *   lanes   V(dset) V(dzero) V(dload) V(dstore) V(fload) (floats widened) V(add) V(sub) V(mul)
+ *           V(max) (MAXPD's) V(hmax) (the largest lane, of lanes >= 0) V(dabs) V(dsel)(a, b, m) (b
+ *           where m, else a) V(dmaskz)(m, x) (x where m, else 0);
  *   bits    V(bits) V(dbl) (reinterpretations), V(iset) V(izero) V(iload32) (int32 widened) V(iadd)
  *           V(isub) V(iand) V(ior) V(iandnot) V(isel) V(iadd_m)(u, m, v) (u + v where m) V(srli)
  *           V(slli) (constant counts) V(count) V(shr) V(shl) (a count set once);
@@ -17,8 +18,8 @@
  *           (bit l: lane l) V(mzero_bytes)(p) (lanes whose byte p[l] is 0);
  *   stores  V(dstore_m) V(istore_m) V(bstore_m)(p, m, v) (byte 1 or 0 from mask v, lanes of m).
  * AVX2 has no mask registers: a lane mask there is a vector whose lanes are all ones or all zeros (the
- * compares' results).  On top of the vocabulary: V(finite), V(up) and V(down) (er_b_up, er_b_down lane
- * by lane on the bit patterns).  ER_VEC_HAVE is 1 where the compiler takes the target attributes
+ * compares' results).  On top of the vocabulary: V(finite), V(nonfinite), V(up) and V(down) (er_b_up,
+ * er_b_down lane by lane on the bit patterns).  ER_VEC_HAVE is 1 where the compiler takes the target attributes
  * (x86-64 GCC or Clang); elsewhere nothing is defined and the kernels' callers take the scalar paths.
  */
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
@@ -84,6 +85,13 @@ ER_VT static inline er_v4_m er_v4_mzero_bytes(const unsigned char *p)
 }
 ER_VT static inline void er_v4_dstore_m(double *p, er_v4_m m, er_v4_d x) { _mm256_maskstore_pd(p, m, x); }
 ER_VT static inline void er_v4_istore_m(uint64_t *p, er_v4_m m, er_v4_i x) { _mm256_maskstore_epi64((long long *)(void *)p, m, x); }
+ER_VT static inline double er_v4_hmax(er_v4_d x)
+{
+    double l[4], m = 0;
+    _mm256_storeu_pd(l, x);
+    for (int t = 0; t < 4; t++) m = l[t] > m ? l[t] : m;
+    return m;
+}
 ER_VT static inline void er_v4_bstore_m(unsigned char *p, er_v4_m m, er_v4_m v)
 {
     unsigned b = er_v4_mbits(m), t = er_v4_mbits(v);
@@ -129,6 +137,7 @@ ER_VT static inline er_v8_m er_v8_mzero_bytes(const unsigned char *p)
 }
 ER_VT static inline void er_v8_dstore_m(double *p, er_v8_m m, er_v8_d x) { _mm512_mask_storeu_pd(p, m, x); }
 ER_VT static inline void er_v8_istore_m(uint64_t *p, er_v8_m m, er_v8_i x) { _mm512_mask_storeu_epi64(p, m, x); }
+ER_VT static inline double er_v8_hmax(er_v8_d x) { return _mm512_reduce_max_pd(x); }
 ER_VT static inline void er_v8_bstore_m(unsigned char *p, er_v8_m m, er_v8_m v) { _mm_mask_storeu_epi8(p, m, _mm_maskz_set1_epi8(v, 1)); }
 #define ER_VEC_COMMON 1
 #endif
@@ -142,6 +151,8 @@ ER_VT static inline V(d) V(dload)(const double *p) { return ER_VP(_loadu_pd)(p);
 ER_VT static inline V(d) V(add)(V(d) a, V(d) b) { return ER_VP(_add_pd)(a, b); }
 ER_VT static inline V(d) V(sub)(V(d) a, V(d) b) { return ER_VP(_sub_pd)(a, b); }
 ER_VT static inline V(d) V(mul)(V(d) a, V(d) b) { return ER_VP(_mul_pd)(a, b); }
+ER_VT static inline V(d) V(max)(V(d) a, V(d) b) { return ER_VP(_max_pd)(a, b); }
+ER_VT static inline void V(dstore)(double *p, V(d) x) { ER_VP(_storeu_pd)(p, x); }
 ER_VT static inline V(i) V(bits)(V(d) x) { return ER_VSI(_castpd_si)(x); }
 ER_VT static inline V(d) V(dbl)(V(i) x) { return ER_VCAT2(ER_VSI(_castsi), _pd)(x); }
 ER_VT static inline V(i) V(izero)(void) { return ER_VSI(_setzero_si)(); }
@@ -151,11 +162,16 @@ ER_VT static inline V(i) V(iand)(V(i) a, V(i) b) { return ER_VSI(_and_si)(a, b);
 ER_VT static inline V(i) V(ior)(V(i) a, V(i) b) { return ER_VSI(_or_si)(a, b); }
 ER_VT static inline V(i) V(iandnot)(V(i) a, V(i) b) { return ER_VSI(_andnot_si)(a, b); }
 
-/* The finite lanes (exponent field not all ones). */
+/* The finite lanes (exponent field not all ones), and the others. */
 ER_VT static inline V(m) V(finite)(V(d) x)
 {
     const V(i) ex = V(iset)(0x7FF0000000000000ll);
     return V(ine)(V(iand)(V(bits)(x), ex), ex);
+}
+ER_VT static inline V(m) V(nonfinite)(V(d) x)
+{
+    const V(i) ex = V(iset)(0x7FF0000000000000ll);
+    return V(ieq)(V(iand)(V(bits)(x), ex), ex);
 }
 
 /* er_b_up (s = 1) or er_b_down (s = -1) lane by lane: finite nonzero lanes one step outward (the
