@@ -866,6 +866,26 @@ er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, co
                                       msg_size);
 }
 
+/* er_check_report_score's and er_check_report_narrower's check of their arguments (report_internal.h). */
+er_status er_report_output_shape_(const char *fn, const er_tensor *output, const er_tensor *R, int64_t want,
+                                  const char *want_name, er_format_info *fi, int64_t *count, char *msg, size_t msg_size)
+{
+    if ((output->ndim != 2 && output->ndim != 3) || er_format_get_info(output->format, fi) != ER_OK)
+        return fail(msg, msg_size, ER_EINVAL, "%s: the output must be 2-D or 3-D", fn);
+    if (R->format != output->format || R->ndim != output->ndim)
+        return fail(msg, msg_size, ER_EINVAL, "%s: the rounded answer's format or shape differs", fn);
+    *count = 1;
+    for (int d = 0; d < output->ndim; d++) {
+        if (R->shape[d] != output->shape[d])
+            return fail(msg, msg_size, ER_EINVAL, "%s: the rounded answer's shape differs", fn);
+        *count *= output->shape[d];
+    }
+    if (*count != want)
+        return fail(msg, msg_size, ER_EINVAL, "%s: the output has %lld elements, %s %lld", fn, (long long)*count,
+                    want_name, (long long)want);
+    return ER_OK;
+}
+
 /* The scoring, with covers in the same pass where keys are given (then cov is written and outside
  * counted; the caller has checked that the fused pass applies: f32, bf16 or f16, unit strides). */
 static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const er_tensor *output, const er_tensor *R,
@@ -881,19 +901,10 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
     memset(rep, 0, sizeof *rep);
     rep->worst = -1;
     rep->narrower_format = -1;
-    if ((output->ndim != 2 && output->ndim != 3) || er_format_get_info(output->format, &fi) != ER_OK)
-        return fail(msg, msg_size, ER_EINVAL, "the output must be 2-D or 3-D");
-    if (R->format != output->format || R->ndim != output->ndim)
-        return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: the rounded answer's format or shape differs");
-    int64_t count = 1;
-    for (int d = 0; d < output->ndim; d++) {
-        if (R->shape[d] != output->shape[d])
-            return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: the rounded answer's shape differs");
-        count *= output->shape[d];
-    }
-    if (count != bd->count)
-        return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: the output has %lld elements, the bounds %lld",
-                    (long long)count, (long long)bd->count);
+    int64_t count;
+    er_status st = er_report_output_shape_("er_check_report_score", output, R, bd->count, "the bounds", &fi, &count,
+                                           msg, msg_size);
+    if (st != ER_OK) return st;
     int sb = fi.storage_bytes, isfloat = fi.kind == ER_KIND_FLOAT;
     int64_t m = output->shape[output->ndim - 2], n = output->shape[output->ndim - 1];
     rep->ndim = output->ndim;

@@ -128,6 +128,11 @@ static inline uint64_t wmask_(int w) { return w >= 64 ? ~UINT64_C(0) : (UINT64_C
 /* The descriptor of a float format with 1, 2, 4 or 8 storage bytes; lut8 receives the values of the
  * 1-byte formats (256 entries).  0 when the fast path does not apply (src/report_covers.c). */
 int er_report_fdesc_make_(int fmt, fdesc *f, double *lut8);
+/* The checks of er_check_report_score and er_check_report_narrower (fn, for the messages): output 2-D or
+ * 3-D, R of its format and shape, `want` elements (want_name: what has them); *fi output's format,
+ * *count its elements.  report.c. */
+er_status er_report_output_shape_(const char *fn, const er_tensor *output, const er_tensor *R, int64_t want,
+                                  const char *want_name, er_format_info *fi, int64_t *count, char *msg, size_t msg_size);
 #define fdesc_make er_report_fdesc_make_
 /* f16's values (every pattern), filled by the first fdesc_make of f16 */
 extern double er_report_f16_lut_[65536];
