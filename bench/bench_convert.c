@@ -34,30 +34,22 @@ static double time_convert(int from, int to, const void *src, void *dst, size_t 
 
 #if defined(__FLT16_MAX__)
 typedef _Float16 er_half;
-static double time_cast_f32_f16(const float *src, er_half *dst, size_t n, int reps)
-{
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        double t0 = bench_now();
-        for (size_t i = 0; i < n; i++) dst[i] = (er_half)src[i];
-        double t = bench_now() - t0;
-        if (t < best) best = t;
-        sink ^= (unsigned)dst[n / 2];
+/* name(src, dst, n, reps): the compiler's cast from S to D, elements per second, best of reps */
+#define TIME_CAST(name, S, D)                                                                            \
+    static double name(const S *src, D *dst, size_t n, int reps)                                         \
+    {                                                                                                    \
+        double best = 1e30;                                                                              \
+        for (int r = 0; r < reps; r++) {                                                                 \
+            double t0 = bench_now();                                                                     \
+            for (size_t i = 0; i < n; i++) dst[i] = (D)src[i];                                           \
+            double t = bench_now() - t0;                                                                 \
+            if (t < best) best = t;                                                                      \
+            sink ^= (unsigned)dst[n / 2];                                                                \
+        }                                                                                                \
+        return (double)n / best;                                                                         \
     }
-    return (double)n / best;
-}
-static double time_cast_f16_f32(const er_half *src, float *dst, size_t n, int reps)
-{
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        double t0 = bench_now();
-        for (size_t i = 0; i < n; i++) dst[i] = (float)src[i];
-        double t = bench_now() - t0;
-        if (t < best) best = t;
-        sink ^= (unsigned)dst[n / 2];
-    }
-    return (double)n / best;
-}
+TIME_CAST(time_cast_f32_f16, float, er_half)
+TIME_CAST(time_cast_f16_f32, er_half, float)
 #endif
 
 int main(int argc, char **argv)

@@ -125,10 +125,7 @@ int main(int argc, char **argv)
     {
         er_tensor ta = er_tensor_2d(ER_FMT_BF16, n, n, A), tb = er_tensor_2d(ER_FMT_BF16, n, n, B), td = er_tensor_2d(ER_FMT_F32, n, n, D);
         er_mma_args a;
-        er_mma_args_init(&a);
-        a.a = &ta;
-        a.b = &tb;
-        a.d = &td;
+        bench_mma_args(&a, &ta, &tb, &td);
         a.backend = ER_BACKEND_CPU;
         a.threads = 1;
         te1 = 1e30;

@@ -340,10 +340,7 @@ static void run_case(int set, int64_t n)
     for (int r = 0; r < reps; r++) {
         er_mma_args args;
         char msg[256];
-        er_mma_args_init(&args);
-        args.a = &ta;
-        args.b = &tb;
-        args.d = &td;
+        bench_mma_args(&args, &ta, &tb, &td);
         args.stats = &st;
         args.msg = msg;
         args.msg_size = sizeof msg;
@@ -411,10 +408,7 @@ static void run_case(int set, int64_t n)
                 er_tol_opts o;
                 const er_bounds *bd;
                 char msg[512] = "";
-                er_mma_args_init(&args);
-                args.a = &ta;
-                args.b = &tb;
-                args.d = &td;
+                bench_mma_args(&args, &ta, &tb, &td);
                 er_tol_opts_init(&o);
                 /* each run creates the result (the reference), computes the bounds and covers; the
                  * run kept is the fastest whole check */
@@ -471,10 +465,7 @@ static void run_case(int set, int64_t n)
             {
                 /* the reference alone, once per round (its row keeps the best of these too) */
                 er_mma_args args;
-                er_mma_args_init(&args);
-                args.a = &ta;
-                args.b = &tb;
-                args.d = &td;
+                bench_mma_args(&args, &ta, &tb, &td);
                 double t0 = bench_now();
                 int rc = er_mma(&args);
                 double t = bench_now() - t0;
@@ -537,10 +528,7 @@ static void run_case(int set, int64_t n)
         er_tensor sa_ = er_tensor_2d(fmt, rows_, n, ap), sd_ = er_tensor_2d(ER_FMT_F32, rows_, n, dsub);
         er_mma_args args;
         char msg[512];
-        er_mma_args_init(&args);
-        args.a = &sa_;
-        args.b = &tb;
-        args.d = &sd_;
+        bench_mma_args(&args, &sa_, &tb, &sd_);
         args.backend = ER_BACKEND_OPENCL;
         args.msg = msg;
         args.msg_size = sizeof msg;
