@@ -1087,18 +1087,8 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
     if (a && all_tiny(a)) rep->operand_vacuous |= 1;
     if (b && all_tiny(b)) rep->operand_vacuous |= 2;
     /* the hint: an output saved in a wider format than the one the kernel wrote */
-    if (outside && isfloat && count) {
-        int cands[5] = {a ? a->format : -1, b ? b->format : -1, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
-        for (int c = 0; c < 5 && rep->narrower_format < 0; c++) {
-            er_format_info ci;
-            int fc = cands[c];
-            if (fc < 0 || fc == output->format || er_format_get_info(fc, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT ||
-                ci.width >= fi.width)
-                continue;
-            /* only where the exact answer needs more than f: an output that never does is a hint */
-            if (all_in(output, sb, count, fc) && !all_in(R, sb, count, fc)) rep->narrower_format = fc;
-        }
-    }
+    if (outside && isfloat && count)
+        rep->narrower_format = narrower_format(output, R, &fi, count, a ? a->format : -1, b ? b->format : -1);
     if (msg && msg_size) msg[0] = '\0';
     return ER_OK;
 }

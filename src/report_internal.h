@@ -102,6 +102,24 @@ static inline int all_in(const er_tensor *out, int sb, int64_t count, int f)
     return 1;
 }
 
+/* The report's hint (narrower_format): the first of a_format, b_format, bf16, f16, f32 that is a float
+ * format narrower than the output's (fi) holding every output element exactly, where the rounded
+ * answer R needs more than it (an output that never does is the hint); -1 for none. */
+static inline int narrower_format(const er_tensor *out, const er_tensor *R, const er_format_info *fi, int64_t count,
+                                  int a_format, int b_format)
+{
+    int cands[5] = {a_format, b_format, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
+    for (int c = 0; c < 5; c++) {
+        er_format_info ci;
+        int fc = cands[c];
+        if (fc < 0 || fc == out->format || er_format_get_info(fc, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT ||
+            ci.width >= fi->width)
+            continue;
+        if (all_in(out, fi->storage_bytes, count, fc) && !all_in(R, fi->storage_bytes, count, fc)) return fc;
+    }
+    return -1;
+}
+
 /* ---- The fast path: patterns as order-mapped integers, rows over threads ------------------------- */
 
 /*

@@ -168,20 +168,6 @@ er_status er_check_report_merge_columns(er_check_report *band, const er_check_re
     return ER_OK;
 }
 
-/* Whether every element of t is a finite value of format f exactly. */
-static int every_in(const er_tensor *t, int sb, int64_t count, int f)
-{
-    for (int64_t e = 0; e < count; e++) {
-        uint64_t x = element(t, e, sb), y;
-        unsigned flags = 0;
-        er_val v;
-        if (er_decode_bits(t->format, x, &v) != ER_OK || v.cls == ER_CLASS_INF || v.cls == ER_CLASS_NAN) return 0;
-        if (er_convert_bits(t->format, f, x, ER_RND_NEAREST_EVEN, 0u, &y, &flags) != ER_OK) return 0;
-        if (flags & (ER_FLAG_INEXACT | ER_FLAG_OVERFLOW | ER_FLAG_INVALID | ER_FLAG_UNDERFLOW)) return 0;
-    }
-    return 1;
-}
-
 er_status er_check_report_narrower(er_check_report *rep, const er_tensor *output, const er_tensor *R, int a_format,
                                    int b_format, char *msg, size_t msg_size)
 {
@@ -192,18 +178,8 @@ er_status er_check_report_narrower(er_check_report *rep, const er_tensor *output
                                            &count, msg, msg_size);
     if (st != ER_OK) return st;
     rep->narrower_format = -1;
-    if (rep->outside && fi.kind == ER_KIND_FLOAT && count) {
-        int cands[5] = {a_format, b_format, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
-        for (int c = 0; c < 5 && rep->narrower_format < 0; c++) {
-            er_format_info ci;
-            int fc = cands[c];
-            if (fc < 0 || fc == output->format || er_format_get_info(fc, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT ||
-                ci.width >= fi.width)
-                continue;
-            if (every_in(output, fi.storage_bytes, count, fc) && !every_in(R, fi.storage_bytes, count, fc))
-                rep->narrower_format = fc;
-        }
-    }
+    if (rep->outside && fi.kind == ER_KIND_FLOAT && count)
+        rep->narrower_format = narrower_format(output, R, &fi, count, a_format, b_format);
     if (msg && msg_size) msg[0] = '\0';
     return ER_OK;
 }
