@@ -110,6 +110,14 @@ static row *add_row(const char *data, int64_t n, const char *engine)
     return r;
 }
 
+/* A row whose peer did not run: no threads, the note, and the line printed now (NULL: none). */
+static void row_absent(row *r, const char *note, const char *line)
+{
+    snprintf(r->threads, sizeof r->threads, "-");
+    snprintf(r->notes, sizeof r->notes, "%s", note);
+    if (line) printf("%s\n", line);
+}
+
 /* ---- options ---- */
 static int64_t sizes[16];
 static int nsizes;
@@ -520,8 +528,7 @@ static void run_case(int set, int64_t n)
      * path yet), timed on a subset of rows (ocl_rows x n x n) and checked bit for bit against the CPU */
     r = add_row(set_name[set], n, "exactref OpenCL (exact kernel)");
     if (no_opencl) {
-        snprintf(r->threads, sizeof r->threads, "-");
-        snprintf(r->notes, sizeof r->notes, "skipped (--no-opencl)");
+        row_absent(r, "skipped (--no-opencl)", NULL);
     } else {
         int64_t rows_ = ocl_rows < n ? ocl_rows : n;
         uint32_t *dsub = malloc((size_t)(rows_ * n) * 4);
@@ -585,8 +592,7 @@ static void run_case(int set, int64_t n)
     r = add_row(set_name[set], n, "OpenBLAS cblas_dgemm");
 #ifdef ER_BENCH_HAVE_OPENBLAS
     if (no_blas) {
-        snprintf(r->threads, sizeof r->threads, "-");
-        snprintf(r->notes, sizeof r->notes, "skipped (--no-blas)");
+        row_absent(r, "skipped (--no-blas)", NULL);
     } else {
         double *c = malloc((size_t)nn * sizeof(double));
         if (!c) {
@@ -643,9 +649,7 @@ static void run_case(int set, int64_t n)
                      (long long)differ, (long long)nn);
     }
 #else
-    snprintf(r->threads, sizeof r->threads, "-");
-    snprintf(r->notes, sizeof r->notes, "not built in");
-    printf("  OpenBLAS      not built in\n");
+    row_absent(r, "not built in", "  OpenBLAS      not built in");
 #endif
 
     /* Arb: exact balls (arb_set_d is exact, radius 0), product at a precision that keeps it exact */
@@ -658,9 +662,7 @@ static void run_case(int set, int64_t n)
     r = add_row(set_name[set], n, "Arb arb_mat_mul");
 #ifdef ER_BENCH_HAVE_ARB
     if (no_arb) {
-        snprintf(r->threads, sizeof r->threads, "-");
-        snprintf(r->notes, sizeof r->notes, "skipped (--no-arb)");
-        printf("  Arb           skipped (--no-arb)\n");
+        row_absent(r, "skipped (--no-arb)", "  Arb           skipped (--no-arb)");
     } else {
         long prec = set_arb_prec[set];
         arb_mat_init(AA, am, n);
@@ -694,18 +696,14 @@ static void run_case(int set, int64_t n)
         arb_mat_clear(BB);
     }
 #else
-    snprintf(r->threads, sizeof r->threads, "-");
-    snprintf(r->notes, sizeof r->notes, "not built in");
-    printf("  Arb           not built in\n");
+    row_absent(r, "not built in", "  Arb           not built in");
 #endif
 
     /* MPFR: a plain mpfr_fma loop at 700 bits over `samples` elements, extrapolated; also the check */
     r = add_row(set_name[set], n, "MPFR mpfr_fma loop");
 #ifdef ER_BENCH_HAVE_MPFR
     if (no_mpfr) {
-        snprintf(r->threads, sizeof r->threads, "-");
-        snprintf(r->notes, sizeof r->notes, "skipped (--no-mpfr)");
-        printf("  MPFR          skipped (--no-mpfr); exactref not verified\n");
+        row_absent(r, "skipped (--no-mpfr)", "  MPFR          skipped (--no-mpfr); exactref not verified");
     } else {
         mpfr_t acc, x, *xa = malloc(sizeof(mpfr_t) * (size_t)n), *xb = malloc(sizeof(mpfr_t) * (size_t)n);
         if (!xa || !xb) {
@@ -803,9 +801,7 @@ static void run_case(int set, int64_t n)
         mpfr_clear(x);
     }
 #else
-    snprintf(r->threads, sizeof r->threads, "-");
-    snprintf(r->notes, sizeof r->notes, "not built in (so exactref is not verified)");
-    printf("  MPFR          not built in (exactref not verified)\n");
+    row_absent(r, "not built in (so exactref is not verified)", "  MPFR          not built in (exactref not verified)");
 #endif
 #ifdef ER_BENCH_HAVE_ARB
     if (arb_done) arb_mat_clear(CC);
