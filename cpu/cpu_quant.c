@@ -84,12 +84,8 @@ void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double 
 {
     (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (simd == 2) {
-        er_v8_q_colmax(b, ld, k, nj, mx, bad);
-        return;
-    }
-    if (simd == 1) {
-        er_v4_q_colmax(b, ld, k, nj, mx, bad);
+    if (simd) {
+        (simd == 2 ? er_v8_q_colmax : er_v4_q_colmax)(b, ld, k, nj, mx, bad);
         return;
     }
 #endif
@@ -106,12 +102,8 @@ void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s,
 {
     (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (simd == 2) {
-        er_v8_q_values(x, w, sv, s, cnt, q);
-        return;
-    }
-    if (simd == 1) {
-        er_v4_q_values(x, w, sv, s, cnt, q);
+    if (simd) {
+        (simd == 2 ? er_v8_q_values : er_v4_q_values)(x, w, sv, s, cnt, q);
         return;
     }
 #endif
@@ -122,8 +114,7 @@ double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad, int
 {
     (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (simd == 2) return er_v8_q_max(x, w, cnt, bad);
-    if (simd == 1) return er_v4_q_max(x, w, cnt, bad);
+    if (simd) return (simd == 2 ? er_v8_q_max : er_v4_q_max)(x, w, cnt, bad);
 #endif
     double m = 0;
     for (int64_t p = 0; p < cnt; p++) {
