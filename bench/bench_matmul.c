@@ -311,6 +311,25 @@ static int pick_hard(const double *c, int64_t nn, int h, int64_t *idx)
 #endif
 
 /* ---- one case: a data set at one size ---- */
+#ifdef ER_BENCH_HAVE_MPFR
+/* acc = row i of A (ad, n x n) times column j of B (bd) in MPFR, products and sums in index order at
+ * acc's precision, the operands in xa, xb (n each, at their precision); returns the seconds of the
+ * products and sums alone (the inputs are set outside the timed loop, as a full MPFR product converts
+ * each once). */
+static double dot_mpfr(mpfr_ptr acc, mpfr_t *xa, mpfr_t *xb, const double *ad, const double *bd, int64_t n, int64_t i,
+                       int64_t j)
+{
+    for (int64_t p = 0; p < n; p++) {
+        mpfr_set_d(xa[p], ad[i * n + p], MPFR_RNDN);
+        mpfr_set_d(xb[p], bd[p * n + j], MPFR_RNDN);
+    }
+    double t0 = bench_now();
+    mpfr_mul(acc, xa[0], xb[0], MPFR_RNDN); /* the first product: IEEE signs of a zero sum */
+    for (int64_t p = 1; p < n; p++) mpfr_fma(acc, xa[p], xb[p], acc, MPFR_RNDN);
+    return bench_now() - t0;
+}
+#endif
+
 static void run_case(int set, int64_t n)
 {
     static double *cpu_tol[2];    /* the CPU's tolerance and low/high of the first rows, per standard */
@@ -720,15 +739,8 @@ static void run_case(int set, int64_t n)
         int64_t bad = 0, arb_checked = 0, arb_bad = 0;
         for (int s = 0; s < nver; s++) {
             int64_t i = si[s], j = sj[s];
-            /* inputs into mpfr_t outside the timed loop (a full MPFR product converts each once) */
-            for (int64_t p = 0; p < n; p++) {
-                mpfr_set_d(xa[p], ad[i * n + p], MPFR_RNDN);
-                mpfr_set_d(xb[p], bd[p * n + j], MPFR_RNDN);
-            }
-            double t0 = bench_now();
-            mpfr_mul(acc, xa[0], xb[0], MPFR_RNDN); /* the first product: IEEE signs of a zero sum */
-            for (int64_t p = 1; p < n; p++) mpfr_fma(acc, xa[p], xb[p], acc, MPFR_RNDN);
-            if (s < samples) tsum += bench_now() - t0; /* only the random elements are timed */
+            double t = dot_mpfr(acc, xa, xb, ad, bd, n, i, j);
+            if (s < samples) tsum += t; /* only the random elements are timed */
             /* exactref's f32 against the correctly rounded f32 of the exact sum */
             float f = mpfr_get_flt(acc, MPFR_RNDN);
             uint32_t fb;
@@ -759,14 +771,7 @@ static void run_case(int set, int64_t n)
         }
         for (int s = 0; s < s700; s++) {
             int64_t i = si[s], j = sj[s];
-            for (int64_t p = 0; p < n; p++) {
-                mpfr_set_d(xa[p], ad[i * n + p], MPFR_RNDN);
-                mpfr_set_d(xb[p], bd[p * n + j], MPFR_RNDN);
-            }
-            double t0 = bench_now();
-            mpfr_mul(x, xa[0], xb[0], MPFR_RNDN);
-            for (int64_t p = 1; p < n; p++) mpfr_fma(x, xa[p], xb[p], x, MPFR_RNDN);
-            t700 += bench_now() - t0;
+            t700 += dot_mpfr(x, xa, xb, ad, bd, n, i, j);
         }
         double g700 = (double)s700 * (double)n / t700 / 1e9;
         double g = (double)samples * (double)n / tsum / 1e9;
