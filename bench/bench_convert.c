@@ -34,31 +34,32 @@ static double time_convert(int from, int to, const void *src, void *dst, size_t 
 
 #if defined(__FLT16_MAX__)
 typedef _Float16 er_half;
-static double time_cast_f32_f16(const float *src, er_half *dst, size_t n, int reps)
-{
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        double t0 = bench_now();
-        for (size_t i = 0; i < n; i++) dst[i] = (er_half)src[i];
-        double t = bench_now() - t0;
-        if (t < best) best = t;
-        sink ^= (unsigned)dst[n / 2];
+/* name(src, dst, n, reps): the compiler's cast from S to D, elements per second, best of reps */
+#define TIME_CAST(name, S, D)                                                                            \
+    static double name(const S *src, D *dst, size_t n, int reps)                                         \
+    {                                                                                                    \
+        double best = 1e30;                                                                              \
+        for (int r = 0; r < reps; r++) {                                                                 \
+            double t0 = bench_now();                                                                     \
+            for (size_t i = 0; i < n; i++) dst[i] = (D)src[i];                                           \
+            double t = bench_now() - t0;                                                                 \
+            if (t < best) best = t;                                                                      \
+            sink ^= (unsigned)dst[n / 2];                                                                \
+        }                                                                                                \
+        return (double)n / best;                                                                         \
     }
-    return (double)n / best;
-}
-static double time_cast_f16_f32(const er_half *src, float *dst, size_t n, int reps)
-{
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        double t0 = bench_now();
-        for (size_t i = 0; i < n; i++) dst[i] = (float)src[i];
-        double t = bench_now() - t0;
-        if (t < best) best = t;
-        sink ^= (unsigned)dst[n / 2];
-    }
-    return (double)n / best;
-}
+TIME_CAST(time_cast_f32_f16, float, er_half)
+TIME_CAST(time_cast_f16_f32, er_half, float)
 #endif
+
+/* One line of the table: the conversion's rate, and the C cast's with the ratio where there is one. */
+static void print_row(const char *name, double eps, double cast)
+{
+    if (cast > 0)
+        printf("%-24s %14.1f %14.1f %10.2f\n", name, eps / 1e6, cast / 1e6, eps / cast);
+    else
+        printf("%-24s %14.1f %14s %10s\n", name, eps / 1e6, "-", "-");
+}
 
 int main(int argc, char **argv)
 {
@@ -97,10 +98,7 @@ int main(int argc, char **argv)
         if (cases[c].to == ER_FMT_F16) cast = time_cast_f32_f16((const float *)f32, (er_half *)h, n, reps);
 #endif
         snprintf(name, sizeof name, "%s -> %s", er_format_name(cases[c].from), er_format_name(cases[c].to));
-        if (cast > 0)
-            printf("%-24s %14.1f %14.1f %10.2f\n", name, eps / 1e6, cast / 1e6, eps / cast);
-        else
-            printf("%-24s %14.1f %14s %10s\n", name, eps / 1e6, "-", "-");
+        print_row(name, eps, cast);
         /* and back */
         eps = time_convert(cases[c].to, ER_FMT_F32, cases[c].dst, back, n, reps);
         cast = 0;
@@ -108,10 +106,7 @@ int main(int argc, char **argv)
         if (cases[c].to == ER_FMT_F16) cast = time_cast_f16_f32((const er_half *)h, (float *)back, n, reps);
 #endif
         snprintf(name, sizeof name, "%s -> %s", er_format_name(cases[c].to), er_format_name(cases[c].from));
-        if (cast > 0)
-            printf("%-24s %14.1f %14.1f %10.2f\n", name, eps / 1e6, cast / 1e6, eps / cast);
-        else
-            printf("%-24s %14.1f %14s %10s\n", name, eps / 1e6, "-", "-");
+        print_row(name, eps, cast);
     }
     printf("(data: f32 values spread evenly over the normal binades of the narrow format;\n"
            " C cast: GCC's _Float16 conversion, where the compiler has one; the floor is 200 Melem/s/core\n"

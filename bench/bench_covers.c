@@ -68,10 +68,7 @@ static int run(int64_t n, int64_t K, int reps, int fmt, uint64_t seed, int exact
     er_tol_opts opt;
     const er_bounds *bd;
     char msg[512] = "";
-    er_mma_args_init(&args);
-    args.a = &ta;
-    args.b = &tb;
-    args.d = &td;
+    bench_mma_args(&args, &ta, &tb, &td);
     er_tol_opts_init(&opt);
     if (er_result_create(&args, &res, msg, sizeof msg) != ER_OK ||
         er_result_bounds(res, &opt, &bd, msg, sizeof msg) != ER_OK) {

@@ -66,6 +66,23 @@ static void make_ew(int T)
              T, T, T, T, T, T, T, T, T, T);
 }
 
+/* The best of three runs of kernel (the machine is shared), in seconds; -1 after printing an error. */
+static double time_kernel(const er_interp_module *m, const char *kernel, er_interp_launch *l)
+{
+    char msg[1024];
+    double best = 1e30;
+    for (int reps = 0; reps < 3; reps++) {
+        double t0 = bench_now();
+        if (er_interp_kernel(m, kernel, l, msg, sizeof msg) != ER_OK) {
+            fprintf(stderr, "%s\n", msg);
+            return -1;
+        }
+        double t = bench_now() - t0;
+        if (t < best) best = t;
+    }
+    return best;
+}
+
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 512;
@@ -110,25 +127,12 @@ int main(int argc, char **argv)
     l.nbuffers = 3;
     l.scalars = sc;
     l.nscalars = 3;
-    ti = 1e30;
-    for (reps = 0; reps < 3; reps++) { /* best of three: the machine is shared */
-        double t;
-        t0 = bench_now();
-        if (er_interp_kernel(m, "gemm", &l, msg, sizeof msg) != ER_OK) {
-            fprintf(stderr, "%s\n", msg);
-            return 3;
-        }
-        t = bench_now() - t0;
-        if (t < ti) ti = t;
-    }
+    if ((ti = time_kernel(m, "gemm", &l)) < 0) return 3;
     er_interp_free(m);
     {
         er_tensor ta = er_tensor_2d(ER_FMT_BF16, n, n, A), tb = er_tensor_2d(ER_FMT_BF16, n, n, B), td = er_tensor_2d(ER_FMT_F32, n, n, D);
         er_mma_args a;
-        er_mma_args_init(&a);
-        a.a = &ta;
-        a.b = &tb;
-        a.d = &td;
+        bench_mma_args(&a, &ta, &tb, &td);
         a.backend = ER_BACKEND_CPU;
         a.threads = 1;
         te1 = 1e30;
@@ -211,16 +215,7 @@ int main(int argc, char **argv)
         l.nbuffers = 3;
         l.scalars = sc;
         l.nscalars = 1;
-        for (reps = 0; reps < 3; reps++) {
-            double t;
-            t0 = bench_now();
-            if (er_interp_kernel(m, "ew", &l, msg, sizeof msg) != ER_OK) {
-                fprintf(stderr, "%s\n", msg);
-                return 3;
-            }
-            t = bench_now() - t0;
-            if (t < best) best = t;
-        }
+        if ((best = time_kernel(m, "ew", &l)) < 0) return 3;
         printf("elementwise: %.3f s for %lld elements: %.1f M elements/s on one core (floor: 20)\n", best, (long long)ne, 1e-6 * (double)ne / best);
         er_interp_free(m);
         free(a);

@@ -110,6 +110,14 @@ static row *add_row(const char *data, int64_t n, const char *engine)
     return r;
 }
 
+/* A row whose peer did not run: no threads, the note, and the line printed now (NULL: none). */
+static void row_absent(row *r, const char *note, const char *line)
+{
+    snprintf(r->threads, sizeof r->threads, "-");
+    snprintf(r->notes, sizeof r->notes, "%s", note);
+    if (line) printf("%s\n", line);
+}
+
 /* ---- options ---- */
 static int64_t sizes[16];
 static int nsizes;
@@ -303,6 +311,25 @@ static int pick_hard(const double *c, int64_t nn, int h, int64_t *idx)
 #endif
 
 /* ---- one case: a data set at one size ---- */
+#ifdef ER_BENCH_HAVE_MPFR
+/* acc = row i of A (ad, n x n) times column j of B (bd) in MPFR, products and sums in index order at
+ * acc's precision, the operands in xa, xb (n each, at their precision); returns the seconds of the
+ * products and sums alone (the inputs are set outside the timed loop, as a full MPFR product converts
+ * each once). */
+static double dot_mpfr(mpfr_ptr acc, mpfr_t *xa, mpfr_t *xb, const double *ad, const double *bd, int64_t n, int64_t i,
+                       int64_t j)
+{
+    for (int64_t p = 0; p < n; p++) {
+        mpfr_set_d(xa[p], ad[i * n + p], MPFR_RNDN);
+        mpfr_set_d(xb[p], bd[p * n + j], MPFR_RNDN);
+    }
+    double t0 = bench_now();
+    mpfr_mul(acc, xa[0], xb[0], MPFR_RNDN); /* the first product: IEEE signs of a zero sum */
+    for (int64_t p = 1; p < n; p++) mpfr_fma(acc, xa[p], xb[p], acc, MPFR_RNDN);
+    return bench_now() - t0;
+}
+#endif
+
 static void run_case(int set, int64_t n)
 {
     static double *cpu_tol[2];    /* the CPU's tolerance and low/high of the first rows, per standard */
@@ -340,10 +367,7 @@ static void run_case(int set, int64_t n)
     for (int r = 0; r < reps; r++) {
         er_mma_args args;
         char msg[256];
-        er_mma_args_init(&args);
-        args.a = &ta;
-        args.b = &tb;
-        args.d = &td;
+        bench_mma_args(&args, &ta, &tb, &td);
         args.stats = &st;
         args.msg = msg;
         args.msg_size = sizeof msg;
@@ -411,10 +435,7 @@ static void run_case(int set, int64_t n)
                 er_tol_opts o;
                 const er_bounds *bd;
                 char msg[512] = "";
-                er_mma_args_init(&args);
-                args.a = &ta;
-                args.b = &tb;
-                args.d = &td;
+                bench_mma_args(&args, &ta, &tb, &td);
                 er_tol_opts_init(&o);
                 /* each run creates the result (the reference), computes the bounds and covers; the
                  * run kept is the fastest whole check */
@@ -471,10 +492,7 @@ static void run_case(int set, int64_t n)
             {
                 /* the reference alone, once per round (its row keeps the best of these too) */
                 er_mma_args args;
-                er_mma_args_init(&args);
-                args.a = &ta;
-                args.b = &tb;
-                args.d = &td;
+                bench_mma_args(&args, &ta, &tb, &td);
                 double t0 = bench_now();
                 int rc = er_mma(&args);
                 double t = bench_now() - t0;
@@ -529,18 +547,14 @@ static void run_case(int set, int64_t n)
      * path yet), timed on a subset of rows (ocl_rows x n x n) and checked bit for bit against the CPU */
     r = add_row(set_name[set], n, "exactref OpenCL (exact kernel)");
     if (no_opencl) {
-        snprintf(r->threads, sizeof r->threads, "-");
-        snprintf(r->notes, sizeof r->notes, "skipped (--no-opencl)");
+        row_absent(r, "skipped (--no-opencl)", NULL);
     } else {
         int64_t rows_ = ocl_rows < n ? ocl_rows : n;
         uint32_t *dsub = malloc((size_t)(rows_ * n) * 4);
         er_tensor sa_ = er_tensor_2d(fmt, rows_, n, ap), sd_ = er_tensor_2d(ER_FMT_F32, rows_, n, dsub);
         er_mma_args args;
         char msg[512];
-        er_mma_args_init(&args);
-        args.a = &sa_;
-        args.b = &tb;
-        args.d = &sd_;
+        bench_mma_args(&args, &sa_, &tb, &sd_);
         args.backend = ER_BACKEND_OPENCL;
         args.msg = msg;
         args.msg_size = sizeof msg;
@@ -597,8 +611,7 @@ static void run_case(int set, int64_t n)
     r = add_row(set_name[set], n, "OpenBLAS cblas_dgemm");
 #ifdef ER_BENCH_HAVE_OPENBLAS
     if (no_blas) {
-        snprintf(r->threads, sizeof r->threads, "-");
-        snprintf(r->notes, sizeof r->notes, "skipped (--no-blas)");
+        row_absent(r, "skipped (--no-blas)", NULL);
     } else {
         double *c = malloc((size_t)nn * sizeof(double));
         if (!c) {
@@ -655,9 +668,7 @@ static void run_case(int set, int64_t n)
                      (long long)differ, (long long)nn);
     }
 #else
-    snprintf(r->threads, sizeof r->threads, "-");
-    snprintf(r->notes, sizeof r->notes, "not built in");
-    printf("  OpenBLAS      not built in\n");
+    row_absent(r, "not built in", "  OpenBLAS      not built in");
 #endif
 
     /* Arb: exact balls (arb_set_d is exact, radius 0), product at a precision that keeps it exact */
@@ -670,9 +681,7 @@ static void run_case(int set, int64_t n)
     r = add_row(set_name[set], n, "Arb arb_mat_mul");
 #ifdef ER_BENCH_HAVE_ARB
     if (no_arb) {
-        snprintf(r->threads, sizeof r->threads, "-");
-        snprintf(r->notes, sizeof r->notes, "skipped (--no-arb)");
-        printf("  Arb           skipped (--no-arb)\n");
+        row_absent(r, "skipped (--no-arb)", "  Arb           skipped (--no-arb)");
     } else {
         long prec = set_arb_prec[set];
         arb_mat_init(AA, am, n);
@@ -706,18 +715,14 @@ static void run_case(int set, int64_t n)
         arb_mat_clear(BB);
     }
 #else
-    snprintf(r->threads, sizeof r->threads, "-");
-    snprintf(r->notes, sizeof r->notes, "not built in");
-    printf("  Arb           not built in\n");
+    row_absent(r, "not built in", "  Arb           not built in");
 #endif
 
     /* MPFR: a plain mpfr_fma loop at 700 bits over `samples` elements, extrapolated; also the check */
     r = add_row(set_name[set], n, "MPFR mpfr_fma loop");
 #ifdef ER_BENCH_HAVE_MPFR
     if (no_mpfr) {
-        snprintf(r->threads, sizeof r->threads, "-");
-        snprintf(r->notes, sizeof r->notes, "skipped (--no-mpfr)");
-        printf("  MPFR          skipped (--no-mpfr); exactref not verified\n");
+        row_absent(r, "skipped (--no-mpfr)", "  MPFR          skipped (--no-mpfr); exactref not verified");
     } else {
         mpfr_t acc, x, *xa = malloc(sizeof(mpfr_t) * (size_t)n), *xb = malloc(sizeof(mpfr_t) * (size_t)n);
         if (!xa || !xb) {
@@ -734,15 +739,8 @@ static void run_case(int set, int64_t n)
         int64_t bad = 0, arb_checked = 0, arb_bad = 0;
         for (int s = 0; s < nver; s++) {
             int64_t i = si[s], j = sj[s];
-            /* inputs into mpfr_t outside the timed loop (a full MPFR product converts each once) */
-            for (int64_t p = 0; p < n; p++) {
-                mpfr_set_d(xa[p], ad[i * n + p], MPFR_RNDN);
-                mpfr_set_d(xb[p], bd[p * n + j], MPFR_RNDN);
-            }
-            double t0 = bench_now();
-            mpfr_mul(acc, xa[0], xb[0], MPFR_RNDN); /* the first product: IEEE signs of a zero sum */
-            for (int64_t p = 1; p < n; p++) mpfr_fma(acc, xa[p], xb[p], acc, MPFR_RNDN);
-            if (s < samples) tsum += bench_now() - t0; /* only the random elements are timed */
+            double t = dot_mpfr(acc, xa, xb, ad, bd, n, i, j);
+            if (s < samples) tsum += t; /* only the random elements are timed */
             /* exactref's f32 against the correctly rounded f32 of the exact sum */
             float f = mpfr_get_flt(acc, MPFR_RNDN);
             uint32_t fb;
@@ -773,14 +771,7 @@ static void run_case(int set, int64_t n)
         }
         for (int s = 0; s < s700; s++) {
             int64_t i = si[s], j = sj[s];
-            for (int64_t p = 0; p < n; p++) {
-                mpfr_set_d(xa[p], ad[i * n + p], MPFR_RNDN);
-                mpfr_set_d(xb[p], bd[p * n + j], MPFR_RNDN);
-            }
-            double t0 = bench_now();
-            mpfr_mul(x, xa[0], xb[0], MPFR_RNDN);
-            for (int64_t p = 1; p < n; p++) mpfr_fma(x, xa[p], xb[p], x, MPFR_RNDN);
-            t700 += bench_now() - t0;
+            t700 += dot_mpfr(x, xa, xb, ad, bd, n, i, j);
         }
         double g700 = (double)s700 * (double)n / t700 / 1e9;
         double g = (double)samples * (double)n / tsum / 1e9;
@@ -815,9 +806,7 @@ static void run_case(int set, int64_t n)
         mpfr_clear(x);
     }
 #else
-    snprintf(r->threads, sizeof r->threads, "-");
-    snprintf(r->notes, sizeof r->notes, "not built in (so exactref is not verified)");
-    printf("  MPFR          not built in (exactref not verified)\n");
+    row_absent(r, "not built in (so exactref is not verified)", "  MPFR          not built in (exactref not verified)");
 #endif
 #ifdef ER_BENCH_HAVE_ARB
     if (arb_done) arb_mat_clear(CC);

@@ -70,10 +70,7 @@ int main(int argc, char **argv)
         er_problem P;
         er_slices_stats ss;
         char msg[256] = "";
-        er_mma_args_init(&x);
-        x.a = &ta;
-        x.b = &tb;
-        x.d = &d1;
+        bench_mma_args(&x, &ta, &tb, &d1);
         x.backend = ER_BACKEND_CPU;
         x.threads = threads;
         x.stats = &ms;

@@ -1,9 +1,11 @@
-/* bench_util.h: the clock and the pseudo-random generators that every benchmark program shares. */
+/* bench_util.h: the clock, the pseudo-random generators and the product's arguments that every benchmark program shares. */
 #ifndef ER_BENCH_UTIL_H
 #define ER_BENCH_UTIL_H
 
 #include <stdint.h>
 #include <time.h>
+
+#include "exactref/exactref.h"
 
 /* Seconds on the monotonic clock (only differences mean anything). */
 static inline double bench_now(void)
@@ -31,6 +33,15 @@ static inline uint64_t bench_splitmix64(uint64_t *s)
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
     return z ^ (z >> 31);
+}
+
+/* er_mma_args for d = a b, the library's defaults for everything else. */
+static inline void bench_mma_args(er_mma_args *x, const er_tensor *a, const er_tensor *b, er_tensor *d)
+{
+    er_mma_args_init(x);
+    x->a = a;
+    x->b = b;
+    x->d = d;
 }
 
 #endif

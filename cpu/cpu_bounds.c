@@ -200,205 +200,9 @@ static int exact_first(const er_bjob *j, const exact_q *Q, int64_t i, int64_t co
     return exact_keys(j, Q, i, col, S, er_b_up(Q->ge * T_hi), cval, rad, o);
 }
 
-#include "cpu_finish_x8.h"
-#ifdef ER_HAVE_FINISH_X8
-#define ER_HAVE_FIRST_X8 1
-/*
- * exact_first for eight consecutive columns of a row, with AVX-512 (cpu_finish_x8.h): the same
- * binary64 operations on each lane, er_b_scale_up and ldexp as moves of the exponent field where the
- * result is normal, so that a lane it finishes has exact_first's bits.  A lane is finished only where
- * every step lies in the range where that holds: the row's and the column's scales finite, C finite,
- * the scaled quantities normal binary64 values, the reference's pattern a normal finite value, and
- * exact_first itself would finish it in its common case.  The other lanes are left to exact_first.
- */
-typedef struct {
-    er_x8_fq F;
-    __m512d n1, g, gr, under, ge, r_c, c_lo, c_hi, guard;
-} x8_q;
-
-X8_TARGET static void x8_init(x8_q *V, const exact_q *Q, const er_bjob *j)
-{
-    double rho = (double)(j->par.k + 8) * 0x1p-22;
-    er_x8_fq_init(&V->F, &Q->fq);
-    V->n1 = _mm512_set1_pd(Q->n1);
-    V->g = _mm512_set1_pd(Q->g);
-    V->gr = _mm512_set1_pd(Q->gr);
-    V->under = _mm512_set1_pd(Q->under);
-    V->ge = _mm512_set1_pd(Q->ge);
-    V->r_c = _mm512_set1_pd(Q->r_c);
-    V->c_lo = _mm512_set1_pd(1.0 - rho);
-    V->c_hi = _mm512_set1_pd(1.0 + rho);
-    V->guard = _mm512_set1_pd(1 + 0x1p-20);
-}
-
-/* Columns col .. col + 7 of row i (products at q): returns the lanes finished and stored. */
-X8_TARGET static unsigned exact_first_x8(const er_bjob *j, const exact_q *Q, const x8_q *V, int64_t i, int64_t col,
-                                         int64_t q, const double *S, const double *TT, const float *TF,
-                                         const double *WW, er_bounds *out, int64_t e)
-{
-    int64_t n = j->n;
-    __mmask8 ok = 0xFF;
-    __m256i sb32 = _mm256_loadu_si256((const __m256i *)(j->sb + col));
-    __m512i sb = _mm512_cvtepi32_epi64(sb32);
-    ok &= _mm512_cmp_epi64_mask(sb, _mm512_set1_epi64(ER_BQ_BAD), _MM_CMPINT_NE);
-    __m512i ea = _mm512_add_epi64(sb, _mm512_set1_epi64(j->sa[i]));
-    __m512i ew = _mm512_add_epi64(sb, _mm512_set1_epi64(j->sw[i]));
-    __m512d cval = j->cv ? _mm512_loadu_pd(j->cv + i * n + col) : _mm512_setzero_pd();
-    ok &= x8_finite(cval);
-    __m512d cm = _mm512_abs_pd(cval);
-    __mmask8 hc = _mm512_cmp_pd_mask(cm, _mm512_setzero_pd(), _CMP_GT_OQ);
-    __m512d Sv = _mm512_loadu_pd(S + q);
-    __m512d W = Q->any ? _mm512_setzero_pd() : x8_scale_up(&V->F, _mm512_loadu_pd(WW + q), ew, &ok);
-    __m512d rad, Te;
-    if (TF) {
-        __m512d nt = _mm512_cvtps_pd(_mm256_loadu_ps(TF + q));
-        ok &= x8_finite(nt);
-        __mmask8 ntp = _mm512_cmp_pd_mask(nt, _mm512_setzero_pd(), _CMP_GT_OQ);
-        /* T_lo: ldexp as a move of the exponent field, the result normal */
-        __m512d d = x8_down(_mm512_mul_pd(nt, V->c_lo));
-        __m512i du = _mm512_castpd_si512(d), dbe = _mm512_add_epi64(_mm512_srli_epi64(du, 52), ea);
-        __mmask8 din = _mm512_cmp_epi64_mask(dbe, _mm512_set1_epi64(1), _MM_CMPINT_GE) &
-                       _mm512_cmp_epi64_mask(dbe, _mm512_set1_epi64(2046), _MM_CMPINT_LE) &
-                       _mm512_cmp_epi64_mask(_mm512_srli_epi64(du, 52), _mm512_setzero_si512(), _MM_CMPINT_NE);
-        ok &= (__mmask8)(~ntp | din);
-        __m512d ld = _mm512_castsi512_pd(_mm512_add_epi64(du, _mm512_slli_epi64(ea, 52)));
-        __m512d T_lo = _mm512_maskz_mov_pd(ntp, x8_down(ld));
-        __m512d T_hi = x8_scale_up(&V->F, x8_up(_mm512_mul_pd(nt, V->c_hi)), ea, &ok);
-        __m512d Wr = _mm512_mask_mov_pd(W, hc, x8_up(_mm512_add_pd(W, x8_up(_mm512_mul_pd(cm, V->r_c)))));
-        __m512d Tr_hi = _mm512_mask_mov_pd(T_hi, hc, x8_up(_mm512_add_pd(T_hi, cm)));
-        __m512d Tr_lo = _mm512_mask_mov_pd(T_lo, hc, x8_up(_mm512_add_pd(T_lo, cm)));
-        ok &= x8_finite(Tr_hi) & _mm512_cmp_pd_mask(x8_up(_mm512_mul_pd(Tr_hi, V->guard)), V->F.max_c, _CMP_LT_OQ);
-        __m512d rn = x8_up(_mm512_mul_pd(V->gr, Wr));
-        ok &= _mm512_cmp_pd_mask(rn, x8_up(_mm512_mul_pd(x8_up(_mm512_mul_pd(V->g, Tr_lo)), V->n1)), _CMP_LE_OQ);
-        rad = x8_up(_mm512_add_pd(rn, V->under));
-        Te = T_hi;
-    } else {
-        /* exact_radius with T exact */
-        __m512d T = x8_scale_up(&V->F, _mm512_loadu_pd(TT + q), ea, &ok);
-        __m512d Tc = _mm512_mask_mov_pd(T, hc, x8_up(_mm512_add_pd(T, cm)));
-        __m512d Wc = _mm512_mask_mov_pd(W, hc, x8_up(_mm512_add_pd(W, x8_up(_mm512_mul_pd(cm, V->r_c)))));
-        ok &= x8_finite(Tc);
-        rad = x8_up(_mm512_mul_pd(x8_up(_mm512_mul_pd(V->g, Tc)), V->n1));
-        if (!Q->any) {
-            __mmask8 gd = _mm512_cmp_pd_mask(x8_up(_mm512_mul_pd(Tc, V->guard)), V->F.max_c, _CMP_LT_OQ);
-            __m512d rn = x8_up(_mm512_mul_pd(V->gr, Wc));
-            __mmask8 lt = gd & _mm512_cmp_pd_mask(rn, rad, _CMP_LT_OQ);
-            rad = _mm512_mask_mov_pd(rad, lt, rn);
-        }
-        rad = x8_up(_mm512_add_pd(rad, V->under));
-        Te = T;
-    }
-    ok &= x8_finite(rad);
-    if (!ok) return 0;
-    /* exact_keys */
-    __m512d en = x8_up(_mm512_mul_pd(V->ge, Te));
-    __m512d xl = x8_down(_mm512_sub_pd(Sv, en)), xh = x8_up(_mm512_add_pd(Sv, en));
-    if (Q->has_c) {
-        xl = x8_down(_mm512_add_pd(xl, cval));
-        xh = x8_up(_mm512_add_pd(xh, cval));
-    }
-    return er_x8_keys(&V->F, j->rb + i * n + col, xl, xh, rad, ok, out, e);
-}
-
-#endif
-
-#include "cpu_finish_x4.h"
-#ifdef ER_HAVE_FINISH_X4
-#define ER_HAVE_FIRST_X4 1
-/*
- * exact_first_x8 at four lanes with AVX2 (cpu_finish_x4.h), for processors without AVX-512: the same
- * binary64 operations on each lane, so a lane it finishes has exact_first's bits; the lanes it leaves
- * go to exact_first.
- */
-typedef struct {
-    er_x4_fq F;
-    __m256d n1, g, gr, under, ge, r_c, c_lo, c_hi, guard;
-} x4_q;
-
-X4_TARGET static void x4_init(x4_q *V, const exact_q *Q, const er_bjob *j)
-{
-    double rho = (double)(j->par.k + 8) * 0x1p-22;
-    er_x4_fq_init(&V->F, &Q->fq);
-    V->n1 = _mm256_set1_pd(Q->n1);
-    V->g = _mm256_set1_pd(Q->g);
-    V->gr = _mm256_set1_pd(Q->gr);
-    V->under = _mm256_set1_pd(Q->under);
-    V->ge = _mm256_set1_pd(Q->ge);
-    V->r_c = _mm256_set1_pd(Q->r_c);
-    V->c_lo = _mm256_set1_pd(1.0 - rho);
-    V->c_hi = _mm256_set1_pd(1.0 + rho);
-    V->guard = _mm256_set1_pd(1 + 0x1p-20);
-}
-
-/* Columns col .. col + 3 of row i (products at q): returns the lanes finished and stored. */
-X4_TARGET static unsigned exact_first_x4(const er_bjob *j, const exact_q *Q, const x4_q *V, int64_t i, int64_t col,
-                                         int64_t q, const double *S, const double *TT, const float *TF,
-                                         const double *WW, er_bounds *out, int64_t e)
-{
-    int64_t n = j->n;
-    const __m256d zero = _mm256_setzero_pd();
-    __m256i sb = _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(j->sb + col)));
-    __m256i ok = x4_not(_mm256_cmpeq_epi64(sb, _mm256_set1_epi64x(ER_BQ_BAD)));
-    __m256i ea = _mm256_add_epi64(sb, _mm256_set1_epi64x(j->sa[i]));
-    __m256i ew = _mm256_add_epi64(sb, _mm256_set1_epi64x(j->sw[i]));
-    __m256d cval = j->cv ? _mm256_loadu_pd(j->cv + i * n + col) : zero;
-    ok = _mm256_and_si256(ok, x4_finite(cval));
-    __m256d cm = _mm256_andnot_pd(_mm256_set1_pd(-0.0), cval);
-    __m256i hc = X4_CMP(cm, zero, _CMP_GT_OQ);
-    __m256d Sv = _mm256_loadu_pd(S + q);
-    __m256d W = Q->any ? zero : x4_scale_up(&V->F, _mm256_loadu_pd(WW + q), ew, &ok);
-    __m256d rad, Te;
-    if (TF) {
-        __m256d nt = _mm256_cvtps_pd(_mm_loadu_ps(TF + q));
-        ok = _mm256_and_si256(ok, x4_finite(nt));
-        __m256i ntp = X4_CMP(nt, zero, _CMP_GT_OQ);
-        /* T_lo: ldexp as a move of the exponent field, the result normal */
-        __m256d d = x4_down(_mm256_mul_pd(nt, V->c_lo));
-        __m256i du = _mm256_castpd_si256(d), dbf = _mm256_srli_epi64(du, 52), dbe = _mm256_add_epi64(dbf, ea);
-        __m256i din = x4_not(_mm256_or_si256(_mm256_cmpgt_epi64(_mm256_set1_epi64x(1), dbe),
-                                             _mm256_cmpgt_epi64(dbe, _mm256_set1_epi64x(2046))));
-        din = _mm256_and_si256(din, x4_not(_mm256_cmpeq_epi64(dbf, _mm256_setzero_si256())));
-        ok = _mm256_and_si256(ok, _mm256_or_si256(x4_not(ntp), din));
-        __m256d ld = _mm256_castsi256_pd(_mm256_add_epi64(du, _mm256_slli_epi64(ea, 52)));
-        __m256d T_lo = _mm256_and_pd(x4_down(ld), _mm256_castsi256_pd(ntp));
-        __m256d T_hi = x4_scale_up(&V->F, x4_up(_mm256_mul_pd(nt, V->c_hi)), ea, &ok);
-        __m256d Wr = x4_sel(W, x4_up(_mm256_add_pd(W, x4_up(_mm256_mul_pd(cm, V->r_c)))), hc);
-        __m256d Tr_hi = x4_sel(T_hi, x4_up(_mm256_add_pd(T_hi, cm)), hc);
-        __m256d Tr_lo = x4_sel(T_lo, x4_up(_mm256_add_pd(T_lo, cm)), hc);
-        ok = _mm256_and_si256(ok, x4_finite(Tr_hi));
-        ok = _mm256_and_si256(ok, X4_CMP(x4_up(_mm256_mul_pd(Tr_hi, V->guard)), V->F.max_c, _CMP_LT_OQ));
-        __m256d rn = x4_up(_mm256_mul_pd(V->gr, Wr));
-        ok = _mm256_and_si256(ok, X4_CMP(rn, x4_up(_mm256_mul_pd(x4_up(_mm256_mul_pd(V->g, Tr_lo)), V->n1)), _CMP_LE_OQ));
-        rad = x4_up(_mm256_add_pd(rn, V->under));
-        Te = T_hi;
-    } else {
-        /* exact_radius with T exact */
-        __m256d T = x4_scale_up(&V->F, _mm256_loadu_pd(TT + q), ea, &ok);
-        __m256d Tc = x4_sel(T, x4_up(_mm256_add_pd(T, cm)), hc);
-        __m256d Wc = x4_sel(W, x4_up(_mm256_add_pd(W, x4_up(_mm256_mul_pd(cm, V->r_c)))), hc);
-        ok = _mm256_and_si256(ok, x4_finite(Tc));
-        rad = x4_up(_mm256_mul_pd(x4_up(_mm256_mul_pd(V->g, Tc)), V->n1));
-        if (!Q->any) {
-            __m256i gd = X4_CMP(x4_up(_mm256_mul_pd(Tc, V->guard)), V->F.max_c, _CMP_LT_OQ);
-            __m256d rn = x4_up(_mm256_mul_pd(V->gr, Wc));
-            __m256i lt = _mm256_and_si256(gd, X4_CMP(rn, rad, _CMP_LT_OQ));
-            rad = x4_sel(rad, rn, lt);
-        }
-        rad = x4_up(_mm256_add_pd(rad, V->under));
-        Te = T;
-    }
-    ok = _mm256_and_si256(ok, x4_finite(rad));
-    if (_mm256_testz_si256(ok, ok)) return 0;
-    /* exact_keys */
-    __m256d en = x4_up(_mm256_mul_pd(V->ge, Te));
-    __m256d xl = x4_down(_mm256_sub_pd(Sv, en)), xh = x4_up(_mm256_add_pd(Sv, en));
-    if (Q->has_c) {
-        xl = x4_down(_mm256_add_pd(xl, cval));
-        xh = x4_up(_mm256_add_pd(xh, cval));
-    }
-    return er_x4_keys(&V->F, j->rb + i * n + col, xl, xh, rad, ok, out, e);
-}
-#endif
+/* exact_first a vector of columns at a time: cpu_bounds_lanes.h at AVX-512's and AVX2's widths */
+#define ER_VEC_KERNELS "cpu_bounds_lanes.h"
+#include "cpu_vec_each.h"
 
 /* An element the first pass left, with NT exactly and res, a Sum2 of its exact products in index
  * order (TwoSum, the error terms summed in binary64; Ogita, Rump and Oishi 2005): |res - x| <= u |x| +
@@ -538,14 +342,14 @@ static void exact_rows(const er_bjob *j, int64_t r0, int64_t r1, int64_t i0, con
     exact_q_init(&Q, j);
     unsigned v_done = 0; /* the vector first pass: the lanes it finished, of columns v_base .. */
     int64_t v_base = -8;
-    int vw = 0; /* its width: 8 (AVX-512), 4 (AVX2) or none */
-#ifdef ER_HAVE_FIRST_X8
-    x8_q V;
-    if (Q.fq.ok && er_x8_wanted()) x8_init(&V, &Q, j), vw = 8;
-#endif
-#ifdef ER_HAVE_FIRST_X4
-    x4_q V4;
-    if (!vw && Q.fq.ok && er_x4_wanted()) x4_init(&V4, &Q, j), vw = 4;
+    int vw = Q.fq.ok ? er_vec_width() : 0; /* its width: 8 (AVX-512), 4 (AVX2) or none */
+#ifdef ER_VEC_HAVE
+    er_v8_first_q V8;
+    er_v4_first_q V4;
+    if (vw == 8) er_v8_first_init(&V8, &Q, j);
+    if (vw == 4) er_v4_first_init(&V4, &Q, j);
+#else
+    vw = 0;
 #endif
     for (int64_t i = r0; i < r1; er_progress_add(pg, n), i++)
         for (int64_t col = 0; col < n; col++) {
@@ -554,11 +358,10 @@ static void exact_rows(const er_bjob *j, int64_t r0, int64_t r1, int64_t i0, con
             /* eight or four columns at once where the processor allows; the lanes left, one by one below */
             if (col == 0) v_base = -8;
             if (vw && (col & (vw - 1)) == 0 && col + vw <= n && j->sa[i] != ER_BQ_BAD) {
-#ifdef ER_HAVE_FIRST_X8
-                if (vw == 8) v_done = exact_first_x8(j, &Q, &V, i, col, q, S, TT, TF, WW, out, e0 + i * n + col);
-#endif
-#ifdef ER_HAVE_FIRST_X4
-                if (vw == 4) v_done = exact_first_x4(j, &Q, &V4, i, col, q, S, TT, TF, WW, out, e0 + i * n + col);
+#ifdef ER_VEC_HAVE
+                int64_t e = e0 + i * n + col;
+                v_done = vw == 8 ? er_v8_exact_first(j, &Q, &V8, i, col, q, S, TT, TF, WW, out, e)
+                                 : er_v4_exact_first(j, &Q, &V4, i, col, q, S, TT, TF, WW, out, e);
 #endif
                 v_base = col;
             }

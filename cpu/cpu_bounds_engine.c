@@ -1337,102 +1337,9 @@ int er_cpu_eng_block4(const er_bpar *c, double *T, double *E, double *B, double 
 #define ER_FLATTEN __attribute__((flatten))
 #endif
 
-#include "cpu_finish_x8.h"
-#ifdef ER_HAVE_FINISH_X8
-/*
- * er_b_eng_final and er_cpu_fq_keys for eight consecutive elements of a row of the state
- * (cpu_finish_x8.h: the same binary64 operations on each lane), where the common case holds: the
- * state not `done`, C finite, no results as inputs (j->dc NULL: no perturbation), the sums finite,
- * the ends in the output's quick range and decided by the enclosure s +- e64 of the exact sum.
- * Returns the lanes stored; the others are left to the caller.
- */
-typedef struct {
-    er_x8_fq F;
-    __m512d c0, infl, u, eta, rel;
-    int cr, tf;
-} eng_x8;
-
-X8_TARGET static void eng_x8_init(eng_x8 *V, const er_bpar *c, const er_cpu_fq *fq)
-{
-    er_x8_fq_init(&V->F, fq);
-    V->c0 = _mm512_set1_pd((double)(c->k + 3) * 0x1p-53);
-    V->infl = _mm512_set1_pd(1.0 + (double)(c->k + 8) * 0x1p-51);
-    V->u = _mm512_set1_pd(c->u);
-    V->eta = _mm512_set1_pd(c->eta);
-    double rel = (c->a_f32 ? 0x1p-10 : 0) + (c->b_f32 ? 0x1p-10 : 0) + (c->a_f32 && c->b_f32 ? 0x1p-20 : 0);
-    V->rel = _mm512_set1_pd(rel);
-    V->cr = c->has_c && c->c_rounds;
-    V->tf = c->tf32_inputs && rel > 0;
-}
-
-X8_TARGET static unsigned eng_finish_x8(const eng_x8 *V, const er_bjob *j, const eng_state *st, int64_t q, int64_t e,
-                                        er_bounds *out, int64_t eo)
-{
-    __mmask8 ok = (__mmask8)~_mm_test_epi8_mask(_mm_loadl_epi64((const __m128i *)(st->dn + q)),
-                                                 _mm_loadl_epi64((const __m128i *)(st->dn + q)));
-    __m512d cval = j->cv ? _mm512_loadu_pd(j->cv + e) : _mm512_setzero_pd();
-    ok &= x8_finite(cval);
-    __m512d cm = _mm512_abs_pd(cval);
-    __m512d s = _mm512_add_pd(_mm512_loadu_pd(st->s + q), cval);
-    __m512d T = _mm512_add_pd(_mm512_loadu_pd(st->T + q), cm);
-    __m512d E = _mm512_loadu_pd(st->E + q);
-    ok &= x8_finite(s) & x8_finite(T);
-    __m512d e64 = x8_up(_mm512_mul_pd(_mm512_mul_pd(V->c0, T), V->infl));
-    if (V->cr) E = x8_up(_mm512_add_pd(x8_up(_mm512_add_pd(E, x8_up(_mm512_mul_pd(cm, V->u)))), V->eta));
-    if (V->tf) E = x8_up(_mm512_add_pd(E, x8_up(_mm512_mul_pd(x8_up(_mm512_mul_pd(T, V->infl)), V->rel))));
-    ok &= x8_finite(E);
-    if (!ok) return 0;
-    /* RD(x - E) and RU(x + E) decided by [xl, xh] */
-    __m512d xl = x8_down(_mm512_sub_pd(s, e64)), xh = x8_up(_mm512_add_pd(s, e64));
-    return er_x8_keys(&V->F, j->rb + e, xl, xh, E, ok, out, eo);
-}
-#endif
-
-#include "cpu_finish_x4.h"
-#ifdef ER_HAVE_FINISH_X4
-/* eng_finish_x8 at four lanes with AVX2 (cpu_finish_x4.h), for processors without AVX-512. */
-typedef struct {
-    er_x4_fq F;
-    __m256d c0, infl, u, eta, rel;
-    int cr, tf;
-} eng_x4;
-
-X4_TARGET static void eng_x4_init(eng_x4 *V, const er_bpar *c, const er_cpu_fq *fq)
-{
-    er_x4_fq_init(&V->F, fq);
-    V->c0 = _mm256_set1_pd((double)(c->k + 3) * 0x1p-53);
-    V->infl = _mm256_set1_pd(1.0 + (double)(c->k + 8) * 0x1p-51);
-    V->u = _mm256_set1_pd(c->u);
-    V->eta = _mm256_set1_pd(c->eta);
-    double rel = (c->a_f32 ? 0x1p-10 : 0) + (c->b_f32 ? 0x1p-10 : 0) + (c->a_f32 && c->b_f32 ? 0x1p-20 : 0);
-    V->rel = _mm256_set1_pd(rel);
-    V->cr = c->has_c && c->c_rounds;
-    V->tf = c->tf32_inputs && rel > 0;
-}
-
-X4_TARGET static unsigned eng_finish_x4(const eng_x4 *V, const er_bjob *j, const eng_state *st, int64_t q, int64_t e,
-                                        er_bounds *out, int64_t eo)
-{
-    int32_t dn4;
-    memcpy(&dn4, st->dn + q, 4);
-    __m256i ok = _mm256_cmpeq_epi64(_mm256_cvtepu8_epi64(_mm_cvtsi32_si128(dn4)), _mm256_setzero_si256());
-    __m256d cval = j->cv ? _mm256_loadu_pd(j->cv + e) : _mm256_setzero_pd();
-    ok = _mm256_and_si256(ok, x4_finite(cval));
-    __m256d cm = _mm256_andnot_pd(_mm256_set1_pd(-0.0), cval);
-    __m256d s = _mm256_add_pd(_mm256_loadu_pd(st->s + q), cval);
-    __m256d T = _mm256_add_pd(_mm256_loadu_pd(st->T + q), cm);
-    __m256d E = _mm256_loadu_pd(st->E + q);
-    ok = _mm256_and_si256(ok, _mm256_and_si256(x4_finite(s), x4_finite(T)));
-    __m256d e64 = x4_up(_mm256_mul_pd(_mm256_mul_pd(V->c0, T), V->infl));
-    if (V->cr) E = x4_up(_mm256_add_pd(x4_up(_mm256_add_pd(E, x4_up(_mm256_mul_pd(cm, V->u)))), V->eta));
-    if (V->tf) E = x4_up(_mm256_add_pd(E, x4_up(_mm256_mul_pd(x4_up(_mm256_mul_pd(T, V->infl)), V->rel))));
-    ok = _mm256_and_si256(ok, x4_finite(E));
-    if (_mm256_testz_si256(ok, ok)) return 0;
-    /* RD(x - E) and RU(x + E) decided by [xl, xh] */
-    __m256d xl = x4_down(_mm256_sub_pd(s, e64)), xh = x4_up(_mm256_add_pd(s, e64));
-    return er_x4_keys(&V->F, j->rb + e, xl, xh, E, ok, out, eo);
-}
-#endif
+/* the finish a vector of elements at a time: cpu_engine_lanes.h at AVX-512's and AVX2's widths */
+#define ER_VEC_KERNELS "cpu_engine_lanes.h"
+#include "cpu_vec_each.h"
 
 /*
  * er_b_ends_exact for an engine's element (er_b_eng_element) with cpu_finish.h's rounding: decided by
@@ -1567,14 +1474,14 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
     const er_cpu_fq *fq = &fq_;
     er_cpu_fq_init(&fq_, par);
     /* eight or four elements at a time where the processor allows; the lanes left, one by one below */
-    int vw = 0;
-#ifdef ER_HAVE_FINISH_X8
-    eng_x8 V;
-    if (fq->ok && !j->dc && er_x8_wanted()) eng_x8_init(&V, par, fq), vw = 8;
-#endif
-#ifdef ER_HAVE_FINISH_X4
-    eng_x4 V4;
-    if (!vw && fq->ok && !j->dc && er_x4_wanted()) eng_x4_init(&V4, par, fq), vw = 4;
+    int vw = fq->ok && !j->dc ? er_vec_width() : 0;
+#ifdef ER_VEC_HAVE
+    er_v8_eng V8;
+    er_v4_eng V4;
+    if (vw == 8) er_v8_eng_init(&V8, par, fq);
+    if (vw == 4) er_v4_eng_init(&V4, par, fq);
+#else
+    vw = 0;
 #endif
     for (int64_t r = 0; r < mc; r++) {
         unsigned done = 0;
@@ -1582,11 +1489,9 @@ static inline void finish_fmt(const er_bpar *par, const er_bjob *j, const eng_st
         for (int64_t c = 0; c < nc; c++) {
             int64_t e = (i0 + r) * n + jc + c, q = r * st->ld + c;
             if (vw && (c & (vw - 1)) == 0 && c + vw <= nc) {
-#ifdef ER_HAVE_FINISH_X8
-                if (vw == 8) done = eng_finish_x8(&V, j, st, q, e, out, e0 + e);
-#endif
-#ifdef ER_HAVE_FINISH_X4
-                if (vw == 4) done = eng_finish_x4(&V4, j, st, q, e, out, e0 + e);
+#ifdef ER_VEC_HAVE
+                done = vw == 8 ? er_v8_eng_finish(&V8, j, st, q, e, out, e0 + e)
+                               : er_v4_eng_finish(&V4, j, st, q, e, out, e0 + e);
 #endif
                 base = c;
             }

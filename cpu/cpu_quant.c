@@ -17,7 +17,7 @@
 
 
 /* er_b_q_value(v, s) lane by lane: ceil(|v| 2^-s) by shifts of the significand (|v| 2^-s < 2^53). */
-QX_TARGET static inline __m512d q_x8(__m512d v, __m512i s)
+QX_TARGET static inline __m512d er_v8_qval(__m512d v, __m512i s)
 {
     const __m512i mant = _mm512_set1_epi64(0x000FFFFFFFFFFFFFll), one = _mm512_set1_epi64(1);
     __m512i u = _mm512_and_si512(_mm512_castpd_si512(v), _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll));
@@ -37,77 +37,13 @@ QX_TARGET static inline __m512d q_x8(__m512d v, __m512i s)
     return _mm512_cvtepu64_pd(r);
 }
 
-QX_TARGET static void q_values_x8(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q)
-{
-    int64_t p = 0;
-    const __m512d absm = _mm512_castsi512_pd(_mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll));
-    for (; p + 8 <= cnt; p += 8) {
-        __m512d v = _mm512_and_pd(_mm512_loadu_pd(x + p), absm);
-        if (w) v = _mm512_mul_pd(v, _mm512_loadu_pd(w + p));
-        __m512i sc = sv ? _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(sv + p))) : _mm512_set1_epi64(s);
-        _mm512_storeu_pd(q + p, q_x8(v, sc));
-    }
-    for (; p < cnt; p++) q[p] = er_b_q_value(__builtin_fabs(x[p]) * (w ? w[p] : 1.0), sv ? sv[p] : s);
-}
-
-QX_TARGET static double q_max_x8(const double *x, const double *w, int64_t cnt, int *bad)
-{
-    const __m512d absm = _mm512_castsi512_pd(_mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll));
-    const __m512i ex = _mm512_set1_epi64(0x7FF0000000000000ll);
-    __m512d mx = _mm512_setzero_pd();
-    __mmask8 nf = 0;
-    int64_t p = 0;
-    for (; p + 8 <= cnt; p += 8) {
-        __m512d v = _mm512_and_pd(_mm512_loadu_pd(x + p), absm);
-        if (w) v = _mm512_mul_pd(v, _mm512_loadu_pd(w + p));
-        nf |= _mm512_cmp_epi64_mask(_mm512_and_si512(_mm512_castpd_si512(v), ex), ex, _MM_CMPINT_EQ);
-        mx = _mm512_max_pd(mx, v); /* finite lanes: the larger */
-    }
-    double m = _mm512_reduce_max_pd(mx);
-    if (nf) *bad = 1;
-    for (; p < cnt; p++) {
-        double v = __builtin_fabs(x[p]) * (w ? w[p] : 1.0);
-        if (!er_b_finite(v)) *bad = 1;
-        else if (v > m) m = v;
-    }
-    return m;
-}
-
-/* The column maxima of 8 columns at a time (the rest one by one), the same comparisons. */
-QX_TARGET static void q_colmax_x8(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad)
-{
-    const __m512d absm = _mm512_castsi512_pd(_mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll));
-    const __m512i ex = _mm512_set1_epi64(0x7FF0000000000000ll);
-    int64_t t = 0;
-    for (; t + 8 <= nj; t += 8) {
-        __m512d m = _mm512_setzero_pd();
-        __mmask8 nf = 0;
-        for (int64_t p = 0; p < k; p++) {
-            __m512d v = _mm512_and_pd(_mm512_loadu_pd(b + p * ld + t), absm);
-            nf |= _mm512_cmp_epi64_mask(_mm512_and_si512(_mm512_castpd_si512(v), ex), ex, _MM_CMPINT_EQ);
-            m = _mm512_max_pd(m, v);
-        }
-        _mm512_storeu_pd(mx + t, m);
-        for (int l = 0; l < 8; l++) bad[t + l] = (nf >> l) & 1;
-    }
-    for (; t < nj; t++) {
-        double m = 0;
-        bad[t] = 0;
-        for (int64_t p = 0; p < k; p++) {
-            double v = __builtin_fabs(b[p * ld + t]);
-            if (!er_b_finite(v)) bad[t] = 1;
-            else if (v > m) m = v;
-        }
-        mx[t] = m;
-    }
-}
 #define QX4_TARGET __attribute__((target("avx2")))
 
-/* q_x8 at four lanes: AVX2 has the variable 64-bit shifts (a count of 64 or more gives 0) and the
+/* er_v8_qval at four lanes: AVX2 has the variable 64-bit shifts (a count of 64 or more gives 0) and the
  * 64-bit compares, not the conversion of an unsigned integer to binary64; r <= 2^53 is converted as
  * its two 32-bit halves, each exact through the magic constants 2^84 and 2^52, whose sum is r exactly
  * (r is a binary64 value, so the one rounding of the addition is none). */
-QX4_TARGET static inline __m256d q_x4(__m256d v, __m256i s)
+QX4_TARGET static inline __m256d er_v4_qval(__m256d v, __m256i s)
 {
     const __m256i mant = _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll), one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256();
     __m256i u = _mm256_and_si256(_mm256_castpd_si256(v), _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
@@ -130,82 +66,9 @@ QX4_TARGET static inline __m256d q_x4(__m256d v, __m256i s)
     return _mm256_add_pd(dh, _mm256_castsi256_pd(lo));
 }
 
-QX4_TARGET static void q_values_x4(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q)
-{
-    int64_t p = 0;
-    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
-    for (; p + 4 <= cnt; p += 4) {
-        __m256d v = _mm256_and_pd(_mm256_loadu_pd(x + p), absm);
-        if (w) v = _mm256_mul_pd(v, _mm256_loadu_pd(w + p));
-        __m256i sc = sv ? _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(sv + p))) : _mm256_set1_epi64x(s);
-        _mm256_storeu_pd(q + p, q_x4(v, sc));
-    }
-    for (; p < cnt; p++) q[p] = er_b_q_value(__builtin_fabs(x[p]) * (w ? w[p] : 1.0), sv ? sv[p] : s);
-}
-
-/* A lane is not finite when its exponent field is all ones; the maximum of the finite lanes is the
- * one-value loop's (a lane that is not finite makes the whole result meaningless: *bad). */
-QX4_TARGET static inline __m256i q_nonfinite_x4(__m256d v)
-{
-    const __m256i ex = _mm256_set1_epi64x(0x7FF0000000000000ll);
-    return _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(v), ex), ex);
-}
-
-QX4_TARGET static double q_max_x4(const double *x, const double *w, int64_t cnt, int *bad)
-{
-    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
-    __m256d mx = _mm256_setzero_pd();
-    __m256i nf = _mm256_setzero_si256();
-    int64_t p = 0;
-    for (; p + 4 <= cnt; p += 4) {
-        __m256d v = _mm256_and_pd(_mm256_loadu_pd(x + p), absm);
-        if (w) v = _mm256_mul_pd(v, _mm256_loadu_pd(w + p));
-        nf = _mm256_or_si256(nf, q_nonfinite_x4(v));
-        mx = _mm256_max_pd(mx, v);
-    }
-    double l[4], m = 0;
-    _mm256_storeu_pd(l, mx);
-    for (int t = 0; t < 4; t++) m = l[t] > m ? l[t] : m;
-    if (!_mm256_testz_si256(nf, nf)) *bad = 1;
-    for (; p < cnt; p++) {
-        double v = __builtin_fabs(x[p]) * (w ? w[p] : 1.0);
-        if (!er_b_finite(v)) *bad = 1;
-        else if (v > m) m = v;
-    }
-    return m;
-}
-
-QX4_TARGET static void q_colmax_x4(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad)
-{
-    const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll));
-    int64_t t = 0;
-    for (; t + 8 <= nj; t += 8) { /* two vectors of columns per pass over the rows */
-        __m256d m0 = _mm256_setzero_pd(), m1 = _mm256_setzero_pd();
-        __m256i nf0 = _mm256_setzero_si256(), nf1 = _mm256_setzero_si256();
-        for (int64_t p = 0; p < k; p++) {
-            __m256d v0 = _mm256_and_pd(_mm256_loadu_pd(b + p * ld + t), absm);
-            __m256d v1 = _mm256_and_pd(_mm256_loadu_pd(b + p * ld + t + 4), absm);
-            nf0 = _mm256_or_si256(nf0, q_nonfinite_x4(v0));
-            nf1 = _mm256_or_si256(nf1, q_nonfinite_x4(v1));
-            m0 = _mm256_max_pd(m0, v0);
-            m1 = _mm256_max_pd(m1, v1);
-        }
-        _mm256_storeu_pd(mx + t, m0);
-        _mm256_storeu_pd(mx + t + 4, m1);
-        int b0 = _mm256_movemask_pd(_mm256_castsi256_pd(nf0)), b1 = _mm256_movemask_pd(_mm256_castsi256_pd(nf1));
-        for (int l = 0; l < 4; l++) bad[t + l] = (b0 >> l) & 1, bad[t + 4 + l] = (b1 >> l) & 1;
-    }
-    for (; t < nj; t++) {
-        double m = 0;
-        bad[t] = 0;
-        for (int64_t p = 0; p < k; p++) {
-            double v = __builtin_fabs(b[p * ld + t]);
-            if (!er_b_finite(v)) bad[t] = 1;
-            else if (v > m) m = v;
-        }
-        mx[t] = m;
-    }
-}
+/* the runs a vector at a time: cpu_quant_lanes.h at AVX-512's and AVX2's widths */
+#define ER_VEC_KERNELS "cpu_quant_lanes.h"
+#include "cpu_vec_each.h"
 #endif
 
 int er_cpu_q_simd(void)
@@ -221,12 +84,8 @@ void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double 
 {
     (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (simd == 2) {
-        q_colmax_x8(b, ld, k, nj, mx, bad);
-        return;
-    }
-    if (simd == 1) {
-        q_colmax_x4(b, ld, k, nj, mx, bad);
+    if (simd) {
+        (simd == 2 ? er_v8_q_colmax : er_v4_q_colmax)(b, ld, k, nj, mx, bad);
         return;
     }
 #endif
@@ -243,12 +102,8 @@ void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s,
 {
     (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (simd == 2) {
-        q_values_x8(x, w, sv, s, cnt, q);
-        return;
-    }
-    if (simd == 1) {
-        q_values_x4(x, w, sv, s, cnt, q);
+    if (simd) {
+        (simd == 2 ? er_v8_q_values : er_v4_q_values)(x, w, sv, s, cnt, q);
         return;
     }
 #endif
@@ -259,8 +114,7 @@ double er_cpu_q_max(const double *x, const double *w, int64_t cnt, int *bad, int
 {
     (void)simd; /* without the vector code: the one-value loop */
 #ifdef ER_HAVE_Q_X8
-    if (simd == 2) return q_max_x8(x, w, cnt, bad);
-    if (simd == 1) return q_max_x4(x, w, cnt, bad);
+    if (simd) return (simd == 2 ? er_v8_q_max : er_v4_q_max)(x, w, cnt, bad);
 #endif
     double m = 0;
     for (int64_t p = 0; p < cnt; p++) {

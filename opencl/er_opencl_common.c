@@ -243,15 +243,22 @@ er_status er_cl_pick_(int device, er_cl_dev_ *picked, char *msg, size_t msg_size
     return ER_OK;
 }
 
-/* A device or platform string (malloc'd, NULL on failure). */
-char *er_cl_dev_str_(cl_device_id d, cl_device_info what)
+/* clGetDeviceInfo of d, or clGetPlatformInfo of p where d is NULL. */
+static cl_int info_(cl_device_id d, cl_platform_id p, cl_uint what, size_t size, void *v, size_t *ret)
+{
+    return d ? clGetDeviceInfo(d, (cl_device_info)what, size, v, ret)
+             : clGetPlatformInfo(p, (cl_platform_info)what, size, v, ret);
+}
+
+/* A device's (d) or else a platform's (p) string (malloc'd, NULL on failure). */
+static char *info_str_(cl_device_id d, cl_platform_id p, cl_uint what)
 {
     size_t sz = 0;
     char *s;
-    if (clGetDeviceInfo(d, what, 0, NULL, &sz) != CL_SUCCESS || sz == 0) return NULL;
+    if (info_(d, p, what, 0, NULL, &sz) != CL_SUCCESS || sz == 0) return NULL;
     s = (char *)malloc(sz + 1);
     if (!s) return NULL;
-    if (clGetDeviceInfo(d, what, sz, s, NULL) != CL_SUCCESS) {
+    if (info_(d, p, what, sz, s, NULL) != CL_SUCCESS) {
         free(s);
         return NULL;
     }
@@ -259,20 +266,9 @@ char *er_cl_dev_str_(cl_device_id d, cl_device_info what)
     return s;
 }
 
-char *er_cl_plat_str_(cl_platform_id p, cl_platform_info what)
-{
-    size_t sz = 0;
-    char *s;
-    if (clGetPlatformInfo(p, what, 0, NULL, &sz) != CL_SUCCESS || sz == 0) return NULL;
-    s = (char *)malloc(sz + 1);
-    if (!s) return NULL;
-    if (clGetPlatformInfo(p, what, sz, s, NULL) != CL_SUCCESS) {
-        free(s);
-        return NULL;
-    }
-    s[sz] = '\0';
-    return s;
-}
+char *er_cl_dev_str_(cl_device_id d, cl_device_info what) { return info_str_(d, NULL, (cl_uint)what); }
+
+char *er_cl_plat_str_(cl_platform_id p, cl_platform_info what) { return info_str_(NULL, p, (cl_uint)what); }
 
 /* ---- Programs. ---- */
 

@@ -22,14 +22,34 @@ seconds=${FUZZ_SECONDS:-60}
 work=${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/exactref-fuzz.XXXXXX")}
 mkdir -p "$work/corpus" "$work/artifacts"
 
+# write_config DIR: a minimal DIR/exactref/config.h (the project's version, every backend off)
+write_config() {
+    mkdir -p "$1/exactref"
+    version=$(sed -n 's/^project(exactref VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+    sed -e "s/@PROJECT_VERSION@/${version:-0.0.0}/" -e 's/^#cmakedefine01 \(.*\)$/#define \1 0/' \
+        include/exactref/config.h.in > "$1/exactref/config.h"
+}
+
+# run_fuzz LABEL BINARY CORPUS ARTIFACTS LOG [libFuzzer options]: runs the fuzzer over the corpus,
+# prints its final statistics, and exits 1 with the log's tail on a crash or any saved input.
+run_fuzz() {
+    label=$1 bin=$2 corpus=$3 arts=$4 log=$5
+    shift 5
+    status=0
+    "$bin" "$@" -artifact_prefix="$arts/" -print_final_stats=1 "$corpus" 2>"$log" || status=$?
+    grep -E '^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' "$log" || true
+    if [ "$status" -ne 0 ] || ls "$arts/" | grep -q .; then
+        tail -n 60 "$log" >&2
+        echo "fuzz: ${label}FAILED (status $status); crash inputs and the log are in $work" >&2
+        exit 1
+    fi
+}
+
 if [ $# -ge 1 ] && [ -f "$1/include/exactref/config.h" ]; then
     confdir=$1/include
 else
     confdir=$work/include
-    mkdir -p "$confdir/exactref"
-    version=$(sed -n 's/^project(exactref VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
-    sed -e "s/@PROJECT_VERSION@/${version:-0.0.0}/" -e 's/^#cmakedefine01 \(.*\)$/#define \1 0/' \
-        include/exactref/config.h.in > "$confdir/exactref/config.h"
+    write_config "$confdir"
 fi
 
 echo "fuzz: building $work/fuzz_npy with $cc"
@@ -42,24 +62,15 @@ $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -
 cp tests/npy/corpus/*.npy "$work/corpus/"
 
 echo "fuzz: running for $seconds s on $(ls "$work/corpus" | wc -l) seed files"
-status=0
-"$work/fuzz_npy" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
-    -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$work/corpus" 2>"$work/fuzz.log" || status=$?
-grep -E '^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' "$work/fuzz.log" || true
-if [ "$status" -ne 0 ] || ls "$work/artifacts/" | grep -q .; then
-    tail -n 60 "$work/fuzz.log" >&2
-    echo "fuzz: FAILED (status $status); crash inputs and the log are in $work" >&2
-    exit 1
-fi
+run_fuzz "" "$work/fuzz_npy" "$work/corpus" "$work/artifacts" "$work/fuzz.log" \
+    -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10
 echo "fuzz: no crash in $seconds s"
 
 # The interpreter's parser: the library's sources (it runs kernels through the whole library).
 iseconds=${FUZZ_INTERP_SECONDS:-30}
-mkdir -p "$work/icorpus" "$work/iartifacts" "$work/iinclude/exactref"
+mkdir -p "$work/icorpus" "$work/iartifacts"
 # the library without device backends: a minimal config.h (every backend off)
-version=$(sed -n 's/^project(exactref VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
-sed -e "s/@PROJECT_VERSION@/${version:-0.0.0}/" -e 's/^#cmakedefine01 \(.*\)$/#define \1 0/' \
-    include/exactref/config.h.in > "$work/iinclude/exactref/config.h"
+write_config "$work/iinclude"
 echo "fuzz: building $work/fuzz_interp with $cc"
 # the library's sources compiled one object each, ${JOBS:-2} at a time (one compiler call over them all
 # took minutes on 2 cores), then linked with the fuzz target
@@ -102,16 +113,9 @@ awk 'BEGIN {
 runs=
 [ -z "${FUZZ_INTERP_RUNS:-}" ] || runs="-runs=$FUZZ_INTERP_RUNS"
 echo "fuzz: running the interpreter's parser for ${FUZZ_INTERP_RUNS:-$iseconds s} ${FUZZ_INTERP_RUNS:+executions} on $(ls "$work/icorpus" | wc -l) seed files"
-status=0
 [ -z "$runs" ] || iseconds=0
 # shellcheck disable=SC2086
-"$work/fuzz_interp" -max_total_time="$iseconds" $runs -max_len=32768 -rss_limit_mb=2048 -timeout=20 \
-    -artifact_prefix="$work/iartifacts/" -print_final_stats=1 "$work/icorpus" 2>"$work/ifuzz.log" || status=$?
-grep -E '^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' "$work/ifuzz.log" || true
-if [ "$status" -ne 0 ] || ls "$work/iartifacts/" | grep -q .; then
-    tail -n 60 "$work/ifuzz.log" >&2
-    echo "fuzz: interp FAILED (status $status); crash inputs and the log are in $work" >&2
-    exit 1
-fi
+run_fuzz "interp " "$work/fuzz_interp" "$work/icorpus" "$work/iartifacts" "$work/ifuzz.log" \
+    -max_total_time="$iseconds" $runs -max_len=32768 -rss_limit_mb=2048 -timeout=20
 echo "fuzz: interp: no crash in ${FUZZ_INTERP_RUNS:-$iseconds s} ${FUZZ_INTERP_RUNS:+executions}"
 [ -n "${FUZZ_WORK:-}" ] || rm -rf "$work"

@@ -15,34 +15,33 @@
 /* ------------------------------------------------------------------------------------------------ */
 /* Tensors                                                                                            */
 
-er_tensor er_tensor_2d(int format, int64_t rows, int64_t cols, void *data)
+/* A contiguous row-major tensor of nd dimensions (2 or 3). */
+static er_tensor tensor_rows(int format, int nd, const int64_t *shape, void *data)
 {
     er_tensor t;
     memset(&t, 0, sizeof t);
     t.format = format;
-    t.ndim = 2;
-    t.shape[0] = rows;
-    t.shape[1] = cols;
-    t.strides[0] = cols;
-    t.strides[1] = 1;
+    t.ndim = nd;
+    int64_t step = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        t.shape[d] = shape[d];
+        t.strides[d] = step;
+        step *= shape[d];
+    }
     t.data = data;
     return t;
 }
 
+er_tensor er_tensor_2d(int format, int64_t rows, int64_t cols, void *data)
+{
+    const int64_t shape[2] = {rows, cols};
+    return tensor_rows(format, 2, shape, data);
+}
+
 er_tensor er_tensor_3d(int format, int64_t batch, int64_t rows, int64_t cols, void *data)
 {
-    er_tensor t;
-    memset(&t, 0, sizeof t);
-    t.format = format;
-    t.ndim = 3;
-    t.shape[0] = batch;
-    t.shape[1] = rows;
-    t.shape[2] = cols;
-    t.strides[0] = rows * cols;
-    t.strides[1] = cols;
-    t.strides[2] = 1;
-    t.data = data;
-    return t;
+    const int64_t shape[3] = {batch, rows, cols};
+    return tensor_rows(format, 3, shape, data);
 }
 
 er_tensor er_tensor_transpose(er_tensor t)

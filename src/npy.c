@@ -847,23 +847,27 @@ static er_status er_output_plan_(const char *path, char **target, int *in_place,
     return ER_OK;
 }
 
-int _er_npy_output_kind(const char *path, char *msg, size_t msg_size)
+/* er_output_plan_'s verdict on path alone (*in_place set where ER_OK); nothing is kept. */
+static er_status output_plan_only(const char *path, int *in_place, char *msg, size_t msg_size)
 {
     char *t = NULL;
-    int in_place, exists;
+    int exists;
     mode_t mode;
-    er_status st = er_output_plan_(path, &t, &in_place, &mode, &exists, msg, msg_size);
+    er_status st = er_output_plan_(path, &t, in_place, &mode, &exists, msg, msg_size);
     free(t);
-    return st != ER_OK ? -1 : in_place ? 1 : 0;
+    return st;
+}
+
+int _er_npy_output_kind(const char *path, char *msg, size_t msg_size)
+{
+    int in_place = 0;
+    return output_plan_only(path, &in_place, msg, msg_size) != ER_OK ? -1 : in_place ? 1 : 0;
 }
 
 er_status er_npy_output_check(const char *path, char *msg, size_t msg_size)
 {
-    char *t = NULL;
-    int in_place, exists;
-    mode_t mode;
-    er_status st = er_output_plan_(path, &t, &in_place, &mode, &exists, msg, msg_size);
-    free(t);
+    int in_place = 0;
+    er_status st = output_plan_only(path, &in_place, msg, msg_size);
     if (st == ER_OK) _er_npy_msg_ok(msg, msg_size);
     return st;
 }

@@ -866,6 +866,26 @@ er_status er_check_report_score(const er_bounds *bd, const er_tensor *output, co
                                       msg_size);
 }
 
+/* er_check_report_score's and er_check_report_narrower's check of their arguments (report_internal.h). */
+er_status er_report_output_shape_(const char *fn, const er_tensor *output, const er_tensor *R, int64_t want,
+                                  const char *want_name, er_format_info *fi, int64_t *count, char *msg, size_t msg_size)
+{
+    if ((output->ndim != 2 && output->ndim != 3) || er_format_get_info(output->format, fi) != ER_OK)
+        return fail(msg, msg_size, ER_EINVAL, "%s: the output must be 2-D or 3-D", fn);
+    if (R->format != output->format || R->ndim != output->ndim)
+        return fail(msg, msg_size, ER_EINVAL, "%s: the rounded answer's format or shape differs", fn);
+    *count = 1;
+    for (int d = 0; d < output->ndim; d++) {
+        if (R->shape[d] != output->shape[d])
+            return fail(msg, msg_size, ER_EINVAL, "%s: the rounded answer's shape differs", fn);
+        *count *= output->shape[d];
+    }
+    if (*count != want)
+        return fail(msg, msg_size, ER_EINVAL, "%s: the output has %lld elements, %s %lld", fn, (long long)*count,
+                    want_name, (long long)want);
+    return ER_OK;
+}
+
 /* The scoring, with covers in the same pass where keys are given (then cov is written and outside
  * counted; the caller has checked that the fused pass applies: f32, bf16 or f16, unit strides). */
 static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const er_tensor *output, const er_tensor *R,
@@ -881,19 +901,10 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
     memset(rep, 0, sizeof *rep);
     rep->worst = -1;
     rep->narrower_format = -1;
-    if ((output->ndim != 2 && output->ndim != 3) || er_format_get_info(output->format, &fi) != ER_OK)
-        return fail(msg, msg_size, ER_EINVAL, "the output must be 2-D or 3-D");
-    if (R->format != output->format || R->ndim != output->ndim)
-        return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: the rounded answer's format or shape differs");
-    int64_t count = 1;
-    for (int d = 0; d < output->ndim; d++) {
-        if (R->shape[d] != output->shape[d])
-            return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: the rounded answer's shape differs");
-        count *= output->shape[d];
-    }
-    if (count != bd->count)
-        return fail(msg, msg_size, ER_EINVAL, "er_check_report_score: the output has %lld elements, the bounds %lld",
-                    (long long)count, (long long)bd->count);
+    int64_t count;
+    er_status st = er_report_output_shape_("er_check_report_score", output, R, bd->count, "the bounds", &fi, &count,
+                                           msg, msg_size);
+    if (st != ER_OK) return st;
     int sb = fi.storage_bytes, isfloat = fi.kind == ER_KIND_FLOAT;
     int64_t m = output->shape[output->ndim - 2], n = output->shape[output->ndim - 1];
     rep->ndim = output->ndim;
@@ -1076,18 +1087,8 @@ static er_status score_common(const er_bounds *bd, const er_bkeys *keys, const e
     if (a && all_tiny(a)) rep->operand_vacuous |= 1;
     if (b && all_tiny(b)) rep->operand_vacuous |= 2;
     /* the hint: an output saved in a wider format than the one the kernel wrote */
-    if (outside && isfloat && count) {
-        int cands[5] = {a ? a->format : -1, b ? b->format : -1, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
-        for (int c = 0; c < 5 && rep->narrower_format < 0; c++) {
-            er_format_info ci;
-            int fc = cands[c];
-            if (fc < 0 || fc == output->format || er_format_get_info(fc, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT ||
-                ci.width >= fi.width)
-                continue;
-            /* only where the exact answer needs more than f: an output that never does is a hint */
-            if (all_in(output, sb, count, fc) && !all_in(R, sb, count, fc)) rep->narrower_format = fc;
-        }
-    }
+    if (outside && isfloat && count)
+        rep->narrower_format = narrower_format(output, R, &fi, count, a ? a->format : -1, b ? b->format : -1);
     if (msg && msg_size) msg[0] = '\0';
     return ER_OK;
 }

@@ -102,6 +102,24 @@ static inline int all_in(const er_tensor *out, int sb, int64_t count, int f)
     return 1;
 }
 
+/* The report's hint (narrower_format): the first of a_format, b_format, bf16, f16, f32 that is a float
+ * format narrower than the output's (fi) holding every output element exactly, where the rounded
+ * answer R needs more than it (an output that never does is the hint); -1 for none. */
+static inline int narrower_format(const er_tensor *out, const er_tensor *R, const er_format_info *fi, int64_t count,
+                                  int a_format, int b_format)
+{
+    int cands[5] = {a_format, b_format, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
+    for (int c = 0; c < 5; c++) {
+        er_format_info ci;
+        int fc = cands[c];
+        if (fc < 0 || fc == out->format || er_format_get_info(fc, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT ||
+            ci.width >= fi->width)
+            continue;
+        if (all_in(out, fi->storage_bytes, count, fc) && !all_in(R, fi->storage_bytes, count, fc)) return fc;
+    }
+    return -1;
+}
+
 /* ---- The fast path: patterns as order-mapped integers, rows over threads ------------------------- */
 
 /*
@@ -128,6 +146,11 @@ static inline uint64_t wmask_(int w) { return w >= 64 ? ~UINT64_C(0) : (UINT64_C
 /* The descriptor of a float format with 1, 2, 4 or 8 storage bytes; lut8 receives the values of the
  * 1-byte formats (256 entries).  0 when the fast path does not apply (src/report_covers.c). */
 int er_report_fdesc_make_(int fmt, fdesc *f, double *lut8);
+/* The checks of er_check_report_score and er_check_report_narrower (fn, for the messages): output 2-D or
+ * 3-D, R of its format and shape, `want` elements (want_name: what has them); *fi output's format,
+ * *count its elements.  report.c. */
+er_status er_report_output_shape_(const char *fn, const er_tensor *output, const er_tensor *R, int64_t want,
+                                  const char *want_name, er_format_info *fi, int64_t *count, char *msg, size_t msg_size);
 #define fdesc_make er_report_fdesc_make_
 /* f16's values (every pattern), filled by the first fdesc_make of f16 */
 extern double er_report_f16_lut_[65536];

@@ -1,16 +1,6 @@
 /* report_merge.c: a check's report assembled from the reports of consecutive blocks of its output, so
  * that a front end can score a large output block by block (the bounds of one block at a time). */
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "exactref/exactref.h"
-#include "exactref/report.h"
-#include "exactref/core/er_round.h"
-#include "host/er_msg.h"
-
-/* the library's one message helper (host/er_msg.h) */
-#define fail(msg, size, st, ...) ((er_status)er_msgf((msg), (size), (st), __VA_ARGS__))
+#include "report_internal.h" /* fail, element */
 
 void er_check_report_merge_init(er_check_report *rep, int ndim, const int64_t *shape, int format)
 {
@@ -44,6 +34,43 @@ static void rank_of(const er_check_report *r, int *rank, double *score)
     }
 }
 
+/* The worst element of `into` becomes part's, at index `at` of into's output. */
+static void take_worst(er_check_report *into, const er_check_report *part, int64_t at)
+{
+    into->worst_covered = part->worst_covered;
+    into->worst_why = part->worst_why;
+    into->ulps_beyond = part->ulps_beyond;
+    into->output = part->output;
+    into->rounded = part->rounded;
+    into->low = part->low;
+    into->high = part->high;
+    into->output_value = part->output_value;
+    into->rounded_value = part->rounded_value;
+    into->low_value = part->low_value;
+    into->high_value = part->high_value;
+    into->has_range = part->has_range;
+    into->single_value = part->single_value;
+    into->tolerance = part->tolerance;
+    into->ratio = part->ratio;
+    into->may_pinf = part->may_pinf;
+    into->may_ninf = part->may_ninf;
+    into->may_nan = part->may_nan;
+    into->worst = at;
+    er_check_report_index(into, into->worst, into->worst_index);
+}
+
+/* part's histograms, counts and whole-output flags added to into's (first: into had no element). */
+static void add_counts(er_check_report *into, const er_check_report *part, int first)
+{
+    for (int h = 0; h < ER_REPORT_BINS; h++) into->hist[h] += part->hist[h];
+    for (int h = 0; h < ER_REPORT_LOG_BINS; h++) into->log_hist[h] += part->log_hist[h];
+    into->zero_accepted = (first || into->zero_accepted) && part->zero_accepted;
+    into->operand_vacuous = first ? part->operand_vacuous : (into->operand_vacuous & part->operand_vacuous);
+    into->narrower_format = -1; /* a property of the whole output: er_check_report_narrower */
+    into->elements += part->elements;
+    into->outside += part->outside;
+}
+
 er_status er_check_report_merge(er_check_report *into, const er_check_report *part, const unsigned char *part_covered,
                                 const int64_t *part_index, int64_t *into_index, int64_t into_cap, char *msg,
                                 size_t msg_size)
@@ -74,29 +101,8 @@ er_status er_check_report_merge(er_check_report *into, const er_check_report *pa
     rank_of(into, &ri, &si);
     rank_of(part, &rp, &sp);
     if (rp > ri || (rp == ri && rp >= 0 && sp > si)) {
-        into->worst = base + part->worst;
-        into->worst_covered = part->worst_covered;
-        into->worst_why = part->worst_why;
-        into->ulps_beyond = part->ulps_beyond;
-        into->output = part->output;
-        into->rounded = part->rounded;
-        into->low = part->low;
-        into->high = part->high;
-        into->output_value = part->output_value;
-        into->rounded_value = part->rounded_value;
-        into->low_value = part->low_value;
-        into->high_value = part->high_value;
-        into->has_range = part->has_range;
-        into->single_value = part->single_value;
-        into->tolerance = part->tolerance;
-        into->ratio = part->ratio;
-        into->may_pinf = part->may_pinf;
-        into->may_ninf = part->may_ninf;
-        into->may_nan = part->may_nan;
-        er_check_report_index(into, into->worst, into->worst_index);
+        take_worst(into, part, base + part->worst);
     }
-    for (int h = 0; h < ER_REPORT_BINS; h++) into->hist[h] += part->hist[h];
-    for (int h = 0; h < ER_REPORT_LOG_BINS; h++) into->log_hist[h] += part->log_hist[h];
     /* the map's cells are of the whole output's rows: the block's outside elements placed again */
     if (part->outside > 0) {
         int64_t mr = m < ER_REPORT_MAP ? m : ER_REPORT_MAP, mc = n < ER_REPORT_MAP ? n : ER_REPORT_MAP;
@@ -114,11 +120,7 @@ er_status er_check_report_merge(er_check_report *into, const er_check_report *pa
     else if (into_index && part->outside > 0)
         for (int64_t e = 0; e < part->elements && into->outside_listed < into_cap; e++)
             if (!part_covered[e]) into_index[into->outside_listed++] = base + e;
-    into->zero_accepted = (first || into->zero_accepted) && part->zero_accepted;
-    into->operand_vacuous = first ? part->operand_vacuous : (into->operand_vacuous & part->operand_vacuous);
-    into->narrower_format = -1; /* a property of the whole output: er_check_report_narrower */
-    into->elements += part->elements;
-    into->outside += part->outside;
+    add_counts(into, part, first);
     if (msg && msg_size) msg[0] = '\0';
     return ER_OK;
 }
@@ -151,29 +153,8 @@ er_status er_check_report_merge_columns(er_check_report *band, const er_check_re
     /* the worst element: by rank, then score, then the first in the band's row-major order */
     int64_t at = tile->worst >= 0 ? (tile->worst / nb) * n + j0 + tile->worst % nb : -1;
     if (rt > rb || (rt == rb && rt >= 0 && (st > sb || (st == sb && at < band->worst)))) {
-        band->worst = at;
-        band->worst_covered = tile->worst_covered;
-        band->worst_why = tile->worst_why;
-        band->ulps_beyond = tile->ulps_beyond;
-        band->output = tile->output;
-        band->rounded = tile->rounded;
-        band->low = tile->low;
-        band->high = tile->high;
-        band->output_value = tile->output_value;
-        band->rounded_value = tile->rounded_value;
-        band->low_value = tile->low_value;
-        band->high_value = tile->high_value;
-        band->has_range = tile->has_range;
-        band->single_value = tile->single_value;
-        band->tolerance = tile->tolerance;
-        band->ratio = tile->ratio;
-        band->may_pinf = tile->may_pinf;
-        band->may_ninf = tile->may_ninf;
-        band->may_nan = tile->may_nan;
-        er_check_report_index(band, band->worst, band->worst_index);
+        take_worst(band, tile, at);
     }
-    for (int h = 0; h < ER_REPORT_BINS; h++) band->hist[h] += tile->hist[h];
-    for (int h = 0; h < ER_REPORT_LOG_BINS; h++) band->log_hist[h] += tile->log_hist[h];
     int64_t mr = m < ER_REPORT_MAP ? m : ER_REPORT_MAP, mc = n < ER_REPORT_MAP ? n : ER_REPORT_MAP;
     for (int64_t i = 0; i < m; i++) {
         memcpy(band_covered + i * n + j0, tile_covered + i * nb, (size_t)nb);
@@ -182,72 +163,23 @@ er_status er_check_report_merge_columns(er_check_report *band, const er_check_re
                 if (!tile_covered[i * nb + j]) band->map[(int)(i * mr / m)][(int)((j0 + j) * mc / n)]++;
     }
     band->outside_listed = 0; /* er_check_report_merge lists the band's outside elements from band_covered */
-    band->zero_accepted = (first || band->zero_accepted) && tile->zero_accepted;
-    band->operand_vacuous = first ? tile->operand_vacuous : (band->operand_vacuous & tile->operand_vacuous);
-    band->narrower_format = -1;
-    band->elements += tile->elements;
-    band->outside += tile->outside;
+    add_counts(band, tile, first);
     if (msg && msg_size) msg[0] = '\0';
     return ER_OK;
-}
-
-/* The pattern at flat row-major index e of a 2-D or 3-D tensor. */
-static uint64_t element(const er_tensor *t, int64_t e, int sb)
-{
-    int64_t m = t->shape[t->ndim - 2], n = t->shape[t->ndim - 1];
-    int64_t b = e / (m * n), i = (e / n) % m, j = e % n;
-    int64_t off = (t->ndim == 3 ? b * t->strides[0] : 0) + i * t->strides[t->ndim - 2] + j * t->strides[t->ndim - 1];
-    uint64_t x = 0;
-    const unsigned char *p = (const unsigned char *)t->data + (size_t)off * (size_t)sb;
-    for (int k = sb - 1; k >= 0; k--) x = x << 8 | p[k];
-    return x;
-}
-
-/* Whether every element of t is a finite value of format f exactly. */
-static int every_in(const er_tensor *t, int sb, int64_t count, int f)
-{
-    for (int64_t e = 0; e < count; e++) {
-        uint64_t x = element(t, e, sb), y;
-        unsigned flags = 0;
-        er_val v;
-        if (er_decode_bits(t->format, x, &v) != ER_OK || v.cls == ER_CLASS_INF || v.cls == ER_CLASS_NAN) return 0;
-        if (er_convert_bits(t->format, f, x, ER_RND_NEAREST_EVEN, 0u, &y, &flags) != ER_OK) return 0;
-        if (flags & (ER_FLAG_INEXACT | ER_FLAG_OVERFLOW | ER_FLAG_INVALID | ER_FLAG_UNDERFLOW)) return 0;
-    }
-    return 1;
 }
 
 er_status er_check_report_narrower(er_check_report *rep, const er_tensor *output, const er_tensor *R, int a_format,
                                    int b_format, char *msg, size_t msg_size)
 {
     er_format_info fi;
+    int64_t count;
     if (!rep || !output || !R) return fail(msg, msg_size, ER_EINVAL, "er_check_report_narrower: null argument");
-    if ((output->ndim != 2 && output->ndim != 3) || R->ndim != output->ndim || R->format != output->format ||
-        er_format_get_info(output->format, &fi) != ER_OK)
-        return fail(msg, msg_size, ER_EINVAL, "er_check_report_narrower: the output and the rounded answer must be "
-                    "2-D or 3-D tensors of one format and shape");
-    int64_t count = 1;
-    for (int d = 0; d < output->ndim; d++) {
-        if (R->shape[d] != output->shape[d])
-            return fail(msg, msg_size, ER_EINVAL, "er_check_report_narrower: the rounded answer's shape differs");
-        count *= output->shape[d];
-    }
-    if (count != rep->elements)
-        return fail(msg, msg_size, ER_EINVAL, "er_check_report_narrower: the output has %lld elements, the report %lld",
-                    (long long)count, (long long)rep->elements);
+    er_status st = er_report_output_shape_("er_check_report_narrower", output, R, rep->elements, "the report", &fi,
+                                           &count, msg, msg_size);
+    if (st != ER_OK) return st;
     rep->narrower_format = -1;
-    if (rep->outside && fi.kind == ER_KIND_FLOAT && count) {
-        int cands[5] = {a_format, b_format, ER_FMT_BF16, ER_FMT_F16, ER_FMT_F32};
-        for (int c = 0; c < 5 && rep->narrower_format < 0; c++) {
-            er_format_info ci;
-            int fc = cands[c];
-            if (fc < 0 || fc == output->format || er_format_get_info(fc, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT ||
-                ci.width >= fi.width)
-                continue;
-            if (every_in(output, fi.storage_bytes, count, fc) && !every_in(R, fi.storage_bytes, count, fc))
-                rep->narrower_format = fc;
-        }
-    }
+    if (rep->outside && fi.kind == ER_KIND_FLOAT && count)
+        rep->narrower_format = narrower_format(output, R, &fi, count, a_format, b_format);
     if (msg && msg_size) msg[0] = '\0';
     return ER_OK;
 }

@@ -7,21 +7,8 @@
 
 #include "cli.h"
 #include "er_batch.h"
+#include "exactref/core/er_bits.h" /* er_b_bits, er_b_dbl */
 #include "exactref/core/er_round.h"
-
-static uint64_t dbits(double x)
-{
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
-static double bitsd(uint64_t b)
-{
-    double x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
 
 static double now(void)
 {
@@ -36,7 +23,7 @@ static void show(const char *what, double x, int fmt, int dir, unsigned opts)
     uint64_t r;
     unsigned fl;
     char hex[64];
-    er_convert_bits(ER_FMT_F64, fmt, dbits(x), dir, opts, &r, &fl);
+    er_convert_bits(ER_FMT_F64, fmt, er_b_bits(x), dir, opts, &r, &fl);
     er_format_hex(fmt, r, hex, sizeof hex);
     printf("  %-44s -> %-10s 0x%0*llx = %s%s%s\n", what, er_format_name(fmt), (er_format_width(fmt) + 3) / 4,
            (unsigned long long)r, hex, fl & ER_FLAG_INEXACT ? " (inexact)" : "",
@@ -102,7 +89,7 @@ static float tensor_core_dot(int n, const double *a, const double *b, const int 
         }
         uint64_t mag = sum < 0 ? (uint64_t)(-sum) : (uint64_t)sum;
         er_res r = er_round(ER_FMT_F32, sum < 0, mag, E - F, 0u, std->out_round, 0u);
-        c = bitsd(er_convert(ER_FMT_F32, ER_FMT_F64, r.bits, ER_RND_NEAREST_EVEN, 0u).bits);
+        c = er_b_dbl(er_convert(ER_FMT_F32, ER_FMT_F64, r.bits, ER_RND_NEAREST_EVEN, 0u).bits);
     }
     return (float)c;
 }
@@ -444,7 +431,6 @@ int er_cmd_demo(int argc, char **argv)
                                               : "not built in (no nvcc at build time)");
         free(spec); free(src); free(ref); free(got); free(fref); free(fgot);
     }
-    (void)bitsd;
     printf("\nNext: exactref formats, exactref matmul --help, exactref convert --help\n");
     return rc;
 }

@@ -493,69 +493,50 @@ static er_status er_math_out_(er_res r, uint64_t *out, unsigned *flags)
     return ER_OK;
 }
 
-er_status er_math_unary(er_math_op op, int fmt, uint64_t x, int dir, uint64_t *out, unsigned *flags)
+/* The entry points' one path: the operands checked and decoded, the fast path where there is one
+ * (sqrt, the binary operations, fma), else the exact run (fused: fma's a b + c). */
+static er_status er_math_apply_(int fused, er_math_op op, int fmt, const uint64_t *in, int n, int dir, uint64_t *out,
+                                unsigned *flags)
 {
     er_status st;
-    er_val v;
-    if (er_math_op_arity(op) != 1)
-        return ER_EINVAL;
-    if ((st = er_math_check_(fmt, dir, &x, 1, out)) != ER_OK)
+    er_val v[3];
+    int q;
+    if ((st = er_math_check_(fmt, dir, in, n, out)) != ER_OK)
         return st;
-    v = er_decode(fmt, x);
+    for (q = 0; q < n; q++)
+        v[q] = er_decode(fmt, in[q]);
 #ifdef ER_MATH_FAST
-    if (op == ER_MATH_SQRT) {
+    {
         er_res r;
-        if (er_math_fast_sqrt_(fmt, &v, dir, &r))
+        int fast = n == 3   ? er_math_fast_fma_(fmt, &v[0], &v[1], &v[2], dir, &r)
+                   : n == 2 ? er_math_fast_(op, fmt, &v[0], &v[1], dir, &r)
+                            : op == ER_MATH_SQRT && er_math_fast_sqrt_(fmt, &v[0], dir, &r);
+        if (fast)
             return er_math_out_(r, out, flags);
     }
 #endif
-    return er_math_out_(er_math_run_(0, op, fmt, &v, 1, dir), out, flags);
+    return er_math_out_(er_math_run_(fused, op, fmt, v, n, dir), out, flags);
+}
+
+er_status er_math_unary(er_math_op op, int fmt, uint64_t x, int dir, uint64_t *out, unsigned *flags)
+{
+    if (er_math_op_arity(op) != 1)
+        return ER_EINVAL;
+    return er_math_apply_(0, op, fmt, &x, 1, dir, out, flags);
 }
 
 er_status er_math_binary(er_math_op op, int fmt, uint64_t x, uint64_t y, int dir, uint64_t *out,
                          unsigned *flags)
 {
-    er_status st;
-    uint64_t in[2];
-    er_val v[2];
-    in[0] = x;
-    in[1] = y;
+    const uint64_t in[2] = {x, y};
     if (er_math_op_arity(op) != 2)
         return ER_EINVAL;
-    if ((st = er_math_check_(fmt, dir, in, 2, out)) != ER_OK)
-        return st;
-    v[0] = er_decode(fmt, x);
-    v[1] = er_decode(fmt, y);
-#ifdef ER_MATH_FAST
-    {
-        er_res r;
-        if (er_math_fast_(op, fmt, &v[0], &v[1], dir, &r))
-            return er_math_out_(r, out, flags);
-    }
-#endif
-    return er_math_out_(er_math_run_(0, op, fmt, v, 2, dir), out, flags);
+    return er_math_apply_(0, op, fmt, in, 2, dir, out, flags);
 }
 
 er_status er_math_fma(int fmt, uint64_t a, uint64_t b, uint64_t c, int dir, uint64_t *out,
                       unsigned *flags)
 {
-    er_status st;
-    uint64_t in[3];
-    er_val v[3];
-    in[0] = a;
-    in[1] = b;
-    in[2] = c;
-    if ((st = er_math_check_(fmt, dir, in, 3, out)) != ER_OK)
-        return st;
-    v[0] = er_decode(fmt, a);
-    v[1] = er_decode(fmt, b);
-    v[2] = er_decode(fmt, c);
-#ifdef ER_MATH_FAST
-    {
-        er_res r;
-        if (er_math_fast_fma_(fmt, &v[0], &v[1], &v[2], dir, &r))
-            return er_math_out_(r, out, flags);
-    }
-#endif
-    return er_math_out_(er_math_run_(1, ER_MATH_ADD, fmt, v, 3, dir), out, flags);
+    const uint64_t in[3] = {a, b, c};
+    return er_math_apply_(1, ER_MATH_ADD, fmt, in, 3, dir, out, flags);
 }

@@ -21,14 +21,7 @@ typedef struct bin_state {
     int64_t shape[ER_OP_MAXDIM], n;
 } bin_state;
 
-static void bin_free(void *p)
-{
-    bin_state *s = (bin_state *)p;
-    if (!s) return;
-    free(s->a);
-    free(s->b);
-    free(s);
-}
+ER_OPS_STATE_FREE(bin_free, bin_state, s->a, s->b)
 
 /* the exact a op b: an enclosure, *special 1 where it is exact (lo == hi, or a non-finite IEEE result) */
 static void bin_exact(int mul, double a, double b, double *lo, double *hi, int *special)

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "../er_op.h"
 #include "exactref/core/er_bounds.h"
@@ -159,6 +160,22 @@ struct er_opres {
 /* Input i's element e (value v) as the implementation may have stored it: [v - slack, v + slack]
  * outward ([v, v] for an array); 0, or 1 where the slack is infinite (no bound: lo, hi infinite). */
 int er_ops_in_iv(const er_opres *r, int i, int64_t e, double v, double *lo, double *hi);
+
+/* ---- an operation's state ---- */
+/* free() each of the n blocks (NULL ones too), then the state. */
+static inline void er_ops_free_blocks(void *state, void *const *blocks, size_t n)
+{
+    for (size_t q = 0; q < n; q++) free(blocks[q]);
+    free(state);
+}
+/* Defines `static void fn(void *p)`, an er_opdef free function for a state of type T whose malloc'd
+ * blocks are the fields listed (s->a, s->b, ...; s the state): each freed, then the state. */
+#define ER_OPS_STATE_FREE(fn, T, ...)                                                                   \
+    static void fn(void *p)                                                                            \
+    {                                                                                                  \
+        T *s = (T *)p;                                                                                 \
+        if (s) er_ops_free_blocks(s, (void *const[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *)); \
+    }
 
 /* ---- options (op_util.c) ---- */
 /* The value of option key (marked used), or NULL when not given. */

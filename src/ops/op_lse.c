@@ -13,19 +13,19 @@
 
 static const char *const lse_inputs[] = {"input"};
 static const char *const lse_outputs[] = {"out"};
+/* the boundaries log_softmax and logsumexp share: the row's max subtracted, exp, the sum, its log */
+#define LSE_COMMON_BOUNDARIES                                                                                 \
+    {"subtract", "compute", "x_j - max(x) rounded to compute (or exact)", "each element"},                     \
+    {"exp", "library", "exp of the difference within ulps of compute", "each element"},                        \
+    {"sum", "accumulate", "the sum of the exponentials in compute (index order, or any order)", "each row"},  \
+    {"log", "library", "log of the sum within ulps of compute", "each row"}
 static const er_boundary ls_boundaries[] = {
-    {"subtract", "compute", "x_j - max(x) rounded to compute (or exact)", "each element"},
-    {"exp", "library", "exp of the difference within ulps of compute", "each element"},
-    {"sum", "accumulate", "the sum of the exponentials in compute (index order, or any order)", "each row"},
-    {"log", "library", "log of the sum within ulps of compute", "each row"},
+    LSE_COMMON_BOUNDARIES,
     {"combine", "compute", "(x_i - max) - log(sum), or x_i - (max + log(sum)), rounded to compute", "each element"},
     {"out", "cast", "the compute value rounded once to the output format", "each element"},
 };
 static const er_boundary lse_boundaries[] = {
-    {"subtract", "compute", "x_j - max(x) rounded to compute (or exact)", "each element"},
-    {"exp", "library", "exp of the difference within ulps of compute", "each element"},
-    {"sum", "accumulate", "the sum of the exponentials in compute (index order, or any order)", "each row"},
-    {"log", "library", "log of the sum within ulps of compute", "each row"},
+    LSE_COMMON_BOUNDARIES,
     {"add", "compute", "max + log(sum) rounded to compute", "each row"},
     {"out", "cast", "the compute value rounded once to the output format", "each row"},
 };
@@ -36,13 +36,7 @@ typedef struct lse_state {
     int lse; /* 1: logsumexp (one output per row), 0: log_softmax */
 } lse_state;
 
-static void lse_free(void *p)
-{
-    lse_state *s = (lse_state *)p;
-    if (!s) return;
-    free(s->v);
-    free(s);
-}
+ER_OPS_STATE_FREE(lse_free, lse_state, s->v)
 
 #define BASE(s, row) (((row) / (s)->inner) * (s)->len * (s)->inner + (row) % (s)->inner)
 

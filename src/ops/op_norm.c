@@ -46,24 +46,8 @@ typedef struct nm_state {
     unsigned char *bad;
 } nm_state;
 
-static void nm_free(void *p)
-{
-    nm_state *s = (nm_state *)p;
-    if (!s) return;
-    free(s->x);
-    free(s->w);
-    free(s->b);
-    free(s->g);
-    free(s->mu_lo);
-    free(s->mu_hi);
-    free(s->nv_lo);
-    free(s->nv_hi);
-    free(s->sq_lo);
-    free(s->sq_hi);
-    free(s->A);
-    free(s->bad);
-    free(s);
-}
+ER_OPS_STATE_FREE(nm_free, nm_state, s->x, s->w, s->b, s->g, s->mu_lo, s->mu_hi,
+                  s->nv_lo, s->nv_hi, s->sq_lo, s->sq_hi, s->A, s->bad)
 
 /* ---- outward interval arithmetic that keeps exact zeros exact ---- */
 /* RN then one binary64 step outward (op_util.c's er_ops_* inlined: the per-element loops call them often) */

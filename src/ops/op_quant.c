@@ -33,15 +33,7 @@ typedef struct q_state {
     double *amax;    /* per scale group: the exact amax; NaN when the group holds a NaN or infinity */
 } q_state;
 
-static void q_free(void *p)
-{
-    q_state *s = (q_state *)p;
-    if (!s) return;
-    free(s->x);
-    free(s->gscale);
-    free(s->amax);
-    free(s);
-}
+ER_OPS_STATE_FREE(q_free, q_state, s->x, s->gscale, s->amax)
 
 /* RN_fmt(a / b) for binary64 a, b (b > 0), decided exactly: *lo, *hi enclose a / b */
 static uint64_t quot_round(int fmt, double a, double b, int saturate, double fm, double *lo, double *hi)

@@ -26,13 +26,7 @@ typedef struct sm_state {
     int in_fmt;
 } sm_state;
 
-static void sm_free(void *p)
-{
-    sm_state *s = (sm_state *)p;
-    if (!s) return;
-    free(s->v);
-    free(s);
-}
+ER_OPS_STATE_FREE(sm_free, sm_state, s->v)
 
 #define AT(s, row, j) ((((row) / (s)->inner) * (s)->len + (j)) * (s)->inner + (row) % (s)->inner)
 

@@ -25,13 +25,7 @@ typedef struct un_state {
     double c1l, c1h, c2l, c2h, c3l, c3h;
 } un_state;
 
-static void un_free(void *p)
-{
-    un_state *s = (un_state *)p;
-    if (!s) return;
-    free(s->v);
-    free(s);
-}
+ER_OPS_STATE_FREE(un_free, un_state, s->v)
 
 /* ---- the exact values ---- */
 

@@ -191,6 +191,34 @@ static void mma_args_of(CResult *self, int block, int rounding, unsigned int opt
     a->device = device;
 }
 
+/* A new result holding the call's operands (A, B, C, a_scale, b_scale, the output; Py_None: absent),
+ * A, B and the output required (and, with pair_scales, both scales or neither); NULL with Python's
+ * error set. */
+static CResult *result_with_operands(PyObject *const objs[6], const int fmts[6], int pair_scales)
+{
+    static const char *const names[6] = {"A", "B", "C", "a_scale", "b_scale", "the output"};
+    CResult *self = CResult_new_empty();
+    if (!self) return NULL;
+    for (int q = 0; q < 6; q++) {
+        if (objs[q] == Py_None) continue;
+        if (operand_get(objs[q], fmts[q], names[q], q == 5, &self->ops[q]) != 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    if (!self->ops[0].held || !self->ops[1].held || !self->ops[5].held) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_ValueError, "A, B and the output are required");
+        return NULL;
+    }
+    if (pair_scales && self->ops[3].held != self->ops[4].held) {
+        Py_DECREF(self);
+        PyErr_SetString(PyExc_ValueError, "block scaling needs both a_scale and b_scale");
+        return NULL;
+    }
+    return self;
+}
+
 /*
  * create(a, afmt, b, bfmt, c, cfmt, a_scale, b_scale, sfmt, block, d, dfmt, rounding, backend, threads,
  *        a_from, b_from, c_from, from_compute, from_ulps, from_ftz, from_standard[, opts, strategy, device])
@@ -214,28 +242,10 @@ static PyObject *py_create(PyObject *mod, PyObject *args)
                           &fstd, &opts, &strategy, &device))
         return NULL;
     if (check_result(fa, "A") || check_result(fb, "B") || check_result(fc, "C")) return NULL;
-    CResult *self = CResult_new_empty();
-    if (!self) return NULL;
     PyObject *objs[6] = {oa, ob, oc, osa, osb, od};
-    int fmts[6] = {afmt, bfmt, cfmt, sfmt, sfmt, dfmt};
-    static const char *const names[6] = {"A", "B", "C", "a_scale", "b_scale", "the output"};
-    for (int q = 0; q < 6; q++) {
-        if (objs[q] == Py_None) continue;
-        if (operand_get(objs[q], fmts[q], names[q], q == 5, &self->ops[q]) != 0) {
-            Py_DECREF(self);
-            return NULL;
-        }
-    }
-    if (!self->ops[0].held || !self->ops[1].held || !self->ops[5].held) {
-        Py_DECREF(self);
-        PyErr_SetString(PyExc_ValueError, "A, B and the output are required");
-        return NULL;
-    }
-    if (self->ops[3].held != self->ops[4].held) {
-        Py_DECREF(self);
-        PyErr_SetString(PyExc_ValueError, "block scaling needs both a_scale and b_scale");
-        return NULL;
-    }
+    const int fmts[6] = {afmt, bfmt, cfmt, sfmt, sfmt, dfmt};
+    CResult *self = result_with_operands(objs, fmts, 1);
+    if (!self) return NULL;
     er_mma_args a;
     mma_args_of(self, block, rounding, opts, backend, threads, strategy, device, &a);
     char msg[1024] = "";
@@ -293,23 +303,10 @@ static PyObject *py_create_checked(PyObject *mod, PyObject *args)
         return NULL;
     er_tol_opts o;
     if (tol_opts(compute, ulps, ftz, std, &o) != 0) return NULL;
-    CResult *self = CResult_new_empty();
-    if (!self) return NULL;
     PyObject *objs[6] = {oa, ob, oc, osa, osb, od};
-    int fmts[6] = {afmt, bfmt, cfmt, sfmt, sfmt, dfmt};
-    static const char *const names[6] = {"A", "B", "C", "a_scale", "b_scale", "the output"};
-    for (int q = 0; q < 6; q++) {
-        if (objs[q] == Py_None) continue;
-        if (operand_get(objs[q], fmts[q], names[q], q == 5, &self->ops[q]) != 0) {
-            Py_DECREF(self);
-            return NULL;
-        }
-    }
-    if (!self->ops[0].held || !self->ops[1].held || !self->ops[5].held || self->ops[3].held != self->ops[4].held) {
-        Py_DECREF(self);
-        PyErr_SetString(PyExc_ValueError, "A, B and the output are required, and both scales or none");
-        return NULL;
-    }
+    const int fmts[6] = {afmt, bfmt, cfmt, sfmt, sfmt, dfmt};
+    CResult *self = result_with_operands(objs, fmts, 1);
+    if (!self) return NULL;
     operand out;
     if (operand_get(oo, dfmt, "output", 0, &out) != 0) {
         Py_DECREF(self);
@@ -1033,47 +1030,25 @@ static PyObject *CResult_get_shape(CResult *self, void *c)
     return Py_BuildValue("(LL)", (long long)d->shape[0], (long long)d->shape[1]);
 }
 
-static PyObject *CResult_get_format(CResult *self, void *c)
-{
-    (void)c;
-    if (!alive(self)) return NULL;
-    return PyLong_FromLong(er_result_rounded(self->r)->format);
-}
+/* A getter of the attribute tables: one expression of self (a new reference), where `guard` holds
+ * (a condition that sets Python's error where it fails; 1: none). */
+#define ER_PY_GETTER(T, name, guard, expr)                                                                \
+    static PyObject *T##_get_##name(T *self, void *c)                                                   \
+    {                                                                                                     \
+        (void)c;                                                                                          \
+        if (!(guard)) return NULL;                                                                        \
+        return (expr);                                                                                    \
+    }
 
-static PyObject *CResult_get_op(CResult *self, void *c)
-{
-    (void)c;
-    if (!alive(self)) return NULL;
-    return PyUnicode_FromString(er_result_op(self->r));
-}
+ER_PY_GETTER(CResult, format, alive(self), PyLong_FromLong(er_result_rounded(self->r)->format))
+ER_PY_GETTER(CResult, op, alive(self), PyUnicode_FromString(er_result_op(self->r)))
+ER_PY_GETTER(CResult, guarantee, alive(self), PyUnicode_FromString(er_result_guarantee(self->r)))
+ER_PY_GETTER(CResult, output_name, alive(self), PyUnicode_FromString(er_result_output_name(self->r)))
+ER_PY_GETTER(CResult, default_compute, alive(self), PyLong_FromLong(er_result_default_compute(self->r)))
 
-static PyObject *CResult_get_guarantee(CResult *self, void *c)
+/* The boundaries as a list of (name, kind, description, applies_to) tuples. */
+static PyObject *boundaries_list(const er_boundary *b, int n)
 {
-    (void)c;
-    if (!alive(self)) return NULL;
-    return PyUnicode_FromString(er_result_guarantee(self->r));
-}
-
-static PyObject *CResult_get_output_name(CResult *self, void *c)
-{
-    (void)c;
-    if (!alive(self)) return NULL;
-    return PyUnicode_FromString(er_result_output_name(self->r));
-}
-
-static PyObject *CResult_get_default_compute(CResult *self, void *c)
-{
-    (void)c;
-    if (!alive(self)) return NULL;
-    return PyLong_FromLong(er_result_default_compute(self->r));
-}
-
-static PyObject *CResult_get_boundaries(CResult *self, void *c)
-{
-    (void)c;
-    if (!alive(self)) return NULL;
-    const er_boundary *b = NULL;
-    int n = er_result_boundaries(self->r, &b);
     PyObject *list = PyList_New(n);
     if (!list) return NULL;
     for (int q = 0; q < n; q++) {
@@ -1085,6 +1060,15 @@ static PyObject *CResult_get_boundaries(CResult *self, void *c)
         PyList_SET_ITEM(list, q, t);
     }
     return list;
+}
+
+static PyObject *CResult_get_boundaries(CResult *self, void *c)
+{
+    (void)c;
+    if (!alive(self)) return NULL;
+    const er_boundary *b = NULL;
+    int n = er_result_boundaries(self->r, &b);
+    return boundaries_list(b, n);
 }
 
 static PyObject *CResult_get_stats(CResult *self, void *c)
@@ -1516,23 +1500,10 @@ static PyObject *py_scaled_create(PyObject *mod, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiOiOOiiiddOiOiOiiIi", &oa, &afmt, &ob, &bfmt, &osa, &osb, &sfmt, &block_k, &block_n,
                           &alpha, &beta, &oc, &cfmt, &obias, &biasfmt, &od, &dfmt, &rounding, &opts, &threads))
         return NULL;
-    CResult *self = CResult_new_empty();
-    if (!self) return NULL;
     PyObject *objs[6] = {oa, ob, oc, osa, osb, od};
-    int fmts[6] = {afmt, bfmt, cfmt, sfmt, sfmt, dfmt};
-    static const char *const names[6] = {"A", "B", "C", "a_scale", "b_scale", "the output"};
-    for (int q = 0; q < 6; q++) {
-        if (objs[q] == Py_None) continue;
-        if (operand_get(objs[q], fmts[q], names[q], q == 5, &self->ops[q]) != 0) {
-            Py_DECREF(self);
-            return NULL;
-        }
-    }
-    if (!self->ops[0].held || !self->ops[1].held || !self->ops[5].held) {
-        Py_DECREF(self);
-        PyErr_SetString(PyExc_ValueError, "A, B and the output are required");
-        return NULL;
-    }
+    const int fmts[6] = {afmt, bfmt, cfmt, sfmt, sfmt, dfmt};
+    CResult *self = result_with_operands(objs, fmts, 0);
+    if (!self) return NULL;
     if (obias != Py_None) {
         /* the bias: a memoryview holds its buffer for the result's life; its tensor lives in self->grad */
         operand tmp;
@@ -1957,11 +1928,7 @@ static PyObject *COpRes_get_names(COpRes *self, void *c)
     return l;
 }
 
-static PyObject *COpRes_get_op(COpRes *self, void *c)
-{
-    (void)c;
-    return PyUnicode_FromString(er_opres_op(self->r));
-}
+ER_PY_GETTER(COpRes, op, 1, PyUnicode_FromString(er_opres_op(self->r)))
 
 static PyMethodDef COpRes_methods[] = {
     {"output", (PyCFunction)COpRes_output, METH_O, "Output i as a COpOut."},
@@ -2016,47 +1983,18 @@ static PyObject *COpOut_get_nd_shape(COpOut *self, void *c)
     return shape_tuple(t->ndim, t->shape);
 }
 
-static PyObject *COpOut_get_format(COpOut *self, void *c)
-{
-    (void)c;
-    return PyLong_FromLong(opout_t(self)->format);
-}
-
-static PyObject *COpOut_get_op(COpOut *self, void *c)
-{
-    (void)c;
-    return PyUnicode_FromString(er_opres_op(self->res->r));
-}
-
-static PyObject *COpOut_get_guarantee(COpOut *self, void *c)
-{
-    (void)c;
-    return PyUnicode_FromString(er_opres_guarantee(self->res->r));
-}
-
-static PyObject *COpOut_get_output_name(COpOut *self, void *c)
-{
-    (void)c;
-    return PyUnicode_FromString(er_opres_output_name(self->res->r, self->i));
-}
-
-static PyObject *COpOut_get_default_compute(COpOut *self, void *c)
-{
-    (void)c;
-    return PyLong_FromLong(er_opres_default_compute(self->res->r));
-}
+ER_PY_GETTER(COpOut, format, 1, PyLong_FromLong(opout_t(self)->format))
+ER_PY_GETTER(COpOut, op, 1, PyUnicode_FromString(er_opres_op(self->res->r)))
+ER_PY_GETTER(COpOut, guarantee, 1, PyUnicode_FromString(er_opres_guarantee(self->res->r)))
+ER_PY_GETTER(COpOut, output_name, 1, PyUnicode_FromString(er_opres_output_name(self->res->r, self->i)))
+ER_PY_GETTER(COpOut, default_compute, 1, PyLong_FromLong(er_opres_default_compute(self->res->r)))
+ER_PY_GETTER(COpOut, index, 1, PyLong_FromLong(self->i))
 
 static PyObject *COpOut_get_res(COpOut *self, void *c)
 {
     (void)c;
     Py_INCREF(self->res);
     return (PyObject *)self->res;
-}
-
-static PyObject *COpOut_get_index(COpOut *self, void *c)
-{
-    (void)c;
-    return PyLong_FromLong(self->i);
 }
 
 static PyObject *COpOut_get_stats(COpOut *self, void *c)
@@ -2071,11 +2009,7 @@ static PyObject *COpOut_get_boundaries(COpOut *self, void *c)
     (void)c;
     const er_boundary *b;
     int n = er_opres_boundaries(self->res->r, &b);
-    PyObject *l = PyList_New(n);
-    if (!l) return NULL;
-    for (int q = 0; q < n; q++)
-        PyList_SET_ITEM(l, q, Py_BuildValue("(ssss)", b[q].name, b[q].kind, b[q].description, b[q].applies_to));
-    return l;
+    return boundaries_list(b, n);
 }
 
 static PyObject *COpOut_rounded_into(COpOut *self, PyObject *obj)

@@ -132,6 +132,19 @@ ER_FN void er_mma_sum_any(er_acc *acc, int fa, int fb, int fs, ER_GLOBAL const e
 #undef ER_MMA_PAIR_
 #undef ER_MMA_F_
 
+/* Element (bb, i, j)'s first block scales of A and B (sa's and sb's indices) and the block size, for
+ * block-scaled formats (fs >= 0); without scales (fs < 0) block 1 and the bases 0. */
+ER_FN_INLINE void er_mma_scale_bases(ER_CONSTANT const er_i64 *prm, int fs, er_i64 bb, er_i64 i, er_i64 j,
+                                     er_i64 *block, er_i64 *sabase, er_i64 *sbbase)
+{
+    *block = 1;
+    *sabase = *sbbase = 0;
+    if (fs < 0) return;
+    *block = prm[ER_MP_BLOCK];
+    *sabase = bb * prm[ER_MP_SA_BS] + i * prm[ER_MP_NBLK];
+    *sbbase = bb * prm[ER_MP_SB_BS] + j;
+}
+
 /*
  * Element e of a packed tile (er_mma_params.h: nr rows and nc columns of a run of batches, each operand
  * row-major, a batch stride per operand, 0 where broadcast): the exact engine's outputs, 64-bit
@@ -161,13 +174,8 @@ ER_FN void er_mma_element(ER_CONSTANT const er_i64 *prm, ER_GLOBAL const er_u8 *
         er_acc acc;
         er_i64 want = prm[ER_MP_WANT];
         int fs = (int)prm[ER_MP_FS];
-        er_i64 block = 1, sabase = 0, sbbase = 0;
-        if (fs >= 0) {
-            er_i64 nblk = prm[ER_MP_NBLK];
-            block = prm[ER_MP_BLOCK];
-            sabase = bb * prm[ER_MP_SA_BS] + i * nblk;
-            sbbase = bb * prm[ER_MP_SB_BS] + j;
-        }
+        er_i64 block, sabase, sbbase;
+        er_mma_scale_bases(prm, fs, bb, i, j, &block, &sabase, &sbbase);
         er_acc_init(&acc, (er_i32)prm[ER_MP_ACC_LO], (er_i32)prm[ER_MP_ACC_ND]);
         er_mma_sum_any(&acc, fa, fb, fs, a, abase, 1, b, bbase, nc, sa, sabase, 1, sb, sbbase, nc, block, k, opts);
         if (fc >= 0) er_acc_add_val(&acc, er_val_flush_in(er_decode(fc, er_mma_ld(c, fc, cidx)), opts));
@@ -200,14 +208,9 @@ ER_FN er_u64 er_mma_normal_element(ER_CONSTANT const er_i64 *prm, ER_GLOBAL cons
     er_i64 j = e % nc, t = e / nc, i = t % nr, bb = t / nr, p;
     int fa = (int)prm[ER_MP_FA], fb = (int)prm[ER_MP_FB], fc = (int)prm[ER_MP_FC], fs = (int)prm[ER_MP_FS];
     er_u32 opts = (er_u32)prm[ER_MP_OPTS];
-    er_i64 abase = bb * prm[ER_MP_A_BS] + i * k, bbase = bb * prm[ER_MP_B_BS] + j, sabase = 0, sbbase = 0, block = 1;
+    er_i64 abase = bb * prm[ER_MP_A_BS] + i * k, bbase = bb * prm[ER_MP_B_BS] + j, sabase, sbbase, block;
     er_dnorm st;
-    if (fs >= 0) {
-        er_i64 nblk = prm[ER_MP_NBLK];
-        block = prm[ER_MP_BLOCK];
-        sabase = bb * prm[ER_MP_SA_BS] + i * nblk;
-        sbbase = bb * prm[ER_MP_SB_BS] + j;
-    }
+    er_mma_scale_bases(prm, fs, bb, i, j, &block, &sabase, &sbbase);
     er_dnorm_init(&st, (int)prm[ER_MP_COMPUTE], (int)prm[ER_MP_FTZ]);
     if (fc >= 0) er_dnorm_c(&st, fc, er_mma_ld(c, fc, bb * prm[ER_MP_C_BS] + i * nc + j));
     for (p = 0; p < k; p++) {
