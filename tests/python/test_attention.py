@@ -169,6 +169,63 @@ def test_flash_loop_fp8_inputs_with_descales():
     assert outside(r["out"], out2.astype(ml_dtypes.bfloat16), "flash:block=64") > 0
 
 
+# ---- tensor-core models (flash's mma=): the loop's matrix products through the model itself ----
+
+def franges(res, std):
+    return [np.asarray(x).astype(np.float64) for x in res.finite_range(standard=std)]
+
+
+@pytest.mark.parametrize("model", ["hopper", "ampere"])
+@pytest.mark.parametrize("block", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_loop_tensor_core_models_covered(model, block, causal):
+    # S = Q K^T and O = RN(O alpha) + P V by the model's bit-accurate arithmetic (fa_emul.mma_model):
+    # covered under flash:block=N,mma=<model>, and under the model over any partition
+    g = rng(10)
+    q, k, v = inputs(g, (1, 2, 192, 64), (1, 2, 192, 64))
+    r = er.scaled_dot_product_attention(q, k, v, is_causal=causal, dtype="float32")
+    out, lse = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=block, is_causal=causal, mma=model,
+                                     out_format="float32", seed=SEED + block)
+    std = f"flash:block={block},mma={model}"
+    assert outside(r["out"], out, std) == 0
+    assert outside(r["lse"], lse, std) == 0
+    assert outside(r["out"], out, f"flash:mma={model}") == 0
+    # the model's bound is narrower than any_order's at the median element
+    lo, hi = franges(r["out"], std)
+    lo2, hi2 = franges(r["out"], f"flash:block={block}")
+    assert np.median(hi - lo) < 0.8 * np.median(hi2 - lo2)
+
+
+def test_flash_loop_fp8_tensor_core_model():
+    # FlashAttention-3's fp8 path: e4m3 Q, K, V and P through Hopper's fp8 wgmma (13 fraction bits kept,
+    # an e8m13 accumulator): covered under mma=hopper-fp8, and NOT under any_order's f32 radius
+    g = rng(11)
+    qd, kd, vd = 0.5, 0.25, 2.0
+    q, k, v = inputs(g, (1, 2, 128, 64), (1, 2, 128, 64), dtype="float8_e4m3fn", scale=2.0)
+    r = er.scaled_dot_product_attention(q, k, v, q_descale=qd, k_descale=kd, v_descale=vd)
+    out, lse = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=64, p_format="float8_e4m3fn", q_descale=qd,
+                                     k_descale=kd, v_descale=vd, mma="hopper-fp8", in_format="float8_e4m3fn",
+                                     seed=SEED)
+    got = out.astype(ml_dtypes.bfloat16)
+    assert outside(r["out"], got, "flash:block=64,mma=hopper-fp8") == 0
+    assert outside(r["lse"], lse, "flash:block=64,mma=hopper-fp8") == 0
+    assert outside(r["out"], got, "flash:mma=hopper-fp8") == 0
+    assert outside(r["out"], got, "flash:block=64") > 0
+
+
+def test_flash_loop_coarser_engine_caught():
+    # an engine keeping 13 fraction bits where Hopper's bf16 wgmma keeps 25 is not Hopper: caught
+    g = rng(12)
+    q, k, v = inputs(g, (1, 2, 128, 64), (1, 2, 128, 64))
+    r = er.scaled_dot_product_attention(q, k, v, dtype="float32")
+    fa_emul.MODELS["coarse"] = (16, 13, 13)
+    try:
+        out, _ = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=64, mma="coarse", out_format="float32", seed=SEED)
+    finally:
+        del fa_emul.MODELS["coarse"]
+    assert outside(r["out"], out, "flash:block=64,mma=hopper") > 0
+
+
 def test_exp_errors_within_explicit_ulps():
     # an exp2 up to 1000 ulps off (as torch's CPU fexp_u20) is admitted by ulps=1024
     g = rng(5)
@@ -234,7 +291,16 @@ def test_options_refused_with_a_sentence():
     with pytest.raises(Exception, match="flash"):
         r["out"].tolerance(standard="flash:block=0")
     with pytest.raises(Exception, match="mma"):
-        r["out"].tolerance(standard="flash:mma=hopper")
+        r["out"].tolerance(standard="flash:mma=volta-f16")      # an f16 accumulator
+    with pytest.raises(Exception, match="mma"):
+        r["out"].tolerance(standard="flash:mma=deepgemm-fp8")   # promotion
+    with pytest.raises(Exception, match="mma"):
+        r["out"].tolerance(standard="flash:mma=tpu")
+    # a model whose instructions do not take the operands: the sentence names the product and the operand
+    with pytest.raises(Exception, match="query"):
+        r["out"].tolerance(standard="flash:block=4,mma=hopper-fp8")
+    with pytest.raises(Exception, match="P V"):
+        r["out"].tolerance(standard="flash:block=4,mma=hopper,p=compute")
     A = er.asarray(np.ones((2, 2), np.float32), "float32")
     with pytest.raises(Exception, match="attention"):
         er.matmul(A, A).tolerance(standard="flash:block=64")
