@@ -872,23 +872,33 @@ static double tf32_rel(const er_attn_std *s, int x, int fa, int fb)
  * One score's dot product q . k under the model (c: eng_bpar(s, 0, D)): the radius |D^ - q . k| of
  * docs/proofs/engines.md, steps of c->mk products in index order from a zero accumulator, each step's
  * xs an upper bound of its sum of |products| (exact products, at most mk binary64 additions: inflated)
- * and emax the largest e_q + e_k.  Infinite where a partial may overflow.
+ * and emax the largest e_q + e_k.  Before each step the bound B on the accumulator |C| is taken as the
+ * smaller of the recurrence's and |the exact partial sum| + the error so far (C is within g.E of the
+ * exact partial, which the binary64 sum s64 encloses within (p + 2) 2^-53 T): any upper bound of |C|
+ * serves the proof (docs/proofs/attention.md, "Matrix engines").  Infinite where a partial may overflow.
  */
 static double eng_dot_radius(const er_bpar *c, const double *q, const int16_t *eq, const double *k, const int16_t *ek,
                              int64_t D, double rel)
 {
     er_b_eng g;
     er_b_eng_init(c, &g, 0.0, 0.0);
-    double infl = 1.0 + (double)(c->mk + 8) * 0x1p-51, T = 0;
+    double infl = 1.0 + (double)(c->mk + 8) * 0x1p-51, T = 0, s64 = 0, T64 = 0;
     for (int64_t p0 = 0; p0 < D; p0 += c->mk) {
         int64_t p1 = p0 + c->mk < D ? p0 + c->mk : D;
         double xs = 0;
         int emax = -100000;
+        if (p0 > 0) {
+            double bc = er_b_up(er_b_up(fabs(s64) + er_b_up(T64 * (double)(p0 + 2) * 0x1p-53)) + g.E);
+            if (bc < g.B) g.B = bc;
+        }
         for (int64_t x = p0; x < p1; x++) {
-            xs += fabs(q[x] * k[x]);
+            double pr = q[x] * k[x];
+            xs += fabs(pr);
+            s64 += pr;
             int e = eq[x] + ek[x];
             emax = e > emax ? e : emax;
         }
+        T64 += xs;
         xs = er_b_up(xs * infl);
         T = er_b_up(T + xs);
         er_b_eng_block(c, &g, xs, emax, p1 - p0, p1);
@@ -911,13 +921,14 @@ typedef struct bd_ws {
     int16_t *eq, *ek, *ev;                                       /* engines: hardware exponents */
     er_b_eng *ge;                                                /* engines: P V's recurrence per column */
     double *xs;                                                  /* engines: a step's magnitudes per column */
+    double *ms, *rs, *bt; /* engines: the exact partial O per column (centre, radius) at the block's start; |C| */
     int *em;                                                     /* engines: a step's largest exponent per column */
 } bd_ws;
 
 static void bd_free(bd_ws *b)
 {
     free(b->E), free(b->mbl), free(b->N0), free(b->LA0), free(b->cnt), free(b->eq), free(b->ek), free(b->ev), free(b->ge);
-    free(b->xs), free(b->em);
+    free(b->xs), free(b->em), free(b->ms);
 }
 
 static int bd_alloc(bd_ws *b, int64_t Sk, int64_t D, int64_t Dv, int64_t nblocks, int tight, int eng)
@@ -944,7 +955,9 @@ static int bd_alloc(bd_ws *b, int64_t Sk, int64_t D, int64_t Dv, int64_t nblocks
         b->ge = malloc(sizeof(er_b_eng) * m);
         b->xs = malloc(sizeof(double) * m);
         b->em = malloc(sizeof(int) * m);
-        if (!b->eq || !b->ek || !b->ev || !b->ge || !b->xs || !b->em) return 0;
+        b->ms = malloc(sizeof(double) * m * 3);
+        if (!b->eq || !b->ek || !b->ev || !b->ge || !b->xs || !b->em || !b->ms) return 0;
+        b->rs = b->ms + m, b->bt = b->rs + m;
     }
     return 1;
 }
@@ -1113,7 +1126,10 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
             }
             memset(bw.N0, 0, sizeof(double) * (size_t)(nblocks * Dv * 2));
             if (s->eng)
-                for (int64_t c = 0; c < Dv; c++) er_b_eng_init(&cp, &bw.ge[c], 0.0, 0.0), bw.xs[c] = 0, bw.em[c] = -100000;
+                for (int64_t c = 0; c < Dv; c++) {
+                    er_b_eng_init(&cp, &bw.ge[c], 0.0, 0.0), bw.xs[c] = 0, bw.em[c] = -100000;
+                    bw.ms[c] = 0, bw.rs[c] = 0;
+                }
             for (int64_t bb = 0; bb < nblocks; bb++) {
                 int64_t j0 = bb * Bk, j1 = j0 + Bk < Sk ? j0 + Bk : Sk;
                 double after = (double)(nblocks - 1 - bb);
@@ -1123,18 +1139,42 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                 double lq = Lq < 0.5 ? er_b_up(Lq / er_b_down(1.0 - Lq)) : INFINITY;
                 double la0 = 0, lar = 0, lx0 = 0, lxr = 0;
                 double *n0 = bw.N0 + bb * Dv, *nr = bw.NR + bb * Dv;
-                if (s->eng && bb > 0)
+                if (s->eng && bb > 0) {
+                    /* this block's alpha = EXP(mu_(b-1) - mu_b): within e^(+-lnAl) of 1 where no score of
+                     * the block can reach the running max, else of exp([mbl - mbh, mbh - mbl]) */
+                    double al, ah = ahi, bm = -INFINITY;
+                    for (int64_t j = j0; j < j1; j++)
+                        if (w.sh[j] != -INFINITY) bm = fmax(bm, er_b_up(w.sh[j] + E[j]));
+                    if (bm < mbl[bb - 1]) al = exp_dn(-lnAl);
+                    else {
+                        al = exp_dn(er_b_down(er_b_down(mbl[bb - 1] - mbh[bb]) - lnAl));
+                        ah = fmin(ah, exp_up(er_b_up(er_b_up(mbh[bb - 1] - mbl[bb]) + lnAl)));
+                    }
+                    al = fmax(0.0, er_b_down(al - abs_e)), ah = er_b_up(ah + abs_e);
+                    if (!(mbl[bb - 1] > -INFINITY)) al = 0, ah = ahi; /* no key before: O is zero anyway */
+                    double am = 0.5 * (al + ah), ad = er_b_up(0.5 * (ah - al) * (1.0 + 0x1p-50) + am * 0x1p-52);
                     for (int64_t c = 0; c < Dv; c++) {
                         /* O = RN(alpha O) before the block's instructions (alpha <= ahi) */
                         er_b_eng *g = &bw.ge[c];
                         double Bx = er_b_up(g->B * ahi);
                         g->E = er_b_up(er_b_up(er_b_up(g->E * ahi) + er_b_up(Bx * 0x1p-24)) + 0x1p-149);
                         g->B = er_b_up(er_b_up(Bx * (1.0 + 0x1p-24)) + 0x1p-149);
+                        /* the exact partial's enclosure ms +- rs times [al, ah] */
+                        double m = bw.ms[c];
+                        bw.ms[c] = m * am;
+                        bw.rs[c] = er_b_up(er_b_up(er_b_up(bw.rs[c] * ah) + er_b_up(fabs(m) * ad)) + fabs(m) * 0x1p-51);
                     }
+                }
                 double fbl = 0, fbh = 0;
                 if (bw.cnt[bb]) fbl = exp_dn(er_b_down(shift - mbh[bb])), fbh = exp_up(er_b_up(shift - mbl[bb]));
                 for (int64_t j = j0; j < j1; j++) {
                     double Ph = 0;
+                    if (s->eng && (j - j0) % cp.mk == 0)
+                        /* |the exact partial O| before this instruction: the block's start, the block's keys so
+                         * far (n0 +- nr: P's radius and the sums' roundings are in nr) */
+                        for (int64_t c = 0; c < Dv; c++)
+                            bw.bt[c] = er_b_up(er_b_up(fabs(bw.ms[c] + n0[c]) + er_b_up(er_b_up(bw.rs[c] + nr[c]) * (1.0 + gn))) +
+                                               er_b_up((fabs(bw.ms[c]) + fabs(n0[c])) * 0x1p-52));
                     if (w.sh[j] != -INFINITY) {
                         double wl = w.d[j]; /* exp_dn(er_b_down(w.sl[j] - shift)) */
                         double dw = er_b_up(w.sh[j] - w.sl[j]), Ej = E[j];
@@ -1169,6 +1209,8 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                             int64_t nt = (j - j0) % cp.mk + 1;
                             for (int64_t c = 0; c < Dv; c++) {
                                 double xs = er_b_up(bw.xs[c] * infl);
+                                double bc = er_b_up(bw.bt[c] + bw.ge[c].E);
+                                if (bc < bw.ge[c].B) bw.ge[c].B = bc;
                                 er_b_eng_block(&cp, &bw.ge[c], xs, bw.em[c], nt, 1);
                                 if (rel_p > 0) bw.ge[c].E = er_b_up(bw.ge[c].E + er_b_up(xs * rel_p));
                                 bw.xs[c] = 0, bw.em[c] = -100000;
@@ -1176,6 +1218,12 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                         }
                     }
                 }
+                if (s->eng)
+                    for (int64_t c = 0; c < Dv; c++) {
+                        double m = bw.ms[c] + n0[c];
+                        bw.rs[c] = er_b_up(er_b_up(er_b_up(bw.rs[c] + nr[c]) * (1.0 + gn)) + er_b_up(fabs(m) * 0x1p-52));
+                        bw.ms[c] = m;
+                    }
                 /* the sums' own roundings (at most Bk binary64 additions each) are in gn's terms */
                 bw.LA0[bb] = la0, bw.LAR[bb] = er_b_up(lar * (1.0 + gn)), bw.LX0[bb] = lx0, bw.LXR[bb] = er_b_up(lxr * (1.0 + gn));
             }
