@@ -922,13 +922,14 @@ typedef struct bd_ws {
     er_b_eng *ge;                                                /* engines: P V's recurrence per column */
     double *xs;                                                  /* engines: a step's magnitudes per column */
     double *ms, *rs, *bt; /* engines: the exact partial O per column (centre, radius) at the block's start; |C| */
+    double *tmp;          /* declared block: 4 x Dv (the centres and the sums over blocks per column) */
     int *em;                                                     /* engines: a step's largest exponent per column */
 } bd_ws;
 
 static void bd_free(bd_ws *b)
 {
     free(b->E), free(b->mbl), free(b->N0), free(b->LA0), free(b->cnt), free(b->eq), free(b->ek), free(b->ev), free(b->ge);
-    free(b->xs), free(b->em), free(b->ms);
+    free(b->xs), free(b->em), free(b->ms), free(b->tmp);
 }
 
 static int bd_alloc(bd_ws *b, int64_t Sk, int64_t D, int64_t Dv, int64_t nblocks, int tight, int eng)
@@ -943,7 +944,8 @@ static int bd_alloc(bd_ws *b, int64_t Sk, int64_t D, int64_t Dv, int64_t nblocks
         b->N0 = malloc(sizeof(double) * nb * m * 2);
         b->LA0 = malloc(sizeof(double) * nb * 7);
         b->cnt = malloc(sizeof(int64_t) * nb);
-        if (!b->N0 || !b->LA0 || !b->cnt) return 0;
+        b->tmp = malloc(sizeof(double) * m * 4);
+        if (!b->N0 || !b->LA0 || !b->cnt || !b->tmp) return 0;
         b->NR = b->N0 + nb * m;
         b->LAR = b->LA0 + nb, b->LX0 = b->LAR + nb, b->LXR = b->LX0 + nb, b->Fl = b->LXR + nb, b->Fh = b->Fl + nb;
         b->later = b->Fh + nb;
@@ -1241,34 +1243,52 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
             }
             for (int ch = 0; ch < 2; ch++) dl[ch] = er_b_down(dl[ch] - absS), dh[ch] = er_b_up(dh[ch] + absS);
             if (!(dl[0] > 0) || !(dl[1] > 0) || !(x0d > 0)) bad = 1;
-            for (int64_t c = 0; c < Dv && !bad; c++) {
-                /* a centre x0 (any value: the model's midpoint), then N - x0 l = sum_b F_b (N_b - x0 L_b) */
-                double x0 = 0;
-                for (int64_t bb = 0; bb < nblocks; bb++) x0 += 0.5 * (bw.Fl[bb] + bw.Fh[bb]) * bw.N0[bb * Dv + c];
-                x0 /= x0d;
-                if (!isfinite(x0)) x0 = 0;
-                double ax = fabs(x0), ee = s->eng ? (bw.ge[c].done ? INFINITY : bw.ge[c].E) : 0;
-                double lo = INFINITY, hi = -INFINITY;
+            if (!bad) {
+                /* a centre x0 per column (any value: the model's midpoint), then N - x0 l = sum_b F_b (N_b - x0
+                 * L_b).  The sums over blocks run in plain binary64, columns innermost (vectorized), and are
+                 * widened at the end: each term a F (a = g0 -+ rad) is within 8 roundings of its exact value,
+                 * relative to F (|g0| + rad) (g0's own cancellation is in rad's 2^-51 term), and the sum of
+                 * nblocks terms within nblocks more, so (nblocks + 16) 2^-52 sum F (|g0| + rad) covers them */
+                double *x0 = bw.tmp, *gl = x0 + Dv, *gh = gl + Dv, *sa = gh + Dv;
+                for (int64_t c = 0; c < Dv; c++) x0[c] = 0;
+                for (int64_t bb = 0; bb < nblocks; bb++) {
+                    if (!bw.cnt[bb]) continue;
+                    double f0 = 0.5 * (bw.Fl[bb] + bw.Fh[bb]);
+                    const double *n0 = bw.N0 + bb * Dv;
+                    for (int64_t c = 0; c < Dv; c++) x0[c] += f0 * n0[c];
+                }
+                for (int64_t c = 0; c < Dv; c++) {
+                    x0[c] /= x0d;
+                    if (!isfinite(x0[c])) x0[c] = 0;
+                    olo[c] = INFINITY, ohi[c] = -INFINITY;
+                }
+                double slop = (double)(nblocks + 16) * 0x1p-52, g1 = 1.0 + gn;
                 for (int ch = 0; ch < 2; ch++) {
-                    double gl = 0, gh = 0;
+                    for (int64_t c = 0; c < Dv; c++) gl[c] = gh[c] = sa[c] = 0;
                     for (int64_t bb = 0; bb < nblocks; bb++) {
                         if (!bw.cnt[bb]) continue;
                         double L0 = ch ? bw.LX0[bb] : bw.LA0[bb], LR = ch ? bw.LXR[bb] : bw.LAR[bb];
-                        double N0v = bw.N0[bb * Dv + c], g0 = N0v - x0 * L0;
-                        double rad = er_b_up(er_b_up(er_b_up(bw.NR[bb * Dv + c] * (1.0 + gn)) + er_b_up(ax * LR)) +
-                                             er_b_up((fabs(N0v) + ax * L0) * 0x1p-51));
-                        double a = er_b_down(g0 - rad), z = er_b_up(g0 + rad);
-                        gl = er_b_down(gl + (a >= 0 ? er_b_down(bw.Fl[bb] * a) : er_b_down(bw.Fh[bb] * a)));
-                        gh = er_b_up(gh + (z >= 0 ? er_b_up(bw.Fh[bb] * z) : er_b_up(bw.Fl[bb] * z)));
+                        double Fl = bw.Fl[bb], Fh = bw.Fh[bb];
+                        const double *n0 = bw.N0 + bb * Dv, *nr = bw.NR + bb * Dv;
+                        for (int64_t c = 0; c < Dv; c++) {
+                            double ax = fabs(x0[c]), g0 = n0[c] - x0[c] * L0;
+                            double rad = nr[c] * g1 + ax * LR + (fabs(n0[c]) + ax * L0) * 0x1p-51;
+                            double a = g0 - rad, z = g0 + rad;
+                            gl[c] += (a >= 0 ? Fl : Fh) * a;
+                            gh[c] += (z >= 0 ? Fh : Fl) * z;
+                            sa[c] += Fh * (fabs(g0) + rad);
+                        }
                     }
-                    /* the engine's P V error (final units), the sums' underflow */
-                    double ex = er_b_up(ee + er_b_up(absS * er_b_up(er_b_up(vmax[c] + ax) + 1.0)));
-                    gl = er_b_down(gl - ex), gh = er_b_up(gh + ex);
-                    double ql, qh;
-                    quot(gl, gh, dl[ch], dh[ch], &ql, &qh);
-                    lo = fmin(lo, er_b_down(x0 + ql)), hi = fmax(hi, er_b_up(x0 + qh));
+                    for (int64_t c = 0; c < Dv; c++) {
+                        /* the widening, the engine's P V error (final units), the sums' underflow */
+                        double ee = s->eng ? (bw.ge[c].done ? INFINITY : bw.ge[c].E) : 0;
+                        double ex = er_b_up(er_b_up(er_b_up(sa[c] * slop) + 0x1p-1000) +
+                                            er_b_up(ee + er_b_up(absS * er_b_up(er_b_up(vmax[c] + fabs(x0[c])) + 1.0))));
+                        double ql, qh;
+                        quot(er_b_down(gl[c] - ex), er_b_up(gh[c] + ex), dl[ch], dh[ch], &ql, &qh);
+                        olo[c] = fmin(olo[c], er_b_down(x0[c] + ql)), ohi[c] = fmax(ohi[c], er_b_up(x0[c] + qh));
+                    }
                 }
-                olo[c] = lo, ohi[c] = hi;
             }
             /* l in units of exp(shift) for the lse: the final max lies in [mlo, mhi] */
             Dl = er_b_down(fmin(dl[0], dl[1]) * exp_dn(er_b_down(mlo - shift)));
