@@ -247,9 +247,14 @@ static er_status eng_params(const er_standard *sd, er_attn_std *a, int compute, 
     const char *wa[2] = {"query", "P"}, *wb[2] = {"key", "value"};
     for (int x = 0; x < 2; x++) {
         er_standard f = er_standard_for_inputs(&e, fa[x], fb[x]);
-        if (er_standard_check_operands_(&f, fa[x], fb[x], wa[x], wb[x], m2, sizeof m2) != ER_OK)
+        if (er_standard_check_operands_(&f, fa[x], fb[x], wa[x], wb[x], m2, sizeof m2) != ER_OK) {
+            /* the matrix product's sentence up to "the model does not apply" (its advice names the
+             * matmul command's --a-format) */
+            char *cut = strstr(m2, "the model does not apply");
+            if (cut) cut[strlen("the model does not apply")] = '\0';
             return msgf(msg, msg_size, ER_EINVAL, "attention: flash's mma=%s is used for %s: %s", word,
                         x ? "P V (P rounded to its format by p=)" : "S = Q K^T", m2);
+        }
         if (f.acc_fmt == ER_FMT_F16 || f.promote || f.group > 1)
             return msgf(msg, msg_size, ER_EUNSUPPORTED, "attention: flash's mma=%s reads as %s here, which is not available "
                         "for attention", word, f.name);
