@@ -284,6 +284,7 @@ static er_status at_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
         a.ulps_log = er_ops_ulps(env, "log");
         if (env->o->ulps < 0 && a.ulps_log < 2) a.ulps_log = 2; /* lg2.approx: 2^-22 absolute near 1 */
         a.q_fmt = r->in[0].format, a.k_fmt = r->in[1].format, a.v_fmt = r->in[2].format;
+        a.reverse = sd->kind == ER_STD_FLASH && sd->group == 2;
         if (sd->kind == ER_STD_FLASH && sd->split == ER_STD_ENGINE) {
             er_status st = eng_params(sd, &a, env->compute, msg, msg_size);
             if (st != ER_OK) return st;
@@ -317,6 +318,6 @@ static er_status at_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 const er_opdef er_opdef_attention = {
     "attention", 3, 4, at_inputs, 2, at_outputs, at_boundaries,
     (int)(sizeof at_boundaries / sizeof at_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY | (1u << ER_STD_FLASH),
-    "normal, any_order, flash[:block=N][,mma=normal|any_order|<matrix-engine model>][,p=value|compute|<format>]",
+    "normal, any_order, flash[:block=N][,mma=normal|any_order|<matrix-engine model>][,p=value|compute|<format>][,order=index|reverse]",
     at_create, at_bounds, at_free,
 };

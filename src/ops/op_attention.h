@@ -50,6 +50,7 @@ typedef struct er_attn_std {
     int eng;
     struct { int k, F, p, round, F2, xterms, tf32; } mm[2]; /* [0]: S = Q K^T, [1]: P V */
     int q_fmt, k_fmt, v_fmt;
+    int reverse; /* flash with a declared block: the blocks visited from the last (order=reverse) */
 } er_attn_std;
 
 /*

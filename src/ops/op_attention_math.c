@@ -1088,10 +1088,14 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
             double lnAl = er_b_up(la + ln_e);                              /* alpha within e^(+-lnAl) of exp(arg) */
             double ahi = er_b_up(er_b_up(exp_up(la) * (1.0 + eps_e)) + abs_e); /* every alpha is at most this */
             double infl = s->eng ? 1.0 + (double)(cp.mk + 8) * 0x1p-51 : 1.0;
+            /* the blocks' visiting order: block ORD(t) is the t-th visited (order=reverse: from the last);
+             * "after", "later" and "previous" below are in that order */
+#define ORD(t) (s->reverse ? nblocks - 1 - (t) : (t))
             /* the running maxima's enclosures after each block, the keys per block, the largest score after */
             {
                 double lo = -INFINITY, hi = -INFINITY;
-                for (int64_t bb = 0; bb < nblocks; bb++) {
+                for (int64_t t = 0; t < nblocks; t++) {
+                    int64_t bb = ORD(t);
                     int64_t j1 = (bb + 1) * Bk < Sk ? (bb + 1) * Bk : Sk;
                     bw.cnt[bb] = 0;
                     for (int64_t j = bb * Bk; j < j1; j++) {
@@ -1103,18 +1107,19 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                     mbl[bb] = lo, mbh[bb] = hi;
                 }
                 double lh = -INFINITY;
-                for (int64_t bb = nblocks - 1; bb >= 0; bb--) {
+                for (int64_t t = nblocks - 1; t >= 0; t--) {
+                    int64_t bb = ORD(t);
                     bw.later[bb] = lh;
                     int64_t j1 = (bb + 1) * Bk < Sk ? (bb + 1) * Bk : Sk;
                     for (int64_t j = bb * Bk; j < j1; j++)
                         if (w.sh[j] != -INFINITY) lh = fmax(lh, er_b_up(w.sh[j] + E[j]));
                 }
             }
-            double mlo = mbl[nblocks - 1], mhi = mbh[nblocks - 1]; /* the final running max */
+            double mlo = mbl[ORD(nblocks - 1)], mhi = mbh[ORD(nblocks - 1)]; /* the final running max */
             for (int64_t bb = 0; bb < nblocks; bb++) {
                 bw.Fl[bb] = bw.Fh[bb] = 0;
                 if (!bw.cnt[bb]) continue;
-                double after = (double)(nblocks - 1 - bb), ea = er_b_up(after * lnAl);
+                double after = (double)(nblocks - 1 - ORD(bb)), ea = er_b_up(after * lnAl);
                 double fl, fh;
                 if (bw.later[bb] < mbl[bb]) {
                     /* no later score can reach this block's max: every later alpha is EXP(argument error) */
@@ -1132,28 +1137,29 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
                     er_b_eng_init(&cp, &bw.ge[c], 0.0, 0.0), bw.xs[c] = 0, bw.em[c] = -100000;
                     bw.ms[c] = 0, bw.rs[c] = 0;
                 }
-            for (int64_t bb = 0; bb < nblocks; bb++) {
+            for (int64_t t = 0; t < nblocks; t++) {
+                int64_t bb = ORD(t), pb = t > 0 ? ORD(t - 1) : 0; /* this block, the one visited before */
                 int64_t j0 = bb * Bk, j1 = j0 + Bk < Sk ? j0 + Bk : Sk;
-                double after = (double)(nblocks - 1 - bb);
+                double after = (double)(nblocks - 1 - t);
                 /* l's path per term: its block's sum, the product, and per later block a multiplication by
                  * alpha and an addition (alpha itself is in F_b) */
                 double Lq = er_b_up(er_b_up((double)(nsum + 1) * u1) + er_b_up(after * 2.0 * u1));
                 double lq = Lq < 0.5 ? er_b_up(Lq / er_b_down(1.0 - Lq)) : INFINITY;
                 double la0 = 0, lar = 0, lx0 = 0, lxr = 0;
                 double *n0 = bw.N0 + bb * Dv, *nr = bw.NR + bb * Dv;
-                if (s->eng && bb > 0) {
+                if (s->eng && t > 0) {
                     /* this block's alpha = EXP(mu_(b-1) - mu_b): within e^(+-lnAl) of 1 where no score of
                      * the block can reach the running max, else of exp([mbl - mbh, mbh - mbl]) */
                     double al, ah = ahi, bm = -INFINITY;
                     for (int64_t j = j0; j < j1; j++)
                         if (w.sh[j] != -INFINITY) bm = fmax(bm, er_b_up(w.sh[j] + E[j]));
-                    if (bm < mbl[bb - 1]) al = exp_dn(-lnAl);
+                    if (bm < mbl[pb]) al = exp_dn(-lnAl);
                     else {
-                        al = exp_dn(er_b_down(er_b_down(mbl[bb - 1] - mbh[bb]) - lnAl));
-                        ah = fmin(ah, exp_up(er_b_up(er_b_up(mbh[bb - 1] - mbl[bb]) + lnAl)));
+                        al = exp_dn(er_b_down(er_b_down(mbl[pb] - mbh[bb]) - lnAl));
+                        ah = fmin(ah, exp_up(er_b_up(er_b_up(mbh[pb] - mbl[bb]) + lnAl)));
                     }
                     al = fmax(0.0, er_b_down(al - abs_e)), ah = er_b_up(ah + abs_e);
-                    if (!(mbl[bb - 1] > -INFINITY)) al = 0, ah = ahi; /* no key before: O is zero anyway */
+                    if (!(mbl[pb] > -INFINITY)) al = 0, ah = ahi; /* no key before: O is zero anyway */
                     double am = 0.5 * (al + ah), ad = er_b_up(0.5 * (ah - al) * (1.0 + 0x1p-50) + am * 0x1p-52);
                     for (int64_t c = 0; c < Dv; c++) {
                         /* O = RN(alpha O) before the block's instructions (alpha <= ahi) */
@@ -1293,6 +1299,7 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
             /* l in units of exp(shift) for the lse: the final max lies in [mlo, mhi] */
             Dl = er_b_down(fmin(dl[0], dl[1]) * exp_dn(er_b_down(mlo - shift)));
             Dh = er_b_up(fmax(dh[0], dh[1]) * exp_up(er_b_up(mhi - shift)));
+#undef ORD
         } else {
             /* ---- normal, any_order, flash over any partition: per key, in units of exp(shift) ---- */
             double sA0 = 0, sAR = 0, sX0 = 0, sXR = 0;

@@ -94,7 +94,7 @@ def mma_model(A, B, C, model, emin_a, emin_b):
 
 def flash_forward(q, k, v, *, scale=None, is_causal=False, enable_gqa=False, attn_mask=None, block=64,
                   p_format="bfloat16", out_format="bfloat16", exp_ulps=2.0, ftz=False, seed=0, bugs=(),
-                  q_descale=1.0, k_descale=1.0, v_descale=1.0, mma=None, in_format="bfloat16"):
+                  q_descale=1.0, k_descale=1.0, v_descale=1.0, mma=None, in_format="bfloat16", reverse=False):
     """FlashAttention-2's forward on (B, H, S, D) float32 arrays holding the inputs' values.
 
     Per query row, over key blocks of `block` keys: S = Q K^T (float32 matmul), a running max m, P = exp2(S
@@ -103,7 +103,8 @@ def flash_forward(q, k, v, *, scale=None, is_causal=False, enable_gqa=False, att
     out_format, lse = m scale + log(l); fp8 inputs' q_descale and k_descale fold into the scale (as
     FlashAttention-3 does).  p_format None keeps P in float32.  mma: None (numpy's float32 matmul), or a
     name of MODELS: S = Q K^T and O = RN(O alpha) + P V through mma_model (in_format: the inputs' format,
-    for the zeros' exponents).  Returns (out as float32 values, lse float32)."""
+    for the zeros' exponents).  reverse: the key blocks visited from the last (FlashAttention-2 and -3
+    do).  Returns (out as float32 values, lse float32)."""
     bugs = set(bugs)
     for b in bugs:
         assert b in BUGS, b
@@ -141,7 +142,8 @@ def flash_forward(q, k, v, *, scale=None, is_causal=False, enable_gqa=False, att
             m = np.full(Sq, -np.inf, np.float32)
             l = np.zeros(Sq, np.float32)
             O = np.zeros((Sq, Dv), np.float32)
-            for bi, j0 in enumerate(range(0, Sk, block)):
+            starts = list(range(0, Sk, block))
+            for bi, j0 in enumerate(starts[::-1] if reverse else starts):
                 if "skip_block" in bugs and bi == 1:
                     continue
                 j1 = min(j0 + block, Sk)
@@ -168,7 +170,8 @@ def flash_forward(q, k, v, *, scale=None, is_causal=False, enable_gqa=False, att
                 ms = np.where(live, m_use * sc2, np.float32(0)).astype(np.float32)
                 arg = (S * sc2 - ms[:, None]).astype(np.float32)
                 P = np.where(keep, exp2_f32(np.where(keep, arg, np.float32(0)), exp_ulps, rng, ftz), np.float32(0))
-                am = np.where(np.isfinite(m), ((m - m_new) * sc2).astype(np.float32), np.float32(0))
+                with np.errstate(invalid="ignore"):  # -inf - -inf where no key has taken part yet
+                    am = np.where(np.isfinite(m), ((m - m_new) * sc2).astype(np.float32), np.float32(0))
                 alpha = np.where(np.isfinite(m), exp2_f32(am, exp_ulps, rng, ftz), np.float32(0))
                 l = (l * alpha + P.sum(axis=1, dtype=np.float32)).astype(np.float32)
                 pf = "float8_e4m3fn" if "p_fp8" in bugs else p_format

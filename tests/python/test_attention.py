@@ -196,6 +196,25 @@ def test_flash_loop_tensor_core_models_covered(model, block, causal):
     assert np.median(hi - lo) < 0.8 * np.median(hi2 - lo2)
 
 
+@pytest.mark.parametrize("model", [None, "hopper", "ampere"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_loop_reverse_block_order(model, causal):
+    # FlashAttention-2 and -3 visit a row's key blocks from the last: covered under order=reverse, and
+    # outside the index-order standard (the running maxima, the rescalings and P's units differ)
+    g = rng(14)
+    q, k, v = inputs(g, (1, 2, 160, 64), (1, 2, 160, 64))
+    r = er.scaled_dot_product_attention(q, k, v, is_causal=causal, dtype="float32")
+    out, lse = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=32, is_causal=causal, mma=model,
+                                     out_format="float32", seed=SEED, reverse=True)
+    m = f",mma={model}" if model else ""
+    assert outside(r["out"], out, f"flash:block=32{m},order=reverse") == 0
+    assert outside(r["lse"], lse, f"flash:block=32{m},order=reverse") == 0
+    assert outside(r["out"], out, f"flash:block=32{m}") > 0
+    out2, _ = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=32, is_causal=causal, mma=model,
+                                    out_format="float32", seed=SEED)
+    assert outside(r["out"], out2, f"flash:block=32{m},order=index") == 0
+
+
 def test_flash_loop_fp8_tensor_core_model():
     # FlashAttention-3's fp8 path: e4m3 Q, K, V and P through Hopper's fp8 wgmma (13 fraction bits kept,
     # an e8m13 accumulator): covered under mma=hopper-fp8, and NOT under any_order's f32 radius
@@ -326,6 +345,8 @@ def test_options_refused_with_a_sentence():
         r["out"].tolerance(standard="flash:mma=deepgemm-fp8")   # promotion
     with pytest.raises(Exception, match="mma"):
         r["out"].tolerance(standard="flash:mma=tpu")
+    with pytest.raises(Exception, match="order"):
+        r["out"].tolerance(standard="flash:block=4,order=sideways")
     # a model whose instructions do not take the operands: the sentence names the product and the operand
     with pytest.raises(Exception, match="query"):
         r["out"].tolerance(standard="flash:block=4,mma=hopper-fp8")
