@@ -301,17 +301,19 @@ def test_tightness_declared_block_within_assert_close():
     assert not cov[e] and int((cov0 != cov).sum()) == 1
 
 
-@pytest.mark.parametrize("model,block", [("ampere", 64), ("hopper", 128)])
-def test_tol16_error_flagged_under_the_kernels_model(model, block):
+@pytest.mark.parametrize("model,block,rev", [("ampere", 64, False), ("hopper", 128, False), ("ampere", 64, True),
+                                             ("hopper", 128, True)])
+def test_tol16_error_flagged_under_the_kernels_model(model, block, rev):
     # issue 31's floor with the partition and the tensor-core model of a real kernel declared
-    # (FlashAttention-2: mma.sync with f32 accumulation, "ampere"; FlashAttention-3: wgmma, "hopper"),
-    # out=f32: the median range is below 1/8 of assert_close's bf16 tolerance, so the kernel's output moved
+    # (FlashAttention-2: mma.sync with f32 accumulation, "ampere"; FlashAttention-3: wgmma, "hopper"; both
+    # visit the blocks from the last: order=reverse), out=f32: the median range is below 1/8 of assert_close's bf16 tolerance, so the kernel's output moved
     # by tol/16 away from the range's centre at the median element is flagged, and only there
     g = rng(13)
     q, k, v = inputs(g, (1, 2, 512, 128), (1, 2, 512, 128))
     r = er.scaled_dot_product_attention(q, k, v, dtype="float32")
-    std = f"flash:block={block},mma={model}"
-    out, _ = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=block, mma=model, out_format="float32", seed=SEED)
+    std = f"flash:block={block},mma={model}" + (",order=reverse" if rev else "")
+    out, _ = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=block, mma=model, out_format="float32", seed=SEED,
+                                   reverse=rev)
     assert outside(r["out"], out, std) == 0
     ref = np.asarray(r["out"].rounded).astype(np.float64)
     tol = 1e-5 + 1.6e-2 * np.abs(ref)
