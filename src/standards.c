@@ -155,9 +155,10 @@ static int key_index(const char *const *keys, int n, const char *key)
 
 /*
  * Attention's flash standard (docs/proofs/attention.md): "flash", or "flash:" then block=N (the
- * declared key block), mma=normal|any_order (the scores' and P.V's matmul standard; any_order when not
- * given) and p=value|compute|<format> (P's format before P.V: the value's format when not given), each
- * at most once, comma separated.
+ * declared key block), mma=normal|any_order|<matrix-engine model> (the scores' and P.V's matmul
+ * standard; any_order when not given; a model: split ER_STD_ENGINE and its parameters in the engine
+ * fields), p=value|compute|<format> (P's format before P.V: the value's format when not given) and
+ * order=index|reverse (the blocks' visiting order, in group: 1 or 2), each at most once, comma separated.
  */
 static er_status parse_flash(const char *spec, er_standard *s, char *msg, size_t msg_size)
 {
@@ -175,10 +176,10 @@ static er_status parse_flash(const char *spec, er_standard *s, char *msg, size_t
     while (*p) {
         char key[16], val[40];
         int used = 0;
-        if (sscanf(p, "%15[a-z]=%39[a-zA-Z0-9_]%n", key, val, &used) != 2)
-            return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected key=value at '%s' (keys: block, mma, p)", spec, p);
-        int ki = !strcmp(key, "block") ? 0 : !strcmp(key, "mma") ? 1 : !strcmp(key, "p") ? 2 : -1;
-        if (ki < 0) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': unknown key '%s' (keys: block, mma, p)", spec, key);
+        if (sscanf(p, "%15[a-z]=%39[a-zA-Z0-9_-]%n", key, val, &used) != 2)
+            return msgf(msg, msg_size, ER_EINVAL, "standard '%s': expected key=value at '%s' (keys: block, mma, p, order)", spec, p);
+        int ki = !strcmp(key, "block") ? 0 : !strcmp(key, "mma") ? 1 : !strcmp(key, "p") ? 2 : !strcmp(key, "order") ? 3 : -1;
+        if (ki < 0) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': unknown key '%s' (keys: block, mma, p, order)", spec, key);
         if (seen & 1u << ki) return msgf(msg, msg_size, ER_EINVAL, "standard '%s': the key '%s' is given twice", spec, key);
         seen |= 1u << ki;
         if (ki == 0) {
@@ -188,11 +189,38 @@ static er_status parse_flash(const char *spec, er_standard *s, char *msg, size_t
                 return msgf(msg, msg_size, ER_EINVAL, "standard '%s': block is a whole number of keys from 1", spec);
             s->bk = (int)v;
         } else if (ki == 1) {
+            int mi = -1;
+            for (int i = 0; i < ER_NMODELS && mi < 0; i++)
+                if (!strcmp(val, er_models_[i].name) || in_words(er_models_[i].aliases, val)) mi = i;
             if (!strcmp(val, "normal")) s->split = ER_STD_NORMAL;
             else if (!strcmp(val, "any_order")) s->split = ER_STD_ANY_ORDER;
-            else
+            else if (mi >= 0) {
+                /* a matrix-engine model for S = Q K^T and for P V: its parameters in the engine fields
+                 * (acc_fmt stays P's format); the f16-accumulator rows, promotion and exact groups are
+                 * not attention kernels' and are refused */
+                const er_standard *m = &er_models_[mi].std;
+                if (m->acc_fmt == ER_FMT_F16 || m->promote || m->group > 1)
+                    return msgf(msg, msg_size, ER_EUNSUPPORTED,
+                                "standard '%s': mma=%s (%s) is not available for attention: attention's flash "
+                                "takes a model with an f32 accumulator, no promotion and no exact groups",
+                                spec, val, m->promote ? "promotion" : m->group > 1 ? "exact groups" : "an f16 accumulator");
+                s->split = ER_STD_ENGINE;
+                s->k = m->k, s->F = m->F, s->out_p = m->out_p, s->out_round = m->out_round;
+                s->floor_terms = m->floor_terms, s->tf32_inputs = m->tf32_inputs, s->F2 = m->F2;
+                s->two_stage = m->two_stage;
+            } else
                 return msgf(msg, msg_size, ER_EUNSUPPORTED,
-                            "standard '%s': mma=%s is not available for attention (mma takes normal or any_order)", spec, val);
+                            "standard '%s': mma=%s is not available for attention (mma takes normal, any_order or a "
+                            "matrix-engine model with an f32 accumulator: %s)",
+                            spec, val, "volta turing ampere ampere-tf32 ada-f16 ada-tf32 ada-fp8 hopper hopper-tf32 "
+                                       "hopper-fp8 blackwell blackwell-tf32 blackwell-f8f6f4 blackwell-mxf8f6f4 cdna3 "
+                                       "cdna3-fp8 cdna3-xf32");
+        } else if (ki == 3) {
+            /* the order the key blocks are visited in: index (0, 1, ...) or reverse (FlashAttention-2 and
+             * -3 visit a row's blocks from the last); held in group: 1 index, 2 reverse */
+            if (!strcmp(val, "index")) s->group = 1;
+            else if (!strcmp(val, "reverse")) s->group = 2;
+            else return msgf(msg, msg_size, ER_EINVAL, "standard '%s': order is index or reverse, not '%s'", spec, val);
         } else {
             int f;
             if (!strcmp(val, "value")) s->acc_fmt = -1;

@@ -43,8 +43,10 @@ typedef struct er_standard {
      * products per partial; the partial's engine model in the fields above when k > 0, else f32; split
      * 1: order=before (the scales applied to the operands, rounded to f32, before the sum).
      * ER_STD_FLASH: bk the declared key block (0: any partition), acc_fmt P's format before P.V (-1: the
-     * value's format, -2: kept in compute, else ER_FMT_*), split the scores' matmul standard (ER_STD_ANY_ORDER
-     * or ER_STD_NORMAL) */
+     * value's format, -2: kept in compute, else ER_FMT_*), split the scores' and P.V's matmul standard
+     * (ER_STD_ANY_ORDER, ER_STD_NORMAL, or ER_STD_ENGINE with the model's parameters in the engine fields
+     * above: k, F, out_p, out_round, F2, two_stage, tf32_inputs; mma=<name> stays in name), group the
+     * blocks' order (1: index order, 2: reverse, order=reverse) */
     int bk;
     int split;
 } er_standard;
@@ -58,7 +60,7 @@ typedef struct er_standard {
  * compute by default): docs/proofs/blocked.md.  Scaled products (scaled.h): "scaled:bk=128" (partials
  * in f32, any order), "scaled:bk=128,partial=hopper-fp8" (a tensor-core model), or
  * "scaled:bk=128,order=before" (scales applied before the sum, torch's CPU _scaled_mm):
- * docs/proofs/scaled.md.  Attention's "flash[:block=N][,mma=normal|any_order][,p=value|compute|<format>]"
+ * docs/proofs/scaled.md.  Attention's "flash[:block=N][,mma=normal|any_order|<engine model>][,p=value|compute|<format>][,order=index|reverse]"
  * (online softmax over key blocks; a matmul refuses it): docs/proofs/attention.md.
  */
 ER_API er_status er_standard_parse(const char *spec, er_standard *std, char *msg, size_t msg_size);

@@ -9,6 +9,7 @@
 #include "exactref/formats.h"
 #include "op_attention.h"
 #include "op_impl.h"
+#include "../standards_internal.h"
 
 #define msgf er_msgf
 
@@ -228,6 +229,42 @@ static int p_format(const er_standard *sd, int v_fmt, int compute)
     return f;
 }
 
+/*
+ * flash's mma=<model>: the model's parameters for S = Q K^T (query, key) and for P V (P's format,
+ * value), each as er_standard_for_inputs reads the model for those operands, and refused (with the
+ * table's sentence) where the model's instructions do not take them.
+ */
+static er_status eng_params(const er_standard *sd, er_attn_std *a, int compute, char *msg, size_t msg_size)
+{
+    const char *p = strstr(sd->name, "mma=");
+    char word[48], m2[512];
+    er_standard e;
+    if (!p || sscanf(p, "mma=%47[a-zA-Z0-9_-]", word) != 1 || er_standard_parse(word, &e, m2, sizeof m2) != ER_OK ||
+        e.kind != ER_STD_ENGINE)
+        return msgf(msg, msg_size, ER_EINVAL, "attention: the standard '%s' names no matrix-engine model after mma=", sd->name);
+    int pf = a->p_fmt >= 0 ? a->p_fmt : compute;
+    const int fa[2] = {a->q_fmt, pf}, fb[2] = {a->k_fmt, a->v_fmt};
+    const char *wa[2] = {"query", "P"}, *wb[2] = {"key", "value"};
+    for (int x = 0; x < 2; x++) {
+        er_standard f = er_standard_for_inputs(&e, fa[x], fb[x]);
+        if (er_standard_check_operands_(&f, fa[x], fb[x], wa[x], wb[x], m2, sizeof m2) != ER_OK) {
+            /* the matrix product's sentence up to "the model does not apply" (its advice names the
+             * matmul command's --a-format) */
+            char *cut = strstr(m2, "the model does not apply");
+            if (cut) cut[strlen("the model does not apply")] = '\0';
+            return msgf(msg, msg_size, ER_EINVAL, "attention: flash's mma=%s is used for %s: %s", word,
+                        x ? "P V (P rounded to its format by p=)" : "S = Q K^T", m2);
+        }
+        if (f.acc_fmt == ER_FMT_F16 || f.promote || f.group > 1)
+            return msgf(msg, msg_size, ER_EUNSUPPORTED, "attention: flash's mma=%s reads as %s here, which is not available "
+                        "for attention", word, f.name);
+        a->mm[x].k = f.k, a->mm[x].F = f.F, a->mm[x].p = f.out_p, a->mm[x].round = f.out_round;
+        a->mm[x].F2 = f.F2, a->mm[x].xterms = f.two_stage ? 2 : 0, a->mm[x].tf32 = f.tf32_inputs;
+    }
+    a->eng = 1;
+    return ER_OK;
+}
+
 static er_status at_bounds(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags, char *msg,
                            size_t msg_size)
 {
@@ -246,6 +283,12 @@ static er_status at_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
         a.ulps_div = er_ops_ulps(env, "div");
         a.ulps_log = er_ops_ulps(env, "log");
         if (env->o->ulps < 0 && a.ulps_log < 2) a.ulps_log = 2; /* lg2.approx: 2^-22 absolute near 1 */
+        a.q_fmt = r->in[0].format, a.k_fmt = r->in[1].format, a.v_fmt = r->in[2].format;
+        a.reverse = sd->kind == ER_STD_FLASH && sd->group == 2;
+        if (sd->kind == ER_STD_FLASH && sd->split == ER_STD_ENGINE) {
+            er_status st = eng_params(sd, &a, env->compute, msg, msg_size);
+            if (st != ER_OK) return st;
+        }
         if (!s->blo) {
             size_t no = (size_t)(rows * Dv > 0 ? rows * Dv : 1), nr = (size_t)(rows > 0 ? rows : 1);
             s->blo = malloc(no * sizeof(double)), s->bhi = malloc(no * sizeof(double));
@@ -275,6 +318,6 @@ static er_status at_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 const er_opdef er_opdef_attention = {
     "attention", 3, 4, at_inputs, 2, at_outputs, at_boundaries,
     (int)(sizeof at_boundaries / sizeof at_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY | (1u << ER_STD_FLASH),
-    "normal, any_order, flash[:block=N][,mma=normal|any_order][,p=value|compute|<format>]",
+    "normal, any_order, flash[:block=N][,mma=normal|any_order|<matrix-engine model>][,p=value|compute|<format>][,order=index|reverse]",
     at_create, at_bounds, at_free, er_opn_attention,
 };

@@ -41,6 +41,16 @@ typedef struct er_attn_std {
     int compute;     /* ER_FMT_* of the compute format (binary32 or narrower) */
     int ftz;         /* flush_to_zero */
     double ulps_exp, ulps_div, ulps_log; /* library functions' errors in ulps of compute */
+    /* flash's mma= (docs/proofs/attention.md, "Matrix engines"): 0 any_order's radius (normal,
+     * any_order), 1 a matrix-engine model for S = Q K^T and P V with these parameters (result.h's
+     * er_standard fields: products per step, fraction bits kept, the f32 accumulator's fraction bits and
+     * rounding, F2, the further truncations per step, f32 operands read as tf32; cdna3 on fp8 operands
+     * is cdna3-fp8: er_standard_for_inputs per product); q_fmt, k_fmt and v_fmt
+     * give the operands' hardware exponents (a zero's) */
+    int eng;
+    struct { int k, F, p, round, F2, xterms, tf32; } mm[2]; /* [0]: S = Q K^T, [1]: P V */
+    int q_fmt, k_fmt, v_fmt;
+    int reverse; /* flash with a declared block: the blocks visited from the last (order=reverse) */
 } er_attn_std;
 
 /*

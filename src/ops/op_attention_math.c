@@ -838,8 +838,131 @@ er_status er_attn_reference(const er_attn_prob *p, int64_t r0, int64_t r1, int o
 
 /* ---- The bounds of a standard. ---- */
 
+/* ---- Matrix engines (flash's mma=<model>): the core's recurrence (er_bounds.h, docs/proofs/engines.md)
+ * on the scores' dot products and on P V. ---- */
+
+/* The hardware exponent of a value of format fmt (src/tolerance.c's hw_exp): floor(log2 |v|) at least
+ * the format's least normal exponent; a zero's is the larger of -126 and that exponent. */
+static int hw_e(double v, int emin)
+{
+    if (v == 0) return emin > -126 ? emin : -126;
+    int e = er_b_frexp_e(v) - 1;
+    return e < emin ? emin : e;
+}
+
+/* The model x of s (0: S = Q K^T, 1: P V) as the core's parameter block: an f32 accumulator D. */
+static void eng_bpar(const er_attn_std *s, int x, int64_t k, er_bpar *c)
+{
+    memset(c, 0, sizeof *c);
+    c->k = k, c->ldb = 1, c->kind = ER_BK_ENGINE, c->out_fmt = ER_FMT_F32, c->dir = ER_RND_NEAREST_EVEN;
+    c->u = 0x1p-24, c->emin_c = -126, c->eta = 0x1p-150, c->max_c = 0x1.fffffep127, c->maxo = 0x1.fffffep127;
+    c->mk = s->mm[x].k, c->F = s->mm[x].F, c->out_p = s->mm[x].p, c->out_round = s->mm[x].round;
+    c->F2 = s->mm[x].F2, c->xterms = s->mm[x].xterms;
+}
+
+/* The relative loss of f32 operands read as tf32 (docs/proofs/engines.md): per product, of itself. */
+static double tf32_rel(const er_attn_std *s, int x, int fa, int fb)
+{
+    if (!s->mm[x].tf32) return 0;
+    int a = fa == ER_FMT_F32, b = fb == ER_FMT_F32;
+    return (a ? 0x1p-10 : 0) + (b ? 0x1p-10 : 0) + (a && b ? 0x1p-20 : 0);
+}
+
+/*
+ * One score's dot product q . k under the model (c: eng_bpar(s, 0, D)): the radius |D^ - q . k| of
+ * docs/proofs/engines.md, steps of c->mk products in index order from a zero accumulator, each step's
+ * xs an upper bound of its sum of |products| (exact products, at most mk binary64 additions: inflated)
+ * and emax the largest e_q + e_k.  Before each step the bound B on the accumulator |C| is taken as the
+ * smaller of the recurrence's and |the exact partial sum| + the error so far (C is within g.E of the
+ * exact partial, which the binary64 sum s64 encloses within (p + 2) 2^-53 T): any upper bound of |C|
+ * serves the proof (docs/proofs/attention.md, "Matrix engines").  Infinite where a partial may overflow.
+ */
+static double eng_dot_radius(const er_bpar *c, const double *q, const int16_t *eq, const double *k, const int16_t *ek,
+                             int64_t D, double rel)
+{
+    er_b_eng g;
+    er_b_eng_init(c, &g, 0.0, 0.0);
+    double infl = 1.0 + (double)(c->mk + 8) * 0x1p-51, T = 0, s64 = 0, T64 = 0;
+    for (int64_t p0 = 0; p0 < D; p0 += c->mk) {
+        int64_t p1 = p0 + c->mk < D ? p0 + c->mk : D;
+        double xs = 0;
+        int emax = -100000;
+        if (p0 > 0) {
+            double bc = er_b_up(er_b_up(fabs(s64) + er_b_up(T64 * (double)(p0 + 2) * 0x1p-53)) + g.E);
+            if (bc < g.B) g.B = bc;
+        }
+        for (int64_t x = p0; x < p1; x++) {
+            double pr = q[x] * k[x];
+            xs += fabs(pr);
+            s64 += pr;
+            int e = eq[x] + ek[x];
+            emax = e > emax ? e : emax;
+        }
+        T64 += xs;
+        xs = er_b_up(xs * infl);
+        T = er_b_up(T + xs);
+        er_b_eng_block(c, &g, xs, emax, p1 - p0, p1);
+        if (g.done) return INFINITY;
+    }
+    double E = g.E;
+    if (rel > 0) E = er_b_up(E + er_b_up(T * rel));
+    return E;
+}
+
 static int fmt_prec(int fmt) { er_fmt f = er_fmt_get(fmt); return f.mbits + 1; }
 static int fmt_emin(int fmt) { return er_fmt_emin(er_fmt_get(fmt)); }
+
+/* the per-thread arrays of er_attn_bounds beyond the row workspace */
+typedef struct bd_ws {
+    double *E, *mbl, *mbh;                                       /* per key; per block */
+    double *N0, *NR;                                             /* declared block: per block and column */
+    double *LA0, *LAR, *LX0, *LXR, *Fl, *Fh, *later;             /* declared block: per block */
+    int64_t *cnt;                                                /* keys taking part per block */
+    int16_t *eq, *ek, *ev;                                       /* engines: hardware exponents */
+    er_b_eng *ge;                                                /* engines: P V's recurrence per column */
+    double *xs;                                                  /* engines: a step's magnitudes per column */
+    double *ms, *rs, *bt; /* engines: the exact partial O per column (centre, radius) at the block's start; |C| */
+    double *tmp;          /* declared block: 4 x Dv (the centres and the sums over blocks per column) */
+    int *em;                                                     /* engines: a step's largest exponent per column */
+} bd_ws;
+
+static void bd_free(bd_ws *b)
+{
+    free(b->E), free(b->mbl), free(b->N0), free(b->LA0), free(b->cnt), free(b->eq), free(b->ek), free(b->ev), free(b->ge);
+    free(b->xs), free(b->em), free(b->ms), free(b->tmp);
+}
+
+static int bd_alloc(bd_ws *b, int64_t Sk, int64_t D, int64_t Dv, int64_t nblocks, int tight, int eng)
+{
+    size_t n = (size_t)(Sk > 0 ? Sk : 1), m = (size_t)(Dv > 0 ? Dv : 1), nb = (size_t)nblocks, d = (size_t)(D > 0 ? D : 1);
+    memset(b, 0, sizeof *b);
+    b->E = malloc(sizeof(double) * n);
+    b->mbl = malloc(sizeof(double) * nb * 2);
+    if (!b->E || !b->mbl) return 0;
+    b->mbh = b->mbl + nb;
+    if (tight) {
+        b->N0 = malloc(sizeof(double) * nb * m * 2);
+        b->LA0 = malloc(sizeof(double) * nb * 7);
+        b->cnt = malloc(sizeof(int64_t) * nb);
+        b->tmp = malloc(sizeof(double) * m * 4);
+        if (!b->N0 || !b->LA0 || !b->cnt || !b->tmp) return 0;
+        b->NR = b->N0 + nb * m;
+        b->LAR = b->LA0 + nb, b->LX0 = b->LAR + nb, b->LXR = b->LX0 + nb, b->Fl = b->LXR + nb, b->Fh = b->Fl + nb;
+        b->later = b->Fh + nb;
+    }
+    if (eng) {
+        b->eq = malloc(sizeof(int16_t) * d);
+        b->ek = malloc(sizeof(int16_t) * n * d);
+        b->ev = malloc(sizeof(int16_t) * n * m);
+        b->ge = malloc(sizeof(er_b_eng) * m);
+        b->xs = malloc(sizeof(double) * m);
+        b->em = malloc(sizeof(int) * m);
+        b->ms = malloc(sizeof(double) * m * 3);
+        if (!b->eq || !b->ek || !b->ev || !b->ge || !b->xs || !b->em || !b->ms) return 0;
+        b->rs = b->ms + m, b->bt = b->rs + m;
+    }
+    return 1;
+}
 
 er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er_attn_std *s, double *out_lo, double *out_hi,
                          double *lse_lo, double *lse_hi, unsigned char *row_nan, char *msg, size_t msg_size)
@@ -857,185 +980,410 @@ er_status er_attn_bounds(const er_attn_prob *p, int64_t r0, int64_t r1, const er
         uP = ldexp(1.0, -fmt_prec(s->p_fmt));
         absP = ldexp(1.0, fmt_emin(s->p_fmt) - fmt_prec(s->p_fmt));
     }
-    int declared = s->kind == 2 && s->block > 0 && s->p_fmt >= 0;
-    rnd_spec rsP = rnd_spec_of(declared ? s->p_fmt : ER_FMT_F32);
-    int64_t nblocks = s->kind == 2 && s->block > 0 ? (Sk + s->block - 1) / s->block : 1;
-    int64_t nsum = s->kind == 2 && s->block > 0 ? (s->block < Sk ? s->block : Sk) : Sk;
+    /* a declared block (docs/proofs/attention.md, "A declared block"): the row assembled per block */
+    int tight = s->kind == 2 && s->block > 0;
+    rnd_spec rsP = rnd_spec_of(s->p_fmt >= 0 ? s->p_fmt : ER_FMT_F32);
+    int64_t nblocks = tight ? (Sk + s->block - 1) / s->block : 1;
+    if (nblocks < 1) nblocks = 1;
+    int64_t nsum = tight ? (s->block < Sk ? s->block : Sk) : Sk;
     double gamma_D = er_b_up((double)D * u / er_b_down(1.0 - (double)D * u));
     double gn = er_b_up((double)(Sk + 2) * 0x1p-53 / er_b_down(1.0 - (double)(Sk + 2) * 0x1p-53));
     double sgl, sgh;
     sigma_of(p, &sgl, &sgh);
+    /* matrix engines (mma=<model>): the scores' and P V's parameter blocks, their operands' exponents */
+    er_bpar cs, cp;
+    int pfmt = s->p_fmt >= 0 ? s->p_fmt : s->compute;
+    double rel_s = 0, rel_p = 0;
+    int emin_q = 0, emin_k = 0, emin_v = 0, emin_P = fmt_emin(pfmt);
+    int64_t head_e = -1; /* the (batch, key head) whose ek and ev are filled */
+    if (s->eng) {
+        eng_bpar(s, 0, D, &cs);
+        eng_bpar(s, 1, Sk, &cp);
+        rel_s = tf32_rel(s, 0, s->q_fmt, s->k_fmt);
+        rel_p = tf32_rel(s, 1, pfmt, s->v_fmt);
+        emin_q = fmt_emin(s->q_fmt), emin_k = fmt_emin(s->k_fmt), emin_v = fmt_emin(s->v_fmt);
+    }
     row_ws w;
-    double *E = malloc(sizeof(double) * (size_t)(Sk > 0 ? Sk : 1) * 3);
-    double *mbl = malloc(sizeof(double) * (size_t)nblocks * 2);
-    if (!E || !mbl || !ws_alloc(&w, Sk, Dv)) {
-        free(E), free(mbl);
+    bd_ws bw;
+    if (!bd_alloc(&bw, Sk, D, Dv, nblocks, tight, s->eng) || !ws_alloc(&w, Sk, Dv)) {
+        bd_free(&bw);
         return msgf(msg, msg_size, ER_ENOMEM, "attention: out of memory");
     }
-    double *A0 = E + Sk, *AR = A0 + Sk, *mbh = mbl + nblocks;
+    double *E = bw.E, *mbl = bw.mbl, *mbh = bw.mbh;
     for (int64_t row = r0; row < r1; row++) {
-        {
-            int64_t i = row % p->Sq, h = row / p->Sq % p->Hq, b = row / p->Sq / p->Hq;
-            int64_t hk = h / (p->Hq / p->Hk);
-            const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
-            const double *vmax = p->vmax + (b * p->Hk + hk) * Dv;
-            double kmax = p->kmax[b * p->Hk + hk];
+        int64_t i = row % p->Sq, h = row / p->Sq % p->Hq, b = row / p->Sq / p->Hq;
+        int64_t hk = h / (p->Hq / p->Hk);
+        const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
+        const double *K = p->k + (b * p->Hk + hk) * Sk * D;
+        const double *vmax = p->vmax + (b * p->Hk + hk) * Dv;
+        double kmax = p->kmax[b * p->Hk + hk];
+        const double *q = p->q + row * D;
+        double *olo = out_lo + row * Dv, *ohi = out_hi + row * Dv;
+        double qmax = 0;
+        for (int64_t x = 0; x < D; x++) qmax = fmax(qmax, fabs(q[x]));
+        row_dots(p, &w, row, r1, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
+        if (s->eng) {
+            for (int64_t x = 0; x < D; x++) bw.eq[x] = (int16_t)hw_e(q[x], emin_q);
+            if (head_e != b * p->Hk + hk) {
+                head_e = b * p->Hk + hk;
+                for (int64_t e = 0; e < Sk * D; e++) bw.ek[e] = (int16_t)hw_e(K[e], emin_k);
+                for (int64_t e = 0; e < Sk * Dv; e++) bw.ev[e] = (int16_t)hw_e(V[e], emin_v);
+            }
+        }
+        double shift = -INFINITY, M = 0, Emax = 0;
+        int64_t n = 0;
+        int nob = 0; /* no bound for this row (an engine's partial may overflow) */
+        /* the scores' enclosures and the standard's radius on each dot product */
+        double ftzR = s->ftz ? er_b_up(ldexp(1.0, ec) * er_b_up(2.0 * (2 * D + 1) + (double)D * (qmax + kmax))) : 0;
+        for (int64_t j = 0; j < Sk; j++) {
+            double mk;
+            if (!takes_part(p, b, h, i, j, &mk)) {
+                w.sl[j] = w.sh[j] = -INFINITY;
+                continue;
+            }
+            score_encl(w.d[j], w.r[j], sgl, sgh, mk, &w.sl[j], &w.sh[j]);
+            double R;
+            if (s->eng) /* the model's radius on this dot product (docs/proofs/engines.md) */
+                R = eng_dot_radius(&cs, q, bw.eq, K + j * D, bw.ek + j * D, D, rel_s);
+            else /* the implementation's dot: any_order's radius in compute (docs/proofs/any-order.md) */
+                R = er_b_up(er_b_up(gamma_D * w.t[j]) + (double)(2 * D) * ldexp(1.0, ec - pc) + ftzR);
+            if (!(R < INFINITY)) nob = 1;
+            w.r[j] = er_b_up(R * sgh); /* in score units */
+            E[j] = fabs(mk);           /* |mask| for now */
+            if (w.sh[j] > shift) shift = w.sh[j];
+            double a = fmax(fabs(w.sl[j]), fabs(w.sh[j]));
+            M = fmax(M, er_b_up(a + w.r[j]));
+            n++;
+        }
+        if (n == 0 || nob) {
+            for (int64_t c = 0; c < Dv; c++) olo[c] = -INFINITY, ohi[c] = INFINITY;
+            lse_lo[row] = -INFINITY, lse_hi[row] = INFINITY;
+            if (row_nan) row_nan[row] = n == 0;
+            continue;
+        }
+        if (row_nan) row_nan[row] = 0;
+        double g8 = er_b_up(8.0 * u * (1.0 + 0x1p-20));
+        for (int64_t j = 0; j < Sk; j++) {
+            if (w.sh[j] == -INFINITY) continue;
+            double a = fmax(fabs(w.sl[j]), fabs(w.sh[j]));
+            /* argument error: the dot's radius, and at most 8 roundings on |sigma d| + |mask| + |mu| */
+            E[j] = er_b_up(er_b_up(w.r[j] * (1.0 + 0x1p-20)) + er_b_up(g8 * er_b_up(er_b_up(a + E[j]) + M)) + 0x1p-140);
+            Emax = fmax(Emax, E[j]);
+        }
+        double eEmax = exp_up(Emax);
+        double absw = er_b_up(abs_e * eEmax), absPw = er_b_up(absP * eEmax);
+        double lnA = er_b_up(er_b_up(ln_e + 2.0 * u1) + g8 * M); /* one rescaling by alpha */
+        /* absolute losses of the implementation's sums (underflow, flush), in these units */
+        double absS = er_b_up(er_b_up((double)(2 * Sk + 4) * tiny) * eEmax);
+        /* exp(s_j - shift)'s lower ends of the row at once (a key not taking part: unused) */
+        for (int64_t j = 0; j < Sk; j++) w.wm[j] = w.sh[j] == -INFINITY ? -1.0 : er_b_down(w.sl[j] - shift);
+        exp_many(w.wm, w.d, NULL, Sk);
+        double Dl, Dh; /* the row sum l, in units of exp(shift) */
+        int bad = 0;
+        if (tight) {
+            /* ---- a declared block: per block b, the factor F_b (the product of the alphas after it) and
+             * the sums of the rounded P (docs/proofs/attention.md, "A declared block") ---- */
+            int64_t Bk = s->block;
+            double la = er_b_up(er_b_up(2.0 * g8 * M) + 0x1p-140);        /* an alpha's argument error */
+            double lnAl = er_b_up(la + ln_e);                              /* alpha within e^(+-lnAl) of exp(arg) */
+            double ahi = er_b_up(er_b_up(exp_up(la) * (1.0 + eps_e)) + abs_e); /* every alpha is at most this */
+            double infl = s->eng ? 1.0 + (double)(cp.mk + 8) * 0x1p-51 : 1.0;
+            /* the blocks' visiting order: block ORD(t) is the t-th visited (order=reverse: from the last);
+             * "after", "later" and "previous" below are in that order */
+#define ORD(t) (s->reverse ? nblocks - 1 - (t) : (t))
+            /* the running maxima's enclosures after each block, the keys per block, the largest score after */
             {
-                const double *q = p->q + row * D;
-                double qmax = 0;
-                for (int64_t x = 0; x < D; x++) qmax = fmax(qmax, fabs(q[x]));
-                row_dots(p, &w, row, r1, p->kt + (b * p->Hk + hk) * Sk * D, w.d, w.t, w.r);
-                double shift = -INFINITY, M = 0, Emax = 0;
-                int64_t n = 0;
-                double mkabs[1];
-                (void)mkabs;
-                /* the scores' enclosures and the standard's radius on each dot product */
-                double ftzR = s->ftz ? er_b_up(ldexp(1.0, ec) * er_b_up(2.0 * (2 * D + 1) + (double)D * (qmax + kmax))) : 0;
-                for (int64_t j = 0; j < Sk; j++) {
-                    double mk;
-                    if (!takes_part(p, b, h, i, j, &mk)) {
-                        w.sl[j] = w.sh[j] = -INFINITY;
-                        continue;
+                double lo = -INFINITY, hi = -INFINITY;
+                for (int64_t t = 0; t < nblocks; t++) {
+                    int64_t bb = ORD(t);
+                    int64_t j1 = (bb + 1) * Bk < Sk ? (bb + 1) * Bk : Sk;
+                    bw.cnt[bb] = 0;
+                    for (int64_t j = bb * Bk; j < j1; j++) {
+                        if (w.sh[j] == -INFINITY) continue;
+                        lo = fmax(lo, er_b_down(w.sl[j] - E[j]));
+                        hi = fmax(hi, er_b_up(w.sh[j] + E[j]));
+                        bw.cnt[bb]++;
                     }
-                    score_encl(w.d[j], w.r[j], sgl, sgh, mk, &w.sl[j], &w.sh[j]);
-                    /* the implementation's dot: any_order's radius in compute (docs/proofs/any-order.md) */
-                    double R = er_b_up(er_b_up(gamma_D * w.t[j]) + (double)(2 * D) * ldexp(1.0, ec - pc) + ftzR);
-                    w.r[j] = er_b_up(R * sgh); /* in score units */
-                    E[j] = fabs(mk);             /* |mask| for now */
-                    if (w.sh[j] > shift) shift = w.sh[j];
-                    double a = fmax(fabs(w.sl[j]), fabs(w.sh[j]));
-                    M = fmax(M, er_b_up(a + w.r[j]));
-                    n++;
+                    mbl[bb] = lo, mbh[bb] = hi;
                 }
-                if (n == 0) {
-                    for (int64_t c = 0; c < Dv; c++) out_lo[row * Dv + c] = -INFINITY, out_hi[row * Dv + c] = INFINITY;
-                    lse_lo[row] = -INFINITY, lse_hi[row] = INFINITY;
-                    if (row_nan) row_nan[row] = 1;
-                    continue;
+                double lh = -INFINITY;
+                for (int64_t t = nblocks - 1; t >= 0; t--) {
+                    int64_t bb = ORD(t);
+                    bw.later[bb] = lh;
+                    int64_t j1 = (bb + 1) * Bk < Sk ? (bb + 1) * Bk : Sk;
+                    for (int64_t j = bb * Bk; j < j1; j++)
+                        if (w.sh[j] != -INFINITY) lh = fmax(lh, er_b_up(w.sh[j] + E[j]));
                 }
-                if (row_nan) row_nan[row] = 0;
-                double g8 = er_b_up(8.0 * u * (1.0 + 0x1p-20));
-                for (int64_t j = 0; j < Sk; j++) {
-                    if (w.sh[j] == -INFINITY) continue;
-                    double a = fmax(fabs(w.sl[j]), fabs(w.sh[j]));
-                    /* argument error: the dot's radius, and at most 8 roundings on |sigma d| + |mask| + |mu| */
-                    E[j] = er_b_up(er_b_up(w.r[j] * (1.0 + 0x1p-20)) + er_b_up(g8 * er_b_up(er_b_up(a + E[j]) + M)) + 0x1p-140);
-                    Emax = fmax(Emax, E[j]);
+            }
+            double mlo = mbl[ORD(nblocks - 1)], mhi = mbh[ORD(nblocks - 1)]; /* the final running max */
+            for (int64_t bb = 0; bb < nblocks; bb++) {
+                bw.Fl[bb] = bw.Fh[bb] = 0;
+                if (!bw.cnt[bb]) continue;
+                double after = (double)(nblocks - 1 - ORD(bb)), ea = er_b_up(after * lnAl);
+                double fl, fh;
+                if (bw.later[bb] < mbl[bb]) {
+                    /* no later score can reach this block's max: every later alpha is EXP(argument error) */
+                    fl = exp_dn(-ea), fh = exp_up(ea);
+                } else {
+                    fl = exp_dn(er_b_down(er_b_down(mbl[bb] - mhi) - ea));
+                    fh = exp_up(er_b_up(er_b_up(mbh[bb] - mlo) + ea));
                 }
-                double eEmax = exp_up(Emax);
-                double absw = er_b_up(abs_e * eEmax), absPw = er_b_up(absP * eEmax);
-                double lnA = er_b_up(er_b_up(ln_e + 2.0 * u1) + g8 * M); /* one rescaling by alpha */
-                /* declared block: the running maxima's enclosures */
-                if (declared) {
-                    double lo = -INFINITY, hi = -INFINITY;
-                    for (int64_t bb = 0; bb < nblocks; bb++) {
-                        int64_t j1 = (bb + 1) * s->block < Sk ? (bb + 1) * s->block : Sk;
-                        for (int64_t j = bb * s->block; j < j1; j++) {
-                            if (w.sh[j] == -INFINITY) continue;
-                            lo = fmax(lo, er_b_down(w.sl[j] - E[j]));
-                            hi = fmax(hi, er_b_up(w.sh[j] + E[j]));
-                        }
-                        mbl[bb] = lo, mbh[bb] = hi;
+                double ab = er_b_up(er_b_up(after * abs_e) * er_b_up(2.0 * exp_up(ea)));
+                bw.Fl[bb] = fmax(0.0, er_b_down(fl - ab)), bw.Fh[bb] = er_b_up(fh + ab);
+            }
+            memset(bw.N0, 0, sizeof(double) * (size_t)(nblocks * Dv * 2));
+            if (s->eng)
+                for (int64_t c = 0; c < Dv; c++) {
+                    er_b_eng_init(&cp, &bw.ge[c], 0.0, 0.0), bw.xs[c] = 0, bw.em[c] = -100000;
+                    bw.ms[c] = 0, bw.rs[c] = 0;
+                }
+            for (int64_t t = 0; t < nblocks; t++) {
+                int64_t bb = ORD(t), pb = t > 0 ? ORD(t - 1) : 0; /* this block, the one visited before */
+                int64_t j0 = bb * Bk, j1 = j0 + Bk < Sk ? j0 + Bk : Sk;
+                double after = (double)(nblocks - 1 - t);
+                /* l's path per term: its block's sum, the product, and per later block a multiplication by
+                 * alpha and an addition (alpha itself is in F_b) */
+                double Lq = er_b_up(er_b_up((double)(nsum + 1) * u1) + er_b_up(after * 2.0 * u1));
+                double lq = Lq < 0.5 ? er_b_up(Lq / er_b_down(1.0 - Lq)) : INFINITY;
+                double la0 = 0, lar = 0, lx0 = 0, lxr = 0;
+                double *n0 = bw.N0 + bb * Dv, *nr = bw.NR + bb * Dv;
+                if (s->eng && t > 0) {
+                    /* this block's alpha = EXP(mu_(b-1) - mu_b): within e^(+-lnAl) of 1 where no score of
+                     * the block can reach the running max, else of exp([mbl - mbh, mbh - mbl]) */
+                    double al, ah = ahi, bm = -INFINITY;
+                    for (int64_t j = j0; j < j1; j++)
+                        if (w.sh[j] != -INFINITY) bm = fmax(bm, er_b_up(w.sh[j] + E[j]));
+                    if (bm < mbl[pb]) al = exp_dn(-lnAl);
+                    else {
+                        al = exp_dn(er_b_down(er_b_down(mbl[pb] - mbh[bb]) - lnAl));
+                        ah = fmin(ah, exp_up(er_b_up(er_b_up(mbh[pb] - mbl[bb]) + lnAl)));
+                    }
+                    al = fmax(0.0, er_b_down(al - abs_e)), ah = er_b_up(ah + abs_e);
+                    if (!(mbl[pb] > -INFINITY)) al = 0, ah = ahi; /* no key before: O is zero anyway */
+                    double am = 0.5 * (al + ah), ad = er_b_up(0.5 * (ah - al) * (1.0 + 0x1p-50) + am * 0x1p-52);
+                    for (int64_t c = 0; c < Dv; c++) {
+                        /* O = RN(alpha O) before the block's instructions (alpha <= ahi) */
+                        er_b_eng *g = &bw.ge[c];
+                        double Bx = er_b_up(g->B * ahi);
+                        g->E = er_b_up(er_b_up(er_b_up(g->E * ahi) + er_b_up(Bx * 0x1p-24)) + 0x1p-149);
+                        g->B = er_b_up(er_b_up(Bx * (1.0 + 0x1p-24)) + 0x1p-149);
+                        /* the exact partial's enclosure ms +- rs times [al, ah] */
+                        double m = bw.ms[c];
+                        bw.ms[c] = m * am;
+                        bw.rs[c] = er_b_up(er_b_up(er_b_up(bw.rs[c] * ah) + er_b_up(fabs(m) * ad)) + fabs(m) * 0x1p-51);
                     }
                 }
-                /* per block: exp(shift - mu_b) enclosed (declared block) */
-                double sA0 = 0, sAR = 0, sX0 = 0, sXR = 0;
-                for (int64_t c = 0; c < Dv; c++) w.acc[c] = 0, w.acc2[c] = 0;
-                int64_t last_b = -1;
-                double fbl = 1, fbh = 1, fl = 1, fh = 1, eL = 1, emL = 1;
-                /* exp(s_j - shift)'s lower ends of the row at once (a key not taking part: unused) */
-                for (int64_t j = 0; j < Sk; j++) w.wm[j] = w.sh[j] == -INFINITY ? -1.0 : er_b_down(w.sl[j] - shift);
-                exp_many(w.wm, w.d, NULL, Sk);
-                for (int64_t j = 0; j < Sk; j++) {
-                    if (w.sh[j] == -INFINITY) {
-                        A0[j] = AR[j] = 0;
-                        continue;
-                    }
-                    int64_t bj = s->kind == 2 && s->block > 0 ? j / s->block : 0;
-                    if (bj != last_b) {
-                        /* per block: the path's factor e^(+-L) and the running max's enclosure */
-                        last_b = bj;
-                        double after = s->kind != 2 ? 0.0 : s->block > 0 ? (double)(nblocks - 1 - bj) : (double)(Sk - 1);
-                        double L = er_b_up(er_b_up((double)(nsum + 1) * u1) + er_b_up(after * lnA) + (s->kind != 2 ? ln_d : 0));
-                        eL = L < 0.5 ? er_b_up(1.0 / er_b_down(1.0 - L)) : exp_up(L);
-                        emL = L < 1 ? er_b_down(1.0 - L) : 0.0;
-                        if (declared) {
-                            fbl = exp_dn(er_b_down(shift - mbh[bj])), fbh = exp_up(er_b_up(shift - mbl[bj]));
-                            fl = exp_dn(er_b_down(mbl[bj] - shift)), fh = exp_up(er_b_up(mbh[bj] - shift));
-                        }
-                    }
-                    /* exp(s_j - shift) in [wl, wh]; exp(-E) >= 1 - E and exp(E) <= 1 / (1 - E) for E < 1/2 */
-                    double wl = w.d[j]; /* exp_dn(er_b_down(w.sl[j] - shift)) */
-                    double dw = er_b_up(w.sh[j] - w.sl[j]), Ej = E[j];
-                    double wh = dw < 0.5 ? UP8(wl * (1.0 + 0x1p-48) / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
-                    double al, ah, xl, xh;
-                    if (Ej >= 0.5) {
-                        wl = DN8(wl * exp_dn(-Ej)), wh = UP8(wh * exp_up(Ej)), Ej = 0;
-                    }
-                    if (declared) {
+                double fbl = 0, fbh = 0;
+                if (bw.cnt[bb]) fbl = exp_dn(er_b_down(shift - mbh[bb])), fbh = exp_up(er_b_up(shift - mbl[bb]));
+                for (int64_t j = j0; j < j1; j++) {
+                    double Ph = 0;
+                    if (s->eng && (j - j0) % cp.mk == 0)
+                        /* |the exact partial O| before this instruction: the block's start, the block's keys so
+                         * far (n0 +- nr: P's radius and the sums' roundings are in nr) */
+                        for (int64_t c = 0; c < Dv; c++)
+                            bw.bt[c] = er_b_up(er_b_up(fabs(bw.ms[c] + n0[c]) + er_b_up(er_b_up(bw.rs[c] + nr[c]) * (1.0 + gn))) +
+                                               er_b_up((fabs(bw.ms[c]) + fabs(n0[c])) * 0x1p-52));
+                    if (w.sh[j] != -INFINITY) {
+                        double wl = w.d[j]; /* exp_dn(er_b_down(w.sl[j] - shift)) */
+                        double dw = er_b_up(w.sh[j] - w.sl[j]), Ej = E[j];
+                        double wh = dw < 0.5 ? UP8(wl * (1.0 + 0x1p-48) / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
+                        if (Ej >= 0.5) wl = DN8(wl * exp_dn(-Ej)), wh = UP8(wh * exp_up(Ej)), Ej = 0;
                         /* p^ in the block's units, then P = round(p^) */
                         double pl = er_b_down(DN8(wl * fbl * (1.0 - Ej) * (1.0 - eps_e)) - abs_e);
                         double ph = er_b_up(UP8(wh * fbh / (1.0 - Ej) * (1.0 + eps_e)) + abs_e);
                         if (pl < 0) pl = 0;
-                        double Pl = rnd_fast(&rsP, pl), Ph = rnd_fast(&rsP, ph);
-                        al = DN8(Pl * fl * emL), ah = UP8(Ph * fh * eL);
-                        xl = DN8(pl * fl * emL), xh = UP8(ph * fh * eL);
-                    } else {
-                        xl = er_b_down(DN8(wl * (1.0 - Ej) * (1.0 - eps_e)) - absw);
-                        xh = er_b_up(UP8(wh / (1.0 - Ej) * (1.0 + eps_e)) + absw);
-                        if (xl < 0) xl = 0;
-                        al = er_b_down(DN8(xl * (1.0 - uP)) - absPw);
-                        ah = er_b_up(UP8(xh * (1.0 + uP)) + absPw);
-                        if (al < 0) al = 0;
-                        al = DN8(al * emL), ah = UP8(ah * eL), xl = DN8(xl * emL), xh = UP8(xh * eL);
+                        double Pl = s->p_fmt >= 0 ? rnd_fast(&rsP, pl) : pl;
+                        Ph = s->p_fmt >= 0 ? rnd_fast(&rsP, ph) : ph;
+                        double P0 = 0.5 * (Pl + Ph), PR = HALFW(Pl, Ph, P0);
+                        double X0 = 0.5 * (pl + ph), XR = HALFW(pl, ph, X0);
+                        la0 += P0, lar += UP8(PR + (lq + gn) * Ph);
+                        lx0 += X0, lxr += UP8(XR + (lq + gn) * ph);
+                        /* the numerator's radius per |v|: P's, its sum's rounding, and (any_order's P V)
+                         * the path's */
+                        double ar = UP8(PR + (s->eng ? 2.0 * gn : lq + 2.0 * gn) * Ph);
+                        axpy2(n0, nr, P0, ar, V + j * Dv, Dv);
                     }
-                    double a0 = 0.5 * (al + ah), ar = HALFW(al, ah, a0);
-                    double X0 = 0.5 * (xl + xh);
-                    sX0 += X0, sXR += HALFW(xl, xh, X0);
-                    sA0 += a0, sAR += ar;
-                    A0[j] = a0, AR[j] = ar;
-                    const double *vr = V + j * Dv;
-                    axpy2(w.acc, w.acc2, a0, ar, vr, Dv);
+                    if (s->eng) {
+                        /* the P V instruction's terms (a key not taking part: P = 0, still a term) */
+                        int eP = hw_e(Ph, emin_P);
+                        const double *vr = V + j * Dv;
+                        const int16_t *evr = bw.ev + j * Dv;
+                        for (int64_t c = 0; c < Dv; c++) {
+                            bw.xs[c] += Ph * fabs(vr[c]);
+                            int e = eP + evr[c];
+                            bw.em[c] = e > bw.em[c] ? e : bw.em[c];
+                        }
+                        if ((j - j0 + 1) % cp.mk == 0 || j == j1 - 1) {
+                            int64_t nt = (j - j0) % cp.mk + 1;
+                            for (int64_t c = 0; c < Dv; c++) {
+                                double xs = er_b_up(bw.xs[c] * infl);
+                                double bc = er_b_up(bw.bt[c] + bw.ge[c].E);
+                                if (bc < bw.ge[c].B) bw.ge[c].B = bc;
+                                er_b_eng_block(&cp, &bw.ge[c], xs, bw.em[c], nt, 1);
+                                if (rel_p > 0) bw.ge[c].E = er_b_up(bw.ge[c].E + er_b_up(xs * rel_p));
+                                bw.xs[c] = 0, bw.em[c] = -100000;
+                            }
+                        }
+                    }
                 }
-                /* absolute losses of the implementation's sums (underflow, flush), in these units */
-                double absS = er_b_up(er_b_up((double)(2 * Sk + 4) * tiny) * eEmax);
-                /* the row sum l: of the P values rounded (A) or as computed (X): either one */
-                double RA = er_b_up(er_b_up(sAR + er_b_up(gn * er_b_up(sA0 + sAR))) + absS);
-                double RX = er_b_up(er_b_up(sXR + er_b_up(gn * er_b_up(sX0 + sXR))) + absS);
-                double Dl = fmin(er_b_down(sA0 * (1.0 - gn) - RA), er_b_down(sX0 * (1.0 - gn) - RX));
-                double Dh = fmax(er_b_up(er_b_up(sA0 * (1.0 + gn)) + RA), er_b_up(er_b_up(sX0 * (1.0 + gn)) + RX));
-                if (!(Dl > 0)) {
-                    for (int64_t c = 0; c < Dv; c++) out_lo[row * Dv + c] = -INFINITY, out_hi[row * Dv + c] = INFINITY;
-                    lse_lo[row] = -INFINITY, lse_hi[row] = INFINITY;
-                    continue;
+                if (s->eng)
+                    for (int64_t c = 0; c < Dv; c++) {
+                        double m = bw.ms[c] + n0[c];
+                        bw.rs[c] = er_b_up(er_b_up(er_b_up(bw.rs[c] + nr[c]) * (1.0 + gn)) + er_b_up(fabs(m) * 0x1p-52));
+                        bw.ms[c] = m;
+                    }
+                /* the sums' own roundings (at most Bk binary64 additions each) are in gn's terms */
+                bw.LA0[bb] = la0, bw.LAR[bb] = er_b_up(lar * (1.0 + gn)), bw.LX0[bb] = lx0, bw.LXR[bb] = er_b_up(lxr * (1.0 + gn));
+            }
+            /* the denominator l, in the final block's units: of the rounded P (A) or of p^ (X) */
+            double dl[2] = {0, 0}, dh[2] = {0, 0}, x0d = 0;
+            for (int64_t bb = 0; bb < nblocks; bb++) {
+                if (!bw.cnt[bb]) continue;
+                for (int ch = 0; ch < 2; ch++) {
+                    double L0 = ch ? bw.LX0[bb] : bw.LA0[bb], LR = ch ? bw.LXR[bb] : bw.LAR[bb];
+                    double lo = er_b_down(L0 - LR), hi = er_b_up(L0 + LR);
+                    dl[ch] = er_b_down(dl[ch] + (lo > 0 ? er_b_down(bw.Fl[bb] * lo) : 0));
+                    dh[ch] = er_b_up(dh[ch] + er_b_up(bw.Fh[bb] * hi));
                 }
-                double rs = er_b_up(gn * er_b_up(sA0 + sAR) * 2.0);
+                x0d += 0.5 * (bw.Fl[bb] + bw.Fh[bb]) * bw.LA0[bb];
+            }
+            for (int ch = 0; ch < 2; ch++) dl[ch] = er_b_down(dl[ch] - absS), dh[ch] = er_b_up(dh[ch] + absS);
+            if (!(dl[0] > 0) || !(dl[1] > 0) || !(x0d > 0)) bad = 1;
+            if (!bad) {
+                /* a centre x0 per column (any value: the model's midpoint), then N - x0 l = sum_b F_b (N_b - x0
+                 * L_b).  The sums over blocks run in plain binary64, columns innermost (vectorized), and are
+                 * widened at the end: each term a F (a = g0 -+ rad) is within 8 roundings of its exact value,
+                 * relative to F (|g0| + rad) (g0's own cancellation is in rad's 2^-51 term), and the sum of
+                 * nblocks terms within nblocks more, so (nblocks + 16) 2^-52 sum F (|g0| + rad) covers them */
+                double *x0 = bw.tmp, *gl = x0 + Dv, *gh = gl + Dv, *sa = gh + Dv;
+                for (int64_t c = 0; c < Dv; c++) x0[c] = 0;
+                for (int64_t bb = 0; bb < nblocks; bb++) {
+                    if (!bw.cnt[bb]) continue;
+                    double f0 = 0.5 * (bw.Fl[bb] + bw.Fh[bb]);
+                    const double *n0 = bw.N0 + bb * Dv;
+                    for (int64_t c = 0; c < Dv; c++) x0[c] += f0 * n0[c];
+                }
                 for (int64_t c = 0; c < Dv; c++) {
-                    double rN = er_b_up(er_b_up(er_b_up(w.acc2[c] * (1.0 + gn)) + er_b_up(vmax[c] * rs)) +
-                                        er_b_up(absS * (vmax[c] + 1.0)));
-                    double lo, hi;
-                    quot(er_b_down(w.acc[c] - rN), er_b_up(w.acc[c] + rN), Dl, Dh, &lo, &hi);
-                    /* the last division within ulps, and its absolute loss below the normal range */
-                    double td = ldexp(1.0, ec - pc + 1) * (s->ulps_div > 1 ? s->ulps_div : 1.0) + (s->ftz ? ldexp(1.0, ec) : 0);
-                    lo = er_b_down(er_b_down(lo - er_b_up(fabs(lo) * eps_d)) - td);
-                    hi = er_b_up(er_b_up(hi + er_b_up(fabs(hi) * eps_d)) + td);
-                    if (p->v_descale != 1.0) {
-                        double a = er_b_down(lo * p->v_descale), z = er_b_up(hi * p->v_descale);
-                        lo = er_b_down(er_b_down(a - er_b_up(fabs(a) * u)) - tiny);
-                        hi = er_b_up(er_b_up(z + er_b_up(fabs(z) * u)) + tiny);
-                    }
-                    out_lo[row * Dv + c] = lo, out_hi[row * Dv + c] = hi;
+                    x0[c] /= x0d;
+                    if (!isfinite(x0[c])) x0[c] = 0;
+                    olo[c] = INFINITY, ohi[c] = -INFINITY;
                 }
-                /* lse = shift + log(D): log within ulps (relative, plus ulps of 1 absolute), then a few
-                 * roundings on |shift| + |log D| + Emax */
-                double gl = log_dn(Dl), gh = log_up(Dh), ga = fmax(fabs(gl), fabs(gh));
-                double er = er_b_up(er_b_up(eps_l * ga) + eps_l + er_b_up(g8 * er_b_up(er_b_up(fabs(shift) + Emax) + ga)));
-                lse_lo[row] = er_b_down(er_b_down(shift + gl) - er);
-                lse_hi[row] = er_b_up(er_b_up(shift + gh) + er);
+                double slop = (double)(nblocks + 16) * 0x1p-52, g1 = 1.0 + gn;
+                for (int ch = 0; ch < 2; ch++) {
+                    for (int64_t c = 0; c < Dv; c++) gl[c] = gh[c] = sa[c] = 0;
+                    for (int64_t bb = 0; bb < nblocks; bb++) {
+                        if (!bw.cnt[bb]) continue;
+                        double L0 = ch ? bw.LX0[bb] : bw.LA0[bb], LR = ch ? bw.LXR[bb] : bw.LAR[bb];
+                        double Fl = bw.Fl[bb], Fh = bw.Fh[bb];
+                        const double *n0 = bw.N0 + bb * Dv, *nr = bw.NR + bb * Dv;
+                        for (int64_t c = 0; c < Dv; c++) {
+                            double ax = fabs(x0[c]), g0 = n0[c] - x0[c] * L0;
+                            double rad = nr[c] * g1 + ax * LR + (fabs(n0[c]) + ax * L0) * 0x1p-51;
+                            double a = g0 - rad, z = g0 + rad;
+                            gl[c] += (a >= 0 ? Fl : Fh) * a;
+                            gh[c] += (z >= 0 ? Fh : Fl) * z;
+                            sa[c] += Fh * (fabs(g0) + rad);
+                        }
+                    }
+                    for (int64_t c = 0; c < Dv; c++) {
+                        /* the widening, the engine's P V error (final units), the sums' underflow */
+                        double ee = s->eng ? (bw.ge[c].done ? INFINITY : bw.ge[c].E) : 0;
+                        double ex = er_b_up(er_b_up(er_b_up(sa[c] * slop) + 0x1p-1000) +
+                                            er_b_up(ee + er_b_up(absS * er_b_up(er_b_up(vmax[c] + fabs(x0[c])) + 1.0))));
+                        double ql, qh;
+                        quot(er_b_down(gl[c] - ex), er_b_up(gh[c] + ex), dl[ch], dh[ch], &ql, &qh);
+                        olo[c] = fmin(olo[c], er_b_down(x0[c] + ql)), ohi[c] = fmax(ohi[c], er_b_up(x0[c] + qh));
+                    }
+                }
+            }
+            /* l in units of exp(shift) for the lse: the final max lies in [mlo, mhi] */
+            Dl = er_b_down(fmin(dl[0], dl[1]) * exp_dn(er_b_down(mlo - shift)));
+            Dh = er_b_up(fmax(dh[0], dh[1]) * exp_up(er_b_up(mhi - shift)));
+#undef ORD
+        } else {
+            /* ---- normal, any_order, flash over any partition: per key, in units of exp(shift) ---- */
+            double sA0 = 0, sAR = 0, sX0 = 0, sXR = 0;
+            for (int64_t c = 0; c < Dv; c++) w.acc[c] = 0, w.acc2[c] = 0;
+            double after = s->kind != 2 ? 0.0 : (double)(Sk - 1);
+            double L = er_b_up(er_b_up((double)(nsum + 1) * u1) + er_b_up(after * lnA) + (s->kind != 2 ? ln_d : 0));
+            double eL = L < 0.5 ? er_b_up(1.0 / er_b_down(1.0 - L)) : exp_up(L);
+            double emL = L < 1 ? er_b_down(1.0 - L) : 0.0;
+            for (int64_t j = 0; j < Sk; j++) {
+                if (w.sh[j] == -INFINITY) continue;
+                /* exp(s_j - shift) in [wl, wh]; exp(-E) >= 1 - E and exp(E) <= 1 / (1 - E) for E < 1/2 */
+                double wl = w.d[j]; /* exp_dn(er_b_down(w.sl[j] - shift)) */
+                double dw = er_b_up(w.sh[j] - w.sl[j]), Ej = E[j];
+                double wh = dw < 0.5 ? UP8(wl * (1.0 + 0x1p-48) / (1.0 - dw)) : exp_up(er_b_up(w.sh[j] - shift));
+                if (Ej >= 0.5) wl = DN8(wl * exp_dn(-Ej)), wh = UP8(wh * exp_up(Ej)), Ej = 0;
+                double xl = er_b_down(DN8(wl * (1.0 - Ej) * (1.0 - eps_e)) - absw);
+                double xh = er_b_up(UP8(wh / (1.0 - Ej) * (1.0 + eps_e)) + absw);
+                if (xl < 0) xl = 0;
+                double al = er_b_down(DN8(xl * (1.0 - uP)) - absPw);
+                double ah = er_b_up(UP8(xh * (1.0 + uP)) + absPw);
+                if (al < 0) al = 0;
+                al = DN8(al * emL), ah = UP8(ah * eL), xl = DN8(xl * emL), xh = UP8(xh * eL);
+                double a0 = 0.5 * (al + ah), ar = HALFW(al, ah, a0);
+                double X0 = 0.5 * (xl + xh);
+                sX0 += X0, sXR += HALFW(xl, xh, X0);
+                sA0 += a0, sAR += ar;
+                axpy2(w.acc, w.acc2, a0, ar, V + j * Dv, Dv);
+            }
+            /* the row sum l: of the P values rounded (A) or as computed (X): either one */
+            double RA = er_b_up(er_b_up(sAR + er_b_up(gn * er_b_up(sA0 + sAR))) + absS);
+            double RX = er_b_up(er_b_up(sXR + er_b_up(gn * er_b_up(sX0 + sXR))) + absS);
+            Dl = fmin(er_b_down(sA0 * (1.0 - gn) - RA), er_b_down(sX0 * (1.0 - gn) - RX));
+            Dh = fmax(er_b_up(er_b_up(sA0 * (1.0 + gn)) + RA), er_b_up(er_b_up(sX0 * (1.0 + gn)) + RX));
+            if (!(Dl > 0)) bad = 1;
+            double rs = er_b_up(gn * er_b_up(sA0 + sAR) * 2.0);
+            /* a matrix engine's P V over an unknown partition (docs/proofs/attention.md, "Matrix engines"):
+             * at most n instructions, every term and partial below Bmax (in the implementation's units,
+             * each alpha at most ahi): per instruction (k_s + 1 + xterms) 2^(eB - F) (+ 2^(eB - F2)) +
+             * 2^(eB - p), and per key a rescaling's rounding u Bmax + 2^-149, all times ahi^n */
+            double la = er_b_up(er_b_up(2.0 * g8 * M) + 0x1p-140);
+            double An = s->eng ? exp_up(er_b_up((double)n * er_b_up(er_b_up(la + eps_e) + abs_e))) : 0;
+            double Pmax = er_b_up(er_b_up(er_b_up(exp_up(la) * (1.0 + eps_e)) + abs_e) * (1.0 + uP) + absP);
+            for (int64_t c = 0; c < Dv && !bad; c++) {
+                double rN = er_b_up(er_b_up(er_b_up(w.acc2[c] * (1.0 + gn)) + er_b_up(vmax[c] * rs)) +
+                                    er_b_up(absS * (vmax[c] + 1.0)));
+                if (s->eng) {
+                    double nn = (double)n, Bm = er_b_up(er_b_up(er_b_up(nn * Pmax) * vmax[c]) * An);
+                    Bm = er_b_up(Bm * (1.0 + 0x1p-20) + 0x1p-140);
+                    int eB = er_b_frexp_e(Bm);
+                    double t = er_b_up(ldexp(er_b_up(nn * (2.0 + cp.xterms)), eB - cp.F) + ldexp(nn, eB - cp.out_p));
+                    if (cp.F2) t = er_b_up(t + ldexp(nn, eB - cp.F2));
+                    t = er_b_up(t + er_b_up(nn * er_b_up(er_b_up(Bm * 0x1p-24) + 0x1p-149)));
+                    if (rel_p > 0) t = er_b_up(t + er_b_up(Bm * rel_p));
+                    rN = er_b_up(rN + er_b_up(er_b_up(t * An) * eEmax));
+                }
+                quot(er_b_down(w.acc[c] - rN), er_b_up(w.acc[c] + rN), Dl, Dh, &olo[c], &ohi[c]);
             }
         }
+        if (bad) {
+            for (int64_t c = 0; c < Dv; c++) olo[c] = -INFINITY, ohi[c] = INFINITY;
+            lse_lo[row] = -INFINITY, lse_hi[row] = INFINITY;
+            continue;
+        }
+        for (int64_t c = 0; c < Dv; c++) {
+            double lo = olo[c], hi = ohi[c];
+            /* the last division within ulps, and its absolute loss below the normal range */
+            double td = ldexp(1.0, ec - pc + 1) * (s->ulps_div > 1 ? s->ulps_div : 1.0) + (s->ftz ? ldexp(1.0, ec) : 0);
+            lo = er_b_down(er_b_down(lo - er_b_up(fabs(lo) * eps_d)) - td);
+            hi = er_b_up(er_b_up(hi + er_b_up(fabs(hi) * eps_d)) + td);
+            if (p->v_descale != 1.0) {
+                double a = er_b_down(lo * p->v_descale), z = er_b_up(hi * p->v_descale);
+                lo = er_b_down(er_b_down(a - er_b_up(fabs(a) * u)) - tiny);
+                hi = er_b_up(er_b_up(z + er_b_up(fabs(z) * u)) + tiny);
+            }
+            olo[c] = lo, ohi[c] = hi;
+        }
+        /* lse = shift + log(D): log within ulps (relative, plus ulps of 1 absolute), then a few
+         * roundings on |shift| + |log D| + Emax */
+        double gl = log_dn(Dl), gh = log_up(Dh), ga = fmax(fabs(gl), fabs(gh));
+        double er = er_b_up(er_b_up(eps_l * ga) + eps_l + er_b_up(g8 * er_b_up(er_b_up(fabs(shift) + Emax) + ga)));
+        lse_lo[row] = er_b_down(er_b_down(shift + gl) - er);
+        lse_hi[row] = er_b_up(er_b_up(shift + gh) + er);
     }
     ws_free(&w);
-    free(E), free(mbl);
+    bd_free(&bw);
     return ER_OK;
 }

@@ -169,6 +169,82 @@ def test_flash_loop_fp8_inputs_with_descales():
     assert outside(r["out"], out2.astype(ml_dtypes.bfloat16), "flash:block=64") > 0
 
 
+# ---- tensor-core models (flash's mma=): the loop's matrix products through the model itself ----
+
+def franges(res, std):
+    return [np.asarray(x).astype(np.float64) for x in res.finite_range(standard=std)]
+
+
+@pytest.mark.parametrize("model", ["hopper", "ampere"])
+@pytest.mark.parametrize("block", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_loop_tensor_core_models_covered(model, block, causal):
+    # S = Q K^T and O = RN(O alpha) + P V by the model's bit-accurate arithmetic (fa_emul.mma_model):
+    # covered under flash:block=N,mma=<model>, and under the model over any partition
+    g = rng(10)
+    q, k, v = inputs(g, (1, 2, 192, 64), (1, 2, 192, 64))
+    r = er.scaled_dot_product_attention(q, k, v, is_causal=causal, dtype="float32")
+    out, lse = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=block, is_causal=causal, mma=model,
+                                     out_format="float32", seed=SEED + block)
+    std = f"flash:block={block},mma={model}"
+    assert outside(r["out"], out, std) == 0
+    assert outside(r["lse"], lse, std) == 0
+    assert outside(r["out"], out, f"flash:mma={model}") == 0
+    # the model's bound is narrower than any_order's at the median element
+    lo, hi = franges(r["out"], std)
+    lo2, hi2 = franges(r["out"], f"flash:block={block}")
+    assert np.median(hi - lo) < 0.8 * np.median(hi2 - lo2)
+
+
+@pytest.mark.parametrize("model", [None, "hopper", "ampere"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_loop_reverse_block_order(model, causal):
+    # FlashAttention-2 and -3 visit a row's key blocks from the last: covered under order=reverse, and
+    # outside the index-order standard (the running maxima, the rescalings and P's units differ)
+    g = rng(14)
+    q, k, v = inputs(g, (1, 2, 160, 64), (1, 2, 160, 64))
+    r = er.scaled_dot_product_attention(q, k, v, is_causal=causal, dtype="float32")
+    out, lse = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=32, is_causal=causal, mma=model,
+                                     out_format="float32", seed=SEED, reverse=True)
+    m = f",mma={model}" if model else ""
+    assert outside(r["out"], out, f"flash:block=32{m},order=reverse") == 0
+    assert outside(r["lse"], lse, f"flash:block=32{m},order=reverse") == 0
+    assert outside(r["out"], out, f"flash:block=32{m}") > 0
+    out2, _ = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=32, is_causal=causal, mma=model,
+                                    out_format="float32", seed=SEED)
+    assert outside(r["out"], out2, f"flash:block=32{m},order=index") == 0
+
+
+def test_flash_loop_fp8_tensor_core_model():
+    # FlashAttention-3's fp8 path: e4m3 Q, K, V and P through Hopper's fp8 wgmma (13 fraction bits kept,
+    # an e8m13 accumulator): covered under mma=hopper-fp8, and NOT under any_order's f32 radius
+    g = rng(11)
+    qd, kd, vd = 0.5, 0.25, 2.0
+    q, k, v = inputs(g, (1, 2, 128, 64), (1, 2, 128, 64), dtype="float8_e4m3fn", scale=2.0)
+    r = er.scaled_dot_product_attention(q, k, v, q_descale=qd, k_descale=kd, v_descale=vd)
+    out, lse = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=64, p_format="float8_e4m3fn", q_descale=qd,
+                                     k_descale=kd, v_descale=vd, mma="hopper-fp8", in_format="float8_e4m3fn",
+                                     seed=SEED)
+    got = out.astype(ml_dtypes.bfloat16)
+    assert outside(r["out"], got, "flash:block=64,mma=hopper-fp8") == 0
+    assert outside(r["lse"], lse, "flash:block=64,mma=hopper-fp8") == 0
+    assert outside(r["out"], got, "flash:mma=hopper-fp8") == 0
+    assert outside(r["out"], got, "flash:block=64") > 0
+
+
+def test_flash_loop_coarser_engine_caught():
+    # an engine keeping 13 fraction bits where Hopper's bf16 wgmma keeps 25 is not Hopper: caught
+    g = rng(12)
+    q, k, v = inputs(g, (1, 2, 128, 64), (1, 2, 128, 64))
+    r = er.scaled_dot_product_attention(q, k, v, dtype="float32")
+    fa_emul.MODELS["coarse"] = (16, 13, 13)
+    try:
+        out, _ = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=64, mma="coarse", out_format="float32", seed=SEED)
+    finally:
+        del fa_emul.MODELS["coarse"]
+    assert outside(r["out"], out, "flash:block=64,mma=hopper") > 0
+
+
 def test_exp_errors_within_explicit_ulps():
     # an exp2 up to 1000 ulps off (as torch's CPU fexp_u20) is admitted by ulps=1024
     g = rng(5)
@@ -225,6 +301,38 @@ def test_tightness_declared_block_within_assert_close():
     assert not cov[e] and int((cov0 != cov).sum()) == 1
 
 
+@pytest.mark.parametrize("model,block,rev", [("ampere", 64, False), ("hopper", 128, False), ("ampere", 64, True),
+                                             ("hopper", 128, True)])
+def test_tol16_error_flagged_under_the_kernels_model(model, block, rev):
+    # issue 31's floor with the partition and the tensor-core model of a real kernel declared
+    # (FlashAttention-2: mma.sync with f32 accumulation, "ampere"; FlashAttention-3: wgmma, "hopper"; both
+    # visit the blocks from the last: order=reverse), out=f32: the median range is below 1/8 of assert_close's bf16 tolerance, so the kernel's output moved
+    # by tol/16 away from the range's centre at the median element is flagged, and only there
+    g = rng(13)
+    q, k, v = inputs(g, (1, 2, 512, 128), (1, 2, 512, 128))
+    r = er.scaled_dot_product_attention(q, k, v, dtype="float32")
+    std = f"flash:block={block},mma={model}" + (",order=reverse" if rev else "")
+    out, _ = fa_emul.flash_forward(f32(q), f32(k), f32(v), block=block, mma=model, out_format="float32", seed=SEED,
+                                   reverse=rev)
+    assert outside(r["out"], out, std) == 0
+    ref = np.asarray(r["out"].rounded).astype(np.float64)
+    tol = 1e-5 + 1.6e-2 * np.abs(ref)
+    lo, hi = franges(r["out"], std)
+    assert np.median((hi - lo) / tol) < 1 / 8
+    e = np.unravel_index(np.argsort(((hi - lo) / tol).ravel())[ref.size // 2], ref.shape)
+    bad = out.copy()
+    away = 1.0 if out[e] >= 0.5 * (lo[e] + hi[e]) else -1.0
+    bad[e] = np.float32(float(out[e]) + away * tol[e] / 16)
+    cov = np.asarray(r["out"].covers(bad, standard=std))
+    assert not cov[e] and int((~cov).sum()) == 1
+    # errors of tol/16 of either sign at random elements: most are flagged
+    idx = g.choice(out.size, size=400, replace=False)
+    bad = out.copy().ravel()
+    bad[idx] = (bad[idx] + g.choice([-1.0, 1.0], size=idx.size) * tol.ravel()[idx] / 16).astype(np.float32)
+    cov = np.asarray(r["out"].covers(bad.reshape(out.shape), standard=std)).ravel()
+    assert np.mean(~cov[idx]) > 0.7
+
+
 def test_options_refused_with_a_sentence():
     g = rng(8)
     q, k, v = inputs(g, (1, 4, 8, 8), (1, 2, 8, 8))
@@ -234,7 +342,18 @@ def test_options_refused_with_a_sentence():
     with pytest.raises(Exception, match="flash"):
         r["out"].tolerance(standard="flash:block=0")
     with pytest.raises(Exception, match="mma"):
-        r["out"].tolerance(standard="flash:mma=hopper")
+        r["out"].tolerance(standard="flash:mma=volta-f16")      # an f16 accumulator
+    with pytest.raises(Exception, match="mma"):
+        r["out"].tolerance(standard="flash:mma=deepgemm-fp8")   # promotion
+    with pytest.raises(Exception, match="mma"):
+        r["out"].tolerance(standard="flash:mma=tpu")
+    with pytest.raises(Exception, match="order"):
+        r["out"].tolerance(standard="flash:block=4,order=sideways")
+    # a model whose instructions do not take the operands: the sentence names the product and the operand
+    with pytest.raises(Exception, match="query"):
+        r["out"].tolerance(standard="flash:block=4,mma=hopper-fp8")
+    with pytest.raises(Exception, match="P V"):
+        r["out"].tolerance(standard="flash:block=4,mma=hopper,p=compute")
     A = er.asarray(np.ones((2, 2), np.float32), "float32")
     with pytest.raises(Exception, match="attention"):
         er.matmul(A, A).tolerance(standard="flash:block=64")
