@@ -982,6 +982,7 @@ static er_status ab_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
         er_attn_std *a = &jb.a;
         a->kind = sd->kind == ER_STD_FLASH ? 2 : sd->kind == ER_STD_ANY_ORDER ? 1 : 0;
         a->block = sd->kind == ER_STD_FLASH ? sd->bk : 0;
+        a->reverse = sd->kind == ER_STD_FLASH && sd->group == 2; /* the forward's key blocks from the last */
         a->compute = env->compute;
         a->ftz = env->ftz;
         a->p_fmt = p_format(sd, s->v_fmt, env->compute);
@@ -1032,7 +1033,7 @@ static er_status ab_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 const er_opdef er_opdef_attention_backward = {
     "attention.backward", 3, 5, ab_inputs, 3, ab_outputs, ab_boundaries,
     (int)(sizeof ab_boundaries / sizeof ab_boundaries[0]), ER_OPSTD_NORMAL | ER_OPSTD_ANY | (1u << ER_STD_FLASH),
-    "normal, any_order, flash[:block=N][,p=value|compute|<format>]",
+    "normal, any_order, flash[:block=N][,p=value|compute|<format>][,order=index|reverse]",
     ab_create, ab_bounds, ab_free,
     NULL, /* normal(): not emulated yet (er_opres_normal refuses it) */
 };
