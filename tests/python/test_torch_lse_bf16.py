@@ -67,6 +67,9 @@ def test_bf16_intermediates_emulated(rng, n):
         assert _outside(q, lse_f, standard=std) == 0
         assert _outside(r, ls_t, standard=std) > 0.02 * x.size, std
         assert _outside(q, lse_t, standard=std) > 0, std
+    # the bf16-compute bound is wider but not vacuous: the log off by log 2 (a planted bug) is caught
+    assert _outside(r, _bf(ls_t - np.float32(np.log(2))), **F32_BF16) > 0.9 * x.size
+    assert _outside(q, _bf(lse_t + np.float32(np.log(2))), **F32_BF16) == x.shape[0]
 
 
 @pytest.mark.parametrize("n", [256, 4096])
