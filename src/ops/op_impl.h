@@ -366,6 +366,19 @@ ER_FN void er_ops_lib_result_inl(const er_openv *env, double ulps, double *lo, d
     *hi = h;
 }
 
+/* element e's enclosure [l, h] into lo/hi; beyond compute's largest finite value (or NaN): unbounded */
+ER_FN void er_ops_put_bound(unsigned char *fl, double *lo, double *hi, int64_t e, double l, double h, double max_c)
+{
+    if (!(l >= -max_c && h <= max_c)) {
+        fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+        lo[e] = -INFINITY;
+        hi[e] = INFINITY;
+        return;
+    }
+    lo[e] = l;
+    hi[e] = h;
+}
+
 /* er_ops_sub_iv and er_ops_round_compute inline (the same operations, for the per-element loops; the
  * rounding into compute inline for f32 and f64 without flush_to_zero, the function otherwise) */
 ER_FN void er_ops_sub_iv_inl(double a, double b, double *l, double *h)

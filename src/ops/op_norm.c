@@ -453,18 +453,6 @@ static er_status rms_create(er_opres *r, char *msg, size_t msg_size) { return nm
 
 /* ---- the bounds (docs/proofs/norms.md) ---- */
 
-/* element e's enclosure [l, h] into lo/hi; beyond compute's largest finite value (or NaN): unbounded */
-static void put_bound(unsigned char *fl, double *lo, double *hi, int64_t e, double l, double h, double max_c)
-{
-    if (!(l >= -max_c && h <= max_c)) {
-        fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-        lo[e] = -INFINITY;
-        hi[e] = INFINITY;
-        return;
-    }
-    lo[e] = l;
-    hi[e] = h;
-}
 
 /* one rounding to nearest in compute of every value in [l, h]: [RN(l), RN(h)] (monotone) */
 ER_FN void rnd(const er_openv *env, double *l, double *h)
@@ -651,7 +639,7 @@ static er_status nm_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t
                 h = aup(h, b);
                 if (!out_is_compute) rnd(env, &l, &h);
             }
-            put_bound(fl, lo, hi, e, l, h, env->max_c);
+            er_ops_put_bound(fl, lo, hi, e, l, h, env->max_c);
         }
     }
     return ER_OK;
@@ -1180,7 +1168,7 @@ static er_status nbb_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t m
             l = add_dn_(l, -a);
             h = add_up_(h, a);
             if (!j->out_is_compute) rnd(env, &l, &h);
-            put_bound(j->fl, j->lo, j->hi, e, l, h, env->max_c);
+            er_ops_put_bound(j->fl, j->lo, j->hi, e, l, h, env->max_c);
         }
     }
     return ER_OK;
