@@ -198,17 +198,10 @@ static void parse(int argc, char **argv)
                 use_set[k] = 1;
             }
             i++;
-        } else if (!strcmp(a, "--reps") && v) {
-            reps = atoi(v);
-            if (reps < 1) reps = 1;
-            i++;
-        } else if (!strcmp(a, "--samples") && v) {
-            samples = atoi(v);
-            if (samples < 1) samples = 1;
-            i++;
-        } else if (!strcmp(a, "--hard") && v) {
-            hard = atoi(v);
-            if (hard < 0) hard = 0;
+        } else if (v && (!strcmp(a, "--reps") || !strcmp(a, "--samples") || !strcmp(a, "--hard"))) {
+            int *dst = !strcmp(a, "--reps") ? &reps : !strcmp(a, "--samples") ? &samples : &hard;
+            int x = atoi(v), least = dst == &hard ? 0 : 1; /* --hard 0: no hard elements */
+            *dst = x < least ? least : x;
             i++;
         } else if (!strcmp(a, "--arb-rows") && v) {
             arb_rows = strtoll(v, NULL, 10);
