@@ -360,13 +360,9 @@ static void run_case(int set, int64_t n)
     for (int r = 0; r < reps; r++) {
         er_mma_args args;
         char msg[256];
+        double t;
         bench_mma_args(&args, &ta, &tb, &td);
-        args.stats = &st;
-        args.msg = msg;
-        args.msg_size = sizeof msg;
-        double t0 = bench_now();
-        int rc = er_mma(&args);
-        double t = bench_now() - t0;
+        int rc = bench_mma_timed(&args, &st, msg, sizeof msg, &t);
         if (rc != ER_OK) {
             fprintf(stderr, "bench_matmul: er_mma failed: %s (%s)\n", er_status_string(rc), msg);
             exit(3);
