@@ -86,12 +86,10 @@ static er_status bin_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, s
             er_ops_mp_set_d(m, 1, b);
             if (s->mul) er_ops_mp_mul(m, 2, 0, 1);
             else er_ops_mp_add(m, 2, 0, 1);
-            int ok = er_ops_mp_decide(m, 2, s->of, &bits);
-            if (ok) er_ops_mp_get(m, 2, &r->xlo[0][e], &r->xhi[0][e]);
+            int ok = er_ops_mp_store(m, 2, r, 0, e); /* output 0 is of format s->of */
             er_ops_mp_free(m);
             if (ok) break;
         }
-        er_ops_store(&r->out[0], e, bits);
     }
     return ER_OK;
 }

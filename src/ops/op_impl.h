@@ -447,6 +447,18 @@ void er_ops_mp_get(er_ops_mp *m, int r, double *lo, double *hi);
 /* 1 when register reg decides element e of output i (er_ops_mp_decide into its format): its pattern and
  * the register's enclosure stored (op_util.c); else 0 and nothing stored. */
 int er_ops_mp_store(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e);
+/* The registers of the next precision prec of a rising-precision loop over `what` number idx of op name:
+ * NULL with *st set where prec passed limit (the rounding not decided at prec / 2 bits) or memory ran out. */
+er_ops_mp *er_ops_mp_next(const char *name, const char *what, int64_t idx, int prec, int limit, int nreg,
+                          er_status *st, char *msg, size_t msg_size);
+/* er_ops_mp_store for an element a precision loop still has undecided (*und): *und cleared where stored;
+ * 1 where it is left for the next precision, else 0 */
+ER_FN int er_ops_mp_settle(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e, unsigned char *und)
+{
+    if (!er_ops_mp_store(m, reg, r, i, e)) return 1;
+    *und = 0;
+    return 0;
+}
 /* Frees the calling thread's MPFR caches: a thread of er_ops_parallel calls it before it ends. */
 void er_ops_mp_thread_done(void);
 

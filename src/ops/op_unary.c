@@ -199,18 +199,14 @@ static er_status un_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, si
             continue;
         }
         for (int prec = 128;; prec *= 2) {
-            if (prec > (1 << 16))
-                return msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of element %lld is not decided at %d bits",
-                            r->def->name, (long long)e, prec / 2);
-            er_ops_mp *m = er_ops_mp_new(prec, 6);
-            if (!m) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", r->def->name);
+            er_status st;
+            er_ops_mp *m = er_ops_mp_next(r->def->name, "element", e, prec, 1 << 16, 6, &st, msg, msg_size);
+            if (!m) return st;
             un_mp(s, m, x);
-            int ok = er_ops_mp_decide(m, 3, s->of, &b);
-            if (ok) er_ops_mp_get(m, 3, &r->xlo[0][e], &r->xhi[0][e]);
+            int ok = er_ops_mp_store(m, 3, r, 0, e); /* output 0 is of format s->of */
             er_ops_mp_free(m);
             if (ok) break;
         }
-        er_ops_store(&r->out[0], e, b);
     }
     return ER_OK;
 }

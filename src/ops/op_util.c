@@ -502,6 +502,19 @@ er_status er_ops_rows_bounds(er_opres *r, int i, const er_openv *env, int64_t ro
 
 /* ---- a rising precision's decided element ---- */
 
+er_ops_mp *er_ops_mp_next(const char *name, const char *what, int64_t idx, int prec, int limit, int nreg,
+                          er_status *st, char *msg, size_t msg_size)
+{
+    if (prec > limit) {
+        *st = msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of %s %lld is not decided at %d bits", name, what,
+                   (long long)idx, prec / 2);
+        return NULL;
+    }
+    er_ops_mp *mp = er_ops_mp_new(prec, nreg);
+    if (!mp) *st = msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+    return mp;
+}
+
 int er_ops_mp_store(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e)
 {
     uint64_t bits;
