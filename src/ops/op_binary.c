@@ -53,16 +53,11 @@ static void bin_exact(int mul, double a, double b, double *lo, double *hi, int *
     }
 }
 
-typedef struct bin_job {
-    er_opres *r;
-    bin_state *s;
-} bin_job;
-
+/* elements [e0, e1) of the result ctx (its state s set) */
 static er_status bin_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, size_t msg_size)
 {
-    bin_job *j = (bin_job *)ctx;
-    bin_state *s = j->s;
-    er_opres *r = j->r;
+    er_opres *r = (er_opres *)ctx;
+    bin_state *s = (bin_state *)r->state;
     for (int64_t e = e0; e < e1; e++) {
         double a = s->a[er_ops_bcast_index(&s->ta, s->ndim, s->shape, e)];
         double b = s->b[er_ops_bcast_index(&s->tb, s->ndim, s->shape, e)];
@@ -117,25 +112,16 @@ static er_status bin_create(er_opres *r, int mul, char *msg, size_t msg_size)
     s->tb = er_optensor_make(s->tb.format, s->tb.ndim, s->tb.shape, NULL);
     if ((st = er_ops_alloc_output(r, 0, s->of, s->ndim, s->shape, msg, msg_size)) != ER_OK) return st;
     s->n = er_optensor_count(&r->out[0]);
-    bin_job j = {r, s};
-    return er_ops_parallel(s->n, 4096, bin_exact_range, &j, msg, msg_size);
+    return er_ops_parallel(s->n, 4096, bin_exact_range, r, msg, msg_size); /* r->state is s */
 }
 
 static er_status add_create(er_opres *r, char *m, size_t ms) { return bin_create(r, 0, m, ms); }
 static er_status mul_create(er_opres *r, char *m, size_t ms) { return bin_create(r, 1, m, ms); }
 
-typedef struct bin_bjob {
-    er_opres *r;
-    bin_state *s;
-    const er_openv *env;
-    double *lo, *hi;
-    unsigned char *fl;
-} bin_bjob;
-
 static er_status bin_bound_range(void *ctx, int64_t e0, int64_t e1, char *msg, size_t msg_size)
 {
-    bin_bjob *j = (bin_bjob *)ctx;
-    bin_state *s = j->s;
+    er_ops_bjob *j = (er_ops_bjob *)ctx;
+    bin_state *s = (bin_state *)j->r->state;
     const er_openv *env = j->env;
     (void)msg;
     (void)msg_size;
@@ -195,7 +181,7 @@ static er_status bin_bounds(er_opres *r, int i, const er_openv *env, double *lo,
 {
     bin_state *s = (bin_state *)r->state;
     (void)i;
-    bin_bjob j = {r, s, env, lo, hi, flags};
+    er_ops_bjob j = {r, env, lo, hi, flags};
     return er_ops_parallel(s->n, 4096, bin_bound_range, &j, msg, msg_size);
 }
 

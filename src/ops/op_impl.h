@@ -478,6 +478,15 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
                           double *Sl, double *Sh, double *ml, double *mh, er_ops_expc *ec);
 
 /* ---- threads (op_util.c) ---- */
+/* the usual context of an elementwise bounds loop run by er_ops_parallel: the result (its state), the
+ * environment, the enclosures and flags it fills */
+typedef struct er_ops_bjob {
+    er_opres *r;
+    const er_openv *env;
+    double *lo, *hi;
+    unsigned char *fl;
+} er_ops_bjob;
+
 /* fn(ctx, i0, i1) over [0, n) split into contiguous parts on up to the machine's processors (one part
  * when n < min_per_thread * 2).  Each part's status; the first failure is returned (msg its). */
 typedef er_status (*er_ops_range_fn)(void *ctx, int64_t i0, int64_t i1, char *msg, size_t msg_size);

@@ -508,15 +508,7 @@ er_status er_opres_bounds(er_opres *r, int i, const er_tol_opts *o, const er_bou
         goto keep;
     }
     if ((st = r->def->bounds(r, i, &env, lo, hi, fl, msg, msg_size)) != ER_OK) goto done;
-    finish_job j;
-    memset(&j, 0, sizeof j);
-    j.r = r;
-    j.i = i;
-    j.c = c;
-    j.lo = lo;
-    j.hi = hi;
-    j.flags = fl;
-    j.b = &ent->b;
+    finish_job j = {.r = r, .i = i, .c = c, .lo = lo, .hi = hi, .flags = fl, .b = &ent->b};
     if ((st = er_ops_parallel(n, 4096, finish_range, &j, msg, msg_size)) != ER_OK) goto done;
 keep:
     ent->o = key;
