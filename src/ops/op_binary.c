@@ -53,6 +53,21 @@ static void bin_exact(int mul, double a, double b, double *lo, double *hi, int *
     }
 }
 
+/* a + b or a b exactly into register 2 (er_ops_mp_element's fill) */
+typedef struct {
+    int mul;
+    double a, b;
+} bin_mp_ctx;
+
+static void bin_mp(void *ctx, er_ops_mp *m)
+{
+    const bin_mp_ctx *c = (const bin_mp_ctx *)ctx;
+    er_ops_mp_set_d(m, 0, c->a);
+    er_ops_mp_set_d(m, 1, c->b);
+    if (c->mul) er_ops_mp_mul(m, 2, 0, 1);
+    else er_ops_mp_add(m, 2, 0, 1);
+}
+
 /* elements [e0, e1) of the result ctx (its state s set) */
 static er_status bin_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, size_t msg_size)
 {
@@ -71,20 +86,10 @@ static er_status bin_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, s
             er_ops_store(&r->out[0], e, er_ops_round(s->of, lo));
             continue;
         }
-        for (int prec = 128;; prec *= 2) { /* the exact sum needs at most about 2100 bits */
-            if (prec > (1 << 13))
-                return msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of element %lld is not decided",
-                            r->def->name, (long long)e);
-            er_ops_mp *m = er_ops_mp_new(prec, 3);
-            if (!m) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", r->def->name);
-            er_ops_mp_set_d(m, 0, a);
-            er_ops_mp_set_d(m, 1, b);
-            if (s->mul) er_ops_mp_mul(m, 2, 0, 1);
-            else er_ops_mp_add(m, 2, 0, 1);
-            int ok = er_ops_mp_store(m, 2, r, 0, e); /* output 0 is of format s->of */
-            er_ops_mp_free(m);
-            if (ok) break;
-        }
+        /* the exact sum needs at most about 2100 bits */
+        bin_mp_ctx c = {s->mul, a, b};
+        er_status st = er_ops_mp_element(r, e, 3, 2, 1 << 13, bin_mp, &c, msg, msg_size);
+        if (st != ER_OK) return st;
     }
     return ER_OK;
 }

@@ -451,6 +451,10 @@ int er_ops_mp_store(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e);
  * NULL with *st set where prec passed limit (the rounding not decided at prec / 2 bits) or memory ran out. */
 er_ops_mp *er_ops_mp_next(const char *name, const char *what, int64_t idx, int prec, int limit, int nreg,
                           er_status *st, char *msg, size_t msg_size);
+/* Element e of output 0 by rising precision: fill(ctx, m) computes its exact value into register reg of
+ * nreg registers, at 128 bits and doubling until er_ops_mp_store decides it (limit as er_ops_mp_next). */
+er_status er_ops_mp_element(er_opres *r, int64_t e, int nreg, int reg, int limit, void (*fill)(void *ctx, er_ops_mp *m),
+                            void *ctx, char *msg, size_t msg_size);
 /* er_ops_mp_store for an element a precision loop still has undecided (*und): *und cleared where stored;
  * 1 where it is left for the next precision, else 0 */
 ER_FN int er_ops_mp_settle(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e, unsigned char *und)

@@ -177,6 +177,18 @@ static void un_fast(const un_state *s, double x, double *lo, double *hi, int *sp
     }
 }
 
+/* un_mp as er_ops_mp_element's fill */
+typedef struct {
+    const un_state *s;
+    double x;
+} un_mp_ctx;
+
+static void un_mp_fill(void *ctx, er_ops_mp *m)
+{
+    const un_mp_ctx *c = (const un_mp_ctx *)ctx;
+    un_mp(c->s, m, c->x);
+}
+
 /* elements [e0, e1) of the result ctx (its state s set) */
 static er_status un_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, size_t msg_size)
 {
@@ -193,15 +205,9 @@ static er_status un_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, si
             er_ops_store(&r->out[0], e, er_ops_round(s->of, sp == 2 ? NAN : lo));
             continue;
         }
-        for (int prec = 128;; prec *= 2) {
-            er_status st;
-            er_ops_mp *m = er_ops_mp_next(r->def->name, "element", e, prec, 1 << 16, 6, &st, msg, msg_size);
-            if (!m) return st;
-            un_mp(s, m, x);
-            int ok = er_ops_mp_store(m, 3, r, 0, e); /* output 0 is of format s->of */
-            er_ops_mp_free(m);
-            if (ok) break;
-        }
+        un_mp_ctx c = {s, x};
+        er_status st = er_ops_mp_element(r, e, 6, 3, 1 << 16, un_mp_fill, &c, msg, msg_size);
+        if (st != ER_OK) return st;
     }
     return ER_OK;
 }

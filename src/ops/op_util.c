@@ -515,6 +515,20 @@ er_ops_mp *er_ops_mp_next(const char *name, const char *what, int64_t idx, int p
     return mp;
 }
 
+er_status er_ops_mp_element(er_opres *r, int64_t e, int nreg, int reg, int limit, void (*fill)(void *ctx, er_ops_mp *m),
+                            void *ctx, char *msg, size_t msg_size)
+{
+    er_status st = ER_OK;
+    for (int prec = 128;; prec *= 2) {
+        er_ops_mp *m = er_ops_mp_next(r->def->name, "element", e, prec, limit, nreg, &st, msg, msg_size);
+        if (!m) return st;
+        fill(ctx, m);
+        int ok = er_ops_mp_store(m, reg, r, 0, e);
+        er_ops_mp_free(m);
+        if (ok) return ER_OK;
+    }
+}
+
 int er_ops_mp_store(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e)
 {
     uint64_t bits;
