@@ -198,17 +198,10 @@ static void parse(int argc, char **argv)
                 use_set[k] = 1;
             }
             i++;
-        } else if (!strcmp(a, "--reps") && v) {
-            reps = atoi(v);
-            if (reps < 1) reps = 1;
-            i++;
-        } else if (!strcmp(a, "--samples") && v) {
-            samples = atoi(v);
-            if (samples < 1) samples = 1;
-            i++;
-        } else if (!strcmp(a, "--hard") && v) {
-            hard = atoi(v);
-            if (hard < 0) hard = 0;
+        } else if (v && (!strcmp(a, "--reps") || !strcmp(a, "--samples") || !strcmp(a, "--hard"))) {
+            int *dst = !strcmp(a, "--reps") ? &reps : !strcmp(a, "--samples") ? &samples : &hard;
+            int x = atoi(v), least = dst == &hard ? 0 : 1; /* --hard 0: no hard elements */
+            *dst = x < least ? least : x;
             i++;
         } else if (!strcmp(a, "--arb-rows") && v) {
             arb_rows = strtoll(v, NULL, 10);
@@ -367,13 +360,9 @@ static void run_case(int set, int64_t n)
     for (int r = 0; r < reps; r++) {
         er_mma_args args;
         char msg[256];
+        double t;
         bench_mma_args(&args, &ta, &tb, &td);
-        args.stats = &st;
-        args.msg = msg;
-        args.msg_size = sizeof msg;
-        double t0 = bench_now();
-        int rc = er_mma(&args);
-        double t = bench_now() - t0;
+        int rc = bench_mma_timed(&args, &st, msg, sizeof msg, &t);
         if (rc != ER_OK) {
             fprintf(stderr, "bench_matmul: er_mma failed: %s (%s)\n", er_status_string(rc), msg);
             exit(3);

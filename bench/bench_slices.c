@@ -73,12 +73,8 @@ int main(int argc, char **argv)
         bench_mma_args(&x, &ta, &tb, &d1);
         x.backend = ER_BACKEND_CPU;
         x.threads = threads;
-        x.stats = &ms;
-        x.msg = msg;
-        x.msg_size = sizeof msg;
-        double t0 = bench_now();
-        int st = er_mma(&x);
-        double t_mma = bench_now() - t0;
+        double t_mma;
+        int st = bench_mma_timed(&x, &ms, msg, sizeof msg, &t_mma);
         if (st != ER_OK) {
             fprintf(stderr, "bench_slices: er_mma: %s\n", msg);
             return 1;
@@ -88,7 +84,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_slices: %s\n", msg);
             return 1;
         }
-        t0 = bench_now();
+        double t0 = bench_now();
         st = er_cpu_slices_mma(&P, &ss);
         double t_sl = bench_now() - t0;
         if (st != ER_OK) {

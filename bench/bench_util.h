@@ -44,4 +44,17 @@ static inline void bench_mma_args(er_mma_args *x, const er_tensor *a, const er_t
     x->d = d;
 }
 
+/* er_mma(x) with its message into msg and its statistics into stats (NULL: none); the seconds it took into
+ * *secs; its status returned */
+static inline int bench_mma_timed(er_mma_args *x, er_mma_stats *stats, char *msg, size_t msg_size, double *secs)
+{
+    x->stats = stats;
+    x->msg = msg;
+    x->msg_size = msg_size;
+    double t0 = bench_now();
+    int rc = er_mma(x);
+    *secs = bench_now() - t0;
+    return rc;
+}
+
 #endif

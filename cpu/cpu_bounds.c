@@ -470,33 +470,26 @@ static void *elements_thread(void *arg)
 }
 
 /* dst[x] = (float)src[x] for x < cnt on up to T threads (the integers of the quantized magnitudes,
- * below 2^24: exact). */
+ * below 2^24: exact): part t of T equal parts on each. */
 typedef struct {
     const double *src;
     float *dst;
-    int64_t x0, x1;
-} to_f32_part;
+    int64_t cnt;
+    int T;
+} to_f32_job;
 
-static void *to_f32_thread(void *arg)
+static void to_f32_part(void *ctx, int t)
 {
-    const to_f32_part *w = (const to_f32_part *)arg;
-    for (int64_t x = w->x0; x < w->x1; x++) w->dst[x] = (float)w->src[x];
-    return NULL;
+    const to_f32_job *w = (const to_f32_job *)ctx;
+    for (int64_t x = w->cnt * t / w->T; x < w->cnt * (t + 1) / w->T; x++) w->dst[x] = (float)w->src[x];
 }
 
 static void to_f32(const double *src, float *dst, int64_t cnt, int T)
 {
-    enum { MAXT = 64 };
-    to_f32_part w[MAXT];
-    if (T > MAXT) T = MAXT;
     if ((int64_t)T > cnt / 65536) T = (int)(cnt / 65536 > 0 ? cnt / 65536 : 1);
-    for (int t = 0; t < T; t++) {
-        w[t].src = src;
-        w[t].dst = dst;
-        w[t].x0 = cnt * t / T;
-        w[t].x1 = cnt * (t + 1) / T;
-    }
-    er_par_jobs(to_f32_thread, w, sizeof w[0], T);
+    if (T > 64) T = 64;
+    to_f32_job w = {src, dst, cnt, T};
+    er_par_for(T, T, to_f32_part, &w);
 }
 
 /*
@@ -674,38 +667,31 @@ static int normal_fits(const void *ctx, uint64_t nbt, uint64_t nr, uint64_t nc)
     return t <= ER_CPU_NORMAL_TILE;
 }
 
-/* The elements [e0, e1) of a packed tile (one thread's share; each element is its own: the same bits
+/* The elements of a packed tile, T equal parts (one thread's share each; each element is its own: the same bits
  * for any split). */
 typedef struct {
     const er_i64 *prm;
     unsigned char *const *buf;
-    int64_t e0, e1;
-} normal_part;
+    int64_t el;
+    int T;
+} normal_job;
 
-static void *normal_thread(void *arg)
+static void normal_part(void *ctx, int t)
 {
-    const normal_part *w = (const normal_part *)arg;
+    const normal_job *w = (const normal_job *)ctx;
     uint64_t *d = (uint64_t *)w->buf[ER_TB_D];
-    for (int64_t e = w->e0; e < w->e1; e++)
+    for (int64_t e = w->el * t / w->T; e < w->el * (t + 1) / w->T; e++)
         d[e] = er_mma_normal_element(w->prm, w->buf[ER_TB_A], w->buf[ER_TB_B], w->buf[ER_TB_SA], w->buf[ER_TB_SB],
                                      w->buf[ER_TB_C], e);
-    return NULL;
 }
 
 /* Every element of a tile on up to `threads` threads (the calling one among them). */
 static void normal_tile(const er_i64 *prm, unsigned char *const *buf, int64_t el, int threads)
 {
-    enum { MAXT = 64 };
-    normal_part w[MAXT];
-    int T = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
+    int T = threads < 1 ? 1 : threads > 64 ? 64 : threads;
     if (T > el) T = (int)(el > 0 ? el : 1);
-    for (int t = 0; t < T; t++) {
-        w[t].prm = prm;
-        w[t].buf = buf;
-        w[t].e0 = el * t / T;
-        w[t].e1 = el * (t + 1) / T;
-    }
-    er_par_jobs(normal_thread, w, sizeof w[0], T);
+    normal_job w = {prm, buf, el, T};
+    er_par_for(T, T, normal_part, &w);
 }
 
 int er_cpu_normal(const er_problem *P, int compute, int ftz, er_tensor *out)

@@ -80,15 +80,23 @@ int er_cpu_q_simd(void)
 #endif
 }
 
+/* a void kernel's twin for simd (2: AVX-512, 1: AVX2) where the vector code is built, then return; with
+ * simd 0 (or without the vector code) the one-value loop that follows runs */
+#ifdef ER_HAVE_Q_X8
+#define ER_Q_TWIN(fn, ...)                                                                                     \
+    do {                                                                                                       \
+        if (simd) {                                                                                            \
+            (simd == 2 ? er_v8_##fn : er_v4_##fn)(__VA_ARGS__);                                                \
+            return;                                                                                            \
+        }                                                                                                      \
+    } while (0)
+#else
+#define ER_Q_TWIN(fn, ...) (void)simd
+#endif
+
 void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double *mx, int *bad, int simd)
 {
-    (void)simd; /* without the vector code: the one-value loop */
-#ifdef ER_HAVE_Q_X8
-    if (simd) {
-        (simd == 2 ? er_v8_q_colmax : er_v4_q_colmax)(b, ld, k, nj, mx, bad);
-        return;
-    }
-#endif
+    ER_Q_TWIN(q_colmax, b, ld, k, nj, mx, bad);
     for (int64_t t = 0; t < nj; t++) mx[t] = 0, bad[t] = 0;
     for (int64_t p = 0; p < k; p++)
         for (int64_t t = 0; t < nj; t++) {
@@ -100,13 +108,7 @@ void er_cpu_q_colmax(const double *b, int64_t ld, int64_t k, int64_t nj, double 
 
 void er_cpu_q_values(const double *x, const double *w, const int32_t *sv, int s, int64_t cnt, double *q, int simd)
 {
-    (void)simd; /* without the vector code: the one-value loop */
-#ifdef ER_HAVE_Q_X8
-    if (simd) {
-        (simd == 2 ? er_v8_q_values : er_v4_q_values)(x, w, sv, s, cnt, q);
-        return;
-    }
-#endif
+    ER_Q_TWIN(q_values, x, w, sv, s, cnt, q);
     for (int64_t p = 0; p < cnt; p++) q[p] = er_b_q_value(__builtin_fabs(x[p]) * (w ? w[p] : 1.0), sv ? sv[p] : s);
 }
 

@@ -54,6 +54,9 @@ int er_front_bounds(const er_mma_args *args, const er_tensor *rounded, int compu
                     const er_slack *slack, const double *keep_s, er_bounds *out, char *msg, size_t msg_size,
                     int *on_cpu);
 
+/* t with dimensions a and b swapped (shape and strides; the same data): a view (mma.c) */
+er_tensor er_front_swap_dims(er_tensor t, int a, int b);
+
 /* normal() on the result's backend (src/normal.c; args: the result's; out: of d's format and shape, receives it;
  * compute: a float format); under AUTO a device that fails leaves it to the CPU (the same bits). */
 int er_front_normal(const er_mma_args *args, int compute, int ftz, er_tensor *out, char *msg, size_t msg_size);

@@ -44,9 +44,8 @@ er_tensor er_tensor_3d(int format, int64_t batch, int64_t rows, int64_t cols, vo
     return tensor_rows(format, 3, shape, data);
 }
 
-er_tensor er_tensor_transpose(er_tensor t)
+er_tensor er_front_swap_dims(er_tensor t, int a, int b)
 {
-    int a = t.ndim - 2, b = t.ndim - 1;
     int64_t s = t.shape[a];
     t.shape[a] = t.shape[b];
     t.shape[b] = s;
@@ -55,6 +54,8 @@ er_tensor er_tensor_transpose(er_tensor t)
     t.strides[b] = s;
     return t;
 }
+
+er_tensor er_tensor_transpose(er_tensor t) { return er_front_swap_dims(t, t.ndim - 2, t.ndim - 1); }
 
 void er_mma_args_init(er_mma_args *args)
 {

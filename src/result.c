@@ -335,13 +335,7 @@ er_status er_result_transpose(er_result *r, int i, int j, er_result **out, char 
     int nd = r->d.ndim;
     if (i < 0 || j < 0 || i >= nd || j >= nd)
         return msgf(msg, msg_size, ER_EINVAL, "transpose(%d, %d): the result has %d dimensions", i, j, nd);
-    er_tensor d = r->d;
-    int64_t t = d.shape[i];
-    d.shape[i] = d.shape[j];
-    d.shape[j] = t;
-    t = d.strides[i];
-    d.strides[i] = d.strides[j];
-    d.strides[j] = t;
+    er_tensor d = er_front_swap_dims(r->d, i, j);
     int64_t *map = (int64_t *)malloc(sizeof(int64_t) * (size_t)(r->count ? r->count : 1));
     if (!map) return ER_ENOMEM;
     /* base row-major strides; the view's index vector with i and j swapped is the base's */

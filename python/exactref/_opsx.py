@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _arrays as A
 from . import _core
-from ._result import Result
+from ._result import Result, _new_shape, _swap_dims
 
 __all__ = [
     "op", "linear", "add", "mul", "relu", "gelu", "silu", "sigmoid", "tanh", "exp", "softmax", "log_softmax",
@@ -33,27 +33,14 @@ class OpResult(Result):
         may_be(), covers() and normal() are this result's moved, and the view is an input of later
         operations like any result."""
         self._one("reshape")
-        if isinstance(shape, (int, np.integer)):
-            shape = (shape,)
-        shape = tuple(int(s) for s in shape)
-        if -1 in shape:
-            shape = tuple(np.empty(self.shape, np.bool_).reshape(shape).shape)
+        shape = _new_shape(self.shape, shape)
         return self._op_view(lambda c: c.reshape(shape), lambda e: e.reshape(shape))
 
     def transpose(self, i, j):
         """This one-output result with dimensions i and j swapped (any two; negative counts from the end), a
         view as reshape describes."""
         self._one("transpose")
-        nd = len(self.shape)
-        i2 = i + nd if i < 0 else i
-        j2 = j + nd if j < 0 else j
-        if not (0 <= i2 < nd and 0 <= j2 < nd):
-            raise ValueError(f"transpose({i}, {j}): the output has {nd} dimensions")
-
-        def move(e):
-            axes = list(range(nd))
-            axes[i2], axes[j2] = axes[j2], axes[i2]
-            return e.transpose(*axes)
+        _, i2, j2, move = _swap_dims(self.shape, i, j)
 
         return self._op_view(lambda c: c.transpose(i2, j2), move)
 

@@ -212,6 +212,34 @@ class _Bounds:
     __slots__ = ("tolerance", "low", "high", "has_range", "may_pinf", "may_ninf", "may_nan")
 
 
+def _new_shape(old, shape):
+    """reshape's shape argument (an int, or a sequence with at most one -1) as a tuple for an output of shape
+    old (ValueError where the counts differ, as numpy says)."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    if -1 in shape:
+        shape = tuple(np.empty(old, np.bool_).reshape(shape).shape)
+    return shape
+
+
+def _swap_dims(shape, i, j):
+    """transpose(i, j) of an output of this shape: its rank, i and j counted from the start, and the function
+    that swaps the two dimensions of an array (ValueError where i or j is out of range)."""
+    nd = len(shape)
+    i2 = i + nd if i < 0 else i
+    j2 = j + nd if j < 0 else j
+    if not (0 <= i2 < nd and 0 <= j2 < nd):
+        raise ValueError(f"transpose({i}, {j}): the output has {nd} dimensions")
+
+    def move(e):
+        axes = list(range(nd))
+        axes[i2], axes[j2] = axes[j2], axes[i2]
+        return e.transpose(*axes)
+
+    return nd, i2, j2, move
+
+
 class Result:
     """What an operation returns: the exact answer rounded once (rounded), its enclosures (exact), and
     the proven bounds on what a correct implementation may output (tolerance, finite_range, may_be,
@@ -552,11 +580,7 @@ class Result:
         """This one-output result with its elements in row-major order in a new shape (any number of
         dimensions)."""
         self._one("reshape")
-        if isinstance(shape, (int, np.integer)):
-            shape = (shape,)
-        shape = tuple(int(s) for s in shape)
-        if -1 in shape:
-            shape = tuple(np.empty(self.shape, np.bool_).reshape(shape).shape)
+        shape = _new_shape(self.shape, shape)
         from ._ops import _core_shape
 
         cs = _core_shape(shape)
@@ -567,16 +591,7 @@ class Result:
         """This one-output result with dimensions i and j swapped (the last two, where the output has
         more than three dimensions or one)."""
         self._one("transpose")
-        nd = len(self.shape)
-        i2 = i + nd if i < 0 else i
-        j2 = j + nd if j < 0 else j
-        if not (0 <= i2 < nd and 0 <= j2 < nd):
-            raise ValueError(f"transpose({i}, {j}): the output has {nd} dimensions")
-
-        def move(e):
-            axes = list(range(nd))
-            axes[i2], axes[j2] = axes[j2], axes[i2]
-            return e.transpose(*axes)
+        nd, i2, j2, move = _swap_dims(self.shape, i, j)
 
         if self._nd is None:
             return self._make_view(lambda c: c.transpose(i2, j2), move)

@@ -160,6 +160,16 @@ static int given_once(const char *cmd, const char *flag, const char **seen, int 
     return 0;
 }
 
+/* An argument that is no known flag: an unknown option, else the one input file (path); 0, or 2 after the
+ * message. */
+static int positional(const char *cmd, const char *a, const char **path)
+{
+    if (a[0] == '-' && a[1]) return er_cli_usage_error(cmd, "unknown option '%s'", a);
+    if (*path) return er_cli_usage_error(cmd, "more than one input file ('%s' and '%s')", *path, a);
+    *path = a;
+    return 0;
+}
+
 int er_cmd_convert(int argc, char **argv)
 {
     convert_ctx c = {-1, -1, ER_RND_NEAREST_EVEN, 0, 0u};
@@ -188,12 +198,8 @@ int er_cmd_convert(int argc, char **argv)
             c.opts |= ER_OPT_FTZ;
         } else if (!strcmp(a, "--flags")) {
             c.show_flags = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return er_cli_usage_error("convert", "unknown option '%s'", a);
-        } else if (path) {
-            return er_cli_usage_error("convert", "more than one input file ('%s' and '%s')", path, a);
-        } else {
-            path = a;
+        } else if (positional("convert", a, &path)) {
+            return ER_EXIT_USAGE;
         }
     }
     if (c.from < 0) return er_cli_usage_error("convert", "--from FORMAT is required");
@@ -224,12 +230,8 @@ int er_cmd_decode(int argc, char **argv)
         if (!strcmp(a, "--format")) {
             if (!need_value("decode", argc, argv, i)) return ER_EXIT_USAGE;
             if (er_cli_parse_format("decode", a, argv[++i], &fmt)) return ER_EXIT_USAGE;
-        } else if (a[0] == '-' && a[1]) {
-            return er_cli_usage_error("decode", "unknown option '%s'", a);
-        } else if (path) {
-            return er_cli_usage_error("decode", "more than one input file ('%s' and '%s')", path, a);
-        } else {
-            path = a;
+        } else if (positional("decode", a, &path)) {
+            return ER_EXIT_USAGE;
         }
     }
     if (fmt < 0) return er_cli_usage_error("decode", "--format FORMAT is required");

@@ -447,6 +447,34 @@ static void sh_unkept(X *x, const it_op *op, const rv *val, int64_t i)
         refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: element %lld's enclosure would be stored where bounds mode keeps none (only the launch's buffers keep them)", (long long)i);
 }
 
+/* one lane i of a float load (r) or store (val) at addr, element type et: through the lock's record, into or
+ * out of the kept enclosures (the pointer and the tensor-view accesses alike) */
+static void sh_lane(X *x, const it_op *op, int store, int vid, int64_t i, uint64_t addr, int et, const rv *val,
+                    rv *r, it_taint *t)
+{
+    int64_t e;
+    mreg *m = sh_mem(x, op, addr, et, (store && (val->has_s || x->nlock)) || (!store && x->nlock), &e);
+    if (store) {
+        if (x->nlock && cs_store_lane(x, op, vid, i, m, e, addr)) {
+            it_taint *s2 = tk_get(x, vid);
+            sh_atomic_add(x, op, m, e, et, 0, s2->tl[i], s2->th[i], s2->tf[i], 1);
+            return;
+        }
+        if (!m) {
+            sh_unkept(x, op, val, i);
+            return;
+        }
+        sh_store(m, e, val, i, et);
+    } else if (m) {
+        r->slo[i] = m->slo[e];
+        r->shi[i] = m->shi[e];
+        r->sfl[i] = m->sfl[e];
+        if (t) cs_load_lane(x, op, t, i, m, e);
+    } else {
+        it_bnd_point(et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
+    }
+}
+
 static void bnd_ptr_access(X *x, const it_op *op, int store)
 {
     const rv *ptr = &x->v[op->opd[0]];
@@ -456,7 +484,7 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
     int et = ptr->pet, eb = it_elem_bytes(et), isf = it_is_float(et) && eb > 0, vid = store ? op->opd[1] : -1;
     rv *r = store ? NULL : &x->v[op->res[0]];
     it_taint *t = NULL;
-    int64_t i, e;
+    int64_t i;
     if (!isf && !(store && x->nlock)) return;
     if (store && !x->nlock && tk_get(x, vid))
         refuse(x, ER_INTERP_UNSUPPORTED, op, "bounds mode: a value read under a lock is stored after the lock's release (its value depends on the order the blocks take the lock)");
@@ -467,7 +495,6 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
     }
     for (i = 0; i < ptr->n; i++) {
         int on = mask ? (mask->b[mask->n == 1 ? 0 : i] & 1u) != 0 : 1;
-        mreg *m;
         if (!on) {
             if (r) {
                 if (pad) sh_put(r, i, pad, pad->n == 1 ? 0 : i);
@@ -479,26 +506,7 @@ static void bnd_ptr_access(X *x, const it_op *op, int store)
             cs_store_lane(x, op, vid, i, NULL, 0, ptr->b[i]);
             continue;
         }
-        m = sh_mem(x, op, ptr->b[i], et, (store && (val->has_s || x->nlock)) || (!store && x->nlock), &e);
-        if (store) {
-            if (x->nlock && cs_store_lane(x, op, vid, i, m, e, ptr->b[i])) {
-                it_taint *s2 = tk_get(x, vid);
-                sh_atomic_add(x, op, m, e, et, 0, s2->tl[i], s2->th[i], s2->tf[i], 1);
-                continue;
-            }
-            if (!m) {
-                sh_unkept(x, op, val, i);
-                continue;
-            }
-            sh_store(m, e, val, i, et);
-        } else if (m) {
-            r->slo[i] = m->slo[e];
-            r->shi[i] = m->shi[e];
-            r->sfl[i] = m->sfl[e];
-            if (t) cs_load_lane(x, op, t, i, m, e);
-        } else {
-            it_bnd_point(et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
-        }
+        sh_lane(x, op, store, vid, i, ptr->b[i], et, val, r, t);
     }
     if (r) sh_settle(r);
 }
@@ -513,7 +521,7 @@ static void bnd_view_access(X *x, const it_op *op, int store)
     const rv *sp = NULL;
     int rank = pv->vrank, d, eb = it_elem_bytes(pv->et), first = store ? 2 : 1, part = pv->vflav == IT_VIEW_PARTITION;
     int isf = it_is_float(pv->et) && eb > 0, vid = store ? op->opd[0] : -1;
-    int64_t idx[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1, e;
+    int64_t idx[IT_MAXRANK], tst[IT_MAXRANK], i, n = 1;
     rv *r = store ? NULL : &x->v[op->res[0]];
     it_taint *t = NULL;
     if (!isf && !(store && x->nlock && eb > 0)) return;
@@ -540,7 +548,6 @@ static void bnd_view_access(X *x, const it_op *op, int store)
         int64_t rem = i, off = 0;
         int inb = 1;
         uint64_t addr;
-        mreg *m;
         for (d = 0; d < rank; d++) {
             int64_t td = rem / tst[d], c;
             int td2 = part ? pv->dim_map[d] : d;
@@ -563,26 +570,7 @@ static void bnd_view_access(X *x, const it_op *op, int store)
             cs_store_lane(x, op, vid, i, NULL, 0, addr);
             continue;
         }
-        m = sh_mem(x, op, addr, pv->et, (store && (val->has_s || x->nlock)) || (!store && x->nlock), &e);
-        if (store) {
-            if (x->nlock && cs_store_lane(x, op, vid, i, m, e, addr)) {
-                it_taint *s2 = tk_get(x, vid);
-                sh_atomic_add(x, op, m, e, pv->et, 0, s2->tl[i], s2->th[i], s2->tf[i], 1);
-                continue;
-            }
-            if (!m) {
-                sh_unkept(x, op, val, i);
-                continue;
-            }
-            sh_store(m, e, val, i, pv->et);
-        } else if (m) {
-            r->slo[i] = m->slo[e];
-            r->shi[i] = m->shi[e];
-            r->sfl[i] = m->sfl[e];
-            if (t) cs_load_lane(x, op, t, i, m, e);
-        } else {
-            it_bnd_point(pv->et, r->b[i], &r->slo[i], &r->shi[i], &r->sfl[i]);
-        }
+        sh_lane(x, op, store, vid, i, addr, pv->et, val, r, t);
     }
     if (r) sh_settle(r);
 }

@@ -53,16 +53,26 @@ static void bin_exact(int mul, double a, double b, double *lo, double *hi, int *
     }
 }
 
-typedef struct bin_job {
-    er_opres *r;
-    bin_state *s;
-} bin_job;
+/* a + b or a b exactly into register 2 (er_ops_mp_element's fill) */
+typedef struct {
+    int mul;
+    double a, b;
+} bin_mp_ctx;
 
+static void bin_mp(void *ctx, er_ops_mp *m)
+{
+    const bin_mp_ctx *c = (const bin_mp_ctx *)ctx;
+    er_ops_mp_set_d(m, 0, c->a);
+    er_ops_mp_set_d(m, 1, c->b);
+    if (c->mul) er_ops_mp_mul(m, 2, 0, 1);
+    else er_ops_mp_add(m, 2, 0, 1);
+}
+
+/* elements [e0, e1) of the result ctx (its state s set) */
 static er_status bin_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, size_t msg_size)
 {
-    bin_job *j = (bin_job *)ctx;
-    bin_state *s = j->s;
-    er_opres *r = j->r;
+    er_opres *r = (er_opres *)ctx;
+    bin_state *s = (bin_state *)r->state;
     for (int64_t e = e0; e < e1; e++) {
         double a = s->a[er_ops_bcast_index(&s->ta, s->ndim, s->shape, e)];
         double b = s->b[er_ops_bcast_index(&s->tb, s->ndim, s->shape, e)];
@@ -76,22 +86,10 @@ static er_status bin_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, s
             er_ops_store(&r->out[0], e, er_ops_round(s->of, lo));
             continue;
         }
-        for (int prec = 128;; prec *= 2) { /* the exact sum needs at most about 2100 bits */
-            if (prec > (1 << 13))
-                return msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of element %lld is not decided",
-                            r->def->name, (long long)e);
-            er_ops_mp *m = er_ops_mp_new(prec, 3);
-            if (!m) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", r->def->name);
-            er_ops_mp_set_d(m, 0, a);
-            er_ops_mp_set_d(m, 1, b);
-            if (s->mul) er_ops_mp_mul(m, 2, 0, 1);
-            else er_ops_mp_add(m, 2, 0, 1);
-            int ok = er_ops_mp_decide(m, 2, s->of, &bits);
-            if (ok) er_ops_mp_get(m, 2, &r->xlo[0][e], &r->xhi[0][e]);
-            er_ops_mp_free(m);
-            if (ok) break;
-        }
-        er_ops_store(&r->out[0], e, bits);
+        /* the exact sum needs at most about 2100 bits */
+        bin_mp_ctx c = {s->mul, a, b};
+        er_status st = er_ops_mp_element(r, e, 3, 2, 1 << 13, bin_mp, &c, msg, msg_size);
+        if (st != ER_OK) return st;
     }
     return ER_OK;
 }
@@ -119,25 +117,16 @@ static er_status bin_create(er_opres *r, int mul, char *msg, size_t msg_size)
     s->tb = er_optensor_make(s->tb.format, s->tb.ndim, s->tb.shape, NULL);
     if ((st = er_ops_alloc_output(r, 0, s->of, s->ndim, s->shape, msg, msg_size)) != ER_OK) return st;
     s->n = er_optensor_count(&r->out[0]);
-    bin_job j = {r, s};
-    return er_ops_parallel(s->n, 4096, bin_exact_range, &j, msg, msg_size);
+    return er_ops_parallel(s->n, 4096, bin_exact_range, r, msg, msg_size); /* r->state is s */
 }
 
 static er_status add_create(er_opres *r, char *m, size_t ms) { return bin_create(r, 0, m, ms); }
 static er_status mul_create(er_opres *r, char *m, size_t ms) { return bin_create(r, 1, m, ms); }
 
-typedef struct bin_bjob {
-    er_opres *r;
-    bin_state *s;
-    const er_openv *env;
-    double *lo, *hi;
-    unsigned char *fl;
-} bin_bjob;
-
 static er_status bin_bound_range(void *ctx, int64_t e0, int64_t e1, char *msg, size_t msg_size)
 {
-    bin_bjob *j = (bin_bjob *)ctx;
-    bin_state *s = j->s;
+    er_ops_bjob *j = (er_ops_bjob *)ctx;
+    bin_state *s = (bin_state *)j->r->state;
     const er_openv *env = j->env;
     (void)msg;
     (void)msg_size;
@@ -197,7 +186,7 @@ static er_status bin_bounds(er_opres *r, int i, const er_openv *env, double *lo,
 {
     bin_state *s = (bin_state *)r->state;
     (void)i;
-    bin_bjob j = {r, s, env, lo, hi, flags};
+    er_ops_bjob j = {r, env, lo, hi, flags};
     return er_ops_parallel(s->n, 4096, bin_bound_range, &j, msg, msg_size);
 }
 

@@ -366,6 +366,19 @@ ER_FN void er_ops_lib_result_inl(const er_openv *env, double ulps, double *lo, d
     *hi = h;
 }
 
+/* element e's enclosure [l, h] into lo/hi; beyond compute's largest finite value (or NaN): unbounded */
+ER_FN void er_ops_put_bound(unsigned char *fl, double *lo, double *hi, int64_t e, double l, double h, double max_c)
+{
+    if (!(l >= -max_c && h <= max_c)) {
+        fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+        lo[e] = -INFINITY;
+        hi[e] = INFINITY;
+        return;
+    }
+    lo[e] = l;
+    hi[e] = h;
+}
+
 /* er_ops_sub_iv and er_ops_round_compute inline (the same operations, for the per-element loops; the
  * rounding into compute inline for f32 and f64 without flush_to_zero, the function otherwise) */
 ER_FN void er_ops_sub_iv_inl(double a, double b, double *l, double *h)
@@ -434,6 +447,22 @@ void er_ops_mp_get(er_ops_mp *m, int r, double *lo, double *hi);
 /* 1 when register reg decides element e of output i (er_ops_mp_decide into its format): its pattern and
  * the register's enclosure stored (op_util.c); else 0 and nothing stored. */
 int er_ops_mp_store(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e);
+/* The registers of the next precision prec of a rising-precision loop over `what` number idx of op name:
+ * NULL with *st set where prec passed limit (the rounding not decided at prec / 2 bits) or memory ran out. */
+er_ops_mp *er_ops_mp_next(const char *name, const char *what, int64_t idx, int prec, int limit, int nreg,
+                          er_status *st, char *msg, size_t msg_size);
+/* Element e of output 0 by rising precision: fill(ctx, m) computes its exact value into register reg of
+ * nreg registers, at 128 bits and doubling until er_ops_mp_store decides it (limit as er_ops_mp_next). */
+er_status er_ops_mp_element(er_opres *r, int64_t e, int nreg, int reg, int limit, void (*fill)(void *ctx, er_ops_mp *m),
+                            void *ctx, char *msg, size_t msg_size);
+/* er_ops_mp_store for an element a precision loop still has undecided (*und): *und cleared where stored;
+ * 1 where it is left for the next precision, else 0 */
+ER_FN int er_ops_mp_settle(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e, unsigned char *und)
+{
+    if (!er_ops_mp_store(m, reg, r, i, e)) return 1;
+    *und = 0;
+    return 0;
+}
 /* Frees the calling thread's MPFR caches: a thread of er_ops_parallel calls it before it ends. */
 void er_ops_mp_thread_done(void);
 
@@ -453,6 +482,15 @@ int er_ops_expsum_model_c(const er_openv *env, int any, double ue, const double 
                           double *Sl, double *Sh, double *ml, double *mh, er_ops_expc *ec);
 
 /* ---- threads (op_util.c) ---- */
+/* the usual context of an elementwise bounds loop run by er_ops_parallel: the result (its state), the
+ * environment, the enclosures and flags it fills */
+typedef struct er_ops_bjob {
+    er_opres *r;
+    const er_openv *env;
+    double *lo, *hi;
+    unsigned char *fl;
+} er_ops_bjob;
+
 /* fn(ctx, i0, i1) over [0, n) split into contiguous parts on up to the machine's processors (one part
  * when n < min_per_thread * 2).  Each part's status; the first failure is returned (msg its). */
 typedef er_status (*er_ops_range_fn)(void *ctx, int64_t i0, int64_t i1, char *msg, size_t msg_size);

@@ -269,16 +269,8 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         if (!undecided) continue;
         /* rising precision (MPFR intervals): mu, var (or the mean square), rstd = exp(-log(v)/2), y */
         for (int prec = 128;; prec *= 2) {
-            if (prec > (1 << 16)) {
-                st = msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of row %lld is not decided at %d bits", name,
-                          (long long)row, prec / 2);
-                goto done;
-            }
-            er_ops_mp *mp = er_ops_mp_new(prec, 5);
-            if (!mp) {
-                st = msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
-                goto done;
-            }
+            er_ops_mp *mp = er_ops_mp_next(name, "row", row, prec, 1 << 16, 5, &st, msg, msg_size);
+            if (!mp) goto done;
             /* 0: mu, 1: rstd, 2, 3, 4: scratch */
             er_ops_mp_set_d(mp, 4, (double)s->n);
             mp_row_stats(s, x, mp, 0, 1, 2, 3, 4);
@@ -292,11 +284,7 @@ static er_status nm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 er_ops_mp_mul(mp, 2, 2, 3);
                 er_ops_mp_set_d(mp, 3, bv(s, i));
                 er_ops_mp_add(mp, 2, 2, 3);
-                if (er_ops_mp_store(mp, 2, r, 0, base + i)) {
-                    und[i] = 0;
-                } else {
-                    left = 1;
-                }
+                left |= er_ops_mp_settle(mp, 2, r, 0, base + i, &und[i]);
             }
             er_ops_mp_free(mp);
             if (!left) break;
@@ -453,18 +441,6 @@ static er_status rms_create(er_opres *r, char *msg, size_t msg_size) { return nm
 
 /* ---- the bounds (docs/proofs/norms.md) ---- */
 
-/* element e's enclosure [l, h] into lo/hi; beyond compute's largest finite value (or NaN): unbounded */
-static void put_bound(unsigned char *fl, double *lo, double *hi, int64_t e, double l, double h, double max_c)
-{
-    if (!(l >= -max_c && h <= max_c)) {
-        fl[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-        lo[e] = -INFINITY;
-        hi[e] = INFINITY;
-        return;
-    }
-    lo[e] = l;
-    hi[e] = h;
-}
 
 /* one rounding to nearest in compute of every value in [l, h]: [RN(l), RN(h)] (monotone) */
 ER_FN void rnd(const er_openv *env, double *l, double *h)
@@ -651,7 +627,7 @@ static er_status nm_bound_rows(er_opres *r, int oi, const er_openv *env, int64_t
                 h = aup(h, b);
                 if (!out_is_compute) rnd(env, &l, &h);
             }
-            put_bound(fl, lo, hi, e, l, h, env->max_c);
+            er_ops_put_bound(fl, lo, hi, e, l, h, env->max_c);
         }
     }
     return ER_OK;
@@ -1180,7 +1156,7 @@ static er_status nbb_rows(void *ctx, int64_t r0, int64_t r1, char *msg, size_t m
             l = add_dn_(l, -a);
             h = add_up_(h, a);
             if (!j->out_is_compute) rnd(env, &l, &h);
-            put_bound(j->fl, j->lo, j->hi, e, l, h, env->max_c);
+            er_ops_put_bound(j->fl, j->lo, j->hi, e, l, h, env->max_c);
         }
     }
     return ER_OK;
@@ -1240,14 +1216,7 @@ static er_status nb_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
             double e = aup(mup(gR, A), er_b_up(3 * (double)s->rows * eta));
             l = add_dn_(l, -e);
             h = add_up_(h, e);
-            if (nob || !(l >= -env->max_c && h <= env->max_c)) {
-                flags[c] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-                lo[c] = -INFINITY;
-                hi[c] = INFINITY;
-                continue;
-            }
-            lo[c] = l;
-            hi[c] = h;
+            er_ops_put_bound(flags, lo, hi, c, l, h, nob ? NAN : env->max_c); /* NaN: unbounded */
         }
     }
     free(buf);

@@ -288,6 +288,38 @@ int64_t er_opn_norm_count(er_opres *r)
     return n;
 }
 
+/* a norm's options: eps (default 1e-5; rms_norm: the input format's epsilon, as torch's finfo(dtype).eps)
+ * and the row length N (normalized_shape; error where it has no elements) */
+er_status er_opn_norm_opts(er_opres *r, int rms, double *eps, int64_t *N, char *msg, size_t msg_size)
+{
+    er_format_info fi;
+    er_format_get_info(r->in[0].format, &fi);
+    er_status st = er_ops_opt_double(r, "eps", rms ? ldexp(1.0, -fi.significand_bits) : 1e-5, eps, msg, msg_size);
+    if (st != ER_OK) return st;
+    *N = er_opn_norm_count(r);
+    if (*N <= 0) return msgf(msg, msg_size, ER_EINVAL, "%s: normalized_shape has no elements", r->def->name);
+    return ER_OK;
+}
+
+/* one norm row's statistics in index order: the mean (0 for rms) into *mean, and 1 / sqrt(var + eps) returned
+ * (var: the mean square of x - mean; ec: eps in compute), every step rounded into compute */
+double er_opn_norm_rstd(const er_openv *env, const double *xr, int64_t N, int rms, double ec, double *mean)
+{
+    double dn = (double)N, q = 0;
+    *mean = 0;
+    if (!rms) {
+        double s = 0;
+        for (int64_t j = 0; j < N; j++) s = j ? er_opn_rc(env, s + xr[j]) : xr[j];
+        *mean = er_opn_rc(env, s / dn);
+    }
+    for (int64_t j = 0; j < N; j++) {
+        double dj = rms ? xr[j] : er_opn_rc(env, xr[j] - *mean), t = er_opn_rc(env, dj * dj);
+        q = j ? er_opn_rc(env, q + t) : t;
+    }
+    double v = er_opn_rc(env, er_opn_rc(env, q / dn) + ec);
+    return er_opn_rc(env, 1.0 / er_opn_rc(env, sqrt(v)));
+}
+
 er_status er_opn_norm(er_opres *r, int i, const er_openv *env, uint64_t *bits, char *msg, size_t msg_size)
 {
     er_status st;
@@ -295,31 +327,16 @@ er_status er_opn_norm(er_opres *r, int i, const er_openv *env, uint64_t *bits, c
     int rms = !strcmp(r->def->name, "rms_norm");
     (void)i;
     if ((st = er_opn_check_compute(r, env, msg, msg_size)) != ER_OK) return st;
-    er_format_info fi;
-    er_format_get_info(r->in[0].format, &fi);
-    if ((st = er_ops_opt_double(r, "eps", rms ? ldexp(1.0, -fi.significand_bits) : 1e-5, &eps, msg, msg_size)) != ER_OK)
-        return st;
-    int64_t N = er_opn_norm_count(r), n = er_optensor_count(&r->in[0]);
-    if (N <= 0) return msgf(msg, msg_size, ER_EINVAL, "%s: normalized_shape has no elements", r->def->name);
+    int64_t N, n = er_optensor_count(&r->in[0]);
+    if ((st = er_opn_norm_opts(r, rms, &eps, &N, msg, msg_size)) != ER_OK) return st;
     if ((st = er_opn_read(r, 0, env, &x, msg, msg_size)) != ER_OK) goto done;
     if ((st = er_opn_read(r, 1, env, &w, msg, msg_size)) != ER_OK) goto done;
     if (!rms && (st = er_opn_read(r, 2, env, &b, msg, msg_size)) != ER_OK) goto done;
-    double ec = er_opn_rc(env, eps), dn = (double)N;
+    double ec = er_opn_rc(env, eps);
     int of = r->out[0].format;
     for (int64_t row = 0; row < n / N; row++) {
         const double *xr = x + row * N;
-        double mean = 0, q = 0;
-        if (!rms) {
-            double s = 0;
-            for (int64_t j = 0; j < N; j++) s = j ? er_opn_rc(env, s + xr[j]) : xr[j];
-            mean = er_opn_rc(env, s / dn);
-        }
-        for (int64_t j = 0; j < N; j++) {
-            double dj = rms ? xr[j] : er_opn_rc(env, xr[j] - mean), t = er_opn_rc(env, dj * dj);
-            q = j ? er_opn_rc(env, q + t) : t;
-        }
-        double v = er_opn_rc(env, er_opn_rc(env, q / dn) + ec);
-        double rstd = er_opn_rc(env, 1.0 / er_opn_rc(env, sqrt(v)));
+        double mean, rstd = er_opn_norm_rstd(env, xr, N, rms, ec, &mean);
         for (int64_t j = 0; j < N; j++) {
             double dj = rms ? xr[j] : er_opn_rc(env, xr[j] - mean), y = er_opn_rc(env, dj * rstd);
             if (w) y = er_opn_rc(env, y * w[j]);

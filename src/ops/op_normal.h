@@ -25,5 +25,9 @@ double er_opn_smx_row(const er_openv *env, const double *row, int64_t len, int64
 er_status er_opn_smx_shape(er_opres *r, int64_t *outer, int64_t *len, int64_t *inner, char *msg, size_t msg_size);
 /* the number of elements of a norm's row (normalized_shape; default the last dimension) */
 int64_t er_opn_norm_count(er_opres *r);
+/* a norm's eps option (rms_norm's default the input format's epsilon) and row length N (> 0, else error) */
+er_status er_opn_norm_opts(er_opres *r, int rms, double *eps, int64_t *N, char *msg, size_t msg_size);
+/* one norm row's index-order statistics in compute: *mean (0 for rms), and 1 / sqrt(var + eps) returned */
+double er_opn_norm_rstd(const er_openv *env, const double *xr, int64_t N, int rms, double ec, double *mean);
 
 #endif /* ER_OP_NORMAL_H */

@@ -343,12 +343,8 @@ er_status er_opn_norm_backward(er_opres *r, int i, const er_openv *env, uint64_t
         if (r->has_in[k]) gi = k;
     if (gi < 0) return msgf(msg, msg_size, ER_EINVAL, "%s: no gradient (the last input)", r->def->name);
     if (r->ninputs > 1 && r->has_in[1] && gi != 1) wi = 1;
-    er_format_info fi;
-    er_format_get_info(r->in[0].format, &fi);
-    if ((st = er_ops_opt_double(r, "eps", rms ? ldexp(1.0, -fi.significand_bits) : 1e-5, &eps, msg, msg_size)) != ER_OK)
-        return st;
-    int64_t N = er_opn_norm_count(r), n = er_optensor_count(&r->in[0]);
-    if (N <= 0) return msgf(msg, msg_size, ER_EINVAL, "%s: normalized_shape has no elements", r->def->name);
+    int64_t N, n = er_optensor_count(&r->in[0]);
+    if ((st = er_opn_norm_opts(r, rms, &eps, &N, msg, msg_size)) != ER_OK) return st;
     if ((st = er_opn_read(r, 0, env, &x, msg, msg_size)) != ER_OK) goto done;
     if (wi >= 0 && (st = er_opn_read(r, wi, env, &w, msg, msg_size)) != ER_OK) goto done;
     if ((st = er_opn_read(r, gi, env, &g, msg, msg_size)) != ER_OK) goto done;
@@ -363,18 +359,7 @@ er_status er_opn_norm_backward(er_opres *r, int i, const er_openv *env, uint64_t
     int of = r->out[i].format;
     for (int64_t row = 0; row < n / N; row++) {
         const double *xr = x + row * N, *gr = g + row * N;
-        double mean = 0, q = 0;
-        if (!rms) {
-            double s = 0;
-            for (int64_t j = 0; j < N; j++) s = j ? er_opn_rc(env, s + xr[j]) : xr[j];
-            mean = er_opn_rc(env, s / dn);
-        }
-        for (int64_t j = 0; j < N; j++) {
-            double dj = rms ? xr[j] : er_opn_rc(env, xr[j] - mean), t = er_opn_rc(env, dj * dj);
-            q = j ? er_opn_rc(env, q + t) : t;
-        }
-        double v = er_opn_rc(env, er_opn_rc(env, q / dn) + ec);
-        double rs = er_opn_rc(env, 1.0 / er_opn_rc(env, sqrt(v)));
+        double mean, rs = er_opn_norm_rstd(env, xr, N, rms, ec, &mean);
         double G = 0, C = 0;
         for (int64_t j = 0; j < N; j++) {
             xh[j] = er_opn_rc(env, (rms ? xr[j] : er_opn_rc(env, xr[j] - mean)) * rs);

@@ -444,14 +444,8 @@ static er_status q_bounds(er_opres *r, int i, const er_openv *env, double *lo, d
         if (s->saturate) {
             l = fmax(-s->fmax, fmin(s->fmax, l));
             h = fmax(-s->fmax, fmin(s->fmax, h));
-        } else if (!(l >= -env->max_c && h <= env->max_c)) {
-            flags[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
-            lo[e] = -INFINITY;
-            hi[e] = INFINITY;
-            continue;
         }
-        lo[e] = l;
-        hi[e] = h;
+        er_ops_put_bound(flags, lo, hi, e, l, h, s->saturate ? INFINITY : env->max_c); /* saturated: finite */
     }
     return ER_OK;
 }

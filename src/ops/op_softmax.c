@@ -98,16 +98,8 @@ static er_status sm_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         if (!undecided) continue;
         /* rising precision: S = sum exp(x_j - m), y_i = exp(x_i - m) / S, as MPFR intervals */
         for (int prec = 128;; prec *= 2) {
-            if (prec > (1 << 16)) {
-                st = msgf(msg, msg_size, ER_EINVAL, "softmax: the rounding of row %lld is not decided at %d bits",
-                          (long long)row, prec / 2);
-                goto done;
-            }
-            er_ops_mp *mp = er_ops_mp_new(prec, 4);
-            if (!mp) {
-                st = msgf(msg, msg_size, ER_ENOMEM, "softmax: out of memory");
-                goto done;
-            }
+            er_ops_mp *mp = er_ops_mp_next("softmax", "row", row, prec, 1 << 16, 4, &st, msg, msg_size);
+            if (!mp) goto done;
             er_ops_mp_set_d(mp, 0, m);
             er_ops_mp_set_d(mp, 1, 0);
             for (int64_t jj = 0; jj < s->len; jj++) {

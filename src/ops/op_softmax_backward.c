@@ -195,17 +195,8 @@ static er_status sb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
         double m = -INFINITY;
         for (int64_t k = 0; k < s->len; k++) m = fmax(m, s->x[AT(s, row, k)]);
         for (int prec = 128;; prec *= 2) {
-            if (prec > (1 << 14)) {
-                st = msgf(msg, msg_size, ER_EINVAL,
-                          "softmax.backward: the rounding of row %lld is not decided at %d bits", (long long)row,
-                          prec / 2);
-                goto done;
-            }
-            er_ops_mp *mp = er_ops_mp_new(prec, 6);
-            if (!mp) {
-                st = msgf(msg, msg_size, ER_ENOMEM, "softmax.backward: out of memory");
-                goto done;
-            }
+            er_ops_mp *mp = er_ops_mp_next("softmax.backward", "row", row, prec, 1 << 14, 6, &st, msg, msg_size);
+            if (!mp) goto done;
             /* 0: m, 1: S, 2: c (unnormalized: sum g E), 3, 4, 5: scratch */
             er_ops_mp_set_d(mp, 0, m);
             er_ops_mp_set_d(mp, 1, 0);
@@ -232,11 +223,7 @@ static er_status sb_exact_rows(void *ctx, int64_t r0, int64_t r1, char *msg, siz
                 er_ops_mp_set_d(mp, 4, s->g[e]);
                 er_ops_mp_sub(mp, 4, 4, 2);
                 er_ops_mp_mul(mp, 5, 3, 4);
-                if (er_ops_mp_store(mp, 5, r, 0, e)) {
-                    und[k] = 0;
-                } else {
-                    left = 1;
-                }
+                left |= er_ops_mp_settle(mp, 5, r, 0, e, &und[k]);
             }
             er_ops_mp_free(mp);
             if (!left) break;

@@ -177,16 +177,23 @@ static void un_fast(const un_state *s, double x, double *lo, double *hi, int *sp
     }
 }
 
-typedef struct un_job {
-    er_opres *r;
-    un_state *s;
-} un_job;
+/* un_mp as er_ops_mp_element's fill */
+typedef struct {
+    const un_state *s;
+    double x;
+} un_mp_ctx;
 
+static void un_mp_fill(void *ctx, er_ops_mp *m)
+{
+    const un_mp_ctx *c = (const un_mp_ctx *)ctx;
+    un_mp(c->s, m, c->x);
+}
+
+/* elements [e0, e1) of the result ctx (its state s set) */
 static er_status un_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, size_t msg_size)
 {
-    un_job *j = (un_job *)ctx;
-    un_state *s = j->s;
-    er_opres *r = j->r;
+    er_opres *r = (er_opres *)ctx;
+    un_state *s = (un_state *)r->state;
     for (int64_t e = e0; e < e1; e++) {
         double x = s->v[e], lo, hi;
         int sp;
@@ -198,19 +205,9 @@ static er_status un_exact_range(void *ctx, int64_t e0, int64_t e1, char *msg, si
             er_ops_store(&r->out[0], e, er_ops_round(s->of, sp == 2 ? NAN : lo));
             continue;
         }
-        for (int prec = 128;; prec *= 2) {
-            if (prec > (1 << 16))
-                return msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of element %lld is not decided at %d bits",
-                            r->def->name, (long long)e, prec / 2);
-            er_ops_mp *m = er_ops_mp_new(prec, 6);
-            if (!m) return msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", r->def->name);
-            un_mp(s, m, x);
-            int ok = er_ops_mp_decide(m, 3, s->of, &b);
-            if (ok) er_ops_mp_get(m, 3, &r->xlo[0][e], &r->xhi[0][e]);
-            er_ops_mp_free(m);
-            if (ok) break;
-        }
-        er_ops_store(&r->out[0], e, b);
+        un_mp_ctx c = {s, x};
+        er_status st = er_ops_mp_element(r, e, 6, 3, 1 << 16, un_mp_fill, &c, msg, msg_size);
+        if (st != ER_OK) return st;
     }
     return ER_OK;
 }
@@ -246,8 +243,7 @@ static er_status un_create(er_opres *r, int kind, char *msg, size_t msg_size)
         er_ops_mp_free(m);
     }
     if ((st = er_ops_alloc_output(r, 0, s->of, x->ndim, x->shape, msg, msg_size)) != ER_OK) return st;
-    un_job j = {r, s};
-    return er_ops_parallel(s->n, kind == UN_GELU || kind == UN_TANH ? 256 : 4096, un_exact_range, &j, msg, msg_size);
+    return er_ops_parallel(s->n, kind == UN_GELU || kind == UN_TANH ? 256 : 4096, un_exact_range, r, msg, msg_size);
 }
 
 static er_status exp_create(er_opres *r, char *m, size_t ms) { return un_create(r, UN_EXP, m, ms); }
@@ -334,18 +330,10 @@ static iv model_sigmoid(const er_openv *env, iv x, double ue, double ud)
     return y;
 }
 
-typedef struct un_bjob {
-    er_opres *r;
-    un_state *s;
-    const er_openv *env;
-    double *lo, *hi;
-    unsigned char *fl;
-} un_bjob;
-
 static er_status un_bound_range(void *ctx, int64_t e0, int64_t e1, char *msg, size_t msg_size)
 {
-    un_bjob *j = (un_bjob *)ctx;
-    un_state *s = j->s;
+    er_ops_bjob *j = (er_ops_bjob *)ctx;
+    un_state *s = (un_state *)j->r->state;
     const er_openv *env = j->env;
     double ue = er_ops_ulps(env, "exp"), ud = er_ops_ulps(env, "div"), ut = er_ops_ulps(env, "tanh"),
            uerf = er_ops_ulps(env, "erf");
@@ -449,7 +437,7 @@ static er_status un_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
 {
     un_state *s = (un_state *)r->state;
     (void)i;
-    un_bjob j = {r, s, env, lo, hi, flags};
+    er_ops_bjob j = {r, env, lo, hi, flags};
     return er_ops_parallel(s->n, s->kind == UN_GELU || s->kind == UN_TANH ? 256 : 4096, un_bound_range, &j, msg,
                            msg_size);
 }

@@ -28,32 +28,40 @@ const char *er_ops_opt(er_opres *r, const char *key)
     return NULL;
 }
 
-er_status er_ops_opt_int(er_opres *r, const char *key, int64_t def, int64_t *v, char *msg, size_t msg_size)
+/* option key as a number (an integer where integer): its text, parsed to its end; def where absent */
+static er_status opt_number(er_opres *r, const char *key, int integer, long long *iv, double *dv, char *msg,
+                            size_t msg_size)
 {
     const char *s = er_ops_opt(r, key);
     char *end;
-    *v = def;
     if (!s) return ER_OK;
     errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (end == s || *end || errno)
-        return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s is not an integer", r->def->name, key, s);
-    *v = (int64_t)x;
+    if (integer) {
+        long long x = strtoll(s, &end, 10);
+        if (end == s || *end || errno)
+            return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s is not an integer", r->def->name, key, s);
+        *iv = x;
+    } else {
+        double x = strtod(s, &end);
+        if (end == s || *end || errno == EINVAL || isnan(x))
+            return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s is not a number", r->def->name, key, s);
+        *dv = x;
+    }
     return ER_OK;
+}
+
+er_status er_ops_opt_int(er_opres *r, const char *key, int64_t def, int64_t *v, char *msg, size_t msg_size)
+{
+    long long x = (long long)def;
+    er_status st = opt_number(r, key, 1, &x, NULL, msg, msg_size);
+    *v = (int64_t)x;
+    return st;
 }
 
 er_status er_ops_opt_double(er_opres *r, const char *key, double def, double *v, char *msg, size_t msg_size)
 {
-    const char *s = er_ops_opt(r, key);
-    char *end;
     *v = def;
-    if (!s) return ER_OK;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (end == s || *end || errno == EINVAL || isnan(x))
-        return msgf(msg, msg_size, ER_EINVAL, "%s: option %s=%s is not a number", r->def->name, key, s);
-    *v = x;
-    return ER_OK;
+    return opt_number(r, key, 0, NULL, v, msg, msg_size);
 }
 
 er_status er_ops_opt_format(er_opres *r, const char *key, int def, int *fmt, char *msg, size_t msg_size)
@@ -322,21 +330,7 @@ int er_ops_decide(int fmt, double lo, double hi, uint64_t *bits) { return er_ops
 
 /* ---- outward arithmetic: RN then one ulp outward (covers the exact value) ---- */
 
-void er_ops_sub_iv(double a, double b, double *l, double *h)
-{
-    double s = a - b;
-    if (!er_b_finite(s)) {
-        *l = *h = s;
-        return;
-    }
-    double nb = -b, bb = s - a, err = (a - (s - bb)) + (nb - bb);
-    if (err == 0) {
-        *l = *h = s;
-    } else {
-        *l = er_b_down(s);
-        *h = er_b_up(s);
-    }
-}
+void er_ops_sub_iv(double a, double b, double *l, double *h) { er_ops_sub_iv_inl(a, b, l, h); }
 
 double er_ops_add_dn(double a, double b) { return er_b_down(a + b); }
 double er_ops_add_up(double a, double b) { return er_b_up(a + b); }
@@ -507,6 +501,33 @@ er_status er_ops_rows_bounds(er_opres *r, int i, const er_openv *env, int64_t ro
 }
 
 /* ---- a rising precision's decided element ---- */
+
+er_ops_mp *er_ops_mp_next(const char *name, const char *what, int64_t idx, int prec, int limit, int nreg,
+                          er_status *st, char *msg, size_t msg_size)
+{
+    if (prec > limit) {
+        *st = msgf(msg, msg_size, ER_EINVAL, "%s: the rounding of %s %lld is not decided at %d bits", name, what,
+                   (long long)idx, prec / 2);
+        return NULL;
+    }
+    er_ops_mp *mp = er_ops_mp_new(prec, nreg);
+    if (!mp) *st = msgf(msg, msg_size, ER_ENOMEM, "%s: out of memory", name);
+    return mp;
+}
+
+er_status er_ops_mp_element(er_opres *r, int64_t e, int nreg, int reg, int limit, void (*fill)(void *ctx, er_ops_mp *m),
+                            void *ctx, char *msg, size_t msg_size)
+{
+    er_status st = ER_OK;
+    for (int prec = 128;; prec *= 2) {
+        er_ops_mp *m = er_ops_mp_next(r->def->name, "element", e, prec, limit, nreg, &st, msg, msg_size);
+        if (!m) return st;
+        fill(ctx, m);
+        int ok = er_ops_mp_store(m, reg, r, 0, e);
+        er_ops_mp_free(m);
+        if (ok) return ER_OK;
+    }
+}
 
 int er_ops_mp_store(er_ops_mp *m, int reg, er_opres *r, int i, int64_t e)
 {

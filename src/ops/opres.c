@@ -464,22 +464,12 @@ static er_status op_env(const er_opres *r, int i, const er_tol_opts *key, er_ope
     if (!((r->def->standards >> (key->standard.kind & 31)) & 1u) || key->standard.kind < 0 || key->standard.kind > 31)
         return msgf(msg, msg_size, ER_EINVAL, "%s does not take the standard '%s': it takes %s", r->def->name,
                     key->standard.name, r->def->standard_names);
-    er_format_info ci, oi;
-    if (er_format_get_info(key->compute, &ci) != ER_OK || ci.kind != ER_KIND_FLOAT || !ci.has_zero)
-        return msgf(msg, msg_size, ER_EINVAL, "%s: compute format %d is not a float format", r->def->name,
-                    key->compute);
+    er_format_info oi;
+    er_status st = er_ops_env(r, key, env, msg, msg_size); /* key->compute is resolved: the compute format */
+    if (st != ER_OK) return st;
     er_format_get_info(r->out[i].format, &oi);
     if (!(key->ulps == key->ulps))
         return msgf(msg, msg_size, ER_EINVAL, "%s: ulps is NaN", r->def->name);
-    env->o = key;
-    env->compute = key->compute;
-    env->p = ci.significand_bits + 1;
-    env->emin = ci.emin;
-    env->u = ldexp(1.0, -env->p);
-    env->eta = ldexp(1.0, ci.emin - env->p + 1);
-    env->tiny = ldexp(1.0, ci.emin);
-    er_from_bits(key->compute, ci.max_finite_bits, &env->max_c);
-    env->ftz = key->flush_to_zero != 0;
     memset(c, 0, sizeof *c);
     c->out_fmt = r->out[i].format;
     c->dir = ER_RND_NEAREST_EVEN;
@@ -518,15 +508,7 @@ er_status er_opres_bounds(er_opres *r, int i, const er_tol_opts *o, const er_bou
         goto keep;
     }
     if ((st = r->def->bounds(r, i, &env, lo, hi, fl, msg, msg_size)) != ER_OK) goto done;
-    finish_job j;
-    memset(&j, 0, sizeof j);
-    j.r = r;
-    j.i = i;
-    j.c = c;
-    j.lo = lo;
-    j.hi = hi;
-    j.flags = fl;
-    j.b = &ent->b;
+    finish_job j = {.r = r, .i = i, .c = c, .lo = lo, .hi = hi, .flags = fl, .b = &ent->b};
     if ((st = er_ops_parallel(n, 4096, finish_range, &j, msg, msg_size)) != ER_OK) goto done;
 keep:
     ent->o = key;
