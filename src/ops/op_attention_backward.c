@@ -197,7 +197,7 @@ static const double *grow(const ab_state *s, int64_t b, int64_t h, int64_t i)
     return s->g + ((b * p->Hq + h) * p->Sq + i) * p->Dv;
 }
 
-/* the group's intervals; ER_EINVAL where a row has no key taking part */
+/* the group's intervals (a row no key takes part in: every term 0) */
 static er_status grp_fill(const ab_state *s, int64_t b, int64_t hk, ab_grp *w, char *msg, size_t msg_size)
 {
     const er_attn_prob *p = &s->p;
@@ -227,11 +227,16 @@ static er_status grp_fill(const ab_state *s, int64_t b, int64_t hk, ab_grp *w, c
             n++;
         }
         w->nk[rr] = n;
-        if (n == 0)
-            return msgf(msg, msg_size, ER_EINVAL,
-                        "attention.backward: query row (%lld, %lld, %lld) has no key taking part (the mask or is_causal "
-                        "leaves it none): its attention is NaN and it has no gradient",
-                        (long long)b, (long long)h, (long long)i);
+        if (n == 0) { /* no key takes part: no P, dq exactly 0, nothing to dk, dv (torch's autograd; docs/ops/attention.md) */
+            size_t z = sizeof(double) * (size_t)Sk;
+            memset(w->Pl + rr * Sk, 0, z), memset(w->Ph + rr * Sk, 0, z), memset(w->dPl + rr * Sk, 0, z);
+            memset(w->dPh + rr * Sk, 0, z), memset(w->U + rr * Sk, 0, z), memset(w->al + rr * Sk, 0, z);
+            memset(w->ah + rr * Sk, 0, z), memset(w->dSl + rr * Sk, 0, z), memset(w->dSh + rr * Sk, 0, z);
+            memset(w->Pm + rr * Sk, 0, z), memset(w->Pr + rr * Sk, 0, z), memset(w->dSm + rr * Sk, 0, z);
+            memset(w->dSr + rr * Sk, 0, z);
+            w->Dl[rr] = w->Dh[rr] = 0, w->Ll[rr] = w->Lh[rr] = -INFINITY, w->zero[rr] = 1;
+            continue;
+        }
         /* P = exp(S - m) / sum exp(S - m) for the binary64 m (any shift gives the same P) */
         double ll = 0, lh = 0;
         double *Pl = w->Pl + rr * Sk, *Ph = w->Ph + rr * Sk;
@@ -922,6 +927,7 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
             }
             for (int64_t c = 0; c < D; c++) {
                 double err = errv((sc * (qe[c] + gQ * qm[c]) + (double)(Sk + 3) * t * (1 + sc)) * (1 + 0x1p-20) + 0x1p-1000);
+                if (w.nk[rr] == 0) err = 0; /* no key takes part: no term, dq is 0 in every implementation */
                 int64_t e = IDQ(p, b, h, i, c);
                 s->blo[0][e] = dn(r->xlo[0][e] - err), s->bhi[0][e] = up(r->xhi[0][e] + err);
             }
