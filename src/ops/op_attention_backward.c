@@ -204,6 +204,7 @@ static er_status grp_fill(const ab_state *s, int64_t b, int64_t hk, ab_grp *w, c
     int64_t Sq = p->Sq, Sk = p->Sk, D = p->D, Dv = p->Dv, G = s->G;
     const double *K = p->k + (b * p->Hk + hk) * Sk * D, *V = p->v + (b * p->Hk + hk) * Sk * Dv;
     double sc = p->scale;
+    (void)msg, (void)msg_size; /* nothing fails here now (kept for the callers' error path) */
     for (int64_t rr = 0; rr < G * Sq; rr++) {
         int64_t i = rr % Sq, h = hk * G + rr / Sq;
         const double *q = qrow(s, b, h, i), *g = grow(s, b, h, i);
@@ -805,6 +806,10 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
         K = p->k + (b * p->Hk + hk) * Sk * D;
         const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
         if ((st = grp_fill(s, b, hk, &w, msg, msg_size)) != ER_OK) break;
+        /* dk, dv sum over the rows some key takes part in: a row with none adds exact zeros (no rounding) */
+        int64_t Re = 0;
+        for (int64_t rr = 0; rr < R; rr++) Re += w.nk[rr] > 0;
+        gK = gam((double)Re + 3, u), gV = gam((double)Re + 1, u);
         for (int64_t rr = 0; rr < R; rr++) {
             int64_t i = rr % Sq, h = hk * G + rr / Sq, row = (b * p->Hq + h) * Sq + i;
             const double *g = grow(s, b, h, i);
@@ -934,13 +939,13 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
         }
         for (int64_t j = 0; j < Sk; j++) {
             for (int64_t c = 0; c < D; c++) {
-                double err = errv((sc * (ke[j * D + c] + gK * km[j * D + c]) + (double)(R + 3) * t * (1 + sc)) * (1 + 0x1p-20) +
+                double err = errv((sc * (ke[j * D + c] + gK * km[j * D + c]) + (double)(Re + 3) * t * (1 + sc)) * (1 + 0x1p-20) +
                                   0x1p-1000);
                 int64_t e = IDK(p, b, hk, j, c);
                 s->blo[1][e] = dn(r->xlo[1][e] - err), s->bhi[1][e] = up(r->xhi[1][e] + err);
             }
             for (int64_t c = 0; c < Dv; c++) {
-                double err = errv((ve[j * Dv + c] + gV * vm[j * Dv + c] + (double)(R + 1) * t) * (1 + 0x1p-20) + 0x1p-1000);
+                double err = errv((ve[j * Dv + c] + gV * vm[j * Dv + c] + (double)(Re + 1) * t) * (1 + 0x1p-20) + 0x1p-1000);
                 int64_t e = IDV(p, b, hk, j, c);
                 s->blo[2][e] = dn(r->xlo[2][e] - err), s->bhi[2][e] = up(r->xhi[2][e] + err);
             }
