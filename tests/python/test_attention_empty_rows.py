@@ -177,6 +177,10 @@ def test_sk_zero():
     z = np.zeros(q.shape, np.float32)
     assert all_covered(r, z, np.full(q.shape[:3], np.inf, np.float32))
     assert not np.asarray(r["out"].covers(z + 5)).any()
+    # the backward: dq exactly 0 (a subnormal is caught), dk and dv empty
+    b = r.backward(np.ones(q.shape, np.float32))
+    assert not np.asarray(b["dq"].rounded).any() and b["dk"].shape == (1, 2, 0, 8)
+    assert np.asarray(b["dq"].covers(z)).all() and not np.asarray(b["dq"].covers(z + np.float32(1e-40))).any()
 
 
 def test_float_mask_of_minus_inf_and_bottom_right_causal():
