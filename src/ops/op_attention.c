@@ -309,7 +309,10 @@ static er_status at_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
     for (int64_t e = 0; e < n; e++) {
         int64_t row = i == 0 ? e / Dv : e;
         lo[e] = sl[e], hi[e] = sh[e];
-        if (s->row_nan[row]) flags[e] = ER_OPB_NONFINITE | ER_OPB_UNCERTAIN;
+        if (s->row_nan[row]) { /* no key takes part: what correct kernels store (docs/ops/attention.md) */
+            flags[e] = ER_OPB_EMPTY;
+            lo[e] = i == 0 ? 0.0 : -INFINITY, hi[e] = i == 0 ? 0.0 : INFINITY;
+        }
         else if (!(lo[e] > -INFINITY) || !(hi[e] < INFINITY)) flags[e] = ER_OPB_UNCERTAIN;
     }
     return ER_OK;

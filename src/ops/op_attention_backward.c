@@ -197,13 +197,14 @@ static const double *grow(const ab_state *s, int64_t b, int64_t h, int64_t i)
     return s->g + ((b * p->Hq + h) * p->Sq + i) * p->Dv;
 }
 
-/* the group's intervals; ER_EINVAL where a row has no key taking part */
+/* the group's intervals (a row no key takes part in: every term 0) */
 static er_status grp_fill(const ab_state *s, int64_t b, int64_t hk, ab_grp *w, char *msg, size_t msg_size)
 {
     const er_attn_prob *p = &s->p;
     int64_t Sq = p->Sq, Sk = p->Sk, D = p->D, Dv = p->Dv, G = s->G;
     const double *K = p->k + (b * p->Hk + hk) * Sk * D, *V = p->v + (b * p->Hk + hk) * Sk * Dv;
     double sc = p->scale;
+    (void)msg, (void)msg_size; /* nothing fails here now (kept for the callers' error path) */
     for (int64_t rr = 0; rr < G * Sq; rr++) {
         int64_t i = rr % Sq, h = hk * G + rr / Sq;
         const double *q = qrow(s, b, h, i), *g = grow(s, b, h, i);
@@ -227,11 +228,16 @@ static er_status grp_fill(const ab_state *s, int64_t b, int64_t hk, ab_grp *w, c
             n++;
         }
         w->nk[rr] = n;
-        if (n == 0)
-            return msgf(msg, msg_size, ER_EINVAL,
-                        "attention.backward: query row (%lld, %lld, %lld) has no key taking part (the mask or is_causal "
-                        "leaves it none): its attention is NaN and it has no gradient",
-                        (long long)b, (long long)h, (long long)i);
+        if (n == 0) { /* no key takes part: no P, dq exactly 0, nothing to dk, dv (torch's autograd; docs/ops/attention.md) */
+            size_t z = sizeof(double) * (size_t)Sk;
+            memset(w->Pl + rr * Sk, 0, z), memset(w->Ph + rr * Sk, 0, z), memset(w->dPl + rr * Sk, 0, z);
+            memset(w->dPh + rr * Sk, 0, z), memset(w->U + rr * Sk, 0, z), memset(w->al + rr * Sk, 0, z);
+            memset(w->ah + rr * Sk, 0, z), memset(w->dSl + rr * Sk, 0, z), memset(w->dSh + rr * Sk, 0, z);
+            memset(w->Pm + rr * Sk, 0, z), memset(w->Pr + rr * Sk, 0, z), memset(w->dSm + rr * Sk, 0, z);
+            memset(w->dSr + rr * Sk, 0, z);
+            w->Dl[rr] = w->Dh[rr] = 0, w->Ll[rr] = w->Lh[rr] = -INFINITY, w->zero[rr] = 1;
+            continue;
+        }
         /* P = exp(S - m) / sum exp(S - m) for the binary64 m (any shift gives the same P) */
         double ll = 0, lh = 0;
         double *Pl = w->Pl + rr * Sk, *Ph = w->Ph + rr * Sk;
@@ -800,6 +806,10 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
         K = p->k + (b * p->Hk + hk) * Sk * D;
         const double *V = p->v + (b * p->Hk + hk) * Sk * Dv;
         if ((st = grp_fill(s, b, hk, &w, msg, msg_size)) != ER_OK) break;
+        /* dk, dv sum over the rows some key takes part in: a row with none adds exact zeros (no rounding) */
+        int64_t Re = 0;
+        for (int64_t rr = 0; rr < R; rr++) Re += w.nk[rr] > 0;
+        gK = gam((double)Re + 3, u), gV = gam((double)Re + 1, u);
         for (int64_t rr = 0; rr < R; rr++) {
             int64_t i = rr % Sq, h = hk * G + rr / Sq, row = (b * p->Hq + h) * Sq + i;
             const double *g = grow(s, b, h, i);
@@ -922,19 +932,20 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
             }
             for (int64_t c = 0; c < D; c++) {
                 double err = errv((sc * (qe[c] + gQ * qm[c]) + (double)(Sk + 3) * t * (1 + sc)) * (1 + 0x1p-20) + 0x1p-1000);
+                if (w.nk[rr] == 0) err = 0; /* no key takes part: no term, dq is 0 in every implementation */
                 int64_t e = IDQ(p, b, h, i, c);
                 s->blo[0][e] = dn(r->xlo[0][e] - err), s->bhi[0][e] = up(r->xhi[0][e] + err);
             }
         }
         for (int64_t j = 0; j < Sk; j++) {
             for (int64_t c = 0; c < D; c++) {
-                double err = errv((sc * (ke[j * D + c] + gK * km[j * D + c]) + (double)(R + 3) * t * (1 + sc)) * (1 + 0x1p-20) +
+                double err = errv((sc * (ke[j * D + c] + gK * km[j * D + c]) + (double)(Re + 3) * t * (1 + sc)) * (1 + 0x1p-20) +
                                   0x1p-1000);
                 int64_t e = IDK(p, b, hk, j, c);
                 s->blo[1][e] = dn(r->xlo[1][e] - err), s->bhi[1][e] = up(r->xhi[1][e] + err);
             }
             for (int64_t c = 0; c < Dv; c++) {
-                double err = errv((ve[j * Dv + c] + gV * vm[j * Dv + c] + (double)(R + 1) * t) * (1 + 0x1p-20) + 0x1p-1000);
+                double err = errv((ve[j * Dv + c] + gV * vm[j * Dv + c] + (double)(Re + 1) * t) * (1 + 0x1p-20) + 0x1p-1000);
                 int64_t e = IDV(p, b, hk, j, c);
                 s->blo[2][e] = dn(r->xlo[2][e] - err), s->bhi[2][e] = up(r->xhi[2][e] + err);
             }

@@ -42,6 +42,9 @@ typedef struct er_openv {
 /* Per element flags a bounds function may set (else 0). */
 #define ER_OPB_NONFINITE 1u /* the exact value is infinite or NaN: every implementation outputs rounded's */
 #define ER_OPB_UNCERTAIN 2u /* no bound: every value and special possible (with NONFINITE) */
+/* no value (an empty reduction's 0/0, e.g. an attention row no key takes part in): exactly +0, -0 and NaN
+ * are allowed, and -inf where lo[e] == -inf, +inf where hi[e] == +inf (lo, hi: nothing else) */
+#define ER_OPB_EMPTY 4u
 
 typedef struct er_opdef {
     const char *name;             /* "softmax" */

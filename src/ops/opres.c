@@ -428,6 +428,14 @@ static er_status finish_range(void *ctx, int64_t e0, int64_t e1, char *msg, size
                                 : er_ops_load(R, e);
         double xl = j->r->xlo[j->i][e], xh = j->r->xhi[j->i][e], l = j->lo[k], h = j->hi[k];
         int nf = (j->flags[k] & ER_OPB_NONFINITE) != 0, un = (j->flags[k] & ER_OPB_UNCERTAIN) != 0;
+        if (j->flags[k] & ER_OPB_EMPTY) { /* op_impl.h: +-0 and NaN, and the infinities lo, hi name */
+            bel.radius = ER_B_INF;
+            bel.tolerance = ER_B_NAN;
+            bel.flags = ER_BF_RANGE | ER_BF_NAN | (l == -ER_B_INF ? ER_BF_NINF : 0u) | (h == ER_B_INF ? ER_BF_PINF : 0u);
+            bel.low = bel.high = er_ops_rn_bits(R->format, 0.0);
+            er_bel_store(j->b, k, &bel);
+            continue;
+        }
         double rad = ER_B_INF;
         if (!nf && er_b_finite(xl) && er_b_finite(xh) && er_b_finite(l) && er_b_finite(h)) {
             double d1 = er_b_up(h - xl), d2 = er_b_up(xh - l);

@@ -144,8 +144,8 @@ def test_exact_zeros_and_refusals():
         er.op("attention.backward", q, k, v, None, do, q_descale=0.5)
     mask = np.zeros((6, 6), np.float32)
     mask[2] = -np.inf
-    with pytest.raises(ValueError, match="no key taking part"):
-        er.op("attention.backward", q, k, v, mask, do)
+    e = er.op("attention.backward", q, k, v, mask, do)  # row 2 has no key: dq 0 there (test_attention_empty_rows.py)
+    assert not f32(e["dq"].rounded)[0, 0, 2].any()
     assert r["dq"].op == "attention.backward"
     assert list(r["dq"].boundaries)[:4] == ["scores", "p", "dp", "delta"]
 
