@@ -82,12 +82,14 @@ static const _er_npy_dtype er_dtypes_[] = {
     {"|i1", 'i', 1, ER_FMT_I8},  {"|u1", 'u', 1, ER_FMT_U8},  {"<i2", 'i', 2, ER_FMT_I16},
     {"<u2", 'u', 2, -1},         {"<i4", 'i', 4, ER_FMT_I32}, {"<u4", 'u', 4, -1},
     {"<i8", 'i', 8, ER_FMT_I64},
+    /* numpy's bool: bytes 0 and 1, read as u8 (an attention mask saved from a bool array); written as '|u1' */
+    {"|b1", 'u', 1, ER_FMT_U8},
     /* void dtypes: what np.save writes for ml_dtypes' bfloat16 ('<V2') and float8/float4 ('|V1')
      * arrays; raw patterns of the format that the caller declares */
     {"|V1", 'V', 1, -1},         {"|V2", 'V', 2, -1},
 };
 #define ER_NDTYPES_ ((int)(sizeof er_dtypes_ / sizeof er_dtypes_[0]))
-#define ER_DTYPE_LIST_ "'<f8' '<f4' '<f2' '|i1' '|u1' '<i2' '<u2' '<i4' '<u4' '<i8', and the void '<V2' '|V1' of ml_dtypes"
+#define ER_DTYPE_LIST_ "'<f8' '<f4' '<f2' '|i1' '|u1' '|b1' (bool, read as u8) '<i2' '<u2' '<i4' '<u4' '<i8', and the void '<V2' '|V1' of ml_dtypes"
 
 static int er_host_little_(void)
 {
