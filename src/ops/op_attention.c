@@ -229,6 +229,23 @@ static int p_format(const er_standard *sd, int v_fmt, int compute)
     return f;
 }
 
+void er_attn_std_init(er_attn_std *a, const er_openv *env, int q_fmt, int k_fmt, int v_fmt)
+{
+    const er_standard *sd = &env->o->standard;
+    memset(a, 0, sizeof *a);
+    a->kind = sd->kind == ER_STD_FLASH ? 2 : sd->kind == ER_STD_ANY_ORDER ? 1 : 0;
+    a->block = sd->kind == ER_STD_FLASH ? sd->bk : 0;
+    a->compute = env->compute;
+    a->ftz = env->ftz;
+    a->p_fmt = p_format(sd, v_fmt, env->compute);
+    a->ulps_exp = er_ops_ulps(env, sd->kind == ER_STD_FLASH ? "exp2" : "exp");
+    a->ulps_div = er_ops_ulps(env, "div");
+    a->ulps_log = er_ops_ulps(env, "log");
+    if (env->o->ulps < 0 && a->ulps_log < 2) a->ulps_log = 2; /* lg2.approx: 2^-22 absolute near 1 */
+    a->q_fmt = q_fmt, a->k_fmt = k_fmt, a->v_fmt = v_fmt;
+    a->reverse = sd->kind == ER_STD_FLASH && sd->group == 2; /* order=reverse */
+}
+
 /*
  * flash's mma=<model>: the model's parameters for S = Q K^T (query, key) and for P V (P's format,
  * value), each as er_standard_for_inputs reads the model for those operands, and refused (with the
@@ -273,18 +290,7 @@ static er_status at_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
     int64_t rows = s->p.B * s->p.Hq * s->p.Sq, Dv = s->p.Dv;
     if (!s->have || memcmp(&s->o, env->o, sizeof s->o)) {
         er_attn_std a;
-        memset(&a, 0, sizeof a);
-        a.kind = sd->kind == ER_STD_FLASH ? 2 : sd->kind == ER_STD_ANY_ORDER ? 1 : 0;
-        a.block = sd->kind == ER_STD_FLASH ? sd->bk : 0;
-        a.compute = env->compute;
-        a.ftz = env->ftz;
-        a.p_fmt = p_format(sd, s->v_fmt, env->compute);
-        a.ulps_exp = er_ops_ulps(env, sd->kind == ER_STD_FLASH ? "exp2" : "exp");
-        a.ulps_div = er_ops_ulps(env, "div");
-        a.ulps_log = er_ops_ulps(env, "log");
-        if (env->o->ulps < 0 && a.ulps_log < 2) a.ulps_log = 2; /* lg2.approx: 2^-22 absolute near 1 */
-        a.q_fmt = r->in[0].format, a.k_fmt = r->in[1].format, a.v_fmt = r->in[2].format;
-        a.reverse = sd->kind == ER_STD_FLASH && sd->group == 2;
+        er_attn_std_init(&a, env, r->in[0].format, r->in[1].format, r->in[2].format);
         if (sd->kind == ER_STD_FLASH && sd->split == ER_STD_ENGINE) {
             er_status st = eng_params(sd, &a, env->compute, msg, msg_size);
             if (st != ER_OK) return st;

@@ -54,6 +54,15 @@ typedef struct er_attn_std {
 } er_attn_std;
 
 /*
+ * The standard in env (its options: kind, declared block, order, P's format, compute, flush_to_zero, the
+ * library functions' ulps) as an er_attn_std for inputs of these formats, the matrix-engine model's fields
+ * left zero (the forward fills them for flash's mma=<model>).  One reading for the forward and the
+ * backward, which takes the forward's bounds for the stored O and lse under the same standard.
+ */
+struct er_openv;
+void er_attn_std_init(er_attn_std *a, const struct er_openv *env, int q_fmt, int k_fmt, int v_fmt);
+
+/*
  * The reference: for every output element the exact value rounded once to out_fmt (pattern in
  * out_bits, (B, Hq, Sq, Dv)) and a binary64 enclosure (out_lo, out_hi; may be NULL); the log-sum-exp
  * rounded to binary32 (lse_bits, (B, Hq, Sq)) and its enclosure (lse_lo, lse_hi; may be NULL).

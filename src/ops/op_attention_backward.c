@@ -958,15 +958,6 @@ static er_status ab_bound_groups(void *ctx, int64_t g0, int64_t g1, char *msg, s
     return st;
 }
 
-/* the P format a standard names, as er_attn_std.p_fmt (-1: kept in compute); the forward's rule */
-static int p_format(const er_standard *sd, int v_fmt, int compute)
-{
-    if (sd->kind != ER_STD_FLASH || sd->acc_fmt == -2) return -1;
-    int f = sd->acc_fmt == -1 ? v_fmt : sd->acc_fmt;
-    if (er_fmt_get(f).mbits >= er_fmt_get(compute).mbits && er_fmt_get(f).ebits >= er_fmt_get(compute).ebits) return -1;
-    return f;
-}
-
 static er_status ab_bounds(er_opres *r, int i, const er_openv *env, double *lo, double *hi, unsigned char *flags, char *msg,
                            size_t msg_size)
 {
@@ -990,17 +981,7 @@ static er_status ab_bounds(er_opres *r, int i, const er_openv *env, double *lo, 
         memset(&jb, 0, sizeof jb);
         jb.s = s, jb.env = env, jb.r = r;
         /* the forward's bounds under the same standard: the stored O (the out format) and lse (binary32) */
-        er_attn_std *a = &jb.a;
-        a->kind = sd->kind == ER_STD_FLASH ? 2 : sd->kind == ER_STD_ANY_ORDER ? 1 : 0;
-        a->block = sd->kind == ER_STD_FLASH ? sd->bk : 0;
-        a->reverse = sd->kind == ER_STD_FLASH && sd->group == 2; /* the forward's key blocks from the last */
-        a->compute = env->compute;
-        a->ftz = env->ftz;
-        a->p_fmt = p_format(sd, s->v_fmt, env->compute);
-        a->ulps_exp = er_ops_ulps(env, sd->kind == ER_STD_FLASH ? "exp2" : "exp");
-        a->ulps_div = er_ops_ulps(env, "div");
-        a->ulps_log = er_ops_ulps(env, "log");
-        if (env->o->ulps < 0 && a->ulps_log < 2) a->ulps_log = 2;
+        er_attn_std_init(&jb.a, env, r->in[0].format, r->in[1].format, r->in[2].format);
         int64_t rows = p->B * p->Hq * p->Sq, no = rows * p->Dv;
         size_t sno = (size_t)(no > 0 ? no : 1), snr = (size_t)(rows > 0 ? rows : 1);
         jb.olo = malloc(sizeof(double) * sno * 6), jb.llo = malloc(sizeof(double) * snr * 5), jb.row_nan = malloc(snr);
